@@ -1,0 +1,107 @@
+// The writing end of the record channel: maps the shared file that leak-audit passed down and
+// appends slots to it with one atomic add per record and no system call.
+#include "shim_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static la_wire_header *la_header;
+static uint8_t *la_slots;
+static uint64_t la_slot_capacity;
+
+pthread_mutex_t la_slow_lock = PTHREAD_MUTEX_INITIALIZER;
+
+bool la_channel_active(void) { return la_slots != NULL; }
+
+bool leakaudit_is_attached(void) { return la_channel_active(); }
+
+void la_channel_set_flag(uint32_t flag) {
+    if (la_header != NULL) __atomic_fetch_or(&la_header->flags, flag, __ATOMIC_RELEASE);
+}
+
+/// Reserves `count` consecutive slots; NULL when they do not fit.
+static uint64_t *la_reserve(uint64_t count) {
+    uint64_t first = __atomic_fetch_add(&la_header->next_slot, count, __ATOMIC_RELAXED);
+    if (first + count > la_slot_capacity) {
+        __atomic_fetch_add(&la_header->dropped, 1, __ATOMIC_RELAXED);
+        la_channel_set_flag(LA_FLAG_OVERFLOW);
+        return NULL;
+    }
+    return (uint64_t *)(la_slots + first * LA_WIRE_SLOT_SIZE);
+}
+
+void la_channel_event(uint8_t kind, uint32_t type_id, uint64_t object, uint64_t extra) {
+    if (la_slots == NULL) return;
+    uint64_t *slot = la_reserve(1);
+    if (slot == NULL) return;
+    slot[1] = object;
+    slot[2] = extra;
+    slot[3] = 0;
+    __atomic_store_n(&slot[0], (uint64_t)kind | ((uint64_t)type_id << 32), __ATOMIC_RELEASE);
+}
+
+void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void *payload, size_t length) {
+    if (la_slots == NULL) return;
+    uint64_t continuation_slots = (length + LA_WIRE_CONT_PAYLOAD - 1) / LA_WIRE_CONT_PAYLOAD;
+    uint64_t total = 1 + continuation_slots;
+    if (total > 0xFFFFFFFFu) return;
+    uint64_t *head = la_reserve(total);
+    if (head == NULL) return;
+    // Continuations first, head last: a reader that sees the head sees the whole blob.
+    const uint8_t *bytes = payload;
+    for (uint64_t index = 1; index <= continuation_slots; index++) {
+        uint64_t *slot = head + index * (LA_WIRE_SLOT_SIZE / sizeof(uint64_t));
+        size_t offset = (size_t)(index - 1) * LA_WIRE_CONT_PAYLOAD;
+        size_t chunk = length - offset < LA_WIRE_CONT_PAYLOAD ? length - offset : LA_WIRE_CONT_PAYLOAD;
+        uint8_t buffer[LA_WIRE_CONT_PAYLOAD] = {0};
+        memcpy(buffer, bytes + offset, chunk);
+        memcpy(&slot[1], buffer, LA_WIRE_CONT_PAYLOAD);
+        __atomic_store_n(&slot[0], (uint64_t)LA_SLOT_BLOB_CONT | ((index & 0xFFFFFFu) << 8), __ATOMIC_RELEASE);
+    }
+    head[1] = id;
+    head[2] = length;
+    head[3] = value;
+    uint64_t tag = (uint64_t)LA_SLOT_BLOB_HEAD | ((uint64_t)blob_kind << 8) | (total << 32);
+    __atomic_store_n(&head[0], tag, __ATOMIC_RELEASE);
+}
+
+/// Maps the channel named by LEAK_AUDIT_CHANNEL_FD, if any. Runs before main, single-threaded.
+/// The variable is removed and the descriptor closed afterwards so that child processes neither
+/// inherit nor write into this process's channel.
+__attribute__((constructor)) static void la_channel_attach(void) {
+    const char *value = getenv(LA_WIRE_ENV_CHANNEL_FD);
+    if (value == NULL || *value == '\0') return;
+    char *end = NULL;
+    errno = 0;
+    long fd = strtol(value, &end, 10);
+    unsetenv(LA_WIRE_ENV_CHANNEL_FD);
+    if (errno != 0 || end == value || *end != '\0' || fd < 0 || fd > 1 << 20) return;
+
+    void *first_page = mmap(NULL, LA_WIRE_HEADER_SIZE, PROT_READ, MAP_SHARED, (int)fd, 0);
+    if (first_page == MAP_FAILED) { close((int)fd); return; }
+    const la_wire_header *peek = first_page;
+    bool valid = peek->magic == LA_WIRE_MAGIC && peek->version == LA_WIRE_VERSION
+        && peek->slot_size == LA_WIRE_SLOT_SIZE && peek->slot_capacity > 0;
+    uint64_t capacity = peek->slot_capacity;
+    munmap(first_page, LA_WIRE_HEADER_SIZE);
+    if (!valid) { close((int)fd); return; }
+
+    size_t length = LA_WIRE_HEADER_SIZE + capacity * LA_WIRE_SLOT_SIZE;
+    void *mapping = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, (int)fd, 0);
+    close((int)fd);
+    if (mapping == MAP_FAILED) return;
+
+    la_header = mapping;
+    la_slot_capacity = capacity;
+    la_slots = (uint8_t *)mapping + LA_WIRE_HEADER_SIZE;
+    __atomic_store_n(&la_header->attached_pid, (int32_t)getpid(), __ATOMIC_RELEASE);
+
+    pthread_mutex_lock(&la_slow_lock);
+    la_modules_sync();
+    if (!la_hooks_install()) la_channel_set_flag(LA_FLAG_STATIC_RUNTIME);
+    pthread_mutex_unlock(&la_slow_lock);
+    la_channel_set_flag(LA_FLAG_ATTACHED);
+}

@@ -1,0 +1,70 @@
+// The capture side of leak-audit, linked into the audited process through LeakMonitor.
+//
+// It keeps the registry of tracked instances (per dynamic type: live and peak counts, and the set of
+// tracked object addresses), captures raw allocation backtraces, observes deallocations by routing
+// the Swift runtime's swift_deallocClassInstance through a hook, and, when leak-audit started the
+// process, appends every event to the shared record channel (see leak_audit_wire.h).
+// Every exported symbol starts with `leakaudit_`.
+#ifndef LEAK_MONITOR_SHIM_H
+#define LEAK_MONITOR_SHIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if __has_feature(nullability)
+#pragma clang assume_nonnull begin
+#endif
+
+/// Result of leakaudit_track.
+typedef struct leakaudit_track_result {
+    /// Instances of the type alive after this one was added.
+    int64_t live;
+    /// The type's budget as registered.
+    int64_t max;
+    /// False when the object was already tracked (validate called twice on one instance).
+    bool inserted;
+} leakaudit_track_result;
+
+/// Live and peak counts of one tracked type.
+typedef struct leakaudit_type_counts {
+    int64_t live;
+    int64_t peak;
+    int64_t max;
+} leakaudit_type_counts;
+
+/// Returns the id of the type whose metadata is `metadata`, or -1 when it is not registered yet.
+int32_t leakaudit_type_lookup(const void *metadata);
+
+/// Registers a type by its metadata, report name and budget; returns its id, or -1 when the type
+/// table is full. Registering the same metadata twice returns the first id.
+int32_t leakaudit_type_register(const void *metadata, const char *name, size_t name_length, int64_t max);
+
+/// Records that `object`, an instance of type `type_id`, passed validation: adds it to the live
+/// set, captures its allocation backtrace and appends an allocation record when attached.
+leakaudit_track_result leakaudit_track(const void *object, int32_t type_id);
+
+/// Number of registered types; ids run from 0 to this value minus one.
+int32_t leakaudit_type_count(void);
+
+/// Reads the counts of type `type_id`; returns false for an unknown id.
+bool leakaudit_type_counts_get(int32_t type_id, leakaudit_type_counts *out);
+
+/// Returns the report name of type `type_id` (not NUL-terminated) and its length, or NULL.
+const char *_Nullable leakaudit_type_name(int32_t type_id, size_t *length);
+
+/// Sets every type's peak to its current live count.
+void leakaudit_reset_peaks(void);
+
+/// True when leak-audit started this process and the record channel is mapped.
+bool leakaudit_is_attached(void);
+
+/// True when deallocations are observed, so live counts go down; false when the Swift runtime is
+/// linked statically (or its deallocation entry point could not be found).
+bool leakaudit_observes_deallocations(void);
+
+#if __has_feature(nullability)
+#pragma clang assume_nonnull end
+#endif
+
+#endif

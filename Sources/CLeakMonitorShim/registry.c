@@ -1,0 +1,251 @@
+// The registry of tracked instances: per dynamic type (keyed by its metadata pointer) a budget and
+// live/peak counters, and one set of tracked object addresses. validate adds to it, the
+// deallocation hook removes from it; both cost O(1) whatever the number of instances alive.
+#include "shim_internal.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LA_MAX_TYPES 16384
+#define LA_TYPE_MAP_CAPACITY (LA_MAX_TYPES * 2)
+
+typedef struct la_type {
+    const void *metadata;
+    int64_t live;  // atomic
+    int64_t peak;  // atomic
+    int64_t max;
+    char *name;
+    size_t name_length;
+} la_type;
+
+typedef struct la_type_map_entry {
+    const void *metadata;  // atomic; NULL = empty; published after id
+    int32_t id;
+} la_type_map_entry;
+
+static la_type la_types[LA_MAX_TYPES];
+static int32_t la_type_total;  // atomic; ids below it are complete
+static la_type_map_entry la_type_map[LA_TYPE_MAP_CAPACITY];
+
+static inline uint64_t la_mix(uintptr_t value) {
+    return (uint64_t)(value >> 4) * 0x9E3779B97F4A7C15ull;
+}
+
+int32_t leakaudit_type_lookup(const void *metadata) {
+    uint32_t mask = LA_TYPE_MAP_CAPACITY - 1;
+    for (uint32_t index = (uint32_t)(la_mix((uintptr_t)metadata) >> 32) & mask;; index = (index + 1) & mask) {
+        const void *seen = __atomic_load_n(&la_type_map[index].metadata, __ATOMIC_ACQUIRE);
+        if (seen == NULL) return -1;
+        if (seen == metadata) return la_type_map[index].id;
+    }
+}
+
+int32_t leakaudit_type_register(const void *metadata, const char *name, size_t name_length, int64_t max) {
+    pthread_mutex_lock(&la_slow_lock);
+    int32_t id = leakaudit_type_lookup(metadata);
+    if (id >= 0) { pthread_mutex_unlock(&la_slow_lock); return id; }
+    id = __atomic_load_n(&la_type_total, __ATOMIC_RELAXED);
+    char *copy = malloc(name_length > 0 ? name_length : 1);
+    if (id >= LA_MAX_TYPES || copy == NULL) {
+        free(copy);
+        la_channel_set_flag(LA_FLAG_TYPE_TABLE_FULL);
+        pthread_mutex_unlock(&la_slow_lock);
+        return -1;
+    }
+    // Deallocations must be routed through the hook before the first instance is tracked, and
+    // images loaded since the last registration (dlopen) must be routed too.
+    la_hooks_install();
+    la_modules_sync();
+
+    memcpy(copy, name, name_length);
+    la_type *type = &la_types[id];
+    type->metadata = metadata;
+    type->max = max;
+    type->name = copy;
+    type->name_length = name_length;
+    la_channel_blob(LA_BLOB_TYPE, (uint64_t)id, (uint64_t)max, name, name_length);
+
+    uint32_t mask = LA_TYPE_MAP_CAPACITY - 1;
+    uint32_t index = (uint32_t)(la_mix((uintptr_t)metadata) >> 32) & mask;
+    while (la_type_map[index].metadata != NULL) index = (index + 1) & mask;
+    la_type_map[index].id = id;
+    __atomic_store_n(&la_type_map[index].metadata, metadata, __ATOMIC_RELEASE);
+    __atomic_store_n(&la_type_total, id + 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&la_slow_lock);
+    return id;
+}
+
+int32_t leakaudit_type_count(void) { return __atomic_load_n(&la_type_total, __ATOMIC_ACQUIRE); }
+
+bool leakaudit_type_counts_get(int32_t type_id, leakaudit_type_counts *out) {
+    if (type_id < 0 || type_id >= leakaudit_type_count()) return false;
+    const la_type *type = &la_types[type_id];
+    out->live = __atomic_load_n(&type->live, __ATOMIC_ACQUIRE);
+    out->peak = __atomic_load_n(&type->peak, __ATOMIC_ACQUIRE);
+    out->max = type->max;
+    return true;
+}
+
+const char *leakaudit_type_name(int32_t type_id, size_t *length) {
+    if (type_id < 0 || type_id >= leakaudit_type_count()) return NULL;
+    *length = la_types[type_id].name_length;
+    return la_types[type_id].name;
+}
+
+void leakaudit_reset_peaks(void) {
+    int32_t total = leakaudit_type_count();
+    for (int32_t id = 0; id < total; id++) {
+        __atomic_store_n(&la_types[id].peak, __atomic_load_n(&la_types[id].live, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+    }
+}
+
+// The set of tracked objects -------------------------------------------------------------------
+//
+// Striped open-addressing hash sets, so threads tracking different objects rarely contend. An
+// entry is 8 bytes and a stripe grows at half load: 16 to 32 bytes per live tracked instance.
+
+#define LA_STRIPES 64
+#define LA_SLOT_EMPTY_VALUE ((uintptr_t)0)
+#define LA_SLOT_TOMBSTONE ((uintptr_t)1)
+
+typedef struct la_stripe {
+    uint32_t lock;  // spinlock; critical sections are a few probes long
+    uint32_t padding;
+    uintptr_t *slots;
+    size_t capacity;  // power of two, or 0
+    size_t used;      // live entries plus tombstones
+    size_t live;
+    char cache_line_padding[24];
+} la_stripe;
+
+static la_stripe la_stripes[LA_STRIPES];
+
+#if defined(__x86_64__)
+#define LA_CPU_RELAX() __builtin_ia32_pause()
+#else
+#define LA_CPU_RELAX() __asm__ __volatile__("yield")
+#endif
+
+static inline void la_spin_lock(uint32_t *lock) {
+    unsigned spins = 0;
+    while (__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE) != 0) {
+        if (++spins % 64 == 0) sched_yield();
+        else LA_CPU_RELAX();
+    }
+}
+
+static inline void la_spin_unlock(uint32_t *lock) { __atomic_store_n(lock, 0, __ATOMIC_RELEASE); }
+
+/// Places `object` in a table known to have room and not to contain it.
+static void la_place(uintptr_t *slots, size_t capacity, uintptr_t object, uint64_t hash) {
+    size_t mask = capacity - 1;
+    size_t index = (size_t)hash & mask;
+    while (slots[index] > LA_SLOT_TOMBSTONE) index = (index + 1) & mask;
+    slots[index] = object;
+}
+
+/// Rebuilds a stripe without tombstones, doubling it when live entries fill a quarter or more.
+static bool la_stripe_grow(la_stripe *stripe) {
+    size_t capacity = stripe->capacity == 0 ? 64 : stripe->capacity;
+    if ((stripe->live + 1) * 4 >= capacity) capacity *= 2;
+    uintptr_t *slots = calloc(capacity, sizeof(uintptr_t));
+    if (slots == NULL) return false;
+    for (size_t index = 0; index < stripe->capacity; index++) {
+        uintptr_t object = stripe->slots[index];
+        if (object > LA_SLOT_TOMBSTONE) la_place(slots, capacity, object, la_mix(object));
+    }
+    free(stripe->slots);
+    stripe->slots = slots;
+    stripe->capacity = capacity;
+    stripe->used = stripe->live;
+    return true;
+}
+
+/// Adds `object`; false when it was already present (or memory ran out).
+static bool la_set_insert(uintptr_t object) {
+    uint64_t hash = la_mix(object);
+    la_stripe *stripe = &la_stripes[hash >> 58];
+    la_spin_lock(&stripe->lock);
+    if ((stripe->used + 1) * 2 > stripe->capacity && !la_stripe_grow(stripe)) {
+        la_spin_unlock(&stripe->lock);
+        return false;
+    }
+    size_t mask = stripe->capacity - 1;
+    size_t index = (size_t)hash & mask;
+    size_t tombstone = SIZE_MAX;
+    for (;; index = (index + 1) & mask) {
+        uintptr_t seen = stripe->slots[index];
+        if (seen == object) { la_spin_unlock(&stripe->lock); return false; }
+        if (seen == LA_SLOT_TOMBSTONE && tombstone == SIZE_MAX) tombstone = index;
+        if (seen == LA_SLOT_EMPTY_VALUE) break;
+    }
+    if (tombstone != SIZE_MAX) {
+        index = tombstone;
+    } else {
+        stripe->used++;
+    }
+    stripe->slots[index] = object;
+    stripe->live++;
+    la_spin_unlock(&stripe->lock);
+    return true;
+}
+
+/// Removes `object`; false when it was not tracked.
+static bool la_set_remove(uintptr_t object) {
+    uint64_t hash = la_mix(object);
+    la_stripe *stripe = &la_stripes[hash >> 58];
+    la_spin_lock(&stripe->lock);
+    bool found = false;
+    if (stripe->capacity > 0) {
+        size_t mask = stripe->capacity - 1;
+        for (size_t index = (size_t)hash & mask;; index = (index + 1) & mask) {
+            uintptr_t seen = stripe->slots[index];
+            if (seen == LA_SLOT_EMPTY_VALUE) break;
+            if (seen == object) {
+                stripe->slots[index] = LA_SLOT_TOMBSTONE;
+                stripe->live--;
+                found = true;
+                break;
+            }
+        }
+    }
+    la_spin_unlock(&stripe->lock);
+    return found;
+}
+
+// Tracking ---------------------------------------------------------------------------------------
+
+leakaudit_track_result leakaudit_track(const void *object, int32_t type_id) {
+    leakaudit_track_result result = {.live = 0, .max = 0, .inserted = false};
+    if (type_id < 0 || type_id >= leakaudit_type_count()) return result;
+    la_type *type = &la_types[type_id];
+    result.max = type->max;
+    if (!la_set_insert((uintptr_t)object)) {
+        result.live = __atomic_load_n(&type->live, __ATOMIC_ACQUIRE);
+        return result;
+    }
+    // Capture only for leak-audit: on its own the library needs counts, not stacks.
+    uint32_t stack = la_channel_active() ? la_stack_capture_and_intern() : LA_STACK_NONE;
+    int64_t live = __atomic_add_fetch(&type->live, 1, __ATOMIC_ACQ_REL);
+    int64_t peak = __atomic_load_n(&type->peak, __ATOMIC_RELAXED);
+    while (live > peak
+           && !__atomic_compare_exchange_n(&type->peak, &peak, live, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+    }
+    la_channel_event(LA_SLOT_ALLOC, (uint32_t)type_id, (uint64_t)(uintptr_t)object, stack);
+    result.live = live;
+    result.inserted = true;
+    return result;
+}
+
+void la_registry_on_dealloc(const void *object) {
+    if (__atomic_load_n(&la_type_total, __ATOMIC_RELAXED) == 0) return;
+    // A Swift heap object starts with its metadata pointer, which stays the dynamic type's
+    // through deinitialization.
+    const void *metadata = *(const void *const *)object;
+    int32_t type_id = leakaudit_type_lookup(metadata);
+    if (type_id < 0) return;
+    if (!la_set_remove((uintptr_t)object)) return;
+    __atomic_sub_fetch(&la_types[type_id].live, 1, __ATOMIC_ACQ_REL);
+    la_channel_event(LA_SLOT_DEALLOC, (uint32_t)type_id, (uint64_t)(uintptr_t)object, 0);
+}

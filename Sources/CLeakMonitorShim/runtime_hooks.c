@@ -1,0 +1,170 @@
+// Observing deallocations: every loaded image reaches the Swift runtime's
+// swift_deallocClassInstance through its global offset table (the runtime is a shared library), so
+// rewriting those table entries to point at a hook lets the registry see each class instance die
+// for a few nanoseconds, with no LD_PRELOAD and no change to the user's code. heaptrack's runtime
+// injection rewrites the same tables. The hook forwards to the runtime's own function.
+#include "shim_internal.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define LA_MAX_PATCHED_IMAGES 2048
+
+typedef void (*la_dealloc_fn)(void *object, size_t size, size_t align_mask);
+typedef void (*la_dealloc_partial_fn)(void *object, const void *metadata, size_t size, size_t align_mask);
+
+static la_dealloc_fn la_real_dealloc;
+static la_dealloc_partial_fn la_real_dealloc_partial;
+static bool la_hooks_usable;
+static bool la_hooks_checked;
+
+// Guarded by la_slow_lock.
+static uintptr_t la_patched[LA_MAX_PATCHED_IMAGES];
+static int la_patched_count;
+
+static void la_hook_dealloc(void *object, size_t size, size_t align_mask) {
+    if (object != NULL) la_registry_on_dealloc(object);
+    la_real_dealloc(object, size, align_mask);
+}
+
+static void la_hook_dealloc_partial(void *object, const void *metadata, size_t size, size_t align_mask) {
+    if (object != NULL) la_registry_on_dealloc(object);
+    la_real_dealloc_partial(object, metadata, size, align_mask);
+}
+
+bool leakaudit_observes_deallocations(void) {
+    return __atomic_load_n(&la_hooks_usable, __ATOMIC_ACQUIRE);
+}
+
+#if defined(__x86_64__)
+#define LA_RELOC_IS_SLOT(type) ((type) == R_X86_64_JUMP_SLOT || (type) == R_X86_64_GLOB_DAT || (type) == R_X86_64_64)
+#elif defined(__aarch64__)
+#define LA_RELOC_IS_SLOT(type) ((type) == R_AARCH64_JUMP_SLOT || (type) == R_AARCH64_GLOB_DAT || (type) == R_AARCH64_ABS64)
+#else
+#error "leak-audit's shim supports x86_64 and aarch64 Linux"
+#endif
+
+typedef struct la_image_tables {
+    const ElfW(Sym) *symbols;
+    const char *strings;
+    const ElfW(Rela) *relocations[2];
+    size_t relocation_counts[2];
+} la_image_tables;
+
+/// glibc stores most dynamic-section pointers already relocated; the vDSO's are not. Anything
+/// below the load bias is still an offset.
+static uintptr_t la_dynamic_pointer(const struct dl_phdr_info *info, uintptr_t value) {
+    return value < info->dlpi_addr ? value + info->dlpi_addr : value;
+}
+
+static bool la_read_tables(const struct dl_phdr_info *info, la_image_tables *tables) {
+    memset(tables, 0, sizeof *tables);
+    const ElfW(Dyn) *dynamic = NULL;
+    for (int index = 0; index < info->dlpi_phnum; index++) {
+        if (info->dlpi_phdr[index].p_type == PT_DYNAMIC) {
+            dynamic = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[index].p_vaddr);
+        }
+    }
+    if (dynamic == NULL) return false;
+    for (; dynamic->d_tag != DT_NULL; dynamic++) {
+        switch (dynamic->d_tag) {
+        case DT_SYMTAB: tables->symbols = (const ElfW(Sym) *)la_dynamic_pointer(info, dynamic->d_un.d_ptr); break;
+        case DT_STRTAB: tables->strings = (const char *)la_dynamic_pointer(info, dynamic->d_un.d_ptr); break;
+        case DT_JMPREL: tables->relocations[0] = (const ElfW(Rela) *)la_dynamic_pointer(info, dynamic->d_un.d_ptr); break;
+        case DT_PLTRELSZ: tables->relocation_counts[0] = dynamic->d_un.d_val / sizeof(ElfW(Rela)); break;
+        case DT_RELA: tables->relocations[1] = (const ElfW(Rela) *)la_dynamic_pointer(info, dynamic->d_un.d_ptr); break;
+        case DT_RELASZ: tables->relocation_counts[1] = dynamic->d_un.d_val / sizeof(ElfW(Rela)); break;
+        default: break;
+        }
+    }
+    return tables->symbols != NULL && tables->strings != NULL;
+}
+
+/// Writes `value` into a table slot, lifting RELRO protection for the write where needed.
+static void la_write_slot(void **slot, void *value) {
+    long page_size = sysconf(_SC_PAGESIZE);
+    uintptr_t page = (uintptr_t)slot & ~((uintptr_t)page_size - 1);
+    if (mprotect((void *)page, (size_t)page_size, PROT_READ | PROT_WRITE) != 0) return;
+    __atomic_store_n(slot, value, __ATOMIC_RELEASE);
+    // Leaving the page writable would weaken RELRO; the slot's page was read-only or read-write,
+    // and read-only is the safe default for GOT pages after relocation.
+    mprotect((void *)page, (size_t)page_size, PROT_READ);
+}
+
+static void la_patch_image(const struct dl_phdr_info *info) {
+    la_image_tables tables;
+    if (!la_read_tables(info, &tables)) return;
+    // Pages holding a writable .got.plt must stay writable for lazy binding: only re-protect
+    // pages inside PT_GNU_RELRO.
+    uintptr_t relro_start = 0, relro_end = 0;
+    for (int index = 0; index < info->dlpi_phnum; index++) {
+        if (info->dlpi_phdr[index].p_type == PT_GNU_RELRO) {
+            relro_start = info->dlpi_addr + info->dlpi_phdr[index].p_vaddr;
+            relro_end = relro_start + info->dlpi_phdr[index].p_memsz;
+        }
+    }
+    for (int table = 0; table < 2; table++) {
+        const ElfW(Rela) *relocations = tables.relocations[table];
+        if (relocations == NULL) continue;
+        for (size_t index = 0; index < tables.relocation_counts[table]; index++) {
+            const ElfW(Rela) *relocation = &relocations[index];
+            if (!LA_RELOC_IS_SLOT(ELF64_R_TYPE(relocation->r_info))) continue;
+            size_t symbol_index = ELF64_R_SYM(relocation->r_info);
+            if (symbol_index == 0) continue;
+            const char *name = tables.strings + tables.symbols[symbol_index].st_name;
+            void *hook = NULL;
+            if (strcmp(name, "swift_deallocClassInstance") == 0) hook = (void *)la_hook_dealloc;
+            else if (strcmp(name, "swift_deallocPartialClassInstance") == 0) hook = (void *)la_hook_dealloc_partial;
+            if (hook == NULL) continue;
+            void **slot = (void **)(info->dlpi_addr + relocation->r_offset);
+            uintptr_t page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
+            uintptr_t page = (uintptr_t)slot & ~(page_size - 1);
+            bool in_relro = page + page_size > relro_start && page < relro_end;
+            if (in_relro) {
+                la_write_slot(slot, hook);
+            } else {
+                __atomic_store_n(slot, hook, __ATOMIC_RELEASE);
+            }
+        }
+    }
+}
+
+static int la_patch_visit(struct dl_phdr_info *info, size_t size, void *context) {
+    (void)size;
+    (void)context;
+    if (la_patched_count >= LA_MAX_PATCHED_IMAGES) return 1;
+    for (int index = 0; index < la_patched_count; index++) {
+        if (la_patched[index] == info->dlpi_addr) return 0;
+    }
+    la_patched[la_patched_count++] = info->dlpi_addr;
+    const char *name = info->dlpi_name;
+    // The runtime calls its own entry points directly; its table has nothing of ours to route.
+    if (name != NULL && strstr(name, "libswiftCore.so") != NULL) return 0;
+    if (name != NULL && strncmp(name, "linux-vdso", 10) == 0) return 0;
+    la_patch_image(info);
+    return 0;
+}
+
+bool la_hooks_install(void) {
+    if (!la_hooks_checked) {
+        la_hooks_checked = true;
+        la_real_dealloc = (la_dealloc_fn)dlsym(RTLD_DEFAULT, "swift_deallocClassInstance");
+        la_real_dealloc_partial = (la_dealloc_partial_fn)dlsym(RTLD_DEFAULT, "swift_deallocPartialClassInstance");
+        bool found = la_real_dealloc != NULL && la_real_dealloc_partial != NULL;
+        if (found) {
+            // With -static-stdlib the runtime lives in the main program, whose calls to it are
+            // direct: there is no table entry to route, so deallocations stay invisible.
+            Dl_info where;
+            found = dladdr((void *)la_real_dealloc, &where) != 0 && where.dli_fname != NULL
+                && strstr(where.dli_fname, "libswiftCore.so") != NULL;
+        }
+        __atomic_store_n(&la_hooks_usable, found, __ATOMIC_RELEASE);
+    }
+    if (!la_hooks_usable) return false;
+    dl_iterate_phdr(la_patch_visit, NULL);
+    return true;
+}

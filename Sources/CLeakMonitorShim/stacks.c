@@ -1,0 +1,128 @@
+// Allocation backtraces: a frame-pointer walk (about 20 ns; Swift code keeps frame pointers in
+// SwiftPM builds) bounded by the thread's stack, interned so that each distinct stack is written
+// to the channel once and an allocation record carries only its 32-bit id.
+#include "shim_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define LA_STACK_TABLE_CAPACITY (1u << 18)
+#define LA_STACK_TABLE_LIMIT (LA_STACK_TABLE_CAPACITY / 4 * 3)
+
+typedef struct la_stack_entry {
+    uint64_t hash;  // atomic; 0 = empty. Published last, so readers see id and frames.
+    uint32_t id;
+    uint32_t frame_count;
+    const uintptr_t *frames;
+} la_stack_entry;
+
+static la_stack_entry la_stack_table[LA_STACK_TABLE_CAPACITY];
+static uint32_t la_stack_total;  // guarded by la_slow_lock
+
+static __thread uintptr_t la_thread_stack_low;
+static __thread uintptr_t la_thread_stack_high;
+static __thread bool la_thread_stack_known;
+
+/// Finds the calling thread's stack once; pthread_getattr_np reads /proc/self/maps for the main
+/// thread, far too slow to repeat per capture.
+static void la_thread_stack_bounds(void) {
+    la_thread_stack_known = true;
+    pthread_attr_t attributes;
+    if (pthread_getattr_np(pthread_self(), &attributes) != 0) return;
+    void *low = NULL;
+    size_t size = 0;
+    if (pthread_attr_getstack(&attributes, &low, &size) == 0) {
+        la_thread_stack_low = (uintptr_t)low;
+        la_thread_stack_high = (uintptr_t)low + size;
+    }
+    pthread_attr_destroy(&attributes);
+}
+
+/// Walks saved frame pointers from the caller's frame. Each step must move up the same stack,
+/// which stops the walk at code without frame pointers (glibc's start-up frames) or garbage.
+static __attribute__((noinline)) int la_capture(uintptr_t *frames, int capacity, bool *truncated) {
+    if (!la_thread_stack_known) la_thread_stack_bounds();
+    uintptr_t low = la_thread_stack_low, high = la_thread_stack_high;
+    const uintptr_t *frame = __builtin_frame_address(0);
+    if (high == 0) {
+        low = (uintptr_t)frame;
+        high = low + (8u << 20);
+    }
+    int count = 0;
+    *truncated = false;
+    while ((uintptr_t)frame >= low && (uintptr_t)frame + 2 * sizeof(uintptr_t) <= high
+           && ((uintptr_t)frame & (sizeof(uintptr_t) - 1)) == 0) {
+        uintptr_t return_address = frame[1];
+        if (return_address == 0) break;
+        if (count == capacity) { *truncated = true; break; }
+        frames[count++] = return_address;
+        const uintptr_t *next = (const uintptr_t *)frame[0];
+        if (next <= frame) break;
+        frame = next;
+    }
+    return count;
+}
+
+static uint64_t la_stack_hash(const uintptr_t *frames, int count) {
+    uint64_t hash = 0xcbf29ce484222325ull ^ (uint64_t)count;
+    for (int index = 0; index < count; index++) {
+        hash ^= frames[index];
+        hash *= 0x100000001b3ull;
+        hash ^= hash >> 29;
+    }
+    return hash | 1;  // zero marks an empty entry
+}
+
+static bool la_entry_matches(const la_stack_entry *entry, const uintptr_t *frames, int count) {
+    return entry->frame_count == (uint32_t)count
+        && memcmp(entry->frames, frames, (size_t)count * sizeof(uintptr_t)) == 0;
+}
+
+/// Adds a stack under la_slow_lock: writes its record (and any module it reaches that the map does
+/// not have yet) before publishing it, so that no allocation record can refer to an unwritten stack.
+static uint32_t la_stack_insert(const uintptr_t *frames, int count, bool truncated, uint64_t hash) {
+    pthread_mutex_lock(&la_slow_lock);
+    uint32_t mask = LA_STACK_TABLE_CAPACITY - 1;
+    uint32_t index = (uint32_t)hash & mask;
+    uint32_t result = LA_STACK_NONE;
+    for (;;) {
+        la_stack_entry *entry = &la_stack_table[index];
+        uint64_t seen = __atomic_load_n(&entry->hash, __ATOMIC_ACQUIRE);
+        if (seen == hash && la_entry_matches(entry, frames, count)) { result = entry->id; break; }
+        if (seen == 0) {
+            if (la_stack_total >= LA_STACK_TABLE_LIMIT) { la_channel_set_flag(LA_FLAG_STACK_TABLE_FULL); break; }
+            uintptr_t *copy = malloc((size_t)(count > 0 ? count : 1) * sizeof(uintptr_t));
+            if (copy == NULL) break;
+            memcpy(copy, frames, (size_t)count * sizeof(uintptr_t));
+            for (int frame = 0; frame < count; frame++) {
+                if (!la_modules_contain(frames[frame])) { la_modules_sync(); break; }
+            }
+            uint32_t id = la_stack_total++;
+            la_channel_blob(LA_BLOB_STACK, id, truncated ? 1 : 0, copy, (size_t)count * sizeof(uintptr_t));
+            entry->id = id;
+            entry->frame_count = (uint32_t)count;
+            entry->frames = copy;
+            __atomic_store_n(&entry->hash, hash, __ATOMIC_RELEASE);
+            result = id;
+            break;
+        }
+        index = (index + 1) & mask;
+    }
+    pthread_mutex_unlock(&la_slow_lock);
+    return result;
+}
+
+uint32_t la_stack_capture_and_intern(void) {
+    uintptr_t frames[LA_MAX_FRAMES];
+    bool truncated = false;
+    int count = la_capture(frames, LA_MAX_FRAMES, &truncated);
+    uint64_t hash = la_stack_hash(frames, count);
+    uint32_t mask = LA_STACK_TABLE_CAPACITY - 1;
+    // Lock-free lookup: entries are never removed or moved once published.
+    for (uint32_t index = (uint32_t)hash & mask;; index = (index + 1) & mask) {
+        const la_stack_entry *entry = &la_stack_table[index];
+        uint64_t seen = __atomic_load_n(&entry->hash, __ATOMIC_ACQUIRE);
+        if (seen == 0) return la_stack_insert(frames, count, truncated, hash);
+        if (seen == hash && la_entry_matches(entry, frames, count)) return entry->id;
+    }
+}

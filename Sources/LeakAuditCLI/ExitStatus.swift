@@ -1,0 +1,49 @@
+import LeakAuditCore
+
+/// leak-audit's exit codes; the README and `--help` document the same table.
+enum ExitStatus: Int32, CaseIterable {
+    /// The target exited 0 and no type exceeded its budget.
+    case clean = 0
+    /// At least one type exceeded its budget (wins over a failing target).
+    case budgetExceeded = 1
+    /// No type exceeded its budget, but the target exited non-zero or was killed by a signal.
+    case targetFailed = 2
+    /// The target ran but could not be audited: it never attached, or its runtime is static.
+    case notAudited = 3
+    /// The target could not be started: missing, not executable.
+    case targetNotStarted = 4
+    /// leak-audit itself failed (the record channel could not be created).
+    case internalError = 70
+    /// A usage or configuration error: bad option, missing target, unwritable output.
+    case usageError = 64
+
+    init(_ verdict: AuditVerdict) {
+        switch verdict {
+        case .clean: self = .clean
+        case .budgetExceeded: self = .budgetExceeded
+        case .targetFailed: self = .targetFailed
+        case .notAudited: self = .notAudited
+        }
+    }
+
+    init(_ error: LeakAuditError) {
+        switch error {
+        case .targetNotFound, .targetNotExecutable, .targetSpawnFailed: self = .targetNotStarted
+        case .outputNotWritable: self = .usageError
+        case .channelUnavailable: self = .internalError
+        }
+    }
+
+    /// The table shown in `--help`.
+    static let helpTable = """
+        Exit codes:
+          0   the target exited 0 and no type exceeded its budget
+          1   at least one type exceeded its budget (whatever the target did)
+          2   no type exceeded its budget, but the target exited non-zero or was killed by a signal
+          3   the target could not be audited: it never attached (does not link LeakMonitor)
+              or links the Swift runtime statically
+          4   the target could not be started (not found, not executable)
+          64  usage or configuration error
+          70  internal error (the record channel could not be created)
+        """
+}

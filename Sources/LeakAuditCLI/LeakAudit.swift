@@ -1,0 +1,20 @@
+import ArgumentParser
+import LeakAuditCore
+
+@main
+struct LeakAudit: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "leak-audit",
+        abstract: "Audit a Swift program's live instances against the budgets its types declare.",
+        discussion: """
+            Types opt in through the LeakMonitor library: they conform to MemoryLeakMonitorable, \
+            declare `max`, and call MemoryLeakMonitor.validate(self) in init. `leak-audit run` \
+            starts the program (or .xctest bundle), records every tracked instance's allocation \
+            stack, and reports each type whose live count went over its max.
+
+            \(ExitStatus.helpTable)
+            """,
+        version: leakAuditVersion,
+        subcommands: [Run.self]
+    )
+}

@@ -1,0 +1,91 @@
+import LeakAuditWire
+
+/// Decodes the channel's slots into events, incrementally, while the target runs and after.
+///
+/// Slots are committed out of order by concurrent writers. While the target lives, decoding stops
+/// at the first uncommitted slot and resumes there later. Once the target is gone an uncommitted
+/// slot can never complete (its writer died mid-record): it is skipped and counted as torn.
+struct RecordDecoder {
+    /// The next slot to decode.
+    private(set) var cursor: UInt64 = 0
+    /// Slots that were reserved but never committed, or malformed.
+    private(set) var tornSlots: UInt64 = 0
+
+    /// Decodes every committed slot from the cursor on and passes each event to `sink`.
+    /// - Parameter targetFinished: true once the target can write no more.
+    mutating func decode(_ channel: RecordChannel, targetFinished: Bool, into sink: (WireEvent) -> Void) {
+        let end = channel.reservedSlots
+        while cursor < end {
+            let (tag, word1, word2, word3) = channel.slot(cursor)
+            let kind = UInt32(truncatingIfNeeded: tag & 0xFF)
+            switch kind {
+            case UInt32(LA_SLOT_EMPTY):
+                guard targetFinished else { channel.release(slotsBelow: cursor); return }
+                tornSlots += 1
+                cursor += 1
+            case UInt32(LA_SLOT_ALLOC):
+                sink(.allocated(typeID: UInt32(tag >> 32), object: word1, stackID: UInt32(truncatingIfNeeded: word2), sequence: cursor))
+                cursor += 1
+            case UInt32(LA_SLOT_DEALLOC):
+                sink(.deallocated(typeID: UInt32(tag >> 32), object: word1, sequence: cursor))
+                cursor += 1
+            case UInt32(LA_SLOT_BLOB_HEAD):
+                let slotCount = max(tag >> 32, 1)
+                if let event = decodeBlob(channel, kind: UInt32((tag >> 8) & 0xFF), slotCount: slotCount, id: word1, length: word2, value: word3) {
+                    sink(event)
+                } else {
+                    tornSlots += 1
+                }
+                cursor += slotCount
+            default:
+                // A continuation whose head was torn, or garbage: skip it alone.
+                tornSlots += 1
+                cursor += 1
+            }
+        }
+        channel.release(slotsBelow: cursor)
+    }
+
+    private func decodeBlob(_ channel: RecordChannel, kind: UInt32, slotCount: UInt64, id: UInt64, length: UInt64, value: UInt64) -> WireEvent? {
+        guard length <= (slotCount - 1) * UInt64(LA_WIRE_CONT_PAYLOAD),
+              cursor + slotCount <= channel.slotCapacity
+        else { return nil }
+        var payload: [UInt8] = []
+        payload.reserveCapacity(Int(length))
+        for index in 1..<slotCount {
+            let (tag, _, _, _) = channel.slot(cursor + index)
+            guard tag & 0xFF == UInt64(LA_SLOT_BLOB_CONT), (tag >> 8) & 0xFFFFFF == index & 0xFFFFFF else { return nil }
+            payload.append(contentsOf: channel.continuationPayload(cursor + index))
+        }
+        payload.removeLast(payload.count - Int(length))
+        switch kind {
+        case UInt32(LA_BLOB_TYPE):
+            return .typeDefined(id: UInt32(truncatingIfNeeded: id), name: String(decoding: payload, as: UTF8.self), max: Int(Int64(bitPattern: value)))
+        case UInt32(LA_BLOB_STACK):
+            let addresses = payload.withUnsafeBytes { bytes in
+                (0..<(bytes.count / 8)).map { bytes.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self) }
+            }
+            return .stackDefined(id: UInt32(truncatingIfNeeded: id), returnAddresses: addresses, truncated: value != 0)
+        case UInt32(LA_BLOB_MODULE):
+            return decodeModule(payload, loadBias: value)
+        default:
+            return nil
+        }
+    }
+
+    private func decodeModule(_ payload: [UInt8], loadBias: UInt64) -> WireEvent? {
+        let fixedSize = MemoryLayout<la_wire_module>.size
+        guard payload.count >= fixedSize else { return nil }
+        let fixed = payload.withUnsafeBytes { $0.loadUnaligned(as: la_wire_module.self) }
+        let buildIDEnd = fixedSize + Int(fixed.build_id_size)
+        let pathEnd = buildIDEnd + Int(fixed.path_size)
+        guard pathEnd <= payload.count else { return nil }
+        return .moduleLoaded(ModuleImage(
+            path: String(decoding: payload[buildIDEnd..<pathEnd], as: UTF8.self),
+            buildID: Array(payload[fixedSize..<buildIDEnd]),
+            loadBias: loadBias,
+            start: fixed.start,
+            end: fixed.end
+        ))
+    }
+}

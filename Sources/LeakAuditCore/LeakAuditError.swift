@@ -1,0 +1,38 @@
+/// Everything that can stop an audit before it produces a report.
+public enum LeakAuditError: Error, Equatable, CustomStringConvertible {
+    /// The target path names no file, and no directory of PATH holds it.
+    case targetNotFound(path: String)
+    /// The target exists but cannot be executed (a directory, or no execute permission).
+    case targetNotExecutable(path: String)
+    /// posix_spawn failed for another reason.
+    case targetSpawnFailed(path: String, errno: Int32)
+    /// The record channel could not be created or mapped.
+    case channelUnavailable(call: String, errno: Int32)
+    /// The report could not be written.
+    case outputNotWritable(path: String, errno: Int32)
+
+    /// One line: what went wrong, naming the thing, and what to do.
+    public var description: String {
+        switch self {
+        case .targetNotFound(let path):
+            "target '\(path)' not found: check the path, or build it first (swift build)"
+        case .targetNotExecutable(let path):
+            "target '\(path)' is not executable: pass a program or an .xctest bundle built by swift build"
+        case .targetSpawnFailed(let path, let code):
+            "target '\(path)' could not be started: \(systemErrorMessage(code))"
+        case .channelUnavailable(let call, let code):
+            "cannot create the record channel (\(call)): \(systemErrorMessage(code))"
+        case .outputNotWritable(let path, let code):
+            "cannot write the report to '\(path)': \(systemErrorMessage(code)); check the directory exists and is writable"
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func systemErrorMessage(_ code: Int32) -> String {
+    guard let message = strerror(code) else { return "error \(code)" }
+    return String(cString: message).lowercased()
+}

@@ -1,0 +1,153 @@
+import Foundation
+
+/// The report for tools: JSON of schema version 1, described by docs/report-schema.json.
+public struct JSONReportRenderer: ReportRenderer {
+    /// The schema version this renderer writes.
+    public static let schemaVersion = 1
+
+    /// Creates the renderer.
+    public init() {}
+
+    /// Renders the report as pretty-printed JSON with sorted keys.
+    public func render(_ report: AuditReport) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        // Encoding these plain value types cannot fail; a failure would be a bug worth a trap.
+        guard let data = try? encoder.encode(JSONReportV1(report)) else {
+            preconditionFailure("the JSON report could not be encoded")
+        }
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+}
+
+/// The JSON report's wire form, version 1: separate from the in-memory model so that the model
+/// can change without changing the format. Missing values are written as null, never omitted.
+struct JSONReportV1: Encodable {
+    struct Tool: Encodable { var name: String; var version: String }
+    struct Exit: Encodable {
+        var code: Int32?
+        var signal: Int32?
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encodeIfPresent(code, forKey: .code)
+            try container.encodeIfPresent(signal, forKey: .signal)
+        }
+        enum CodingKeys: String, CodingKey { case code, signal }
+    }
+    struct Target: Encodable {
+        var path: String
+        var arguments: [String]
+        var attached: Bool
+        var exit: Exit
+        var notAuditedReason: String?
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(path, forKey: .path)
+            try container.encode(arguments, forKey: .arguments)
+            try container.encode(attached, forKey: .attached)
+            try container.encode(exit, forKey: .exit)
+            try container.encode(notAuditedReason, forKey: .notAuditedReason)
+        }
+        enum CodingKeys: String, CodingKey { case path, arguments, attached, exit, notAuditedReason }
+    }
+    struct Summary: Encodable {
+        var verdict: String
+        var trackedTypes: Int
+        var exceededTypes: Int
+        var instancesOverBudget: Int
+        var droppedRecords: UInt64
+        var tornRecords: UInt64
+        var warnings: [String]
+    }
+    struct Frame: Encodable {
+        var address: String
+        var module: String?
+        var moduleOffset: String?
+        var function: String?
+        var file: String?
+        var line: Int?
+        var column: Int?
+        var inlined: Bool
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(address, forKey: .address)
+            try container.encode(module, forKey: .module)
+            try container.encode(moduleOffset, forKey: .moduleOffset)
+            try container.encode(function, forKey: .function)
+            try container.encode(file, forKey: .file)
+            try container.encode(line, forKey: .line)
+            try container.encode(column, forKey: .column)
+            try container.encode(inlined, forKey: .inlined)
+        }
+        enum CodingKeys: String, CodingKey { case address, module, moduleOffset, function, file, line, column, inlined }
+    }
+    struct Allocation: Encodable { var count: Int; var truncated: Bool; var frames: [Frame] }
+    struct TrackedType: Encodable {
+        var name: String
+        var max: Int
+        var peakLive: Int
+        var liveAtExit: Int
+        var allocatedTotal: Int
+        var exceeded: Bool
+        var allocations: [Allocation]
+    }
+
+    var schemaVersion = JSONReportRenderer.schemaVersion
+    var tool: Tool
+    var target: Target
+    var summary: Summary
+    var types: [TrackedType]
+
+    init(_ report: AuditReport) {
+        tool = Tool(name: report.tool.name, version: report.tool.version)
+        let exit: Exit = switch report.target.outcome {
+        case .exited(let code): Exit(code: code)
+        case .signaled(let signal): Exit(signal: signal)
+        }
+        let reason: String? = switch report.notAudited {
+        case .neverAttached: "neverAttached"
+        case .staticRuntime: "staticRuntime"
+        case nil: nil
+        }
+        target = Target(path: report.target.path, arguments: report.target.arguments, attached: report.target.attached, exit: exit, notAuditedReason: reason)
+        let verdict = switch report.verdict {
+        case .clean: "clean"
+        case .budgetExceeded: "budgetExceeded"
+        case .targetFailed: "targetFailed"
+        case .notAudited: "notAudited"
+        }
+        summary = Summary(
+            verdict: verdict,
+            trackedTypes: report.types.count,
+            exceededTypes: report.exceededTypes.count,
+            instancesOverBudget: report.exceededTypes.reduce(0) { $0 + $1.peakLive - $1.max },
+            droppedRecords: report.droppedRecords,
+            tornRecords: report.tornRecords,
+            warnings: report.warnings
+        )
+        types = report.types.map { type in
+            TrackedType(
+                name: type.name, max: type.max, peakLive: type.peakLive, liveAtExit: type.liveAtExit,
+                allocatedTotal: type.allocatedTotal, exceeded: type.exceeded,
+                allocations: type.allocations.map { group in
+                    Allocation(count: group.count, truncated: group.truncated, frames: group.frames.map(Frame.init))
+                }
+            )
+        }
+    }
+}
+
+extension JSONReportV1.Frame {
+    init(_ frame: SymbolizedFrame) {
+        self.init(
+            address: "0x" + String(frame.address, radix: 16),
+            module: frame.module,
+            moduleOffset: frame.moduleOffset.map { "0x" + String($0, radix: 16) },
+            function: frame.function,
+            file: frame.file,
+            line: frame.line,
+            column: frame.column,
+            inlined: frame.inlined
+        )
+    }
+}

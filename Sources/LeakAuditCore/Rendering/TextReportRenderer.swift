@@ -1,0 +1,98 @@
+/// The report for people: one block per exceeded type with its allocation stacks as
+/// `function at file:line`, then one line per type within budget, then the verdict.
+public struct TextReportRenderer: ReportRenderer {
+    /// Creates the renderer.
+    public init() {}
+
+    /// Renders the report as plain text (no colour, so it reads the same in a CI log).
+    public func render(_ report: AuditReport) -> String {
+        var lines: [String] = []
+        let target = Self.escaped(report.target.path)
+        switch report.notAudited {
+        case .neverAttached:
+            lines.append("leak-audit: '\(target)' never attached, so nothing was audited (it \(report.target.outcome.phrase)).")
+            lines.append("  It must link the LeakMonitor library and call MemoryLeakMonitor.validate(self) in init;")
+            lines.append("  a program that does not, or a script that does not start such a program, cannot be audited.")
+        case .staticRuntime:
+            lines.append("leak-audit: '\(target)' links the Swift runtime statically (-static-stdlib), so deallocations")
+            lines.append("  cannot be observed and live counts would be wrong; rebuild it without -static-stdlib.")
+        case nil:
+            lines.append(contentsOf: renderTypes(report))
+        }
+        for warning in report.warnings { lines.append("warning: \(warning)") }
+        if report.tornRecords > 0 {
+            lines.append("note: \(report.tornRecords) records were cut short when the target ended; everything else was received")
+        }
+        lines.append(summary(report))
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private func renderTypes(_ report: AuditReport) -> [String] {
+        var lines: [String] = []
+        for type in report.types where type.exceeded {
+            lines.append("")
+            lines.append("EXCEEDED \(Self.escaped(type.name)): max \(type.max), peak \(type.peakLive), alive at exit \(type.liveAtExit)")
+            let surplus = type.peakLive - type.max
+            lines.append("  \(type.peakLive) alive at the peak (\(surplus) over budget), allocated at:")
+            for group in type.allocations {
+                lines.append("  \(group.count) × allocated at")
+                if group.frames.isEmpty { lines.append("      (no stack recorded)") }
+                for frame in group.frames { lines.append("      " + Self.describe(frame)) }
+                if group.truncated { lines.append("      … (deeper frames not recorded)") }
+            }
+        }
+        let within = report.types.filter { !$0.exceeded }
+        if !within.isEmpty {
+            lines.append("")
+            lines.append("within budget:")
+            for type in within {
+                lines.append("  ok \(Self.escaped(type.name)): max \(type.max), peak \(type.peakLive), alive at exit \(type.liveAtExit)")
+            }
+        }
+        lines.append("")
+        return lines
+    }
+
+    private func summary(_ report: AuditReport) -> String {
+        let outcome = "'\(Self.escaped(report.target.path))' \(report.target.outcome.phrase)"
+        switch report.verdict {
+        case .clean:
+            return "leak-audit: no type over budget (\(report.types.count) tracked); \(outcome)"
+        case .budgetExceeded:
+            return "leak-audit: \(report.exceededTypes.count) of \(report.types.count) tracked types over budget; \(outcome)"
+        case .targetFailed:
+            return "leak-audit: no type over budget (\(report.types.count) tracked), but \(outcome)"
+        case .notAudited:
+            return "leak-audit: not audited; \(outcome)"
+        }
+    }
+
+    /// `function at file:line`, or what is known of the frame.
+    static func describe(_ frame: SymbolizedFrame) -> String {
+        var text = escaped(frame.function ?? "??")
+        if let file = frame.file {
+            text += " at \(escaped(file))"
+            if let line = frame.line { text += ":\(line)" }
+        } else if let module = frame.module {
+            let offset = frame.moduleOffset.map { "+0x" + String($0, radix: 16) } ?? ""
+            text += " in \(escaped(module))\(offset)"
+        } else {
+            text += " at 0x" + String(frame.address, radix: 16)
+        }
+        if frame.inlined { text += " [inlined]" }
+        return text
+    }
+
+    /// Makes a string from the target safe for a terminal: control characters become escapes.
+    static func escaped(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value) {
+                result += "\\u{" + String(scalar.value, radix: 16) + "}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,99 @@
+/// The outcome of one audit: what ran, how it ended, and every tracked type's counts, with the
+/// allocation stacks of the types that exceeded their budgets. Renderers turn it into text or JSON.
+public struct AuditReport: Sendable {
+    /// The tool that made the report.
+    public struct Tool: Sendable, Hashable {
+        /// Always "leak-audit".
+        public var name: String
+        /// leak-audit's version.
+        public var version: String
+    }
+
+    /// The audited program.
+    public struct Target: Sendable, Hashable {
+        /// The program as given on the command line.
+        public var path: String
+        /// Its arguments.
+        public var arguments: [String]
+        /// True when it attached to leak-audit through LeakMonitor.
+        public var attached: Bool
+        /// How it ended.
+        public var outcome: TargetOutcome
+    }
+
+    /// Instances of one type alive at its peak that were allocated by the same stack.
+    public struct AllocationGroup: Sendable, Hashable {
+        /// How many instances this stack allocated among those alive at the peak.
+        public var count: Int
+        /// The stack, the user's code first (LeakMonitor's own frames removed), inlined frames
+        /// before the frame they were inlined into.
+        public var frames: [SymbolizedFrame]
+        /// True when the stack was deeper than leak-audit records.
+        public var truncated: Bool
+    }
+
+    /// One dynamic type that passed through `MemoryLeakMonitor.validate`.
+    public struct TrackedType: Sendable, Hashable {
+        /// Its report name.
+        public var name: String
+        /// Its budget.
+        public var max: Int
+        /// The most instances alive at once.
+        public var peakLive: Int
+        /// Instances still alive when the target ended.
+        public var liveAtExit: Int
+        /// Instances validated over the whole run.
+        public var allocatedTotal: Int
+        /// True when `peakLive` is over `max`.
+        public var exceeded: Bool { peakLive > max }
+        /// For an exceeded type, the instances alive at its peak grouped by allocation stack, most
+        /// first; empty otherwise.
+        public var allocations: [AllocationGroup]
+    }
+
+    /// Why the report cannot vouch for the target.
+    public enum NotAuditedReason: Sendable, Hashable {
+        /// The target never mapped the record channel.
+        case neverAttached
+        /// The Swift runtime is linked statically, so deallocations were invisible.
+        case staticRuntime
+    }
+
+    /// The tool.
+    public var tool: Tool
+    /// The target and its outcome.
+    public var target: Target
+    /// Set when the target could not be audited.
+    public var notAudited: NotAuditedReason?
+    /// Every tracked type: exceeded ones first, then by name.
+    public var types: [TrackedType]
+    /// Records the target could not write because the channel was full.
+    public var droppedRecords: UInt64
+    /// Records torn by the target's death or damaged.
+    public var tornRecords: UInt64
+    /// Problems worth a line in the report that do not change the verdict.
+    public var warnings: [String]
+
+    /// Types over budget.
+    public var exceededTypes: [TrackedType] { types.filter(\.exceeded) }
+
+    /// The verdict this report gates on.
+    public var verdict: AuditVerdict {
+        if notAudited != nil { return .notAudited }
+        if types.contains(where: \.exceeded) { return .budgetExceeded }
+        if !target.outcome.succeeded { return .targetFailed }
+        return .clean
+    }
+}
+
+/// What an audit concluded, in order of precedence.
+public enum AuditVerdict: Sendable, Hashable {
+    /// The target exited 0 and no type exceeded its budget.
+    case clean
+    /// At least one type exceeded its budget, whatever the target's outcome.
+    case budgetExceeded
+    /// No type exceeded its budget, but the target exited non-zero or was killed by a signal.
+    case targetFailed
+    /// The target never attached, or its deallocations could not be observed.
+    case notAudited
+}

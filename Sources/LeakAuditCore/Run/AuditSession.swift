@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LeakAuditWire
+
+/// What to audit: the target and its arguments.
+public struct AuditRequest: Sendable {
+    /// The program or .xctest bundle, as given on the command line.
+    public var target: String
+    /// Arguments passed to it unchanged.
+    public var arguments: [String]
+
+    /// Creates a request.
+    public init(target: String, arguments: [String]) {
+        self.target = target
+        self.arguments = arguments
+    }
+}
+
+/// Everything received from one run of the target, before symbolization.
+struct RecordedRun {
+    var request: AuditRequest
+    var resolvedPath: String
+    var outcome: TargetOutcome
+    var attached: Bool
+    var staticRuntime: Bool
+    var ledger: LifetimeLedger
+    var droppedRecords: UInt64
+    var tornSlots: UInt64
+    var stackTableFull: Bool
+}
+
+/// Runs the target to completion with the channel attached, decoding records as they arrive.
+func recordRun(_ request: AuditRequest) throws(LeakAuditError) -> RecordedRun {
+    let path = try TargetProcess.resolve(request.target)
+    let channel = try RecordChannel()
+    let process = try TargetProcess.spawn(
+        executablePath: path,
+        displayName: request.target,
+        arguments: request.arguments,
+        extraEnvironment: [RecordChannel.environmentVariable: String(channel.fileDescriptor)]
+    )
+    var decoder = RecordDecoder()
+    var ledger = LifetimeLedger()
+    let outcome: TargetOutcome
+    while true {
+        if let ended = process.poll() {
+            outcome = ended
+            break
+        }
+        decoder.decode(channel, targetFinished: false) { ledger.apply($0) }
+        usleep(1_000)
+    }
+    decoder.decode(channel, targetFinished: true) { ledger.apply($0) }
+    let flags = channel.flags
+    return RecordedRun(
+        request: request,
+        resolvedPath: path,
+        outcome: outcome,
+        attached: channel.attachedPID != 0,
+        staticRuntime: flags & UInt32(LA_FLAG_STATIC_RUNTIME) != 0,
+        ledger: ledger,
+        droppedRecords: channel.droppedRecords,
+        tornSlots: decoder.tornSlots,
+        stackTableFull: flags & UInt32(LA_FLAG_STACK_TABLE_FULL) != 0
+    )
+}

@@ -1,0 +1,97 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// How the target ended.
+public enum TargetOutcome: Sendable, Hashable {
+    /// It called exit (or returned from main) with this status.
+    case exited(code: Int32)
+    /// A signal ended it.
+    case signaled(signal: Int32)
+
+    /// True for exit status 0.
+    public var succeeded: Bool { self == .exited(code: 0) }
+}
+
+/// The pid signals are forwarded to; 0 while no target runs.
+private let forwardingTarget = Atomic<Int32>(0)
+
+/// A child process started with the terminal's standard streams and the caller's environment plus
+/// the given variables, and with SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to leak-audit forwarded
+/// to it, so that the report is still written when a user or CI stops the run.
+struct TargetProcess {
+    let pid: pid_t
+    let executablePath: String
+
+    static let forwardedSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
+
+    /// Finds `command` as a shell would: a path when it contains a slash, else on PATH.
+    static func resolve(_ command: String) throws(LeakAuditError) -> String {
+        if command.contains("/") {
+            try checkExecutable(command)
+            return command
+        }
+        let searchPath = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
+        for directory in searchPath.split(separator: ":", omittingEmptySubsequences: false) {
+            let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + command
+            if (try? checkExecutable(candidate)) != nil { return candidate }
+        }
+        throw .targetNotFound(path: command)
+    }
+
+    private static func checkExecutable(_ path: String) throws(LeakAuditError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw .targetNotFound(path: path) }
+        let isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
+        guard !isDirectory, access(path, X_OK) == 0 else { throw .targetNotExecutable(path: path) }
+    }
+
+    /// Starts `executablePath` with `arguments` (argv[1...]) and `extraEnvironment` added.
+    static func spawn(executablePath: String, displayName: String, arguments: [String], extraEnvironment: [String: String]) throws(LeakAuditError) -> TargetProcess {
+        var environment: [String] = []
+        var index = 0
+        while let entry = environ[index] {
+            let text = String(cString: entry)
+            let name = text.split(separator: "=", maxSplits: 1).first.map(String.init) ?? text
+            if extraEnvironment[name] == nil { environment.append(text) }
+            index += 1
+        }
+        environment += extraEnvironment.map { "\($0.key)=\($0.value)" }
+
+        let argv = ([displayName] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup($0) } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, executablePath, nil, nil, argv, envp)
+        guard result == 0 else {
+            switch result {
+            case ENOENT: throw .targetNotFound(path: displayName)
+            case EACCES, ENOEXEC: throw .targetNotExecutable(path: displayName)
+            default: throw .targetSpawnFailed(path: displayName, errno: result)
+            }
+        }
+        forwardingTarget.store(pid, ordering: .releasing)
+        for signalNumber in forwardedSignals {
+            signal(signalNumber) { received in
+                let target = forwardingTarget.load(ordering: .acquiring)
+                if target > 0 { kill(target, received) }
+            }
+        }
+        return TargetProcess(pid: pid, executablePath: executablePath)
+    }
+
+    /// Returns the outcome if the target has ended, without waiting; reaps it.
+    func poll() -> TargetOutcome? {
+        var status: Int32 = 0
+        let result = waitpid(pid, &status, WNOHANG)
+        guard result == pid else { return nil }
+        forwardingTarget.store(0, ordering: .releasing)
+        for signalNumber in Self.forwardedSignals { signal(signalNumber, SIG_DFL) }
+        let terminatingSignal = status & 0x7F
+        return terminatingSignal == 0 ? .exited(code: (status >> 8) & 0xFF) : .signaled(signal: terminatingSignal)
+    }
+}

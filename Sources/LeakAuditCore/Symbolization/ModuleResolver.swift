@@ -1,0 +1,563 @@
+import CLibDW
+
+extension Symbolizer {
+    /// One module opened with libdw, with the indexes that make repeated lookups cheap.
+    ///
+    /// It owns a `Dwfl` session holding just this module, so that a missing, unreadable or
+    /// overlapping module cannot disturb the others. Every raw libdw pointer stays in this type.
+    /// Not thread-safe, like `Symbolizer`.
+    final class ModuleResolver {
+        /// The physical frame and its inlined callees at one address, before addresses and
+        /// module are attached.
+        struct Resolution {
+            /// Innermost first, physical frame last.
+            var frames: [(function: String?, location: SourceLocation?, inlined: Bool)]
+        }
+
+        /// A file, line and column from DWARF.
+        struct SourceLocation {
+            var file: String?
+            var line: Int?
+            var column: Int?
+        }
+
+        /// A function symbol of the ELF symbol table, at runtime addresses.
+        private struct FunctionSymbol {
+            var address: UInt64
+            var size: UInt64
+            /// 2 global, 1 weak, 0 local: the name to keep when several share an address.
+            var rank: UInt8
+            /// Owned by the module's `Elf`, valid as long as `dwfl` is.
+            var name: UnsafePointer<CChar>
+        }
+
+        /// An address range of a DIE, at DWARF (link-time) addresses.
+        private struct DIERange {
+            var low: UInt64
+            var high: UInt64
+            /// Index into `compileUnits`, or into a compile unit's `functions`.
+            var index: Int
+        }
+
+        /// A sorted list of possibly nested ranges with a running maximum of their ends, so
+        /// that the innermost range holding an address is found by one binary search.
+        private struct RangeIndex {
+            var ranges: [DIERange] = []
+            var maxHighSoFar: [UInt64] = []
+
+            init(_ unsorted: [DIERange]) {
+                ranges = unsorted.sorted { ($0.low, $1.high) < ($1.low, $0.high) }
+                var running: UInt64 = 0
+                maxHighSoFar.reserveCapacity(ranges.count)
+                for range in ranges {
+                    running = max(running, range.high)
+                    maxHighSoFar.append(running)
+                }
+            }
+
+            /// The range that starts last among those holding `pc`: the innermost one when
+            /// ranges nest.
+            func lookup(_ pc: UInt64) -> DIERange? {
+                var lower = 0
+                var upper = ranges.count
+                while lower < upper {
+                    let middle = (lower + upper) / 2
+                    if ranges[middle].low <= pc { lower = middle + 1 } else { upper = middle }
+                }
+                var candidate = lower - 1
+                while candidate >= 0, maxHighSoFar[candidate] > pc {
+                    if ranges[candidate].high > pc {
+                        return ranges[candidate]
+                    }
+                    candidate -= 1
+                }
+                return nil
+            }
+        }
+
+        /// A compile unit and, once needed, the functions it defines.
+        private struct CompileUnit {
+            var die: Dwarf_Die
+            var functionDIEs: [Dwarf_Die]? = nil
+            var functionIndex: RangeIndex? = nil
+        }
+
+        let path: String
+        private let dwfl: OpaquePointer
+        private let module: OpaquePointer
+        /// Kept alive for `dwfl`, which holds on to the pointer.
+        private let callbacks: UnsafeMutablePointer<Dwfl_Callbacks>
+
+        private var symbols: [FunctionSymbol]? = nil
+        private var compileUnits: [CompileUnit]? = nil
+        private var compileUnitIndex = RangeIndex([])
+        /// Runtime address minus DWARF address.
+        private var dwarfBias: UInt64 = 0
+
+        /// Failures that degraded this module's answers, reported once each.
+        private(set) var diagnostics: [SymbolizerError] = []
+
+        /// Opens `image.path` offline at the image's load bias.
+        ///
+        /// - Parameter separateDebugInfo: Whether to look for DWARF outside the file too
+        ///   (`dwfl_standard_find_debuginfo`: /usr/lib/debug by build-id, `.gnu_debuglink`).
+        /// - Throws: `SymbolizerError` naming the libdw call that failed, or `.buildIDMismatch`.
+        static func open(
+            _ image: ModuleImage,
+            separateDebugInfo: Bool
+        ) throws(SymbolizerError) -> ModuleResolver {
+            let callbacks = UnsafeMutablePointer<Dwfl_Callbacks>.allocate(capacity: 1)
+            var table = Dwfl_Callbacks()
+            table.find_elf = dwfl_build_id_find_elf
+            table.section_address = dwfl_offline_section_address
+            table.debuginfo_path = nil
+            if separateDebugInfo {
+                table.find_debuginfo = dwfl_standard_find_debuginfo
+            } else {
+                table.find_debuginfo = findNoSeparateDebugInfo
+            }
+            callbacks.initialize(to: table)
+            guard let dwfl = dwfl_begin(callbacks) else {
+                callbacks.deallocate()
+                throw .dwflBegin(message: lastDwflError())
+            }
+            func fail(_ error: SymbolizerError) -> SymbolizerError {
+                dwfl_end(dwfl)
+                callbacks.deallocate()
+                return error
+            }
+            let name = image.path.split(separator: "/").last.map(String.init) ?? image.path
+            // add_p_vaddr = true makes libdwfl use `loadBias` as the bias itself; with false
+            // it would take it as the first segment's address, which differs when that
+            // segment's p_vaddr is not 0.
+            guard let module = dwfl_report_elf(dwfl, name, image.path, -1, image.loadBias, true)
+            else {
+                throw fail(.dwflReportElf(path: image.path, message: lastDwflError()))
+            }
+            guard dwfl_report_end(dwfl, nil, nil) == 0 else {
+                throw fail(.dwflReportEnd(path: image.path, message: lastDwflError()))
+            }
+            var elfBias: GElf_Addr = 0
+            guard dwfl_module_getelf(module, &elfBias) != nil else {
+                throw fail(.dwflModuleGetelf(path: image.path, message: lastDwflError()))
+            }
+            if !image.buildID.isEmpty {
+                var bits: UnsafePointer<UInt8>? = nil
+                var vaddr: GElf_Addr = 0
+                let length = dwfl_module_build_id(module, &bits, &vaddr)
+                guard length >= 0 else {
+                    throw fail(.dwflModuleBuildID(path: image.path, message: lastDwflError()))
+                }
+                let found =
+                    bits.map { Array(UnsafeBufferPointer(start: $0, count: Int(length))) } ?? []
+                if found != image.buildID {
+                    throw fail(
+                        .buildIDMismatch(
+                            path: image.path,
+                            recorded: hex(image.buildID),
+                            found: hex(found)
+                        )
+                    )
+                }
+            }
+            return ModuleResolver(
+                path: image.path,
+                dwfl: dwfl,
+                module: module,
+                callbacks: callbacks
+            )
+        }
+
+        private init(
+            path: String,
+            dwfl: OpaquePointer,
+            module: OpaquePointer,
+            callbacks: UnsafeMutablePointer<Dwfl_Callbacks>
+        ) {
+            self.path = path
+            self.dwfl = dwfl
+            self.module = module
+            self.callbacks = callbacks
+        }
+
+        deinit {
+            dwfl_end(dwfl)
+            callbacks.deallocate()
+        }
+
+        // MARK: - Lookup
+
+        /// Resolves the instruction at runtime address `pc` (a return address minus one).
+        ///
+        /// Returns nil when neither DWARF nor the symbol table knows the address.
+        func resolve(_ pc: UInt64) -> Resolution? {
+            guard let (unitIndex, dwarfPC) = compileUnit(containing: pc) else {
+                return functionSymbol(containing: pc).map { Resolution(frames: [($0, nil, false)]) }
+            }
+            var cuDIE = compileUnits?[unitIndex].die ?? Dwarf_Die()
+            let location = lineTableLocation(cuDIE: &cuDIE, dwarfPC: dwarfPC)
+            guard let function = functionDIE(inUnit: unitIndex, containing: dwarfPC) else {
+                return Resolution(frames: [(functionSymbol(containing: pc), location, false)])
+            }
+            var chain = inlineChain(from: function, dwarfPC: dwarfPC)
+            var frames: [(function: String?, location: SourceLocation?, inlined: Bool)] = []
+            var callerLocation = location
+            for index in chain.indices.reversed() {
+                let isInlined = index != chain.startIndex
+                var name = functionName(&chain[index])
+                if !isInlined, name == nil { name = functionSymbol(containing: pc) }
+                frames.append((name, callerLocation, isInlined))
+                if isInlined {
+                    callerLocation = callSite(of: &chain[index], cuDIE: &cuDIE)
+                }
+            }
+            return Resolution(frames: frames)
+        }
+
+        // MARK: - Symbol table
+
+        /// The name of the function symbol whose extent holds `pc`, demangled when Swift.
+        private func functionSymbol(containing pc: UInt64) -> String? {
+            let symbols = loadSymbols()
+            var lower = 0
+            var upper = symbols.count
+            while lower < upper {
+                let middle = (lower + upper) / 2
+                if symbols[middle].address <= pc { lower = middle + 1 } else { upper = middle }
+            }
+            // A few symbols back cover a symbol nested in another or one without a size.
+            var candidate = lower - 1
+            while candidate >= 0, candidate >= lower - 4 {
+                let symbol = symbols[candidate]
+                if pc < symbol.address &+ symbol.size {
+                    let name = String(cString: symbol.name)
+                    return demangleSwiftSymbol(name) ?? name
+                }
+                candidate -= 1
+            }
+            return nil
+        }
+
+        /// Builds the sorted function-symbol index once; `dwfl_module_addrinfo` would scan the
+        /// whole table on every lookup.
+        private func loadSymbols() -> [FunctionSymbol] {
+            if let symbols { return symbols }
+            var found: [FunctionSymbol] = []
+            let count = dwfl_module_getsymtab(module)
+            if count < 0 {
+                record(.dwflModuleGetsymtab(path: path, message: lastDwflError()))
+            }
+            if count > 1 {
+                found.reserveCapacity(Int(count))
+                for index in 1..<count {
+                    var symbol = GElf_Sym()
+                    var address: GElf_Addr = 0
+                    var sectionIndex: GElf_Word = 0
+                    var elf: OpaquePointer? = nil
+                    var bias: Dwarf_Addr = 0
+                    guard
+                        let name = dwfl_module_getsym_info(
+                            module,
+                            index,
+                            &symbol,
+                            &address,
+                            &sectionIndex,
+                            &elf,
+                            &bias
+                        )
+                    else { continue }
+                    let type = Int32(symbol.st_info & 0xf)
+                    let binding = Int32(symbol.st_info >> 4)
+                    guard type == STT_FUNC || type == STT_GNU_IFUNC,
+                        sectionIndex != SHN_UNDEF, address != 0, name.pointee != 0
+                    else { continue }
+                    let rank: UInt8 = binding == STB_GLOBAL ? 2 : binding == STB_WEAK ? 1 : 0
+                    found.append(
+                        FunctionSymbol(
+                            address: address,
+                            size: symbol.st_size,
+                            rank: rank,
+                            name: name
+                        )
+                    )
+                }
+            }
+            // Keep one name per address: the sized one, then the global one.
+            found.sort {
+                ($0.address, $1.size == 0 ? 0 : 1, $1.rank) < (
+                    $1.address, $0.size == 0 ? 0 : 1, $0.rank
+                )
+            }
+            var unique: [FunctionSymbol] = []
+            unique.reserveCapacity(found.count)
+            for symbol in found where unique.last?.address != symbol.address {
+                unique.append(symbol)
+            }
+            symbols = unique
+            return unique
+        }
+
+        // MARK: - Compile units
+
+        /// The compile unit whose ranges hold runtime address `pc`, and `pc` at DWARF addresses.
+        ///
+        /// Swift emits no `.debug_aranges`, so `dwfl_module_addrdie` finds nothing: the
+        /// compile units' own ranges are indexed instead.
+        private func compileUnit(containing pc: UInt64) -> (Int, UInt64)? {
+            if compileUnits == nil { loadCompileUnits() }
+            let dwarfPC = pc &- dwarfBias
+            guard let range = compileUnitIndex.lookup(dwarfPC) else { return nil }
+            return (range.index, dwarfPC)
+        }
+
+        private func loadCompileUnits() {
+            var units: [CompileUnit] = []
+            var ranges: [DIERange] = []
+            defer {
+                compileUnits = units
+                compileUnitIndex = RangeIndex(ranges)
+            }
+            var bias: Dwarf_Addr = 0
+            // Modules without debug info (libc, libswiftCore, Foundation) are the usual case,
+            // not a failure: their frames are named from the symbol table.
+            guard dwfl_module_getdwarf(module, &bias) != nil else {
+                _ = dwfl_errno()
+                return
+            }
+            dwarfBias = bias
+            _ = dwfl_errno()
+            var previous: UnsafeMutablePointer<Dwarf_Die>? = nil
+            while let unit = dwfl_module_nextcu(module, previous, &bias) {
+                previous = unit
+                let index = units.count
+                units.append(CompileUnit(die: unit.pointee))
+                forEachRange(of: unit) { low, high in
+                    ranges.append(DIERange(low: low, high: high, index: index))
+                }
+            }
+            // A NULL from dwfl_module_nextcu means both "no more" and "failed".
+            let status = dwfl_errno()
+            if status != 0 {
+                record(.dwflModuleNextcu(path: path, message: lastDwflError(status)))
+            }
+        }
+
+        /// Calls `body` with each `[low, high)` range of `die`.
+        private func forEachRange(
+            of die: UnsafeMutablePointer<Dwarf_Die>,
+            _ body: (UInt64, UInt64) -> Void
+        ) {
+            var offset = 0
+            var base: Dwarf_Addr = 0
+            var low: Dwarf_Addr = 0
+            var high: Dwarf_Addr = 0
+            while true {
+                offset = dwarf_ranges(die, offset, &base, &low, &high)
+                if offset == 0 { return }
+                if offset < 0 {
+                    record(.dwarfRanges(path: path, message: lastDwarfError()))
+                    return
+                }
+                if high > low { body(low, high) }
+            }
+        }
+
+        // MARK: - Functions and inlining
+
+        /// The innermost function DIE (subprogram) of compile unit `unitIndex` holding `dwarfPC`.
+        private func functionDIE(inUnit unitIndex: Int, containing dwarfPC: UInt64) -> Dwarf_Die? {
+            guard var unit = compileUnits?[unitIndex] else { return nil }
+            if unit.functionIndex == nil {
+                var functions: [Dwarf_Die] = []
+                var ranges: [DIERange] = []
+                collectFunctions(under: &unit.die, into: &functions, ranges: &ranges)
+                unit.functionDIEs = functions
+                unit.functionIndex = RangeIndex(ranges)
+                compileUnits?[unitIndex] = unit
+            }
+            guard let range = unit.functionIndex?.lookup(dwarfPC) else { return nil }
+            return unit.functionDIEs?[range.index]
+        }
+
+        /// Indexes every subprogram with code under `parent`.
+        ///
+        /// `dwarf_getscopes` finds nothing in Swift, whose subprograms sit inside
+        /// `DW_TAG_module`: module, namespace and type DIEs are always entered here.
+        private func collectFunctions(
+            under parent: inout Dwarf_Die,
+            into functions: inout [Dwarf_Die],
+            ranges: inout [DIERange]
+        ) {
+            forEachChild(of: &parent) { child in
+                switch Int(dwarf_tag(&child)) {
+                case DW_TAG_subprogram:
+                    let index = functions.count
+                    var hasCode = false
+                    forEachRange(of: &child) { low, high in
+                        hasCode = true
+                        ranges.append(DIERange(low: low, high: high, index: index))
+                    }
+                    if hasCode {
+                        functions.append(child)
+                        // Nested functions (C extensions, some closures) live inside.
+                        collectFunctions(under: &child, into: &functions, ranges: &ranges)
+                    }
+                case DW_TAG_lexical_block:
+                    collectFunctions(under: &child, into: &functions, ranges: &ranges)
+                case DW_TAG_module, DW_TAG_namespace, DW_TAG_structure_type, DW_TAG_class_type,
+                    DW_TAG_enumeration_type, DW_TAG_union_type, DW_TAG_interface_type:
+                    collectFunctions(under: &child, into: &functions, ranges: &ranges)
+                default:
+                    break
+                }
+            }
+        }
+
+        /// `function` followed by the inlined subroutines holding `dwarfPC`, outermost first.
+        private func inlineChain(from function: Dwarf_Die, dwarfPC: UInt64) -> [Dwarf_Die] {
+            var chain = [function]
+            var scope = function
+            while true {
+                var inner: Dwarf_Die? = nil
+                forEachChild(of: &scope) { child in
+                    guard inner == nil else { return }
+                    let tag = Int(dwarf_tag(&child))
+                    guard tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block else {
+                        return
+                    }
+                    if dwarf_haspc(&child, dwarfPC) == 1 {
+                        inner = child
+                    }
+                }
+                guard var found = inner else { return chain }
+                if Int(dwarf_tag(&found)) == DW_TAG_inlined_subroutine {
+                    chain.append(found)
+                }
+                scope = found
+            }
+        }
+
+        /// Calls `body` with each child of `parent`, in order.
+        private func forEachChild(of parent: inout Dwarf_Die, _ body: (inout Dwarf_Die) -> Void) {
+            var child = Dwarf_Die()
+            var status = dwarf_child(&parent, &child)
+            while status == 0 {
+                body(&child)
+                var next = Dwarf_Die()
+                status = dwarf_siblingof(&child, &next)
+                child = next
+            }
+            if status < 0 {
+                record(.dwarfDIETree(path: path, message: lastDwarfError()))
+            }
+        }
+
+        /// The function's name: the demangled linkage name, else `DW_AT_name`, following
+        /// `DW_AT_abstract_origin` and `DW_AT_specification`.
+        private func functionName(_ die: inout Dwarf_Die) -> String? {
+            var attribute = Dwarf_Attribute()
+            for name in [DW_AT_linkage_name, DW_AT_MIPS_linkage_name] {
+                if dwarf_attr_integrate(&die, UInt32(name), &attribute) != nil,
+                    let linkageName = dwarf_formstring(&attribute)
+                {
+                    let mangled = String(cString: linkageName)
+                    if let demangled = demangleSwiftSymbol(mangled) {
+                        return demangled
+                    }
+                    break
+                }
+            }
+            if dwarf_attr_integrate(&die, UInt32(DW_AT_name), &attribute) != nil,
+                let name = dwarf_formstring(&attribute)
+            {
+                return String(cString: name)
+            }
+            return nil
+        }
+
+        /// Where the inlined subroutine `die` was called from: `DW_AT_call_file`, `_line`,
+        /// `_column`.
+        private func callSite(of die: inout Dwarf_Die, cuDIE: inout Dwarf_Die) -> SourceLocation? {
+            func unsigned(_ name: Int) -> UInt64? {
+                var attribute = Dwarf_Attribute()
+                var value: Dwarf_Word = 0
+                guard dwarf_attr(&die, UInt32(name), &attribute) != nil,
+                    dwarf_formudata(&attribute, &value) == 0
+                else { return nil }
+                return value
+            }
+            var location = SourceLocation()
+            if let fileIndex = unsigned(DW_AT_call_file) {
+                var files: OpaquePointer? = nil
+                var count = 0
+                if dwarf_getsrcfiles(&cuDIE, &files, &count) == 0, let files,
+                    Int(fileIndex) < count,
+                    let name = dwarf_filesrc(files, Int(fileIndex), nil, nil)
+                {
+                    location.file = sourcePath(name)
+                }
+            }
+            location.line = unsigned(DW_AT_call_line).flatMap { $0 == 0 ? nil : Int($0) }
+            location.column = unsigned(DW_AT_call_column).flatMap { $0 == 0 ? nil : Int($0) }
+            return location.file == nil && location.line == nil ? nil : location
+        }
+
+        /// The line-table row for `dwarfPC`.
+        private func lineTableLocation(cuDIE: inout Dwarf_Die, dwarfPC: UInt64) -> SourceLocation? {
+            guard let line = dwarf_getsrc_die(&cuDIE, dwarfPC) else { return nil }
+            var location = SourceLocation()
+            if let file = dwarf_linesrc(line, nil, nil) {
+                location.file = sourcePath(file)
+            }
+            var number: Int32 = 0
+            if dwarf_lineno(line, &number) == 0, number > 0 { location.line = Int(number) }
+            var column: Int32 = 0
+            if dwarf_linecol(line, &column) == 0, column > 0 { location.column = Int(column) }
+            return location
+        }
+
+        // MARK: - Errors
+
+        private func record(_ error: SymbolizerError) {
+            if !diagnostics.contains(error) { diagnostics.append(error) }
+        }
+    }
+}
+
+/// A `find_debuginfo` callback that finds nothing, leaving the module's own DWARF (if any).
+private func findNoSeparateDebugInfo(
+    _ module: OpaquePointer?,
+    _ userData: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    _ moduleName: UnsafePointer<CChar>?,
+    _ base: Dwarf_Addr,
+    _ fileName: UnsafePointer<CChar>?,
+    _ debugLinkFile: UnsafePointer<CChar>?,
+    _ debugLinkCRC: GElf_Word,
+    _ debugInfoFileName: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
+    -1
+}
+
+/// A line-table file name as a path, or nil for Swift's `<compiler-generated>` pseudo-file
+/// (which libdw joins with its directory into `//<compiler-generated>`).
+private func sourcePath(_ name: UnsafePointer<CChar>) -> String? {
+    let path = String(cString: name)
+    return path.hasSuffix("<compiler-generated>") ? nil : path
+}
+
+/// The message of libdwfl error `status`, by default the last one.
+private func lastDwflError(_ status: Int32 = -1) -> String {
+    dwfl_errmsg(status).map { String(cString: $0).lowercased() } ?? "unknown error"
+}
+
+/// The message of the last libdw error.
+private func lastDwarfError() -> String {
+    dwarf_errmsg(-1).map { String(cString: $0).lowercased() } ?? "unknown error"
+}
+
+private func hex(_ bytes: [UInt8]) -> String {
+    bytes.map { byte in
+        let digits = String(byte, radix: 16)
+        return digits.count == 1 ? "0" + digits : digits
+    }.joined()
+}

@@ -1,0 +1,99 @@
+// The record stream between an audited process and `leak-audit`, version 1.
+//
+// leak-audit creates an anonymous shared file (memfd), sizes it, and passes its descriptor to the
+// target in the environment variable LEAK_AUDIT_CHANNEL_FD. The target maps it and appends records
+// with no system call per record; because the mapping is shared, every committed record survives
+// the target trapping, aborting or being killed. docs/record-format.md describes the layout.
+//
+// Layout: a header of LA_WIRE_HEADER_SIZE bytes, then an array of 32-byte slots. A writer reserves
+// consecutive slots with one atomic add on `next_slot`, fills them, and commits each slot by storing
+// its first word (the tag) last, with release ordering. A slot whose tag is zero is reserved but not
+// yet written (or was torn by the target's death). The slot index is the global order of events.
+#ifndef LEAK_AUDIT_WIRE_H
+#define LEAK_AUDIT_WIRE_H
+
+#include <stdint.h>
+
+#define LA_WIRE_MAGIC 0x3154494455414B4CULL /* "LKAUDIT1" little-endian */
+#define LA_WIRE_VERSION 1u
+#define LA_WIRE_HEADER_SIZE 4096u
+#define LA_WIRE_SLOT_SIZE 32u
+#define LA_WIRE_ENV_CHANNEL_FD "LEAK_AUDIT_CHANNEL_FD"
+
+/// Header flags, set by the target.
+enum {
+    /// The shim mapped the channel and wrote its module map.
+    LA_FLAG_ATTACHED = 1u << 0,
+    /// The target reserved more slots than the channel holds; later records were dropped.
+    LA_FLAG_OVERFLOW = 1u << 1,
+    /// The Swift runtime is linked statically, so deallocations cannot be observed.
+    LA_FLAG_STATIC_RUNTIME = 1u << 2,
+    /// More distinct stacks than the stack table holds; later allocations carry LA_STACK_NONE.
+    LA_FLAG_STACK_TABLE_FULL = 1u << 3,
+    /// More distinct types than the type table holds; later types are not tracked.
+    LA_FLAG_TYPE_TABLE_FULL = 1u << 4,
+};
+
+/// The channel's first page. Fields marked atomic are accessed with __atomic builtins.
+typedef struct la_wire_header {
+    uint64_t magic;          ///< LA_WIRE_MAGIC, written by leak-audit.
+    uint32_t version;        ///< LA_WIRE_VERSION, written by leak-audit.
+    uint32_t slot_size;      ///< LA_WIRE_SLOT_SIZE, written by leak-audit.
+    uint64_t slot_capacity;  ///< Number of slots after the header, written by leak-audit.
+    uint64_t next_slot;      ///< atomic: slots reserved so far by the target.
+    uint32_t flags;          ///< atomic: LA_FLAG_* bits.
+    int32_t attached_pid;    ///< atomic: the pid of the process that attached, 0 before.
+    uint64_t dropped;        ///< atomic: records that did not fit.
+} la_wire_header;
+
+/// Slot kinds: the low 8 bits of a slot's tag. Zero means "not committed".
+enum {
+    LA_SLOT_EMPTY = 0,
+    /// An instance passed validate: tag[32..63] type id; w1 object address; w2 stack id.
+    LA_SLOT_ALLOC = 1,
+    /// A tracked instance was deallocated: tag[32..63] type id; w1 object address.
+    LA_SLOT_DEALLOC = 2,
+    /// First slot of a blob: tag[8..15] blob kind, tag[32..63] slots in the blob (head included);
+    /// w1 blob id; w2 payload length in bytes; w3 blob-specific value.
+    LA_SLOT_BLOB_HEAD = 3,
+    /// A following slot of a blob: tag[8..31] its index within the blob (1-based);
+    /// w1..w3 carry 24 payload bytes.
+    LA_SLOT_BLOB_CONT = 4,
+};
+
+/// Blob kinds, carried in a blob head's tag.
+enum {
+    /// A tracked type: id = type id; w3 = max (int64); payload = UTF-8 report name.
+    LA_BLOB_TYPE = 1,
+    /// An allocation stack: id = stack id; w3 = 1 if truncated; payload = uint64 return
+    /// addresses, innermost first.
+    LA_BLOB_STACK = 2,
+    /// A loaded ELF image: id = module index; w3 = load bias; payload = la_wire_module followed
+    /// by the build-id bytes and the UTF-8 path.
+    LA_BLOB_MODULE = 3,
+};
+
+/// Fixed part of a module blob's payload.
+typedef struct la_wire_module {
+    uint64_t start;          ///< Lowest runtime address of the image's PT_LOAD segments.
+    uint64_t end;            ///< One past the highest.
+    uint32_t build_id_size;  ///< Bytes of build-id that follow.
+    uint32_t path_size;      ///< Bytes of path that follow the build-id.
+} la_wire_module;
+
+/// Stack id meaning "no stack was recorded".
+#define LA_STACK_NONE 0xFFFFFFFFu
+/// Payload bytes carried by one continuation slot.
+#define LA_WIRE_CONT_PAYLOAD 24u
+
+/// Atomically loads a 64-bit word of the shared mapping with acquire ordering.
+static inline uint64_t la_wire_load_acquire_u64(const void *address) {
+    return __atomic_load_n((const uint64_t *)address, __ATOMIC_ACQUIRE);
+}
+
+/// Atomically loads a 32-bit word of the shared mapping with acquire ordering.
+static inline uint32_t la_wire_load_acquire_u32(const void *address) {
+    return __atomic_load_n((const uint32_t *)address, __ATOMIC_ACQUIRE);
+}
+
+#endif

@@ -1,0 +1,9 @@
+// Compile-time checks of the record stream's layout: both sides include the same header, and
+// these assertions keep an accidental field change from silently changing the format.
+#include "leak_audit_wire.h"
+#include <stddef.h>
+
+_Static_assert(sizeof(la_wire_header) == 48, "la_wire_header layout changed: bump LA_WIRE_VERSION");
+_Static_assert(offsetof(la_wire_header, next_slot) == 24, "la_wire_header.next_slot moved");
+_Static_assert(sizeof(la_wire_module) == 24, "la_wire_module layout changed: bump LA_WIRE_VERSION");
+_Static_assert(LA_WIRE_HEADER_SIZE >= sizeof(la_wire_header), "header page too small");

@@ -1,0 +1,149 @@
+import CLeakMonitorShim
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Counts live instances of ``MemoryLeakMonitorable`` types and reports those over budget.
+///
+/// Counts are exact from any number of threads: an instance counts from its ``validate(_:)`` to
+/// the start of its deinitialization, which the library observes in the Swift runtime itself, so
+/// no weak references are rescanned and `validate` costs the same however many instances live.
+public enum MemoryLeakMonitor {
+    /// Live and peak counts of one tracked type.
+    public struct TypeCount: Sendable, Hashable {
+        /// The type's report name.
+        public var typeName: String
+        /// The type's budget.
+        public var max: Int
+        /// Instances alive now.
+        public var live: Int
+        /// The most instances alive at once since the first validation or ``resetPeaks()``.
+        public var peak: Int
+    }
+
+    private static let handler = Mutex<ViolationHandler>(.stopInDebugBuilds)
+
+    /// What happens when a type goes over its budget and leak-audit is not attached.
+    public static var violationHandler: ViolationHandler {
+        get { handler.withLock { $0 } }
+        set { handler.withLock { $0 = newValue } }
+    }
+
+    /// True when `leak-audit run` started this process and records every validation.
+    public static var isAttachedToLeakAudit: Bool { leakaudit_is_attached() }
+
+    /// True when deallocations are observed, so that live counts go down again.
+    ///
+    /// False only when the Swift runtime is linked statically (`-static-stdlib`): then no budget
+    /// is checked, because every instance would look alive forever.
+    public static var observesDeallocations: Bool { leakaudit_observes_deallocations() }
+
+    /// Counts `instance` against its dynamic type's budget; call it at the end of `init`.
+    ///
+    /// Calling it again for the same instance (from a subclass initializer, say) counts it once.
+    public static func validate<Instance: MemoryLeakMonitorable>(_ instance: Instance) {
+        let dynamicType: AnyObject.Type = type(of: instance)
+        let metadata = unsafeBitCast(dynamicType, to: UnsafeRawPointer.self)
+        var typeID = leakaudit_type_lookup(metadata)
+        if typeID < 0 {
+            typeID = register(instance, metadata: metadata)
+            if typeID < 0 { return }
+        }
+        let result = leakaudit_track(Unmanaged.passUnretained(instance).toOpaque(), typeID)
+        if result.inserted && result.live > result.max {
+            report(Violation(typeName: name(ofTypeID: typeID), max: Int(result.max), liveCount: Int(result.live)))
+        }
+    }
+
+    /// The counts of every type validated so far, in order of first validation.
+    public static func counts() -> [TypeCount] {
+        (0..<leakaudit_type_count()).compactMap(count(ofTypeID:))
+    }
+
+    /// Instances of `type` alive now (exactly `type`, not its subclasses); 0 for a type never validated.
+    public static func liveCount(of type: AnyObject.Type) -> Int {
+        count(of: type)?.live ?? 0
+    }
+
+    /// The most instances of `type` alive at once since its first validation or ``resetPeaks()``.
+    public static func peakCount(of type: AnyObject.Type) -> Int {
+        count(of: type)?.peak ?? 0
+    }
+
+    /// Starts every type's peak again from its current live count, for tests that measure a phase.
+    public static func resetPeaks() {
+        leakaudit_reset_peaks()
+    }
+
+    private static func count(of type: AnyObject.Type) -> TypeCount? {
+        count(ofTypeID: leakaudit_type_lookup(unsafeBitCast(type, to: UnsafeRawPointer.self)))
+    }
+
+    private static func count(ofTypeID typeID: Int32) -> TypeCount? {
+        var counts = leakaudit_type_counts()
+        guard leakaudit_type_counts_get(typeID, &counts) else { return nil }
+        return TypeCount(typeName: name(ofTypeID: typeID), max: Int(counts.max), live: Int(counts.live), peak: Int(counts.peak))
+    }
+
+    private static func name(ofTypeID typeID: Int32) -> String {
+        var length = 0
+        guard let bytes = leakaudit_type_name(typeID, &length) else { return "" }
+        return String(decoding: UnsafeRawBufferPointer(start: bytes, count: length), as: UTF8.self)
+    }
+
+    /// Registers a type at its first validation: the slow path, once per dynamic type.
+    private static func register<Instance: MemoryLeakMonitorable>(_ instance: Instance, metadata: UnsafeRawPointer) -> Int32 {
+        let name = instance.leakReportName
+        let max = Int64(instance.max)
+        let typeID = name.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { leakaudit_type_register(metadata, $0.baseAddress!, $0.count, max) }
+        } ?? Array(name.utf8CString).withUnsafeBufferPointer { leakaudit_type_register(metadata, $0.baseAddress!, $0.count - 1, max) }
+        if typeID >= 0 && !leakaudit_observes_deallocations() {
+            warnOnceDeallocationsInvisible()
+        }
+        return typeID
+    }
+
+    private static let warnedAboutStaticRuntime = Atomic<Bool>(false)
+
+    private static func warnOnceDeallocationsInvisible() {
+        guard !warnedAboutStaticRuntime.exchange(true, ordering: .relaxed) else { return }
+        writeToStandardError(
+            "LeakMonitor: cannot observe deallocations (the Swift runtime is linked statically); budgets are not checked\n"
+        )
+    }
+
+    private static func report(_ violation: Violation) {
+        // Without observed deallocations every instance looks alive forever: no false alarms.
+        guard leakaudit_observes_deallocations() else { return }
+        let attached = leakaudit_is_attached()
+        switch violationHandler {
+        case .stopInDebugBuilds:
+            #if DEBUG
+            if !attached { fatalError(violation.description) }
+            #endif
+        case .stop:
+            if !attached { fatalError(violation.description) }
+        case .log:
+            writeToStandardError("LeakMonitor: \(violation.description)\n")
+        case .ignore:
+            break
+        case .custom(let body):
+            body(violation)
+        }
+    }
+
+    private static func writeToStandardError(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(2, bytes.baseAddress! + offset, bytes.count - offset)
+                if written <= 0 { break }
+                offset += written
+            }
+        }
+    }
+}

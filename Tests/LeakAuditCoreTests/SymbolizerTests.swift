@@ -1,0 +1,323 @@
+import Foundation
+import LeakAuditCore
+import XCTest
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+final class SymbolizerTests: XCTestCase {
+    // MARK: - Code in this test binary (DWARF)
+
+    func testNamesTheCallingTestFunctionWithThisFileAndTheCallLine() throws {
+        let (addresses, callLine) = (recordReturnAddresses(), #line)
+        let symbolizer = Symbolizer(modules: try loadedModuleImages())
+
+        let frames = addresses.map(symbolizer.symbolize)
+        let caller = try XCTUnwrap(
+            frames.first {
+                $0.last?.function?.contains(
+                    "testNamesTheCallingTestFunctionWithThisFileAndTheCallLine"
+                ) == true
+            },
+            "no frame names this test; got \(frames.compactMap { $0.last?.function })"
+        )
+        let physical = try XCTUnwrap(caller.last)
+        XCTAssertFalse(physical.inlined)
+        XCTAssertTrue(
+            physical.function?.hasPrefix("LeakAuditCoreTests.SymbolizerTests.") == true,
+            "\(physical)"
+        )
+        XCTAssertEqual(physical.file, #filePath)
+        XCTAssertEqual(physical.line, callLine)
+        XCTAssertNotNil(physical.column)
+        XCTAssertNotNil(physical.module)
+        XCTAssertEqual(physical.address, addresses[frames.firstIndex(of: caller)!])
+    }
+
+    func testNamesANonInlinedHelperInAnotherFile() throws {
+        let addresses = recordReturnAddresses()
+        let symbolizer = Symbolizer(modules: try loadedModuleImages())
+
+        let helper = try XCTUnwrap(
+            addresses.lazy.map(symbolizer.symbolize).first {
+                $0.last?.function?.contains("recordReturnAddresses") == true
+            }
+        )
+        let physical = try XCTUnwrap(helper.last)
+        let supportFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("SymbolizerTestSupport.swift").path
+        XCTAssertEqual(physical.file, supportFile)
+        XCTAssertEqual(
+            physical.line,
+            try lineNumber(of: "recordReturnAddresses-body", in: supportFile)
+        )
+    }
+
+    func testRepeatedLookupsGiveTheSameFrames() throws {
+        let addresses = recordReturnAddresses()
+        let symbolizer = Symbolizer(modules: try loadedModuleImages())
+
+        let first = addresses.map(symbolizer.symbolize)
+        let second = addresses.map(symbolizer.symbolize)
+        XCTAssertEqual(first, second)
+        XCTAssertEqual(first.count, addresses.count)
+        XCTAssertFalse(first.contains { $0.isEmpty })
+        XCTAssertEqual(symbolizer.diagnostics, [], "every module of this process opens cleanly")
+    }
+
+    // MARK: - Libraries without debug information (symbol table)
+
+    func testAddressInLibcIsNamedFromTheSymbolTableWithoutFile() throws {
+        let malloc = try XCTUnwrap(dlsym(nil, "malloc"))
+        // As if returning to malloc's first byte.
+        let address = UInt64(UInt(bitPattern: malloc)) + 1
+        let modules = try loadedModuleImages()
+        let libc = try XCTUnwrap(modules.first { $0.path.contains("/libc.so") })
+
+        let frames = Symbolizer(modules: modules).symbolize(address)
+
+        XCTAssertEqual(frames.count, 1)
+        let frame = try XCTUnwrap(frames.first)
+        XCTAssertEqual(frame.address, address)
+        XCTAssertEqual(frame.module, libc.path)
+        XCTAssertEqual(frame.moduleOffset, address - libc.loadBias)
+        XCTAssertTrue(frame.function?.contains("malloc") == true, "\(frame)")
+        XCTAssertNil(frame.file)
+        XCTAssertNil(frame.line)
+        XCTAssertFalse(frame.inlined)
+    }
+
+    func testDetachedDebugInfoIsReadOnlyWhenAskedFor() throws {
+        let malloc = try XCTUnwrap(dlsym(nil, "malloc"))
+        let address = UInt64(UInt(bitPattern: malloc)) + 1
+        let modules = try loadedModuleImages()
+        let libc = try XCTUnwrap(modules.first { $0.path.contains("/libc.so") })
+        let buildID = libc.buildID.map { String(format: "%02x", $0) }.joined()
+        let detached = "/usr/lib/debug/.build-id/\(buildID.prefix(2))/\(buildID.dropFirst(2)).debug"
+        guard !buildID.isEmpty, FileManager.default.fileExists(atPath: detached) else {
+            throw XCTSkip("no detached debug info for libc (libc6-dbg) at \(detached)")
+        }
+
+        let frames = Symbolizer(modules: modules, separateDebugInfo: true).symbolize(address)
+
+        let physical = try XCTUnwrap(frames.last)
+        XCTAssertTrue(physical.function?.contains("malloc") == true, "\(physical)")
+        XCTAssertTrue(physical.file?.hasSuffix("malloc.c") == true, "\(physical)")
+        XCTAssertNotNil(physical.line)
+    }
+
+    func testSwiftRuntimeSymbolIsDemangled() throws {
+        let getter = try XCTUnwrap(dlsym(nil, "$sSS5countSivg"), "String.count getter not exported")
+        let address = UInt64(UInt(bitPattern: getter)) + 4
+
+        let frames = Symbolizer(modules: try loadedModuleImages()).symbolize(address)
+
+        XCTAssertEqual(frames.map(\.function), ["Swift.String.count.getter : Swift.Int"])
+        XCTAssertTrue(frames.first?.module?.hasSuffix("libswiftCore.so") == true, "\(frames)")
+    }
+
+    // MARK: - Fallbacks
+
+    func testAddressOutsideEveryModuleFallsBackToTheBareAddress() throws {
+        let symbolizer = Symbolizer(modules: try loadedModuleImages())
+
+        XCTAssertEqual(symbolizer.symbolize(0x10), [SymbolizedFrame(address: 0x10)])
+        XCTAssertEqual(symbolizer.symbolize(0), [SymbolizedFrame(address: 0)])
+        XCTAssertEqual(
+            Symbolizer(modules: []).symbolize(0x5555_0000_1234),
+            [SymbolizedFrame(address: 0x5555_0000_1234)]
+        )
+    }
+
+    func testMissingModuleFileFallsBackToModuleAndOffset() {
+        let missing = ModuleImage(
+            path: "/nonexistent/libGone.so",
+            buildID: [],
+            loadBias: 0x7f00_0000_0000,
+            start: 0x7f00_0000_0000,
+            end: 0x7f00_0010_0000
+        )
+        let symbolizer = Symbolizer(modules: [missing])
+
+        let frames = symbolizer.symbolize(0x7f00_0000_1234)
+        let again = symbolizer.symbolize(0x7f00_0000_2000)
+
+        XCTAssertEqual(
+            frames,
+            [
+                SymbolizedFrame(
+                    address: 0x7f00_0000_1234,
+                    module: "/nonexistent/libGone.so",
+                    moduleOffset: 0x1234
+                )
+            ]
+        )
+        XCTAssertEqual(again.first?.moduleOffset, 0x2000)
+        XCTAssertEqual(symbolizer.diagnostics.count, 1, "the module is tried once")
+        guard case .dwflReportElf(let path, _)? = symbolizer.diagnostics.first else {
+            return XCTFail("expected a dwfl_report_elf failure, got \(symbolizer.diagnostics)")
+        }
+        XCTAssertEqual(path, "/nonexistent/libGone.so")
+        XCTAssertTrue(
+            "\(symbolizer.diagnostics[0])".hasPrefix(
+                "dwfl_report_elf failed for '/nonexistent/libGone.so'"
+            )
+        )
+    }
+
+    func testRebuiltModuleWithAnotherBuildIDFallsBackToModuleAndOffset() throws {
+        let addresses = recordReturnAddresses()
+        let modules = try loadedModuleImages()
+        let address = try XCTUnwrap(addresses.dropFirst().first)
+        var image = try XCTUnwrap(modules.first { $0.contains(address - 1) })
+        XCTAssertFalse(image.buildID.isEmpty, "the test binary should carry a build-id")
+        image.buildID = [0xde, 0xad, 0xbe, 0xef]
+
+        let symbolizer = Symbolizer(modules: [image])
+        let frames = symbolizer.symbolize(address)
+
+        XCTAssertEqual(
+            frames,
+            [
+                SymbolizedFrame(
+                    address: address,
+                    module: image.path,
+                    moduleOffset: address - image.loadBias
+                )
+            ]
+        )
+        guard case .buildIDMismatch(_, let recorded, _)? = symbolizer.diagnostics.first else {
+            return XCTFail("expected a build-id mismatch, got \(symbolizer.diagnostics)")
+        }
+        XCTAssertEqual(recorded, "deadbeef")
+    }
+
+    // MARK: - Inlined frames (an optimized fixture library)
+
+    func testInlinedFramesComeInnermostFirstWithTheirCallSites() throws {
+        let modules = try loadedModuleImages()
+        let runtime = try XCTUnwrap(modules.first { $0.path.hasSuffix("/libswiftCore.so") })
+        // <toolchain>/usr/lib/swift/linux/libswiftCore.so -> <toolchain>/usr/bin/swiftc
+        let swiftc = URL(fileURLWithPath: runtime.path).deletingLastPathComponent()
+            .deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
+                "bin/swiftc"
+            ).path
+        guard FileManager.default.isExecutableFile(atPath: swiftc) else {
+            throw XCTSkip("no swiftc next to \(runtime.path)")
+        }
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("SymbolizerTests-\(getpid())-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = directory.appendingPathComponent("Fixture.swift")
+        let library = directory.appendingPathComponent("libInlineFixture.so")
+        try inlineFixtureSource.write(to: source, atomically: true, encoding: .utf8)
+
+        let compile = Process()
+        compile.executableURL = URL(fileURLWithPath: swiftc)
+        compile.arguments = [
+            "-O", "-g", "-emit-library", "-module-name", "InlineFixture", source.path, "-o",
+            library.path,
+        ]
+        try compile.run()
+        compile.waitUntilExit()
+        XCTAssertEqual(compile.terminationStatus, 0, "swiftc failed")
+
+        let handle = try XCTUnwrap(dlopen(library.path, RTLD_NOW), String(cString: dlerror()))
+        defer { dlclose(handle) }
+        let entry = try XCTUnwrap(dlsym(handle, "fixture_outer"))
+        typealias Outer = @convention(c) (@convention(c) () -> Void) -> Void
+        fixtureReturnAddresses = []
+        unsafeBitCast(entry, to: Outer.self)({
+            if fixtureReturnAddresses.isEmpty { fixtureReturnAddresses = recordReturnAddresses() }
+        })
+        let symbolizer = Symbolizer(modules: try loadedModuleImages())
+
+        let frames = try XCTUnwrap(
+            fixtureReturnAddresses.lazy.map(symbolizer.symbolize).first {
+                $0.first?.module == library.path
+            },
+            "no return address in the fixture"
+        )
+
+        XCTAssertEqual(frames.map(\.inlined), [true, true, false], "\(frames)")
+        guard frames.count == 3 else { return }
+        XCTAssertTrue(
+            frames[0].function?.hasPrefix("InlineFixture.fixtureInnermost(") == true,
+            "\(frames[0])"
+        )
+        XCTAssertTrue(
+            frames[1].function?.hasPrefix("InlineFixture.fixtureInner(") == true,
+            "\(frames[1])"
+        )
+        XCTAssertTrue(
+            frames[2].function?.hasPrefix("InlineFixture.fixtureOuter(") == true,
+            "\(frames[2])"
+        )
+        XCTAssertEqual(frames.map(\.file), Array(repeating: source.path, count: 3))
+        XCTAssertEqual(
+            frames.map(\.line),
+            [
+                try lineNumber(of: "call-in-innermost", in: source.path),
+                try lineNumber(of: "call-in-inner", in: source.path),
+                try lineNumber(of: "call-in-outer", in: source.path),
+            ]
+        )
+        XCTAssertEqual(Set(frames.map(\.address)).count, 1)
+        XCTAssertEqual(symbolizer.diagnostics.filter { "\($0)".contains(library.path) }, [])
+    }
+
+    // MARK: - Demangling
+
+    func testDemanglesSwiftNamesAndRejectsCNames() {
+        XCTAssertEqual(demangleSwiftSymbol("$sSi"), "Swift.Int")
+        XCTAssertEqual(
+            demangleSwiftSymbol("$sSS5countSivg"),
+            "Swift.String.count.getter : Swift.Int"
+        )
+        XCTAssertEqual(demangleSwiftSymbol("$sSi"), "Swift.Int", "cached answer")
+        XCTAssertNil(demangleSwiftSymbol("malloc"))
+        XCTAssertNil(demangleSwiftSymbol("malloc"), "cached answer")
+        XCTAssertNil(demangleSwiftSymbol(""))
+    }
+}
+
+/// Written by the fixture's callback, which cannot capture context.
+nonisolated(unsafe) private var fixtureReturnAddresses: [UInt64] = []
+
+/// Three functions that `-O` folds into one: two levels of inlining around a call that must stay
+/// a call (not a tail jump), so that its return address lies in the inlined code.
+private let inlineFixtureSource = """
+    public var fixtureCounter = 0
+
+    @_cdecl("fixture_outer")
+    @inline(never)
+    public func fixtureOuter(_ callback: @convention(c) () -> Void) {
+        fixtureInner(callback)  // call-in-outer
+        fixtureCounter &+= 1
+    }
+
+    @inline(__always)
+    func fixtureInner(_ callback: @convention(c) () -> Void) {
+        fixtureInnermost(callback)  // call-in-inner
+        fixtureCounter &+= 2
+    }
+
+    @inline(__always)
+    func fixtureInnermost(_ callback: @convention(c) () -> Void) {
+        callback()  // call-in-innermost
+        fixtureCounter &+= 3
+    }
+
+    """
+
+/// The 1-based line of the first line of `path` containing `marker`.
+private func lineNumber(of marker: String, in path: String) throws -> Int {
+    let lines = try String(contentsOfFile: path, encoding: .utf8).split(
+        separator: "\n",
+        omittingEmptySubsequences: false
+    )
+    return try XCTUnwrap(lines.firstIndex { $0.contains(marker) }, "no '\(marker)' in \(path)") + 1
+}

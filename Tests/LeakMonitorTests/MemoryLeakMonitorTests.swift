@@ -1,0 +1,139 @@
+import Dispatch
+import Foundation
+import LeakMonitor
+import XCTest
+
+private final class Screen: MemoryLeakMonitorable {
+    var max: Int { 2 }
+    init() { MemoryLeakMonitor.validate(self) }
+}
+
+private class Coordinator: MemoryLeakMonitorable {
+    var max: Int { 1 }
+    init() { MemoryLeakMonitor.validate(self) }
+}
+
+private final class ArchiveCoordinator: Coordinator {
+    override var max: Int { 3 }
+}
+
+private final class DoublyValidated: Coordinator {
+    override var max: Int { 5 }
+    override init() {
+        super.init()
+        MemoryLeakMonitor.validate(self)
+    }
+}
+
+private final class Box<Value>: MemoryLeakMonitorable {
+    let value: Value
+    var max: Int { 10 }
+    init(_ value: Value) {
+        self.value = value
+        MemoryLeakMonitor.validate(self)
+    }
+}
+
+private final class Renamed: MemoryLeakMonitorable {
+    var max: Int { 1 }
+    var leakReportName: String { "Custom \"name\"" }
+    init() { MemoryLeakMonitor.validate(self) }
+}
+
+private final class Hammered: MemoryLeakMonitorable {
+    var max: Int { 1_000_000 }
+    init() { MemoryLeakMonitor.validate(self) }
+}
+
+private final class Recorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var recorded: [Violation] = []
+    func record(_ violation: Violation) { lock.withLock { recorded.append(violation) } }
+    var violations: [Violation] { lock.withLock { recorded } }
+}
+
+final class MemoryLeakMonitorTests: XCTestCase {
+    private var recorder = Recorder()
+
+    override func setUp() {
+        recorder = Recorder()
+        let recorder = self.recorder
+        MemoryLeakMonitor.violationHandler = .custom { recorder.record($0) }
+    }
+
+    override func tearDown() {
+        MemoryLeakMonitor.violationHandler = .stopInDebugBuilds
+    }
+
+    func testDeallocationsAreObservedWithoutLeakAudit() {
+        XCTAssertTrue(MemoryLeakMonitor.observesDeallocations)
+        XCTAssertFalse(MemoryLeakMonitor.isAttachedToLeakAudit)
+    }
+
+    func testLiveCountFollowsLifetimes() {
+        var screens: [Screen] = []
+        for _ in 0..<2 { screens.append(Screen()) }
+        XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Screen.self), 2)
+        screens.removeFirst()
+        XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Screen.self), 1)
+        screens.removeAll()
+        XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Screen.self), 0)
+        XCTAssertTrue(recorder.violations.isEmpty)
+    }
+
+    func testViolationWhenOverBudget() {
+        let kept = (0..<3).map { _ in Screen() }
+        XCTAssertEqual(recorder.violations, [Violation(typeName: String(reflecting: Screen.self), max: 2, liveCount: 3)])
+        XCTAssertGreaterThanOrEqual(MemoryLeakMonitor.peakCount(of: Screen.self), 3)
+        withExtendedLifetime(kept) {}
+    }
+
+    func testSubclassHasItsOwnBudget() {
+        let archives = (0..<3).map { _ in ArchiveCoordinator() }
+        XCTAssertTrue(recorder.violations.isEmpty, "\(recorder.violations)")
+        XCTAssertEqual(MemoryLeakMonitor.liveCount(of: ArchiveCoordinator.self), 3)
+        XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Coordinator.self), 0)
+        let base = (0..<2).map { _ in Coordinator() }
+        XCTAssertEqual(recorder.violations.map(\.max), [1])
+        withExtendedLifetime((archives, base)) {}
+    }
+
+    func testValidatingTwiceCountsOnce() {
+        var objects = [DoublyValidated(), DoublyValidated()]
+        XCTAssertEqual(MemoryLeakMonitor.liveCount(of: DoublyValidated.self), 2)
+        objects.removeAll()
+        XCTAssertEqual(MemoryLeakMonitor.liveCount(of: DoublyValidated.self), 0)
+    }
+
+    func testGenericSpecializationsAreSeparateTypes() {
+        let ints = (0..<4).map { Box($0) }
+        let strings = (0..<7).map { Box("\($0)") }
+        XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Box<Int>.self), 4)
+        XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Box<String>.self), 7)
+        let names = Set(MemoryLeakMonitor.counts().map(\.typeName))
+        XCTAssertTrue(names.contains(where: { $0.hasSuffix("Box<Swift.Int>") }), "\(names)")
+        XCTAssertTrue(names.contains(where: { $0.hasSuffix("Box<Swift.String>") }), "\(names)")
+        withExtendedLifetime((ints, strings)) {}
+    }
+
+    func testReportNameCanBeOverridden() {
+        let objects = [Renamed(), Renamed()]
+        XCTAssertEqual(recorder.violations.map(\.typeName), ["Custom \"name\""])
+        withExtendedLifetime(objects) {}
+    }
+
+    func testCountsAreExactFromManyThreads() {
+        let kept = NSLock()
+        nonisolated(unsafe) var survivors: [Hammered] = []
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            for index in 0..<5_000 {
+                let object = Hammered()
+                if index % 100 == worker { kept.withLock { survivors.append(object) } }
+            }
+        }
+        XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Hammered.self), survivors.count)
+        XCTAssertEqual(survivors.count, 8 * 50)
+        survivors.removeAll()
+        XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Hammered.self), 0)
+    }
+}
