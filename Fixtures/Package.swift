@@ -4,12 +4,38 @@
 // report nothing. This package depends on leak-audit by path, as a user's package would.
 import PackageDescription
 
+let leakMonitor: Target.Dependency = .product(name: "LeakMonitor", package: "leak-audit")
+
+/// A scenario program linking LeakMonitor.
+func scenario(_ name: String, _ dependencies: [Target.Dependency] = [leakMonitor]) -> Target {
+    .executableTarget(name: name, dependencies: dependencies)
+}
+
 let package = Package(
     name: "Fixtures",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(name: "leak-audit", path: "..")],
+    dependencies: [
+        .package(name: "leak-audit", path: ".."),
+        // A separate package, so that its library is linked as a shared object, not statically.
+        .package(name: "WidgetKit", path: "WidgetKit"),
+    ],
     targets: [
-        .executableTarget(name: "ViewModelRetention", dependencies: [.product(name: "LeakMonitor", package: "leak-audit")]),
+        scenario("ViewModelRetention"),
+        scenario("DismissalCapture"),
+        scenario("CoordinatorBudgets"),
+        scenario("WeakObservers"),
+        scenario("ConcurrentSessions"),
+        scenario("GenericBoxes"),
+        scenario("CrashAfterLeak"),
+        scenario("ExitNonZero"),
+        scenario("EscapingNames"),
+        scenario("DynamicLibraryType", [.product(name: "WidgetKit", package: "WidgetKit")]),
+        // Allocation-heavy, for the benchmark.
+        scenario("AllocationChurn"),
+        // Never links LeakMonitor: leak-audit must say it cannot audit it.
+        .executableTarget(name: "Uninstrumented"),
+        // An XCTest bundle: one leaky test and its clean twin.
+        .testTarget(name: "ScreenTests", dependencies: [leakMonitor]),
     ],
     // Fixtures read like typical app code, which mostly still builds in Swift 5 mode.
     swiftLanguageModes: [.v5]
