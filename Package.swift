@@ -40,6 +40,7 @@ let package = Package(
         ),
         .testTarget(name: "LeakMonitorTests", dependencies: ["LeakMonitor"]),
         .testTarget(name: "LeakAuditCoreTests", dependencies: ["LeakAuditCore"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["LeakAuditCore"]),
+        // Builds Fixtures/ and runs the real leak-audit executable on it.
+        .testTarget(name: "EndToEndTests", dependencies: ["LeakAuditCLI"]),
     ]
 )

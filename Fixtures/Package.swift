@@ -29,6 +29,7 @@ let package = Package(
         scenario("CrashAfterLeak"),
         scenario("ExitNonZero"),
         scenario("EscapingNames"),
+        scenario("InterruptedWhileLeaking"),
         scenario("DynamicLibraryType", [.product(name: "WidgetKit", package: "WidgetKit")]),
         // Allocation-heavy, for the benchmark.
         scenario("AllocationChurn"),

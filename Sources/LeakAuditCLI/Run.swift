@@ -18,14 +18,13 @@ struct Run: ParsableCommand {
 
     @OptionGroup var report: ReportOptions
 
-    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The program or .xctest bundle, then its arguments.", valueName: "target"))
-    var command: [String] = []
+    @Argument(help: ArgumentHelp("The program or .xctest bundle to run.", valueName: "target"))
+    var target: String
+
+    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("Arguments passed to the target unchanged.", valueName: "arguments"))
+    var targetArguments: [String] = []
 
     func run() throws {
-        let words = command.first == "--" ? Array(command.dropFirst()) : command
-        guard let target = words.first, !target.isEmpty else {
-            throw ValidationError("missing target: name the program or .xctest bundle to run, e.g. 'leak-audit run ./.build/debug/App'")
-        }
         // Open the output first: a bad path must not cost a whole run.
         let sink: FileHandle
         if let output = report.output {
@@ -39,7 +38,7 @@ struct Run: ParsableCommand {
 
         let auditReport: AuditReport
         do {
-            auditReport = try audit(AuditRequest(target: target, arguments: Array(words.dropFirst())), toolVersion: leakAuditVersion)
+            auditReport = try audit(AuditRequest(target: target, arguments: targetArguments), toolVersion: leakAuditVersion)
         } catch {
             FileHandle.standardError.write(Data("leak-audit: error: \(error.description)\n".utf8))
             throw ExitCode(ExitStatus(error).rawValue)

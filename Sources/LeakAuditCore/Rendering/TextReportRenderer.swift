@@ -1,8 +1,19 @@
+import Foundation
+
 /// The report for people: one block per exceeded type with its allocation stacks as
 /// `function at file:line`, then one line per type within budget, then the verdict.
+///
+/// Stacks are tightened for reading (JSON keeps every frame): paths under the working directory
+/// are shown relative to it, return types are left out of function names, compiler thunks that
+/// have no line are skipped, and frames below the program's entry point are cut.
 public struct TextReportRenderer: ReportRenderer {
-    /// Creates the renderer.
-    public init() {}
+    /// Paths under this directory are shown relative to it.
+    public var workingDirectory: String
+
+    /// Creates the renderer; `workingDirectory` defaults to the process's.
+    public init(workingDirectory: String? = nil) {
+        self.workingDirectory = workingDirectory ?? FileManager.default.currentDirectoryPath
+    }
 
     /// Renders the report as plain text (no colour, so it reads the same in a CI log).
     public func render(_ report: AuditReport) -> String {
@@ -37,7 +48,7 @@ public struct TextReportRenderer: ReportRenderer {
             for group in type.allocations {
                 lines.append("  \(group.count) × allocated at")
                 if group.frames.isEmpty { lines.append("      (no stack recorded)") }
-                for frame in group.frames { lines.append("      " + Self.describe(frame)) }
+                for frame in readableFrames(group.frames) { lines.append("      " + describe(frame)) }
                 if group.truncated { lines.append("      … (deeper frames not recorded)") }
             }
         }
@@ -67,20 +78,52 @@ public struct TextReportRenderer: ReportRenderer {
         }
     }
 
+    /// The frames worth reading: thunks without a line dropped, nothing below the entry point.
+    func readableFrames(_ frames: [SymbolizedFrame]) -> [SymbolizedFrame] {
+        var result: [SymbolizedFrame] = []
+        for frame in frames {
+            if frame.file != nil && (frame.line ?? 0) == 0 { continue }
+            result.append(frame)
+            let function = frame.function ?? ""
+            if function == "main" || (function.hasSuffix("_main") && !function.contains(" ")) { break }
+        }
+        return result
+    }
+
     /// `function at file:line`, or what is known of the frame.
-    static func describe(_ frame: SymbolizedFrame) -> String {
-        var text = escaped(frame.function ?? "??")
+    func describe(_ frame: SymbolizedFrame) -> String {
+        var text = Self.escaped(frame.function.map(Self.withoutReturnType) ?? "??")
         if let file = frame.file {
-            text += " at \(escaped(file))"
+            let prefix = workingDirectory.hasSuffix("/") ? workingDirectory : workingDirectory + "/"
+            let shown = file.hasPrefix(prefix) ? String(file.dropFirst(prefix.count)) : file
+            text += " at \(Self.escaped(shown))"
             if let line = frame.line { text += ":\(line)" }
         } else if let module = frame.module {
             let offset = frame.moduleOffset.map { "+0x" + String($0, radix: 16) } ?? ""
-            text += " in \(escaped(module))\(offset)"
+            text += " in \(Self.escaped(module))\(offset)"
         } else {
             text += " at 0x" + String(frame.address, radix: 16)
         }
         if frame.inlined { text += " [inlined]" }
         return text
+    }
+
+    /// `A.f(x: Swift.Int) -> Swift.String` without ` -> Swift.String`: the arrow at nesting depth 0
+    /// after the parameter list starts the return type.
+    static func withoutReturnType(_ function: String) -> String {
+        var depth = 0
+        var index = function.startIndex
+        while index < function.endIndex {
+            switch function[index] {
+            case "(", "<", "[": depth += 1
+            case ")", ">", "]": depth = max(0, depth - 1)
+            case " " where depth == 0 && function[index...].hasPrefix(" -> "):
+                return String(function[..<index])
+            default: break
+            }
+            index = function.index(after: index)
+        }
+        return function
     }
 
     /// Makes a string from the target safe for a terminal: control characters become escapes.

@@ -1,0 +1,135 @@
+import Foundation
+import XCTest
+
+/// The command line's contract: text report, escaping, where output goes, errors and exit codes,
+/// and signals.
+final class CommandLineTests: XCTestCase {
+    func testTextReportGoesToStandardErrorWithFunctionAtFileLine() throws {
+        let result = Harness.run([Harness.leakAudit, "run", try Harness.fixture("ViewModelRetention")])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(result.stdout, "ViewModelRetention: opened and closed 3 screens\n")
+        let line = try Harness.line(of: "MemoryLeakMonitor.validate(self)", inFixtureSource: "Sources/ViewModelRetention/main.swift")
+        XCTAssertTrue(result.stderr.contains("EXCEEDED ViewModelRetention.LoginViewModel: max 1, peak 3, alive at exit 3"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("3 × allocated at"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("ViewModelRetention.LoginViewModel.init(title:"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("Sources/ViewModelRetention/main.swift:\(line)"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("1 of 1 tracked types over budget"), result.stderr)
+    }
+
+    func testCleanTextReportSaysSo() throws {
+        let result = Harness.run([Harness.leakAudit, "run", try Harness.fixture("ViewModelRetention"), "clean"])
+        XCTAssertEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("ok ViewModelRetention.LoginViewModel: max 1, peak 1, alive at exit 0"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("no type over budget"), result.stderr)
+        XCTAssertFalse(result.stderr.contains("EXCEEDED"))
+    }
+
+    func testNamesFromTheTargetAreEscapedInTextAndJSON() throws {
+        let expected = "Tricky \"quoted\" \\ ünïcödé 🦊 tab\there bell\u{7}"
+        let audit = try Harness.audit("EscapingNames")
+        XCTAssertEqual(audit.status, 1)
+        XCTAssertEqual(try audit.type("bell\u{7}").string("name"), expected, "JSON round-trips the exact name")
+        let raw = try String(contentsOfFile: audit.jsonPath, encoding: .utf8)
+        XCTAssertFalse(raw.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "no raw control characters in JSON")
+
+        let text = Harness.run([Harness.leakAudit, "run", try Harness.fixture("EscapingNames")]).stderr
+        XCTAssertTrue(text.contains("EXCEEDED Tricky \"quoted\" \\ ünïcödé 🦊 tab\\u{9}here bell\\u{7}: max 1"), text)
+        XCTAssertFalse(text.unicodeScalars.contains { $0.value == 7 || $0.value == 9 }, "no raw control characters in text")
+    }
+
+    func testOutputFileAndFormatOptions() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString).txt").path
+        let result = Harness.run([Harness.leakAudit, "run", "--output", path, try Harness.fixture("GenericBoxes")])
+        XCTAssertEqual(result.status, 1)
+        let report = try String(contentsOfFile: path, encoding: .utf8)
+        XCTAssertTrue(report.contains("EXCEEDED GenericBoxes.Box<Swift.String>: max 2, peak 3"), report)
+        XCTAssertFalse(result.stderr.contains("EXCEEDED"), "the report went to the file only")
+        XCTAssertTrue(result.stderr.contains(path), "the log points to the report: \(result.stderr)")
+    }
+
+    func testOptionsAfterTheTargetBelongToTheTarget() throws {
+        let audit = try Harness.audit("ViewModelRetention", ["clean", "--format", "text"])
+        XCTAssertEqual(audit.target["arguments"] as? [String], ["clean", "--format", "text"])
+        XCTAssertEqual(audit.status, 0)
+    }
+
+    func testUninstrumentedTargetIsNotAnEmptySuccess() throws {
+        let audit = try Harness.audit("Uninstrumented")
+        XCTAssertEqual(audit.status, 3)
+        XCTAssertEqual(audit.target["attached"] as? Bool, false)
+        XCTAssertEqual(audit.target["notAuditedReason"] as? String, "neverAttached")
+        let text = Harness.run([Harness.leakAudit, "run", try Harness.fixture("Uninstrumented")])
+        XCTAssertEqual(text.status, 3)
+        XCTAssertTrue(text.stderr.contains("never attached"), text.stderr)
+        XCTAssertTrue(text.stderr.contains("LeakMonitor"), text.stderr)
+    }
+
+    func testMissingTargetIsOneLineWithExitCode4() {
+        let result = Harness.run([Harness.leakAudit, "run", "./no-such-binary"])
+        XCTAssertEqual(result.status, 4)
+        XCTAssertEqual(result.stderr, "leak-audit: error: target './no-such-binary' not found: check the path, or build it first (swift build)\n")
+    }
+
+    func testNonExecutableTargetIsOneLineWithExitCode4() {
+        let readme = Harness.packageRoot.appendingPathComponent("Package.swift").path
+        let result = Harness.run([Harness.leakAudit, "run", readme])
+        XCTAssertEqual(result.status, 4)
+        XCTAssertTrue(result.stderr.hasPrefix("leak-audit: error: target '\(readme)' is not executable"), result.stderr)
+        XCTAssertEqual(result.stderr.filter { $0 == "\n" }.count, 1, result.stderr)
+        let directory = Harness.run([Harness.leakAudit, "run", Harness.packageRoot.path])
+        XCTAssertEqual(directory.status, 4)
+    }
+
+    func testUsageErrorsExit64() throws {
+        let missing = Harness.run([Harness.leakAudit, "run"])
+        XCTAssertEqual(missing.status, 64)
+        XCTAssertTrue(missing.stderr.contains("Missing expected argument '<target>'"), missing.stderr)
+        let format = Harness.run([Harness.leakAudit, "run", "--format", "yaml", try Harness.fixture("ViewModelRetention")])
+        XCTAssertEqual(format.status, 64)
+        XCTAssertTrue(format.stderr.contains("yaml"), format.stderr)
+        let output = Harness.run([Harness.leakAudit, "run", "--output", "/no/such/dir/report.json", try Harness.fixture("ViewModelRetention")])
+        XCTAssertEqual(output.status, 64)
+        XCTAssertTrue(output.stderr.contains("/no/such/dir/report.json"), output.stderr)
+        XCTAssertEqual(output.stdout, "", "the target did not run")
+    }
+
+    func testHelpDocumentsExitCodes() {
+        let help = Harness.run([Harness.leakAudit, "run", "--help"])
+        XCTAssertEqual(help.status, 0)
+        for line in ["Exit codes:", "0   the target exited 0", "1   at least one type exceeded", "2   no type exceeded", "3   the target could not be audited", "4   the target could not be started", "64  usage"] {
+            XCTAssertTrue(help.stdout.contains(line), "missing '\(line)' in:\n\(help.stdout)")
+        }
+        let version = Harness.run([Harness.leakAudit, "--version"])
+        XCTAssertEqual(version.status, 0)
+        XCTAssertFalse(version.stdout.isEmpty)
+    }
+
+    func testSignalsReachTheTargetAndTheReportIsStillWritten() throws {
+        for (signal, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString).json").path
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Harness.leakAudit)
+            process.arguments = ["run", "--format", "json", "--output", path, try Harness.fixture("InterruptedWhileLeaking")]
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            // Wait until the target says it is ready (it leaked two uploads by then).
+            var seen = Data()
+            while !String(decoding: seen, as: UTF8.self).contains("ready") {
+                let chunk = out.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                seen.append(chunk)
+            }
+            kill(process.processIdentifier, signal)
+            process.waitUntilExit()
+            XCTAssertEqual(process.terminationStatus, 1, name)
+            let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+            let target = try XCTUnwrap(json["target"] as? [String: Any])
+            XCTAssertEqual((target["exit"] as? [String: Any])?["signal"] as? Int, Int(signal), name)
+            let types = try XCTUnwrap(json["types"] as? [[String: Any]])
+            XCTAssertEqual(types.first?["peakLive"] as? Int, 2, name)
+            try Harness.validateAgainstSchema(path)
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import XCTest
+
+/// Builds Fixtures/ once per test process and runs the real leak-audit executable on it.
+enum Harness {
+    /// The package root, found from this file's path.
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static var fixturesRoot: URL { packageRoot.appendingPathComponent("Fixtures") }
+
+    /// leak-audit as built for this test run: it sits beside the test bundle.
+    static var leakAudit: String {
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        let candidates = [bundle.deletingLastPathComponent(), bundle.deletingLastPathComponent().deletingLastPathComponent()]
+        for directory in candidates {
+            let path = directory.appendingPathComponent("leak-audit").path
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return packageRoot.appendingPathComponent(".build/debug/leak-audit").path
+    }
+
+    /// The fixtures' products directory, after building them (once) with their tests.
+    static let fixturesBinDirectory: Result<String, Error> = {
+        let build = run(["swift", "build", "--build-tests", "--package-path", fixturesRoot.path])
+        guard build.status == 0 else {
+            return .failure(HarnessError.buildFailed(build.stderr + build.stdout))
+        }
+        let path = run(["swift", "build", "--show-bin-path", "--package-path", fixturesRoot.path])
+        return .success(path.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+    }()
+
+    /// The path of fixture product `name`.
+    static func fixture(_ name: String) throws -> String {
+        try fixturesBinDirectory.get() + "/" + name
+    }
+
+    struct CommandResult {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs a command to completion, capturing its output.
+    static func run(_ arguments: [String], environment: [String: String]? = nil) -> CommandResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch { return CommandResult(status: -1, stdout: "", stderr: "\(error)") }
+        // Read both pipes concurrently so that neither fills up and blocks the child.
+        nonisolated(unsafe) var errData = Data()
+        let reader = Thread { errData = err.fileHandleForReading.readDataToEndOfFile() }
+        reader.start()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while !reader.isFinished { usleep(1_000) }
+        return CommandResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// One run of leak-audit with a JSON report written to a temporary file.
+    struct Audit {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var json: [String: Any]
+        var jsonPath: String
+
+        var types: [[String: Any]] { json["types"] as? [[String: Any]] ?? [] }
+        var target: [String: Any] { json["target"] as? [String: Any] ?? [:] }
+
+        /// The tracked type whose name ends with `suffix`.
+        func type(_ suffix: String, file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
+            let match = types.first { ($0["name"] as? String)?.hasSuffix(suffix) == true }
+            return try XCTUnwrap(match, "no type named …\(suffix) in \(types.map { $0["name"] ?? "" })", file: file, line: line)
+        }
+    }
+
+    /// Runs `leak-audit run --format json --output TMP fixture arguments…` and parses the report.
+    static func audit(_ fixture: String, _ arguments: [String] = [], extraOptions: [String] = []) throws -> Audit {
+        let path = try self.fixture(fixture)
+        let jsonPath = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString).json").path
+        let result = run([leakAudit, "run", "--format", "json", "--output", jsonPath] + extraOptions + [path] + arguments)
+        let data = try Data(contentsOf: URL(fileURLWithPath: jsonPath))
+        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        try validateAgainstSchema(jsonPath)
+        return Audit(status: result.status, stdout: result.stdout, stderr: result.stderr, json: json, jsonPath: jsonPath)
+    }
+
+    /// Validates a JSON report against docs/report-schema.json with Python's jsonschema.
+    static func validateAgainstSchema(_ jsonPath: String) throws {
+        let schema = packageRoot.appendingPathComponent("docs/report-schema.json").path
+        let script = """
+            import json, sys, jsonschema
+            schema = json.load(open(sys.argv[1]))
+            jsonschema.Draft202012Validator.check_schema(schema)
+            jsonschema.Draft202012Validator(schema).validate(json.load(open(sys.argv[2])))
+            """
+        let result = run(["python3", "-c", script, schema, jsonPath])
+        if result.status != 0 { throw HarnessError.schemaViolation(result.stderr) }
+    }
+
+    /// The 1-based line of the first line in a fixture source that contains `text`.
+    static func line(of text: String, inFixtureSource relativePath: String) throws -> Int {
+        let source = try String(contentsOf: fixturesRoot.appendingPathComponent(relativePath), encoding: .utf8)
+        let lines = source.components(separatedBy: "\n")
+        guard let index = lines.firstIndex(where: { $0.contains(text) }) else { throw HarnessError.missingText(text) }
+        return index + 1
+    }
+}
+
+enum HarnessError: Error, CustomStringConvertible {
+    case buildFailed(String)
+    case schemaViolation(String)
+    case missingText(String)
+
+    var description: String {
+        switch self {
+        case .buildFailed(let log): "building Fixtures failed:\n\(log)"
+        case .schemaViolation(let log): "report does not match docs/report-schema.json:\n\(log)"
+        case .missingText(let text): "fixture source has no line containing '\(text)'"
+        }
+    }
+}
+
+extension Dictionary where Key == String, Value == Any {
+    func int(_ key: String) -> Int? { self[key] as? Int }
+    func bool(_ key: String) -> Bool? { self[key] as? Bool }
+    func string(_ key: String) -> String? { self[key] as? String }
+    var allocations: [[String: Any]] { self["allocations"] as? [[String: Any]] ?? [] }
+    var frames: [[String: Any]] { self["frames"] as? [[String: Any]] ?? [] }
+}

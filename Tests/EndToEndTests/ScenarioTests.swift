@@ -1,0 +1,179 @@
+import Foundation
+import XCTest
+
+/// Each leaky fixture must be reported with exact counts and the allocating lines; each clean twin
+/// must report nothing.
+final class ScenarioTests: XCTestCase {
+    /// Asserts that the clean twin of `fixture` is not reported and leak-audit exits `status`.
+    private func assertCleanTwin(_ fixture: String, status: Int32 = 0, file: StaticString = #filePath, line: UInt = #line) throws {
+        let audit = try Harness.audit(fixture, ["clean"])
+        XCTAssertEqual(audit.status, status, audit.stderr, file: file, line: line)
+        XCTAssertFalse(audit.types.isEmpty, "the clean twin still tracks its types", file: file, line: line)
+        for type in audit.types {
+            XCTAssertEqual(type.bool("exceeded"), false, "\(type)", file: file, line: line)
+            XCTAssertTrue(type.allocations.isEmpty, "\(type)", file: file, line: line)
+        }
+        let summary = try XCTUnwrap(audit.json["summary"] as? [String: Any])
+        XCTAssertEqual(summary.int("exceededTypes"), 0, file: file, line: line)
+    }
+
+    func testViewModelKeptByLongLivedOwnerIsReportedWithItsAllocatingLines() throws {
+        let audit = try Harness.audit("ViewModelRetention")
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let model = try audit.type(".LoginViewModel")
+        XCTAssertEqual(model.string("name"), "ViewModelRetention.LoginViewModel")
+        XCTAssertEqual(model.int("max"), 1)
+        XCTAssertEqual(model.int("peakLive"), 3)
+        XCTAssertEqual(model.int("liveAtExit"), 3)
+        XCTAssertEqual(model.bool("exceeded"), true)
+        let groups = model.allocations
+        XCTAssertEqual(groups.map { $0.int("count") }, [3])
+        let frames = try XCTUnwrap(groups.first).frames
+        // The first frame is the user's code: LeakMonitor's own frames are dropped.
+        let first = try XCTUnwrap(frames.first)
+        XCTAssertEqual(first.string("function")?.hasPrefix("ViewModelRetention.LoginViewModel.init("), true, "\(first)")
+        XCTAssertEqual(first.string("file")?.hasSuffix("Sources/ViewModelRetention/main.swift"), true)
+        let validateLine = try Harness.line(of: "MemoryLeakMonitor.validate(self)", inFixtureSource: "Sources/ViewModelRetention/main.swift")
+        XCTAssertEqual(first.int("line"), validateLine)
+        let openLine = try Harness.line(of: "let model = LoginViewModel(title: title)", inFixtureSource: "Sources/ViewModelRetention/main.swift")
+        XCTAssertTrue(frames.contains { $0.string("function")?.contains("Presenter.open(") == true && $0.int("line") == openLine }, "\(frames)")
+        XCTAssertFalse(frames.contains { $0.string("function")?.contains("MemoryLeakMonitor") == true })
+        XCTAssertEqual(audit.stdout, "ViewModelRetention: opened and closed 3 screens\n", "the target's stdout passes through untouched")
+    }
+
+    func testViewModelCleanTwin() throws { try assertCleanTwin("ViewModelRetention") }
+
+    func testDismissalClosureCapturingItsOwnerLeaksBoth() throws {
+        let audit = try Harness.audit("DismissalCapture")
+        XCTAssertEqual(audit.status, 1)
+        for name in [".CheckoutFlow", ".SheetViewModel"] {
+            let type = try audit.type(name)
+            XCTAssertEqual(type.int("peakLive"), 2, name)
+            XCTAssertEqual(type.int("liveAtExit"), 2, name)
+        }
+    }
+
+    func testDismissalCleanTwin() throws { try assertCleanTwin("DismissalCapture") }
+
+    func testSubclassHasItsOwnBudget() throws {
+        let audit = try Harness.audit("CoordinatorBudgets")
+        XCTAssertEqual(audit.status, 1)
+        let archive = try audit.type(".ArchiveCoordinator")
+        XCTAssertEqual(archive.int("max"), 2)
+        XCTAssertEqual(archive.int("peakLive"), 3)
+        XCTAssertEqual(archive.bool("exceeded"), true)
+        let base = try audit.type(".Coordinator")
+        XCTAssertEqual(base.int("max"), 1)
+        XCTAssertEqual(base.int("peakLive"), 1)
+        XCTAssertEqual(base.bool("exceeded"), false)
+    }
+
+    func testSubclassBudgetCleanTwin() throws { try assertCleanTwin("CoordinatorBudgets") }
+
+    func testObserversInAStrongArrayOutliveTheirScreens() throws {
+        let audit = try Harness.audit("WeakObservers")
+        XCTAssertEqual(audit.status, 1)
+        let label = try audit.type(".PriceLabel")
+        XCTAssertEqual(label.int("peakLive"), 5)
+        XCTAssertEqual(label.int("liveAtExit"), 5)
+    }
+
+    func testObserversInAWeakArrayAreReleased() throws {
+        try assertCleanTwin("WeakObservers")
+        let label = try Harness.audit("WeakObservers", ["clean"]).type(".PriceLabel")
+        XCTAssertEqual(label.int("liveAtExit"), 0)
+        XCTAssertEqual(label.int("allocatedTotal"), 5)
+    }
+
+    func testCountsAreExactAcrossEightThreads() throws {
+        let audit = try Harness.audit("ConcurrentSessions")
+        XCTAssertEqual(audit.status, 1)
+        let session = try audit.type(".Session")
+        XCTAssertEqual(session.int("liveAtExit"), 320)
+        XCTAssertEqual(session.int("allocatedTotal"), 160_000)
+        // The peak is the 320 parked sessions plus at most one in flight per thread.
+        let peak = try XCTUnwrap(session.int("peakLive"))
+        XCTAssertTrue((320...328).contains(peak), "peak \(peak)")
+        XCTAssertEqual(session.allocations.reduce(0) { $0 + ($1.int("count") ?? 0) }, peak)
+    }
+
+    func testManyThreadsCleanTwin() throws {
+        try assertCleanTwin("ConcurrentSessions")
+        let session = try Harness.audit("ConcurrentSessions", ["clean"]).type(".Session")
+        XCTAssertEqual(session.int("liveAtExit"), 0)
+        XCTAssertEqual(session.int("allocatedTotal"), 160_000)
+        XCTAssertLessThanOrEqual(session.int("peakLive") ?? 99, 8)
+    }
+
+    func testGenericSpecializationsHaveSeparateBudgets() throws {
+        let audit = try Harness.audit("GenericBoxes")
+        XCTAssertEqual(audit.status, 1)
+        let strings = try audit.type(".Box<Swift.String>")
+        XCTAssertEqual(strings.string("name"), "GenericBoxes.Box<Swift.String>")
+        XCTAssertEqual(strings.int("peakLive"), 3)
+        XCTAssertEqual(strings.bool("exceeded"), true)
+        let ints = try audit.type(".Box<Swift.Int>")
+        XCTAssertEqual(ints.int("peakLive"), 2)
+        XCTAssertEqual(ints.bool("exceeded"), false)
+    }
+
+    func testGenericCleanTwin() throws { try assertCleanTwin("GenericBoxes") }
+
+    func testTypeInASharedLibraryIsCountedAndSymbolized() throws {
+        let audit = try Harness.audit("DynamicLibraryType")
+        XCTAssertEqual(audit.status, 1)
+        let widget = try audit.type("WidgetKit.Widget")
+        XCTAssertEqual(widget.int("peakLive"), 3)
+        let first = try XCTUnwrap(widget.allocations.first?.frames.first)
+        XCTAssertEqual(first.string("module")?.hasSuffix("libWidgetKit.so"), true, "\(first)")
+        XCTAssertEqual(first.string("file")?.hasSuffix("WidgetKit/Sources/WidgetKit/Widget.swift"), true, "\(first)")
+        XCTAssertTrue(widget.allocations[0].frames.contains { $0.string("function")?.contains("WidgetFactory.makeWidget") == true })
+    }
+
+    func testSharedLibraryCleanTwin() throws { try assertCleanTwin("DynamicLibraryType") }
+
+    func testCrashAfterLeakingStillReportsEverything() throws {
+        let audit = try Harness.audit("CrashAfterLeak")
+        XCTAssertEqual(audit.status, 1, "over budget wins over the crash")
+        let exit = try XCTUnwrap(audit.target["exit"] as? [String: Any])
+        XCTAssertNotNil(exit.int("signal"), "\(exit)")
+        let model = try audit.type(".DocumentViewModel")
+        XCTAssertEqual(model.int("peakLive"), 4)
+        XCTAssertEqual(model.allocations.first?.int("count"), 4)
+    }
+
+    func testCrashWithoutLeakIsATargetFailure() throws {
+        try assertCleanTwin("CrashAfterLeak", status: 2)
+    }
+
+    func testNonZeroExitWithLeak() throws {
+        let audit = try Harness.audit("ExitNonZero")
+        XCTAssertEqual(audit.status, 1)
+        XCTAssertEqual((audit.target["exit"] as? [String: Any])?.int("code"), 3)
+        XCTAssertEqual(try audit.type(".Parser").int("peakLive"), 2)
+    }
+
+    func testNonZeroExitWithoutLeakIsATargetFailure() throws {
+        try assertCleanTwin("ExitNonZero", status: 2)
+        let audit = try Harness.audit("ExitNonZero", ["clean"])
+        XCTAssertEqual((audit.target["exit"] as? [String: Any])?.int("code"), 3)
+        XCTAssertEqual((audit.json["summary"] as? [String: Any])?.string("verdict"), "targetFailed")
+    }
+
+    func testXCTestBundleLeakyTest() throws {
+        let bundle = try Harness.fixture("FixturesPackageTests.xctest")
+        let audit = try Harness.audit("FixturesPackageTests.xctest", ["ScreenTests.ScreenTests/testLeaksScreens"])
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let screen = try audit.type(".ProfileScreen")
+        XCTAssertEqual(screen.int("peakLive"), 3)
+        let frames = try XCTUnwrap(screen.allocations.first).frames
+        XCTAssertTrue(frames.contains { $0.string("function")?.contains("ScreenTests.testLeaksScreens()") == true }, "\(frames)")
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: bundle))
+    }
+
+    func testXCTestBundleCleanTest() throws {
+        let audit = try Harness.audit("FixturesPackageTests.xctest", ["ScreenTests.ScreenTests/testReleasesScreens"])
+        XCTAssertEqual(audit.status, 0, audit.stderr)
+        XCTAssertEqual(try audit.type(".ProfileScreen").int("peakLive"), 1)
+    }
+}

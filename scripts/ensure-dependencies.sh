@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what building and testing leak-audit needs, when missing: elfutils' libdw and libelf
+# headers (Debian: libdw-dev, libelf-dev) and, for the tests' JSON Schema checks, Python's
+# jsonschema. Safe to run repeatedly; does nothing when everything is there.
+set -euo pipefail
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+        echo "leak-audit: need root to install $*; install libdw-dev and libelf-dev yourself" >&2; exit 1
+    fi
+}
+
+if ! pkg-config --exists libdw 2>/dev/null || [ ! -f /usr/include/elfutils/libdwfl.h ]; then
+    echo "leak-audit: installing libdw-dev, libelf-dev and pkg-config" >&2
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libdw-dev libelf-dev pkg-config >/dev/null
+fi
+
+if [ "${1:-}" = "--with-test-tools" ] && ! python3 -c 'import jsonschema' 2>/dev/null; then
+    echo "leak-audit: installing Python's jsonschema for the report schema tests" >&2
+    python3 -m pip install -q jsonschema 2>/dev/null \
+        || { as_root apt-get update -qq && as_root apt-get install -y -qq python3-jsonschema >/dev/null; }
+fi
