@@ -30,7 +30,7 @@ let package = Package(
         scenario("ExitNonZero"),
         scenario("EscapingNames"),
         scenario("InterruptedWhileLeaking"),
-        scenario("DynamicLibraryType", [.product(name: "WidgetKit", package: "WidgetKit")]),
+        scenario("DynamicLibraryType", [.product(name: "WidgetKit", package: "WidgetKit"), leakMonitor]),
         // Allocation-heavy, for the benchmark.
         scenario("AllocationChurn"),
         // Never links LeakMonitor: leak-audit must say it cannot audit it.

@@ -8,34 +8,30 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static la_wire_header *la_header;
-static uint8_t *la_slots;
-static uint64_t la_slot_capacity;
-
-pthread_mutex_t la_slow_lock = PTHREAD_MUTEX_INITIALIZER;
-
-bool la_channel_active(void) { return la_slots != NULL; }
+bool la_channel_active(void) { return __atomic_load_n(&la_state()->slots, __ATOMIC_ACQUIRE) != NULL; }
 
 bool leakaudit_is_attached(void) { return la_channel_active(); }
 
 void la_channel_set_flag(uint32_t flag) {
-    if (la_header != NULL) __atomic_fetch_or(&la_header->flags, flag, __ATOMIC_RELEASE);
+    la_wire_header *header = la_state()->header;
+    if (header != NULL) __atomic_fetch_or(&header->flags, flag, __ATOMIC_RELEASE);
 }
 
 /// Reserves `count` consecutive slots; NULL when they do not fit.
-static uint64_t *la_reserve(uint64_t count) {
-    uint64_t first = __atomic_fetch_add(&la_header->next_slot, count, __ATOMIC_RELAXED);
-    if (first + count > la_slot_capacity) {
-        __atomic_fetch_add(&la_header->dropped, 1, __ATOMIC_RELAXED);
+static uint64_t *la_reserve(la_process_state *state, uint64_t count) {
+    uint64_t first = __atomic_fetch_add(&state->header->next_slot, count, __ATOMIC_RELAXED);
+    if (first + count > state->slot_capacity) {
+        __atomic_fetch_add(&state->header->dropped, 1, __ATOMIC_RELAXED);
         la_channel_set_flag(LA_FLAG_OVERFLOW);
         return NULL;
     }
-    return (uint64_t *)(la_slots + first * LA_WIRE_SLOT_SIZE);
+    return (uint64_t *)(state->slots + first * LA_WIRE_SLOT_SIZE);
 }
 
 void la_channel_event(uint8_t kind, uint32_t type_id, uint64_t object, uint64_t extra) {
-    if (la_slots == NULL) return;
-    uint64_t *slot = la_reserve(1);
+    la_process_state *state = la_state();
+    if (__atomic_load_n(&state->slots, __ATOMIC_ACQUIRE) == NULL) return;
+    uint64_t *slot = la_reserve(state, 1);
     if (slot == NULL) return;
     slot[1] = object;
     slot[2] = extra;
@@ -44,11 +40,12 @@ void la_channel_event(uint8_t kind, uint32_t type_id, uint64_t object, uint64_t 
 }
 
 void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void *payload, size_t length) {
-    if (la_slots == NULL) return;
+    la_process_state *state = la_state();
+    if (__atomic_load_n(&state->slots, __ATOMIC_ACQUIRE) == NULL) return;
     uint64_t continuation_slots = (length + LA_WIRE_CONT_PAYLOAD - 1) / LA_WIRE_CONT_PAYLOAD;
     uint64_t total = 1 + continuation_slots;
     if (total > 0xFFFFFFFFu) return;
-    uint64_t *head = la_reserve(total);
+    uint64_t *head = la_reserve(state, total);
     if (head == NULL) return;
     // Continuations first, head last: a reader that sees the head sees the whole blob.
     const uint8_t *bytes = payload;
@@ -68,10 +65,12 @@ void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void 
     __atomic_store_n(&head[0], tag, __ATOMIC_RELEASE);
 }
 
-/// Maps the channel named by LEAK_AUDIT_CHANNEL_FD, if any. Runs before main, single-threaded.
+/// Maps the channel named by LEAK_AUDIT_CHANNEL_FD, if any. Runs before main, single-threaded;
+/// with several copies of the shim, the first copy's constructor attaches for all of them.
 /// The variable is removed and the descriptor closed afterwards so that child processes neither
 /// inherit nor write into this process's channel.
 __attribute__((constructor)) static void la_channel_attach(void) {
+    la_process_state *state = la_state();
     const char *value = getenv(LA_WIRE_ENV_CHANNEL_FD);
     if (value == NULL || *value == '\0') return;
     char *end = NULL;
@@ -94,14 +93,13 @@ __attribute__((constructor)) static void la_channel_attach(void) {
     close((int)fd);
     if (mapping == MAP_FAILED) return;
 
-    la_header = mapping;
-    la_slot_capacity = capacity;
-    la_slots = (uint8_t *)mapping + LA_WIRE_HEADER_SIZE;
-    __atomic_store_n(&la_header->attached_pid, (int32_t)getpid(), __ATOMIC_RELEASE);
-
-    pthread_mutex_lock(&la_slow_lock);
+    pthread_mutex_lock(&state->slow_lock);
+    state->header = mapping;
+    state->slot_capacity = capacity;
+    __atomic_store_n(&state->slots, (uint8_t *)mapping + LA_WIRE_HEADER_SIZE, __ATOMIC_RELEASE);
+    __atomic_store_n(&state->header->attached_pid, (int32_t)getpid(), __ATOMIC_RELEASE);
     la_modules_sync();
     if (!la_hooks_install()) la_channel_set_flag(LA_FLAG_STATIC_RUNTIME);
-    pthread_mutex_unlock(&la_slow_lock);
+    pthread_mutex_unlock(&state->slow_lock);
     la_channel_set_flag(LA_FLAG_ATTACHED);
 }

@@ -9,27 +9,19 @@
 #include <string.h>
 #include <unistd.h>
 
-#define LA_MAX_MODULES 2048
-
-typedef struct la_known_module {
-    uintptr_t start;
-    uintptr_t end;
-} la_known_module;
-
-// Guarded by la_slow_lock.
-static la_known_module la_known[LA_MAX_MODULES];
-static int la_known_count;
+// known_modules is guarded by the slow lock.
 
 bool la_modules_contain(uintptr_t address) {
-    for (int index = 0; index < la_known_count; index++) {
-        if (address >= la_known[index].start && address < la_known[index].end) return true;
+    const la_process_state *state = la_state();
+    for (int index = 0; index < state->known_module_count; index++) {
+        if (address >= state->known_modules[index].start && address < state->known_modules[index].end) return true;
     }
     return false;
 }
 
-static bool la_known_start(uintptr_t start) {
-    for (int index = 0; index < la_known_count; index++) {
-        if (la_known[index].start == start) return true;
+static bool la_known_start(const la_process_state *state, uintptr_t start) {
+    for (int index = 0; index < state->known_module_count; index++) {
+        if (state->known_modules[index].start == start) return true;
     }
     return false;
 }
@@ -63,6 +55,7 @@ static int la_module_visit(struct dl_phdr_info *info, size_t size, void *context
     (void)size;
     int *visited = context;
     bool is_main_program = (*visited)++ == 0;
+    la_process_state *state = la_state();
 
     uintptr_t low = UINTPTR_MAX, high = 0;
     for (int index = 0; index < info->dlpi_phnum; index++) {
@@ -72,7 +65,7 @@ static int la_module_visit(struct dl_phdr_info *info, size_t size, void *context
         if (start < low) low = start;
         if (start + phdr->p_memsz > high) high = start + phdr->p_memsz;
     }
-    if (high == 0 || la_known_start(low) || la_known_count >= LA_MAX_MODULES) return 0;
+    if (high == 0 || la_known_start(state, low) || state->known_module_count >= LA_MAX_MODULES) return 0;
 
     char path[PATH_MAX];
     size_t path_size = 0;
@@ -89,9 +82,9 @@ static int la_module_visit(struct dl_phdr_info *info, size_t size, void *context
     uint8_t build_id[64];
     size_t build_id_size = la_build_id(info, build_id, sizeof build_id);
 
-    la_known[la_known_count].start = low;
-    la_known[la_known_count].end = high;
-    int module_index = la_known_count++;
+    state->known_modules[state->known_module_count].start = low;
+    state->known_modules[state->known_module_count].end = high;
+    int module_index = state->known_module_count++;
 
     size_t payload_size = sizeof(la_wire_module) + build_id_size + path_size;
     uint8_t *payload = malloc(payload_size);

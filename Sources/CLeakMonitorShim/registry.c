@@ -7,50 +7,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LA_MAX_TYPES 16384
-#define LA_TYPE_MAP_CAPACITY (LA_MAX_TYPES * 2)
-
-typedef struct la_type {
-    const void *metadata;
-    int64_t live;  // atomic
-    int64_t peak;  // atomic
-    int64_t max;
-    char *name;
-    size_t name_length;
-} la_type;
-
-typedef struct la_type_map_entry {
-    const void *metadata;  // atomic; NULL = empty; published after id
-    int32_t id;
-} la_type_map_entry;
-
-static la_type la_types[LA_MAX_TYPES];
-static int32_t la_type_total;  // atomic; ids below it are complete
-static la_type_map_entry la_type_map[LA_TYPE_MAP_CAPACITY];
-
 static inline uint64_t la_mix(uintptr_t value) {
     return (uint64_t)(value >> 4) * 0x9E3779B97F4A7C15ull;
 }
 
-int32_t leakaudit_type_lookup(const void *metadata) {
+static int32_t la_type_lookup_in(const la_process_state *state, const void *metadata) {
     uint32_t mask = LA_TYPE_MAP_CAPACITY - 1;
     for (uint32_t index = (uint32_t)(la_mix((uintptr_t)metadata) >> 32) & mask;; index = (index + 1) & mask) {
-        const void *seen = __atomic_load_n(&la_type_map[index].metadata, __ATOMIC_ACQUIRE);
+        const void *seen = __atomic_load_n(&state->type_map[index].metadata, __ATOMIC_ACQUIRE);
         if (seen == NULL) return -1;
-        if (seen == metadata) return la_type_map[index].id;
+        if (seen == metadata) return state->type_map[index].id;
     }
 }
 
+int32_t leakaudit_type_lookup(const void *metadata) { return la_type_lookup_in(la_state(), metadata); }
+
 int32_t leakaudit_type_register(const void *metadata, const char *name, size_t name_length, int64_t max) {
-    pthread_mutex_lock(&la_slow_lock);
-    int32_t id = leakaudit_type_lookup(metadata);
-    if (id >= 0) { pthread_mutex_unlock(&la_slow_lock); return id; }
-    id = __atomic_load_n(&la_type_total, __ATOMIC_RELAXED);
+    la_process_state *state = la_state();
+    pthread_mutex_lock(&state->slow_lock);
+    int32_t id = la_type_lookup_in(state, metadata);
+    if (id >= 0) { pthread_mutex_unlock(&state->slow_lock); return id; }
+    id = __atomic_load_n(&state->type_total, __ATOMIC_RELAXED);
     char *copy = malloc(name_length > 0 ? name_length : 1);
     if (id >= LA_MAX_TYPES || copy == NULL) {
         free(copy);
         la_channel_set_flag(LA_FLAG_TYPE_TABLE_FULL);
-        pthread_mutex_unlock(&la_slow_lock);
+        pthread_mutex_unlock(&state->slow_lock);
         return -1;
     }
     // Deallocations must be routed through the hook before the first instance is tracked, and
@@ -59,7 +41,7 @@ int32_t leakaudit_type_register(const void *metadata, const char *name, size_t n
     la_modules_sync();
 
     memcpy(copy, name, name_length);
-    la_type *type = &la_types[id];
+    la_type *type = &state->types[id];
     type->metadata = metadata;
     type->max = max;
     type->name = copy;
@@ -68,19 +50,19 @@ int32_t leakaudit_type_register(const void *metadata, const char *name, size_t n
 
     uint32_t mask = LA_TYPE_MAP_CAPACITY - 1;
     uint32_t index = (uint32_t)(la_mix((uintptr_t)metadata) >> 32) & mask;
-    while (la_type_map[index].metadata != NULL) index = (index + 1) & mask;
-    la_type_map[index].id = id;
-    __atomic_store_n(&la_type_map[index].metadata, metadata, __ATOMIC_RELEASE);
-    __atomic_store_n(&la_type_total, id + 1, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&la_slow_lock);
+    while (state->type_map[index].metadata != NULL) index = (index + 1) & mask;
+    state->type_map[index].id = id;
+    __atomic_store_n(&state->type_map[index].metadata, metadata, __ATOMIC_RELEASE);
+    __atomic_store_n(&state->type_total, id + 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&state->slow_lock);
     return id;
 }
 
-int32_t leakaudit_type_count(void) { return __atomic_load_n(&la_type_total, __ATOMIC_ACQUIRE); }
+int32_t leakaudit_type_count(void) { return __atomic_load_n(&la_state()->type_total, __ATOMIC_ACQUIRE); }
 
 bool leakaudit_type_counts_get(int32_t type_id, leakaudit_type_counts *out) {
     if (type_id < 0 || type_id >= leakaudit_type_count()) return false;
-    const la_type *type = &la_types[type_id];
+    const la_type *type = &la_state()->types[type_id];
     out->live = __atomic_load_n(&type->live, __ATOMIC_ACQUIRE);
     out->peak = __atomic_load_n(&type->peak, __ATOMIC_ACQUIRE);
     out->max = type->max;
@@ -89,14 +71,16 @@ bool leakaudit_type_counts_get(int32_t type_id, leakaudit_type_counts *out) {
 
 const char *leakaudit_type_name(int32_t type_id, size_t *length) {
     if (type_id < 0 || type_id >= leakaudit_type_count()) return NULL;
-    *length = la_types[type_id].name_length;
-    return la_types[type_id].name;
+    const la_type *type = &la_state()->types[type_id];
+    *length = type->name_length;
+    return type->name;
 }
 
 void leakaudit_reset_peaks(void) {
+    la_type *types = la_state()->types;
     int32_t total = leakaudit_type_count();
     for (int32_t id = 0; id < total; id++) {
-        __atomic_store_n(&la_types[id].peak, __atomic_load_n(&la_types[id].live, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+        __atomic_store_n(&types[id].peak, __atomic_load_n(&types[id].live, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
     }
 }
 
@@ -105,21 +89,8 @@ void leakaudit_reset_peaks(void) {
 // Striped open-addressing hash sets, so threads tracking different objects rarely contend. An
 // entry is 8 bytes and a stripe grows at half load: 16 to 32 bytes per live tracked instance.
 
-#define LA_STRIPES 64
 #define LA_SLOT_EMPTY_VALUE ((uintptr_t)0)
 #define LA_SLOT_TOMBSTONE ((uintptr_t)1)
-
-typedef struct la_stripe {
-    uint32_t lock;  // spinlock; critical sections are a few probes long
-    uint32_t padding;
-    uintptr_t *slots;
-    size_t capacity;  // power of two, or 0
-    size_t used;      // live entries plus tombstones
-    size_t live;
-    char cache_line_padding[24];
-} la_stripe;
-
-static la_stripe la_stripes[LA_STRIPES];
 
 #if defined(__x86_64__)
 #define LA_CPU_RELAX() __builtin_ia32_pause()
@@ -163,9 +134,9 @@ static bool la_stripe_grow(la_stripe *stripe) {
 }
 
 /// Adds `object`; false when it was already present (or memory ran out).
-static bool la_set_insert(uintptr_t object) {
+static bool la_set_insert(la_process_state *state, uintptr_t object) {
     uint64_t hash = la_mix(object);
-    la_stripe *stripe = &la_stripes[hash >> 58];
+    la_stripe *stripe = &state->stripes[hash >> 58];
     la_spin_lock(&stripe->lock);
     if ((stripe->used + 1) * 2 > stripe->capacity && !la_stripe_grow(stripe)) {
         la_spin_unlock(&stripe->lock);
@@ -192,9 +163,9 @@ static bool la_set_insert(uintptr_t object) {
 }
 
 /// Removes `object`; false when it was not tracked.
-static bool la_set_remove(uintptr_t object) {
+static bool la_set_remove(la_process_state *state, uintptr_t object) {
     uint64_t hash = la_mix(object);
-    la_stripe *stripe = &la_stripes[hash >> 58];
+    la_stripe *stripe = &state->stripes[hash >> 58];
     la_spin_lock(&stripe->lock);
     bool found = false;
     if (stripe->capacity > 0) {
@@ -218,10 +189,11 @@ static bool la_set_remove(uintptr_t object) {
 
 leakaudit_track_result leakaudit_track(const void *object, int32_t type_id) {
     leakaudit_track_result result = {.live = 0, .max = 0, .inserted = false};
-    if (type_id < 0 || type_id >= leakaudit_type_count()) return result;
-    la_type *type = &la_types[type_id];
+    la_process_state *state = la_state();
+    if (type_id < 0 || type_id >= __atomic_load_n(&state->type_total, __ATOMIC_ACQUIRE)) return result;
+    la_type *type = &state->types[type_id];
     result.max = type->max;
-    if (!la_set_insert((uintptr_t)object)) {
+    if (!la_set_insert(state, (uintptr_t)object)) {
         result.live = __atomic_load_n(&type->live, __ATOMIC_ACQUIRE);
         return result;
     }
@@ -239,13 +211,14 @@ leakaudit_track_result leakaudit_track(const void *object, int32_t type_id) {
 }
 
 void la_registry_on_dealloc(const void *object) {
-    if (__atomic_load_n(&la_type_total, __ATOMIC_RELAXED) == 0) return;
+    la_process_state *state = la_state();
+    if (__atomic_load_n(&state->type_total, __ATOMIC_RELAXED) == 0) return;
     // A Swift heap object starts with its metadata pointer, which stays the dynamic type's
     // through deinitialization.
     const void *metadata = *(const void *const *)object;
-    int32_t type_id = leakaudit_type_lookup(metadata);
+    int32_t type_id = la_type_lookup_in(state, metadata);
     if (type_id < 0) return;
-    if (!la_set_remove((uintptr_t)object)) return;
-    __atomic_sub_fetch(&la_types[type_id].live, 1, __ATOMIC_ACQ_REL);
+    if (!la_set_remove(state, (uintptr_t)object)) return;
+    __atomic_sub_fetch(&state->types[type_id].live, 1, __ATOMIC_ACQ_REL);
     la_channel_event(LA_SLOT_DEALLOC, (uint32_t)type_id, (uint64_t)(uintptr_t)object, 0);
 }

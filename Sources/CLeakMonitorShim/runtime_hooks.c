@@ -12,32 +12,21 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define LA_MAX_PATCHED_IMAGES 2048
-
-typedef void (*la_dealloc_fn)(void *object, size_t size, size_t align_mask);
-typedef void (*la_dealloc_partial_fn)(void *object, const void *metadata, size_t size, size_t align_mask);
-
-static la_dealloc_fn la_real_dealloc;
-static la_dealloc_partial_fn la_real_dealloc_partial;
-static bool la_hooks_usable;
-static bool la_hooks_checked;
-
-// Guarded by la_slow_lock.
-static uintptr_t la_patched[LA_MAX_PATCHED_IMAGES];
-static int la_patched_count;
+// The patched-image list is guarded by the slow lock; the real entry points are set before any
+// table entry points at a hook.
 
 static void la_hook_dealloc(void *object, size_t size, size_t align_mask) {
     if (object != NULL) la_registry_on_dealloc(object);
-    la_real_dealloc(object, size, align_mask);
+    la_state()->real_dealloc(object, size, align_mask);
 }
 
 static void la_hook_dealloc_partial(void *object, const void *metadata, size_t size, size_t align_mask) {
     if (object != NULL) la_registry_on_dealloc(object);
-    la_real_dealloc_partial(object, metadata, size, align_mask);
+    la_state()->real_dealloc_partial(object, metadata, size, align_mask);
 }
 
 bool leakaudit_observes_deallocations(void) {
-    return __atomic_load_n(&la_hooks_usable, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&la_state()->hooks_usable, __ATOMIC_ACQUIRE);
 }
 
 #if defined(__x86_64__)
@@ -135,12 +124,12 @@ static void la_patch_image(const struct dl_phdr_info *info) {
 
 static int la_patch_visit(struct dl_phdr_info *info, size_t size, void *context) {
     (void)size;
-    (void)context;
-    if (la_patched_count >= LA_MAX_PATCHED_IMAGES) return 1;
-    for (int index = 0; index < la_patched_count; index++) {
-        if (la_patched[index] == info->dlpi_addr) return 0;
+    la_process_state *state = context;
+    if (state->patched_image_count >= LA_MAX_PATCHED_IMAGES) return 1;
+    for (int index = 0; index < state->patched_image_count; index++) {
+        if (state->patched_images[index] == info->dlpi_addr) return 0;
     }
-    la_patched[la_patched_count++] = info->dlpi_addr;
+    state->patched_images[state->patched_image_count++] = info->dlpi_addr;
     const char *name = info->dlpi_name;
     // The runtime calls its own entry points directly; its table has nothing of ours to route.
     if (name != NULL && strstr(name, "libswiftCore.so") != NULL) return 0;
@@ -150,21 +139,22 @@ static int la_patch_visit(struct dl_phdr_info *info, size_t size, void *context)
 }
 
 bool la_hooks_install(void) {
-    if (!la_hooks_checked) {
-        la_hooks_checked = true;
-        la_real_dealloc = (la_dealloc_fn)dlsym(RTLD_DEFAULT, "swift_deallocClassInstance");
-        la_real_dealloc_partial = (la_dealloc_partial_fn)dlsym(RTLD_DEFAULT, "swift_deallocPartialClassInstance");
-        bool found = la_real_dealloc != NULL && la_real_dealloc_partial != NULL;
+    la_process_state *state = la_state();
+    if (!state->hooks_checked) {
+        state->hooks_checked = true;
+        state->real_dealloc = (la_dealloc_fn)dlsym(RTLD_DEFAULT, "swift_deallocClassInstance");
+        state->real_dealloc_partial = (la_dealloc_partial_fn)dlsym(RTLD_DEFAULT, "swift_deallocPartialClassInstance");
+        bool found = state->real_dealloc != NULL && state->real_dealloc_partial != NULL;
         if (found) {
             // With -static-stdlib the runtime lives in the main program, whose calls to it are
             // direct: there is no table entry to route, so deallocations stay invisible.
             Dl_info where;
-            found = dladdr((void *)la_real_dealloc, &where) != 0 && where.dli_fname != NULL
+            found = dladdr((void *)state->real_dealloc, &where) != 0 && where.dli_fname != NULL
                 && strstr(where.dli_fname, "libswiftCore.so") != NULL;
         }
-        __atomic_store_n(&la_hooks_usable, found, __ATOMIC_RELEASE);
+        __atomic_store_n(&state->hooks_usable, found, __ATOMIC_RELEASE);
     }
-    if (!la_hooks_usable) return false;
-    dl_iterate_phdr(la_patch_visit, NULL);
+    if (!state->hooks_usable) return false;
+    dl_iterate_phdr(la_patch_visit, state);
     return true;
 }

@@ -14,6 +14,89 @@
 /// Deepest backtrace captured per allocation.
 #define LA_MAX_FRAMES 48
 
+#define LA_MAX_MODULES 2048
+#define LA_MAX_PATCHED_IMAGES 2048
+#define LA_MAX_TYPES 16384
+#define LA_TYPE_MAP_CAPACITY (LA_MAX_TYPES * 2)
+#define LA_STRIPES 64
+#define LA_STACK_TABLE_CAPACITY (1u << 18)
+
+typedef struct la_type {
+    const void *metadata;
+    int64_t live;  // atomic
+    int64_t peak;  // atomic
+    int64_t max;
+    char *name;
+    size_t name_length;
+} la_type;
+
+typedef struct la_type_map_entry {
+    const void *metadata;  // atomic; NULL = empty; published after id
+    int32_t id;
+} la_type_map_entry;
+
+typedef struct la_stripe {
+    uint32_t lock;  // spinlock; critical sections are a few probes long
+    uint32_t padding;
+    uintptr_t *slots;
+    size_t capacity;  // power of two, or 0
+    size_t used;      // live entries plus tombstones
+    size_t live;
+    char cache_line_padding[24];
+} la_stripe;
+
+typedef struct la_stack_entry {
+    uint64_t hash;  // atomic; 0 = empty. Published last, so readers see id and frames.
+    uint32_t id;
+    uint32_t frame_count;
+    const uintptr_t *frames;
+} la_stack_entry;
+
+typedef struct la_known_module {
+    uintptr_t start;
+    uintptr_t end;
+} la_known_module;
+
+typedef void (*la_dealloc_fn)(void *object, size_t size, size_t align_mask);
+typedef void (*la_dealloc_partial_fn)(void *object, const void *metadata, size_t size, size_t align_mask);
+
+/// Everything the shim keeps, in one place per process.
+///
+/// LeakMonitor is a static library, so a process can hold several copies of the shim (the
+/// executable and a shared library can each link one), and the dynamic linker may bind one
+/// copy's calls to another copy's exported functions. Every copy therefore finds this state
+/// through one exported symbol looked up in the global scope (la_state), so that all copies
+/// share one registry, one channel and one set of hooks. Zero-initialised, so it lives in .bss
+/// and costs memory only for the pages touched.
+typedef struct la_process_state {
+    // channel.c
+    pthread_mutex_t slow_lock;  // serialises every slow path; all-zero is PTHREAD_MUTEX_INITIALIZER
+    la_wire_header *header;
+    uint8_t *slots;             // non-NULL once attached (atomic)
+    uint64_t slot_capacity;
+    // modules.c
+    la_known_module known_modules[LA_MAX_MODULES];
+    int known_module_count;
+    // runtime_hooks.c
+    la_dealloc_fn real_dealloc;
+    la_dealloc_partial_fn real_dealloc_partial;
+    bool hooks_checked;
+    bool hooks_usable;  // atomic
+    uintptr_t patched_images[LA_MAX_PATCHED_IMAGES];
+    int patched_image_count;
+    // registry.c
+    int32_t type_total;  // atomic; ids below it are complete
+    la_type types[LA_MAX_TYPES];
+    la_type_map_entry type_map[LA_TYPE_MAP_CAPACITY];
+    la_stripe stripes[LA_STRIPES];
+    // stacks.c
+    uint32_t stack_total;
+    la_stack_entry stack_table[LA_STACK_TABLE_CAPACITY];
+} la_process_state;
+
+/// The process's one shim state (see la_process_state).
+LA_HIDDEN la_process_state *la_state(void);
+
 // channel.c -------------------------------------------------------------------------------------
 
 /// True once the record channel is mapped.
@@ -27,15 +110,15 @@ LA_HIDDEN void la_channel_set_flag(uint32_t flag);
 
 // modules.c -------------------------------------------------------------------------------------
 
-/// Writes a module record for every loaded image not written before. Caller holds la_slow_lock.
+/// Writes a module record for every loaded image not written before. Caller holds the slow lock.
 LA_HIDDEN void la_modules_sync(void);
-/// True when `address` lies in an image already written. Caller holds la_slow_lock.
+/// True when `address` lies in an image already written. Caller holds the slow lock.
 LA_HIDDEN bool la_modules_contain(uintptr_t address);
 
 // runtime_hooks.c -------------------------------------------------------------------------------
 
 /// Routes swift_deallocClassInstance of every loaded image through the shim's hook, once per
-/// image. Caller holds la_slow_lock. Returns false when deallocations cannot be observed.
+/// image. Caller holds the slow lock. Returns false when deallocations cannot be observed.
 LA_HIDDEN bool la_hooks_install(void);
 
 // registry.c ------------------------------------------------------------------------------------
@@ -48,7 +131,5 @@ LA_HIDDEN void la_registry_on_dealloc(const void *object);
 /// Captures the caller's backtrace and returns its stack id (LA_STACK_NONE when unavailable).
 LA_HIDDEN uint32_t la_stack_capture_and_intern(void);
 
-/// Serialises every slow path: registration, stack creation, module records, hook installation.
-extern LA_HIDDEN pthread_mutex_t la_slow_lock;
 
 #endif

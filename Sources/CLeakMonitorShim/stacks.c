@@ -6,18 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LA_STACK_TABLE_CAPACITY (1u << 18)
 #define LA_STACK_TABLE_LIMIT (LA_STACK_TABLE_CAPACITY / 4 * 3)
-
-typedef struct la_stack_entry {
-    uint64_t hash;  // atomic; 0 = empty. Published last, so readers see id and frames.
-    uint32_t id;
-    uint32_t frame_count;
-    const uintptr_t *frames;
-} la_stack_entry;
-
-static la_stack_entry la_stack_table[LA_STACK_TABLE_CAPACITY];
-static uint32_t la_stack_total;  // guarded by la_slow_lock
 
 static __thread uintptr_t la_thread_stack_low;
 static __thread uintptr_t la_thread_stack_high;
@@ -78,26 +67,26 @@ static bool la_entry_matches(const la_stack_entry *entry, const uintptr_t *frame
         && memcmp(entry->frames, frames, (size_t)count * sizeof(uintptr_t)) == 0;
 }
 
-/// Adds a stack under la_slow_lock: writes its record (and any module it reaches that the map does
+/// Adds a stack under the slow lock: writes its record (and any module it reaches that the map does
 /// not have yet) before publishing it, so that no allocation record can refer to an unwritten stack.
-static uint32_t la_stack_insert(const uintptr_t *frames, int count, bool truncated, uint64_t hash) {
-    pthread_mutex_lock(&la_slow_lock);
+static uint32_t la_stack_insert(la_process_state *state, const uintptr_t *frames, int count, bool truncated, uint64_t hash) {
+    pthread_mutex_lock(&state->slow_lock);
     uint32_t mask = LA_STACK_TABLE_CAPACITY - 1;
     uint32_t index = (uint32_t)hash & mask;
     uint32_t result = LA_STACK_NONE;
     for (;;) {
-        la_stack_entry *entry = &la_stack_table[index];
+        la_stack_entry *entry = &state->stack_table[index];
         uint64_t seen = __atomic_load_n(&entry->hash, __ATOMIC_ACQUIRE);
         if (seen == hash && la_entry_matches(entry, frames, count)) { result = entry->id; break; }
         if (seen == 0) {
-            if (la_stack_total >= LA_STACK_TABLE_LIMIT) { la_channel_set_flag(LA_FLAG_STACK_TABLE_FULL); break; }
+            if (state->stack_total >= LA_STACK_TABLE_LIMIT) { la_channel_set_flag(LA_FLAG_STACK_TABLE_FULL); break; }
             uintptr_t *copy = malloc((size_t)(count > 0 ? count : 1) * sizeof(uintptr_t));
             if (copy == NULL) break;
             memcpy(copy, frames, (size_t)count * sizeof(uintptr_t));
             for (int frame = 0; frame < count; frame++) {
                 if (!la_modules_contain(frames[frame])) { la_modules_sync(); break; }
             }
-            uint32_t id = la_stack_total++;
+            uint32_t id = state->stack_total++;
             la_channel_blob(LA_BLOB_STACK, id, truncated ? 1 : 0, copy, (size_t)count * sizeof(uintptr_t));
             entry->id = id;
             entry->frame_count = (uint32_t)count;
@@ -108,7 +97,7 @@ static uint32_t la_stack_insert(const uintptr_t *frames, int count, bool truncat
         }
         index = (index + 1) & mask;
     }
-    pthread_mutex_unlock(&la_slow_lock);
+    pthread_mutex_unlock(&state->slow_lock);
     return result;
 }
 
@@ -117,12 +106,13 @@ uint32_t la_stack_capture_and_intern(void) {
     bool truncated = false;
     int count = la_capture(frames, LA_MAX_FRAMES, &truncated);
     uint64_t hash = la_stack_hash(frames, count);
+    la_process_state *state = la_state();
     uint32_t mask = LA_STACK_TABLE_CAPACITY - 1;
     // Lock-free lookup: entries are never removed or moved once published.
     for (uint32_t index = (uint32_t)hash & mask;; index = (index + 1) & mask) {
-        const la_stack_entry *entry = &la_stack_table[index];
+        const la_stack_entry *entry = &state->stack_table[index];
         uint64_t seen = __atomic_load_n(&entry->hash, __ATOMIC_ACQUIRE);
-        if (seen == 0) return la_stack_insert(frames, count, truncated, hash);
+        if (seen == 0) return la_stack_insert(state, frames, count, truncated, hash);
         if (seen == hash && la_entry_matches(entry, frames, count)) return entry->id;
     }
 }

@@ -128,6 +128,11 @@ final class ScenarioTests: XCTestCase {
         XCTAssertEqual(first.string("module")?.hasSuffix("libWidgetKit.so"), true, "\(first)")
         XCTAssertEqual(first.string("file")?.hasSuffix("WidgetKit/Sources/WidgetKit/Widget.swift"), true, "\(first)")
         XCTAssertTrue(widget.allocations[0].frames.contains { $0.string("function")?.contains("WidgetFactory.makeWidget") == true })
+        // The executable's own copy of LeakMonitor shares the registry with the library's.
+        let dashboard = try audit.type("DynamicLibraryType.Dashboard")
+        XCTAssertEqual(dashboard.int("allocatedTotal"), 3)
+        XCTAssertEqual(dashboard.int("peakLive"), 1)
+        XCTAssertEqual(dashboard.int("liveAtExit"), 0)
     }
 
     func testSharedLibraryCleanTwin() throws { try assertCleanTwin("DynamicLibraryType") }

@@ -1,0 +1,243 @@
+#!/usr/bin/env bash
+# What tracking costs a program, in one run: prints a table of figures next to their aims.
+#
+#   1. ns per `validate` of a type within its budget, standalone and under `leak-audit run`:
+#      `AllocationChurn validate-cost N` times batches of an instrumented class against an
+#      otherwise identical class that does not call validate (monotonic clock, median of rounds),
+#      so allocation is netted out. Median over several runs.
+#   2. whole-run wall time of `AllocationChurn churn N` (a view-model churn: N tracked instances
+#      created and dropped within budget, plus untracked allocations) plain against under
+#      `leak-audit run`, as a ratio of medians over interleaved repetitions (date +%s%N); also CPU
+#      time (target plus leak-audit) and peak RSS (GNU time %M when /usr/bin/time exists, and the
+#      target's own VmHWM).
+#   3. bytes of memory per tracked live instance: `AllocationChurn retain N` keeps N untracked, then
+#      N tracked instances alive and reads /proc/self/status before and after; the difference per
+#      instance is what tracking adds. Attached, the target also holds the record channel's pages
+#      (a memfd shared with leak-audit, counted in RssShmem), and leak-audit keeps a ledger entry
+#      per live instance, measured by sampling its RssAnon.
+#
+# Usage: scripts/benchmark.sh
+# Environment (all optional):
+#   LEAK_AUDIT_BENCH_SCRATCH           --scratch-path for the root package (default: .build)
+#   LEAK_AUDIT_BENCH_FIXTURES_SCRATCH  --scratch-path for Fixtures (default: Fixtures/.build)
+#   VALIDATE_N, CHURN_N, RETAIN_N      workload sizes; CHURN_REPS, VALIDATE_REPS repetitions
+# Figures are printed, never asserted: the script exits 0 unless a build or a run fails.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+VALIDATE_N=${VALIDATE_N:-2000000}
+VALIDATE_REPS=${VALIDATE_REPS:-3}
+CHURN_N=${CHURN_N:-500000}
+CHURN_REPS=${CHURN_REPS:-7}
+RETAIN_N=${RETAIN_N:-1000000}
+RETAIN_REPS=${RETAIN_REPS:-3}
+
+root_scratch=()
+fixtures_scratch=()
+[[ -n ${LEAK_AUDIT_BENCH_SCRATCH:-} ]] && root_scratch=(--scratch-path "$LEAK_AUDIT_BENCH_SCRATCH")
+[[ -n ${LEAK_AUDIT_BENCH_FIXTURES_SCRATCH:-} ]] && fixtures_scratch=(--scratch-path "$LEAK_AUDIT_BENCH_FIXTURES_SCRATCH")
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+die() {
+    echo "benchmark: $*" >&2
+    exit 1
+}
+
+# --- build ---------------------------------------------------------------------------------------
+
+echo "building leak-audit and AllocationChurn (release)..." >&2
+swift build -c release "${root_scratch[@]}" >"$work/build-root.log" 2>&1 \
+    || { cat "$work/build-root.log" >&2; die "swift build of leak-audit failed"; }
+swift build -c release --package-path Fixtures "${fixtures_scratch[@]}" --product AllocationChurn \
+    >"$work/build-fixtures.log" 2>&1 \
+    || { cat "$work/build-fixtures.log" >&2; die "swift build of Fixtures' AllocationChurn failed"; }
+leak_audit="$(swift build -c release "${root_scratch[@]}" --show-bin-path)/leak-audit"
+churn="$(swift build -c release --package-path Fixtures "${fixtures_scratch[@]}" --show-bin-path)/AllocationChurn"
+[[ -x $leak_audit ]] || die "no leak-audit binary at $leak_audit"
+[[ -x $churn ]] || die "no AllocationChurn binary at $churn"
+
+gnu_time=""
+[[ -x /usr/bin/time ]] && /usr/bin/time -f %M true >/dev/null 2>&1 && gnu_time=/usr/bin/time
+
+# --- helpers -------------------------------------------------------------------------------------
+
+# median VALUE...: the middle value (mean of the two middle ones for an even count).
+median() {
+    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# field NAME FILE: the value of the `NAME value` line the fixture printed.
+field() {
+    awk -v name="$1" '$1 == name { print $2; found = 1 } END { if (!found) exit 1 }' "$2" \
+        || die "no '$1' in the output of a run ($2)"
+}
+
+# calc EXPRESSION: floating-point arithmetic.
+calc() {
+    awk "BEGIN { printf \"%.2f\", $1 }"
+}
+
+# run_fixture OUT MODE N: runs the fixture standalone, its stdout to OUT.
+run_fixture() {
+    "$churn" "$2" "$3" >"$1" 2>"$1.err" || { cat "$1.err" >&2; die "'AllocationChurn $2 $3' failed"; }
+}
+
+# run_attached OUT MODE N: runs the fixture under leak-audit; the report must be clean (exit 0).
+run_attached() {
+    local status=0
+    "$leak_audit" run "$churn" "$2" "$3" >"$1" 2>"$1.err" || status=$?
+    ((status == 0)) || { cat "$1.err" >&2; die "'leak-audit run AllocationChurn $2 $3' exited $status"; }
+    [[ $(field attached "$1") == true ]] || die "AllocationChurn did not attach to leak-audit"
+}
+
+# timed OUT COMMAND...: runs COMMAND with stdout to OUT; sets wall_ms, and with GNU time
+# cpu_s (user + system, children included) and peak_kb (largest process of the tree).
+timed() {
+    local out=$1
+    shift
+    local start end status=0
+    start=$(date +%s%N)
+    if [[ -n $gnu_time ]]; then
+        "$gnu_time" -f '%U %S %M' -o "$out.time" "$@" >"$out" 2>"$out.err" || status=$?
+    else
+        "$@" >"$out" 2>"$out.err" || status=$?
+    fi
+    end=$(date +%s%N)
+    ((status == 0)) || { cat "$out.err" >&2; die "'$*' exited $status"; }
+    wall_ms=$(calc "($end - $start) / 1e6")
+    cpu_s=n/a
+    peak_kb=n/a
+    if [[ -n $gnu_time ]]; then
+        read -r user system peak_kb < <(tail -n 1 "$out.time")
+        cpu_s=$(calc "$user + $system")
+    fi
+}
+
+# sampled_peak_anon_kb COMMAND...: runs COMMAND and prints the highest RssAnon (kB) its own
+# process reached, sampled every 5 ms from /proc (stdout of COMMAND goes to $work/sampled).
+sampled_peak_anon_kb() {
+    "$@" >"$work/sampled" 2>"$work/sampled.err" &
+    local pid=$! peak=0 key value unit
+    while kill -0 "$pid" 2>/dev/null; do
+        while read -r key value unit; do
+            [[ $key == RssAnon: ]] && ((value > peak)) && peak=$value
+        done 2>/dev/null <"/proc/$pid/status" || true
+        sleep 0.005
+    done
+    wait "$pid" || { cat "$work/sampled.err" >&2; die "'$*' failed"; }
+    echo "$peak"
+}
+
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+load_before=$(loadavg)
+
+# --- 1. ns per validate --------------------------------------------------------------------------
+
+echo "timing validate (${VALIDATE_REPS} x ${VALIDATE_N} calls, standalone and attached)..." >&2
+declare -a v_plain=() v_attached=() d_plain=() d_attached=() h_plain=() h_attached=()
+for ((rep = 0; rep < VALIDATE_REPS; rep++)); do
+    run_fixture "$work/vp" validate-cost "$VALIDATE_N"
+    run_attached "$work/va" validate-cost "$VALIDATE_N"
+    v_plain+=("$(field ns-per-validate "$work/vp")")
+    v_attached+=("$(field ns-per-validate "$work/va")")
+    d_plain+=("$(field ns-per-tracked-dealloc "$work/vp")")
+    d_attached+=("$(field ns-per-tracked-dealloc "$work/va")")
+    h_plain+=("$(field ns-hook-per-untracked-dealloc "$work/vp")")
+    h_attached+=("$(field ns-hook-per-untracked-dealloc "$work/va")")
+done
+untracked_object_ns=$(field ns-per-untracked-object "$work/vp")
+
+# --- 2. whole run: plain against leak-audit run --------------------------------------------------
+
+echo "timing churn ${CHURN_N} (${CHURN_REPS} interleaved repetitions, plain and attached)..." >&2
+declare -a w_plain=() w_attached=() c_plain=() c_attached=() m_plain=() m_attached=()
+declare -a t_plain=() t_attached=()
+run_fixture "$work/warm" churn "$CHURN_N" # warm the page cache and the CPU
+for ((rep = 0; rep < CHURN_REPS; rep++)); do
+    timed "$work/cp" "$churn" churn "$CHURN_N"
+    w_plain+=("$wall_ms") c_plain+=("$cpu_s") m_plain+=("$peak_kb")
+    t_plain+=("$(field peak-rss-kb "$work/cp")")
+    timed "$work/ca" "$leak_audit" run "$churn" churn "$CHURN_N"
+    [[ $(field attached "$work/ca") == true ]] || die "AllocationChurn did not attach to leak-audit"
+    w_attached+=("$wall_ms") c_attached+=("$cpu_s") m_attached+=("$peak_kb")
+    t_attached+=("$(field peak-rss-kb "$work/ca")")
+done
+[[ $(field tracked-peak "$work/ca") -le 2 ]] || die "churn went over its budget"
+# The fixed part of the overhead: starting leak-audit, the channel, the report, with one screen.
+declare -a f_plain=() f_attached=()
+for ((rep = 0; rep < CHURN_REPS; rep++)); do
+    timed "$work/fp" "$churn" churn 1
+    f_plain+=("$wall_ms")
+    timed "$work/fa" "$leak_audit" run "$churn" churn 1
+    f_attached+=("$wall_ms")
+done
+
+# --- 3. bytes per tracked live instance ----------------------------------------------------------
+
+echo "measuring memory per tracked instance (retain ${RETAIN_N})..." >&2
+declare -a r_anon_plain=() r_rss_plain=() r_anon_attached=() r_shmem_attached=() r_rss_attached=()
+for ((rep = 0; rep < RETAIN_REPS; rep++)); do
+    run_fixture "$work/rp" retain "$RETAIN_N"
+    run_attached "$work/ra" retain "$RETAIN_N"
+    r_anon_plain+=("$(field RssAnon-bytes-per-tracking "$work/rp")")
+    r_rss_plain+=("$(field VmRSS-bytes-per-tracking "$work/rp")")
+    r_anon_attached+=("$(field RssAnon-bytes-per-tracking "$work/ra")")
+    r_shmem_attached+=("$(field RssShmem-bytes-per-tracking "$work/ra")")
+    r_rss_attached+=("$(field VmRSS-bytes-per-tracking "$work/ra")")
+done
+instance_bytes=$(field RssAnon-bytes-per-untracked "$work/rp")
+# leak-audit's own memory per live instance: its peak RssAnon auditing RETAIN_N live instances
+# against auditing a thousand.
+ledger_small=$(sampled_peak_anon_kb "$leak_audit" run "$churn" retain 1000)
+ledger_large=$(sampled_peak_anon_kb "$leak_audit" run "$churn" retain "$RETAIN_N")
+ledger_bytes=$(calc "($ledger_large - $ledger_small) * 1024 / ($RETAIN_N - 1000)")
+
+# --- table ---------------------------------------------------------------------------------------
+
+mvp=$(median "${v_plain[@]}") mva=$(median "${v_attached[@]}")
+mdp=$(median "${d_plain[@]}") mda=$(median "${d_attached[@]}")
+mhp=$(median "${h_plain[@]}") mha=$(median "${h_attached[@]}")
+mwp=$(median "${w_plain[@]}") mwa=$(median "${w_attached[@]}")
+mtp=$(median "${t_plain[@]}") mta=$(median "${t_attached[@]}")
+wall_ratio=$(calc "$mwa / $mwp")
+per_screen_plain=$(calc "$mwp * 1e6 / $CHURN_N")
+if [[ -n $gnu_time ]]; then
+    mcp=$(median "${c_plain[@]}") mca=$(median "${c_attached[@]}")
+    mmp=$(median "${m_plain[@]}") mma=$(median "${m_attached[@]}")
+    cpu_ratio=$(calc "$mca / $mcp")
+    cpu_row=$(printf '%s s | %s s | %sx' "$mcp" "$mca" "$cpu_ratio")
+    tree_row=$(printf '%s MB | %s MB | %sx' "$(calc "$mmp / 1024")" "$(calc "$mma / 1024")" "$(calc "$mma / $mmp")")
+else
+    cpu_row="n/a (no GNU time at /usr/bin/time)"
+    tree_row="n/a (no GNU time at /usr/bin/time)"
+fi
+
+row() { printf '| %-58s | %-34s | %-12s |\n' "$1" "$2" "$3"; }
+echo
+echo "leak-audit benchmark: $(uname -m), $(nproc) CPUs, $(swift --version 2>/dev/null | head -n 1 | sed 's/ (.*//')"
+echo "load average before: $load_before, after: $(loadavg) (a busy machine makes every figure noisy)"
+echo
+row "figure" "standalone | attached" "aim"
+row "------" "---" "---"
+row "ns per validate (net of allocation, median of ${VALIDATE_REPS} runs)" "$mvp | $mva" "< 100 ns"
+row "ns per tracked deallocation (hook + registry + record)" "$mdp | $mda" "-"
+row "ns the hook adds to an untracked deallocation" "$mhp | $mha" "-"
+row "bytes per tracked live instance, target RssAnon" "$(median "${r_anon_plain[@]}") | $(median "${r_anon_attached[@]}")" "< 64 bytes"
+row "  target RssShmem (channel pages not yet released)" "0 | $(median "${r_shmem_attached[@]}")" "-"
+row "  target VmRSS (RssAnon + RssShmem + RssFile)" "$(median "${r_rss_plain[@]}") | $(median "${r_rss_attached[@]}")" "-"
+row "  leak-audit's ledger (its RssAnon)" "- | $ledger_bytes" "-"
+echo
+row "churn ${CHURN_N} screens (median of ${CHURN_REPS})" "plain | leak-audit run | ratio" "aim"
+row "------" "---" "---"
+row "whole-run wall time" "$mwp ms | $mwa ms | ${wall_ratio}x" "< 1.3x"
+row "CPU time, user + system (leak-audit included)" "$cpu_row" "-"
+row "fixed cost: wall time of \`churn 1\`" "$(median "${f_plain[@]}") ms | $(median "${f_attached[@]}") ms" "-"
+row "peak RSS of the target (its VmHWM)" "$(calc "$mtp / 1024") MB | $(calc "$mta / 1024") MB" "-"
+row "peak RSS, largest process (GNU time %M)" "$tree_row" "-"
+echo
+echo "context: one untracked probe object costs ${untracked_object_ns} ns to create and drop and"
+echo "${instance_bytes} bytes to keep; a churn screen costs ${per_screen_plain} ns plain (wall, process start included)."
