@@ -30,6 +30,7 @@ let package = Package(
         scenario("ExitNonZero"),
         scenario("EscapingNames"),
         scenario("InterruptedWhileLeaking"),
+        scenario("LargeLeak"),
         scenario("DynamicLibraryType", [.product(name: "WidgetKit", package: "WidgetKit"), leakMonitor]),
         // Allocation-heavy, for the benchmark.
         scenario("AllocationChurn"),

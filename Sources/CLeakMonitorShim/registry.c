@@ -198,7 +198,7 @@ leakaudit_track_result leakaudit_track(const void *object, int32_t type_id) {
         return result;
     }
     // Capture only for leak-audit: on its own the library needs counts, not stacks.
-    uint32_t stack = la_channel_active() ? la_stack_capture_and_intern() : LA_STACK_NONE;
+    uint32_t stack = la_channel_active() ? la_stack_capture_and_intern(__builtin_frame_address(0)) : LA_STACK_NONE;
     int64_t live = __atomic_add_fetch(&type->live, 1, __ATOMIC_ACQ_REL);
     int64_t peak = __atomic_load_n(&type->peak, __ATOMIC_RELAXED);
     while (live > peak

@@ -128,8 +128,10 @@ LA_HIDDEN void la_registry_on_dealloc(const void *object);
 
 // stacks.c --------------------------------------------------------------------------------------
 
-/// Captures the caller's backtrace and returns its stack id (LA_STACK_NONE when unavailable).
-LA_HIDDEN uint32_t la_stack_capture_and_intern(void);
+/// Captures the backtrace above `entry_frame` (the exported entry point's own frame, taken with
+/// __builtin_frame_address(0), which forces that function to keep a frame pointer even where the
+/// shim is built without them) and returns its stack id (LA_STACK_NONE when unavailable).
+LA_HIDDEN uint32_t la_stack_capture_and_intern(const void *entry_frame);
 
 
 #endif

@@ -27,12 +27,12 @@ static void la_thread_stack_bounds(void) {
     pthread_attr_destroy(&attributes);
 }
 
-/// Walks saved frame pointers from the caller's frame. Each step must move up the same stack,
-/// which stops the walk at code without frame pointers (glibc's start-up frames) or garbage.
-static __attribute__((noinline)) int la_capture(uintptr_t *frames, int capacity, bool *truncated) {
+/// Walks saved frame pointers from `frame`, the frame of the shim's entry point. Each step must
+/// move up the same stack, which stops the walk at code without frame pointers (glibc's start-up
+/// frames) or garbage.
+static int la_capture(const uintptr_t *frame, uintptr_t *frames, int capacity, bool *truncated) {
     if (!la_thread_stack_known) la_thread_stack_bounds();
     uintptr_t low = la_thread_stack_low, high = la_thread_stack_high;
-    const uintptr_t *frame = __builtin_frame_address(0);
     if (high == 0) {
         low = (uintptr_t)frame;
         high = low + (8u << 20);
@@ -101,10 +101,10 @@ static uint32_t la_stack_insert(la_process_state *state, const uintptr_t *frames
     return result;
 }
 
-uint32_t la_stack_capture_and_intern(void) {
+uint32_t la_stack_capture_and_intern(const void *entry_frame) {
     uintptr_t frames[LA_MAX_FRAMES];
     bool truncated = false;
-    int count = la_capture(frames, LA_MAX_FRAMES, &truncated);
+    int count = la_capture(entry_frame, frames, LA_MAX_FRAMES, &truncated);
     uint64_t hash = la_stack_hash(frames, count);
     la_process_state *state = la_state();
     uint32_t mask = LA_STACK_TABLE_CAPACITY - 1;

@@ -8,7 +8,7 @@ import Synchronization
 /// ``withLock(_:)`` to make a read-modify-write atomic.
 ///
 /// Closures passed to its members run while the lock is held; they must not use the same
-/// dictionary, or the thread deadlocks.
+/// dictionary, because the lock is not recursive (a nested call stops the process).
 public final class AtomicDictionary<Key: Hashable, Value> {
     private let storage: LockedState<[Key: Value]>
 

@@ -80,7 +80,7 @@ public final class AtomicWeakArray<Element> {
 
 // Sound for the array itself: its only state is behind a `Mutex`, taken by every member for its
 // whole effect, and `forEach` calls out only after releasing it, so the array never races and
-// callbacks cannot deadlock it. The elements are shared references handed to whichever thread
+// callbacks may use it again. The elements are shared references handed to whichever thread
 // reads; with non-`Sendable` elements, using them safely from that thread is the caller's
 // responsibility (as with any object shared by reference).
 extension AtomicWeakArray: @unchecked Sendable {}

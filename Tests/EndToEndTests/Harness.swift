@@ -29,6 +29,18 @@ enum Harness {
         return .success(path.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
     }()
 
+    /// A fixture product built with `swift build -c release`, built once per product.
+    static func releaseFixture(_ name: String) throws -> String {
+        releaseLock.lock()
+        defer { releaseLock.unlock() }
+        let build = run(["swift", "build", "-c", "release", "--product", name, "--package-path", fixturesRoot.path])
+        guard build.status == 0 else { throw HarnessError.buildFailed(build.stderr + build.stdout) }
+        let path = run(["swift", "build", "-c", "release", "--show-bin-path", "--package-path", fixturesRoot.path])
+        return path.stdout.trimmingCharacters(in: .whitespacesAndNewlines) + "/" + name
+    }
+
+    private static let releaseLock = NSLock()
+
     /// The path of fixture product `name`.
     static func fixture(_ name: String) throws -> String {
         try fixturesBinDirectory.get() + "/" + name
@@ -81,7 +93,11 @@ enum Harness {
 
     /// Runs `leak-audit run --format json --output TMP fixture arguments…` and parses the report.
     static func audit(_ fixture: String, _ arguments: [String] = [], extraOptions: [String] = []) throws -> Audit {
-        let path = try self.fixture(fixture)
+        try audit(path: try self.fixture(fixture), arguments, extraOptions: extraOptions)
+    }
+
+    /// Runs `leak-audit run --format json --output TMP path arguments…` and parses the report.
+    static func audit(path: String, _ arguments: [String] = [], extraOptions: [String] = []) throws -> Audit {
         let jsonPath = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString).json").path
         let result = run([leakAudit, "run", "--format", "json", "--output", jsonPath] + extraOptions + [path] + arguments)
         let data = try Data(contentsOf: URL(fileURLWithPath: jsonPath))

@@ -105,6 +105,37 @@ final class ScenarioTests: XCTestCase {
         XCTAssertLessThanOrEqual(session.int("peakLive") ?? 99, 8)
     }
 
+    func testHundredThousandLeakedInstancesAreCountedExactly() throws {
+        let audit = try Harness.audit("LargeLeak")
+        XCTAssertEqual(audit.status, 1)
+        let entry = try audit.type(".CacheEntry")
+        XCTAssertEqual(entry.int("peakLive"), 100_000)
+        XCTAssertEqual(entry.int("liveAtExit"), 100_000)
+        XCTAssertEqual(entry.allocations.map { $0.int("count") }, [100_000], "one allocating stack")
+        XCTAssertEqual((audit.json["summary"] as? [String: Any])?.int("instancesOverBudget"), 100_000 - 64)
+    }
+
+    func testLargeCacheCleanTwin() throws {
+        try assertCleanTwin("LargeLeak")
+        let entry = try Harness.audit("LargeLeak", ["clean"]).type(".CacheEntry")
+        XCTAssertEqual(entry.int("peakLive"), 64)
+        XCTAssertEqual(entry.int("allocatedTotal"), 100_000)
+    }
+
+    func testReleaseBuildStillNamesTheUserLines() throws {
+        let path = try Harness.releaseFixture("ViewModelRetention")
+        let audit = try Harness.audit(path: path)
+        XCTAssertEqual(audit.status, 1)
+        let model = try audit.type(".LoginViewModel")
+        XCTAssertEqual(model.int("peakLive"), 3)
+        let frames = try XCTUnwrap(model.allocations.first).frames
+        let validateLine = try Harness.line(of: "MemoryLeakMonitor.validate(self)", inFixtureSource: "Sources/ViewModelRetention/main.swift")
+        let first = try XCTUnwrap(frames.first)
+        XCTAssertEqual(first.string("function")?.hasPrefix("ViewModelRetention.LoginViewModel.init("), true, "\(frames)")
+        XCTAssertEqual(first.int("line"), validateLine)
+        XCTAssertTrue(frames.contains { $0.string("function")?.contains("Presenter.open(") == true }, "\(frames)")
+    }
+
     func testGenericSpecializationsHaveSeparateBudgets() throws {
         let audit = try Harness.audit("GenericBoxes")
         XCTAssertEqual(audit.status, 1)

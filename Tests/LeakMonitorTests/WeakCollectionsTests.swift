@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 import XCTest
 
 @testable import LeakMonitor
@@ -286,13 +287,23 @@ final class WeakCollectionsTests: XCTestCase {
         let extras = (100..<105).map(Token.init)
         originals.forEach(array.append)
 
-        var visited: [Int] = []
-        array.forEach { token in
-            visited.append(token.id)
-            array.append(extras[token.id])
-            _ = array.count  // reads inside the body must not deadlock either
+        // On another thread, so that a deadlock fails the wait instead of hanging the run.
+        let visited = Mutex<[Int]>([])
+        let finished = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            array.forEach { token in
+                visited.withLock { $0.append(token.id) }
+                array.append(extras[token.id])
+                _ = array.count  // reads inside the body must not deadlock either
+            }
+            finished.signal()
         }
-        XCTAssertEqual(visited, [0, 1, 2, 3, 4], "body must see the snapshot, not its own appends")
+        guard finished.wait(timeout: .now() + 10) == .success else {
+            return XCTFail("forEach deadlocked when its body used the array")
+        }
+        XCTAssertEqual(
+            visited.withLock { $0 }, [0, 1, 2, 3, 4],
+            "body must see the snapshot, not its own appends")
         XCTAssertEqual(array.all.map(\.id), [0, 1, 2, 3, 4, 100, 101, 102, 103, 104])
     }
 
