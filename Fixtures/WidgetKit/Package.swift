@@ -9,7 +9,7 @@ let package = Package(
     products: [.library(name: "WidgetKit", type: .dynamic, targets: ["WidgetKit"])],
     dependencies: [.package(name: "leak-audit", path: "../..")],
     targets: [
-        .target(name: "WidgetKit", dependencies: [.product(name: "LeakMonitor", package: "leak-audit")]),
+        .target(name: "WidgetKit", dependencies: [.product(name: "LeakMonitor", package: "leak-audit")])
     ],
     swiftLanguageModes: [.v5]
 )

@@ -21,14 +21,16 @@ struct Run: ParsableCommand {
     @Argument(help: ArgumentHelp("The program or .xctest bundle to run.", valueName: "target"))
     var target: String
 
-    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("Arguments passed to the target unchanged.", valueName: "arguments"))
+    @Argument(
+        parsing: .captureForPassthrough, help: ArgumentHelp("Arguments passed to the target unchanged.", valueName: "arguments"))
     var targetArguments: [String] = []
 
     func run() throws {
         // Open the output first: a bad path must not cost a whole run.
         let sink: FileHandle
         if let output = report.output {
-            guard FileManager.default.createFile(atPath: output, contents: nil), let handle = FileHandle(forWritingAtPath: output) else {
+            guard FileManager.default.createFile(atPath: output, contents: nil), let handle = FileHandle(forWritingAtPath: output)
+            else {
                 throw ValidationError("cannot write the report to '\(output)': check the directory exists and is writable")
             }
             sink = handle
@@ -46,7 +48,8 @@ struct Run: ParsableCommand {
         sink.write(Data(report.format.renderer.render(auditReport).utf8))
         if report.output != nil, auditReport.verdict != .clean {
             // The report went to a file: say in the log why the run is red.
-            let line = auditReport.verdict == .notAudited
+            let line =
+                auditReport.verdict == .notAudited
                 ? "leak-audit: '\(target)' could not be audited; see \(report.output ?? "")"
                 : "leak-audit: see \(report.output ?? "") for the report"
             FileHandle.standardError.write(Data((line + "\n").utf8))

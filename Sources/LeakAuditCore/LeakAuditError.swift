@@ -29,7 +29,7 @@ public enum LeakAuditError: Error, Equatable, CustomStringConvertible {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 func systemErrorMessage(_ code: Int32) -> String {

@@ -2,7 +2,7 @@ import CLeakMonitorShim
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Counts live instances of ``MemoryLeakMonitorable`` types and reports those over budget.
@@ -97,9 +97,13 @@ public enum MemoryLeakMonitor {
     private static func register<Instance: MemoryLeakMonitorable>(_ instance: Instance, metadata: UnsafeRawPointer) -> Int32 {
         let name = instance.leakReportName
         let max = Int64(instance.max)
-        let typeID = name.utf8.withContiguousStorageIfAvailable { bytes in
-            bytes.withMemoryRebound(to: CChar.self) { leakaudit_type_register(metadata, $0.baseAddress!, $0.count, max) }
-        } ?? Array(name.utf8CString).withUnsafeBufferPointer { leakaudit_type_register(metadata, $0.baseAddress!, $0.count - 1, max) }
+        let typeID =
+            name.utf8.withContiguousStorageIfAvailable { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { leakaudit_type_register(metadata, $0.baseAddress!, $0.count, max) }
+            }
+            ?? Array(name.utf8CString).withUnsafeBufferPointer {
+                leakaudit_type_register(metadata, $0.baseAddress!, $0.count - 1, max)
+            }
         if typeID >= 0 && !leakaudit_observes_deallocations() {
             warnOnceDeallocationsInvisible()
         }
@@ -122,7 +126,7 @@ public enum MemoryLeakMonitor {
         switch violationHandler {
         case .stopInDebugBuilds:
             #if DEBUG
-            if !attached { fatalError(violation.description) }
+                if !attached { fatalError(violation.description) }
             #endif
         case .stop:
             if !attached { fatalError(violation.description) }

@@ -8,8 +8,10 @@ final class CommandLineTests: XCTestCase {
         let result = Harness.run([Harness.leakAudit, "run", try Harness.fixture("ViewModelRetention")])
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(result.stdout, "ViewModelRetention: opened and closed 3 screens\n")
-        let line = try Harness.line(of: "MemoryLeakMonitor.validate(self)", inFixtureSource: "Sources/ViewModelRetention/main.swift")
-        XCTAssertTrue(result.stderr.contains("EXCEEDED ViewModelRetention.LoginViewModel: max 1, peak 3, alive at exit 3"), result.stderr)
+        let line = try Harness.line(
+            of: "MemoryLeakMonitor.validate(self)", inFixtureSource: "Sources/ViewModelRetention/main.swift")
+        XCTAssertTrue(
+            result.stderr.contains("EXCEEDED ViewModelRetention.LoginViewModel: max 1, peak 3, alive at exit 3"), result.stderr)
         XCTAssertTrue(result.stderr.contains("3 × allocated at"), result.stderr)
         XCTAssertTrue(result.stderr.contains("ViewModelRetention.LoginViewModel.init(title:"), result.stderr)
         XCTAssertTrue(result.stderr.contains("Sources/ViewModelRetention/main.swift:\(line)"), result.stderr)
@@ -19,7 +21,8 @@ final class CommandLineTests: XCTestCase {
     func testCleanTextReportSaysSo() throws {
         let result = Harness.run([Harness.leakAudit, "run", try Harness.fixture("ViewModelRetention"), "clean"])
         XCTAssertEqual(result.status, 0)
-        XCTAssertTrue(result.stderr.contains("ok ViewModelRetention.LoginViewModel: max 1, peak 1, alive at exit 0"), result.stderr)
+        XCTAssertTrue(
+            result.stderr.contains("ok ViewModelRetention.LoginViewModel: max 1, peak 1, alive at exit 0"), result.stderr)
         XCTAssertTrue(result.stderr.contains("no type over budget"), result.stderr)
         XCTAssertFalse(result.stderr.contains("EXCEEDED"))
     }
@@ -67,7 +70,9 @@ final class CommandLineTests: XCTestCase {
     func testMissingTargetIsOneLineWithExitCode4() {
         let result = Harness.run([Harness.leakAudit, "run", "./no-such-binary"])
         XCTAssertEqual(result.status, 4)
-        XCTAssertEqual(result.stderr, "leak-audit: error: target './no-such-binary' not found: check the path, or build it first (swift build)\n")
+        XCTAssertEqual(
+            result.stderr,
+            "leak-audit: error: target './no-such-binary' not found: check the path, or build it first (swift build)\n")
     }
 
     func testNonExecutableTargetIsOneLineWithExitCode4() {
@@ -87,7 +92,9 @@ final class CommandLineTests: XCTestCase {
         let format = Harness.run([Harness.leakAudit, "run", "--format", "yaml", try Harness.fixture("ViewModelRetention")])
         XCTAssertEqual(format.status, 64)
         XCTAssertTrue(format.stderr.contains("yaml"), format.stderr)
-        let output = Harness.run([Harness.leakAudit, "run", "--output", "/no/such/dir/report.json", try Harness.fixture("ViewModelRetention")])
+        let output = Harness.run([
+            Harness.leakAudit, "run", "--output", "/no/such/dir/report.json", try Harness.fixture("ViewModelRetention"),
+        ])
         XCTAssertEqual(output.status, 64)
         XCTAssertTrue(output.stderr.contains("/no/such/dir/report.json"), output.stderr)
         XCTAssertEqual(output.stdout, "", "the target did not run")
@@ -96,7 +103,10 @@ final class CommandLineTests: XCTestCase {
     func testHelpDocumentsExitCodes() {
         let help = Harness.run([Harness.leakAudit, "run", "--help"])
         XCTAssertEqual(help.status, 0)
-        for line in ["Exit codes:", "0   the target exited 0", "1   at least one type exceeded", "2   no type exceeded", "3   the target could not be audited", "4   the target could not be started", "64  usage"] {
+        for line in [
+            "Exit codes:", "0   the target exited 0", "1   at least one type exceeded", "2   no type exceeded",
+            "3   the target could not be audited", "4   the target could not be started", "64  usage",
+        ] {
             XCTAssertTrue(help.stdout.contains(line), "missing '\(line)' in:\n\(help.stdout)")
         }
         let version = Harness.run([Harness.leakAudit, "--version"])
@@ -124,7 +134,8 @@ final class CommandLineTests: XCTestCase {
             kill(process.processIdentifier, signal)
             process.waitUntilExit()
             XCTAssertEqual(process.terminationStatus, 1, name)
-            let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+            let json = try XCTUnwrap(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
             let target = try XCTUnwrap(json["target"] as? [String: Any])
             XCTAssertEqual((target["exit"] as? [String: Any])?["signal"] as? Int, Int(signal), name)
             let types = try XCTUnwrap(json["types"] as? [[String: Any]])

@@ -4,7 +4,8 @@ import XCTest
 /// Builds Fixtures/ once per test process and runs the real leak-audit executable on it.
 enum Harness {
     /// The package root, found from this file's path.
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     static var fixturesRoot: URL { packageRoot.appendingPathComponent("Fixtures") }
 
@@ -58,7 +59,8 @@ enum Harness {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
         if let environment { process.environment = environment }
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
@@ -70,7 +72,9 @@ enum Harness {
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         while !reader.isFinished { usleep(1_000) }
-        return CommandResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+        return CommandResult(
+            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
     }
 
     /// One run of leak-audit with a JSON report written to a temporary file.

@@ -5,7 +5,8 @@ import XCTest
 /// must report nothing.
 final class ScenarioTests: XCTestCase {
     /// Asserts that the clean twin of `fixture` is not reported and leak-audit exits `status`.
-    private func assertCleanTwin(_ fixture: String, status: Int32 = 0, file: StaticString = #filePath, line: UInt = #line) throws {
+    private func assertCleanTwin(_ fixture: String, status: Int32 = 0, file: StaticString = #filePath, line: UInt = #line) throws
+    {
         let audit = try Harness.audit(fixture, ["clean"])
         XCTAssertEqual(audit.status, status, audit.stderr, file: file, line: line)
         XCTAssertFalse(audit.types.isEmpty, "the clean twin still tracks its types", file: file, line: line)
@@ -33,12 +34,17 @@ final class ScenarioTests: XCTestCase {
         let first = try XCTUnwrap(frames.first)
         XCTAssertEqual(first.string("function")?.hasPrefix("ViewModelRetention.LoginViewModel.init("), true, "\(first)")
         XCTAssertEqual(first.string("file")?.hasSuffix("Sources/ViewModelRetention/main.swift"), true)
-        let validateLine = try Harness.line(of: "MemoryLeakMonitor.validate(self)", inFixtureSource: "Sources/ViewModelRetention/main.swift")
+        let validateLine = try Harness.line(
+            of: "MemoryLeakMonitor.validate(self)", inFixtureSource: "Sources/ViewModelRetention/main.swift")
         XCTAssertEqual(first.int("line"), validateLine)
-        let openLine = try Harness.line(of: "let model = LoginViewModel(title: title)", inFixtureSource: "Sources/ViewModelRetention/main.swift")
-        XCTAssertTrue(frames.contains { $0.string("function")?.contains("Presenter.open(") == true && $0.int("line") == openLine }, "\(frames)")
+        let openLine = try Harness.line(
+            of: "let model = LoginViewModel(title: title)", inFixtureSource: "Sources/ViewModelRetention/main.swift")
+        XCTAssertTrue(
+            frames.contains { $0.string("function")?.contains("Presenter.open(") == true && $0.int("line") == openLine },
+            "\(frames)")
         XCTAssertFalse(frames.contains { $0.string("function")?.contains("MemoryLeakMonitor") == true })
-        XCTAssertEqual(audit.stdout, "ViewModelRetention: opened and closed 3 screens\n", "the target's stdout passes through untouched")
+        XCTAssertEqual(
+            audit.stdout, "ViewModelRetention: opened and closed 3 screens\n", "the target's stdout passes through untouched")
     }
 
     func testViewModelCleanTwin() throws { try assertCleanTwin("ViewModelRetention") }
@@ -129,7 +135,8 @@ final class ScenarioTests: XCTestCase {
         let model = try audit.type(".LoginViewModel")
         XCTAssertEqual(model.int("peakLive"), 3)
         let frames = try XCTUnwrap(model.allocations.first).frames
-        let validateLine = try Harness.line(of: "MemoryLeakMonitor.validate(self)", inFixtureSource: "Sources/ViewModelRetention/main.swift")
+        let validateLine = try Harness.line(
+            of: "MemoryLeakMonitor.validate(self)", inFixtureSource: "Sources/ViewModelRetention/main.swift")
         let first = try XCTUnwrap(frames.first)
         XCTAssertEqual(first.string("function")?.hasPrefix("ViewModelRetention.LoginViewModel.init("), true, "\(frames)")
         XCTAssertEqual(first.int("line"), validateLine)
@@ -158,7 +165,8 @@ final class ScenarioTests: XCTestCase {
         let first = try XCTUnwrap(widget.allocations.first?.frames.first)
         XCTAssertEqual(first.string("module")?.hasSuffix("libWidgetKit.so"), true, "\(first)")
         XCTAssertEqual(first.string("file")?.hasSuffix("WidgetKit/Sources/WidgetKit/Widget.swift"), true, "\(first)")
-        XCTAssertTrue(widget.allocations[0].frames.contains { $0.string("function")?.contains("WidgetFactory.makeWidget") == true })
+        XCTAssertTrue(
+            widget.allocations[0].frames.contains { $0.string("function")?.contains("WidgetFactory.makeWidget") == true })
         // The executable's own copy of LeakMonitor shares the registry with the library's.
         let dashboard = try audit.type("DynamicLibraryType.Dashboard")
         XCTAssertEqual(dashboard.int("allocatedTotal"), 3)

@@ -2,7 +2,7 @@ import CLeakAuditHost
 import LeakAuditWire
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The reading end of the record stream: an anonymous shared file that the target inherits and
@@ -32,7 +32,7 @@ public final class RecordChannel {
             throw .channelUnavailable(call: "ftruncate", errno: code)
         }
         guard let base = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0),
-              base != MAP_FAILED
+            base != MAP_FAILED
         else {
             let code = errno
             close(fd)

@@ -20,18 +20,25 @@ struct RecordDecoder {
             let kind = UInt32(truncatingIfNeeded: tag & 0xFF)
             switch kind {
             case UInt32(LA_SLOT_EMPTY):
-                guard targetFinished else { channel.release(slotsBelow: cursor); return }
+                guard targetFinished else {
+                    channel.release(slotsBelow: cursor)
+                    return
+                }
                 tornSlots += 1
                 cursor += 1
             case UInt32(LA_SLOT_ALLOC):
-                sink(.allocated(typeID: UInt32(tag >> 32), object: word1, stackID: UInt32(truncatingIfNeeded: word2), sequence: cursor))
+                sink(
+                    .allocated(
+                        typeID: UInt32(tag >> 32), object: word1, stackID: UInt32(truncatingIfNeeded: word2), sequence: cursor))
                 cursor += 1
             case UInt32(LA_SLOT_DEALLOC):
                 sink(.deallocated(typeID: UInt32(tag >> 32), object: word1, sequence: cursor))
                 cursor += 1
             case UInt32(LA_SLOT_BLOB_HEAD):
                 let slotCount = max(tag >> 32, 1)
-                if let event = decodeBlob(channel, kind: UInt32((tag >> 8) & 0xFF), slotCount: slotCount, id: word1, length: word2, value: word3) {
+                if let event = decodeBlob(
+                    channel, kind: UInt32((tag >> 8) & 0xFF), slotCount: slotCount, id: word1, length: word2, value: word3)
+                {
                     sink(event)
                 } else {
                     tornSlots += 1
@@ -46,9 +53,11 @@ struct RecordDecoder {
         channel.release(slotsBelow: cursor)
     }
 
-    private func decodeBlob(_ channel: RecordChannel, kind: UInt32, slotCount: UInt64, id: UInt64, length: UInt64, value: UInt64) -> WireEvent? {
+    private func decodeBlob(_ channel: RecordChannel, kind: UInt32, slotCount: UInt64, id: UInt64, length: UInt64, value: UInt64)
+        -> WireEvent?
+    {
         guard length <= (slotCount - 1) * UInt64(LA_WIRE_CONT_PAYLOAD),
-              cursor + slotCount <= channel.slotCapacity
+            cursor + slotCount <= channel.slotCapacity
         else { return nil }
         var payload: [UInt8] = []
         payload.reserveCapacity(Int(length))
@@ -60,7 +69,9 @@ struct RecordDecoder {
         payload.removeLast(payload.count - Int(length))
         switch kind {
         case UInt32(LA_BLOB_TYPE):
-            return .typeDefined(id: UInt32(truncatingIfNeeded: id), name: String(decoding: payload, as: UTF8.self), max: Int(Int64(bitPattern: value)))
+            return .typeDefined(
+                id: UInt32(truncatingIfNeeded: id), name: String(decoding: payload, as: UTF8.self),
+                max: Int(Int64(bitPattern: value)))
         case UInt32(LA_BLOB_STACK):
             let addresses = payload.withUnsafeBytes { bytes in
                 (0..<(bytes.count / 8)).map { bytes.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self) }
@@ -80,12 +91,13 @@ struct RecordDecoder {
         let buildIDEnd = fixedSize + Int(fixed.build_id_size)
         let pathEnd = buildIDEnd + Int(fixed.path_size)
         guard pathEnd <= payload.count else { return nil }
-        return .moduleLoaded(ModuleImage(
-            path: String(decoding: payload[buildIDEnd..<pathEnd], as: UTF8.self),
-            buildID: Array(payload[fixedSize..<buildIDEnd]),
-            loadBias: loadBias,
-            start: fixed.start,
-            end: fixed.end
-        ))
+        return .moduleLoaded(
+            ModuleImage(
+                path: String(decoding: payload[buildIDEnd..<pathEnd], as: UTF8.self),
+                buildID: Array(payload[fixedSize..<buildIDEnd]),
+                loadBias: loadBias,
+                start: fixed.start,
+                end: fixed.end
+            ))
     }
 }

@@ -23,7 +23,10 @@ public struct JSONReportRenderer: ReportRenderer {
 /// The JSON report's wire form, version 1: separate from the in-memory model so that the model
 /// can change without changing the format. Missing values are written as null, never omitted.
 struct JSONReportV1: Encodable {
-    struct Tool: Encodable { var name: String; var version: String }
+    struct Tool: Encodable {
+        var name: String
+        var version: String
+    }
     struct Exit: Encodable {
         var code: Int32?
         var signal: Int32?
@@ -81,7 +84,11 @@ struct JSONReportV1: Encodable {
         }
         enum CodingKeys: String, CodingKey { case address, module, moduleOffset, function, file, line, column, inlined }
     }
-    struct Allocation: Encodable { var count: Int; var truncated: Bool; var frames: [Frame] }
+    struct Allocation: Encodable {
+        var count: Int
+        var truncated: Bool
+        var frames: [Frame]
+    }
     struct TrackedType: Encodable {
         var name: String
         var max: Int
@@ -100,22 +107,27 @@ struct JSONReportV1: Encodable {
 
     init(_ report: AuditReport) {
         tool = Tool(name: report.tool.name, version: report.tool.version)
-        let exit: Exit = switch report.target.outcome {
-        case .exited(let code): Exit(code: code)
-        case .signaled(let signal): Exit(signal: signal)
-        }
-        let reason: String? = switch report.notAudited {
-        case .neverAttached: "neverAttached"
-        case .staticRuntime: "staticRuntime"
-        case nil: nil
-        }
-        target = Target(path: report.target.path, arguments: report.target.arguments, attached: report.target.attached, exit: exit, notAuditedReason: reason)
-        let verdict = switch report.verdict {
-        case .clean: "clean"
-        case .budgetExceeded: "budgetExceeded"
-        case .targetFailed: "targetFailed"
-        case .notAudited: "notAudited"
-        }
+        let exit: Exit =
+            switch report.target.outcome {
+            case .exited(let code): Exit(code: code)
+            case .signaled(let signal): Exit(signal: signal)
+            }
+        let reason: String? =
+            switch report.notAudited {
+            case .neverAttached: "neverAttached"
+            case .staticRuntime: "staticRuntime"
+            case nil: nil
+            }
+        target = Target(
+            path: report.target.path, arguments: report.target.arguments, attached: report.target.attached, exit: exit,
+            notAuditedReason: reason)
+        let verdict =
+            switch report.verdict {
+            case .clean: "clean"
+            case .budgetExceeded: "budgetExceeded"
+            case .targetFailed: "targetFailed"
+            case .notAudited: "notAudited"
+            }
         summary = Summary(
             verdict: verdict,
             trackedTypes: report.types.count,

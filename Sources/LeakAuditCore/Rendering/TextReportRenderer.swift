@@ -42,7 +42,8 @@ public struct TextReportRenderer: ReportRenderer {
         var lines: [String] = []
         for type in report.types where type.exceeded {
             lines.append("")
-            lines.append("EXCEEDED \(Self.escaped(type.name)): max \(type.max), peak \(type.peakLive), alive at exit \(type.liveAtExit)")
+            lines.append(
+                "EXCEEDED \(Self.escaped(type.name)): max \(type.max), peak \(type.peakLive), alive at exit \(type.liveAtExit)")
             let surplus = type.peakLive - type.max
             lines.append("  \(type.peakLive) alive at the peak (\(surplus) over budget), allocated at:")
             for group in type.allocations {
@@ -57,7 +58,8 @@ public struct TextReportRenderer: ReportRenderer {
             lines.append("")
             lines.append("within budget:")
             for type in within {
-                lines.append("  ok \(Self.escaped(type.name)): max \(type.max), peak \(type.peakLive), alive at exit \(type.liveAtExit)")
+                lines.append(
+                    "  ok \(Self.escaped(type.name)): max \(type.max), peak \(type.peakLive), alive at exit \(type.liveAtExit)")
             }
         }
         lines.append("")

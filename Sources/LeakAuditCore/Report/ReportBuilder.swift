@@ -29,7 +29,8 @@ struct ReportBuilder {
             if type.exceeded {
                 var counts: [UInt32: Int] = [:]
                 for stackID in LifetimeLedger.stacksAliveAtPeak(of: ledger) { counts[stackID, default: 0] += 1 }
-                type.allocations = counts
+                type.allocations =
+                    counts
                     .sorted { ($0.value, $1.key) > ($1.value, $0.key) }
                     .map { stackID, count in
                         AuditReport.AllocationGroup(
@@ -58,7 +59,8 @@ struct ReportBuilder {
             !run.attached ? .neverAttached : run.staticRuntime ? .staticRuntime : nil
         return AuditReport(
             tool: .init(name: "leak-audit", version: toolVersion),
-            target: .init(path: run.request.target, arguments: run.request.arguments, attached: run.attached, outcome: run.outcome),
+            target: .init(
+                path: run.request.target, arguments: run.request.arguments, attached: run.attached, outcome: run.outcome),
             notAudited: notAudited,
             types: types,
             droppedRecords: run.droppedRecords,

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import LeakAuditWire
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What to audit: the target and its arguments.
 public struct AuditRequest: Sendable {

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// How the target ended.
 public enum TargetOutcome: Sendable, Hashable {
@@ -48,7 +49,9 @@ struct TargetProcess {
     }
 
     /// Starts `executablePath` with `arguments` (argv[1...]) and `extraEnvironment` added.
-    static func spawn(executablePath: String, displayName: String, arguments: [String], extraEnvironment: [String: String]) throws(LeakAuditError) -> TargetProcess {
+    static func spawn(executablePath: String, displayName: String, arguments: [String], extraEnvironment: [String: String])
+        throws(LeakAuditError) -> TargetProcess
+    {
         var environment: [String] = []
         var index = 0
         while let entry = environ[index] {

@@ -1,0 +1,389 @@
+import LeakAuditWire
+import XCTest
+
+@testable import LeakAuditCore
+
+/// RecordDecoder against a real RecordChannel, written to through a second shared mapping of its
+/// descriptor exactly as the target's shim writes it.
+final class RecordDecoderTests: XCTestCase {
+    private func makeChannel(slots: UInt64 = 4096) throws -> (RecordChannel, ChannelWriter) {
+        let channel = try RecordChannel(slotCapacity: slots)
+        return (channel, try ChannelWriter(channel))
+    }
+
+    // MARK: - Channel header
+
+    func testChannelHeaderIsValidForTheShim() throws {
+        let (channel, _) = try makeChannel(slots: 64)
+        // What la_channel_attach checks before mapping the channel.
+        let header = try readHeader(channel)
+        XCTAssertEqual(header.magic, LA_WIRE_MAGIC)
+        XCTAssertEqual(header.version, 1)
+        XCTAssertEqual(header.slot_size, 32)
+        XCTAssertEqual(header.slot_capacity, 64)
+        XCTAssertEqual(channel.reservedSlots, 0)
+        XCTAssertEqual(channel.attachedPID, 0)
+        XCTAssertEqual(channel.flags, 0)
+        XCTAssertEqual(channel.droppedRecords, 0)
+    }
+
+    private func readHeader(_ channel: RecordChannel) throws -> la_wire_header {
+        var header = la_wire_header()
+        let count = withUnsafeMutableBytes(of: &header) { pread(channel.fileDescriptor, $0.baseAddress, $0.count, 0) }
+        XCTAssertEqual(count, MemoryLayout<la_wire_header>.size)
+        return header
+    }
+
+    // MARK: - Blobs
+
+    func testTypeBlobNameWithMultiByteCharacterAcrossTheSlotBoundaryDecodes() throws {
+        let (channel, writer) = try makeChannel()
+        // The 4-byte scalar occupies payload bytes 22...25: it straddles the first continuation
+        // slot's 24 bytes and the second's.
+        let prefix = "App.Container<Ünicode"
+        XCTAssertEqual(prefix.utf8.count, 22)
+        let name = prefix + "🦊" + ">.Ωmega\"quote\\.Nested.Deeper"
+        XCTAssertGreaterThan(name.utf8.count, 48, "the name spans three continuation slots")
+
+        let head = writer.typeBlob(id: 7, name: name, max: 3)
+        XCTAssertEqual(head, 0)
+        XCTAssertEqual(channel.reservedSlots, 1 + ChannelWriter.continuationCount(name.utf8.count))
+
+        var decoder = RecordDecoder()
+        let events = drain(&decoder, channel, targetFinished: false)
+        XCTAssertEqual(events, [.typeDefined(id: 7, name: name, max: 3)])
+        XCTAssertEqual(decoder.cursor, channel.reservedSlots)
+        XCTAssertEqual(decoder.tornSlots, 0)
+    }
+
+    func testTypeBlobWithPayloadOfExactlyOneSlotAndNegativeMaxDecodes() throws {
+        let (channel, writer) = try makeChannel()
+        let name = String(repeating: "x", count: 24)
+        writer.typeBlob(id: 1, name: name, max: -1)
+        writer.typeBlob(id: 2, name: "", max: Int64.max)
+        XCTAssertEqual(channel.reservedSlots, 2 + 1)
+
+        var decoder = RecordDecoder()
+        XCTAssertEqual(
+            drain(&decoder, channel, targetFinished: false),
+            [.typeDefined(id: 1, name: name, max: -1), .typeDefined(id: 2, name: "", max: Int.max)]
+        )
+        XCTAssertEqual(decoder.tornSlots, 0)
+    }
+
+    func testStackBlobOfFiveAddressesDecodesInOrderWithTruncationFlag() throws {
+        let (channel, writer) = try makeChannel()
+        let addresses: [UInt64] = [0x5555_5555_1234, 0x7fff_0000_0001, 0xdead_beef, 0x1, 0xffff_ffff_ffff_fff0]
+        writer.stackBlob(id: 42, addresses: addresses, truncated: true)
+        writer.stackBlob(id: 43, addresses: Array(addresses.prefix(3)), truncated: false)
+        // 40 bytes → 2 continuation slots; 24 bytes → 1.
+        XCTAssertEqual(channel.reservedSlots, 3 + 2)
+
+        var decoder = RecordDecoder()
+        XCTAssertEqual(
+            drain(&decoder, channel, targetFinished: true),
+            [
+                .stackDefined(id: 42, returnAddresses: addresses, truncated: true),
+                .stackDefined(id: 43, returnAddresses: Array(addresses.prefix(3)), truncated: false),
+            ]
+        )
+        XCTAssertEqual(decoder.tornSlots, 0)
+    }
+
+    func testModuleBlobDecodesRangeLoadBiasBuildIDAndPath() throws {
+        let (channel, writer) = try makeChannel()
+        let image = ModuleImage(
+            path: "/usr/lib/swift/linux/libswiftCore.so",
+            buildID: (0..<20).map { UInt8($0 * 13 & 0xFF) },
+            loadBias: 0x7f12_3400_0000,
+            start: 0x7f12_3400_1000,
+            end: 0x7f12_3480_0000
+        )
+        let noBuildID = ModuleImage(path: "/tmp/dir with spaces/ä.so", buildID: [], loadBias: 0, start: 0x40_0000, end: 0x40_8000)
+        writer.moduleBlob(index: 0, image: image)
+        writer.moduleBlob(index: 1, image: noBuildID)
+
+        var decoder = RecordDecoder()
+        let events = drain(&decoder, channel, targetFinished: false)
+        XCTAssertEqual(events, [.moduleLoaded(image), .moduleLoaded(noBuildID)])
+        guard case .moduleLoaded(let decoded) = events.first else { return XCTFail("no module event") }
+        XCTAssertEqual(decoded.buildID.count, 20)
+        XCTAssertEqual(decoded.loadBias, 0x7f12_3400_0000)
+        XCTAssertTrue(decoded.contains(0x7f12_3400_1000))
+        XCTAssertFalse(decoded.contains(0x7f12_3480_0000))
+        XCTAssertEqual(decoder.tornSlots, 0)
+    }
+
+    func testModuleBlobWhoseSizesOverrunThePayloadIsRejected() throws {
+        let (channel, writer) = try makeChannel()
+        var payload = ChannelWriter.modulePayload(ModuleImage(path: "/lib/x.so", buildID: [1, 2], loadBias: 0, start: 1, end: 2))
+        payload.removeLast(3)  // path_size now promises 3 bytes more than there are
+        writer.blob(kind: Int(LA_BLOB_MODULE), id: 0, value: 0, payload: payload)
+        writer.allocated(typeID: 1, object: 0x10, stackID: 0)
+
+        var decoder = RecordDecoder()
+        let events = drain(&decoder, channel, targetFinished: true)
+        XCTAssertEqual(events, [.allocated(typeID: 1, object: 0x10, stackID: 0, sequence: 3)])
+        XCTAssertEqual(decoder.tornSlots, 1)
+    }
+
+    // MARK: - Events
+
+    func testAllocAndDeallocEventsCarryTheirSlotIndexAsSequence() throws {
+        let (channel, writer) = try makeChannel()
+        writer.typeBlob(id: 3, name: "App.Model", max: 1)  // slots 0...1
+        writer.stackBlob(id: 9, addresses: [0xAAAA, 0xBBBB], truncated: false)  // slots 2...3
+        let first = writer.allocated(typeID: 3, object: 0x1000, stackID: 9)
+        let second = writer.allocated(typeID: 3, object: 0x2000, stackID: UInt32(LA_STACK_NONE))
+        let freed = writer.deallocated(typeID: 3, object: 0x1000)
+        XCTAssertEqual([first, second, freed], [4, 5, 6])
+
+        var decoder = RecordDecoder()
+        let events = drain(&decoder, channel, targetFinished: false)
+        XCTAssertEqual(
+            Array(events.dropFirst(2)),
+            [
+                .allocated(typeID: 3, object: 0x1000, stackID: 9, sequence: 4),
+                .allocated(typeID: 3, object: 0x2000, stackID: 0xFFFF_FFFF, sequence: 5),
+                .deallocated(typeID: 3, object: 0x1000, sequence: 6),
+            ]
+        )
+        XCTAssertEqual(decoder.cursor, 7)
+    }
+
+    func testTypeIDUsesTheTagsHighWordAndObjectKeepsAll64Bits() throws {
+        let (channel, writer) = try makeChannel()
+        writer.allocated(typeID: 0xFFFF_FFFE, object: 0xFFFF_8000_0000_0010, stackID: 0x8000_0001)
+        writer.deallocated(typeID: 0xFFFF_FFFE, object: 0xFFFF_8000_0000_0010)
+
+        var decoder = RecordDecoder()
+        XCTAssertEqual(
+            drain(&decoder, channel, targetFinished: false),
+            [
+                .allocated(typeID: 0xFFFF_FFFE, object: 0xFFFF_8000_0000_0010, stackID: 0x8000_0001, sequence: 0),
+                .deallocated(typeID: 0xFFFF_FFFE, object: 0xFFFF_8000_0000_0010, sequence: 1),
+            ]
+        )
+    }
+
+    // MARK: - Incremental decoding and uncommitted slots
+
+    func testDecodingIsIncrementalAndSeesEachEventOnce() throws {
+        let (channel, writer) = try makeChannel()
+        var decoder = RecordDecoder()
+        XCTAssertEqual(drain(&decoder, channel, targetFinished: false), [])
+
+        writer.typeBlob(id: 1, name: "A", max: 1)
+        writer.allocated(typeID: 1, object: 0x10, stackID: 0)
+        XCTAssertEqual(
+            drain(&decoder, channel, targetFinished: false),
+            [.typeDefined(id: 1, name: "A", max: 1), .allocated(typeID: 1, object: 0x10, stackID: 0, sequence: 2)]
+        )
+        XCTAssertEqual(decoder.cursor, 3)
+        XCTAssertEqual(drain(&decoder, channel, targetFinished: false), [], "nothing new: nothing repeated")
+
+        writer.deallocated(typeID: 1, object: 0x10)
+        writer.allocated(typeID: 1, object: 0x20, stackID: 0)
+        XCTAssertEqual(
+            drain(&decoder, channel, targetFinished: false),
+            [.deallocated(typeID: 1, object: 0x10, sequence: 3), .allocated(typeID: 1, object: 0x20, stackID: 0, sequence: 4)]
+        )
+        XCTAssertEqual(drain(&decoder, channel, targetFinished: true), [])
+        XCTAssertEqual(decoder.cursor, 5)
+        XCTAssertEqual(decoder.tornSlots, 0)
+    }
+
+    func testUncommittedSlotStopsDecodingWhileTargetRunsAndIsResumedOnceCommitted() throws {
+        let (channel, writer) = try makeChannel()
+        writer.allocated(typeID: 1, object: 0xA, stackID: 0)  // slot 0
+        let pending = writer.reserve(1)  // slot 1: reserved, not yet committed
+        writer.fill(pending, 0xB, 0, 0)
+        writer.allocated(typeID: 1, object: 0xC, stackID: 0)  // slot 2, committed before slot 1
+
+        var decoder = RecordDecoder()
+        XCTAssertEqual(drain(&decoder, channel, targetFinished: false), [.allocated(typeID: 1, object: 0xA, stackID: 0, sequence: 0)])
+        XCTAssertEqual(decoder.cursor, 1, "stops at the uncommitted slot")
+        XCTAssertEqual(drain(&decoder, channel, targetFinished: false), [], "still waiting")
+        XCTAssertEqual(decoder.cursor, 1)
+        XCTAssertEqual(decoder.tornSlots, 0)
+
+        writer.commit(pending, tag: ChannelWriter.eventTag(Int(LA_SLOT_ALLOC), typeID: 1))
+        XCTAssertEqual(
+            drain(&decoder, channel, targetFinished: false),
+            [
+                .allocated(typeID: 1, object: 0xB, stackID: 0, sequence: 1),
+                .allocated(typeID: 1, object: 0xC, stackID: 0, sequence: 2),
+            ]
+        )
+        XCTAssertEqual(decoder.cursor, 3)
+        XCTAssertEqual(decoder.tornSlots, 0)
+    }
+
+    func testBlobWhoseHeadIsNotCommittedYetWaitsWhileTargetRuns() throws {
+        let (channel, writer) = try makeChannel()
+        let name = "App.SomewhatLongTypeName.ThatNeedsTwoSlots"
+        let total = 1 + ChannelWriter.continuationCount(name.utf8.count)
+        let head = writer.reserve(total)
+        writer.writeContinuations(head: head, payload: Array(name.utf8))
+        writer.fill(head, 5, UInt64(name.utf8.count), 2)
+        writer.allocated(typeID: 5, object: 0x1, stackID: 0)
+
+        var decoder = RecordDecoder()
+        XCTAssertEqual(drain(&decoder, channel, targetFinished: false), [])
+        XCTAssertEqual(decoder.cursor, 0)
+        XCTAssertEqual(decoder.tornSlots, 0, "continuations of a pending head are not orphans yet")
+
+        writer.commit(head, tag: ChannelWriter.headTag(blobKind: Int(LA_BLOB_TYPE), totalSlots: total))
+        XCTAssertEqual(
+            drain(&decoder, channel, targetFinished: false),
+            [.typeDefined(id: 5, name: name, max: 2), .allocated(typeID: 5, object: 0x1, stackID: 0, sequence: total)]
+        )
+        XCTAssertEqual(decoder.tornSlots, 0)
+    }
+
+    func testOnceTargetFinishedAZeroSlotIsSkippedAndCountedTorn() throws {
+        let (channel, writer) = try makeChannel()
+        writer.allocated(typeID: 1, object: 0xA, stackID: 0)  // slot 0
+        _ = writer.reserve(2)  // slots 1, 2: the writer died before committing
+        writer.deallocated(typeID: 1, object: 0xA)  // slot 3
+
+        var decoder = RecordDecoder()
+        XCTAssertEqual(drain(&decoder, channel, targetFinished: false).count, 1)
+        XCTAssertEqual(decoder.tornSlots, 0)
+
+        XCTAssertEqual(drain(&decoder, channel, targetFinished: true), [.deallocated(typeID: 1, object: 0xA, sequence: 3)])
+        XCTAssertEqual(decoder.tornSlots, 2)
+        XCTAssertEqual(decoder.cursor, 4)
+    }
+
+    func testOrphanContinuationsOfATornHeadAreSkippedAndCounted() throws {
+        let (channel, writer) = try makeChannel()
+        let addresses: [UInt64] = [1, 2, 3, 4, 5]
+        let total = 1 + ChannelWriter.continuationCount(40)
+        let head = writer.reserve(total)
+        // The target died after the continuations and before the head's tag.
+        writer.writeContinuations(head: head, payload: ChannelWriter.bytes(of: addresses))
+        writer.allocated(typeID: 2, object: 0x99, stackID: 0)
+
+        var decoder = RecordDecoder()
+        XCTAssertEqual(
+            drain(&decoder, channel, targetFinished: true),
+            [.allocated(typeID: 2, object: 0x99, stackID: 0, sequence: 3)]
+        )
+        XCTAssertEqual(decoder.tornSlots, 3, "the zero head and its two orphan continuations")
+    }
+
+    func testLoneContinuationSlotIsSkippedAndCountedEvenWhileTargetRuns() throws {
+        let (channel, writer) = try makeChannel()
+        writer.allocated(typeID: 1, object: 0x1, stackID: 0)
+        let orphan = writer.reserve(1)
+        writer.write(orphan, tag: ChannelWriter.continuationTag(1), 0xFF, 0xFF, 0xFF)
+        writer.allocated(typeID: 1, object: 0x2, stackID: 0)
+
+        var decoder = RecordDecoder()
+        XCTAssertEqual(
+            drain(&decoder, channel, targetFinished: false),
+            [
+                .allocated(typeID: 1, object: 0x1, stackID: 0, sequence: 0),
+                .allocated(typeID: 1, object: 0x2, stackID: 0, sequence: 2),
+            ]
+        )
+        XCTAssertEqual(decoder.tornSlots, 1)
+    }
+
+    func testBlobWithWrongContinuationIndexIsRejectedAndTheStreamGoesOn() throws {
+        let (channel, writer) = try makeChannel()
+        let name = Array("App.NameLongerThanTwentyFourBytes".utf8)
+        XCTAssertEqual(ChannelWriter.continuationCount(name.count), 2)
+        let head = writer.reserve(3)
+        writer.write(head + 1, tag: ChannelWriter.continuationTag(1), 0x41, 0x41, 0x41)
+        writer.write(head + 2, tag: ChannelWriter.continuationTag(1), 0x42, 0x42, 0x42)  // should be index 2
+        writer.write(head, tag: ChannelWriter.headTag(blobKind: Int(LA_BLOB_TYPE), totalSlots: 3), 4, UInt64(name.count), 1)
+        writer.typeBlob(id: 5, name: "App.Fine", max: 2)
+
+        var decoder = RecordDecoder()
+        XCTAssertEqual(drain(&decoder, channel, targetFinished: true), [.typeDefined(id: 5, name: "App.Fine", max: 2)])
+        XCTAssertEqual(decoder.tornSlots, 1)
+        XCTAssertEqual(decoder.cursor, channel.reservedSlots)
+    }
+
+    func testBlobWhoseContinuationIsAnotherKindIsRejected() throws {
+        let (channel, writer) = try makeChannel()
+        let head = writer.reserve(2)
+        // The head claims a continuation, but the slot after it is an allocation event.
+        writer.write(head + 1, tag: ChannelWriter.eventTag(Int(LA_SLOT_ALLOC), typeID: 1), 0x5, 0, 0)
+        writer.write(head, tag: ChannelWriter.headTag(blobKind: Int(LA_BLOB_STACK), totalSlots: 2), 0, 8, 0)
+        writer.allocated(typeID: 1, object: 0x6, stackID: 0)
+
+        var decoder = RecordDecoder()
+        XCTAssertEqual(drain(&decoder, channel, targetFinished: true), [.allocated(typeID: 1, object: 0x6, stackID: 0, sequence: 2)])
+        XCTAssertEqual(decoder.tornSlots, 1)
+    }
+
+    func testBlobWithLengthBeyondItsSlotsOrUnknownKindIsRejected() throws {
+        let (channel, writer) = try makeChannel()
+        // A length of 25 bytes cannot fit in one continuation slot.
+        let first = writer.reserve(2)
+        writer.write(first + 1, tag: ChannelWriter.continuationTag(1), 1, 2, 3)
+        writer.write(first, tag: ChannelWriter.headTag(blobKind: Int(LA_BLOB_TYPE), totalSlots: 2), 1, 25, 1)
+        // An unknown blob kind.
+        writer.blob(kind: 0x7E, id: 1, value: 0, payload: [1, 2, 3])
+        // A head claiming more slots than the channel holds.
+        let huge = writer.reserve(1)
+        writer.write(huge, tag: ChannelWriter.headTag(blobKind: Int(LA_BLOB_TYPE), totalSlots: 0xFFFF_FFFF), 1, 8, 1)
+
+        var decoder = RecordDecoder()
+        XCTAssertEqual(drain(&decoder, channel, targetFinished: true), [])
+        XCTAssertEqual(decoder.tornSlots, 3)
+    }
+
+    func testGarbageTagIsSkippedAlone() throws {
+        let (channel, writer) = try makeChannel()
+        let slot = writer.reserve(1)
+        writer.write(slot, tag: 0xABCD_0000_0000_00FE, 1, 2, 3)
+        writer.allocated(typeID: 1, object: 0x1, stackID: 0)
+
+        var decoder = RecordDecoder()
+        XCTAssertEqual(drain(&decoder, channel, targetFinished: false), [.allocated(typeID: 1, object: 0x1, stackID: 0, sequence: 1)])
+        XCTAssertEqual(decoder.tornSlots, 1)
+    }
+
+    func testReservationsBeyondCapacityAreClampedToTheChannel() throws {
+        let (channel, writer) = try makeChannel(slots: 8)
+        for object in 0..<UInt64(8) { writer.allocated(typeID: 1, object: 0x100 + object, stackID: 0) }
+        // An overflowing writer bumps next_slot past the capacity and writes nothing.
+        writer.nextSlot += 5
+        XCTAssertEqual(channel.reservedSlots, 8)
+
+        var decoder = RecordDecoder()
+        let events = drain(&decoder, channel, targetFinished: true)
+        XCTAssertEqual(events.count, 8)
+        XCTAssertEqual(events.last, .allocated(typeID: 1, object: 0x107, stackID: 0, sequence: 7))
+        XCTAssertEqual(decoder.cursor, 8)
+        XCTAssertEqual(decoder.tornSlots, 0)
+    }
+
+    func testDecodedStreamReplaysIntoTheLedger() throws {
+        let (channel, writer) = try makeChannel()
+        writer.typeBlob(id: 1, name: "App.ViewModel", max: 1)
+        writer.stackBlob(id: 0, addresses: [0x10, 0x20], truncated: false)
+        writer.stackBlob(id: 1, addresses: [0x30], truncated: true)
+        writer.allocated(typeID: 1, object: 0xA0, stackID: 0)
+        writer.allocated(typeID: 1, object: 0xB0, stackID: 1)
+        writer.allocated(typeID: 1, object: 0xC0, stackID: 0)
+        writer.deallocated(typeID: 1, object: 0xB0)
+
+        var decoder = RecordDecoder()
+        var ledger = LifetimeLedger()
+        decoder.decode(channel, targetFinished: true) { ledger.apply($0) }
+        let type = try XCTUnwrap(ledger.types[1])
+        XCTAssertEqual(type.name, "App.ViewModel")
+        XCTAssertEqual(type.peak, 3)
+        XCTAssertEqual(type.live.count, 2)
+        XCTAssertEqual(type.allocated, 3)
+        XCTAssertEqual(LifetimeLedger.stacksAliveAtPeak(of: type).sorted(), [0, 0, 1])
+        XCTAssertEqual(ledger.stacks, [0: [0x10, 0x20], 1: [0x30]])
+        XCTAssertEqual(ledger.truncatedStacks, [1])
+        XCTAssertEqual(ledger.inconsistentEvents, 0)
+    }
+}

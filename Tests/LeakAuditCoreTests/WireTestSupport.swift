@@ -1,0 +1,169 @@
+import LeakAuditWire
+import XCTest
+
+@testable import LeakAuditCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The writing end of a `RecordChannel`, as the C shim (Sources/CLeakMonitorShim/channel.c) is:
+/// its own `MAP_SHARED` mapping of the channel's descriptor, slots reserved by bumping the
+/// header's `next_slot`, words 1...3 written before the tag.
+///
+/// Unlike the shim it can reserve a slot and commit it later (or never), so that tests can
+/// stage the states a reader meets while writers race or die.
+final class ChannelWriter {
+    let channel: RecordChannel
+    private let mapping: UnsafeMutableRawPointer
+    private let length: Int
+
+    init(_ channel: RecordChannel) throws {
+        self.channel = channel
+        length = Int(LA_WIRE_HEADER_SIZE) + Int(channel.slotCapacity) * Int(LA_WIRE_SLOT_SIZE)
+        let base = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, channel.fileDescriptor, 0)
+        guard let base, base != MAP_FAILED else {
+            throw XCTSkip("mmap of the channel failed: errno \(errno)")
+        }
+        mapping = base
+    }
+
+    deinit { munmap(mapping, length) }
+
+    private var header: UnsafeMutablePointer<la_wire_header> {
+        mapping.assumingMemoryBound(to: la_wire_header.self)
+    }
+
+    /// The header's `next_slot`, as the shim's atomic add sees it.
+    var nextSlot: UInt64 {
+        get { header.pointee.next_slot }
+        set { header.pointee.next_slot = newValue }
+    }
+
+    /// Reserves `count` consecutive slots and returns the first one's index.
+    func reserve(_ count: UInt64) -> UInt64 {
+        let first = header.pointee.next_slot
+        header.pointee.next_slot = first + count
+        return first
+    }
+
+    private func words(_ index: UInt64) -> UnsafeMutablePointer<UInt64> {
+        (mapping + Int(LA_WIRE_HEADER_SIZE) + Int(index) * Int(LA_WIRE_SLOT_SIZE))
+            .assumingMemoryBound(to: UInt64.self)
+    }
+
+    /// Writes words 1...3 of slot `index` and leaves its tag alone.
+    func fill(_ index: UInt64, _ word1: UInt64, _ word2: UInt64, _ word3: UInt64) {
+        let slot = words(index)
+        slot[1] = word1
+        slot[2] = word2
+        slot[3] = word3
+    }
+
+    /// Commits slot `index` by storing its tag, which the shim stores last.
+    func commit(_ index: UInt64, tag: UInt64) {
+        words(index)[0] = tag
+    }
+
+    /// Writes a whole slot (words first, tag last).
+    func write(_ index: UInt64, tag: UInt64, _ word1: UInt64 = 0, _ word2: UInt64 = 0, _ word3: UInt64 = 0) {
+        fill(index, word1, word2, word3)
+        commit(index, tag: tag)
+    }
+
+    static func eventTag(_ kind: Int, typeID: UInt32) -> UInt64 {
+        UInt64(kind) | UInt64(typeID) << 32
+    }
+
+    static func headTag(blobKind: Int, totalSlots: UInt64) -> UInt64 {
+        UInt64(LA_SLOT_BLOB_HEAD) | UInt64(blobKind) << 8 | totalSlots << 32
+    }
+
+    static func continuationTag(_ index: UInt64) -> UInt64 {
+        UInt64(LA_SLOT_BLOB_CONT) | (index & 0xFF_FFFF) << 8
+    }
+
+    /// Appends an allocation event; returns its slot index.
+    @discardableResult
+    func allocated(typeID: UInt32, object: UInt64, stackID: UInt32) -> UInt64 {
+        let index = reserve(1)
+        write(index, tag: Self.eventTag(Int(LA_SLOT_ALLOC), typeID: typeID), object, UInt64(stackID), 0)
+        return index
+    }
+
+    /// Appends a deallocation event; returns its slot index.
+    @discardableResult
+    func deallocated(typeID: UInt32, object: UInt64) -> UInt64 {
+        let index = reserve(1)
+        write(index, tag: Self.eventTag(Int(LA_SLOT_DEALLOC), typeID: typeID), object, 0, 0)
+        return index
+    }
+
+    /// The continuation slots a payload of `length` bytes needs.
+    static func continuationCount(_ length: Int) -> UInt64 {
+        UInt64((length + Int(LA_WIRE_CONT_PAYLOAD) - 1) / Int(LA_WIRE_CONT_PAYLOAD))
+    }
+
+    /// Writes the continuation slots of a blob whose head is at `head`, as the shim does (the
+    /// last chunk zero-padded).
+    func writeContinuations(head: UInt64, payload: [UInt8]) {
+        let chunkSize = Int(LA_WIRE_CONT_PAYLOAD)
+        for index in 1...max(1, Self.continuationCount(payload.count)) where !payload.isEmpty {
+            let offset = Int(index - 1) * chunkSize
+            var chunk = Array(payload[offset..<min(offset + chunkSize, payload.count)])
+            chunk += Array(repeating: 0, count: chunkSize - chunk.count)
+            let words = chunk.withUnsafeBytes { bytes in
+                (0..<3).map { bytes.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self) }
+            }
+            write(head + index, tag: Self.continuationTag(index), words[0], words[1], words[2])
+        }
+    }
+
+    /// Appends a complete blob (continuations first, head last); returns the head's slot index.
+    @discardableResult
+    func blob(kind: Int, id: UInt64, value: UInt64, payload: [UInt8]) -> UInt64 {
+        let total = 1 + Self.continuationCount(payload.count)
+        let head = reserve(total)
+        writeContinuations(head: head, payload: payload)
+        write(head, tag: Self.headTag(blobKind: kind, totalSlots: total), id, UInt64(payload.count), value)
+        return head
+    }
+
+    @discardableResult
+    func typeBlob(id: UInt32, name: String, max: Int64) -> UInt64 {
+        blob(kind: Int(LA_BLOB_TYPE), id: UInt64(id), value: UInt64(bitPattern: max), payload: Array(name.utf8))
+    }
+
+    @discardableResult
+    func stackBlob(id: UInt32, addresses: [UInt64], truncated: Bool) -> UInt64 {
+        blob(kind: Int(LA_BLOB_STACK), id: UInt64(id), value: truncated ? 1 : 0, payload: Self.bytes(of: addresses))
+    }
+
+    @discardableResult
+    func moduleBlob(index: UInt64, image: ModuleImage) -> UInt64 {
+        blob(kind: Int(LA_BLOB_MODULE), id: index, value: image.loadBias, payload: Self.modulePayload(image))
+    }
+
+    static func bytes(of words: [UInt64]) -> [UInt8] {
+        words.flatMap { word in (0..<8).map { UInt8(truncatingIfNeeded: word >> ($0 * 8)) } }
+    }
+
+    /// `la_wire_module` followed by the build-id and the path, as modules.c writes it.
+    static func modulePayload(_ image: ModuleImage) -> [UInt8] {
+        var fixed = la_wire_module(
+            start: image.start,
+            end: image.end,
+            build_id_size: UInt32(image.buildID.count),
+            path_size: UInt32(image.path.utf8.count)
+        )
+        let head = withUnsafeBytes(of: &fixed) { Array($0) }
+        return head + image.buildID + Array(image.path.utf8)
+    }
+}
+
+/// Decodes everything committed so far and returns the events in order.
+func drain(_ decoder: inout RecordDecoder, _ channel: RecordChannel, targetFinished: Bool) -> [WireEvent] {
+    var events: [WireEvent] = []
+    decoder.decode(channel, targetFinished: targetFinished) { events.append($0) }
+    return events
+}
