@@ -202,42 +202,46 @@ mvp=$(median "${v_plain[@]}") mva=$(median "${v_attached[@]}")
 mdp=$(median "${d_plain[@]}") mda=$(median "${d_attached[@]}")
 mhp=$(median "${h_plain[@]}") mha=$(median "${h_attached[@]}")
 mwp=$(median "${w_plain[@]}") mwa=$(median "${w_attached[@]}")
+mfp=$(median "${f_plain[@]}") mfa=$(median "${f_attached[@]}")
 mtp=$(median "${t_plain[@]}") mta=$(median "${t_attached[@]}")
 wall_ratio=$(calc "$mwa / $mwp")
-per_screen_plain=$(calc "$mwp * 1e6 / $CHURN_N")
+per_screen_plain=$(calc "($mwp - $mfp) * 1e6 / $CHURN_N")
+per_screen_overhead=$(calc "(($mwa - $mfa) - ($mwp - $mfp)) * 1e6 / $CHURN_N")
 if [[ -n $gnu_time ]]; then
     mcp=$(median "${c_plain[@]}") mca=$(median "${c_attached[@]}")
     mmp=$(median "${m_plain[@]}") mma=$(median "${m_attached[@]}")
-    cpu_ratio=$(calc "$mca / $mcp")
-    cpu_row=$(printf '%s s | %s s | %sx' "$mcp" "$mca" "$cpu_ratio")
-    tree_row=$(printf '%s MB | %s MB | %sx' "$(calc "$mmp / 1024")" "$(calc "$mma / 1024")" "$(calc "$mma / $mmp")")
+    cpu=("$mcp s" "$mca s" "$(calc "$mca / $mcp")x")
+    tree=("$(calc "$mmp / 1024") MB" "$(calc "$mma / 1024") MB" "$(calc "$mma / $mmp")x")
 else
-    cpu_row="n/a (no GNU time at /usr/bin/time)"
-    tree_row="n/a (no GNU time at /usr/bin/time)"
+    cpu=("n/a" "n/a" "no GNU time")
+    tree=("n/a" "n/a" "no GNU time")
 fi
 
-row() { printf '| %-58s | %-34s | %-12s |\n' "$1" "$2" "$3"; }
+# Two markdown tables: docs/benchmarks.md pastes this output as is.
+row3() { printf '| %-56s | %10s | %10s | %-10s |\n' "$@"; }
+row4() { printf '| %-56s | %10s | %14s | %6s | %-7s |\n' "$@"; }
 echo
 echo "leak-audit benchmark: $(uname -m), $(nproc) CPUs, $(swift --version 2>/dev/null | head -n 1 | sed 's/ (.*//')"
 echo "load average before: $load_before, after: $(loadavg) (a busy machine makes every figure noisy)"
 echo
-row "figure" "standalone | attached" "aim"
-row "------" "---" "---"
-row "ns per validate (net of allocation, median of ${VALIDATE_REPS} runs)" "$mvp | $mva" "< 100 ns"
-row "ns per tracked deallocation (hook + registry + record)" "$mdp | $mda" "-"
-row "ns the hook adds to an untracked deallocation" "$mhp | $mha" "-"
-row "bytes per tracked live instance, target RssAnon" "$(median "${r_anon_plain[@]}") | $(median "${r_anon_attached[@]}")" "< 64 bytes"
-row "  target RssShmem (channel pages not yet released)" "0 | $(median "${r_shmem_attached[@]}")" "-"
-row "  target VmRSS (RssAnon + RssShmem + RssFile)" "$(median "${r_rss_plain[@]}") | $(median "${r_rss_attached[@]}")" "-"
-row "  leak-audit's ledger (its RssAnon)" "- | $ledger_bytes" "-"
+row3 "per tracked instance" "standalone" "attached" "aim"
+row3 "---" "---:" "---:" "---"
+row3 "ns per validate, net of allocation (median of ${VALIDATE_REPS} runs)" "$mvp" "$mva" "< 100 ns"
+row3 "ns per tracked deallocation (hook, registry, record)" "$mdp" "$mda" "-"
+row3 "ns the hook adds to an untracked deallocation (noisy)" "$mhp" "$mha" "-"
+row3 "bytes per tracked live instance: target RssAnon" "$(median "${r_anon_plain[@]}")" "$(median "${r_anon_attached[@]}")" "< 64 bytes"
+row3 "  + target RssShmem (channel pages not yet released)" "0" "$(median "${r_shmem_attached[@]}")" "-"
+row3 "  = target VmRSS" "$(median "${r_rss_plain[@]}")" "$(median "${r_rss_attached[@]}")" "-"
+row3 "  leak-audit's own RssAnon (its ledger)" "-" "$ledger_bytes" "-"
 echo
-row "churn ${CHURN_N} screens (median of ${CHURN_REPS})" "plain | leak-audit run | ratio" "aim"
-row "------" "---" "---"
-row "whole-run wall time" "$mwp ms | $mwa ms | ${wall_ratio}x" "< 1.3x"
-row "CPU time, user + system (leak-audit included)" "$cpu_row" "-"
-row "fixed cost: wall time of \`churn 1\`" "$(median "${f_plain[@]}") ms | $(median "${f_attached[@]}") ms" "-"
-row "peak RSS of the target (its VmHWM)" "$(calc "$mtp / 1024") MB | $(calc "$mta / 1024") MB" "-"
-row "peak RSS, largest process (GNU time %M)" "$tree_row" "-"
+row4 "churn ${CHURN_N} screens (median of ${CHURN_REPS} runs)" "plain" "leak-audit run" "ratio" "aim"
+row4 "---" "---:" "---:" "---:" "---"
+row4 "whole-run wall time" "$mwp ms" "$mwa ms" "${wall_ratio}x" "< 1.3x"
+row4 "CPU time, user + system (leak-audit included)" "${cpu[@]}" "-"
+row4 "fixed cost: wall time of \`churn 1\`" "$mfp ms" "$mfa ms" "" "-"
+row4 "wall time per screen, net of the fixed cost" "$per_screen_plain ns" "+$per_screen_overhead ns" "" "-"
+row4 "peak RSS of the target (its VmHWM)" "$(calc "$mtp / 1024") MB" "$(calc "$mta / 1024") MB" "$(calc "$mta / $mtp")x" "-"
+row4 "peak RSS, largest process (GNU time %M)" "${tree[@]}" "-"
 echo
-echo "context: one untracked probe object costs ${untracked_object_ns} ns to create and drop and"
-echo "${instance_bytes} bytes to keep; a churn screen costs ${per_screen_plain} ns plain (wall, process start included)."
+echo "context: an untracked probe object costs ${untracked_object_ns} ns to create and drop and ${instance_bytes} bytes"
+echo "to keep alive; a churn screen makes 1 tracked and about 8 untracked heap objects."

@@ -67,6 +67,21 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(text.stderr.contains("LeakMonitor"), text.stderr)
     }
 
+    func testStaticallyLinkedRuntimeIsNotAnEmptySuccess() throws {
+        let scratch = Harness.fixturesRoot.appendingPathComponent(".build-static").path
+        let build = Harness.run([
+            "swift", "build", "--static-swift-stdlib", "--product", "ViewModelRetention",
+            "--package-path", Harness.fixturesRoot.path, "--scratch-path", scratch,
+        ])
+        XCTAssertEqual(build.status, 0, build.stderr)
+        let audit = try Harness.audit(path: scratch + "/debug/ViewModelRetention")
+        XCTAssertEqual(audit.status, 3)
+        XCTAssertEqual(audit.target["notAuditedReason"] as? String, "staticRuntime")
+        let text = Harness.run([Harness.leakAudit, "run", scratch + "/debug/ViewModelRetention"])
+        XCTAssertEqual(text.status, 3)
+        XCTAssertTrue(text.stderr.contains("links the Swift runtime statically"), text.stderr)
+    }
+
     func testMissingTargetIsOneLineWithExitCode4() {
         let result = Harness.run([Harness.leakAudit, "run", "./no-such-binary"])
         XCTAssertEqual(result.status, 4)

@@ -246,15 +246,12 @@ final class WeakCollectionsTests: XCTestCase {
             }
         }
         XCTAssertEqual(array.count, threads * perThread)
-        XCTAssertEqual(Set(array.all.map(\.id)).count, threads * perThread)
+        let ids = array.all.map(\.id)
+        XCTAssertEqual(Set(ids).count, threads * perThread)
         // Each thread's appends keep their own order.
-        let positions = Dictionary(
-            uniqueKeysWithValues: array.all.enumerated().map { ($1.id, $0) })
         for thread in 0..<threads {
-            let base = thread * perThread
-            for index in 1..<perThread {
-                XCTAssertLessThan(positions[base + index - 1]!, positions[base + index]!)
-            }
+            let own = ids.filter { $0 / perThread == thread }
+            XCTAssertEqual(own, Array(thread * perThread..<(thread + 1) * perThread))
         }
     }
 
@@ -268,7 +265,7 @@ final class WeakCollectionsTests: XCTestCase {
                     array.append(Token(-1))  // dies at once; exercises sweeping under contention
                 }
             } else {
-                for _ in 0..<50 {
+                for _ in 0..<20 {
                     let seen = array.count
                     XCTAssertLessThanOrEqual(seen, 2 * tokens.count)
                     var visits = 0

@@ -1,0 +1,331 @@
+import XCTest
+
+@testable import LeakAuditCore
+
+/// LifetimeLedger's replay into exact counts, and the ReportBuilder that turns a ledger into a
+/// report.
+final class LifetimeLedgerTests: XCTestCase {
+    /// Feeds events with consecutive sequence numbers, as the decoder would.
+    private struct Replay {
+        var ledger = LifetimeLedger()
+        var sequence: UInt64 = 0
+
+        mutating func define(_ typeID: UInt32, _ name: String, max: Int) {
+            ledger.apply(.typeDefined(id: typeID, name: name, max: max))
+            sequence += 1
+        }
+
+        mutating func alloc(_ typeID: UInt32, _ object: UInt64, stack: UInt32) {
+            ledger.apply(.allocated(typeID: typeID, object: object, stackID: stack, sequence: sequence))
+            sequence += 1
+        }
+
+        mutating func free(_ typeID: UInt32, _ object: UInt64) {
+            ledger.apply(.deallocated(typeID: typeID, object: object, sequence: sequence))
+            sequence += 1
+        }
+
+        func type(_ typeID: UInt32) throws -> LifetimeLedger.TypeLedger {
+            try XCTUnwrap(ledger.types[typeID], "type \(typeID) not in the ledger")
+        }
+
+        func alivesAtPeak(_ typeID: UInt32) throws -> [UInt32] {
+            LifetimeLedger.stacksAliveAtPeak(of: try type(typeID)).sorted()
+        }
+    }
+
+    // MARK: - Counts
+
+    func testPeakLiveAtExitAndAllocatedTotal() throws {
+        var replay = Replay()
+        replay.define(1, "App.Model", max: 2)
+        replay.alloc(1, 0xA, stack: 10)
+        replay.alloc(1, 0xB, stack: 11)
+        replay.free(1, 0xA)
+        replay.alloc(1, 0xC, stack: 12)
+        replay.alloc(1, 0xD, stack: 13)
+        replay.free(1, 0xB)
+        replay.free(1, 0xC)
+
+        let type = try replay.type(1)
+        XCTAssertEqual(type.name, "App.Model")
+        XCTAssertEqual(type.max, 2)
+        XCTAssertEqual(type.peak, 3)
+        XCTAssertEqual(type.live.count, 1)
+        XCTAssertEqual(type.live.keys.sorted(), [0xD])
+        XCTAssertEqual(type.allocated, 4)
+        XCTAssertEqual(replay.ledger.inconsistentEvents, 0)
+    }
+
+    func testEverythingFreedLeavesNothingAliveButKeepsThePeak() throws {
+        var replay = Replay()
+        replay.define(1, "T", max: 1)
+        for object in UInt64(1)...5 { replay.alloc(1, object, stack: 0) }
+        for object in UInt64(1)...5 { replay.free(1, object) }
+        let type = try replay.type(1)
+        XCTAssertEqual(type.peak, 5)
+        XCTAssertEqual(type.live.count, 0)
+        XCTAssertEqual(type.allocated, 5)
+        XCTAssertEqual(try replay.alivesAtPeak(1), [0, 0, 0, 0, 0])
+    }
+
+    // MARK: - Instances alive at the peak
+
+    func testAliveAtPeakIsTheFirstTimeThePeakWasReachedIncludingInstancesThatDiedSince() throws {
+        var replay = Replay()
+        replay.define(1, "T", max: 1)
+        replay.alloc(1, 0xA, stack: 1)
+        replay.alloc(1, 0xB, stack: 2)
+        replay.alloc(1, 0xC, stack: 3)  // peak 3: {A, B, C}
+        replay.free(1, 0xB)
+        replay.alloc(1, 0xD, stack: 4)  // back to 3: not a new peak
+        replay.free(1, 0xA)
+
+        let type = try replay.type(1)
+        XCTAssertEqual(type.peak, 3)
+        XCTAssertEqual(type.live.keys.sorted(), [0xC, 0xD])
+        XCTAssertEqual(try replay.alivesAtPeak(1), [1, 2, 3], "D was never alive at the peak; A and B were")
+    }
+
+    func testAliveAtPeakExcludesInstancesThatDiedBeforeThePeak() throws {
+        var replay = Replay()
+        replay.define(1, "T", max: 1)
+        replay.alloc(1, 0xA, stack: 1)
+        replay.alloc(1, 0xB, stack: 2)  // peak 2
+        replay.free(1, 0xA)  // died at peak 2's time, before peak 3
+        replay.alloc(1, 0xC, stack: 3)
+        replay.alloc(1, 0xD, stack: 4)  // peak 3: {B, C, D}
+        replay.free(1, 0xB)
+        replay.free(1, 0xC)
+        replay.free(1, 0xD)
+
+        XCTAssertEqual(try replay.type(1).peak, 3)
+        XCTAssertEqual(try replay.alivesAtPeak(1), [2, 3, 4])
+    }
+
+    func testNewHigherPeakResetsTheInstancesAliveAtPeak() throws {
+        var replay = Replay()
+        replay.define(1, "T", max: 0)
+        replay.alloc(1, 0xA, stack: 1)
+        replay.alloc(1, 0xB, stack: 2)  // peak 2: {A, B}
+        replay.free(1, 0xA)
+        replay.free(1, 0xB)
+        XCTAssertEqual(try replay.alivesAtPeak(1), [1, 2])
+
+        replay.alloc(1, 0xC, stack: 3)
+        replay.alloc(1, 0xD, stack: 4)  // 2 again: still the first peak
+        XCTAssertEqual(try replay.alivesAtPeak(1), [1, 2])
+
+        replay.alloc(1, 0xE, stack: 5)  // peak 3: {C, D, E}
+        XCTAssertEqual(try replay.type(1).peak, 3)
+        XCTAssertEqual(try replay.alivesAtPeak(1), [3, 4, 5])
+
+        replay.free(1, 0xC)
+        replay.alloc(1, 0xF, stack: 6)
+        XCTAssertEqual(try replay.alivesAtPeak(1), [3, 4, 5])
+    }
+
+    func testInstanceAllocatedAfterThePeakIsNotAliveAtIt() throws {
+        var replay = Replay()
+        replay.define(1, "T", max: 1)
+        replay.alloc(1, 0xA, stack: 1)
+        replay.alloc(1, 0xB, stack: 2)  // peak 2
+        replay.free(1, 0xA)
+        replay.alloc(1, 0xC, stack: 3)  // alive now, not at the peak
+        replay.free(1, 0xC)  // dies after the peak, but was allocated after it too
+        XCTAssertEqual(try replay.alivesAtPeak(1), [1, 2])
+    }
+
+    // MARK: - Address reuse and damaged streams
+
+    func testAddressReuseAfterDeallocationCountsAsANewInstance() throws {
+        var replay = Replay()
+        replay.define(1, "T", max: 1)
+        replay.alloc(1, 0x1000, stack: 1)
+        replay.free(1, 0x1000)
+        replay.alloc(1, 0x1000, stack: 2)
+        replay.free(1, 0x1000)
+        replay.alloc(1, 0x1000, stack: 3)
+
+        let type = try replay.type(1)
+        XCTAssertEqual(type.peak, 1)
+        XCTAssertEqual(type.live.count, 1)
+        XCTAssertEqual(type.live[0x1000]?.stackID, 3)
+        XCTAssertEqual(type.allocated, 3)
+        XCTAssertEqual(try replay.alivesAtPeak(1), [1], "only the first occupant was alive at the peak")
+        XCTAssertEqual(replay.ledger.inconsistentEvents, 0)
+    }
+
+    func testDeallocationOfAnUnknownObjectIsInconsistentAndChangesNoCount() throws {
+        var replay = Replay()
+        replay.define(1, "T", max: 1)
+        replay.alloc(1, 0xA, stack: 1)
+        replay.free(1, 0xB)  // never allocated
+        replay.free(1, 0xA)
+        replay.free(1, 0xA)  // twice
+        replay.free(9, 0xA)  // unknown type
+
+        let type = try replay.type(1)
+        XCTAssertEqual(type.peak, 1)
+        XCTAssertEqual(type.live.count, 0)
+        XCTAssertEqual(replay.ledger.inconsistentEvents, 3)
+        XCTAssertNil(replay.ledger.types[9], "a deallocation does not invent a type")
+    }
+
+    func testAllocationOfAnUndefinedTypeIsInconsistentButCounted() throws {
+        var replay = Replay()
+        replay.alloc(4, 0xA, stack: 0)
+        replay.alloc(4, 0xB, stack: 0)
+        XCTAssertEqual(replay.ledger.inconsistentEvents, 1, "counted once, when the type is first met")
+        let type = try replay.type(4)
+        XCTAssertEqual(type.name, "<type 4>")
+        XCTAssertEqual(type.max, Int.max)
+        XCTAssertEqual(type.peak, 2)
+
+        // A definition arriving late names the type and keeps its counts.
+        replay.define(4, "App.Late", max: 1)
+        XCTAssertEqual(try replay.type(4).name, "App.Late")
+        XCTAssertEqual(try replay.type(4).max, 1)
+        XCTAssertEqual(try replay.type(4).peak, 2)
+    }
+
+    func testTypesAreCountedInIsolationEvenAtTheSameAddress() throws {
+        var replay = Replay()
+        replay.define(1, "A", max: 1)
+        replay.define(2, "B", max: 5)
+        replay.alloc(1, 0x10, stack: 1)
+        replay.alloc(2, 0x20, stack: 2)
+        replay.alloc(2, 0x30, stack: 2)
+        replay.alloc(2, 0x40, stack: 3)
+        replay.free(1, 0x10)
+        replay.alloc(2, 0x10, stack: 4)  // the freed A's address, now a B
+        replay.free(1, 0x20)  // B's object freed as an A: inconsistent, B untouched
+
+        let a = try replay.type(1)
+        let b = try replay.type(2)
+        XCTAssertEqual([a.peak, a.live.count, a.allocated], [1, 0, 1])
+        XCTAssertEqual([b.peak, b.live.count, b.allocated], [4, 4, 4])
+        XCTAssertEqual(try replay.alivesAtPeak(1), [1])
+        XCTAssertEqual(try replay.alivesAtPeak(2), [2, 2, 3, 4])
+        XCTAssertEqual(replay.ledger.inconsistentEvents, 1)
+    }
+
+    func testStacksModulesAndTruncationAreRecorded() {
+        var ledger = LifetimeLedger()
+        let module = ModuleImage(path: "/bin/app", buildID: [1], loadBias: 0x1000, start: 0x1000, end: 0x2000)
+        ledger.apply(.stackDefined(id: 3, returnAddresses: [0x1100, 0x1200], truncated: false))
+        ledger.apply(.stackDefined(id: 4, returnAddresses: [0x1300], truncated: true))
+        ledger.apply(.moduleLoaded(module))
+        XCTAssertEqual(ledger.stacks, [3: [0x1100, 0x1200], 4: [0x1300]])
+        XCTAssertEqual(ledger.truncatedStacks, [4])
+        XCTAssertEqual(ledger.modules, [module])
+    }
+
+    // MARK: - ReportBuilder
+
+    private func recordedRun(
+        _ replay: Replay,
+        outcome: TargetOutcome = .exited(code: 0),
+        attached: Bool = true,
+        staticRuntime: Bool = false,
+        dropped: UInt64 = 0,
+        torn: UInt64 = 0,
+        stackTableFull: Bool = false
+    ) -> RecordedRun {
+        RecordedRun(
+            request: AuditRequest(target: "./app", arguments: ["--flag"]),
+            resolvedPath: "/work/app",
+            outcome: outcome,
+            attached: attached,
+            staticRuntime: staticRuntime,
+            ledger: replay.ledger,
+            droppedRecords: dropped,
+            tornSlots: torn,
+            stackTableFull: stackTableFull
+        )
+    }
+
+    func testReportBuilderGroupsInstancesAliveAtPeakByStackMostFirst() throws {
+        var replay = Replay()
+        replay.define(1, "App.Leaky", max: 1)
+        replay.define(2, "App.Fine", max: 3)
+        replay.define(3, "App.AlsoLeaky", max: 0)
+        // Addresses outside every module symbolize to bare addresses: no libdw involved.
+        replay.ledger.apply(.stackDefined(id: 7, returnAddresses: [0x70, 0x71], truncated: false))
+        replay.ledger.apply(.stackDefined(id: 5, returnAddresses: [0x50], truncated: true))
+        replay.ledger.apply(.stackDefined(id: 6, returnAddresses: [0x60], truncated: false))
+        replay.alloc(1, 0xA, stack: 7)
+        replay.alloc(1, 0xB, stack: 5)
+        replay.alloc(1, 0xC, stack: 7)
+        replay.alloc(1, 0xD, stack: 6)  // peak 4: stack 7 ×2, then 5 and 6 ×1 (ties by stack id)
+        replay.free(1, 0xA)
+        replay.alloc(2, 0x1, stack: 5)
+        replay.alloc(3, 0x2, stack: 0xFFFF_FFFF)  // no stack recorded
+
+        let report = ReportBuilder(toolVersion: "9.9.9").build(from: recordedRun(replay))
+        XCTAssertEqual(report.tool, .init(name: "leak-audit", version: "9.9.9"))
+        XCTAssertEqual(report.target, .init(path: "./app", arguments: ["--flag"], attached: true, outcome: .exited(code: 0)))
+        XCTAssertNil(report.notAudited)
+        XCTAssertEqual(report.types.map(\.name), ["App.AlsoLeaky", "App.Leaky", "App.Fine"], "exceeded first, then by name")
+        XCTAssertEqual(report.verdict, .budgetExceeded)
+        XCTAssertEqual(report.warnings, [])
+
+        let leaky = report.types[1]
+        XCTAssertEqual([leaky.max, leaky.peakLive, leaky.liveAtExit, leaky.allocatedTotal], [1, 4, 3, 4])
+        XCTAssertEqual(leaky.allocations.map(\.count), [2, 1, 1])
+        XCTAssertEqual(leaky.allocations.map { $0.frames.map(\.address) }, [[0x70, 0x71], [0x50], [0x60]])
+        XCTAssertEqual(leaky.allocations.map(\.truncated), [false, true, false])
+        XCTAssertEqual(leaky.allocations[0].frames[0], SymbolizedFrame(address: 0x70))
+
+        let alsoLeaky = report.types[0]
+        XCTAssertEqual(alsoLeaky.allocations.count, 1)
+        XCTAssertEqual(alsoLeaky.allocations[0].count, 1)
+        XCTAssertEqual(alsoLeaky.allocations[0].frames, [])
+
+        let fine = report.types[2]
+        XCTAssertFalse(fine.exceeded)
+        XCTAssertEqual(fine.allocations, [], "within budget: no stacks")
+    }
+
+    func testReportBuilderWarningsAndNotAuditedReasons() {
+        var replay = Replay()
+        replay.free(1, 0xDEAD)  // inconsistent
+        let damaged = ReportBuilder(toolVersion: "1").build(
+            from: recordedRun(replay, outcome: .signaled(signal: 9), dropped: 12, torn: 3, stackTableFull: true)
+        )
+        XCTAssertEqual(damaged.droppedRecords, 12)
+        XCTAssertEqual(damaged.tornRecords, 3)
+        XCTAssertEqual(damaged.warnings.count, 3)
+        XCTAssertTrue(damaged.warnings[0].contains("12 records were dropped"), damaged.warnings[0])
+        XCTAssertTrue(damaged.warnings[1].contains("allocation stacks"), damaged.warnings[1])
+        XCTAssertTrue(damaged.warnings[2].hasPrefix("1 records referred to unknown"), damaged.warnings[2])
+        XCTAssertEqual(damaged.verdict, .targetFailed)
+
+        let detached = ReportBuilder(toolVersion: "1").build(from: recordedRun(Replay(), attached: false, staticRuntime: true))
+        XCTAssertEqual(detached.notAudited, .neverAttached, "never attached wins over static runtime")
+        XCTAssertEqual(detached.verdict, .notAudited)
+        let staticRuntime = ReportBuilder(toolVersion: "1").build(from: recordedRun(Replay(), staticRuntime: true))
+        XCTAssertEqual(staticRuntime.notAudited, .staticRuntime)
+        XCTAssertEqual(staticRuntime.verdict, .notAudited)
+        let clean = ReportBuilder(toolVersion: "1").build(from: recordedRun(Replay()))
+        XCTAssertEqual(clean.verdict, .clean)
+        XCTAssertEqual(clean.types.count, 0)
+    }
+
+    func testMonitorFramesAreRecognisedByFileOrFunction() {
+        let monitorFrames = [
+            SymbolizedFrame(address: 1, file: "/src/leak-audit/Sources/LeakMonitor/MemoryLeakMonitor.swift", line: 3),
+            SymbolizedFrame(address: 1, file: "/x/Sources/CLeakMonitorShim/stacks.c", line: 9),
+            SymbolizedFrame(address: 1, function: "leakaudit_validate"),
+            SymbolizedFrame(address: 1, function: "la_stack_capture"),
+            SymbolizedFrame(address: 1, function: "static LeakMonitor.MemoryLeakMonitor.validate(_: Swift.AnyObject) -> ()"),
+        ]
+        for frame in monitorFrames { XCTAssertTrue(ReportBuilder.isMonitorFrame(frame), "\(frame)") }
+        let userFrames = [
+            SymbolizedFrame(address: 1, function: "App.LoginViewModel.init() -> App.LoginViewModel", file: "/app/Sources/App/Login.swift", line: 4),
+            SymbolizedFrame(address: 1, module: "/app/app", moduleOffset: 4),
+            SymbolizedFrame(address: 1, function: "App.LeakMonitorLike.run() -> ()"),
+        ]
+        for frame in userFrames { XCTAssertFalse(ReportBuilder.isMonitorFrame(frame), "\(frame)") }
+    }
+}
