@@ -79,9 +79,13 @@ __attribute__((constructor)) static void la_channel_attach(void) {
     unsetenv(LA_WIRE_ENV_CHANNEL_FD);
     if (errno != 0 || end == value || *end != '\0' || fd < 0 || fd > 1 << 20) return;
 
-    void *first_page = mmap(NULL, LA_WIRE_HEADER_SIZE, PROT_READ, MAP_SHARED, (int)fd, 0);
+    void *first_page = mmap(NULL, LA_WIRE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
     if (first_page == MAP_FAILED) { close((int)fd); return; }
-    const la_wire_header *peek = first_page;
+    la_wire_header *peek = first_page;
+    if (peek->magic == LA_WIRE_MAGIC && peek->version != LA_WIRE_VERSION) {
+        // Tell leak-audit why nothing arrives, rather than look uninstrumented.
+        __atomic_fetch_or(&peek->flags, LA_FLAG_VERSION_MISMATCH, __ATOMIC_RELEASE);
+    }
     bool valid = peek->magic == LA_WIRE_MAGIC && peek->version == LA_WIRE_VERSION
         && peek->slot_size == LA_WIRE_SLOT_SIZE && peek->slot_capacity > 0;
     uint64_t capacity = peek->slot_capacity;
@@ -93,11 +97,18 @@ __attribute__((constructor)) static void la_channel_attach(void) {
     close((int)fd);
     if (mapping == MAP_FAILED) return;
 
+    // Only the first process to attach owns the channel: a script target may start several
+    // instrumented programs, and their type and stack ids must not interleave.
+    int32_t expected = 0;
+    if (!__atomic_compare_exchange_n(&((la_wire_header *)mapping)->attached_pid, &expected, (int32_t)getpid(), false,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        munmap(mapping, length);
+        return;
+    }
     pthread_mutex_lock(&state->slow_lock);
     state->header = mapping;
     state->slot_capacity = capacity;
     __atomic_store_n(&state->slots, (uint8_t *)mapping + LA_WIRE_HEADER_SIZE, __ATOMIC_RELEASE);
-    __atomic_store_n(&state->header->attached_pid, (int32_t)getpid(), __ATOMIC_RELEASE);
     la_modules_sync();
     if (!la_hooks_install()) la_channel_set_flag(LA_FLAG_STATIC_RUNTIME);
     pthread_mutex_unlock(&state->slow_lock);

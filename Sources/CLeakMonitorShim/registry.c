@@ -51,9 +51,11 @@ int32_t leakaudit_type_register(const void *metadata, const char *name, size_t n
     uint32_t mask = LA_TYPE_MAP_CAPACITY - 1;
     uint32_t index = (uint32_t)(la_mix((uintptr_t)metadata) >> 32) & mask;
     while (state->type_map[index].metadata != NULL) index = (index + 1) & mask;
+    // The id becomes valid before it can be found: a thread that finds it in the map must not
+    // see it rejected by leakaudit_track as out of range.
+    __atomic_store_n(&state->type_total, id + 1, __ATOMIC_RELEASE);
     state->type_map[index].id = id;
     __atomic_store_n(&state->type_map[index].metadata, metadata, __ATOMIC_RELEASE);
-    __atomic_store_n(&state->type_total, id + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&state->slow_lock);
     return id;
 }

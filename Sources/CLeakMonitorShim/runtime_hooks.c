@@ -73,27 +73,30 @@ static bool la_read_tables(const struct dl_phdr_info *info, la_image_tables *tab
     return tables->symbols != NULL && tables->strings != NULL;
 }
 
-/// Writes `value` into a table slot, lifting RELRO protection for the write where needed.
-static void la_write_slot(void **slot, void *value) {
-    long page_size = sysconf(_SC_PAGESIZE);
-    uintptr_t page = (uintptr_t)slot & ~((uintptr_t)page_size - 1);
+/// Writes `value` into a slot on a page that RELRO made read-only, and makes it read-only again.
+static void la_write_protected_slot(void **slot, void *value, uintptr_t page, uintptr_t page_size) {
     if (mprotect((void *)page, (size_t)page_size, PROT_READ | PROT_WRITE) != 0) return;
     __atomic_store_n(slot, value, __ATOMIC_RELEASE);
-    // Leaving the page writable would weaken RELRO; the slot's page was read-only or read-write,
-    // and read-only is the safe default for GOT pages after relocation.
     mprotect((void *)page, (size_t)page_size, PROT_READ);
 }
 
-static void la_patch_image(const struct dl_phdr_info *info) {
+static void la_patch_image(la_process_state *state, const struct dl_phdr_info *info) {
     la_image_tables tables;
     if (!la_read_tables(info, &tables)) return;
-    // Pages holding a writable .got.plt must stay writable for lazy binding: only re-protect
-    // pages inside PT_GNU_RELRO.
+    uintptr_t page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
+    // The dynamic linker makes read-only only the whole pages inside PT_GNU_RELRO; every other
+    // page holding a table entry (a lazily bound .got.plt) stays writable.
     uintptr_t relro_start = 0, relro_end = 0;
+    uintptr_t image_start = UINTPTR_MAX, image_end = 0;
     for (int index = 0; index < info->dlpi_phnum; index++) {
-        if (info->dlpi_phdr[index].p_type == PT_GNU_RELRO) {
-            relro_start = info->dlpi_addr + info->dlpi_phdr[index].p_vaddr;
-            relro_end = relro_start + info->dlpi_phdr[index].p_memsz;
+        const ElfW(Phdr) *phdr = &info->dlpi_phdr[index];
+        uintptr_t start = info->dlpi_addr + phdr->p_vaddr;
+        if (phdr->p_type == PT_GNU_RELRO) {
+            relro_start = start & ~(page_size - 1);
+            relro_end = (start + phdr->p_memsz) & ~(page_size - 1);
+        } else if (phdr->p_type == PT_LOAD) {
+            if (start < image_start) image_start = start;
+            if (start + phdr->p_memsz > image_end) image_end = start + phdr->p_memsz;
         }
     }
     for (int table = 0; table < 2; table++) {
@@ -105,16 +108,25 @@ static void la_patch_image(const struct dl_phdr_info *info) {
             size_t symbol_index = ELF64_R_SYM(relocation->r_info);
             if (symbol_index == 0) continue;
             const char *name = tables.strings + tables.symbols[symbol_index].st_name;
-            void *hook = NULL;
-            if (strcmp(name, "swift_deallocClassInstance") == 0) hook = (void *)la_hook_dealloc;
-            else if (strcmp(name, "swift_deallocPartialClassInstance") == 0) hook = (void *)la_hook_dealloc_partial;
+            void *hook = NULL, *real = NULL;
+            if (strcmp(name, "swift_deallocClassInstance") == 0) {
+                hook = (void *)la_hook_dealloc;
+                real = (void *)state->real_dealloc;
+            } else if (strcmp(name, "swift_deallocPartialClassInstance") == 0) {
+                hook = (void *)la_hook_dealloc_partial;
+                real = (void *)state->real_dealloc_partial;
+            }
             if (hook == NULL) continue;
             void **slot = (void **)(info->dlpi_addr + relocation->r_offset);
-            uintptr_t page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
+            // Take over only an entry bound to the runtime or not bound yet (a lazy stub inside
+            // the image). Anything else is another interposer's, such as a copy of this shim in
+            // a library loaded with RTLD_LOCAL: replacing it would blind that copy's registry.
+            uintptr_t current = (uintptr_t)__atomic_load_n(slot, __ATOMIC_ACQUIRE);
+            bool lazy_stub = current >= image_start && current < image_end;
+            if (current != (uintptr_t)real && !lazy_stub) continue;
             uintptr_t page = (uintptr_t)slot & ~(page_size - 1);
-            bool in_relro = page + page_size > relro_start && page < relro_end;
-            if (in_relro) {
-                la_write_slot(slot, hook);
+            if (page >= relro_start && page + page_size <= relro_end) {
+                la_write_protected_slot(slot, hook, page, page_size);
             } else {
                 __atomic_store_n(slot, hook, __ATOMIC_RELEASE);
             }
@@ -134,7 +146,7 @@ static int la_patch_visit(struct dl_phdr_info *info, size_t size, void *context)
     // The runtime calls its own entry points directly; its table has nothing of ours to route.
     if (name != NULL && strstr(name, "libswiftCore.so") != NULL) return 0;
     if (name != NULL && strncmp(name, "linux-vdso", 10) == 0) return 0;
-    la_patch_image(info);
+    la_patch_image(state, info);
     return 0;
 }
 

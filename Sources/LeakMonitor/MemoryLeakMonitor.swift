@@ -7,8 +7,9 @@ import Synchronization
 
 /// Counts live instances of ``MemoryLeakMonitorable`` types and reports those over budget.
 ///
-/// Counts are exact from any number of threads: an instance counts from its ``validate(_:)`` to
-/// the start of its deinitialization, which the library observes in the Swift runtime itself, so
+/// Counts are exact from any number of threads: an instance counts from its ``validate(_:)`` until
+/// the runtime deallocates it (right after `deinit`), which the library observes in the Swift
+/// runtime itself, so
 /// no weak references are rescanned and `validate` costs the same however many instances live.
 public enum MemoryLeakMonitor {
     /// Live and peak counts of one tracked type.

@@ -116,6 +116,7 @@ struct JSONReportV1: Encodable {
             switch report.notAudited {
             case .neverAttached: "neverAttached"
             case .staticRuntime: "staticRuntime"
+            case .recordFormatMismatch: "recordFormatMismatch"
             case nil: nil
             }
         target = Target(

@@ -24,6 +24,9 @@ public struct TextReportRenderer: ReportRenderer {
             lines.append("leak-audit: '\(target)' never attached, so nothing was audited (it \(report.target.outcome.phrase)).")
             lines.append("  It must link the LeakMonitor library and call MemoryLeakMonitor.validate(self) in init;")
             lines.append("  a program that does not, or a script that does not start such a program, cannot be audited.")
+        case .recordFormatMismatch:
+            lines.append("leak-audit: '\(target)' links a LeakMonitor that writes another record format than this")
+            lines.append("  leak-audit (\(leakAuditVersion)) reads; build it against the same leak-audit release.")
         case .staticRuntime:
             lines.append("leak-audit: '\(target)' links the Swift runtime statically (-static-stdlib), so deallocations")
             lines.append("  cannot be observed and live counts would be wrong; rebuild it without -static-stdlib.")
@@ -31,7 +34,8 @@ public struct TextReportRenderer: ReportRenderer {
             lines.append(contentsOf: renderTypes(report))
         }
         for warning in report.warnings { lines.append("warning: \(warning)") }
-        if report.tornRecords > 0 {
+        // Slots reserved past a full channel stay empty too: those are counted as dropped.
+        if report.tornRecords > 0 && report.droppedRecords == 0 {
             lines.append("note: \(report.tornRecords) records were cut short when the target ended; everything else was received")
         }
         lines.append(summary(report))

@@ -57,6 +57,8 @@ public struct AuditReport: Sendable {
         case neverAttached
         /// The Swift runtime is linked statically, so deallocations were invisible.
         case staticRuntime
+        /// The target's LeakMonitor writes another record format version than this leak-audit reads.
+        case recordFormatMismatch
     }
 
     /// The tool.

@@ -55,8 +55,16 @@ struct ReportBuilder {
             warnings.append("\(run.ledger.inconsistentEvents) records referred to unknown types or instances")
         }
 
-        let notAudited: AuditReport.NotAuditedReason? =
-            !run.attached ? .neverAttached : run.staticRuntime ? .staticRuntime : nil
+        let notAudited: AuditReport.NotAuditedReason?
+        if run.recordFormatMismatch && !run.attached {
+            notAudited = .recordFormatMismatch
+        } else if !run.attached {
+            notAudited = .neverAttached
+        } else if run.staticRuntime {
+            notAudited = .staticRuntime
+        } else {
+            notAudited = nil
+        }
         return AuditReport(
             tool: .init(name: "leak-audit", version: toolVersion),
             target: .init(

@@ -25,6 +25,7 @@ struct RecordedRun {
     var outcome: TargetOutcome
     var attached: Bool
     var staticRuntime: Bool
+    var recordFormatMismatch = false
     var ledger: LifetimeLedger
     var droppedRecords: UInt64
     var tornSlots: UInt64
@@ -60,6 +61,7 @@ func recordRun(_ request: AuditRequest) throws(LeakAuditError) -> RecordedRun {
         outcome: outcome,
         attached: channel.attachedPID != 0,
         staticRuntime: flags & UInt32(LA_FLAG_STATIC_RUNTIME) != 0,
+        recordFormatMismatch: flags & UInt32(LA_FLAG_VERSION_MISMATCH) != 0,
         ledger: ledger,
         droppedRecords: channel.droppedRecords,
         tornSlots: decoder.tornSlots,

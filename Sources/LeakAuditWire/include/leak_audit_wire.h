@@ -32,6 +32,9 @@ enum {
     LA_FLAG_STACK_TABLE_FULL = 1u << 3,
     /// More distinct types than the type table holds; later types are not tracked.
     LA_FLAG_TYPE_TABLE_FULL = 1u << 4,
+    /// A shim found this channel's magic but another LA_WIRE_VERSION, and did not attach. The
+    /// magic, version and flags fields keep their offsets in every version so that this works.
+    LA_FLAG_VERSION_MISMATCH = 1u << 31,
 };
 
 /// The channel's first page. Fields marked atomic are accessed with __atomic builtins.

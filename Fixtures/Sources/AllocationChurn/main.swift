@@ -1,0 +1,322 @@
+// An allocation-heavy program for scripts/benchmark.sh: what tracking costs a program per
+// `validate`, per tracked instance kept alive, and over a whole run of view-model churn. Every
+// mode prints `name value` lines on standard output for the script to read, and works the same
+// standalone and under `leak-audit run` (it prints `attached true` there).
+//
+//   AllocationChurn churn N          creates and drops N tracked view models, with untracked work
+//   AllocationChurn validate-cost N  ns per validate (and per tracked deallocation), net of allocation
+//   AllocationChurn retain N         bytes of RSS per tracked live instance, net of the instance
+import LeakMonitor
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// MARK: - Process helpers
+
+/// Writes `message` to standard error and exits with `status`.
+func fail(_ message: String, status: Int32 = 1) -> Never {
+    fputs("AllocationChurn: \(message)\n", stderr)
+    exit(status)
+}
+
+/// Nanoseconds on the monotonic clock.
+func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    guard clock_gettime(CLOCK_MONOTONIC, &now) == 0 else { fail("clock_gettime failed: errno \(errno)") }
+    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+}
+
+/// The numeric fields of /proc/self/status (`VmRSS`, `VmHWM`, `RssAnon`, `RssShmem`, ...), in kB.
+func processStatus() -> [String: Int] {
+    let descriptor = open("/proc/self/status", O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { fail("cannot open /proc/self/status: errno \(errno)") }
+    defer { close(descriptor) }
+    var contents: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        if count < 0 && errno == EINTR { continue }
+        guard count >= 0 else { fail("cannot read /proc/self/status: errno \(errno)") }
+        if count == 0 { break }
+        contents.append(contentsOf: chunk[0..<count])
+    }
+    var fields: [String: Int] = [:]
+    for line in String(decoding: contents, as: UTF8.self).split(separator: "\n") {
+        let parts = line.split(separator: ":", maxSplits: 1)
+        guard parts.count == 2 else { continue }
+        // "VmRSS:\t  123456 kB": the first word after the colon is the number.
+        if let number = parts[1].split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap({ Int($0) }) {
+            fields[String(parts[0])] = number
+        }
+    }
+    return fields
+}
+
+/// One `name value` line for the benchmark script.
+func report(_ name: String, _ value: String) {
+    print("\(name) \(value)")
+}
+
+/// `value` with one decimal, without Foundation.
+func oneDecimal(_ value: Double) -> String {
+    String((value * 10).rounded() / 10)
+}
+
+/// The middle value; the mean of the two middle values for an even count.
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return 0 }
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+/// Keeps results observable so that the optimizer cannot drop the work that produced them.
+var checksum = 0
+
+// MARK: - churn: a view-model churn, for whole-run time and peak RSS
+
+/// A row on a screen: untracked, like most of an app's small model objects.
+final class RowModel {
+    let label: String
+    let priceInCents: Int
+    var isSelected = false
+
+    init(label: String, priceInCents: Int) {
+        self.label = label
+        self.priceInCents = priceInCents
+    }
+}
+
+/// One screen's view model. A navigation push creates the next one while the current one is still
+/// shown, so two are alive at once at most: its budget.
+final class ScreenViewModel: MemoryLeakMonitorable {
+    var max: Int { 2 }
+
+    let title: String
+    private(set) var rows: [RowModel]
+    /// A callback the view would hold; captures the model weakly, as a view's action does.
+    private(set) var onSelect: ((Int) -> Void)?
+
+    init(screen: Int) {
+        title = "Screen \(screen) of the product feed"
+        rows = (0..<4).map { RowModel(label: "item \(screen &+ $0)", priceInCents: (screen &* 31 &+ $0) % 10_000) }
+        MemoryLeakMonitor.validate(self)
+        onSelect = { [weak self] row in self?.select(row: row) }
+    }
+
+    func select(row: Int) {
+        for (index, model) in rows.enumerated() { model.isSelected = index == row }
+    }
+
+    /// What the view would show: a total and a summary line.
+    func render() -> Int {
+        let total = rows.reduce(0) { $0 &+ $1.priceInCents }
+        let summary = "\(rows.count) items, \(total) cents: \(title)"
+        return summary.utf8.count &+ total
+    }
+}
+
+/// Pushes `count` screens one after another, each replacing the last: N tracked instances created
+/// and deallocated, about seven untracked heap objects per screen, and always within budget.
+func churn(count: Int) {
+    let start = monotonicNanoseconds()
+    var current: ScreenViewModel?
+    for screen in 0..<count {
+        let next = ScreenViewModel(screen: screen)
+        next.onSelect?(screen % 4)
+        checksum = checksum &+ next.render()
+        current = next
+    }
+    checksum = checksum &+ (current?.rows.count ?? 0)
+    current = nil
+    let elapsed = monotonicNanoseconds() - start
+    report("screens", String(count))
+    report("churn-ms", oneDecimal(Double(elapsed) / 1e6))
+    report("ns-per-screen", oneDecimal(Double(elapsed) / Double(max(count, 1))))
+    report("tracked-peak", String(MemoryLeakMonitor.peakCount(of: ScreenViewModel.self)))
+    report("tracked-live-at-end", String(MemoryLeakMonitor.liveCount(of: ScreenViewModel.self)))
+    report("peak-rss-kb", String(processStatus()["VmHWM"] ?? 0))
+}
+
+// MARK: - validate-cost: ns per validate, net of allocation
+
+/// Objects per timed batch; batches are created, then dropped, so the live set stays this small.
+let probeBatchSize = 1_000
+
+/// The two classes compared, identical but for `validate`.
+protocol Probe: AnyObject {
+    init(identifier: Int)
+    var identifier: Int { get }
+}
+
+/// A small model object whose validations are timed; its budget holds a whole batch.
+final class TrackedProbe: Probe, MemoryLeakMonitorable {
+    var max: Int { probeBatchSize }
+    let identifier: Int
+    let weight: Double
+
+    init(identifier: Int) {
+        self.identifier = identifier
+        weight = Double(identifier)
+        MemoryLeakMonitor.validate(self)
+    }
+}
+
+/// The baseline: ``TrackedProbe`` without `validate`.
+final class UntrackedProbe: Probe {
+    let identifier: Int
+    let weight: Double
+
+    init(identifier: Int) {
+        self.identifier = identifier
+        weight = Double(identifier)
+    }
+}
+
+/// Nanoseconds spent creating and dropping objects in one timed round.
+struct RoundTimes {
+    var create: UInt64 = 0
+    var drop: UInt64 = 0
+}
+
+/// Creates `batches` batches of `Kind` into `storage`, then drops each batch, timing both phases.
+/// `storage` keeps its capacity, so neither phase allocates anything but the probes.
+func timeRound<Kind: Probe>(_ kind: Kind.Type, batches: Int, storage: inout ContiguousArray<Kind>) -> RoundTimes {
+    var times = RoundTimes()
+    for batch in 0..<batches {
+        let base = batch &* probeBatchSize
+        let start = monotonicNanoseconds()
+        for index in 0..<probeBatchSize {
+            storage.append(Kind(identifier: base &+ index))
+        }
+        let created = monotonicNanoseconds()
+        checksum = checksum &+ storage[probeBatchSize / 2].identifier
+        storage.removeAll(keepingCapacity: true)
+        let dropped = monotonicNanoseconds()
+        times.create &+= created - start
+        times.drop &+= dropped - created
+    }
+    return times
+}
+
+/// Times `count` tracked and `count` untracked probes in interleaved rounds and reports the median
+/// per-round difference: `validate` itself (creation), and the deallocation bookkeeping of a
+/// tracked instance (dropping). Also reports what the deallocation hook adds to every untracked
+/// class instance once a type is registered.
+func validateCost(count: Int) {
+    MemoryLeakMonitor.violationHandler = .ignore
+    let rounds = 9
+    let batches = Swift.max(1, count / (rounds * probeBatchSize))
+    let perRound = Double(batches * probeBatchSize)
+    var untrackedStorage = ContiguousArray<UntrackedProbe>()
+    var trackedStorage = ContiguousArray<TrackedProbe>()
+    untrackedStorage.reserveCapacity(probeBatchSize)
+    trackedStorage.reserveCapacity(probeBatchSize)
+
+    // Before any type is registered the hook does nothing (standalone it is not even installed).
+    _ = timeRound(UntrackedProbe.self, batches: batches, storage: &untrackedStorage)
+    var dropBeforeRegistration: [Double] = []
+    for _ in 0..<3 {
+        dropBeforeRegistration.append(
+            Double(timeRound(UntrackedProbe.self, batches: batches, storage: &untrackedStorage).drop) / perRound)
+    }
+
+    // The first validation registers the type and installs the hook: a one-off, kept out of the timing.
+    _ = timeRound(TrackedProbe.self, batches: batches, storage: &trackedStorage)
+    _ = timeRound(UntrackedProbe.self, batches: batches, storage: &untrackedStorage)
+
+    var validateCosts: [Double] = []
+    var trackedDropCosts: [Double] = []
+    var untrackedObjectCosts: [Double] = []
+    var untrackedDrops: [Double] = []
+    for _ in 0..<rounds {
+        let untracked = timeRound(UntrackedProbe.self, batches: batches, storage: &untrackedStorage)
+        let tracked = timeRound(TrackedProbe.self, batches: batches, storage: &trackedStorage)
+        validateCosts.append((Double(tracked.create) - Double(untracked.create)) / perRound)
+        trackedDropCosts.append((Double(tracked.drop) - Double(untracked.drop)) / perRound)
+        untrackedObjectCosts.append(Double(untracked.create + untracked.drop) / perRound)
+        untrackedDrops.append(Double(untracked.drop) / perRound)
+    }
+    guard MemoryLeakMonitor.peakCount(of: TrackedProbe.self) <= probeBatchSize else {
+        fail("TrackedProbe went over its budget: the batches overlap")
+    }
+    report("validations", String(Int(perRound) * (rounds + 1)))
+    report("ns-per-validate", oneDecimal(median(validateCosts)))
+    report("ns-per-tracked-dealloc", oneDecimal(median(trackedDropCosts)))
+    report("ns-per-untracked-object", oneDecimal(median(untrackedObjectCosts)))
+    report("ns-hook-per-untracked-dealloc", oneDecimal(median(untrackedDrops) - median(dropBeforeRegistration)))
+}
+
+// MARK: - retain: bytes of memory per tracked live instance
+
+/// A retained object that is counted; its budget is never the point here.
+final class RetainedTracked: MemoryLeakMonitorable {
+    var max: Int { 1 << 40 }
+    let identifier: Int
+    let weight: Double
+
+    init(identifier: Int) {
+        self.identifier = identifier
+        weight = Double(identifier)
+        MemoryLeakMonitor.validate(self)
+    }
+}
+
+/// ``RetainedTracked`` without `validate`: what the instances themselves cost.
+final class RetainedUntracked {
+    let identifier: Int
+    let weight: Double
+
+    init(identifier: Int) {
+        self.identifier = identifier
+        weight = Double(identifier)
+    }
+}
+
+/// Keeps `count` untracked, then `count` tracked instances alive, reading the process's memory
+/// before and after each, and reports the difference per instance: what tracking adds to each live
+/// instance (the registry's set entry, and when attached the record written to the channel).
+func retain(count: Int) {
+    MemoryLeakMonitor.violationHandler = .ignore
+    // Register the type first: its one-off costs (type table entry, hook installation, module
+    // records) are not per instance.
+    let registration = RetainedTracked(identifier: -1)
+    var untracked = ContiguousArray<RetainedUntracked>()
+    var tracked = ContiguousArray<RetainedTracked>()
+    untracked.reserveCapacity(count)
+    tracked.reserveCapacity(count)
+
+    let before = processStatus()
+    for index in 0..<count { untracked.append(RetainedUntracked(identifier: index)) }
+    let afterUntracked = processStatus()
+    for index in 0..<count { tracked.append(RetainedTracked(identifier: index)) }
+    let afterTracked = processStatus()
+
+    let live = MemoryLeakMonitor.liveCount(of: RetainedTracked.self)
+    guard live == count + 1 else { fail("expected \(count + 1) live RetainedTracked, counted \(live)") }
+    checksum = checksum &+ untracked.count &+ tracked.count &+ registration.identifier
+    report("instances", String(count))
+    let perInstance = Double(Swift.max(count, 1))
+    for field in ["VmRSS", "RssAnon", "RssShmem"] {
+        let untrackedGrowth = Double((afterUntracked[field] ?? 0) - (before[field] ?? 0)) * 1024
+        let trackedGrowth = Double((afterTracked[field] ?? 0) - (afterUntracked[field] ?? 0)) * 1024
+        report("\(field)-bytes-per-untracked", oneDecimal(untrackedGrowth / perInstance))
+        report("\(field)-bytes-per-tracked", oneDecimal(trackedGrowth / perInstance))
+        report("\(field)-bytes-per-tracking", oneDecimal((trackedGrowth - untrackedGrowth) / perInstance))
+    }
+    withExtendedLifetime((untracked, tracked)) {}
+}
+
+// MARK: - Entry point
+
+let usage = "usage: AllocationChurn churn|validate-cost|retain COUNT"
+let modes: [String: (Int) -> Void] = ["churn": churn(count:), "validate-cost": validateCost(count:), "retain": retain(count:)]
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard arguments.count == 2, let mode = modes[arguments[0]], let count = Int(arguments[1]), count > 0 else {
+    fail(usage, status: 64)
+}
+report("attached", String(MemoryLeakMonitor.isAttachedToLeakAudit))
+mode(count)
+// Printed last so that the work above stays observable.
+report("checksum", String(checksum))
