@@ -1,8 +1,10 @@
-// The writing end of the record channel: maps the shared file that leak-audit passed down and
+// The writing end of the record channel: maps the shared ring that leak-audit passed down and
 // appends slots to it with one atomic add per record and no system call.
 #include "shim_internal.h"
 
 #include <errno.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -17,22 +19,48 @@ void la_channel_set_flag(uint32_t flag) {
     if (header != NULL) __atomic_fetch_or(&header->flags, flag, __ATOMIC_RELEASE);
 }
 
-/// Reserves `count` consecutive slots; NULL when they do not fit.
-static uint64_t *la_reserve(la_process_state *state, uint64_t count) {
-    uint64_t first = __atomic_fetch_add(&state->header->next_slot, count, __ATOMIC_RELAXED);
-    if (first + count > state->slot_capacity) {
-        __atomic_fetch_add(&state->header->dropped, 1, __ATOMIC_RELAXED);
-        la_channel_set_flag(LA_FLAG_OVERFLOW);
-        return NULL;
+/// The slot with index `index`, in the ring.
+static inline uint64_t *la_slot_at(const la_process_state *state, uint64_t index) {
+    return (uint64_t *)(state->slots + (index & (state->slot_capacity - 1)) * LA_WIRE_SLOT_SIZE);
+}
+
+/// Counts a record that will never be written.
+static void la_drop(la_process_state *state) {
+    __atomic_fetch_add(&state->header->dropped, 1, __ATOMIC_RELAXED);
+    la_channel_set_flag(LA_FLAG_OVERFLOW);
+}
+
+/// Reserves `count` consecutive slot indices and returns the first, once the reader has freed
+/// their places in the ring; UINT64_MAX when the record cannot be written.
+///
+/// A full ring means leak-audit has fallen a whole ring behind: the writer waits for it (the
+/// run slows down, nothing is lost), unless leak-audit is gone, in which case nothing more is
+/// written and nothing waits again.
+static uint64_t la_reserve(la_process_state *state, uint64_t count) {
+    la_wire_header *header = state->header;
+    if (count > state->slot_capacity || (__atomic_load_n(&header->flags, __ATOMIC_RELAXED) & LA_FLAG_READER_GONE)) {
+        la_drop(state);
+        return UINT64_MAX;
     }
-    return (uint64_t *)(state->slots + first * LA_WIRE_SLOT_SIZE);
+    uint64_t first = __atomic_fetch_add(&header->next_slot, count, __ATOMIC_RELAXED);
+    unsigned waits = 0;
+    while (first + count > __atomic_load_n(&header->consumed_slot, __ATOMIC_ACQUIRE) + state->slot_capacity) {
+        if (++waits % 1024 == 0 && kill(header->reader_pid, 0) != 0 && errno == ESRCH) {
+            la_channel_set_flag(LA_FLAG_READER_GONE);
+            la_drop(state);
+            return UINT64_MAX;
+        }
+        sched_yield();
+    }
+    return first;
 }
 
 void la_channel_event(uint8_t kind, uint32_t type_id, uint64_t object, uint64_t extra) {
     la_process_state *state = la_state();
     if (__atomic_load_n(&state->slots, __ATOMIC_ACQUIRE) == NULL) return;
-    uint64_t *slot = la_reserve(state, 1);
-    if (slot == NULL) return;
+    uint64_t index = la_reserve(state, 1);
+    if (index == UINT64_MAX) return;
+    uint64_t *slot = la_slot_at(state, index);
     slot[1] = object;
     slot[2] = extra;
     slot[3] = 0;
@@ -44,13 +72,16 @@ void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void 
     if (__atomic_load_n(&state->slots, __ATOMIC_ACQUIRE) == NULL) return;
     uint64_t continuation_slots = (length + LA_WIRE_CONT_PAYLOAD - 1) / LA_WIRE_CONT_PAYLOAD;
     uint64_t total = 1 + continuation_slots;
-    if (total > 0xFFFFFFFFu) return;
-    uint64_t *head = la_reserve(state, total);
-    if (head == NULL) return;
+    if (total > 0xFFFFFFFFu) {
+        la_drop(state);
+        return;
+    }
+    uint64_t first = la_reserve(state, total);
+    if (first == UINT64_MAX) return;
     // Continuations first, head last: a reader that sees the head sees the whole blob.
     const uint8_t *bytes = payload;
     for (uint64_t index = 1; index <= continuation_slots; index++) {
-        uint64_t *slot = head + index * (LA_WIRE_SLOT_SIZE / sizeof(uint64_t));
+        uint64_t *slot = la_slot_at(state, first + index);
         size_t offset = (size_t)(index - 1) * LA_WIRE_CONT_PAYLOAD;
         size_t chunk = length - offset < LA_WIRE_CONT_PAYLOAD ? length - offset : LA_WIRE_CONT_PAYLOAD;
         uint8_t buffer[LA_WIRE_CONT_PAYLOAD] = {0};
@@ -58,6 +89,7 @@ void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void 
         memcpy(&slot[1], buffer, LA_WIRE_CONT_PAYLOAD);
         __atomic_store_n(&slot[0], (uint64_t)LA_SLOT_BLOB_CONT | ((index & 0xFFFFFFu) << 8), __ATOMIC_RELEASE);
     }
+    uint64_t *head = la_slot_at(state, first);
     head[1] = id;
     head[2] = length;
     head[3] = value;
@@ -87,7 +119,8 @@ __attribute__((constructor)) static void la_channel_attach(void) {
         __atomic_fetch_or(&peek->flags, LA_FLAG_VERSION_MISMATCH, __ATOMIC_RELEASE);
     }
     bool valid = peek->magic == LA_WIRE_MAGIC && peek->version == LA_WIRE_VERSION
-        && peek->slot_size == LA_WIRE_SLOT_SIZE && peek->slot_capacity > 0;
+        && peek->slot_size == LA_WIRE_SLOT_SIZE && peek->slot_capacity > 0
+        && (peek->slot_capacity & (peek->slot_capacity - 1)) == 0;
     uint64_t capacity = peek->slot_capacity;
     munmap(first_page, LA_WIRE_HEADER_SIZE);
     if (!valid) { close((int)fd); return; }

@@ -97,7 +97,7 @@ public enum MemoryLeakMonitor {
     /// Registers a type at its first validation: the slow path, once per dynamic type.
     private static func register<Instance: MemoryLeakMonitorable>(_ instance: Instance, metadata: UnsafeRawPointer) -> Int32 {
         let name = instance.leakReportName
-        let max = Int64(instance.max)
+        let max = Int64(Swift.max(instance.max, 0))  // a negative budget allows none
         let typeID =
             name.utf8.withContiguousStorageIfAvailable { bytes in
                 bytes.withMemoryRebound(to: CChar.self) { leakaudit_type_register(metadata, $0.baseAddress!, $0.count, max) }

@@ -101,9 +101,13 @@ enum Harness {
     }
 
     /// Runs `leak-audit run --format json --output TMP path arguments…` and parses the report.
-    static func audit(path: String, _ arguments: [String] = [], extraOptions: [String] = []) throws -> Audit {
+    static func audit(
+        path: String, _ arguments: [String] = [], extraOptions: [String] = [], environment: [String: String] = [:]
+    ) throws -> Audit {
         let jsonPath = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString).json").path
-        let result = run([leakAudit, "run", "--format", "json", "--output", jsonPath] + extraOptions + [path] + arguments)
+        let result = run(
+            [leakAudit, "run", "--format", "json", "--output", jsonPath] + extraOptions + [path] + arguments,
+            environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 })
         let data = try Data(contentsOf: URL(fileURLWithPath: jsonPath))
         let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         try validateAgainstSchema(jsonPath)

@@ -103,6 +103,19 @@ final class ScenarioTests: XCTestCase {
         XCTAssertEqual(session.allocations.reduce(0) { $0 + ($1.int("count") ?? 0) }, peak)
     }
 
+    func testATinyRingMakesWritersWaitButLosesNothing() throws {
+        // 64 slots: eight threads lap the ring constantly and wait for leak-audit to catch up.
+        let audit = try Harness.audit(
+            path: try Harness.fixture("ConcurrentSessions"), environment: ["LEAK_AUDIT_CHANNEL_SLOTS": "64"])
+        XCTAssertEqual(audit.status, 1)
+        let session = try audit.type(".Session")
+        XCTAssertEqual(session.int("liveAtExit"), 320)
+        XCTAssertEqual(session.int("allocatedTotal"), 160_000)
+        let summary = try XCTUnwrap(audit.json["summary"] as? [String: Any])
+        XCTAssertEqual(summary.int("droppedRecords"), 0)
+        XCTAssertEqual(summary.int("tornRecords"), 0)
+    }
+
     func testManyThreadsCleanTwin() throws {
         try assertCleanTwin("ConcurrentSessions")
         let session = try Harness.audit("ConcurrentSessions", ["clean"]).type(".Session")

@@ -228,6 +228,7 @@ final class LifetimeLedgerTests: XCTestCase {
         outcome: TargetOutcome = .exited(code: 0),
         attached: Bool = true,
         staticRuntime: Bool = false,
+        recordFormatMismatch: Bool = false,
         dropped: UInt64 = 0,
         torn: UInt64 = 0,
         stackTableFull: Bool = false
@@ -238,6 +239,7 @@ final class LifetimeLedgerTests: XCTestCase {
             outcome: outcome,
             attached: attached,
             staticRuntime: staticRuntime,
+            recordFormatMismatch: recordFormatMismatch,
             ledger: replay.ledger,
             droppedRecords: dropped,
             tornSlots: torn,
@@ -307,6 +309,16 @@ final class LifetimeLedgerTests: XCTestCase {
         let staticRuntime = ReportBuilder(toolVersion: "1").build(from: recordedRun(Replay(), staticRuntime: true))
         XCTAssertEqual(staticRuntime.notAudited, .staticRuntime)
         XCTAssertEqual(staticRuntime.verdict, .notAudited)
+        let mismatch = ReportBuilder(toolVersion: "1").build(
+            from: recordedRun(Replay(), attached: false, staticRuntime: true, recordFormatMismatch: true)
+        )
+        XCTAssertEqual(mismatch.notAudited, .recordFormatMismatch, "a format mismatch explains why it never attached")
+        XCTAssertEqual(mismatch.verdict, .notAudited)
+        // A process that did attach owns the channel; another one's mismatch does not void the audit.
+        let attachedDespiteMismatch = ReportBuilder(toolVersion: "1").build(
+            from: recordedRun(Replay(), recordFormatMismatch: true))
+        XCTAssertNil(attachedDespiteMismatch.notAudited)
+        XCTAssertEqual(attachedDespiteMismatch.verdict, .clean)
         let clean = ReportBuilder(toolVersion: "1").build(from: recordedRun(Replay()))
         XCTAssertEqual(clean.verdict, .clean)
         XCTAssertEqual(clean.types.count, 0)
@@ -322,7 +334,9 @@ final class LifetimeLedgerTests: XCTestCase {
         ]
         for frame in monitorFrames { XCTAssertTrue(ReportBuilder.isMonitorFrame(frame), "\(frame)") }
         let userFrames = [
-            SymbolizedFrame(address: 1, function: "App.LoginViewModel.init() -> App.LoginViewModel", file: "/app/Sources/App/Login.swift", line: 4),
+            SymbolizedFrame(
+                address: 1, function: "App.LoginViewModel.init() -> App.LoginViewModel", file: "/app/Sources/App/Login.swift",
+                line: 4),
             SymbolizedFrame(address: 1, module: "/app/app", moduleOffset: 4),
             SymbolizedFrame(address: 1, function: "App.LeakMonitorLike.run() -> ()"),
         ]

@@ -66,7 +66,8 @@ final class RecordDecoderTests: XCTestCase {
         var decoder = RecordDecoder()
         XCTAssertEqual(
             drain(&decoder, channel, targetFinished: false),
-            [.typeDefined(id: 1, name: name, max: -1), .typeDefined(id: 2, name: "", max: Int.max)]
+            // A negative budget allows no instance: it reads as 0, so no count can overflow.
+            [.typeDefined(id: 1, name: name, max: 0), .typeDefined(id: 2, name: "", max: Int.max)]
         )
         XCTAssertEqual(decoder.tornSlots, 0)
     }
@@ -124,7 +125,7 @@ final class RecordDecoderTests: XCTestCase {
         var decoder = RecordDecoder()
         let events = drain(&decoder, channel, targetFinished: true)
         XCTAssertEqual(events, [.allocated(typeID: 1, object: 0x10, stackID: 0, sequence: 3)])
-        XCTAssertEqual(decoder.tornSlots, 1)
+        XCTAssertEqual(decoder.tornSlots, 3, "the rejected head and its two continuations")
     }
 
     // MARK: - Events
@@ -201,7 +202,8 @@ final class RecordDecoderTests: XCTestCase {
         writer.allocated(typeID: 1, object: 0xC, stackID: 0)  // slot 2, committed before slot 1
 
         var decoder = RecordDecoder()
-        XCTAssertEqual(drain(&decoder, channel, targetFinished: false), [.allocated(typeID: 1, object: 0xA, stackID: 0, sequence: 0)])
+        XCTAssertEqual(
+            drain(&decoder, channel, targetFinished: false), [.allocated(typeID: 1, object: 0xA, stackID: 0, sequence: 0)])
         XCTAssertEqual(decoder.cursor, 1, "stops at the uncommitted slot")
         XCTAssertEqual(drain(&decoder, channel, targetFinished: false), [], "still waiting")
         XCTAssertEqual(decoder.cursor, 1)
@@ -303,7 +305,9 @@ final class RecordDecoderTests: XCTestCase {
 
         var decoder = RecordDecoder()
         XCTAssertEqual(drain(&decoder, channel, targetFinished: true), [.typeDefined(id: 5, name: "App.Fine", max: 2)])
-        XCTAssertEqual(decoder.tornSlots, 1)
+        // The damaged head alone, then its two continuations one by one: a damaged head's slot
+        // count is not trusted to skip anything well-formed.
+        XCTAssertEqual(decoder.tornSlots, 3)
         XCTAssertEqual(decoder.cursor, channel.reservedSlots)
     }
 
@@ -316,7 +320,13 @@ final class RecordDecoderTests: XCTestCase {
         writer.allocated(typeID: 1, object: 0x6, stackID: 0)
 
         var decoder = RecordDecoder()
-        XCTAssertEqual(drain(&decoder, channel, targetFinished: true), [.allocated(typeID: 1, object: 0x6, stackID: 0, sequence: 2)])
+        // The head is rejected; the well-formed event slot after it is not skipped with it.
+        XCTAssertEqual(
+            drain(&decoder, channel, targetFinished: true),
+            [
+                .allocated(typeID: 1, object: 0x5, stackID: 0, sequence: 1),
+                .allocated(typeID: 1, object: 0x6, stackID: 0, sequence: 2),
+            ])
         XCTAssertEqual(decoder.tornSlots, 1)
     }
 
@@ -334,7 +344,8 @@ final class RecordDecoderTests: XCTestCase {
 
         var decoder = RecordDecoder()
         XCTAssertEqual(drain(&decoder, channel, targetFinished: true), [])
-        XCTAssertEqual(decoder.tornSlots, 3)
+        // Three rejected heads, each followed by its continuations skipped as orphans (1 + 1).
+        XCTAssertEqual(decoder.tornSlots, 5)
     }
 
     func testGarbageTagIsSkippedAlone() throws {
@@ -344,22 +355,45 @@ final class RecordDecoderTests: XCTestCase {
         writer.allocated(typeID: 1, object: 0x1, stackID: 0)
 
         var decoder = RecordDecoder()
-        XCTAssertEqual(drain(&decoder, channel, targetFinished: false), [.allocated(typeID: 1, object: 0x1, stackID: 0, sequence: 1)])
+        XCTAssertEqual(
+            drain(&decoder, channel, targetFinished: false), [.allocated(typeID: 1, object: 0x1, stackID: 0, sequence: 1)])
         XCTAssertEqual(decoder.tornSlots, 1)
     }
 
-    func testReservationsBeyondCapacityAreClampedToTheChannel() throws {
+    func testTheRingWrapsAndDecodedSlotsAreRetiredAndPublished() throws {
         let (channel, writer) = try makeChannel(slots: 8)
-        for object in 0..<UInt64(8) { writer.allocated(typeID: 1, object: 0x100 + object, stackID: 0) }
-        // An overflowing writer bumps next_slot past the capacity and writes nothing.
-        writer.nextSlot += 5
-        XCTAssertEqual(channel.reservedSlots, 8)
-
         var decoder = RecordDecoder()
-        let events = drain(&decoder, channel, targetFinished: true)
-        XCTAssertEqual(events.count, 8)
-        XCTAssertEqual(events.last, .allocated(typeID: 1, object: 0x107, stackID: 0, sequence: 7))
-        XCTAssertEqual(decoder.cursor, 8)
+        var seen: [WireEvent] = []
+        var object: UInt64 = 0
+        func allocate(_ count: Int) {
+            for _ in 0..<count {
+                writer.allocated(typeID: 1, object: object, stackID: 0)
+                object += 1
+            }
+        }
+        func decodeAndCheck() {
+            seen += drain(&decoder, channel, targetFinished: false)
+            XCTAssertEqual(writer.consumedSlot, decoder.cursor, "progress published")
+            for index in 0..<channel.slotCapacity { XCTAssertEqual(writer.tag(index), 0, "slot \(index) retired") }
+        }
+        // Indices 0...13, never more than a ring ahead of the reader.
+        allocate(6)
+        decodeAndCheck()
+        allocate(8)
+        decodeAndCheck()
+        // A 3-slot blob at indices 14...16: places 6, 7 and 0, across the ring's end.
+        let name = "App.AcrossTheEndOfTheRing"
+        XCTAssertEqual(ChannelWriter.continuationCount(name.utf8.count), 2)
+        XCTAssertEqual(writer.typeBlob(id: 9, name: name, max: 3), 14)
+        allocate(5)
+        decodeAndCheck()
+
+        let allocations = seen.compactMap { event -> UInt64? in
+            if case .allocated(_, let object, _, _) = event { return object } else { return nil }
+        }
+        XCTAssertEqual(allocations, Array(0..<19))
+        XCTAssertEqual(seen[14], .typeDefined(id: 9, name: name, max: 3))
+        XCTAssertEqual(decoder.cursor, 22)
         XCTAssertEqual(decoder.tornSlots, 0)
     }
 

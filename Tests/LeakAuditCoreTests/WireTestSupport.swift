@@ -9,7 +9,8 @@ import XCTest
 
 /// The writing end of a `RecordChannel`, as the C shim (Sources/CLeakMonitorShim/channel.c) is:
 /// its own `MAP_SHARED` mapping of the channel's descriptor, slots reserved by bumping the
-/// header's `next_slot`, words 1...3 written before the tag.
+/// header's `next_slot` and placed at index % capacity in the ring, words 1...3 written before
+/// the tag. Unlike the shim it does not wait for the reader: tests decode before a lap ends.
 ///
 /// Unlike the shim it can reserve a slot and commit it later (or never), so that tests can
 /// stage the states a reader meets while writers race or die.
@@ -34,6 +35,12 @@ final class ChannelWriter {
         mapping.assumingMemoryBound(to: la_wire_header.self)
     }
 
+    /// The header's `consumed_slot`, as the reader published it.
+    var consumedSlot: UInt64 { header.pointee.consumed_slot }
+
+    /// The tag stored in slot `index`'s place in the ring.
+    func tag(_ index: UInt64) -> UInt64 { words(index)[0] }
+
     /// The header's `next_slot`, as the shim's atomic add sees it.
     var nextSlot: UInt64 {
         get { header.pointee.next_slot }
@@ -48,7 +55,7 @@ final class ChannelWriter {
     }
 
     private func words(_ index: UInt64) -> UnsafeMutablePointer<UInt64> {
-        (mapping + Int(LA_WIRE_HEADER_SIZE) + Int(index) * Int(LA_WIRE_SLOT_SIZE))
+        (mapping + Int(LA_WIRE_HEADER_SIZE) + Int(index & (channel.slotCapacity - 1)) * Int(LA_WIRE_SLOT_SIZE))
             .assumingMemoryBound(to: UInt64.self)
     }
 

@@ -8,7 +8,4 @@
 /// Creates an anonymous shared file that child processes inherit (no close-on-exec), or -1 with errno.
 int leakaudit_host_memfd_create(const char *name);
 
-/// Frees the pages of [offset, offset + length) of a file without changing its size; 0 or -1 with errno.
-int leakaudit_host_punch_hole(int fd, int64_t offset, int64_t length);
-
 #endif

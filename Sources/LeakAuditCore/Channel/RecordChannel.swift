@@ -5,24 +5,28 @@ import LeakAuditWire
     import Glibc
 #endif
 
-/// The reading end of the record stream: an anonymous shared file that the target inherits and
+/// The reading end of the record stream: an anonymous shared ring that the target inherits and
 /// appends to (see docs/record-format.md). Because it is shared memory, every record the target
 /// committed is here even when the target dies abruptly.
 public final class RecordChannel {
     /// The descriptor the target inherits; named in LEAK_AUDIT_CHANNEL_FD.
     public let fileDescriptor: Int32
-    /// How many 32-byte slots the channel holds.
+    /// How many 32-byte slots the ring holds (a power of two).
     public let slotCapacity: UInt64
     private let mapping: UnsafeMutableRawPointer
     private let mappingLength: Int
-    private var punchedUpTo: UInt64 = 0
+
+    /// 2^19 slots: 16 MiB.
+    public static let defaultSlotCapacity: UInt64 = 1 << 19
 
     /// The environment variable through which the target finds the channel.
     public static let environmentVariable = LA_WIRE_ENV_CHANNEL_FD
 
-    /// Creates and maps a channel of `slotCapacity` slots; the file is sparse, so unused capacity
-    /// costs nothing.
-    public init(slotCapacity: UInt64 = 1 << 29) throws(LeakAuditError) {
+    /// Creates and maps a ring of `slotCapacity` slots (rounded up to a power of two); 2^19 slots
+    /// are 16 MiB, enough for the target to run a whole polling interval ahead of the reader.
+    public init(slotCapacity requested: UInt64 = defaultSlotCapacity) throws(LeakAuditError) {
+        let slotCapacity =
+            UInt64(1) << UInt64(64 - max(requested, 2).subtractingReportingOverflow(1).partialValue.leadingZeroBitCount)
         let fd = leakaudit_host_memfd_create("leak-audit-records")
         guard fd >= 0 else { throw .channelUnavailable(call: "memfd_create", errno: errno) }
         let length = Int(LA_WIRE_HEADER_SIZE) + Int(slotCapacity) * Int(LA_WIRE_SLOT_SIZE)
@@ -46,6 +50,7 @@ public final class RecordChannel {
         header.pointee.version = LA_WIRE_VERSION
         header.pointee.slot_size = LA_WIRE_SLOT_SIZE
         header.pointee.slot_capacity = slotCapacity
+        header.pointee.reader_pid = getpid()
         // The magic goes last: a target never sees a half-written header as valid.
         withUnsafeMutablePointer(to: &header.pointee.magic) { $0.pointee = LA_WIRE_MAGIC }
     }
@@ -59,10 +64,8 @@ public final class RecordChannel {
         mapping.assumingMemoryBound(to: la_wire_header.self)
     }
 
-    /// Slots the target has reserved so far (some may not be committed yet).
-    public var reservedSlots: UInt64 {
-        min(la_wire_load_acquire_u64(&header.pointee.next_slot), slotCapacity)
-    }
+    /// Slot indices the target has reserved so far (some may not be committed yet).
+    public var reservedSlots: UInt64 { la_wire_load_acquire_u64(&header.pointee.next_slot) }
 
     /// The header's LA_FLAG_* bits.
     public var flags: UInt32 { la_wire_load_acquire_u32(&header.pointee.flags) }
@@ -73,32 +76,31 @@ public final class RecordChannel {
     /// Records the target could not write because the channel was full.
     public var droppedRecords: UInt64 { la_wire_load_acquire_u64(&header.pointee.dropped) }
 
-    /// The four words of slot `index`; the first (the tag) is read with acquire ordering so the
-    /// others are complete when it is non-zero.
-    func slot(_ index: UInt64) -> (tag: UInt64, UInt64, UInt64, UInt64) {
-        let words = (mapping + Int(LA_WIRE_HEADER_SIZE) + Int(index) * Int(LA_WIRE_SLOT_SIZE))
+    private func words(_ index: UInt64) -> UnsafeMutablePointer<UInt64> {
+        (mapping + Int(LA_WIRE_HEADER_SIZE) + Int(index & (slotCapacity - 1)) * Int(LA_WIRE_SLOT_SIZE))
             .assumingMemoryBound(to: UInt64.self)
+    }
+
+    /// The four words of the slot with index `index`; the first (the tag) is read with acquire
+    /// ordering so the others are complete when it is non-zero.
+    func slot(_ index: UInt64) -> (tag: UInt64, UInt64, UInt64, UInt64) {
+        let words = words(index)
         let tag = la_wire_load_acquire_u64(words)
         return (tag, words[1], words[2], words[3])
     }
 
-    /// Raw payload bytes of a blob's continuation slots.
+    /// Raw payload bytes of a blob's continuation slot.
     func continuationPayload(_ index: UInt64) -> UnsafeRawBufferPointer {
-        let start = mapping + Int(LA_WIRE_HEADER_SIZE) + Int(index) * Int(LA_WIRE_SLOT_SIZE) + 8
-        return UnsafeRawBufferPointer(start: start, count: Int(LA_WIRE_CONT_PAYLOAD))
+        UnsafeRawBufferPointer(start: words(index) + 1, count: Int(LA_WIRE_CONT_PAYLOAD))
     }
 
-    /// Returns the memory of slots below `index` to the system once they are decoded, so that a
-    /// long run holds only its unread backlog.
-    func release(slotsBelow index: UInt64) {
-        let headerSize = UInt64(LA_WIRE_HEADER_SIZE)
-        let chunk: UInt64 = 16 << 20
-        let end = (headerSize + index * UInt64(LA_WIRE_SLOT_SIZE)) / chunk * chunk
-        let start = max(punchedUpTo, headerSize)
-        guard end > start + chunk else { return }
-        let alignedStart = (start + 4095) / 4096 * 4096
-        // Where punching holes is unsupported the memory is only kept longer: nothing is lost.
-        _ = leakaudit_host_punch_hole(fileDescriptor, Int64(alignedStart), Int64(end - alignedStart))
-        punchedUpTo = end
+    /// Marks the slot decoded: its place in the ring reads as empty until the next lap writes it.
+    func retire(_ index: UInt64) {
+        la_wire_store_release_u64(words(index), 0)
+    }
+
+    /// Tells the target that every index below `index` is decoded, so their places can be reused.
+    func publishConsumed(upTo index: UInt64) {
+        la_wire_store_release_u64(&header.pointee.consumed_slot, index)
     }
 }

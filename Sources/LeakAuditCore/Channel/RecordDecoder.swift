@@ -11,53 +11,51 @@ struct RecordDecoder {
     /// Slots that were reserved but never committed, or malformed.
     private(set) var tornSlots: UInt64 = 0
 
-    /// Decodes every committed slot from the cursor on and passes each event to `sink`.
+    /// Decodes every committed slot from the cursor on and passes each event to `sink`, retiring
+    /// each decoded slot and publishing progress so that the target can reuse the ring.
     /// - Parameter targetFinished: true once the target can write no more.
     mutating func decode(_ channel: RecordChannel, targetFinished: Bool, into sink: (WireEvent) -> Void) {
+        defer { channel.publishConsumed(upTo: cursor) }
         let end = channel.reservedSlots
         while cursor < end {
+            // Writers blocked on a full ring must not wait for a long decode to finish.
+            if cursor % 4096 == 0 { channel.publishConsumed(upTo: cursor) }
             let (tag, word1, word2, word3) = channel.slot(cursor)
             let kind = UInt32(truncatingIfNeeded: tag & 0xFF)
+            var length: UInt64 = 1
             switch kind {
             case UInt32(LA_SLOT_EMPTY):
-                guard targetFinished else {
-                    channel.release(slotsBelow: cursor)
-                    return
-                }
+                guard targetFinished else { return }
                 tornSlots += 1
-                cursor += 1
             case UInt32(LA_SLOT_ALLOC):
                 sink(
                     .allocated(
                         typeID: UInt32(tag >> 32), object: word1, stackID: UInt32(truncatingIfNeeded: word2), sequence: cursor))
-                cursor += 1
             case UInt32(LA_SLOT_DEALLOC):
                 sink(.deallocated(typeID: UInt32(tag >> 32), object: word1, sequence: cursor))
-                cursor += 1
             case UInt32(LA_SLOT_BLOB_HEAD):
-                let slotCount = max(tag >> 32, 1)
-                if let event = decodeBlob(
-                    channel, kind: UInt32((tag >> 8) & 0xFF), slotCount: slotCount, id: word1, length: word2, value: word3)
-                {
+                length = Swift.min(Swift.max(tag >> 32, 1), channel.slotCapacity)
+                let blobKind = UInt32((tag >> 8) & 0xFF)
+                if let event = decodeBlob(channel, kind: blobKind, slotCount: length, id: word1, length: word2, value: word3) {
                     sink(event)
                 } else {
                     tornSlots += 1
+                    length = 1  // a damaged head: its continuations are skipped one by one
                 }
-                cursor += slotCount
             default:
                 // A continuation whose head was torn, or garbage: skip it alone.
                 tornSlots += 1
-                cursor += 1
             }
+            for index in cursor..<(cursor + length) { channel.retire(index) }
+            cursor += length
         }
-        channel.release(slotsBelow: cursor)
     }
 
     private func decodeBlob(_ channel: RecordChannel, kind: UInt32, slotCount: UInt64, id: UInt64, length: UInt64, value: UInt64)
         -> WireEvent?
     {
         guard length <= (slotCount - 1) * UInt64(LA_WIRE_CONT_PAYLOAD),
-            cursor + slotCount <= channel.slotCapacity
+            cursor + slotCount <= channel.reservedSlots
         else { return nil }
         var payload: [UInt8] = []
         payload.reserveCapacity(Int(length))
@@ -71,7 +69,7 @@ struct RecordDecoder {
         case UInt32(LA_BLOB_TYPE):
             return .typeDefined(
                 id: UInt32(truncatingIfNeeded: id), name: String(decoding: payload, as: UTF8.self),
-                max: Int(Int64(bitPattern: value)))
+                max: Int(Swift.max(Int64(bitPattern: value), 0)))  // a negative budget allows none
         case UInt32(LA_BLOB_STACK):
             let addresses = payload.withUnsafeBytes { bytes in
                 (0..<(bytes.count / 8)).map { bytes.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self) }

@@ -48,7 +48,7 @@ public struct TextReportRenderer: ReportRenderer {
             lines.append("")
             lines.append(
                 "EXCEEDED \(Self.escaped(type.name)): max \(type.max), peak \(type.peakLive), alive at exit \(type.liveAtExit)")
-            let surplus = type.peakLive - type.max
+            let surplus = type.peakLive.subtractingReportingOverflow(type.max).partialValue
             lines.append("  \(type.peakLive) alive at the peak (\(surplus) over budget), allocated at:")
             for group in type.allocations {
                 lines.append("  \(group.count) × allocated at")
@@ -114,22 +114,33 @@ public struct TextReportRenderer: ReportRenderer {
         return text
     }
 
-    /// `A.f(x: Swift.Int) -> Swift.String` without ` -> Swift.String`: the arrow at nesting depth 0
-    /// after the parameter list starts the return type.
+    /// `A.f(x: Swift.Int) -> Swift.String` without ` -> Swift.String`: only the last arrow at
+    /// nesting depth 0 starts the function's return type, so arrows inside parameter lists
+    /// (closure parameters) and the signatures of closures and thunks (`closure #1 () -> () in
+    /// A.f() -> ()`) are kept up to their enclosing function.
     static func withoutReturnType(_ function: String) -> String {
         var depth = 0
+        var lastTopLevelArrow: String.Index?
         var index = function.startIndex
         while index < function.endIndex {
+            if function[index...].hasPrefix(" -> ") {
+                if depth == 0 { lastTopLevelArrow = index }
+                index = function.index(index, offsetBy: 4)
+                continue
+            }
             switch function[index] {
             case "(", "<", "[": depth += 1
             case ")", ">", "]": depth = max(0, depth - 1)
-            case " " where depth == 0 && function[index...].hasPrefix(" -> "):
-                return String(function[..<index])
             default: break
             }
             index = function.index(after: index)
         }
-        return function
+        guard let arrow = lastTopLevelArrow else { return function }
+        // The arrow must follow the parameter list of the outermost function, not a closure's
+        // signature earlier in the name: `closure #1 () -> () in main.f()` has no return type.
+        let tail = function[arrow...]
+        if tail.contains(" in ") { return function }
+        return String(function[..<arrow])
     }
 
     /// Makes a string from the target safe for a terminal: control characters become escapes.

@@ -35,7 +35,10 @@ struct RecordedRun {
 /// Runs the target to completion with the channel attached, decoding records as they arrive.
 func recordRun(_ request: AuditRequest) throws(LeakAuditError) -> RecordedRun {
     let path = try TargetProcess.resolve(request.target)
-    let channel = try RecordChannel()
+    // LEAK_AUDIT_CHANNEL_SLOTS sizes the ring (a power of two); tests shrink it to exercise
+    // wrap-around and a writer waiting for the reader.
+    let requestedSlots = getenv("LEAK_AUDIT_CHANNEL_SLOTS").flatMap { UInt64(String(cString: $0)) }
+    let channel = try RecordChannel(slotCapacity: requestedSlots.map { Swift.max($0, 64) } ?? RecordChannel.defaultSlotCapacity)
     let process = try TargetProcess.spawn(
         executablePath: path,
         displayName: request.target,

@@ -5,10 +5,14 @@
 // with no system call per record; because the mapping is shared, every committed record survives
 // the target trapping, aborting or being killed. docs/record-format.md describes the layout.
 //
-// Layout: a header of LA_WIRE_HEADER_SIZE bytes, then an array of 32-byte slots. A writer reserves
-// consecutive slots with one atomic add on `next_slot`, fills them, and commits each slot by storing
-// its first word (the tag) last, with release ordering. A slot whose tag is zero is reserved but not
-// yet written (or was torn by the target's death). The slot index is the global order of events.
+// Layout: a header of LA_WIRE_HEADER_SIZE bytes, then a ring of `slot_capacity` 32-byte slots
+// (a power of two). A writer reserves consecutive slot indices with one atomic add on `next_slot`,
+// waits until the reader has consumed the ring lap it would overwrite, fills the slots at
+// index % slot_capacity, and commits each by storing its first word (the tag) last, with release
+// ordering. The reader zeroes each slot's tag once decoded and publishes its progress in
+// `consumed_slot`, so pages are reused rather than faulted in fresh. A slot whose tag is zero is
+// reserved but not yet written (or was torn by the target's death). The slot index is the global
+// order of events.
 #ifndef LEAK_AUDIT_WIRE_H
 #define LEAK_AUDIT_WIRE_H
 
@@ -24,7 +28,7 @@
 enum {
     /// The shim mapped the channel and wrote its module map.
     LA_FLAG_ATTACHED = 1u << 0,
-    /// The target reserved more slots than the channel holds; later records were dropped.
+    /// Records were dropped: the reader was gone, or one record was larger than the ring.
     LA_FLAG_OVERFLOW = 1u << 1,
     /// The Swift runtime is linked statically, so deallocations cannot be observed.
     LA_FLAG_STATIC_RUNTIME = 1u << 2,
@@ -32,6 +36,8 @@ enum {
     LA_FLAG_STACK_TABLE_FULL = 1u << 3,
     /// More distinct types than the type table holds; later types are not tracked.
     LA_FLAG_TYPE_TABLE_FULL = 1u << 4,
+    /// The ring was full and leak-audit had gone: nothing more is written.
+    LA_FLAG_READER_GONE = 1u << 5,
     /// A shim found this channel's magic but another LA_WIRE_VERSION, and did not attach. The
     /// magic, version and flags fields keep their offsets in every version so that this works.
     LA_FLAG_VERSION_MISMATCH = 1u << 31,
@@ -42,11 +48,15 @@ typedef struct la_wire_header {
     uint64_t magic;          ///< LA_WIRE_MAGIC, written by leak-audit.
     uint32_t version;        ///< LA_WIRE_VERSION, written by leak-audit.
     uint32_t slot_size;      ///< LA_WIRE_SLOT_SIZE, written by leak-audit.
-    uint64_t slot_capacity;  ///< Number of slots after the header, written by leak-audit.
-    uint64_t next_slot;      ///< atomic: slots reserved so far by the target.
+    uint64_t slot_capacity;  ///< Slots in the ring (a power of two), written by leak-audit.
+    uint64_t next_slot;      ///< atomic: slot indices reserved so far by the target.
     uint32_t flags;          ///< atomic: LA_FLAG_* bits.
     int32_t attached_pid;    ///< atomic: the pid of the process that attached, 0 before.
-    uint64_t dropped;        ///< atomic: records that did not fit.
+    uint64_t dropped;        ///< atomic: records that were not written.
+    uint64_t consumed_slot;  ///< atomic: every index below it is decoded; written by leak-audit.
+    int32_t reader_pid;      ///< leak-audit's pid, so that a writer waiting on a full ring can
+                             ///< tell a slow reader from a dead one.
+    uint32_t reserved0;
 } la_wire_header;
 
 /// Slot kinds: the low 8 bits of a slot's tag. Zero means "not committed".
@@ -92,6 +102,11 @@ typedef struct la_wire_module {
 /// Atomically loads a 64-bit word of the shared mapping with acquire ordering.
 static inline uint64_t la_wire_load_acquire_u64(const void *address) {
     return __atomic_load_n((const uint64_t *)address, __ATOMIC_ACQUIRE);
+}
+
+/// Atomically stores a 64-bit word of the shared mapping with release ordering.
+static inline void la_wire_store_release_u64(void *address, uint64_t value) {
+    __atomic_store_n((uint64_t *)address, value, __ATOMIC_RELEASE);
 }
 
 /// Atomically loads a 32-bit word of the shared mapping with acquire ordering.

@@ -1,0 +1,542 @@
+import Foundation
+import XCTest
+
+@testable import LeakAuditCore
+
+/// The text and JSON renderers on reports built by hand, and AuditReport's verdict.
+final class RendererTests: XCTestCase {
+    // MARK: - Fixtures
+
+    private static let cwd = "/home/dev/project"
+
+    private func frame(
+        _ function: String?,
+        _ file: String? = nil,
+        _ line: Int? = nil,
+        address: UInt64 = 0x1000,
+        module: String? = "/home/dev/project/.build/debug/App",
+        offset: UInt64? = 0x1000,
+        column: Int? = nil,
+        inlined: Bool = false
+    ) -> SymbolizedFrame {
+        SymbolizedFrame(
+            address: address, module: module, moduleOffset: offset, function: function, file: file, line: line,
+            column: column, inlined: inlined
+        )
+    }
+
+    private func type(
+        _ name: String, max: Int, peak: Int, atExit: Int, total: Int? = nil,
+        allocations: [AuditReport.AllocationGroup] = []
+    ) -> AuditReport.TrackedType {
+        AuditReport.TrackedType(
+            name: name, max: max, peakLive: peak, liveAtExit: atExit, allocatedTotal: total ?? peak,
+            allocations: allocations
+        )
+    }
+
+    private func report(
+        path: String = ".build/debug/App",
+        arguments: [String] = [],
+        attached: Bool = true,
+        outcome: TargetOutcome = .exited(code: 0),
+        notAudited: AuditReport.NotAuditedReason? = nil,
+        types: [AuditReport.TrackedType] = [],
+        dropped: UInt64 = 0,
+        torn: UInt64 = 0,
+        warnings: [String] = []
+    ) -> AuditReport {
+        AuditReport(
+            tool: .init(name: "leak-audit", version: "0.1.0"),
+            target: .init(path: path, arguments: arguments, attached: attached, outcome: outcome),
+            notAudited: notAudited,
+            types: types,
+            droppedRecords: dropped,
+            tornRecords: torn,
+            warnings: warnings
+        )
+    }
+
+    /// A report with one exceeded type (two stacks) and one within budget.
+    private func leakyReport(outcome: TargetOutcome = .exited(code: 0)) -> AuditReport {
+        let stack = [
+            frame(
+                "App.LoginViewModel.init(title: Swift.String) -> App.LoginViewModel", "\(Self.cwd)/Sources/App/Login.swift", 11,
+                address: 0x1a2b),
+            frame("reabstraction thunk helper", "\(Self.cwd)/<compiler-generated>", 0),
+            frame("merged thunk", "/usr/include/thunk.h", nil),
+            frame("App.Presenter.open(Swift.String) -> ()", "\(Self.cwd)/Sources/App/Presenter.swift", 29, inlined: true),
+            frame("App_main", "\(Self.cwd)/Sources/App/main.swift", 43),
+            frame("__libc_start_call_main", nil, nil, module: "/lib/x86_64-linux-gnu/libc.so.6", offset: 0x29d90),
+            frame("_start", nil, nil),
+        ]
+        let other = [
+            frame("App.Factory.make() -> App.LoginViewModel", "/elsewhere/Factory.swift", 7),
+            frame(nil, nil, nil, address: 0xabc, module: "/usr/lib/libfoo.so", offset: 0x1f),
+            frame(nil, nil, nil, address: 0xdef0, module: nil, offset: nil),
+        ]
+        return report(
+            outcome: outcome,
+            types: [
+                type(
+                    "App.LoginViewModel", max: 1, peak: 3, atExit: 2, total: 5,
+                    allocations: [
+                        .init(count: 2, frames: stack, truncated: false),
+                        .init(count: 1, frames: other, truncated: true),
+                    ]
+                ),
+                type("App.Settings", max: 2, peak: 1, atExit: 0),
+            ]
+        )
+    }
+
+    private func lines(_ text: String) -> [String] {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    }
+
+    // MARK: - Text
+
+    func testTextExceededBlockListsGroupsAndReadableFrames() {
+        let text = TextReportRenderer(workingDirectory: Self.cwd).render(leakyReport())
+        XCTAssertEqual(
+            lines(text),
+            [
+                "",
+                "EXCEEDED App.LoginViewModel: max 1, peak 3, alive at exit 2",
+                "  3 alive at the peak (2 over budget), allocated at:",
+                "  2 × allocated at",
+                "      App.LoginViewModel.init(title: Swift.String) at Sources/App/Login.swift:11",
+                "      App.Presenter.open(Swift.String) at Sources/App/Presenter.swift:29 [inlined]",
+                "      App_main at Sources/App/main.swift:43",
+                "  1 × allocated at",
+                "      App.Factory.make() at /elsewhere/Factory.swift:7",
+                "      ?? in /usr/lib/libfoo.so+0x1f",
+                "      ?? at 0xdef0",
+                "      … (deeper frames not recorded)",
+                "",
+                "within budget:",
+                "  ok App.Settings: max 2, peak 1, alive at exit 0",
+                "",
+                "leak-audit: 1 of 2 tracked types over budget; '.build/debug/App' exited with code 0",
+                "",
+            ]
+        )
+    }
+
+    func testTextWorkingDirectoryWithTrailingSlashAndSiblingPrefix() {
+        let frames = [
+            frame("A.f() -> ()", "/home/dev/project/x.swift", 1),
+            frame("A.g() -> ()", "/home/dev/project-other/y.swift", 2),
+        ]
+        let renderer = TextReportRenderer(workingDirectory: "/home/dev/project/")
+        XCTAssertEqual(frames.map(renderer.describe), ["A.f() at x.swift:1", "A.g() at /home/dev/project-other/y.swift:2"])
+    }
+
+    func testTextFramesAfterMainAreCut() {
+        let renderer = TextReportRenderer(workingDirectory: "/")
+        let afterCMain = renderer.readableFrames([
+            frame("f()", "/a.swift", 1), frame("main", nil, nil), frame("__libc_start_main", nil, nil),
+        ])
+        XCTAssertEqual(afterCMain.map(\.function), ["f()", "main"])
+
+        let entryPoint = renderer.readableFrames([frame("Tool_main", "/m.swift", 3), frame("_start", nil, nil)])
+        XCTAssertEqual(entryPoint.map(\.function), ["Tool_main"])
+
+        // A Swift function whose name merely ends in "_main" has spaces in its demangled form.
+        let notEntry = renderer.readableFrames([
+            frame("App.run_main() -> ()", "/a.swift", 1), frame("App_main", "/m.swift", 2), frame("x", nil, nil),
+        ])
+        XCTAssertEqual(notEntry.map(\.function), ["App.run_main() -> ()", "App_main"])
+    }
+
+    func testTextThunksWithFileButNoLineAreSkippedAndFramesWithoutFileKept() {
+        let renderer = TextReportRenderer(workingDirectory: "/")
+        let frames = renderer.readableFrames([
+            frame("thunk A", "/t.swift", nil),
+            frame("thunk B", "/t.swift", 0),
+            frame("real", "/r.swift", 5),
+            frame("no debug info", nil, nil),
+        ])
+        XCTAssertEqual(frames.map(\.function), ["real", "no debug info"])
+    }
+
+    func testWithoutReturnTypeStripsOnlyTheTopLevelReturnType() {
+        let cases: [(String, String)] = [
+            ("A.f(x: (Int) -> Int) -> Swift.String", "A.f(x: (Int) -> Int)"),
+            ("App.LoginViewModel.init() -> App.LoginViewModel", "App.LoginViewModel.init()"),
+            ("App.f<A where A: Swift.Equatable>(A) -> [A]", "App.f<A where A: Swift.Equatable>(A)"),
+            ("App.g(_: [Swift.Int: (Swift.Int) -> ()]) -> ()", "App.g(_: [Swift.Int: (Swift.Int) -> ()])"),
+            ("App.h(_: () -> (), _: Swift.Int) throws -> Swift.Int", "App.h(_: () -> (), _: Swift.Int) throws"),
+            (
+                "App.Box<(Swift.Int) -> Swift.Int>.init() -> App.Box<(Swift.Int) -> Swift.Int>",
+                "App.Box<(Swift.Int) -> Swift.Int>.init()"
+            ),
+            ("App.m(a: (Swift.Int) -> (), b: (Swift.Int) -> ()) -> ()", "App.m(a: (Swift.Int) -> (), b: (Swift.Int) -> ())"),
+            ("closure #1 () -> () in main.f() -> ()", "closure #1 () -> () in main.f()"),
+            (
+                "closure #1 () -> () in variable initialization expression of App.x : Swift.Int",
+                "closure #1 () -> () in variable initialization expression of App.x : Swift.Int"
+            ),
+            ("main", "main"),
+            ("App_main", "App_main"),
+            ("", ""),
+        ]
+        for (input, expected) in cases {
+            XCTAssertEqual(TextReportRenderer.withoutReturnType(input), expected, input)
+        }
+    }
+
+    func testTextEscapesControlCharactersFromTheTarget() {
+        XCTAssertEqual(
+            TextReportRenderer.escaped("a\u{1B}[31mred\u{7}\n\t\u{7F}\u{85}é🦊"),
+            "a\\u{1b}[31mred\\u{7}\\u{a}\\u{9}\\u{7f}\\u{85}é🦊")
+        XCTAssertEqual(TextReportRenderer.escaped("\u{0}"), "\\u{0}")
+
+        let hostile = report(
+            path: "./evil\u{1B}]0;pwned\u{7}",
+            types: [
+                type(
+                    "App.Evil\u{1B}[2J", max: 0, peak: 1, atExit: 1,
+                    allocations: [.init(count: 1, frames: [frame("f\n()", "/\u{1B}/x.swift", 1)], truncated: false)]
+                )
+            ]
+        )
+        let text = TextReportRenderer(workingDirectory: "/nowhere").render(hostile)
+        XCTAssertFalse(text.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 }, text)
+        XCTAssertTrue(text.contains("EXCEEDED App.Evil\\u{1b}[2J: max 0, peak 1, alive at exit 1"), text)
+        XCTAssertTrue(text.contains("      f\\u{a}() at /\\u{1b}/x.swift:1"), text)
+        XCTAssertTrue(text.hasSuffix("'./evil\\u{1b}]0;pwned\\u{7}' exited with code 0\n"), text)
+        // Every newline is a line break of the report, not one from the target.
+        XCTAssertEqual(lines(text).filter { $0.hasPrefix("      ") }.count, 1)
+    }
+
+    func testTextNoStackRecorded() {
+        let text = TextReportRenderer(workingDirectory: "/").render(
+            report(types: [type("T", max: 0, peak: 2, atExit: 2, allocations: [.init(count: 2, frames: [], truncated: false)])])
+        )
+        XCTAssertTrue(text.contains("  2 × allocated at\n      (no stack recorded)\n"), text)
+    }
+
+    func testTextSummaryLineForEachVerdict() {
+        let renderer = TextReportRenderer(workingDirectory: "/")
+        func lastLine(_ report: AuditReport) -> String {
+            lines(renderer.render(report)).dropLast().last ?? ""
+        }
+        let fine = type("A", max: 2, peak: 1, atExit: 0)
+        XCTAssertEqual(
+            lastLine(report(types: [fine, type("B", max: 1, peak: 1, atExit: 1)])),
+            "leak-audit: no type over budget (2 tracked); '.build/debug/App' exited with code 0"
+        )
+        XCTAssertEqual(lastLine(report()), "leak-audit: no type over budget (0 tracked); '.build/debug/App' exited with code 0")
+        XCTAssertEqual(
+            lastLine(leakyReport(outcome: .signaled(signal: 6))),
+            "leak-audit: 1 of 2 tracked types over budget; '.build/debug/App' killed by signal 6 (SIGABRT)"
+        )
+        XCTAssertEqual(
+            lastLine(report(outcome: .exited(code: 3), types: [fine])),
+            "leak-audit: no type over budget (1 tracked), but '.build/debug/App' exited with code 3"
+        )
+        XCTAssertEqual(
+            lastLine(report(outcome: .signaled(signal: 11), types: [fine])),
+            "leak-audit: no type over budget (1 tracked), but '.build/debug/App' killed by signal 11 (SIGSEGV)"
+        )
+        XCTAssertEqual(
+            lastLine(report(outcome: .signaled(signal: 10))),
+            "leak-audit: no type over budget (0 tracked), but '.build/debug/App' killed by signal 10"
+        )
+        XCTAssertEqual(
+            lastLine(report(path: "/bin/sh", attached: false, outcome: .exited(code: 0), notAudited: .neverAttached)),
+            "leak-audit: not audited; '/bin/sh' exited with code 0"
+        )
+        XCTAssertEqual(
+            lastLine(report(notAudited: .staticRuntime, types: [type("A", max: 0, peak: 9, atExit: 9)])),
+            "leak-audit: not audited; '.build/debug/App' exited with code 0"
+        )
+    }
+
+    func testTextNotAuditedExplainsWhyAndListsNoTypes() {
+        let renderer = TextReportRenderer(workingDirectory: "/")
+        let never = renderer.render(
+            report(path: "/bin/true", attached: false, outcome: .exited(code: 1), notAudited: .neverAttached))
+        XCTAssertEqual(
+            lines(never).first,
+            "leak-audit: '/bin/true' never attached, so nothing was audited (it exited with code 1)."
+        )
+        XCTAssertTrue(never.contains("LeakMonitor"), never)
+
+        let staticText = renderer.render(
+            report(notAudited: .staticRuntime, types: [type("App.Hidden", max: 0, peak: 4, atExit: 4)])
+        )
+        XCTAssertTrue(lines(staticText)[0].contains("links the Swift runtime statically (-static-stdlib)"), staticText)
+        XCTAssertFalse(staticText.contains("EXCEEDED"), staticText)
+        XCTAssertFalse(staticText.contains("App.Hidden"), staticText)
+
+        let mismatch = renderer.render(report(attached: false, notAudited: .recordFormatMismatch))
+        XCTAssertEqual(
+            Array(lines(mismatch).prefix(2)),
+            [
+                "leak-audit: '.build/debug/App' links a LeakMonitor that writes another record format than this",
+                "  leak-audit (\(leakAuditVersion)) reads; build it against the same leak-audit release.",
+            ]
+        )
+        XCTAssertEqual(lines(mismatch).dropLast().last, "leak-audit: not audited; '.build/debug/App' exited with code 0")
+    }
+
+    func testTextWarningsAndTornNoteComeBeforeTheSummary() {
+        let text = TextReportRenderer(workingDirectory: "/").render(
+            report(torn: 4, warnings: ["the record channel filled up", "second"])
+        )
+        let all = lines(text)
+        XCTAssertEqual(
+            Array(all.suffix(5)),
+            [
+                "warning: the record channel filled up",
+                "warning: second",
+                "note: 4 records were cut short when the target ended; everything else was received",
+                "leak-audit: no type over budget (0 tracked); '.build/debug/App' exited with code 0",
+                "",
+            ]
+        )
+        XCTAssertFalse(TextReportRenderer(workingDirectory: "/").render(report()).contains("note:"))
+        // Slots reserved past a full channel stay empty too: then they are dropped, not torn.
+        let full = TextReportRenderer(workingDirectory: "/").render(report(dropped: 2, torn: 4))
+        XCTAssertFalse(full.contains("note:"), full)
+    }
+
+    // MARK: - JSON
+
+    private func json(_ report: AuditReport) throws -> [String: Any] {
+        let text = JSONReportRenderer().render(report)
+        XCTAssertTrue(text.hasSuffix("}\n"))
+        let object = try JSONSerialization.jsonObject(with: Data(text.utf8))
+        return try XCTUnwrap(object as? [String: Any])
+    }
+
+    private func dictionary(_ value: Any?, file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
+        try XCTUnwrap(value as? [String: Any], file: file, line: line)
+    }
+
+    private func array(_ value: Any?, file: StaticString = #filePath, line: UInt = #line) throws -> [Any] {
+        try XCTUnwrap(value as? [Any], file: file, line: line)
+    }
+
+    func testJSONTopLevelToolTargetAndSummary() throws {
+        let root = try json(leakyReport())
+        XCTAssertEqual(Set(root.keys), ["schemaVersion", "tool", "target", "summary", "types"])
+        XCTAssertEqual(root["schemaVersion"] as? Int, 1)
+        XCTAssertEqual(JSONReportRenderer.schemaVersion, 1)
+
+        let tool = try dictionary(root["tool"])
+        XCTAssertEqual(tool["name"] as? String, "leak-audit")
+        XCTAssertEqual(tool["version"] as? String, "0.1.0")
+
+        let target = try dictionary(root["target"])
+        XCTAssertEqual(Set(target.keys), ["path", "arguments", "attached", "exit", "notAuditedReason"])
+        XCTAssertEqual(target["path"] as? String, ".build/debug/App")
+        XCTAssertEqual(try array(target["arguments"]).count, 0)
+        XCTAssertEqual(target["attached"] as? Bool, true)
+        XCTAssertTrue(target["notAuditedReason"] is NSNull)
+
+        let summary = try dictionary(root["summary"])
+        XCTAssertEqual(
+            Set(summary.keys),
+            ["verdict", "trackedTypes", "exceededTypes", "instancesOverBudget", "droppedRecords", "tornRecords", "warnings"]
+        )
+        XCTAssertEqual(summary["verdict"] as? String, "budgetExceeded")
+        XCTAssertEqual(summary["trackedTypes"] as? Int, 2)
+        XCTAssertEqual(summary["exceededTypes"] as? Int, 1)
+        XCTAssertEqual(summary["instancesOverBudget"] as? Int, 2)
+        XCTAssertEqual(summary["droppedRecords"] as? Int, 0)
+        XCTAssertEqual(summary["tornRecords"] as? Int, 0)
+        XCTAssertEqual(try array(summary["warnings"]).count, 0)
+    }
+
+    func testJSONInstancesOverBudgetSumsEveryExceededType() throws {
+        let root = try json(
+            report(
+                types: [
+                    type("A", max: 1, peak: 4, atExit: 0),
+                    type("B", max: 0, peak: 2, atExit: 2),
+                    type("C", max: 5, peak: 5, atExit: 5),
+                ], dropped: 7, torn: 2, warnings: ["w1"])
+        )
+        let summary = try dictionary(root["summary"])
+        XCTAssertEqual(summary["instancesOverBudget"] as? Int, 5)
+        XCTAssertEqual(summary["exceededTypes"] as? Int, 2)
+        XCTAssertEqual(summary["trackedTypes"] as? Int, 3)
+        XCTAssertEqual(summary["droppedRecords"] as? Int, 7)
+        XCTAssertEqual(summary["tornRecords"] as? Int, 2)
+        XCTAssertEqual(summary["warnings"] as? [String], ["w1"])
+        let types = try array(root["types"]).map { try dictionary($0) }
+        XCTAssertEqual(types.map { $0["exceeded"] as? Bool }, [true, true, false])
+    }
+
+    func testJSONExitIsCodeOrSignalOnly() throws {
+        for (outcome, key, value) in [
+            (TargetOutcome.exited(code: 0), "code", 0), (.exited(code: 42), "code", 42), (.signaled(signal: 9), "signal", 9),
+        ] {
+            let exit = try dictionary(try dictionary(try json(report(outcome: outcome))["target"])["exit"])
+            XCTAssertEqual(Array(exit.keys), [key], "\(outcome)")
+            XCTAssertEqual(exit[key] as? Int, value, "\(outcome)")
+        }
+    }
+
+    func testJSONVerdictAndNotAuditedReasonStrings() throws {
+        let fine = type("A", max: 1, peak: 1, atExit: 0)
+        let cases: [(AuditReport, String, String?)] = [
+            (report(types: [fine]), "clean", nil),
+            (leakyReport(), "budgetExceeded", nil),
+            (report(outcome: .exited(code: 1), types: [fine]), "targetFailed", nil),
+            (report(attached: false, notAudited: .neverAttached), "notAudited", "neverAttached"),
+            (report(notAudited: .staticRuntime), "notAudited", "staticRuntime"),
+            (report(attached: false, notAudited: .recordFormatMismatch), "notAudited", "recordFormatMismatch"),
+        ]
+        for (report, verdict, reason) in cases {
+            let root = try json(report)
+            XCTAssertEqual(try dictionary(root["summary"])["verdict"] as? String, verdict)
+            let target = try dictionary(root["target"])
+            if let reason {
+                XCTAssertEqual(target["notAuditedReason"] as? String, reason)
+            } else {
+                XCTAssertTrue(
+                    target["notAuditedReason"] is NSNull, "\(verdict): \(String(describing: target["notAuditedReason"]))")
+            }
+        }
+    }
+
+    func testJSONTypesAllocationsAndFramesWithNullForAbsentFields() throws {
+        let root = try json(leakyReport())
+        let types = try array(root["types"]).map { try dictionary($0) }
+        XCTAssertEqual(types.count, 2)
+        let leaky = types[0]
+        XCTAssertEqual(Set(leaky.keys), ["name", "max", "peakLive", "liveAtExit", "allocatedTotal", "exceeded", "allocations"])
+        XCTAssertEqual(leaky["name"] as? String, "App.LoginViewModel")
+        XCTAssertEqual(leaky["max"] as? Int, 1)
+        XCTAssertEqual(leaky["peakLive"] as? Int, 3)
+        XCTAssertEqual(leaky["liveAtExit"] as? Int, 2)
+        XCTAssertEqual(leaky["allocatedTotal"] as? Int, 5)
+        XCTAssertEqual(leaky["exceeded"] as? Bool, true)
+
+        let allocations = try array(leaky["allocations"]).map { try dictionary($0) }
+        XCTAssertEqual(allocations.map { $0["count"] as? Int }, [2, 1])
+        XCTAssertEqual(allocations.map { $0["truncated"] as? Bool }, [false, true])
+        XCTAssertEqual(Set(allocations[0].keys), ["count", "truncated", "frames"])
+
+        // JSON keeps every frame: thunks and frames below main included.
+        let frames = try array(allocations[0]["frames"]).map { try dictionary($0) }
+        XCTAssertEqual(frames.count, 7)
+        let first = frames[0]
+        XCTAssertEqual(Set(first.keys), ["address", "module", "moduleOffset", "function", "file", "line", "column", "inlined"])
+        XCTAssertEqual(first["address"] as? String, "0x1a2b")
+        XCTAssertEqual(first["moduleOffset"] as? String, "0x1000")
+        XCTAssertEqual(first["module"] as? String, "/home/dev/project/.build/debug/App")
+        XCTAssertEqual(
+            first["function"] as? String, "App.LoginViewModel.init(title: Swift.String) -> App.LoginViewModel",
+            "JSON keeps return types")
+        XCTAssertEqual(first["file"] as? String, "/home/dev/project/Sources/App/Login.swift", "JSON keeps absolute paths")
+        XCTAssertEqual(first["line"] as? Int, 11)
+        XCTAssertTrue(first["column"] is NSNull)
+        XCTAssertEqual(first["inlined"] as? Bool, false)
+        XCTAssertEqual(frames[3]["inlined"] as? Bool, true)
+
+        let bare = try array(allocations[1]["frames"]).map { try dictionary($0) }[2]
+        XCTAssertEqual(Set(bare.keys), ["address", "module", "moduleOffset", "function", "file", "line", "column", "inlined"])
+        XCTAssertEqual(bare["address"] as? String, "0xdef0")
+        for key in ["module", "moduleOffset", "function", "file", "line", "column"] {
+            XCTAssertTrue(bare[key] is NSNull, "\(key) should be null, is \(String(describing: bare[key]))")
+        }
+
+        let within = types[1]
+        XCTAssertEqual(within["exceeded"] as? Bool, false)
+        XCTAssertEqual(try array(within["allocations"]).count, 0)
+    }
+
+    func testJSONRoundTripsHostileStringsExactly() throws {
+        let name = "App.\"Quoted\"\\Back\\slash🦊\u{1B}[0m\n\t\u{0}\u{7F}\u{2028}é/slash"
+        let argument = "--name=\"x\" \\ \u{1}"
+        let root = try json(
+            report(
+                path: "/tmp/dir/\"app\"",
+                arguments: [argument, ""],
+                types: [type(name, max: 1, peak: 1, atExit: 1)],
+                warnings: ["warn \u{1B}"]
+            )
+        )
+        let types = try array(root["types"]).map { try dictionary($0) }
+        XCTAssertEqual(types.first?["name"] as? String, name)
+        let target = try dictionary(root["target"])
+        XCTAssertEqual(target["path"] as? String, "/tmp/dir/\"app\"")
+        XCTAssertEqual(target["arguments"] as? [String], [argument, ""])
+        XCTAssertEqual(try dictionary(root["summary"])["warnings"] as? [String], ["warn \u{1B}"])
+
+        let text = JSONReportRenderer().render(report(path: "/tmp/a/b", types: [type(name, max: 1, peak: 1, atExit: 1)]))
+        XCTAssertTrue(text.contains("\"/tmp/a/b\""), "slashes are not escaped")
+        XCTAssertFalse(text.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "raw control characters in JSON output")
+    }
+
+    func testJSONKeysAreSorted() throws {
+        let text = JSONReportRenderer().render(leakyReport())
+        func assertOrdered(_ keys: [String], line: UInt = #line) {
+            let positions = keys.map { key in text.range(of: "\"\(key)\" :")?.lowerBound }
+            XCTAssertFalse(positions.contains(nil), "missing one of \(keys)", line: line)
+            let found = positions.compactMap { $0 }
+            XCTAssertEqual(found, found.sorted(), "\(keys) out of order", line: line)
+        }
+        assertOrdered(["schemaVersion", "summary", "target", "tool", "types"])
+        assertOrdered([
+            "droppedRecords", "exceededTypes", "instancesOverBudget", "tornRecords", "trackedTypes", "verdict", "warnings",
+        ])
+        assertOrdered(["arguments", "attached", "exit", "notAuditedReason", "path"])
+        assertOrdered([
+            "allocatedTotal", "allocations", "count", "frames", "address", "column", "file", "function", "inlined", "line",
+            "module", "moduleOffset",
+        ])
+        // The type's own keys after its allocations, still sorted ("name" first appears in "tool").
+        assertOrdered(["exceeded", "liveAtExit", "max", "peakLive"])
+        let typesSection = try XCTUnwrap(text.range(of: "\"types\" :")).upperBound
+        let typeName = try XCTUnwrap(text.range(of: "\"name\" :", range: typesSection..<text.endIndex))
+        let typeMax = try XCTUnwrap(text.range(of: "\"max\" :", range: typesSection..<text.endIndex))
+        let typePeak = try XCTUnwrap(text.range(of: "\"peakLive\" :", range: typesSection..<text.endIndex))
+        XCTAssertLessThan(typeMax.lowerBound, typeName.lowerBound)
+        XCTAssertLessThan(typeName.lowerBound, typePeak.lowerBound)
+        // Deterministic: the same report renders to the same bytes.
+        XCTAssertEqual(text, JSONReportRenderer().render(leakyReport()))
+    }
+
+    func testFormatsMapToTheirRenderers() {
+        XCTAssertTrue(ReportFormat.text.renderer is TextReportRenderer)
+        XCTAssertTrue(ReportFormat.json.renderer is JSONReportRenderer)
+        XCTAssertEqual(ReportFormat(rawValue: "json"), .json)
+        XCTAssertNil(ReportFormat(rawValue: "xml"))
+    }
+
+    // MARK: - Verdict
+
+    func testVerdictPrecedence() {
+        let exceeded = type("A", max: 0, peak: 1, atExit: 1)
+        let fine = type("B", max: 1, peak: 1, atExit: 1)
+        XCTAssertEqual(report(types: [fine]).verdict, .clean)
+        XCTAssertEqual(report().verdict, .clean)
+        XCTAssertEqual(report(types: [fine, exceeded]).verdict, .budgetExceeded)
+        XCTAssertEqual(
+            report(outcome: .exited(code: 1), types: [fine, exceeded]).verdict, .budgetExceeded,
+            "exceeded wins over a failed target")
+        XCTAssertEqual(report(outcome: .signaled(signal: 6), types: [exceeded]).verdict, .budgetExceeded)
+        XCTAssertEqual(report(outcome: .exited(code: 1), types: [fine]).verdict, .targetFailed)
+        XCTAssertEqual(report(outcome: .signaled(signal: 15)).verdict, .targetFailed)
+        XCTAssertEqual(report(notAudited: .neverAttached).verdict, .notAudited)
+        XCTAssertEqual(
+            report(outcome: .signaled(signal: 9), notAudited: .staticRuntime, types: [exceeded]).verdict, .notAudited,
+            "notAudited wins over everything")
+        XCTAssertEqual(report(outcome: .exited(code: 2), notAudited: .neverAttached, types: [exceeded]).verdict, .notAudited)
+    }
+
+    func testTrackedTypeExceededIsStrictlyOverBudget() {
+        XCTAssertFalse(type("A", max: 2, peak: 2, atExit: 0).exceeded)
+        XCTAssertTrue(type("A", max: 2, peak: 3, atExit: 0).exceeded)
+        XCTAssertTrue(type("A", max: 0, peak: 1, atExit: 0).exceeded)
+        XCTAssertFalse(type("A", max: Int.max, peak: 100, atExit: 0).exceeded)
+        let report = report(types: [type("A", max: 0, peak: 1, atExit: 0), type("B", max: 5, peak: 1, atExit: 0)])
+        XCTAssertEqual(report.exceededTypes.map(\.name), ["A"])
+    }
+}
