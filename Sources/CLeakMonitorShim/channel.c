@@ -3,6 +3,9 @@
 #include "shim_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -45,7 +48,9 @@ static uint64_t la_reserve(la_process_state *state, uint64_t count) {
     uint64_t first = __atomic_fetch_add(&header->next_slot, count, __ATOMIC_RELAXED);
     unsigned waits = 0;
     while (first + count > __atomic_load_n(&header->consumed_slot, __ATOMIC_ACQUIRE) + state->slot_capacity) {
-        if (++waits % 1024 == 0 && kill(header->reader_pid, 0) != 0 && errno == ESRCH) {
+        // A pid of 0 would make kill() test the process group: no reader says where it is.
+        pid_t reader = header->reader_pid;
+        if (++waits % 1024 == 0 && (reader <= 0 || (kill(reader, 0) != 0 && errno == ESRCH))) {
             la_channel_set_flag(LA_FLAG_READER_GONE);
             la_drop(state);
             return UINT64_MAX;
@@ -64,7 +69,7 @@ void la_channel_event(uint8_t kind, uint32_t type_id, uint64_t object, uint64_t 
     slot[1] = object;
     slot[2] = extra;
     slot[3] = 0;
-    __atomic_store_n(&slot[0], (uint64_t)kind | ((uint64_t)type_id << 32), __ATOMIC_RELEASE);
+    __atomic_store_n(&slot[0], (uint64_t)kind | state->process_tag | ((uint64_t)type_id << 32), __ATOMIC_RELEASE);
 }
 
 void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void *payload, size_t length) {
@@ -93,26 +98,57 @@ void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void 
     head[1] = id;
     head[2] = length;
     head[3] = value;
-    uint64_t tag = (uint64_t)LA_SLOT_BLOB_HEAD | ((uint64_t)blob_kind << 8) | (total << 32);
+    uint64_t tag = (uint64_t)LA_SLOT_BLOB_HEAD | ((uint64_t)blob_kind << 8) | state->process_tag | (total << 32);
     __atomic_store_n(&head[0], tag, __ATOMIC_RELEASE);
 }
 
-/// Maps the channel named by LEAK_AUDIT_CHANNEL_FD, if any. Runs before main, single-threaded;
-/// with several copies of the shim, the first copy's constructor attaches for all of them.
-/// The variable is removed and the descriptor closed afterwards so that child processes neither
-/// inherit nor write into this process's channel.
-__attribute__((constructor)) static void la_channel_attach(void) {
-    la_process_state *state = la_state();
-    const char *value = getenv(LA_WIRE_ENV_CHANNEL_FD);
-    if (value == NULL || *value == '\0') return;
+bool leakaudit_is_under_leak_audit(void) { return __atomic_load_n(&la_state()->under_leak_audit, __ATOMIC_ACQUIRE); }
+
+/// Opens the channel named by `value` ("<pid>:<fd>"); -1 when it cannot be had. Also closes this
+/// process's inherited copy of the descriptor, if it has one, so that children do not inherit it.
+static int la_open_channel(const char *value) {
     char *end = NULL;
     errno = 0;
-    long fd = strtol(value, &end, 10);
-    unsetenv(LA_WIRE_ENV_CHANNEL_FD);
-    if (errno != 0 || end == value || *end != '\0' || fd < 0 || fd > 1 << 20) return;
+    long pid = strtol(value, &end, 10);
+    if (errno != 0 || end == value || *end != ':' || pid <= 0) return -1;
+    const char *fd_text = end + 1;
+    long fd = strtol(fd_text, &end, 10);
+    if (errno != 0 || end == fd_text || *end != '\0' || fd < 0 || fd > 1 << 20) return -1;
 
-    void *first_page = mmap(NULL, LA_WIRE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
-    if (first_page == MAP_FAILED) { close((int)fd); return; }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/fd/%ld", pid, fd);
+    int channel = open(path, O_RDWR | O_CLOEXEC);
+    struct stat channel_stat, inherited_stat;
+    bool inherited_is_channel = fstat((int)fd, &inherited_stat) == 0 && S_ISREG(inherited_stat.st_mode);
+    if (channel >= 0) {
+        // Close the inherited descriptor only if it is this very file, never an unrelated one
+        // that happens to have the same number here.
+        inherited_is_channel = inherited_is_channel && fstat(channel, &channel_stat) == 0
+            && channel_stat.st_dev == inherited_stat.st_dev && channel_stat.st_ino == inherited_stat.st_ino;
+        if (inherited_is_channel) close((int)fd);
+        return channel;
+    }
+    // No /proc: the inherited descriptor, if it is there; the magic check decides.
+    if (!inherited_is_channel) return -1;
+    channel = fcntl((int)fd, F_DUPFD_CLOEXEC, 0);
+    return channel;
+}
+
+/// Maps the channel named by LEAK_AUDIT_CHANNEL, if any. Runs before main, single-threaded;
+/// with several copies of the shim, the first copy's constructor attaches for all of them.
+/// The variable is removed afterwards so that child processes do not try to attach.
+__attribute__((constructor)) static void la_channel_attach(void) {
+    la_process_state *state = la_state();
+    const char *value = getenv(LA_WIRE_ENV_CHANNEL);
+    if (value == NULL || *value == '\0') return;
+    // Under leak-audit no violation stops the process, whether or not it gets the channel.
+    __atomic_store_n(&state->under_leak_audit, true, __ATOMIC_RELEASE);
+    int fd = la_open_channel(value);
+    unsetenv(LA_WIRE_ENV_CHANNEL);
+    if (fd < 0) return;
+
+    void *first_page = mmap(NULL, LA_WIRE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (first_page == MAP_FAILED) { close(fd); return; }
     la_wire_header *peek = first_page;
     if (peek->magic == LA_WIRE_MAGIC && peek->version != LA_WIRE_VERSION) {
         // Tell leak-audit why nothing arrives, rather than look uninstrumented.
@@ -123,22 +159,27 @@ __attribute__((constructor)) static void la_channel_attach(void) {
         && (peek->slot_capacity & (peek->slot_capacity - 1)) == 0;
     uint64_t capacity = peek->slot_capacity;
     munmap(first_page, LA_WIRE_HEADER_SIZE);
-    if (!valid) { close((int)fd); return; }
+    if (!valid) { close(fd); return; }
 
     size_t length = LA_WIRE_HEADER_SIZE + capacity * LA_WIRE_SLOT_SIZE;
-    void *mapping = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, (int)fd, 0);
-    close((int)fd);
+    void *mapping = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    close(fd);
     if (mapping == MAP_FAILED) return;
 
-    // Only the first process to attach owns the channel: a script target may start several
-    // instrumented programs, and their type and stack ids must not interleave.
-    int32_t expected = 0;
-    if (!__atomic_compare_exchange_n(&((la_wire_header *)mapping)->attached_pid, &expected, (int32_t)getpid(), false,
-                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    // Every instrumented process of the run attaches (`swift test` starts the test bundle once
+    // per testing library; a script may start several programs). Each takes an index that its
+    // records carry, since type ids, stack ids and addresses are its own.
+    la_wire_header *header = mapping;
+    uint32_t index = __atomic_fetch_add(&header->attached_processes, 1, __ATOMIC_ACQ_REL);
+    if (index >= LA_WIRE_MAX_PROCESSES) {
         munmap(mapping, length);
         return;
     }
+    int32_t expected = 0;
+    __atomic_compare_exchange_n(&header->attached_pid, &expected, (int32_t)getpid(), false, __ATOMIC_ACQ_REL,
+                                __ATOMIC_ACQUIRE);
     pthread_mutex_lock(&state->slow_lock);
+    state->process_tag = (uint64_t)index << 16;
     state->header = mapping;
     state->slot_capacity = capacity;
     __atomic_store_n(&state->slots, (uint8_t *)mapping + LA_WIRE_HEADER_SIZE, __ATOMIC_RELEASE);

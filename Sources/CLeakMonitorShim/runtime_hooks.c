@@ -15,12 +15,22 @@
 // The patched-image list is guarded by the slow lock; the real entry points are set before any
 // table entry points at a hook.
 
-static void la_hook_dealloc(void *object, size_t size, size_t align_mask) {
+// The hooks are exported under a recognisable name, so that a copy of the shim can tell another
+// copy's hook (in a library loaded with RTLD_LOCAL, with a registry of its own) from a lazy stub.
+__attribute__((visibility("default"))) void leakaudit_hook_swift_deallocClassInstance(void *object, size_t size,
+                                                                                     size_t align_mask);
+__attribute__((visibility("default"))) void leakaudit_hook_swift_deallocPartialClassInstance(void *object,
+                                                                                            const void *metadata,
+                                                                                            size_t size,
+                                                                                            size_t align_mask);
+
+void leakaudit_hook_swift_deallocClassInstance(void *object, size_t size, size_t align_mask) {
     if (object != NULL) la_registry_on_dealloc(object);
     la_state()->real_dealloc(object, size, align_mask);
 }
 
-static void la_hook_dealloc_partial(void *object, const void *metadata, size_t size, size_t align_mask) {
+void leakaudit_hook_swift_deallocPartialClassInstance(void *object, const void *metadata, size_t size,
+                                                      size_t align_mask) {
     if (object != NULL) la_registry_on_dealloc(object);
     la_state()->real_dealloc_partial(object, metadata, size, align_mask);
 }
@@ -73,6 +83,14 @@ static bool la_read_tables(const struct dl_phdr_info *info, la_image_tables *tab
     return tables->symbols != NULL && tables->strings != NULL;
 }
 
+/// True when `address` is the deallocation hook of some copy of this shim (found by its exported
+/// name; a copy in an image that exports nothing is not recognised).
+static bool la_is_some_copys_hook(uintptr_t address) {
+    Dl_info info;
+    return dladdr((void *)address, &info) != 0 && info.dli_sname != NULL && info.dli_saddr == (void *)address
+        && strncmp(info.dli_sname, "leakaudit_hook_", 15) == 0;
+}
+
 /// Writes `value` into a slot on a page that RELRO made read-only, and makes it read-only again.
 static void la_write_protected_slot(void **slot, void *value, uintptr_t page, uintptr_t page_size) {
     if (mprotect((void *)page, (size_t)page_size, PROT_READ | PROT_WRITE) != 0) return;
@@ -110,10 +128,10 @@ static void la_patch_image(la_process_state *state, const struct dl_phdr_info *i
             const char *name = tables.strings + tables.symbols[symbol_index].st_name;
             void *hook = NULL, *real = NULL;
             if (strcmp(name, "swift_deallocClassInstance") == 0) {
-                hook = (void *)la_hook_dealloc;
+                hook = (void *)leakaudit_hook_swift_deallocClassInstance;
                 real = (void *)state->real_dealloc;
             } else if (strcmp(name, "swift_deallocPartialClassInstance") == 0) {
-                hook = (void *)la_hook_dealloc_partial;
+                hook = (void *)leakaudit_hook_swift_deallocPartialClassInstance;
                 real = (void *)state->real_dealloc_partial;
             }
             if (hook == NULL) continue;
@@ -122,7 +140,8 @@ static void la_patch_image(la_process_state *state, const struct dl_phdr_info *i
             // the image). Anything else is another interposer's, such as a copy of this shim in
             // a library loaded with RTLD_LOCAL: replacing it would blind that copy's registry.
             uintptr_t current = (uintptr_t)__atomic_load_n(slot, __ATOMIC_ACQUIRE);
-            bool lazy_stub = current >= image_start && current < image_end;
+            if (current == (uintptr_t)hook) continue;
+            bool lazy_stub = current >= image_start && current < image_end && !la_is_some_copys_hook(current);
             if (current != (uintptr_t)real && !lazy_stub) continue;
             uintptr_t page = (uintptr_t)slot & ~(page_size - 1);
             if (page >= relro_start && page + page_size <= relro_end) {

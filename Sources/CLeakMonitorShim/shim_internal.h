@@ -74,6 +74,8 @@ typedef struct la_process_state {
     la_wire_header *header;
     uint8_t *slots;             // non-NULL once attached (atomic)
     uint64_t slot_capacity;
+    bool under_leak_audit;      // atomic: LEAK_AUDIT_CHANNEL was set, attached or not
+    uint64_t process_tag;       // this process's index, placed at tag bits 16..23
     // modules.c
     la_known_module known_modules[LA_MAX_MODULES];
     int known_module_count;
@@ -101,7 +103,8 @@ LA_HIDDEN la_process_state *la_state(void);
 
 /// True once the record channel is mapped.
 LA_HIDDEN bool la_channel_active(void);
-/// Appends one event slot (alloc or dealloc); drops it and counts it when the channel is full.
+/// Appends one event slot (alloc or dealloc), waiting for room in the ring; drops it, and counts
+/// it, only when leak-audit is gone.
 LA_HIDDEN void la_channel_event(uint8_t kind, uint32_t type_id, uint64_t object, uint64_t extra);
 /// Appends a blob (type, stack or module record).
 LA_HIDDEN void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void *payload, size_t length);

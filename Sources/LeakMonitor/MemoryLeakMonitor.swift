@@ -123,7 +123,8 @@ public enum MemoryLeakMonitor {
     private static func report(_ violation: Violation) {
         // Without observed deallocations every instance looks alive forever: no false alarms.
         guard leakaudit_observes_deallocations() else { return }
-        let attached = leakaudit_is_attached()
+        // Under leak-audit nothing stops the process: its run, and its report, must go on.
+        let attached = leakaudit_is_under_leak_audit()
         switch violationHandler {
         case .stopInDebugBuilds:
             #if DEBUG

@@ -228,6 +228,37 @@ final class ScenarioTests: XCTestCase {
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: bundle))
     }
 
+    func testSwiftTestRunUnderLeakAudit() throws {
+        // `swift test` starts the bundle once per testing library and closes inherited
+        // descriptors on the way: every run of the bundle must still attach.
+        _ = try Harness.fixturesBinDirectory.get()
+        let swiftTest = ["test", "--skip-build", "--package-path", Harness.fixturesRoot.path, "--filter"]
+        let leaky = try Harness.audit(path: "swift", swiftTest + ["ScreenTests.ScreenTests/testLeaksScreens"])
+        XCTAssertEqual(leaky.status, 1, leaky.stderr)
+        XCTAssertGreaterThanOrEqual(leaky.target["attachedProcesses"] as? Int ?? 0, 2)
+        let screen = try leaky.type(".ProfileScreen")
+        XCTAssertEqual(screen.int("peakLive"), 3)
+        XCTAssertEqual(screen.allocations.first?.int("count"), 3)
+
+        let clean = try Harness.audit(path: "swift", swiftTest + ["ScreenTests.ScreenTests/testReleasesScreens"])
+        XCTAssertEqual(clean.status, 0, clean.stderr)
+        XCTAssertEqual(try clean.type(".ProfileScreen").bool("exceeded"), false)
+    }
+
+    func testEveryInstrumentedProcessOfAScriptIsAudited() throws {
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString).sh").path
+        let text = "#!/bin/sh\n\(try Harness.fixture("GenericBoxes"))\n\(try Harness.fixture("ViewModelRetention")) clean\n"
+        try text.write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        let audit = try Harness.audit(path: script)
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        XCTAssertEqual(audit.target["attachedProcesses"] as? Int, 2)
+        XCTAssertEqual(try audit.type(".Box<Swift.String>").bool("exceeded"), true)
+        XCTAssertEqual(try audit.type(".Box<Swift.String>").int("peakLive"), 3)
+        XCTAssertEqual(try audit.type(".LoginViewModel").int("peakLive"), 1)
+        XCTAssertEqual(try audit.type(".LoginViewModel").int("allocatedTotal"), 3)
+    }
+
     func testXCTestBundleCleanTest() throws {
         let audit = try Harness.audit("FixturesPackageTests.xctest", ["ScreenTests.ScreenTests/testReleasesScreens"])
         XCTAssertEqual(audit.status, 0, audit.stderr)

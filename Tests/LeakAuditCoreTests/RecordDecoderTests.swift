@@ -409,7 +409,7 @@ final class RecordDecoderTests: XCTestCase {
 
         var decoder = RecordDecoder()
         var ledger = LifetimeLedger()
-        decoder.decode(channel, targetFinished: true) { ledger.apply($0) }
+        decoder.decode(channel, targetFinished: true) { event, _ in ledger.apply(event) }
         let type = try XCTUnwrap(ledger.types[1])
         XCTAssertEqual(type.name, "App.ViewModel")
         XCTAssertEqual(type.peak, 3)

@@ -48,7 +48,8 @@ final class RendererTests: XCTestCase {
     ) -> AuditReport {
         AuditReport(
             tool: .init(name: "leak-audit", version: "0.1.0"),
-            target: .init(path: path, arguments: arguments, attached: attached, outcome: outcome),
+            target: .init(
+                path: path, arguments: arguments, attached: attached, attachedProcesses: attached ? 1 : 0, outcome: outcome),
             notAudited: notAudited,
             types: types,
             droppedRecords: dropped,
@@ -331,7 +332,7 @@ final class RendererTests: XCTestCase {
         XCTAssertEqual(tool["version"] as? String, "0.1.0")
 
         let target = try dictionary(root["target"])
-        XCTAssertEqual(Set(target.keys), ["path", "arguments", "attached", "exit", "notAuditedReason"])
+        XCTAssertEqual(Set(target.keys), ["path", "arguments", "attached", "attachedProcesses", "exit", "notAuditedReason"])
         XCTAssertEqual(target["path"] as? String, ".build/debug/App")
         XCTAssertEqual(try array(target["arguments"]).count, 0)
         XCTAssertEqual(target["attached"] as? Bool, true)

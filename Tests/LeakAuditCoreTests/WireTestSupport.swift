@@ -171,6 +171,6 @@ final class ChannelWriter {
 /// Decodes everything committed so far and returns the events in order.
 func drain(_ decoder: inout RecordDecoder, _ channel: RecordChannel, targetFinished: Bool) -> [WireEvent] {
     var events: [WireEvent] = []
-    decoder.decode(channel, targetFinished: targetFinished) { events.append($0) }
+    decoder.decode(channel, targetFinished: targetFinished) { event, _ in events.append(event) }
     return events
 }

@@ -59,6 +59,9 @@ void leakaudit_reset_peaks(void);
 /// True when leak-audit started this process and the record channel is mapped.
 bool leakaudit_is_attached(void);
 
+/// True when leak-audit started this process tree, even if another process owns the channel.
+bool leakaudit_is_under_leak_audit(void);
+
 /// True when deallocations are observed, so live counts go down; false when the Swift runtime is
 /// linked statically (or its deallocation entry point could not be found).
 bool leakaudit_observes_deallocations(void);

@@ -9,7 +9,7 @@ import LeakAuditWire
 /// appends to (see docs/record-format.md). Because it is shared memory, every record the target
 /// committed is here even when the target dies abruptly.
 public final class RecordChannel {
-    /// The descriptor the target inherits; named in LEAK_AUDIT_CHANNEL_FD.
+    /// The channel's descriptor, named in LEAK_AUDIT_CHANNEL.
     public let fileDescriptor: Int32
     /// How many 32-byte slots the ring holds (a power of two).
     public let slotCapacity: UInt64
@@ -20,7 +20,10 @@ public final class RecordChannel {
     public static let defaultSlotCapacity: UInt64 = 1 << 19
 
     /// The environment variable through which the target finds the channel.
-    public static let environmentVariable = LA_WIRE_ENV_CHANNEL_FD
+    public static let environmentVariable = LA_WIRE_ENV_CHANNEL
+
+    /// The variable's value: this process's pid and the channel's descriptor.
+    public var environmentValue: String { "\(getpid()):\(fileDescriptor)" }
 
     /// Creates and maps a ring of `slotCapacity` slots (rounded up to a power of two); 2^19 slots
     /// are 16 MiB, enough for the target to run a whole polling interval ahead of the reader.
@@ -72,6 +75,9 @@ public final class RecordChannel {
 
     /// The pid of the process that attached, or 0.
     public var attachedPID: Int32 { Int32(bitPattern: la_wire_load_acquire_u32(&header.pointee.attached_pid)) }
+
+    /// Processes that attached (the target and any instrumented process it started).
+    public var attachedProcesses: Int { Int(la_wire_load_acquire_u32(&header.pointee.attached_processes)) }
 
     /// Records the target could not write because the channel was full.
     public var droppedRecords: UInt64 { la_wire_load_acquire_u64(&header.pointee.dropped) }

@@ -11,10 +11,11 @@ struct RecordDecoder {
     /// Slots that were reserved but never committed, or malformed.
     private(set) var tornSlots: UInt64 = 0
 
-    /// Decodes every committed slot from the cursor on and passes each event to `sink`, retiring
+    /// Decodes every committed slot from the cursor on and passes each event, with the index of
+    /// the process that wrote it, to `sink`, retiring
     /// each decoded slot and publishing progress so that the target can reuse the ring.
     /// - Parameter targetFinished: true once the target can write no more.
-    mutating func decode(_ channel: RecordChannel, targetFinished: Bool, into sink: (WireEvent) -> Void) {
+    mutating func decode(_ channel: RecordChannel, targetFinished: Bool, into sink: (WireEvent, _ process: UInt8) -> Void) {
         defer { channel.publishConsumed(upTo: cursor) }
         let end = channel.reservedSlots
         while cursor < end {
@@ -22,6 +23,7 @@ struct RecordDecoder {
             if cursor % 4096 == 0 { channel.publishConsumed(upTo: cursor) }
             let (tag, word1, word2, word3) = channel.slot(cursor)
             let kind = UInt32(truncatingIfNeeded: tag & 0xFF)
+            let process = UInt8(truncatingIfNeeded: tag >> 16)
             var length: UInt64 = 1
             switch kind {
             case UInt32(LA_SLOT_EMPTY):
@@ -30,14 +32,15 @@ struct RecordDecoder {
             case UInt32(LA_SLOT_ALLOC):
                 sink(
                     .allocated(
-                        typeID: UInt32(tag >> 32), object: word1, stackID: UInt32(truncatingIfNeeded: word2), sequence: cursor))
+                        typeID: UInt32(tag >> 32), object: word1, stackID: UInt32(truncatingIfNeeded: word2), sequence: cursor),
+                    process)
             case UInt32(LA_SLOT_DEALLOC):
-                sink(.deallocated(typeID: UInt32(tag >> 32), object: word1, sequence: cursor))
+                sink(.deallocated(typeID: UInt32(tag >> 32), object: word1, sequence: cursor), process)
             case UInt32(LA_SLOT_BLOB_HEAD):
                 length = Swift.min(Swift.max(tag >> 32, 1), channel.slotCapacity)
                 let blobKind = UInt32((tag >> 8) & 0xFF)
                 if let event = decodeBlob(channel, kind: blobKind, slotCount: length, id: word1, length: word2, value: word3) {
-                    sink(event)
+                    sink(event, process)
                 } else {
                     tornSlots += 1
                     length = 1  // a damaged head: its continuations are skipped one by one

@@ -41,6 +41,7 @@ struct JSONReportV1: Encodable {
         var path: String
         var arguments: [String]
         var attached: Bool
+        var attachedProcesses: Int
         var exit: Exit
         var notAuditedReason: String?
         func encode(to encoder: any Encoder) throws {
@@ -48,10 +49,11 @@ struct JSONReportV1: Encodable {
             try container.encode(path, forKey: .path)
             try container.encode(arguments, forKey: .arguments)
             try container.encode(attached, forKey: .attached)
+            try container.encode(attachedProcesses, forKey: .attachedProcesses)
             try container.encode(exit, forKey: .exit)
             try container.encode(notAuditedReason, forKey: .notAuditedReason)
         }
-        enum CodingKeys: String, CodingKey { case path, arguments, attached, exit, notAuditedReason }
+        enum CodingKeys: String, CodingKey { case path, arguments, attached, attachedProcesses, exit, notAuditedReason }
     }
     struct Summary: Encodable {
         var verdict: String
@@ -120,7 +122,8 @@ struct JSONReportV1: Encodable {
             case nil: nil
             }
         target = Target(
-            path: report.target.path, arguments: report.target.arguments, attached: report.target.attached, exit: exit,
+            path: report.target.path, arguments: report.target.arguments, attached: report.target.attached,
+            attachedProcesses: report.target.attachedProcesses, exit: exit,
             notAuditedReason: reason)
         let verdict =
             switch report.verdict {

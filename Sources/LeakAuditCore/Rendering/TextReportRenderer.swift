@@ -34,7 +34,8 @@ public struct TextReportRenderer: ReportRenderer {
             lines.append(contentsOf: renderTypes(report))
         }
         for warning in report.warnings { lines.append("warning: \(warning)") }
-        // Slots reserved past a full channel stay empty too: those are counted as dropped.
+        // Slots reserved by a writer that then found leak-audit gone stay empty too: with drops, the
+        // torn count is not evidence of a crash.
         if report.tornRecords > 0 && report.droppedRecords == 0 {
             lines.append("note: \(report.tornRecords) records were cut short when the target ended; everything else was received")
         }
@@ -71,7 +72,8 @@ public struct TextReportRenderer: ReportRenderer {
     }
 
     private func summary(_ report: AuditReport) -> String {
-        let outcome = "'\(Self.escaped(report.target.path))' \(report.target.outcome.phrase)"
+        let processes = report.target.attachedProcesses > 1 ? " (\(report.target.attachedProcesses) processes attached)" : ""
+        let outcome = "'\(Self.escaped(report.target.path))'\(processes) \(report.target.outcome.phrase)"
         switch report.verdict {
         case .clean:
             return "leak-audit: no type over budget (\(report.types.count) tracked); \(outcome)"

@@ -15,8 +15,10 @@ public struct AuditReport: Sendable {
         public var path: String
         /// Its arguments.
         public var arguments: [String]
-        /// True when it attached to leak-audit through LeakMonitor.
+        /// True when it, or a process it started, attached to leak-audit through LeakMonitor.
         public var attached: Bool
+        /// How many processes attached (`swift test` runs a test bundle once per testing library).
+        public var attachedProcesses: Int
         /// How it ended.
         public var outcome: TargetOutcome
     }

@@ -26,37 +26,42 @@ struct RecordedRun {
     var attached: Bool
     var staticRuntime: Bool
     var recordFormatMismatch = false
-    var ledger: LifetimeLedger
+    /// One ledger per attached process, by process index: ids and addresses are per process.
+    var ledgers: [UInt8: LifetimeLedger]
+    var attachedProcesses: Int
     var droppedRecords: UInt64
     var tornSlots: UInt64
     var stackTableFull: Bool
+    var typeTableFull = false
 }
 
 /// Runs the target to completion with the channel attached, decoding records as they arrive.
 func recordRun(_ request: AuditRequest) throws(LeakAuditError) -> RecordedRun {
     let path = try TargetProcess.resolve(request.target)
-    // LEAK_AUDIT_CHANNEL_SLOTS sizes the ring (a power of two); tests shrink it to exercise
+    // LEAK_AUDIT_CHANNEL_SLOTS sizes the ring (64 to 2^26 slots, a power of two); tests shrink it to exercise
     // wrap-around and a writer waiting for the reader.
     let requestedSlots = getenv("LEAK_AUDIT_CHANNEL_SLOTS").flatMap { UInt64(String(cString: $0)) }
-    let channel = try RecordChannel(slotCapacity: requestedSlots.map { Swift.max($0, 64) } ?? RecordChannel.defaultSlotCapacity)
+    let slots = requestedSlots.map { Swift.min(Swift.max($0, 64), 1 << 26) } ?? RecordChannel.defaultSlotCapacity
+    let channel = try RecordChannel(slotCapacity: slots)
     let process = try TargetProcess.spawn(
         executablePath: path,
         displayName: request.target,
         arguments: request.arguments,
-        extraEnvironment: [RecordChannel.environmentVariable: String(channel.fileDescriptor)]
+        extraEnvironment: [RecordChannel.environmentVariable: channel.environmentValue]
     )
     var decoder = RecordDecoder()
-    var ledger = LifetimeLedger()
+    var ledgers: [UInt8: LifetimeLedger] = [:]
+    func apply(_ event: WireEvent, _ process: UInt8) { ledgers[process, default: LifetimeLedger()].apply(event) }
     let outcome: TargetOutcome
     while true {
         if let ended = process.poll() {
             outcome = ended
             break
         }
-        decoder.decode(channel, targetFinished: false) { ledger.apply($0) }
+        decoder.decode(channel, targetFinished: false, into: apply)
         usleep(1_000)
     }
-    decoder.decode(channel, targetFinished: true) { ledger.apply($0) }
+    decoder.decode(channel, targetFinished: true, into: apply)
     let flags = channel.flags
     return RecordedRun(
         request: request,
@@ -65,9 +70,11 @@ func recordRun(_ request: AuditRequest) throws(LeakAuditError) -> RecordedRun {
         attached: channel.attachedPID != 0,
         staticRuntime: flags & UInt32(LA_FLAG_STATIC_RUNTIME) != 0,
         recordFormatMismatch: flags & UInt32(LA_FLAG_VERSION_MISMATCH) != 0,
-        ledger: ledger,
+        ledgers: ledgers,
+        attachedProcesses: channel.attachedProcesses,
         droppedRecords: channel.droppedRecords,
         tornSlots: decoder.tornSlots,
-        stackTableFull: flags & UInt32(LA_FLAG_STACK_TABLE_FULL) != 0
+        stackTableFull: flags & UInt32(LA_FLAG_STACK_TABLE_FULL) != 0,
+        typeTableFull: flags & UInt32(LA_FLAG_TYPE_TABLE_FULL) != 0
     )
 }

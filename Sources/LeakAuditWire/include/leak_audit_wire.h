@@ -1,7 +1,7 @@
 // The record stream between an audited process and `leak-audit`, version 1.
 //
-// leak-audit creates an anonymous shared file (memfd), sizes it, and passes its descriptor to the
-// target in the environment variable LEAK_AUDIT_CHANNEL_FD. The target maps it and appends records
+// leak-audit creates an anonymous shared file (memfd), sizes it, and names it to the target in the
+// environment variable LEAK_AUDIT_CHANNEL. The target maps it and appends records
 // with no system call per record; because the mapping is shared, every committed record survives
 // the target trapping, aborting or being killed. docs/record-format.md describes the layout.
 //
@@ -22,7 +22,10 @@
 #define LA_WIRE_VERSION 1u
 #define LA_WIRE_HEADER_SIZE 4096u
 #define LA_WIRE_SLOT_SIZE 32u
-#define LA_WIRE_ENV_CHANNEL_FD "LEAK_AUDIT_CHANNEL_FD"
+/// "<leak-audit's pid>:<descriptor>": the target opens /proc/<pid>/fd/<descriptor>, which works
+/// through intermediate processes that close inherited descriptors (`swift test` does), and falls
+/// back to the inherited descriptor where /proc is unavailable.
+#define LA_WIRE_ENV_CHANNEL "LEAK_AUDIT_CHANNEL"
 
 /// Header flags, set by the target.
 enum {
@@ -51,23 +54,29 @@ typedef struct la_wire_header {
     uint64_t slot_capacity;  ///< Slots in the ring (a power of two), written by leak-audit.
     uint64_t next_slot;      ///< atomic: slot indices reserved so far by the target.
     uint32_t flags;          ///< atomic: LA_FLAG_* bits.
-    int32_t attached_pid;    ///< atomic: the pid of the process that attached, 0 before.
+    int32_t attached_pid;    ///< atomic: the pid of the first process that attached, 0 before.
     uint64_t dropped;        ///< atomic: records that were not written.
     uint64_t consumed_slot;  ///< atomic: every index below it is decoded; written by leak-audit.
     int32_t reader_pid;      ///< leak-audit's pid, so that a writer waiting on a full ring can
                              ///< tell a slow reader from a dead one.
-    uint32_t reserved0;
+    uint32_t attached_processes;  ///< atomic: processes that attached; each takes the next index.
 } la_wire_header;
+
+/// Processes of one run that can attach: the index is 8 bits of a tag.
+#define LA_WIRE_MAX_PROCESSES 256u
 
 /// Slot kinds: the low 8 bits of a slot's tag. Zero means "not committed".
 enum {
     LA_SLOT_EMPTY = 0,
-    /// An instance passed validate: tag[32..63] type id; w1 object address; w2 stack id.
+    /// An instance passed validate: tag[16..23] process index; tag[32..63] type id;
+    /// w1 object address; w2 stack id.
     LA_SLOT_ALLOC = 1,
-    /// A tracked instance was deallocated: tag[32..63] type id; w1 object address.
+    /// A tracked instance was deallocated: tag[16..23] process index; tag[32..63] type id;
+    /// w1 object address.
     LA_SLOT_DEALLOC = 2,
-    /// First slot of a blob: tag[8..15] blob kind, tag[32..63] slots in the blob (head included);
-    /// w1 blob id; w2 payload length in bytes; w3 blob-specific value.
+    /// First slot of a blob: tag[8..15] blob kind, tag[16..23] process index, tag[32..63] slots in
+    /// the blob (head included); w1 blob id; w2 payload length in bytes; w3 blob-specific value.
+    /// Type, stack and module ids, and addresses, are per process.
     LA_SLOT_BLOB_HEAD = 3,
     /// A following slot of a blob: tag[8..31] its index within the blob (1-based);
     /// w1..w3 carry 24 payload bytes.
