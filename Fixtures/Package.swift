@@ -31,6 +31,7 @@ let package = Package(
         scenario("EscapingNames"),
         scenario("InterruptedWhileLeaking"),
         scenario("LargeLeak"),
+        scenario("AsyncRequests"),
         scenario("DynamicLibraryType", [.product(name: "WidgetKit", package: "WidgetKit"), leakMonitor]),
         // Allocation-heavy, for the benchmark.
         scenario("AllocationChurn"),

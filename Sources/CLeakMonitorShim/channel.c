@@ -104,9 +104,11 @@ void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void 
 
 bool leakaudit_is_under_leak_audit(void) { return __atomic_load_n(&la_state()->under_leak_audit, __ATOMIC_ACQUIRE); }
 
-/// Opens the channel named by `value` ("<pid>:<fd>"); -1 when it cannot be had. Also closes this
-/// process's inherited copy of the descriptor, if it has one, so that children do not inherit it.
-static int la_open_channel(const char *value) {
+/// Opens the channel named by `value` ("<pid>:<fd>"); -1 when it cannot be had. `inherited` is set
+/// to this process's inherited copy of the descriptor when it has one: the caller closes it once
+/// the channel is verified, so that children do not inherit it (they open it by path).
+static int la_open_channel(const char *value, int *inherited) {
+    *inherited = -1;
     char *end = NULL;
     errno = 0;
     long pid = strtol(value, &end, 10);
@@ -115,36 +117,41 @@ static int la_open_channel(const char *value) {
     long fd = strtol(fd_text, &end, 10);
     if (errno != 0 || end == fd_text || *end != '\0' || fd < 0 || fd > 1 << 20) return -1;
 
+    // Look at the inherited descriptor before opening anything: open() could reuse its number.
+    struct stat inherited_stat, channel_stat;
+    bool has_inherited = fstat((int)fd, &inherited_stat) == 0 && S_ISREG(inherited_stat.st_mode);
     char path[64];
     snprintf(path, sizeof path, "/proc/%ld/fd/%ld", pid, fd);
     int channel = open(path, O_RDWR | O_CLOEXEC);
-    struct stat channel_stat, inherited_stat;
-    bool inherited_is_channel = fstat((int)fd, &inherited_stat) == 0 && S_ISREG(inherited_stat.st_mode);
     if (channel >= 0) {
-        // Close the inherited descriptor only if it is this very file, never an unrelated one
-        // that happens to have the same number here.
-        inherited_is_channel = inherited_is_channel && fstat(channel, &channel_stat) == 0
-            && channel_stat.st_dev == inherited_stat.st_dev && channel_stat.st_ino == inherited_stat.st_ino;
-        if (inherited_is_channel) close((int)fd);
+        // Only the very same file counts as inherited, never an unrelated one with that number.
+        if (has_inherited && fstat(channel, &channel_stat) == 0 && channel_stat.st_dev == inherited_stat.st_dev
+            && channel_stat.st_ino == inherited_stat.st_ino) {
+            *inherited = (int)fd;
+        }
         return channel;
     }
-    // No /proc: the inherited descriptor, if it is there; the magic check decides.
-    if (!inherited_is_channel) return -1;
-    channel = fcntl((int)fd, F_DUPFD_CLOEXEC, 0);
-    return channel;
+    // No /proc: the inherited descriptor itself, if there is one; the magic check decides.
+    if (!has_inherited) return -1;
+    *inherited = (int)fd;
+    return fcntl((int)fd, F_DUPFD_CLOEXEC, 0);
 }
 
 /// Maps the channel named by LEAK_AUDIT_CHANNEL, if any. Runs before main, single-threaded;
 /// with several copies of the shim, the first copy's constructor attaches for all of them.
-/// The variable is removed afterwards so that child processes do not try to attach.
 __attribute__((constructor)) static void la_channel_attach(void) {
     la_process_state *state = la_state();
+    // Once per process: every copy of the shim runs this constructor, and they share one state.
+    if (state->attach_attempted) return;
+    state->attach_attempted = true;
     const char *value = getenv(LA_WIRE_ENV_CHANNEL);
     if (value == NULL || *value == '\0') return;
     // Under leak-audit no violation stops the process, whether or not it gets the channel.
     __atomic_store_n(&state->under_leak_audit, true, __ATOMIC_RELEASE);
-    int fd = la_open_channel(value);
-    unsetenv(LA_WIRE_ENV_CHANNEL);
+    // The variable stays set: instrumented processes this one starts attach too, each with an
+    // index of its own.
+    int inherited = -1;
+    int fd = la_open_channel(value, &inherited);
     if (fd < 0) return;
 
     void *first_page = mmap(NULL, LA_WIRE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -160,6 +167,7 @@ __attribute__((constructor)) static void la_channel_attach(void) {
     uint64_t capacity = peek->slot_capacity;
     munmap(first_page, LA_WIRE_HEADER_SIZE);
     if (!valid) { close(fd); return; }
+    if (inherited >= 0 && inherited != fd) close(inherited);
 
     size_t length = LA_WIRE_HEADER_SIZE + capacity * LA_WIRE_SLOT_SIZE;
     void *mapping = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
@@ -172,6 +180,7 @@ __attribute__((constructor)) static void la_channel_attach(void) {
     la_wire_header *header = mapping;
     uint32_t index = __atomic_fetch_add(&header->attached_processes, 1, __ATOMIC_ACQ_REL);
     if (index >= LA_WIRE_MAX_PROCESSES) {
+        __atomic_fetch_or(&header->flags, LA_FLAG_TOO_MANY_PROCESSES, __ATOMIC_RELEASE);
         munmap(mapping, length);
         return;
     }

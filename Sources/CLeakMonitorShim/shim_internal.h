@@ -74,6 +74,7 @@ typedef struct la_process_state {
     la_wire_header *header;
     uint8_t *slots;             // non-NULL once attached (atomic)
     uint64_t slot_capacity;
+    bool attach_attempted;      // set by the first constructor to run, whichever copy's
     bool under_leak_audit;      // atomic: LEAK_AUDIT_CHANNEL was set, attached or not
     uint64_t process_tag;       // this process's index, placed at tag bits 16..23
     // modules.c

@@ -26,7 +26,7 @@ public enum MemoryLeakMonitor {
 
     private static let handler = Mutex<ViolationHandler>(.stopInDebugBuilds)
 
-    /// What happens when a type goes over its budget and leak-audit is not attached.
+    /// What happens when a type goes over its budget in a process leak-audit did not start.
     public static var violationHandler: ViolationHandler {
         get { handler.withLock { $0 } }
         set { handler.withLock { $0 = newValue } }

@@ -20,7 +20,7 @@ public struct Violation: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// What the library does when a type goes over its budget and leak-audit is not attached.
+/// What the library does when a type goes over its budget in a process leak-audit did not start.
 ///
 /// With leak-audit attached, every violation is recorded and reported at the end of the run, and
 /// the process is never stopped: `.stop` and `.stopInDebugBuilds` do nothing then, while `.log`

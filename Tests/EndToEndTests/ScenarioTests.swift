@@ -156,6 +156,32 @@ final class ScenarioTests: XCTestCase {
         XCTAssertTrue(frames.contains { $0.string("function")?.contains("Presenter.open(") == true }, "\(frames)")
     }
 
+    func testContextsKeptByAnActorAcrossConcurrentTasks() throws {
+        let audit = try Harness.audit("AsyncRequests")
+        XCTAssertEqual(audit.status, 1)
+        let context = try audit.type(".RequestContext")
+        XCTAssertEqual(context.int("peakLive"), 200)
+        XCTAssertEqual(context.int("liveAtExit"), 200)
+        let frames = try XCTUnwrap(context.allocations.first).frames
+        let initLine = try Harness.line(
+            of: "MemoryLeakMonitor.validate(self)", inFixtureSource: "Sources/AsyncRequests/main.swift")
+        XCTAssertEqual(frames.first?.int("line"), initLine, "\(frames)")
+        let handleLine = try Harness.line(
+            of: "let context = RequestContext(path: path)", inFixtureSource: "Sources/AsyncRequests/main.swift")
+        XCTAssertTrue(
+            frames.contains {
+                $0.string("function")?.contains("AsyncRequests.handle(path:") == true && $0.int("line") == handleLine
+            },
+            "the async function that allocated is named: \(frames)")
+    }
+
+    func testConcurrentTasksCleanTwin() throws {
+        try assertCleanTwin("AsyncRequests")
+        let context = try Harness.audit("AsyncRequests", ["clean"]).type(".RequestContext")
+        XCTAssertEqual(context.int("liveAtExit"), 0)
+        XCTAssertEqual(context.int("allocatedTotal"), 200)
+    }
+
     func testGenericSpecializationsHaveSeparateBudgets() throws {
         let audit = try Harness.audit("GenericBoxes")
         XCTAssertEqual(audit.status, 1)

@@ -346,3 +346,34 @@ final class LifetimeLedgerTests: XCTestCase {
         for frame in userFrames { XCTAssertFalse(ReportBuilder.isMonitorFrame(frame), "\(frame)") }
     }
 }
+
+final class MergedByNameTests: XCTestCase {
+    private func type(_ name: String, max: Int, peak: Int, atExit: Int, total: Int) -> AuditReport.TrackedType {
+        AuditReport.TrackedType(name: name, max: max, peakLive: peak, liveAtExit: atExit, allocatedTotal: total, allocations: [])
+    }
+
+    func testAViolationInOneProcessIsNotHiddenByAnotherProcessWithALargerBudget() {
+        let merged = ReportBuilder.mergedByName([
+            type("App.Cache", max: 5, peak: 3, atExit: 1, total: 10),
+            type("App.Cache", max: 2, peak: 4, atExit: 2, total: 7),
+            type("App.Other", max: 1, peak: 1, atExit: 0, total: 1),
+        ])
+        XCTAssertEqual(merged.map(\.name), ["App.Cache", "App.Other"])
+        XCTAssertEqual(merged[0].max, 2)
+        XCTAssertEqual(merged[0].peakLive, 4)
+        XCTAssertTrue(merged[0].exceeded)
+        XCTAssertEqual(merged[0].liveAtExit, 3)
+        XCTAssertEqual(merged[0].allocatedTotal, 17)
+    }
+
+    func testWithinBudgetEverywhereStaysWithinBudget() {
+        let merged = ReportBuilder.mergedByName([
+            type("App.Cache", max: 2, peak: 2, atExit: 0, total: 4),
+            type("App.Cache", max: 3, peak: 1, atExit: 0, total: 2),
+        ])
+        XCTAssertEqual(merged.count, 1)
+        XCTAssertFalse(merged[0].exceeded)
+        XCTAssertEqual(merged[0].peakLive, 2)
+        XCTAssertEqual(merged[0].max, 2)
+    }
+}

@@ -109,10 +109,10 @@ final class RendererTests: XCTestCase {
                 "      App.LoginViewModel.init(title: Swift.String) at Sources/App/Login.swift:11",
                 "      App.Presenter.open(Swift.String) at Sources/App/Presenter.swift:29 [inlined]",
                 "      App_main at Sources/App/main.swift:43",
+                "      … 4 more frames in libraries and compiler thunks (--format json lists them)",
                 "  1 × allocated at",
                 "      App.Factory.make() at /elsewhere/Factory.swift:7",
-                "      ?? in /usr/lib/libfoo.so+0x1f",
-                "      ?? at 0xdef0",
+                "      … 2 more frames in libraries and compiler thunks (--format json lists them)",
                 "      … (deeper frames not recorded)",
                 "",
                 "within budget:",
@@ -138,7 +138,7 @@ final class RendererTests: XCTestCase {
         let afterCMain = renderer.readableFrames([
             frame("f()", "/a.swift", 1), frame("main", nil, nil), frame("__libc_start_main", nil, nil),
         ])
-        XCTAssertEqual(afterCMain.map(\.function), ["f()", "main"])
+        XCTAssertEqual(afterCMain.map(\.function), ["f()"], "nothing after the last frame with a line")
 
         let entryPoint = renderer.readableFrames([frame("Tool_main", "/m.swift", 3), frame("_start", nil, nil)])
         XCTAssertEqual(entryPoint.map(\.function), ["Tool_main"])
@@ -150,15 +150,21 @@ final class RendererTests: XCTestCase {
         XCTAssertEqual(notEntry.map(\.function), ["App.run_main() -> ()", "App_main"])
     }
 
-    func testTextThunksWithFileButNoLineAreSkippedAndFramesWithoutFileKept() {
+    func testTextThunksWithFileButNoLineAreSkippedAndFramesWithoutFileKeptBetweenSourceFrames() {
         let renderer = TextReportRenderer(workingDirectory: "/")
         let frames = renderer.readableFrames([
             frame("thunk A", "/t.swift", nil),
             frame("thunk B", "/t.swift", 0),
             frame("real", "/r.swift", 5),
             frame("no debug info", nil, nil),
+            frame("caller", "/c.swift", 9),
+            frame("runtime", nil, nil),
         ])
-        XCTAssertEqual(frames.map(\.function), ["real", "no debug info"])
+        XCTAssertEqual(frames.map(\.function), ["real", "no debug info", "caller"])
+
+        // With no source line anywhere (a build without debug info) every frame is kept.
+        let bare = renderer.readableFrames([frame("a", nil, nil), frame("b", nil, nil)])
+        XCTAssertEqual(bare.map(\.function), ["a", "b"])
     }
 
     func testWithoutReturnTypeStripsOnlyTheTopLevelReturnType() {

@@ -73,13 +73,13 @@ public final class RecordChannel {
     /// The header's LA_FLAG_* bits.
     public var flags: UInt32 { la_wire_load_acquire_u32(&header.pointee.flags) }
 
-    /// The pid of the process that attached, or 0.
+    /// The pid of the first process that attached, or 0.
     public var attachedPID: Int32 { Int32(bitPattern: la_wire_load_acquire_u32(&header.pointee.attached_pid)) }
 
     /// Processes that attached (the target and any instrumented process it started).
     public var attachedProcesses: Int { Int(la_wire_load_acquire_u32(&header.pointee.attached_processes)) }
 
-    /// Records the target could not write because the channel was full.
+    /// Records the target did not write: leak-audit had stopped reading, or one was larger than the ring.
     public var droppedRecords: UInt64 { la_wire_load_acquire_u64(&header.pointee.dropped) }
 
     private func words(_ index: UInt64) -> UnsafeMutablePointer<UInt64> {

@@ -54,7 +54,12 @@ public struct TextReportRenderer: ReportRenderer {
             for group in type.allocations {
                 lines.append("  \(group.count) × allocated at")
                 if group.frames.isEmpty { lines.append("      (no stack recorded)") }
-                for frame in readableFrames(group.frames) { lines.append("      " + describe(frame)) }
+                let shown = readableFrames(group.frames)
+                for frame in shown { lines.append("      " + describe(frame)) }
+                let hidden = group.frames.count - shown.count
+                if hidden > 0 {
+                    lines.append("      … \(hidden) more frames in libraries and compiler thunks (--format json lists them)")
+                }
                 if group.truncated { lines.append("      … (deeper frames not recorded)") }
             }
         }
@@ -86,7 +91,8 @@ public struct TextReportRenderer: ReportRenderer {
         }
     }
 
-    /// The frames worth reading: thunks without a line dropped, nothing below the entry point.
+    /// The frames worth reading: thunks without a line dropped, nothing below the entry point, and
+    /// nothing after the last frame with a source line (the runtime, Dispatch or XCTest calling in).
     func readableFrames(_ frames: [SymbolizedFrame]) -> [SymbolizedFrame] {
         var result: [SymbolizedFrame] = []
         for frame in frames {
@@ -95,7 +101,8 @@ public struct TextReportRenderer: ReportRenderer {
             let function = frame.function ?? ""
             if function == "main" || (function.hasSuffix("_main") && !function.contains(" ")) { break }
         }
-        return result
+        guard let lastWithLine = result.lastIndex(where: { ($0.line ?? 0) > 0 }) else { return result }
+        return Array(result[...lastWithLine])
     }
 
     /// `function at file:line`, or what is known of the frame.

@@ -15,6 +15,9 @@ struct ReportBuilder {
                 "\(run.droppedRecords) records were not written (leak-audit stopped reading, or a record was larger than the ring), so counts may be off"
             )
         }
+        if run.tooManyProcesses {
+            warnings.append("more than 256 instrumented processes: the later ones were not audited")
+        }
         if run.typeTableFull {
             warnings.append("more distinct types than leak-audit keeps (16,384): later types were not tracked")
         }
@@ -77,8 +80,9 @@ struct ReportBuilder {
         }
     }
 
-    /// One entry per type name across processes: a budget holds within each process, so the peak
-    /// is the highest any process reached; instances at exit and allocations are summed; the
+    /// One entry per type name across processes. A budget holds within each process, so the entry
+    /// shows the budget and peak of the process that went furthest over (or came closest), and is
+    /// exceeded when any process exceeded; instances at exit and allocations are summed; the
     /// allocation groups are those of every process that went over, identical stacks merged.
     static func mergedByName(_ types: [AuditReport.TrackedType]) -> [AuditReport.TrackedType] {
         var merged: [String: AuditReport.TrackedType] = [:]
@@ -89,8 +93,12 @@ struct ReportBuilder {
                 order.append(type.name)
                 continue
             }
-            existing.max = Swift.max(existing.max, type.max)
-            existing.peakLive = Swift.max(existing.peakLive, type.peakLive)
+            if type.peakLive.subtractingReportingOverflow(type.max).partialValue
+                > existing.peakLive.subtractingReportingOverflow(existing.max).partialValue
+            {
+                existing.max = type.max
+                existing.peakLive = type.peakLive
+            }
             existing.liveAtExit += type.liveAtExit
             existing.allocatedTotal += type.allocatedTotal
             existing.allocations = mergedGroups(existing.allocations + type.allocations)

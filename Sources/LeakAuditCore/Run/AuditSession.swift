@@ -33,6 +33,7 @@ struct RecordedRun {
     var tornSlots: UInt64
     var stackTableFull: Bool
     var typeTableFull = false
+    var tooManyProcesses = false
 }
 
 /// Runs the target to completion with the channel attached, decoding records as they arrive.
@@ -71,10 +72,11 @@ func recordRun(_ request: AuditRequest) throws(LeakAuditError) -> RecordedRun {
         staticRuntime: flags & UInt32(LA_FLAG_STATIC_RUNTIME) != 0,
         recordFormatMismatch: flags & UInt32(LA_FLAG_VERSION_MISMATCH) != 0,
         ledgers: ledgers,
-        attachedProcesses: channel.attachedProcesses,
+        attachedProcesses: Swift.min(channel.attachedProcesses, Int(LA_WIRE_MAX_PROCESSES)),
         droppedRecords: channel.droppedRecords,
         tornSlots: decoder.tornSlots,
         stackTableFull: flags & UInt32(LA_FLAG_STACK_TABLE_FULL) != 0,
-        typeTableFull: flags & UInt32(LA_FLAG_TYPE_TABLE_FULL) != 0
+        typeTableFull: flags & UInt32(LA_FLAG_TYPE_TABLE_FULL) != 0,
+        tooManyProcesses: flags & UInt32(LA_FLAG_TOO_MANY_PROCESSES) != 0
     )
 }

@@ -231,7 +231,7 @@ extension Symbolizer {
                 let symbol = symbols[candidate]
                 if pc < symbol.address &+ symbol.size {
                     let name = String(cString: symbol.name)
-                    return demangleSwiftSymbol(name) ?? name
+                    return demangleSymbol(name) ?? name
                 }
                 candidate -= 1
             }

@@ -61,3 +61,35 @@ private struct SwiftRuntimeDemangler: @unchecked Sendable {
         }
     }
 }
+
+/// Demangles a Swift or a C++ symbol (the Swift runtime's own functions are C++); returns nil for
+/// a plain C name.
+public func demangleSymbol(_ mangled: String) -> String? {
+    if let swift = demangleSwiftSymbol(mangled) { return swift }
+    guard mangled.hasPrefix("_Z"), let demangler = CPlusPlusDemangler.shared else { return nil }
+    return demangler.demangle(mangled)
+}
+
+/// libstdc++'s `__cxa_demangle`, already loaded with the Swift runtime; looked up once.
+private struct CPlusPlusDemangler: @unchecked Sendable {
+    // char *__cxa_demangle(const char *mangled, char *buffer, size_t *length, int *status)
+    typealias Function =
+        @convention(c) (
+            UnsafePointer<CChar>?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<Int>?, UnsafeMutablePointer<Int32>?
+        )
+        -> UnsafeMutablePointer<CChar>?
+
+    let function: Function
+
+    static let shared: CPlusPlusDemangler? = {
+        guard let symbol = dlsym(nil, "__cxa_demangle") else { return nil }
+        return CPlusPlusDemangler(function: unsafeBitCast(symbol, to: Function.self))
+    }()
+
+    func demangle(_ mangled: String) -> String? {
+        var status: Int32 = 0
+        guard let demangled = function(mangled, nil, nil, &status), status == 0 else { return nil }
+        defer { free(demangled) }
+        return String(cString: demangled)
+    }
+}

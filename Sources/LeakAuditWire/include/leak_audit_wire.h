@@ -41,6 +41,8 @@ enum {
     LA_FLAG_TYPE_TABLE_FULL = 1u << 4,
     /// The ring was full and leak-audit had gone: nothing more is written.
     LA_FLAG_READER_GONE = 1u << 5,
+    /// More than LA_WIRE_MAX_PROCESSES processes tried to attach; the later ones were not audited.
+    LA_FLAG_TOO_MANY_PROCESSES = 1u << 6,
     /// A shim found this channel's magic but another LA_WIRE_VERSION, and did not attach. The
     /// magic, version and flags fields keep their offsets in every version so that this works.
     LA_FLAG_VERSION_MISMATCH = 1u << 31,
