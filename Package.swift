@@ -8,6 +8,9 @@ let package = Package(
         // What user code links: no third-party dependencies, no unsafeFlags.
         .library(name: "LeakMonitor", targets: ["LeakMonitor"]),
         .executable(name: "leak-audit", targets: ["LeakAuditCLI"]),
+        // What leak-audit preloads into a program that does not link LeakMonitor, to watch its
+        // class allocations (`--budget`, `--census`). Built next to the leak-audit executable.
+        .library(name: "LeakAuditPreload", type: .dynamic, targets: ["CLeakAuditPreload"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
@@ -22,6 +25,9 @@ let package = Package(
             cSettings: [.define("_GNU_SOURCE")]
         ),
         .target(name: "LeakMonitor", dependencies: ["CLeakMonitorShim"]),
+        // The same shim, as a shared object of its own for LD_PRELOAD; it links no Swift runtime,
+        // so the non-Swift processes a target starts still run.
+        .target(name: "CLeakAuditPreload", dependencies: ["CLeakMonitorShim"]),
         // elfutils, for symbolization out of the target's process.
         .systemLibrary(
             name: "CLibDW",
@@ -35,6 +41,8 @@ let package = Package(
             name: "LeakAuditCLI",
             dependencies: [
                 "LeakAuditCore",
+                // Built with leak-audit, so that `swift build --product leak-audit` makes it too.
+                "CLeakAuditPreload",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

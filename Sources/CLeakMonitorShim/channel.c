@@ -2,6 +2,7 @@
 // appends slots to it with one atomic add per record and no system call.
 #include "shim_internal.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -137,21 +138,19 @@ static int la_open_channel(const char *value, int *inherited) {
     return fcntl((int)fd, F_DUPFD_CLOEXEC, 0);
 }
 
-/// Maps the channel named by LEAK_AUDIT_CHANNEL, if any. Runs before main, single-threaded;
-/// with several copies of the shim, the first copy's constructor attaches for all of them.
-__attribute__((constructor)) static void la_channel_attach(void) {
-    la_process_state *state = la_state();
-    // Once per process: every copy of the shim runs this constructor, and they share one state.
-    if (state->attach_attempted) return;
+/// True when this copy of the shim is the one leak-audit preloads (libLeakAuditPreload.so) rather
+/// than one linked into the program through LeakMonitor.
+static bool la_is_preload_copy(void) {
+    Dl_info info;
+    return dladdr((void *)&la_is_preload_copy, &info) != 0 && info.dli_fname != NULL
+        && strstr(info.dli_fname, "libLeakAuditPreload") != NULL;
+}
+
+void la_channel_attach_locked(la_process_state *state) {
+    if (state->attach_attempted || state->channel_spec[0] == '\0') return;
     state->attach_attempted = true;
-    const char *value = getenv(LA_WIRE_ENV_CHANNEL);
-    if (value == NULL || *value == '\0') return;
-    // Under leak-audit no violation stops the process, whether or not it gets the channel.
-    __atomic_store_n(&state->under_leak_audit, true, __ATOMIC_RELEASE);
-    // The variable stays set: instrumented processes this one starts attach too, each with an
-    // index of its own.
     int inherited = -1;
-    int fd = la_open_channel(value, &inherited);
+    int fd = la_open_channel(state->channel_spec, &inherited);
     if (fd < 0) return;
 
     void *first_page = mmap(NULL, LA_WIRE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -187,13 +186,34 @@ __attribute__((constructor)) static void la_channel_attach(void) {
     int32_t expected = 0;
     __atomic_compare_exchange_n(&header->attached_pid, &expected, (int32_t)getpid(), false, __ATOMIC_ACQ_REL,
                                 __ATOMIC_ACQUIRE);
-    pthread_mutex_lock(&state->slow_lock);
     state->process_tag = (uint64_t)index << 16;
     state->header = mapping;
     state->slot_capacity = capacity;
     __atomic_store_n(&state->slots, (uint8_t *)mapping + LA_WIRE_HEADER_SIZE, __ATOMIC_RELEASE);
     la_modules_sync();
     if (!la_hooks_install()) la_channel_set_flag(LA_FLAG_STATIC_RUNTIME);
-    pthread_mutex_unlock(&state->slow_lock);
     la_channel_set_flag(LA_FLAG_ATTACHED);
+}
+
+/// Notes LEAK_AUDIT_CHANNEL, if set. Runs before main, single-threaded, once in every copy of the
+/// shim (they share one state). A program linking LeakMonitor attaches at once, so that it is
+/// audited even if it never validates; the preloaded copy attaches only when this process first
+/// tracks something, so that the many processes a run may start (compilers under `swift test`)
+/// do not each take a process index. The variable stays set: instrumented processes this one
+/// starts attach too.
+__attribute__((constructor)) static void la_channel_constructor(void) {
+    la_process_state *state = la_state();
+    const char *value = getenv(LA_WIRE_ENV_CHANNEL);
+    if (value == NULL || *value == '\0' || strlen(value) >= sizeof state->channel_spec) return;
+    // Under leak-audit no violation stops the process, whether or not it gets the channel.
+    __atomic_store_n(&state->under_leak_audit, true, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&state->slow_lock);
+    if (state->channel_spec[0] == '\0') strcpy(state->channel_spec, value);
+    la_watch_parse_locked(state);
+    if (!la_is_preload_copy()) {
+        la_channel_attach_locked(state);
+    } else if (state->watch_allocations) {
+        la_hooks_install();  // allocations are watched from the start; the channel comes later
+    }
+    pthread_mutex_unlock(&state->slow_lock);
 }

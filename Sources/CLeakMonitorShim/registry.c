@@ -11,7 +11,7 @@ static inline uint64_t la_mix(uintptr_t value) {
     return (uint64_t)(value >> 4) * 0x9E3779B97F4A7C15ull;
 }
 
-static int32_t la_type_lookup_in(const la_process_state *state, const void *metadata) {
+int32_t la_type_lookup_in(const la_process_state *state, const void *metadata) {
     uint32_t mask = LA_TYPE_MAP_CAPACITY - 1;
     for (uint32_t index = (uint32_t)(la_mix((uintptr_t)metadata) >> 32) & mask;; index = (index + 1) & mask) {
         const void *seen = __atomic_load_n(&state->type_map[index].metadata, __ATOMIC_ACQUIRE);
@@ -22,21 +22,33 @@ static int32_t la_type_lookup_in(const la_process_state *state, const void *meta
 
 int32_t leakaudit_type_lookup(const void *metadata) { return la_type_lookup_in(la_state(), metadata); }
 
-int32_t leakaudit_type_register(const void *metadata, const char *name, size_t name_length, int64_t max) {
-    la_process_state *state = la_state();
-    pthread_mutex_lock(&state->slow_lock);
+/// Writes a type's record (again, when its budget's source changed).
+static void la_type_write_record(const la_type *type, int32_t id) {
+    size_t length = sizeof(la_wire_type) + type->name_length;
+    uint8_t *payload = malloc(length);
+    if (payload == NULL) return;
+    la_wire_type fixed = {.budget_source = type->budget_source, .pattern_index = type->pattern_index};
+    memcpy(payload, &fixed, sizeof fixed);
+    memcpy(payload + sizeof fixed, type->name, type->name_length);
+    la_channel_blob(LA_BLOB_TYPE, (uint64_t)id, (uint64_t)type->max, payload, length);
+    free(payload);
+}
+
+int32_t la_type_register_locked(la_process_state *state, const void *metadata, const char *name, size_t name_length,
+                                int64_t max, uint32_t budget_source, uint32_t pattern_index) {
     int32_t id = la_type_lookup_in(state, metadata);
-    if (id >= 0) { pthread_mutex_unlock(&state->slow_lock); return id; }
+    if (id >= 0) return id;
     id = __atomic_load_n(&state->type_total, __ATOMIC_RELAXED);
     char *copy = malloc(name_length > 0 ? name_length : 1);
     if (id >= LA_MAX_TYPES || copy == NULL) {
         free(copy);
         la_channel_set_flag(LA_FLAG_TYPE_TABLE_FULL);
-        pthread_mutex_unlock(&state->slow_lock);
         return -1;
     }
-    // Deallocations must be routed through the hook before the first instance is tracked, and
-    // images loaded since the last registration (dlopen) must be routed too.
+    // A process whose shim copy attaches only when needed attaches now. Deallocations must be
+    // routed through the hook before the first instance is tracked, and images loaded since the
+    // last registration (dlopen) must be routed too.
+    la_channel_attach_locked(state);
     la_hooks_install();
     la_modules_sync();
 
@@ -46,7 +58,9 @@ int32_t leakaudit_type_register(const void *metadata, const char *name, size_t n
     type->max = max;
     type->name = copy;
     type->name_length = name_length;
-    la_channel_blob(LA_BLOB_TYPE, (uint64_t)id, (uint64_t)max, name, name_length);
+    type->budget_source = budget_source;
+    type->pattern_index = pattern_index;
+    la_type_write_record(type, id);
 
     uint32_t mask = LA_TYPE_MAP_CAPACITY - 1;
     uint32_t index = (uint32_t)(la_mix((uintptr_t)metadata) >> 32) & mask;
@@ -56,8 +70,36 @@ int32_t leakaudit_type_register(const void *metadata, const char *name, size_t n
     __atomic_store_n(&state->type_total, id + 1, __ATOMIC_RELEASE);
     state->type_map[index].id = id;
     __atomic_store_n(&state->type_map[index].metadata, metadata, __ATOMIC_RELEASE);
+    return id;
+}
+
+int32_t leakaudit_type_register(const void *metadata, const char *name, size_t name_length, int64_t max) {
+    la_process_state *state = la_state();
+    pthread_mutex_lock(&state->slow_lock);
+    int32_t id = la_type_register_locked(state, metadata, name, name_length, max, LA_BUDGET_CODE, 0);
     pthread_mutex_unlock(&state->slow_lock);
     return id;
+}
+
+void leakaudit_type_claim(int32_t type_id, const char *name, size_t name_length, int64_t max) {
+    la_process_state *state = la_state();
+    if (type_id < 0 || type_id >= leakaudit_type_count()) return;
+    pthread_mutex_lock(&state->slow_lock);
+    la_type *type = &state->types[type_id];
+    char *copy = malloc(name_length > 0 ? name_length : 1);
+    if (copy != NULL && __atomic_load_n(&type->budget_source, __ATOMIC_RELAXED) != LA_BUDGET_CODE) {
+        // The old name stays allocated: readers in other threads may still hold it.
+        memcpy(copy, name, name_length);
+        type->name = copy;
+        type->name_length = name_length;
+        type->max = max;
+        type->pattern_index = 0;
+        __atomic_store_n(&type->budget_source, LA_BUDGET_CODE, __ATOMIC_RELEASE);
+        la_type_write_record(type, type_id);
+    } else {
+        free(copy);
+    }
+    pthread_mutex_unlock(&state->slow_lock);
 }
 
 int32_t leakaudit_type_count(void) { return __atomic_load_n(&la_state()->type_total, __ATOMIC_ACQUIRE); }
@@ -189,26 +231,34 @@ static bool la_set_remove(la_process_state *state, uintptr_t object) {
 
 // Tracking ---------------------------------------------------------------------------------------
 
-leakaudit_track_result leakaudit_track(const void *object, int32_t type_id) {
-    leakaudit_track_result result = {.live = 0, .max = 0, .inserted = false};
-    la_process_state *state = la_state();
-    if (type_id < 0 || type_id >= __atomic_load_n(&state->type_total, __ATOMIC_ACQUIRE)) return result;
+bool la_registry_track(la_process_state *state, const void *object, int32_t type_id, const void *entry_frame,
+                       int64_t *live_after) {
     la_type *type = &state->types[type_id];
-    result.max = type->max;
     if (!la_set_insert(state, (uintptr_t)object)) {
-        result.live = __atomic_load_n(&type->live, __ATOMIC_ACQUIRE);
-        return result;
+        *live_after = __atomic_load_n(&type->live, __ATOMIC_ACQUIRE);
+        return false;
     }
     // Capture only for leak-audit: on its own the library needs counts, not stacks.
-    uint32_t stack = la_channel_active() ? la_stack_capture_and_intern(__builtin_frame_address(0)) : LA_STACK_NONE;
+    uint32_t stack = la_channel_active() ? la_stack_capture_and_intern(entry_frame) : LA_STACK_NONE;
     int64_t live = __atomic_add_fetch(&type->live, 1, __ATOMIC_ACQ_REL);
     int64_t peak = __atomic_load_n(&type->peak, __ATOMIC_RELAXED);
     while (live > peak
            && !__atomic_compare_exchange_n(&type->peak, &peak, live, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
     }
     la_channel_event(LA_SLOT_ALLOC, (uint32_t)type_id, (uint64_t)(uintptr_t)object, stack);
-    result.live = live;
-    result.inserted = true;
+    *live_after = live;
+    return true;
+}
+
+leakaudit_track_result leakaudit_track(const void *object, int32_t type_id) {
+    leakaudit_track_result result = {.live = 0, .max = 0, .inserted = false, .claim_needed = false};
+    la_process_state *state = la_state();
+    if (type_id < 0 || type_id >= __atomic_load_n(&state->type_total, __ATOMIC_ACQUIRE)) return result;
+    la_type *type = &state->types[type_id];
+    result.max = type->max;
+    // A type first seen through a budget pattern or the census: the code's budget wins.
+    result.claim_needed = __atomic_load_n(&type->budget_source, __ATOMIC_ACQUIRE) != LA_BUDGET_CODE;
+    result.inserted = la_registry_track(state, object, type_id, __builtin_frame_address(0), &result.live);
     return result;
 }
 

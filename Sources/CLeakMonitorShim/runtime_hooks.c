@@ -24,6 +24,18 @@ __attribute__((visibility("default"))) void leakaudit_hook_swift_deallocPartialC
                                                                                             size_t size,
                                                                                             size_t align_mask);
 
+__attribute__((visibility("default"))) void *leakaudit_hook_swift_allocObject(const void *metadata, size_t size,
+                                                                              size_t align_mask);
+
+/// Sees every Swift heap object that an image allocates through the runtime, when allocations are
+/// watched (budget patterns, census). The capture starts at this frame, so the first frame
+/// recorded is the allocating code's.
+void *leakaudit_hook_swift_allocObject(const void *metadata, size_t size, size_t align_mask) {
+    void *object = la_state()->real_alloc(metadata, size, align_mask);
+    if (object != NULL) la_watch_on_alloc(object, metadata, __builtin_frame_address(0));
+    return object;
+}
+
 void leakaudit_hook_swift_deallocClassInstance(void *object, size_t size, size_t align_mask) {
     if (object != NULL) la_registry_on_dealloc(object);
     la_state()->real_dealloc(object, size, align_mask);
@@ -127,7 +139,11 @@ static void la_patch_image(la_process_state *state, const struct dl_phdr_info *i
             if (symbol_index == 0) continue;
             const char *name = tables.strings + tables.symbols[symbol_index].st_name;
             void *hook = NULL, *real = NULL;
-            if (strcmp(name, "swift_deallocClassInstance") == 0) {
+            if (strcmp(name, "swift_allocObject") == 0) {
+                if (!state->watch_allocations) continue;
+                hook = (void *)leakaudit_hook_swift_allocObject;
+                real = (void *)state->real_alloc;
+            } else if (strcmp(name, "swift_deallocClassInstance") == 0) {
                 hook = (void *)leakaudit_hook_swift_deallocClassInstance;
                 real = (void *)state->real_dealloc;
             } else if (strcmp(name, "swift_deallocPartialClassInstance") == 0) {
@@ -175,7 +191,8 @@ bool la_hooks_install(void) {
         state->hooks_checked = true;
         state->real_dealloc = (la_dealloc_fn)dlsym(RTLD_DEFAULT, "swift_deallocClassInstance");
         state->real_dealloc_partial = (la_dealloc_partial_fn)dlsym(RTLD_DEFAULT, "swift_deallocPartialClassInstance");
-        bool found = state->real_dealloc != NULL && state->real_dealloc_partial != NULL;
+        state->real_alloc = (la_alloc_fn)dlsym(RTLD_DEFAULT, "swift_allocObject");
+        bool found = state->real_dealloc != NULL && state->real_dealloc_partial != NULL && state->real_alloc != NULL;
         if (found) {
             // With -static-stdlib the runtime lives in the main program, whose calls to it are
             // direct: there is no table entry to route, so deallocations stay invisible.

@@ -28,7 +28,25 @@ typedef struct la_type {
     int64_t max;
     char *name;
     size_t name_length;
+    uint32_t budget_source;  // LA_BUDGET_*; changes only under the slow lock (atomic reads)
+    uint32_t pattern_index;
 } la_type;
+
+/// A `budget` item of LEAK_AUDIT_WATCH.
+typedef struct la_budget_pattern {
+    char *pattern;
+    int64_t max;
+} la_budget_pattern;
+
+/// What the allocation hook decided for one class metadata.
+typedef struct la_alloc_decision {
+    const void *metadata;  // atomic; NULL = empty; published after type_id
+    int32_t type_id;       // -1: not tracked at allocation
+} la_alloc_decision;
+
+#define LA_ALLOC_DECISIONS (1u << 17)
+
+typedef void *(*la_alloc_fn)(const void *metadata, size_t size, size_t align_mask);
 
 typedef struct la_type_map_entry {
     const void *metadata;  // atomic; NULL = empty; published after id
@@ -74,15 +92,25 @@ typedef struct la_process_state {
     la_wire_header *header;
     uint8_t *slots;             // non-NULL once attached (atomic)
     uint64_t slot_capacity;
-    bool attach_attempted;      // set by the first constructor to run, whichever copy's
+    bool attach_attempted;      // the channel was mapped, or trying failed for good
     bool under_leak_audit;      // atomic: LEAK_AUDIT_CHANNEL was set, attached or not
+    char channel_spec[64];      // LEAK_AUDIT_CHANNEL's value, for an attach deferred until needed
     uint64_t process_tag;       // this process's index, placed at tag bits 16..23
+    // watch.c
+    bool watch_parsed;
+    bool watch_allocations;     // any budget pattern, or census here: hook swift_allocObject
+    bool census;                // census every class of this process
+    la_budget_pattern *budget_patterns;
+    int budget_pattern_count;
+    la_alloc_decision alloc_decisions[LA_ALLOC_DECISIONS];
+    uint32_t alloc_decision_count;
     // modules.c
     la_known_module known_modules[LA_MAX_MODULES];
     int known_module_count;
     // runtime_hooks.c
     la_dealloc_fn real_dealloc;
     la_dealloc_partial_fn real_dealloc_partial;
+    la_alloc_fn real_alloc;
     bool hooks_checked;
     bool hooks_usable;  // atomic
     uintptr_t patched_images[LA_MAX_PATCHED_IMAGES];
@@ -104,6 +132,9 @@ LA_HIDDEN la_process_state *la_state(void);
 
 /// True once the record channel is mapped.
 LA_HIDDEN bool la_channel_active(void);
+/// Maps the channel now if this process is under leak-audit and has not tried yet. Caller holds
+/// the slow lock.
+LA_HIDDEN void la_channel_attach_locked(la_process_state *state);
 /// Appends one event slot (alloc or dealloc), waiting for room in the ring; drops it, and counts
 /// it, only when leak-audit is gone.
 LA_HIDDEN void la_channel_event(uint8_t kind, uint32_t type_id, uint64_t object, uint64_t extra);
@@ -129,6 +160,23 @@ LA_HIDDEN bool la_hooks_install(void);
 
 /// Called by the deallocation hook for every Swift class instance about to be freed.
 LA_HIDDEN void la_registry_on_dealloc(const void *object);
+/// Registers a type under the slow lock; returns its id (the existing one for known metadata), or
+/// -1 when the table is full.
+LA_HIDDEN int32_t la_type_register_locked(la_process_state *state, const void *metadata, const char *name,
+                                          size_t name_length, int64_t max, uint32_t budget_source,
+                                          uint32_t pattern_index);
+/// Looks a type up by metadata without locking.
+LA_HIDDEN int32_t la_type_lookup_in(const la_process_state *state, const void *metadata);
+/// Adds `object` to the live set and records its allocation; false when it was already tracked.
+LA_HIDDEN bool la_registry_track(la_process_state *state, const void *object, int32_t type_id, const void *entry_frame,
+                                 int64_t *live_after);
+
+// watch.c ---------------------------------------------------------------------------------------
+
+/// Reads LEAK_AUDIT_WATCH once. Caller holds the slow lock.
+LA_HIDDEN void la_watch_parse_locked(la_process_state *state);
+/// Called by the allocation hook for every Swift heap object just allocated.
+LA_HIDDEN void la_watch_on_alloc(const void *object, const void *metadata, const void *entry_frame);
 
 // stacks.c --------------------------------------------------------------------------------------
 

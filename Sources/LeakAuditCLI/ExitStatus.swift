@@ -30,7 +30,7 @@ enum ExitStatus: Int32, CaseIterable {
         switch error {
         case .targetNotFound, .targetNotExecutable, .targetSpawnFailed: self = .targetNotStarted
         case .outputNotWritable: self = .usageError
-        case .channelUnavailable: self = .internalError
+        case .channelUnavailable, .preloadLibraryMissing: self = .internalError
         }
     }
 

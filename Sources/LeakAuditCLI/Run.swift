@@ -18,6 +18,8 @@ struct Run: ParsableCommand {
 
     @OptionGroup var report: ReportOptions
 
+    @OptionGroup(title: "Types without LeakMonitor") var watch: WatchOptionGroup
+
     @Argument(help: ArgumentHelp("The program or .xctest bundle to run.", valueName: "target"))
     var target: String
 
@@ -26,6 +28,7 @@ struct Run: ParsableCommand {
     var targetArguments: [String] = []
 
     func run() throws {
+        let watchOptions = try watch.resolve()
         // Open the output first: a bad path must not cost a whole run.
         let sink: FileHandle
         if let output = report.output {
@@ -40,7 +43,8 @@ struct Run: ParsableCommand {
 
         let auditReport: AuditReport
         do {
-            auditReport = try audit(AuditRequest(target: target, arguments: targetArguments), toolVersion: leakAuditVersion)
+            auditReport = try audit(
+                AuditRequest(target: target, arguments: targetArguments, watch: watchOptions), toolVersion: leakAuditVersion)
         } catch {
             FileHandle.standardError.write(Data("leak-audit: error: \(error.description)\n".utf8))
             throw ExitCode(ExitStatus(error).rawValue)

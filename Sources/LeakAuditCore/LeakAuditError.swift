@@ -8,6 +8,8 @@ public enum LeakAuditError: Error, Equatable, CustomStringConvertible {
     case targetSpawnFailed(path: String, errno: Int32)
     /// The record channel could not be created or mapped.
     case channelUnavailable(call: String, errno: Int32)
+    /// libLeakAuditPreload.so is not next to the leak-audit executable.
+    case preloadLibraryMissing(path: String)
     /// The report could not be written.
     case outputNotWritable(path: String, errno: Int32)
 
@@ -22,6 +24,8 @@ public enum LeakAuditError: Error, Equatable, CustomStringConvertible {
             "target '\(path)' could not be started: \(systemErrorMessage(code))"
         case .channelUnavailable(let call, let code):
             "cannot create the record channel (\(call)): \(systemErrorMessage(code))"
+        case .preloadLibraryMissing(let path):
+            "'\(path)' is missing: it is built with leak-audit (swift build --product leak-audit) and must stay beside it"
         case .outputNotWritable(let path, let code):
             "cannot write the report to '\(path)': \(systemErrorMessage(code)); check the directory exists and is writable"
         }

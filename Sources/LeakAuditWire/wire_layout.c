@@ -10,5 +10,6 @@ _Static_assert(offsetof(la_wire_header, version) == 8, "la_wire_header.version m
 _Static_assert(offsetof(la_wire_header, flags) == 32, "la_wire_header.flags moved");
 _Static_assert(offsetof(la_wire_header, consumed_slot) == 48, "la_wire_header.consumed_slot moved");
 _Static_assert(offsetof(la_wire_header, attached_processes) == 60, "la_wire_header.attached_processes moved");
+_Static_assert(sizeof(la_wire_type) == 8, "la_wire_type layout changed: bump LA_WIRE_VERSION");
 _Static_assert(sizeof(la_wire_module) == 24, "la_wire_module layout changed: bump LA_WIRE_VERSION");
 _Static_assert(LA_WIRE_HEADER_SIZE >= sizeof(la_wire_header), "header page too small");

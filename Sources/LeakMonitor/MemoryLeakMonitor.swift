@@ -53,6 +53,10 @@ public enum MemoryLeakMonitor {
             if typeID < 0 { return }
         }
         let result = leakaudit_track(Unmanaged.passUnretained(instance).toOpaque(), typeID)
+        if result.claim_needed {
+            // leak-audit watched this type through a budget pattern or its census first.
+            claim(instance, typeID: typeID)
+        }
         if result.inserted && result.live > result.max {
             report(Violation(typeName: name(ofTypeID: typeID), max: Int(result.max), liveCount: Int(result.live)))
         }
@@ -92,6 +96,15 @@ public enum MemoryLeakMonitor {
         var length = 0
         guard let bytes = leakaudit_type_name(typeID, &length) else { return "" }
         return String(decoding: UnsafeRawBufferPointer(start: bytes, count: length), as: UTF8.self)
+    }
+
+    /// Makes the code's name and budget the type's, once per type.
+    private static func claim<Instance: MemoryLeakMonitorable>(_ instance: Instance, typeID: Int32) {
+        let name = instance.leakReportName.utf8CString
+        let max = Int64(Swift.max(instance.max, 0))
+        name.withUnsafeBufferPointer { bytes in
+            if let start = bytes.baseAddress { leakaudit_type_claim(typeID, start, bytes.count - 1, max) }
+        }
     }
 
     /// Registers a type at its first validation: the slow path, once per dynamic type.

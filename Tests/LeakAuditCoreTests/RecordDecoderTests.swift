@@ -58,10 +58,11 @@ final class RecordDecoderTests: XCTestCase {
 
     func testTypeBlobWithPayloadOfExactlyOneSlotAndNegativeMaxDecodes() throws {
         let (channel, writer) = try makeChannel()
-        let name = String(repeating: "x", count: 24)
+        // With the 8-byte la_wire_type in front, 16 name bytes fill exactly one continuation.
+        let name = String(repeating: "x", count: 16)
         writer.typeBlob(id: 1, name: name, max: -1)
         writer.typeBlob(id: 2, name: "", max: Int64.max)
-        XCTAssertEqual(channel.reservedSlots, 2 + 1)
+        XCTAssertEqual(channel.reservedSlots, 2 + 2)
 
         var decoder = RecordDecoder()
         XCTAssertEqual(
@@ -224,10 +225,11 @@ final class RecordDecoderTests: XCTestCase {
     func testBlobWhoseHeadIsNotCommittedYetWaitsWhileTargetRuns() throws {
         let (channel, writer) = try makeChannel()
         let name = "App.SomewhatLongTypeName.ThatNeedsTwoSlots"
-        let total = 1 + ChannelWriter.continuationCount(name.utf8.count)
+        let payload = [UInt8](repeating: 0, count: 8) + Array(name.utf8)  // la_wire_type (code), name
+        let total = 1 + ChannelWriter.continuationCount(payload.count)
         let head = writer.reserve(total)
-        writer.writeContinuations(head: head, payload: Array(name.utf8))
-        writer.fill(head, 5, UInt64(name.utf8.count), 2)
+        writer.writeContinuations(head: head, payload: payload)
+        writer.fill(head, 5, UInt64(payload.count), 2)
         writer.allocated(typeID: 5, object: 0x1, stackID: 0)
 
         var decoder = RecordDecoder()

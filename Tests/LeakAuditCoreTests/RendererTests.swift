@@ -329,7 +329,8 @@ final class RendererTests: XCTestCase {
 
     func testJSONTopLevelToolTargetAndSummary() throws {
         let root = try json(leakyReport())
-        XCTAssertEqual(Set(root.keys), ["schemaVersion", "tool", "target", "summary", "types"])
+        XCTAssertEqual(Set(root.keys), ["schemaVersion", "tool", "target", "summary", "types", "census"])
+        XCTAssertTrue(root["census"] is NSNull, "census is null without --census")
         XCTAssertEqual(root["schemaVersion"] as? Int, 1)
         XCTAssertEqual(JSONReportRenderer.schemaVersion, 1)
 
@@ -416,7 +417,9 @@ final class RendererTests: XCTestCase {
         let types = try array(root["types"]).map { try dictionary($0) }
         XCTAssertEqual(types.count, 2)
         let leaky = types[0]
-        XCTAssertEqual(Set(leaky.keys), ["name", "max", "peakLive", "liveAtExit", "allocatedTotal", "exceeded", "allocations"])
+        XCTAssertEqual(
+            Set(leaky.keys), ["name", "budget", "max", "peakLive", "liveAtExit", "allocatedTotal", "exceeded", "allocations"])
+        XCTAssertEqual(leaky["budget"] as? [String: String], ["source": "code"])
         XCTAssertEqual(leaky["name"] as? String, "App.LoginViewModel")
         XCTAssertEqual(leaky["max"] as? Int, 1)
         XCTAssertEqual(leaky["peakLive"] as? Int, 3)

@@ -22,8 +22,12 @@ typedef struct leakaudit_track_result {
     int64_t live;
     /// The type's budget as registered.
     int64_t max;
-    /// False when the object was already tracked (validate called twice on one instance).
+    /// False when the object was already tracked (validate called twice on one instance, or the
+    /// allocation hook tracked it for a budget pattern).
     bool inserted;
+    /// True when the type's budget came from a pattern or the census: call leakaudit_type_claim so
+    /// that the budget declared in code wins.
+    bool claim_needed;
 } leakaudit_track_result;
 
 /// Live and peak counts of one tracked type.
@@ -39,6 +43,9 @@ int32_t leakaudit_type_lookup(const void *metadata);
 /// Registers a type by its metadata, report name and budget; returns its id, or -1 when the type
 /// table is full. Registering the same metadata twice returns the first id.
 int32_t leakaudit_type_register(const void *metadata, const char *name, size_t name_length, int64_t max);
+
+/// Makes the code's report name and budget the type's, replacing a pattern's or the census's.
+void leakaudit_type_claim(int32_t type_id, const char *name, size_t name_length, int64_t max);
 
 /// Records that `object`, an instance of type `type_id`, passed validation: adds it to the live
 /// set, captures its allocation backtrace and appends an allocation record when attached.

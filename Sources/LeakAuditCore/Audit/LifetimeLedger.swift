@@ -14,6 +14,7 @@ struct LifetimeLedger {
     struct TypeLedger {
         var name: String
         var max: Int
+        var budget: WireBudget = .code
         var live: [UInt64: Instance] = [:]
         var peak = 0
         var peakSequence: UInt64 = 0
@@ -49,12 +50,13 @@ struct LifetimeLedger {
 
     mutating func apply(_ event: WireEvent) {
         switch event {
-        case .typeDefined(let id, let name, let max):
+        case .typeDefined(let id, let name, let max, let budget):
             if types[id] == nil {
-                types[id] = TypeLedger(name: name, max: max)
+                types[id] = TypeLedger(name: name, max: max, budget: budget)
             } else {
                 types[id]?.name = name
                 types[id]?.max = max
+                types[id]?.budget = budget
             }
         case .stackDefined(let id, let returnAddresses, let truncated):
             stacks[id] = returnAddresses

@@ -70,9 +70,22 @@ struct RecordDecoder {
         payload.removeLast(payload.count - Int(length))
         switch kind {
         case UInt32(LA_BLOB_TYPE):
+            let fixedSize = MemoryLayout<la_wire_type>.size
+            guard payload.count >= fixedSize else { return nil }
+            let fixed = payload.withUnsafeBytes { $0.loadUnaligned(as: la_wire_type.self) }
+            let budget: WireBudget
+            switch Int(fixed.budget_source) {
+            case Int(LA_BUDGET_CODE): budget = .code
+            case Int(LA_BUDGET_PATTERN): budget = .pattern(index: Int(fixed.pattern_index))
+            case Int(LA_BUDGET_NONE): budget = .none
+            default: return nil
+            }
             return .typeDefined(
-                id: UInt32(truncatingIfNeeded: id), name: String(decoding: payload, as: UTF8.self),
-                max: Int(Swift.max(Int64(bitPattern: value), 0)))  // a negative budget allows none
+                id: UInt32(truncatingIfNeeded: id),
+                name: String(decoding: payload[fixedSize...], as: UTF8.self),
+                // A negative budget allows no instance.
+                max: Int(Swift.max(Int64(bitPattern: value), 0)),
+                budget: budget)
         case UInt32(LA_BLOB_STACK):
             let addresses = payload.withUnsafeBytes { bytes in
                 (0..<(bytes.count / 8)).map { bytes.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self) }

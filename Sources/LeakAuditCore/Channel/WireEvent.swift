@@ -1,7 +1,8 @@
 /// One decoded record of the stream, in the order the target committed them.
 enum WireEvent: Equatable {
-    /// A tracked type, at its first validation.
-    case typeDefined(id: UInt32, name: String, max: Int)
+    /// A tracked type, at its first validation or allocation; again when its budget's source
+    /// changes (the later definition wins).
+    case typeDefined(id: UInt32, name: String, max: Int, budget: WireBudget = .code)
     /// A distinct allocation stack: raw return addresses, innermost first.
     case stackDefined(id: UInt32, returnAddresses: [UInt64], truncated: Bool)
     /// An ELF image loaded in the target.
@@ -10,4 +11,14 @@ enum WireEvent: Equatable {
     case allocated(typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64)
     /// A tracked instance was deallocated.
     case deallocated(typeID: UInt32, object: UInt64, sequence: UInt64)
+}
+
+/// Where a type's budget came from, as the target recorded it.
+enum WireBudget: Equatable {
+    /// Declared in code: the type's `max`.
+    case code
+    /// The budget pattern at this position of LEAK_AUDIT_WATCH.
+    case pattern(index: Int)
+    /// None: tracked for the census only.
+    case none
 }

@@ -91,8 +91,14 @@ struct JSONReportV1: Encodable {
         var truncated: Bool
         var frames: [Frame]
     }
+    struct Budget: Encodable {
+        var source: String
+        var pattern: String?
+        var origin: String?
+    }
     struct TrackedType: Encodable {
         var name: String
+        var budget: Budget
         var max: Int
         var peakLive: Int
         var liveAtExit: Int
@@ -101,11 +107,36 @@ struct JSONReportV1: Encodable {
         var allocations: [Allocation]
     }
 
+    struct CensusEntry: Encodable {
+        var name: String
+        var liveAtExit: Int
+        var `internal`: Bool
+        var allocations: [Allocation]
+    }
+    struct Census: Encodable {
+        var types: [CensusEntry]
+        var foldedTypes: Int
+        var foldedInstances: Int
+    }
+
     var schemaVersion = JSONReportRenderer.schemaVersion
     var tool: Tool
     var target: Target
     var summary: Summary
     var types: [TrackedType]
+    var census: Census?
+
+    enum CodingKeys: String, CodingKey { case schemaVersion, tool, target, summary, types, census }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(schemaVersion, forKey: .schemaVersion)
+        try container.encode(tool, forKey: .tool)
+        try container.encode(target, forKey: .target)
+        try container.encode(summary, forKey: .summary)
+        try container.encode(types, forKey: .types)
+        try container.encode(census, forKey: .census)  // null without --census
+    }
 
     init(_ report: AuditReport) {
         tool = Tool(name: report.tool.name, version: report.tool.version)
@@ -119,6 +150,7 @@ struct JSONReportV1: Encodable {
             case .neverAttached: "neverAttached"
             case .staticRuntime: "staticRuntime"
             case .recordFormatMismatch: "recordFormatMismatch"
+            case .notSwift: "notSwift"
             case nil: nil
             }
         target = Target(
@@ -141,14 +173,27 @@ struct JSONReportV1: Encodable {
             tornRecords: report.tornRecords,
             warnings: report.warnings
         )
+        func allocations(_ groups: [AuditReport.AllocationGroup]) -> [Allocation] {
+            groups.map { Allocation(count: $0.count, truncated: $0.truncated, frames: $0.frames.map(Frame.init)) }
+        }
         types = report.types.map { type in
-            TrackedType(
-                name: type.name, max: type.max, peakLive: type.peakLive, liveAtExit: type.liveAtExit,
-                allocatedTotal: type.allocatedTotal, exceeded: type.exceeded,
-                allocations: type.allocations.map { group in
-                    Allocation(count: group.count, truncated: group.truncated, frames: group.frames.map(Frame.init))
+            let budget: Budget =
+                switch type.budget {
+                case .code: Budget(source: "code")
+                case .pattern(let pattern): Budget(source: "pattern", pattern: pattern.description, origin: pattern.origin)
                 }
-            )
+            return TrackedType(
+                name: type.name, budget: budget, max: type.max, peakLive: type.peakLive, liveAtExit: type.liveAtExit,
+                allocatedTotal: type.allocatedTotal, exceeded: type.exceeded, allocations: allocations(type.allocations))
+        }
+        census = report.census.map { census in
+            Census(
+                types: census.entries.map {
+                    CensusEntry(
+                        name: $0.name, liveAtExit: $0.liveAtExit, internal: $0.isInternal,
+                        allocations: allocations($0.allocations))
+                },
+                foldedTypes: census.foldedTypes, foldedInstances: census.foldedInstances)
         }
     }
 }

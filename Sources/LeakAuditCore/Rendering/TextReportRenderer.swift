@@ -28,10 +28,14 @@ public struct TextReportRenderer: ReportRenderer {
             lines.append("leak-audit: '\(target)' links a LeakMonitor that writes another record format than this")
             lines.append("  leak-audit (\(leakAuditVersion)) reads; build it against the same leak-audit release.")
         case .staticRuntime:
-            lines.append("leak-audit: '\(target)' links the Swift runtime statically (-static-stdlib), so deallocations")
-            lines.append("  cannot be observed and live counts would be wrong; rebuild it without -static-stdlib.")
+            lines.append("leak-audit: '\(target)' links the Swift runtime statically (-static-stdlib), so allocations and")
+            lines.append("  deallocations cannot be observed and live counts would be wrong; rebuild it without -static-stdlib.")
+        case .notSwift:
+            lines.append("leak-audit: '\(target)' is not a Swift program: leak-audit watches Swift class instances,")
+            lines.append("  and this file has none (it \(report.target.outcome.phrase)).")
         case nil:
             lines.append(contentsOf: renderTypes(report))
+            if let census = report.census { lines.append(contentsOf: renderCensus(census)) }
         }
         for warning in report.warnings { lines.append("warning: \(warning)") }
         // Slots reserved by a writer that then found leak-audit gone stay empty too: with drops, the
@@ -43,25 +47,40 @@ public struct TextReportRenderer: ReportRenderer {
         return lines.joined(separator: "\n") + "\n"
     }
 
+    /// `max 1`, or `max 1 from 'App.*ViewModel=1' (--budget)` for a pattern's budget.
+    private func budget(_ type: AuditReport.TrackedType) -> String {
+        switch type.budget {
+        case .code: "max \(type.max)"
+        case .pattern(let pattern):
+            "max \(type.max) from '\(Self.escaped(pattern.description))' (\(Self.escaped(pattern.origin)))"
+        }
+    }
+
+    private func renderGroups(_ groups: [AuditReport.AllocationGroup], indent: String) -> [String] {
+        var lines: [String] = []
+        for group in groups {
+            lines.append("\(indent)\(group.count) × allocated at")
+            if group.frames.isEmpty { lines.append("\(indent)    (no stack recorded)") }
+            let shown = readableFrames(group.frames)
+            for frame in shown { lines.append("\(indent)    " + describe(frame)) }
+            let hidden = group.frames.count - shown.count
+            if hidden > 0 {
+                lines.append("\(indent)    … \(hidden) more frames in libraries and compiler thunks (--format json lists them)")
+            }
+            if group.truncated { lines.append("\(indent)    … (deeper frames not recorded)") }
+        }
+        return lines
+    }
+
     private func renderTypes(_ report: AuditReport) -> [String] {
         var lines: [String] = []
         for type in report.types where type.exceeded {
             lines.append("")
             lines.append(
-                "EXCEEDED \(Self.escaped(type.name)): max \(type.max), peak \(type.peakLive), alive at exit \(type.liveAtExit)")
+                "EXCEEDED \(Self.escaped(type.name)): \(budget(type)), peak \(type.peakLive), alive at exit \(type.liveAtExit)")
             let surplus = type.peakLive.subtractingReportingOverflow(type.max).partialValue
             lines.append("  \(type.peakLive) alive at the peak (\(surplus) over budget), allocated at:")
-            for group in type.allocations {
-                lines.append("  \(group.count) × allocated at")
-                if group.frames.isEmpty { lines.append("      (no stack recorded)") }
-                let shown = readableFrames(group.frames)
-                for frame in shown { lines.append("      " + describe(frame)) }
-                let hidden = group.frames.count - shown.count
-                if hidden > 0 {
-                    lines.append("      … \(hidden) more frames in libraries and compiler thunks (--format json lists them)")
-                }
-                if group.truncated { lines.append("      … (deeper frames not recorded)") }
-            }
+            lines.append(contentsOf: renderGroups(type.allocations, indent: "  "))
         }
         let within = report.types.filter { !$0.exceeded }
         if !within.isEmpty {
@@ -69,7 +88,29 @@ public struct TextReportRenderer: ReportRenderer {
             lines.append("within budget:")
             for type in within {
                 lines.append(
-                    "  ok \(Self.escaped(type.name)): max \(type.max), peak \(type.peakLive), alive at exit \(type.liveAtExit)")
+                    "  ok \(Self.escaped(type.name)): \(budget(type)), peak \(type.peakLive), alive at exit \(type.liveAtExit)")
+            }
+        }
+        lines.append("")
+        return lines
+    }
+
+    /// Stacks shown per census entry in text; JSON has them all.
+    static let censusStacksShown = 3
+
+    private func renderCensus(_ census: AuditReport.Census) -> [String] {
+        let instances = census.entries.reduce(0) { $0 + $1.liveAtExit }
+        var heading = "census: \(instances) instances of \(census.entries.count) types alive at exit"
+        if census.foldedTypes > 0 {
+            heading +=
+                " (\(census.foldedInstances) instances of \(census.foldedTypes) runtime and Foundation types folded; --census-all shows them)"
+        }
+        var lines = [heading]
+        for entry in census.entries {
+            lines.append("  \(entry.liveAtExit) \(Self.escaped(entry.name))")
+            lines.append(contentsOf: renderGroups(Array(entry.allocations.prefix(Self.censusStacksShown)), indent: "    "))
+            if entry.allocations.count > Self.censusStacksShown {
+                lines.append("    … \(entry.allocations.count - Self.censusStacksShown) more stacks (--format json lists them)")
             }
         }
         lines.append("")

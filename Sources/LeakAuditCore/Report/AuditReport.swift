@@ -34,10 +34,21 @@ public struct AuditReport: Sendable {
         public var truncated: Bool
     }
 
-    /// One dynamic type that passed through `MemoryLeakMonitor.validate`.
+    /// Where a type's budget came from.
+    public enum BudgetOrigin: Sendable, Hashable {
+        /// The type's `max`, declared in code (it conforms to MemoryLeakMonitorable).
+        case code
+        /// A budget pattern that matched the type's name.
+        case pattern(BudgetPattern)
+    }
+
+    /// One dynamic type with a budget: it passed through `MemoryLeakMonitor.validate`, or its name
+    /// matched a budget pattern.
     public struct TrackedType: Sendable, Hashable {
         /// Its report name.
         public var name: String
+        /// Where its budget came from.
+        public var budget: BudgetOrigin = .code
         /// Its budget.
         public var max: Int
         /// The most instances alive at once.
@@ -53,6 +64,29 @@ public struct AuditReport: Sendable {
         public var allocations: [AllocationGroup]
     }
 
+    /// One class type still alive when the target exited.
+    public struct CensusEntry: Sendable, Hashable {
+        /// Its fully qualified name.
+        public var name: String
+        /// Instances alive at exit.
+        public var liveAtExit: Int
+        /// True for a type of the Swift runtime, Foundation, XCTest or another toolchain library,
+        /// which the user cannot act on.
+        public var isInternal: Bool
+        /// The survivors grouped by allocation stack, most first.
+        public var allocations: [AllocationGroup]
+    }
+
+    /// The class types alive at exit (`--census`), most instances first.
+    public struct Census: Sendable, Hashable {
+        /// The entries shown: every type, or only those that are not internal.
+        public var entries: [CensusEntry]
+        /// Internal types left out of `entries` (0 when they are shown).
+        public var foldedTypes: Int
+        /// Their instances.
+        public var foldedInstances: Int
+    }
+
     /// Why the report cannot vouch for the target.
     public enum NotAuditedReason: Sendable, Hashable {
         /// The target never mapped the record channel.
@@ -61,6 +95,8 @@ public struct AuditReport: Sendable {
         case staticRuntime
         /// The target's LeakMonitor writes another record format version than this leak-audit reads.
         case recordFormatMismatch
+        /// The target has no Swift code: there are no class instances to watch.
+        case notSwift
     }
 
     /// The tool.
@@ -71,6 +107,8 @@ public struct AuditReport: Sendable {
     public var notAudited: NotAuditedReason?
     /// Every tracked type: exceeded ones first, then by name.
     public var types: [TrackedType]
+    /// The census, when it was asked for; it informs and gates nothing.
+    public var census: Census? = nil
     /// Records the target could not write because the channel was full.
     public var droppedRecords: UInt64
     /// Records torn by the target's death or damaged.

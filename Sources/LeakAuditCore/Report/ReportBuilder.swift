@@ -4,8 +4,8 @@ struct ReportBuilder {
     var toolVersion: String
 
     func build(from run: RecordedRun) -> AuditReport {
-        let perProcess = run.ledgers.sorted { $0.key < $1.key }.flatMap { _, ledger in trackedTypes(of: ledger) }
-        let types = Self.mergedByName(perProcess)
+        let processes = run.ledgers.sorted { $0.key < $1.key }.map { _, ledger in report(of: ledger, watch: run.request.watch) }
+        let types = Self.mergedByName(processes.flatMap(\.types))
             .sorted { ($0.exceeded ? 0 : 1, $0.name) < ($1.exceeded ? 0 : 1, $1.name) }
         let inconsistentEvents = run.ledgers.values.reduce(0) { $0 + $1.inconsistentEvents }
 
@@ -27,16 +27,38 @@ struct ReportBuilder {
         if inconsistentEvents > 0 {
             warnings.append("\(inconsistentEvents) records referred to unknown types or instances")
         }
+        for budget in run.request.watch.budgets where !types.contains(where: { $0.budget == .pattern(budget) }) {
+            warnings.append("budget '\(budget.description)' (\(budget.origin)) matched no type that was allocated")
+        }
 
         let notAudited: AuditReport.NotAuditedReason?
         if run.recordFormatMismatch && !run.attached {
             notAudited = .recordFormatMismatch
+        } else if !run.attached, run.request.watch.watchesAllocations {
+            // Watched without LeakMonitor: nothing attaching means nothing matched, unless the
+            // file says allocations could not be seen at all.
+            switch run.targetKind {
+            case .staticSwift: notAudited = .staticRuntime
+            case .notSwift: notAudited = .notSwift
+            default: notAudited = nil
+            }
         } else if !run.attached {
             notAudited = .neverAttached
         } else if run.staticRuntime {
             notAudited = .staticRuntime
         } else {
             notAudited = nil
+        }
+
+        var census: AuditReport.Census?
+        if run.request.watch.census {
+            let entries = Self.mergedCensus(processes.flatMap(\.census))
+            let shown = run.request.watch.censusShowsInternals ? entries : entries.filter { !$0.isInternal }
+            let folded = entries.filter(\.isInternal)
+            census = AuditReport.Census(
+                entries: shown,
+                foldedTypes: run.request.watch.censusShowsInternals ? 0 : folded.count,
+                foldedInstances: run.request.watch.censusShowsInternals ? 0 : folded.reduce(0) { $0 + $1.liveAtExit })
         }
         return AuditReport(
             tool: .init(name: "leak-audit", version: toolVersion),
@@ -45,14 +67,17 @@ struct ReportBuilder {
                 attachedProcesses: run.attachedProcesses, outcome: run.outcome),
             notAudited: notAudited,
             types: types,
+            census: census,
             droppedRecords: run.droppedRecords,
             tornRecords: run.tornSlots,
             warnings: warnings
         )
     }
 
-    /// The tracked types of one process, with symbolized stacks for those over budget.
-    private func trackedTypes(of ledger: LifetimeLedger) -> [AuditReport.TrackedType] {
+    /// One process's tracked types (with symbolized stacks for those over budget) and census.
+    private func report(of ledger: LifetimeLedger, watch: WatchOptions) -> (
+        types: [AuditReport.TrackedType], census: [AuditReport.CensusEntry]
+    ) {
         let symbolizer = Symbolizer(modules: ledger.modules)
         var resolved: [UInt64: [SymbolizedFrame]] = [:]
         func frames(ofStack stackID: UInt32) -> [SymbolizedFrame] {
@@ -64,20 +89,70 @@ struct ReportBuilder {
             }
             return Array(symbolized.drop(while: Self.isMonitorFrame))
         }
-        return ledger.types.values.map { type in
-            var tracked = AuditReport.TrackedType(
-                name: type.name, max: type.max, peakLive: type.peak, liveAtExit: type.live.count,
-                allocatedTotal: type.allocated, allocations: [])
-            if tracked.exceeded {
-                var counts: [UInt32: Int] = [:]
-                for stackID in LifetimeLedger.stacksAliveAtPeak(of: type) { counts[stackID, default: 0] += 1 }
-                tracked.allocations = counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { stackID, count in
-                    AuditReport.AllocationGroup(
-                        count: count, frames: frames(ofStack: stackID), truncated: ledger.truncatedStacks.contains(stackID))
-                }
+        func groups(_ stackIDs: [UInt32]) -> [AuditReport.AllocationGroup] {
+            var counts: [UInt32: Int] = [:]
+            for stackID in stackIDs { counts[stackID, default: 0] += 1 }
+            return counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { stackID, count in
+                AuditReport.AllocationGroup(
+                    count: count, frames: frames(ofStack: stackID), truncated: ledger.truncatedStacks.contains(stackID))
             }
-            return tracked
         }
+
+        var types: [AuditReport.TrackedType] = []
+        var census: [AuditReport.CensusEntry] = []
+        for type in ledger.types.values {
+            let budget: AuditReport.BudgetOrigin?
+            switch type.budget {
+            case .code: budget = .code
+            case .pattern(let index): budget = watch.budgets.indices.contains(index) ? .pattern(watch.budgets[index]) : .code
+            case .none: budget = nil
+            }
+            if let budget {
+                var tracked = AuditReport.TrackedType(
+                    name: type.name, budget: budget, max: type.max, peakLive: type.peak, liveAtExit: type.live.count,
+                    allocatedTotal: type.allocated, allocations: [])
+                if tracked.exceeded { tracked.allocations = groups(LifetimeLedger.stacksAliveAtPeak(of: type)) }
+                types.append(tracked)
+            }
+            if watch.census && !type.live.isEmpty {
+                let isInternal = Self.isInternalType(type.name)
+                census.append(
+                    AuditReport.CensusEntry(
+                        name: type.name, liveAtExit: type.live.count, isInternal: isInternal,
+                        // Stacks are symbolized only for what the report shows.
+                        allocations: isInternal && !watch.censusShowsInternals ? [] : groups(type.live.values.map(\.stackID))))
+            }
+        }
+        return (types, census)
+    }
+
+    /// Census entries of several processes, one per name, most instances first.
+    static func mergedCensus(_ entries: [AuditReport.CensusEntry]) -> [AuditReport.CensusEntry] {
+        var merged: [String: AuditReport.CensusEntry] = [:]
+        for entry in entries {
+            if var existing = merged[entry.name] {
+                existing.liveAtExit += entry.liveAtExit
+                existing.allocations = mergedGroups(existing.allocations + entry.allocations)
+                merged[entry.name] = existing
+            } else {
+                merged[entry.name] = entry
+            }
+        }
+        return merged.values.sorted { ($0.liveAtExit, $1.name) > ($1.liveAtExit, $0.name) }
+    }
+
+    /// Modules of the toolchain whose types users cannot act on.
+    static let internalModules: Set<String> = [
+        "Swift", "_Concurrency", "_StringProcessing", "_RegexParser", "Foundation", "FoundationEssentials",
+        "FoundationInternationalization", "FoundationNetworking", "FoundationXML", "CoreFoundation", "XCTest",
+        "Testing", "_Testing_Foundation", "Dispatch", "Synchronization", "Observation", "Distributed", "RegexBuilder",
+        "__C", "_SwiftConcurrencyShims",
+    ]
+
+    /// True for a type of the Swift runtime, Foundation, XCTest or another toolchain library.
+    static func isInternalType(_ name: String) -> Bool {
+        let module = name.prefix { $0 != "." && $0 != "<" }
+        return internalModules.contains(String(module)) || module.hasPrefix("_")
     }
 
     /// One entry per type name across processes. A budget holds within each process, so the entry

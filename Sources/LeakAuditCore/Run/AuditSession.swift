@@ -10,11 +10,14 @@ public struct AuditRequest: Sendable {
     public var target: String
     /// Arguments passed to it unchanged.
     public var arguments: [String]
+    /// Budget patterns and the census, for types that never opted in.
+    public var watch: WatchOptions
 
     /// Creates a request.
-    public init(target: String, arguments: [String]) {
+    public init(target: String, arguments: [String], watch: WatchOptions = WatchOptions()) {
         self.target = target
         self.arguments = arguments
+        self.watch = watch
     }
 }
 
@@ -34,6 +37,8 @@ struct RecordedRun {
     var stackTableFull: Bool
     var typeTableFull = false
     var tooManyProcesses = false
+    /// What the target's file says, when allocations were watched.
+    var targetKind: TargetKind? = nil
 }
 
 /// Runs the target to completion with the channel attached, decoding records as they arrive.
@@ -44,11 +49,21 @@ func recordRun(_ request: AuditRequest) throws(LeakAuditError) -> RecordedRun {
     let requestedSlots = getenv("LEAK_AUDIT_CHANNEL_SLOTS").flatMap { UInt64(String(cString: $0)) }
     let slots = requestedSlots.map { Swift.min(Swift.max($0, 64), 1 << 26) } ?? RecordChannel.defaultSlotCapacity
     let channel = try RecordChannel(slotCapacity: slots)
+    var environment = [RecordChannel.environmentVariable: channel.environmentValue]
+    var targetKind: TargetKind?
+    if request.watch.watchesAllocations {
+        // Types that never opted in are watched from a preloaded copy of the shim.
+        let preload = try preloadLibraryPath()
+        let existing = getenv("LD_PRELOAD").map { String(cString: $0) } ?? ""
+        environment["LD_PRELOAD"] = existing.isEmpty ? preload : "\(preload):\(existing)"
+        environment[String(cString: LA_WIRE_ENV_WATCH)] = request.watch.environmentValue(targetPath: realPath(path))
+        targetKind = TargetKind.inspect(path: path)
+    }
     let process = try TargetProcess.spawn(
         executablePath: path,
         displayName: request.target,
         arguments: request.arguments,
-        extraEnvironment: [RecordChannel.environmentVariable: channel.environmentValue]
+        extraEnvironment: environment
     )
     var decoder = RecordDecoder()
     var ledgers: [UInt8: LifetimeLedger] = [:]
@@ -77,6 +92,23 @@ func recordRun(_ request: AuditRequest) throws(LeakAuditError) -> RecordedRun {
         tornSlots: decoder.tornSlots,
         stackTableFull: flags & UInt32(LA_FLAG_STACK_TABLE_FULL) != 0,
         typeTableFull: flags & UInt32(LA_FLAG_TYPE_TABLE_FULL) != 0,
-        tooManyProcesses: flags & UInt32(LA_FLAG_TOO_MANY_PROCESSES) != 0
+        tooManyProcesses: flags & UInt32(LA_FLAG_TOO_MANY_PROCESSES) != 0,
+        targetKind: targetKind
     )
+}
+
+/// libLeakAuditPreload.so, built next to the leak-audit executable.
+func preloadLibraryPath() throws(LeakAuditError) -> String {
+    let executable = realPath("/proc/self/exe")
+    let directory = executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+    let path = directory + "/libLeakAuditPreload.so"
+    guard access(path, R_OK) == 0 else { throw .preloadLibraryMissing(path: path) }
+    return path
+}
+
+/// The absolute, symlink-free form of `path`, or `path` itself when it cannot be resolved.
+func realPath(_ path: String) -> String {
+    guard let resolved = realpath(path, nil) else { return path }
+    defer { free(resolved) }
+    return String(cString: resolved)
 }

@@ -87,7 +87,9 @@ enum {
 
 /// Blob kinds, carried in a blob head's tag.
 enum {
-    /// A tracked type: id = type id; w3 = max (int64); payload = UTF-8 report name.
+    /// A tracked type: id = type id; w3 = max (int64); payload = la_wire_type followed by the UTF-8
+    /// report name. A type may be defined again with the same id when its budget's source changes
+    /// (a pattern's type whose code then calls validate): the later definition wins.
     LA_BLOB_TYPE = 1,
     /// An allocation stack: id = stack id; w3 = 1 if truncated; payload = uint64 return
     /// addresses, innermost first.
@@ -96,6 +98,27 @@ enum {
     /// by the build-id bytes and the UTF-8 path.
     LA_BLOB_MODULE = 3,
 };
+
+/// Where a type's budget comes from.
+enum {
+    /// The type's `max`, declared in code (MemoryLeakMonitorable).
+    LA_BUDGET_CODE = 0,
+    /// A `--budget` or configuration pattern; la_wire_type.pattern_index says which.
+    LA_BUDGET_PATTERN = 1,
+    /// None: tracked for the census only.
+    LA_BUDGET_NONE = 2,
+};
+
+/// Fixed part of a type blob's payload.
+typedef struct la_wire_type {
+    uint32_t budget_source;  ///< LA_BUDGET_*.
+    uint32_t pattern_index;  ///< For LA_BUDGET_PATTERN: the pattern's position in LEAK_AUDIT_WATCH.
+} la_wire_type;
+
+/// The environment variable with what to watch besides instrumented types, one item per line:
+/// `budget <max> <pattern>` (a type name where `*` matches any run of characters and `?` one), and
+/// `census <path>` (census every class in the process whose executable is <path>, or any .xctest).
+#define LA_WIRE_ENV_WATCH "LEAK_AUDIT_WATCH"
 
 /// Fixed part of a module blob's payload.
 typedef struct la_wire_module {

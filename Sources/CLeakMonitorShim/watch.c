@@ -1,0 +1,160 @@
+// Watching types that never opted in: budget patterns and the census (LEAK_AUDIT_WATCH). The
+// allocation hook asks, once per class metadata, whether its type matches a pattern (or the census
+// takes every class here), registers it if so, and caches the answer in a lock-free table; after
+// that an allocation costs one probe of that table, and a tracked one the same as a validate.
+#include "shim_internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/// `*` matches any run of characters, `?` one; everything else itself. (Not fnmatch: `[` is
+/// common in type names, `[Swift.Int]`, and must match itself.)
+static bool la_glob_matches(const char *pattern, const char *text, size_t length) {
+    const char *star = NULL;
+    size_t star_text = 0, position = 0;
+    while (position < length) {
+        if (*pattern == '*') {
+            star = pattern++;
+            star_text = position;
+        } else if (*pattern != '\0' && (*pattern == '?' || *pattern == text[position])) {
+            pattern++;
+            position++;
+        } else if (star != NULL) {
+            pattern = star + 1;
+            position = ++star_text;
+        } else {
+            return false;
+        }
+    }
+    while (*pattern == '*') pattern++;
+    return *pattern == '\0';
+}
+
+/// True when this process's executable is `path`, or a test bundle.
+static bool la_is_census_process(const char *path, size_t path_length) {
+    char executable[PATH_MAX];
+    ssize_t length = readlink("/proc/self/exe", executable, sizeof executable - 1);
+    if (length <= 0) return false;
+    executable[length] = '\0';
+    if (length > 7 && strcmp(executable + length - 7, ".xctest") == 0) return true;
+    return path_length > 0 && (size_t)length == path_length && memcmp(executable, path, path_length) == 0;
+}
+
+void la_watch_parse_locked(la_process_state *state) {
+    if (state->watch_parsed) return;
+    state->watch_parsed = true;
+    const char *spec = getenv(LA_WIRE_ENV_WATCH);
+    if (spec == NULL) return;
+    int capacity = 0;
+    for (const char *line = spec; *line != '\0';) {
+        const char *end = strchr(line, '\n');
+        size_t length = end != NULL ? (size_t)(end - line) : strlen(line);
+        if (length > 7 && strncmp(line, "budget ", 7) == 0) {
+            char *after = NULL;
+            errno = 0;
+            long long max = strtoll(line + 7, &after, 10);
+            if (errno == 0 && after != line + 7 && *after == ' ' && after < line + length) {
+                if (state->budget_pattern_count == capacity) {
+                    capacity = capacity == 0 ? 8 : capacity * 2;
+                    la_budget_pattern *grown = realloc(state->budget_patterns, (size_t)capacity * sizeof *grown);
+                    if (grown == NULL) return;
+                    state->budget_patterns = grown;
+                }
+                size_t pattern_length = (size_t)(line + length - (after + 1));
+                char *pattern = strndup(after + 1, pattern_length);
+                if (pattern == NULL) return;
+                state->budget_patterns[state->budget_pattern_count++] =
+                    (la_budget_pattern){.pattern = pattern, .max = max < 0 ? 0 : max};
+            }
+        } else if (length >= 6 && strncmp(line, "census", 6) == 0) {
+            const char *path = length > 7 ? line + 7 : "";
+            state->census = la_is_census_process(path, length > 7 ? length - 7 : 0);
+        }
+        line = end != NULL ? end + 1 : line + length;
+    }
+    state->watch_allocations = state->budget_pattern_count > 0 || state->census;
+}
+
+typedef struct la_type_name_pair {
+    const char *data;
+    uintptr_t length;
+} la_type_name_pair;
+
+/// Decides, under the slow lock, whether allocations of `metadata` are tracked; returns the type
+/// id, or -1. A type whose budget is declared in code is left to validate.
+static int32_t la_watch_decide_locked(la_process_state *state, const void *metadata) {
+    int32_t existing = la_type_lookup_in(state, metadata);
+    if (existing >= 0) {
+        uint32_t source = __atomic_load_n(&state->types[existing].budget_source, __ATOMIC_ACQUIRE);
+        return source == LA_BUDGET_CODE ? -1 : existing;
+    }
+    // Class metadata: kind 0 without Objective-C interop, an isa pointer with it. Boxes, closure
+    // contexts and other heap objects have small non-zero kinds and no type name to give.
+    uintptr_t kind = *(const uintptr_t *)metadata;
+    if (kind != 0 && kind <= 0x7FF) return -1;
+    static la_type_name_pair (*get_type_name)(const void *, bool);
+    if (get_type_name == NULL) get_type_name = (la_type_name_pair(*)(const void *, bool))dlsym(RTLD_DEFAULT, "swift_getTypeName");
+    if (get_type_name == NULL) return -1;
+    la_type_name_pair name = get_type_name(metadata, true);
+    if (name.data == NULL) return -1;
+    for (int index = 0; index < state->budget_pattern_count; index++) {
+        const la_budget_pattern *pattern = &state->budget_patterns[index];
+        if (la_glob_matches(pattern->pattern, name.data, name.length)) {
+            return la_type_register_locked(state, metadata, name.data, name.length, pattern->max, LA_BUDGET_PATTERN,
+                                           (uint32_t)index);
+        }
+    }
+    if (state->census) {
+        return la_type_register_locked(state, metadata, name.data, name.length, INT64_MAX, LA_BUDGET_NONE, 0);
+    }
+    return -1;
+}
+
+static inline uint32_t la_decision_slot(const void *metadata) {
+    return (uint32_t)(((uintptr_t)metadata >> 4) * 0x9E3779B97F4A7C15ull >> 40) & (LA_ALLOC_DECISIONS - 1);
+}
+
+/// The cached decision for `metadata`, or -2 when there is none yet.
+static int32_t la_watch_cached(const la_process_state *state, const void *metadata) {
+    for (uint32_t index = la_decision_slot(metadata);; index = (index + 1) & (LA_ALLOC_DECISIONS - 1)) {
+        const void *seen = __atomic_load_n(&state->alloc_decisions[index].metadata, __ATOMIC_ACQUIRE);
+        if (seen == NULL) return -2;
+        if (seen == metadata) return state->alloc_decisions[index].type_id;
+    }
+}
+
+static __thread bool la_in_watch_slow_path;
+
+void la_watch_on_alloc(const void *object, const void *metadata, const void *entry_frame) {
+    la_process_state *state = la_state();
+    int32_t type_id = la_watch_cached(state, metadata);
+    if (__builtin_expect(type_id == -1, 1)) return;
+    if (type_id == -2) {
+        // The runtime may allocate while naming a type: those allocations are not ours to judge.
+        if (la_in_watch_slow_path) return;
+        la_in_watch_slow_path = true;
+        pthread_mutex_lock(&state->slow_lock);
+        type_id = la_watch_cached(state, metadata);
+        if (type_id == -2) {
+            type_id = la_watch_decide_locked(state, metadata);
+            // A full table stops caching (three quarters keeps probes short): decisions are made
+            // again each time, which is slow but still right.
+            if (state->alloc_decision_count < LA_ALLOC_DECISIONS / 4 * 3) {
+                uint32_t index = la_decision_slot(metadata);
+                while (state->alloc_decisions[index].metadata != NULL) index = (index + 1) & (LA_ALLOC_DECISIONS - 1);
+                state->alloc_decisions[index].type_id = type_id;
+                __atomic_store_n(&state->alloc_decisions[index].metadata, metadata, __ATOMIC_RELEASE);
+                state->alloc_decision_count++;
+            }
+        }
+        pthread_mutex_unlock(&state->slow_lock);
+        la_in_watch_slow_path = false;
+        if (type_id < 0) return;
+    }
+    int64_t live = 0;
+    la_registry_track(state, object, type_id, entry_frame, &live);
+}

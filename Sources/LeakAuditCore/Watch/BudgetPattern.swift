@@ -1,0 +1,60 @@
+import Foundation
+
+/// A budget for the types whose fully qualified names match a pattern, for types that never
+/// opted in through LeakMonitor. A type's `max` declared in code wins over any pattern.
+public struct BudgetPattern: Sendable, Hashable {
+    /// A fully qualified type name where `*` matches any run of characters and `?` one character
+    /// (`App.*ViewModel`, `App.Box<*>`); everything else, `[` and `<` included, matches itself.
+    public var pattern: String
+    /// The most instances of each matching type that may be alive at once.
+    public var max: Int
+    /// Where the pattern was given: `--budget` or a configuration file's path.
+    public var origin: String
+
+    /// Creates a budget pattern.
+    public init(pattern: String, max: Int, origin: String) {
+        self.pattern = pattern
+        self.max = max
+        self.origin = origin
+    }
+
+    /// Parses `PATTERN=N`, splitting at the last `=` (type names never contain one).
+    public init(parsing text: String, origin: String) throws(ConfigurationError) {
+        guard let equals = text.lastIndex(of: "="), let max = Int(text[text.index(after: equals)...]), max >= 0 else {
+            throw .invalidBudget(text: text, origin: origin)
+        }
+        let pattern = String(text[..<equals]).trimmingCharacters(in: .whitespaces)
+        guard !pattern.isEmpty, !pattern.contains("\n") else { throw .invalidBudget(text: text, origin: origin) }
+        self.init(pattern: pattern, max: max, origin: origin)
+    }
+
+    /// `App.*ViewModel=1`, as given.
+    public var description: String { "\(pattern)=\(max)" }
+}
+
+/// What leak-audit watches besides the types that opted in through LeakMonitor.
+public struct WatchOptions: Sendable, Hashable {
+    /// Budgets by type pattern, in order: the first that matches a type gives its budget.
+    public var budgets: [BudgetPattern]
+    /// List the class types still alive when the target exits.
+    public var census: Bool
+    /// Show runtime and Foundation internals in the census instead of folding them.
+    public var censusShowsInternals: Bool
+
+    /// Creates watch options; the default watches nothing more.
+    public init(budgets: [BudgetPattern] = [], census: Bool = false, censusShowsInternals: Bool = false) {
+        self.budgets = budgets
+        self.census = census
+        self.censusShowsInternals = censusShowsInternals
+    }
+
+    /// True when the target's allocations must be watched (LD_PRELOAD).
+    var watchesAllocations: Bool { !budgets.isEmpty || census }
+
+    /// LEAK_AUDIT_WATCH's value (see leak_audit_wire.h): one item per line.
+    func environmentValue(targetPath: String) -> String {
+        var lines = budgets.map { "budget \($0.max) \($0.pattern)" }
+        if census { lines.append("census \(targetPath)") }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+
+/// A configuration file (`--config FILE`, or `.leak-audit.json` in the working directory),
+/// format version 1, described in docs/configuration.md:
+///
+/// ```json
+/// {"version": 1, "budgets": [{"type": "App.*ViewModel", "max": 1}], "census": false}
+/// ```
+public struct Configuration: Sendable, Hashable {
+    /// The file name read from the working directory when present.
+    public static let defaultFileName = ".leak-audit.json"
+    /// The format version this leak-audit reads.
+    public static let version = 1
+
+    /// Budgets by type pattern, in file order.
+    public var budgets: [BudgetPattern]
+    /// Whether to take the census, when the command line does not say.
+    public var census: Bool?
+
+    /// Reads and validates a configuration file.
+    public static func load(path: String) throws(ConfigurationError) -> Configuration {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw .unreadable(path: path, reason: (error as NSError).localizedDescription)
+        }
+        let file: ConfigurationFileV1
+        do {
+            file = try JSONDecoder().decode(ConfigurationFileV1.self, from: data)
+        } catch let DecodingError.keyNotFound(key, _) {
+            throw .invalid(path: path, reason: "missing \"\(key.stringValue)\"")
+        } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
+            let where_ = context.codingPath.map(\.stringValue).joined(separator: ".")
+            throw .invalid(path: path, reason: "wrong type at \"\(where_)\"")
+        } catch {
+            throw .invalid(path: path, reason: "not valid JSON")
+        }
+        guard file.version == version else { throw .unsupportedVersion(path: path, version: file.version) }
+        var budgets: [BudgetPattern] = []
+        for entry in file.budgets ?? [] {
+            guard !entry.type.isEmpty, !entry.type.contains("\n"), entry.max >= 0 else {
+                throw .invalidBudget(text: "\(entry.type)=\(entry.max)", origin: path)
+            }
+            budgets.append(BudgetPattern(pattern: entry.type, max: entry.max, origin: path))
+        }
+        return Configuration(budgets: budgets, census: file.census)
+    }
+}
+
+/// The file's wire form, version 1: separate from `Configuration` so that the format is stable.
+struct ConfigurationFileV1: Decodable {
+    struct Budget: Decodable {
+        var type: String
+        var max: Int
+    }
+    var version: Int
+    var budgets: [Budget]?
+    var census: Bool?
+}
+
+/// A configuration problem; leak-audit exits 64 with the description.
+public enum ConfigurationError: Error, Equatable, CustomStringConvertible {
+    /// The file could not be read.
+    case unreadable(path: String, reason: String)
+    /// The file is not a valid configuration.
+    case invalid(path: String, reason: String)
+    /// The file declares a format version this leak-audit does not read.
+    case unsupportedVersion(path: String, version: Int)
+    /// A budget is not `PATTERN=N` with N ≥ 0.
+    case invalidBudget(text: String, origin: String)
+
+    /// One line naming the file or value and what to do.
+    public var description: String {
+        switch self {
+        case .unreadable(let path, let reason):
+            "cannot read configuration '\(path)': \(reason.lowercased())"
+        case .invalid(let path, let reason):
+            "configuration '\(path)' is invalid: \(reason); see docs/configuration.md"
+        case .unsupportedVersion(let path, let version):
+            "configuration '\(path)' has version \(version); this leak-audit reads version \(Configuration.version)"
+        case .invalidBudget(let text, let origin):
+            "budget '\(text)' (\(origin)) is not PATTERN=N with N a whole number ≥ 0, e.g. 'App.*ViewModel=1'"
+        }
+    }
+}

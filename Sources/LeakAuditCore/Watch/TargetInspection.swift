@@ -1,0 +1,71 @@
+import Foundation
+
+/// What the target's file says about whether leak-audit can watch it without LeakMonitor.
+enum TargetKind: Equatable {
+    /// An ELF program linking the Swift runtime dynamically: allocations can be watched.
+    case dynamicSwift
+    /// Swift code with the runtime linked in (`-static-stdlib`, `-static-executable`).
+    case staticSwift
+    /// An ELF file with no Swift code.
+    case notSwift
+    /// Not an ELF file (a script, say): its children decide.
+    case other
+
+    /// Reads the ELF headers of `path`: the dynamic section's DT_NEEDED names, and whether any
+    /// section is Swift metadata (`swift5_*`).
+    static func inspect(path: String) -> TargetKind {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return .other }
+        defer { try? handle.close() }
+        func read(_ offset: UInt64, _ count: Int) -> [UInt8]? {
+            guard (try? handle.seek(toOffset: offset)) != nil, let data = try? handle.read(upToCount: count),
+                data.count == count
+            else { return nil }
+            return [UInt8](data)
+        }
+        guard let header = read(0, 64), header[0...3] == [0x7F, 0x45, 0x4C, 0x46], header[4] == 2, header[5] == 1 else {
+            return .other  // not ELF, or not 64-bit little-endian
+        }
+        func u16(_ bytes: [UInt8], _ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
+        func u32(_ bytes: [UInt8], _ at: Int) -> UInt64 { (0..<4).reduce(0) { $0 | UInt64(bytes[at + $1]) << (8 * $1) } }
+        func u64(_ bytes: [UInt8], _ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(bytes[at + $1]) << (8 * $1) } }
+        let sectionOffset = u64(header, 0x28)
+        let sectionSize = u16(header, 0x3A)
+        let sectionCount = u16(header, 0x3C)
+        let namesIndex = u16(header, 0x3E)
+        guard sectionSize == 64, sectionCount > 0, sectionCount < 65_280, namesIndex < sectionCount,
+            let table = read(sectionOffset, sectionSize * sectionCount)
+        else { return .other }
+        struct Section {
+            var name: UInt64, type: UInt64, offset: UInt64, size: UInt64, link: Int
+        }
+        let sections = (0..<sectionCount).map { index -> Section in
+            let base = index * sectionSize
+            return Section(
+                name: u32(table, base), type: u32(table, base + 4), offset: u64(table, base + 0x18),
+                size: u64(table, base + 0x20), link: Int(u32(table, base + 0x28)))
+        }
+        func strings(_ section: Section) -> [UInt8]? {
+            section.size < 64 << 20 ? read(section.offset, Int(section.size)) : nil
+        }
+        func string(_ table: [UInt8], _ at: UInt64) -> String {
+            guard at < table.count else { return "" }
+            let bytes = table[Int(at)...].prefix { $0 != 0 }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        var hasSwift = false
+        if let names = strings(sections[namesIndex]) {
+            hasSwift = sections.contains { string(names, $0.name).hasPrefix("swift5_") }
+        }
+        var needsSwiftRuntime = false
+        for section in sections where section.type == 6 && section.link < sections.count {  // SHT_DYNAMIC
+            guard section.size < 1 << 20, let entries = read(section.offset, Int(section.size)),
+                let names = strings(sections[section.link])
+            else { continue }
+            for entry in stride(from: 0, to: entries.count - 15, by: 16) where u64(entries, entry) == 1 {  // DT_NEEDED
+                if string(names, u64(entries, entry + 8)).hasPrefix("libswiftCore.so") { needsSwiftRuntime = true }
+            }
+        }
+        if needsSwiftRuntime { return .dynamicSwift }
+        return hasSwift ? .staticSwift : .notSwift
+    }
+}
