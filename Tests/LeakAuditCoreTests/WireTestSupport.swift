@@ -139,7 +139,9 @@ final class ChannelWriter {
     @discardableResult
     func typeBlob(id: UInt32, name: String, max: Int64) -> UInt64 {
         // la_wire_type { budget_source = LA_BUDGET_CODE, pattern_index = 0 }, then the name.
-        blob(kind: Int(LA_BLOB_TYPE), id: UInt64(id), value: UInt64(bitPattern: max), payload: [UInt8](repeating: 0, count: 8) + Array(name.utf8))
+        blob(
+            kind: Int(LA_BLOB_TYPE), id: UInt64(id), value: UInt64(bitPattern: max),
+            payload: [UInt8](repeating: 0, count: 8) + Array(name.utf8))
     }
 
     @discardableResult

@@ -31,8 +31,8 @@ public struct Configuration: Sendable, Hashable {
         } catch let DecodingError.keyNotFound(key, _) {
             throw .invalid(path: path, reason: "missing \"\(key.stringValue)\"")
         } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
-            let where_ = context.codingPath.map(\.stringValue).joined(separator: ".")
-            throw .invalid(path: path, reason: "wrong type at \"\(where_)\"")
+            let location = context.codingPath.map(\.stringValue).joined(separator: ".")
+            throw .invalid(path: path, reason: "wrong type at \"\(location)\"")
         } catch {
             throw .invalid(path: path, reason: "not valid JSON")
         }
