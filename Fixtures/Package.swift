@@ -35,8 +35,10 @@ let package = Package(
         scenario("DynamicLibraryType", [.product(name: "WidgetKit", package: "WidgetKit"), leakMonitor]),
         // Allocation-heavy, for the benchmark.
         scenario("AllocationChurn"),
-        // Never links LeakMonitor: leak-audit must say it cannot audit it.
+        // Never link LeakMonitor: without budgets leak-audit must say it cannot audit them; with
+        // --budget or --census it watches their allocations.
         .executableTarget(name: "Uninstrumented"),
+        .executableTarget(name: "UninstrumentedGallery"),
         // An XCTest bundle: one leaky test and its clean twin.
         .testTarget(name: "ScreenTests", dependencies: [leakMonitor]),
     ],

@@ -54,8 +54,9 @@ enum Harness {
     }
 
     /// Runs a command to completion, capturing its output.
-    static func run(_ arguments: [String], environment: [String: String]? = nil) -> CommandResult {
+    static func run(_ arguments: [String], environment: [String: String]? = nil, directory: String? = nil) -> CommandResult {
         let process = Process()
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
         if let environment { process.environment = environment }
@@ -86,6 +87,8 @@ enum Harness {
         var jsonPath: String
 
         var types: [[String: Any]] { json["types"] as? [[String: Any]] ?? [] }
+        var census: [String: Any]? { json["census"] as? [String: Any] }
+        var censusTypes: [[String: Any]] { census?["types"] as? [[String: Any]] ?? [] }
         var target: [String: Any] { json["target"] as? [String: Any] ?? [:] }
 
         /// The tracked type whose name ends with `suffix`.
@@ -102,12 +105,14 @@ enum Harness {
 
     /// Runs `leak-audit run --format json --output TMP path arguments…` and parses the report.
     static func audit(
-        path: String, _ arguments: [String] = [], extraOptions: [String] = [], environment: [String: String] = [:]
+        path: String, _ arguments: [String] = [], extraOptions: [String] = [], environment: [String: String] = [:],
+        directory: String? = nil
     ) throws -> Audit {
         let jsonPath = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString).json").path
         let result = run(
             [leakAudit, "run", "--format", "json", "--output", jsonPath] + extraOptions + [path] + arguments,
-            environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 })
+            environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            directory: directory)
         let data = try Data(contentsOf: URL(fileURLWithPath: jsonPath))
         let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         try validateAgainstSchema(jsonPath)

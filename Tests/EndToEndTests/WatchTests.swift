@@ -1,0 +1,162 @@
+import Foundation
+import XCTest
+
+/// Auditing programs that never opted in: budgets by pattern, configuration files, the census, and
+/// the targets that cannot be watched.
+final class WatchTests: XCTestCase {
+    private let viewModels = "UninstrumentedGallery.*ViewModel=1"
+
+    private func temporaryDirectory() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    func testBudgetPatternFindsViewModelsOfAProgramWithoutLeakMonitor() throws {
+        let audit = try Harness.audit("UninstrumentedGallery", extraOptions: ["--budget", viewModels])
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        XCTAssertEqual(audit.target["attached"] as? Bool, true)
+        let model = try audit.type("UninstrumentedGallery.GalleryViewModel")
+        XCTAssertEqual(model.int("max"), 1)
+        XCTAssertEqual(model.int("peakLive"), 3)
+        XCTAssertEqual(model.int("liveAtExit"), 3)
+        XCTAssertEqual(
+            model["budget"] as? [String: String], ["source": "pattern", "pattern": viewModels, "origin": "--budget"])
+        let frames = try XCTUnwrap(model.allocations.first).frames
+        let line = try Harness.line(
+            of: "let model = GalleryViewModel(album: album)", inFixtureSource: "Sources/UninstrumentedGallery/main.swift")
+        XCTAssertTrue(
+            frames.contains { $0.string("function")?.contains("Navigator.show(") == true && $0.int("line") == line }, "\(frames)")
+        XCTAssertEqual(audit.types.count, 1, "ThumbnailLoader matches no pattern: \(audit.types.map { $0["name"] ?? "" })")
+        XCTAssertTrue(audit.stdout.contains("child process ran"), "a non-Swift child still runs: \(audit.stdout)")
+    }
+
+    func testBudgetPatternCleanTwin() throws {
+        let audit = try Harness.audit("UninstrumentedGallery", ["clean"], extraOptions: ["--budget", viewModels])
+        XCTAssertEqual(audit.status, 0, audit.stderr)
+        let model = try audit.type("UninstrumentedGallery.GalleryViewModel")
+        XCTAssertEqual(model.int("peakLive"), 1)
+        XCTAssertEqual(model.bool("exceeded"), false)
+        XCTAssertTrue(audit.stdout.contains("child process ran"))
+    }
+
+    func testConfigurationFileAndTheDefaultFileInTheWorkingDirectory() throws {
+        let directory = try temporaryDirectory()
+        let config = """
+            {"version": 1, "budgets": [{"type": "UninstrumentedGallery.GalleryViewModel", "max": 2}]}
+            """
+        let path = directory + "/.leak-audit.json"
+        try config.write(toFile: path, atomically: true, encoding: .utf8)
+
+        let explicit = try Harness.audit("UninstrumentedGallery", extraOptions: ["--config", path])
+        XCTAssertEqual(explicit.status, 1)
+        let model = try explicit.type(".GalleryViewModel")
+        XCTAssertEqual(model.int("max"), 2)
+        XCTAssertEqual((model["budget"] as? [String: String])?["origin"], path)
+
+        // Read from the working directory without --config.
+        let implicit = try Harness.audit(path: try Harness.fixture("UninstrumentedGallery"), directory: directory)
+        XCTAssertEqual(implicit.status, 1, implicit.stderr)
+        XCTAssertEqual((try implicit.type(".GalleryViewModel")["budget"] as? [String: String])?["origin"], ".leak-audit.json")
+    }
+
+    func testBadConfigurationAndBudgetsAreUsageErrors() throws {
+        let directory = try temporaryDirectory()
+        let target = try Harness.fixture("UninstrumentedGallery")
+        let cases: [(String, String)] = [
+            (#"{"version": 2, "budgets": []}"#, "has version 2; this leak-audit reads version 1"),
+            (#"{"budgets": []}"#, #"missing "version""#),
+            (#"{"version": 1, "budgets": [{"type": "A", "max": "one"}]}"#, "wrong type"),
+            ("not json", "not valid JSON"),
+        ]
+        for (text, expected) in cases {
+            let path = directory + "/config-\(UUID().uuidString).json"
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            let result = Harness.run([Harness.leakAudit, "run", "--config", path, target])
+            XCTAssertEqual(result.status, 64, text)
+            XCTAssertTrue(result.stderr.contains(path) && result.stderr.contains(expected), "\(text): \(result.stderr)")
+            XCTAssertFalse(result.stdout.contains("UninstrumentedGallery"), "the target did not run")
+        }
+        for budget in ["NoEquals", "A=-1", "A=x", "=3"] {
+            let result = Harness.run([Harness.leakAudit, "run", "--budget", budget, target])
+            XCTAssertEqual(result.status, 64, budget)
+            XCTAssertTrue(result.stderr.contains("budget '\(budget)'"), result.stderr)
+        }
+        let missing = Harness.run([Harness.leakAudit, "run", "--config", directory + "/none.json", target])
+        XCTAssertEqual(missing.status, 64)
+        XCTAssertTrue(missing.stderr.contains("cannot read configuration"), missing.stderr)
+    }
+
+    func testPatternThatMatchesNothingIsAWarningNotAFailure() throws {
+        let audit = try Harness.audit("UninstrumentedGallery", extraOptions: ["--budget", "Nothing.Like.This=1"])
+        XCTAssertEqual(audit.status, 0, audit.stderr)
+        let warnings = (audit.json["summary"] as? [String: Any])?["warnings"] as? [String] ?? []
+        XCTAssertTrue(warnings.contains { $0.contains("'Nothing.Like.This=1' (--budget) matched no type") }, "\(warnings)")
+    }
+
+    func testBudgetDeclaredInCodeWinsAndInstancesAreNotCountedTwice() throws {
+        // GenericBoxes' Box validates with max 2; the pattern says 10.
+        let audit = try Harness.audit("GenericBoxes", extraOptions: ["--budget", "GenericBoxes.Box<*>=10"])
+        XCTAssertEqual(audit.status, 1)
+        let strings = try audit.type(".Box<Swift.String>")
+        XCTAssertEqual(strings.int("max"), 2)
+        XCTAssertEqual(strings["budget"] as? [String: String], ["source": "code"])
+        XCTAssertEqual(strings.int("peakLive"), 3)
+        XCTAssertEqual(strings.int("allocatedTotal"), 3)
+        XCTAssertEqual(try audit.type(".Box<Swift.Int>").int("allocatedTotal"), 2)
+    }
+
+    func testCensusListsSurvivorsMostFirstAndFoldsInternals() throws {
+        let audit = try Harness.audit("UninstrumentedGallery", extraOptions: ["--census"])
+        XCTAssertEqual(audit.status, 0, "the census gates nothing: \(audit.stderr)")
+        let names = audit.censusTypes.map { $0["name"] as? String ?? "" }
+        XCTAssertEqual(
+            Array(names.prefix(3)),
+            [
+                "UninstrumentedGallery.ThumbnailLoader", "UninstrumentedGallery.GalleryViewModel",
+                "UninstrumentedGallery.Navigator",
+            ])
+        XCTAssertEqual(audit.censusTypes.first?.int("liveAtExit"), 12)
+        XCTAssertFalse(audit.censusTypes.contains { $0.bool("internal") == true }, "internals are folded")
+        XCTAssertGreaterThan(audit.census?["foldedTypes"] as? Int ?? 0, 0)
+        let line = try Harness.line(of: "ThumbnailLoader(index: $0)", inFixtureSource: "Sources/UninstrumentedGallery/main.swift")
+        let frames = try XCTUnwrap(audit.censusTypes.first?.allocations.first).frames
+        XCTAssertTrue(frames.contains { $0.int("line") == line }, "\(frames)")
+
+        let all = try Harness.audit("UninstrumentedGallery", extraOptions: ["--census-all"])
+        XCTAssertTrue(all.censusTypes.contains { $0.bool("internal") == true })
+        XCTAssertEqual(all.census?["foldedTypes"] as? Int, 0)
+
+        let text = Harness.run([Harness.leakAudit, "run", "--census", try Harness.fixture("UninstrumentedGallery"), "clean"])
+        XCTAssertEqual(text.status, 0)
+        XCTAssertTrue(text.stderr.contains("census: "), text.stderr)
+        XCTAssertTrue(text.stderr.contains("  4 UninstrumentedGallery.ThumbnailLoader"), text.stderr)
+    }
+
+    func testCensusOfATestBundle() throws {
+        let audit = try Harness.audit(
+            "FixturesPackageTests.xctest", ["ScreenTests.ScreenTests/testLeaksScreens"], extraOptions: ["--census"])
+        XCTAssertEqual(audit.status, 1)
+        let screen = try XCTUnwrap(audit.censusTypes.first { ($0["name"] as? String)?.hasSuffix(".ProfileScreen") == true })
+        XCTAssertEqual(screen.int("liveAtExit"), 3)
+    }
+
+    func testTargetsThatCannotBeWatched() throws {
+        let notSwift = try Harness.audit(path: "/bin/true", extraOptions: ["--budget", "A.B=1"])
+        XCTAssertEqual(notSwift.status, 3)
+        XCTAssertEqual(notSwift.target["notAuditedReason"] as? String, "notSwift")
+        let text = Harness.run([Harness.leakAudit, "run", "--census", "/bin/true"])
+        XCTAssertEqual(text.status, 3)
+        XCTAssertTrue(text.stderr.contains("is not a Swift program"), text.stderr)
+
+        let scratch = Harness.fixturesRoot.appendingPathComponent(".build-static").path
+        let build = Harness.run([
+            "swift", "build", "--static-swift-stdlib", "--product", "Uninstrumented", "--package-path",
+            Harness.fixturesRoot.path, "--scratch-path", scratch,
+        ])
+        XCTAssertEqual(build.status, 0, build.stderr)
+        let staticRuntime = try Harness.audit(path: scratch + "/debug/Uninstrumented", extraOptions: ["--census"])
+        XCTAssertEqual(staticRuntime.status, 3)
+        XCTAssertEqual(staticRuntime.target["notAuditedReason"] as? String, "staticRuntime")
+    }
+}
