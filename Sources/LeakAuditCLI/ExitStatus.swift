@@ -40,8 +40,9 @@ enum ExitStatus: Int32, CaseIterable {
           0   the target exited 0 and no type exceeded its budget
           1   at least one type exceeded its budget (whatever the target did)
           2   no type exceeded its budget, but the target exited non-zero or was killed by a signal
-          3   the target could not be audited: it never attached (does not link LeakMonitor)
-              or links the Swift runtime statically
+          3   the target could not be audited: it never attached (does not link LeakMonitor,
+              and no --budget or --census was given), links the Swift runtime statically,
+              or is not a Swift program
           4   the target could not be started (not found, not executable)
           64  usage or configuration error
           70  internal error (the record channel could not be created)

@@ -22,8 +22,8 @@ public struct TextReportRenderer: ReportRenderer {
         switch report.notAudited {
         case .neverAttached:
             lines.append("leak-audit: '\(target)' never attached, so nothing was audited (it \(report.target.outcome.phrase)).")
-            lines.append("  It must link the LeakMonitor library and call MemoryLeakMonitor.validate(self) in init;")
-            lines.append("  a program that does not, or a script that does not start such a program, cannot be audited.")
+            lines.append("  It must link the LeakMonitor library and call MemoryLeakMonitor.validate(self) in init,")
+            lines.append("  or be given budgets by type name: --budget 'App.*ViewModel=1', or --census to list survivors.")
         case .recordFormatMismatch:
             lines.append("leak-audit: '\(target)' links a LeakMonitor that writes another record format than this")
             lines.append("  leak-audit (\(leakAuditVersion)) reads; build it against the same leak-audit release.")
