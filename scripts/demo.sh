@@ -5,10 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-dependencies.sh
 echo "==> building leak-audit and the example (the first build takes a minute or two)" >&2
-swift build --product leak-audit >/dev/null
+swift build -c release --product leak-audit >/dev/null
 swift build --package-path Fixtures --product ViewModelRetention >/dev/null
-echo "==> .build/debug/leak-audit run Fixtures/.build/debug/ViewModelRetention" >&2
+echo "==> .build/release/leak-audit run Fixtures/.build/debug/ViewModelRetention" >&2
 status=0
-.build/debug/leak-audit run Fixtures/.build/debug/ViewModelRetention || status=$?
+.build/release/leak-audit run Fixtures/.build/debug/ViewModelRetention || status=$?
 echo "==> leak-audit exited with $status (1: a type went over its budget), as expected for this example" >&2
 [ "$status" -eq 1 ]

@@ -111,6 +111,7 @@ typedef struct la_process_state {
     la_dealloc_fn real_dealloc;
     la_dealloc_partial_fn real_dealloc_partial;
     la_alloc_fn real_alloc;
+    void *(*real_dlopen)(const char *file, int mode);
     bool hooks_checked;
     bool hooks_usable;  // atomic
     uintptr_t patched_images[LA_MAX_PATCHED_IMAGES];

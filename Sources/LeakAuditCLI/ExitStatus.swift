@@ -28,7 +28,7 @@ enum ExitStatus: Int32, CaseIterable {
 
     init(_ error: LeakAuditError) {
         switch error {
-        case .targetNotFound, .targetNotExecutable, .targetSpawnFailed: self = .targetNotStarted
+        case .targetNotFound, .targetNotOnPath, .targetNotExecutable, .targetSpawnFailed: self = .targetNotStarted
         case .outputNotWritable: self = .usageError
         case .channelUnavailable, .preloadLibraryMissing: self = .internalError
         }
@@ -39,12 +39,15 @@ enum ExitStatus: Int32, CaseIterable {
         Exit codes:
           0   the target exited 0 and no type exceeded its budget
           1   at least one type exceeded its budget (whatever the target did)
-          2   no type exceeded its budget, but the target exited non-zero or was killed by a signal
-          3   the target could not be audited: it never attached (does not link LeakMonitor,
-              and no --budget or --census was given), links the Swift runtime statically,
-              or is not a Swift program
+          2   no type exceeded its budget, but the target failed
+              (a non-zero exit, or a signal)
+          3   the target could not be audited: it never attached (no
+              LeakMonitor, no --budget or --census), links the Swift
+              runtime statically, is not a Swift program, or its
+              LeakMonitor is from another leak-audit release
           4   the target could not be started (not found, not executable)
           64  usage or configuration error
-          70  internal error (the record channel could not be created)
+          70  internal error (the record channel or the preloaded
+              library could not be set up)
         """
 }

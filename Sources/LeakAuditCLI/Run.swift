@@ -30,34 +30,55 @@ struct Run: ParsableCommand {
     func run() throws {
         let watchOptions = try watch.resolve()
         // Open the output first: a bad path must not cost a whole run.
-        let sink: FileHandle
-        if let output = report.output {
-            guard FileManager.default.createFile(atPath: output, contents: nil), let handle = FileHandle(forWritingAtPath: output)
-            else {
-                throw ValidationError("cannot write the report to '\(output)': check the directory exists and is writable")
-            }
-            sink = handle
-        } else {
-            sink = FileHandle.standardError
+        let sink: ReportSink
+        do {
+            sink = try report.output.map { path throws(SinkError) in try ReportSink.open(path: path) } ?? .standardError
+        } catch {
+            printError(error.description)
+            throw ExitCode(ExitStatus.usageError.rawValue)
         }
 
         let auditReport: AuditReport
         do {
-            auditReport = try audit(
-                AuditRequest(target: target, arguments: targetArguments, watch: watchOptions), toolVersion: leakAuditVersion)
+            var request = AuditRequest(target: target, arguments: targetArguments, watch: watchOptions)
+            request.argumentBytes = Self.rawTrailingArguments(count: targetArguments.count)
+            auditReport = try audit(request, toolVersion: leakAuditVersion)
         } catch {
-            FileHandle.standardError.write(Data("leak-audit: error: \(error.description)\n".utf8))
+            sink.discard()
+            printError(error.description)
             throw ExitCode(ExitStatus(error).rawValue)
         }
-        sink.write(Data(report.format.renderer.render(auditReport).utf8))
-        if report.output != nil, auditReport.verdict != .clean {
+        do {
+            try sink.write(report.format.renderer.render(auditReport))
+        } catch {
+            printError(error.description)
+            throw ExitCode(ExitStatus.usageError.rawValue)
+        }
+        if let output = report.output, auditReport.verdict != .clean {
             // The report went to a file: say in the log why the run is red.
             let line =
                 auditReport.verdict == .notAudited
-                ? "leak-audit: '\(target)' could not be audited; see \(report.output ?? "")"
-                : "leak-audit: see \(report.output ?? "") for the report"
+                ? "leak-audit: '\(target)' could not be audited; see \(output)"
+                : "leak-audit: see \(output) for the report"
             FileHandle.standardError.write(Data((line + "\n").utf8))
         }
         throw ExitCode(ExitStatus(auditReport.verdict).rawValue)
+    }
+
+    private func printError(_ message: String) {
+        FileHandle.standardError.write(Data("leak-audit: error: \(message)\n".utf8))
+    }
+
+    /// The last `count` command-line arguments as the bytes the shell passed: the target's, which
+    /// must reach it unchanged even when they are not valid UTF-8.
+    static func rawTrailingArguments(count: Int) -> [[UInt8]] {
+        let total = Int(CommandLine.argc)
+        guard count <= total else { return [] }
+        return ((total - count)..<total).map { index in
+            guard let argument = CommandLine.unsafeArgv[index] else { return [] }
+            return Array(
+                UnsafeBufferPointer(
+                    start: UnsafeRawPointer(argument).assumingMemoryBound(to: UInt8.self), count: strlen(argument)))
+        }
     }
 }

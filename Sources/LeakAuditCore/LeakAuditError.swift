@@ -2,6 +2,8 @@
 public enum LeakAuditError: Error, Equatable, CustomStringConvertible {
     /// The target path names no file, and no directory of PATH holds it.
     case targetNotFound(path: String)
+    /// A bare name that is not on PATH, but is a program in the working directory.
+    case targetNotOnPath(name: String)
     /// The target exists but cannot be executed (a directory, or no execute permission).
     case targetNotExecutable(path: String)
     /// posix_spawn failed for another reason.
@@ -18,6 +20,8 @@ public enum LeakAuditError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .targetNotFound(let path):
             "target '\(path)' not found: check the path, or build it first (swift build)"
+        case .targetNotOnPath(let name):
+            "target '\(name)' is not on PATH; to run the one in this directory, write './\(name)'"
         case .targetNotExecutable(let path):
             "target '\(path)' is not executable: pass a program or an .xctest bundle built by swift build"
         case .targetSpawnFailed(let path, let code):

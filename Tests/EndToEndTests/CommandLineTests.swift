@@ -159,3 +159,89 @@ final class CommandLineTests: XCTestCase {
         }
     }
 }
+
+/// What --output does with what is already at its path, and arguments that are not UTF-8.
+final class OutputAndArgumentTests: XCTestCase {
+    private func temporaryDirectory() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    func testOutputWritesThroughASymlinkInsteadOfReplacingIt() throws {
+        let directory = try temporaryDirectory()
+        let real = directory + "/real.json"
+        let link = directory + "/link.json"
+        try "".write(toFile: real, atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real)
+        let result = Harness.run([
+            Harness.leakAudit, "run", "--format", "json", "--output", link, try Harness.fixture("GenericBoxes"),
+        ])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: link), real, "the link is still a link")
+        XCTAssertTrue(try String(contentsOfFile: real, encoding: .utf8).contains("\"schemaVersion\""))
+    }
+
+    func testOutputIsLeftAloneWhenTheTargetCannotStart() throws {
+        let directory = try temporaryDirectory()
+        let existing = directory + "/report.json"
+        try "{\"old\": 1}".write(toFile: existing, atomically: true, encoding: .utf8)
+        let result = Harness.run([Harness.leakAudit, "run", "--output", existing, directory + "/missing"])
+        XCTAssertEqual(result.status, 4)
+        XCTAssertEqual(try String(contentsOfFile: existing, encoding: .utf8), "{\"old\": 1}")
+        let fresh = directory + "/fresh.json"
+        _ = Harness.run([Harness.leakAudit, "run", "--output", fresh, directory + "/missing"])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fresh), "no empty report is left behind")
+    }
+
+    func testAFullDeviceIsAnErrorNotASilentSuccess() throws {
+        let result = Harness.run([
+            Harness.leakAudit, "run", "--output", "/dev/full", try Harness.fixture("GenericBoxes"), "clean",
+        ])
+        XCTAssertEqual(result.status, 64)
+        XCTAssertTrue(result.stderr.contains("cannot write the report to '/dev/full'"), result.stderr)
+    }
+
+    func testArgumentsThatAreNotUTF8ReachTheTargetUnchanged() throws {
+        // printf writes $1's bytes; od shows them in octal.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Harness.leakAudit)
+        let script = "printf %s \"$1\" | od -An -tx1"
+        process.arguments = ["run", "/bin/sh", "-c", script, "sh"]
+        // Swift strings cannot hold a lone 0xFF byte: pass it through the environment and let a
+        // shell put it into argv instead.
+        let wrapper = Process()
+        wrapper.executableURL = URL(fileURLWithPath: "/bin/sh")
+        wrapper.arguments = ["-c", "\"$0\" run /bin/sh -c '\(script)' sh \"$(printf 'a\\377b')\"", Harness.leakAudit]
+        let out = Pipe()
+        wrapper.standardOutput = out
+        wrapper.standardError = FileHandle.nullDevice
+        try wrapper.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        wrapper.waitUntilExit()
+        XCTAssertEqual(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), "61 ff 62")
+        _ = process
+    }
+
+    func testABareNameInTheWorkingDirectorySaysToWriteDotSlash() throws {
+        let directory = try Harness.fixturesBinDirectory.get()
+        let result = Harness.run([Harness.leakAudit, "run", "GenericBoxes"], directory: directory)
+        XCTAssertEqual(result.status, 4)
+        XCTAssertTrue(result.stderr.contains("write './GenericBoxes'"), result.stderr)
+    }
+
+    func testLocalTypesHaveTheSameNameInEveryProcess() throws {
+        let directory = try temporaryDirectory()
+        let script = directory + "/twice.sh"
+        let fixture = try Harness.fixture("UninstrumentedGallery")
+        try "#!/bin/sh\n\(fixture)\n\(fixture)\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        let audit = try Harness.audit(path: script, extraOptions: ["--budget", "*SessionToken=1"])
+        XCTAssertEqual(audit.target["attachedProcesses"] as? Int, 2)
+        let tokens = audit.types.filter { ($0["name"] as? String)?.hasSuffix("SessionToken") == true }
+        XCTAssertEqual(tokens.count, 1, "one entry across both processes: \(audit.types.map { $0["name"] ?? "" })")
+        XCTAssertEqual(tokens.first?.string("name"), "UninstrumentedGallery.(unknown context).(unknown context).SessionToken")
+        XCTAssertEqual(tokens.first?.int("allocatedTotal"), 2)
+        XCTAssertEqual(tokens.first?.bool("exceeded"), false)
+    }
+}

@@ -110,12 +110,10 @@ final class WatchTests: XCTestCase {
         let audit = try Harness.audit("UninstrumentedGallery", extraOptions: ["--census"])
         XCTAssertEqual(audit.status, 0, "the census gates nothing: \(audit.stderr)")
         let names = audit.censusTypes.map { $0["name"] as? String ?? "" }
+        // Most instances first; ties by name.
         XCTAssertEqual(
-            Array(names.prefix(3)),
-            [
-                "UninstrumentedGallery.ThumbnailLoader", "UninstrumentedGallery.GalleryViewModel",
-                "UninstrumentedGallery.Navigator",
-            ])
+            Array(names.prefix(2)), ["UninstrumentedGallery.ThumbnailLoader", "UninstrumentedGallery.GalleryViewModel"])
+        XCTAssertTrue(names.contains("UninstrumentedGallery.Navigator"), "\(names)")
         XCTAssertEqual(audit.censusTypes.first?.int("liveAtExit"), 12)
         XCTAssertFalse(audit.censusTypes.contains { $0.bool("internal") == true }, "internals are folded")
         XCTAssertGreaterThan(audit.census?["foldedTypes"] as? Int ?? 0, 0)

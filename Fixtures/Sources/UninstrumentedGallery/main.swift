@@ -30,6 +30,13 @@ final class Navigator {
     }
 }
 
+/// A type declared inside a function: the runtime names it by an address that changes every run.
+func makeSessionToken() -> AnyObject {
+    final class SessionToken {}
+    return SessionToken()
+}
+
+let token = makeSessionToken()
 let leaky = CommandLine.arguments.dropFirst().first != "clean"
 let navigator = Navigator(keepsHistory: leaky)
 for album in ["Holidays", "Family", "Work"] { navigator.show(album) }
@@ -40,3 +47,4 @@ child.arguments = ["-c", "echo child process ran"]
 try child.run()
 child.waitUntilExit()
 print("UninstrumentedGallery: showed 3 albums; child exited \(child.terminationStatus)")
+withExtendedLifetime(token) {}

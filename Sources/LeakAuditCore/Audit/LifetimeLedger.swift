@@ -50,7 +50,8 @@ struct LifetimeLedger {
 
     mutating func apply(_ event: WireEvent) {
         switch event {
-        case .typeDefined(let id, let name, let max, let budget):
+        case .typeDefined(let id, let rawName, let max, let budget):
+            let name = Self.stableTypeName(rawName)
             if types[id] == nil {
                 types[id] = TypeLedger(name: name, max: max, budget: budget)
             } else {
@@ -81,6 +82,22 @@ struct LifetimeLedger {
         if types[typeID]?.deallocate(object) != true {
             inconsistentEvents += 1
         }
+    }
+
+    /// `App.(unknown context at $55d7f1c0b9dc).Local` as `App.(unknown context).Local`: the runtime
+    /// names a type declared inside a function by an address that changes with every run (ASLR),
+    /// which would split one type into several across processes and make reports impossible to
+    /// compare.
+    static func stableTypeName(_ name: String) -> String {
+        guard name.contains("(unknown context at $") else { return name }
+        var result = ""
+        var rest = Substring(name)
+        while let range = rest.range(of: "(unknown context at $") {
+            result += rest[..<range.lowerBound] + "(unknown context)"
+            rest = rest[range.upperBound...]
+            rest = rest.drop { $0 != ")" }.dropFirst()
+        }
+        return result + rest
     }
 
     /// The stack ids of the instances alive at `type`'s peak, one per instance.

@@ -65,7 +65,9 @@ public struct TextReportRenderer: ReportRenderer {
             for frame in shown { lines.append("\(indent)    " + describe(frame)) }
             let hidden = group.frames.count - shown.count
             if hidden > 0 {
-                lines.append("\(indent)    … \(hidden) more frames in libraries and compiler thunks (--format json lists them)")
+                let frames = hidden == 1 ? "frame" : "frames"
+                lines.append(
+                    "\(indent)    … \(hidden) more \(frames) in libraries and compiler thunks (--format json lists them)")
             }
             if group.truncated { lines.append("\(indent)    … (deeper frames not recorded)") }
         }

@@ -60,14 +60,17 @@ struct ReportBuilder {
                 foldedTypes: run.request.watch.censusShowsInternals ? 0 : folded.count,
                 foldedInstances: run.request.watch.censusShowsInternals ? 0 : folded.reduce(0) { $0 + $1.liveAtExit })
         }
+        // Counts from a target that could not be audited mean nothing (without observed
+        // deallocations every instance looks alive forever): report none rather than wrong ones.
+        let audited = notAudited == nil
         return AuditReport(
             tool: .init(name: "leak-audit", version: toolVersion),
             target: .init(
                 path: run.request.target, arguments: run.request.arguments, attached: run.attached,
                 attachedProcesses: run.attachedProcesses, outcome: run.outcome),
             notAudited: notAudited,
-            types: types,
-            census: census,
+            types: audited ? types : [],
+            census: audited ? census : nil,
             droppedRecords: run.droppedRecords,
             tornRecords: run.tornSlots,
             warnings: warnings

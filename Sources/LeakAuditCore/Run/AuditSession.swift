@@ -12,6 +12,9 @@ public struct AuditRequest: Sendable {
     public var arguments: [String]
     /// Budget patterns and the census, for types that never opted in.
     public var watch: WatchOptions
+    /// The arguments' bytes as the caller received them, passed to the target instead of
+    /// `arguments` when set (arguments need not be valid UTF-8).
+    public var argumentBytes: [[UInt8]]?
 
     /// Creates a request.
     public init(target: String, arguments: [String], watch: WatchOptions = WatchOptions()) {
@@ -62,7 +65,7 @@ func recordRun(_ request: AuditRequest) throws(LeakAuditError) -> RecordedRun {
     let process = try TargetProcess.spawn(
         executablePath: path,
         displayName: request.target,
-        arguments: request.arguments,
+        arguments: request.argumentBytes ?? request.arguments.map { Array($0.utf8) },
         extraEnvironment: environment
     )
     var decoder = RecordDecoder()

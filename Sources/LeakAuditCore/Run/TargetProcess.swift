@@ -38,6 +38,7 @@ struct TargetProcess {
             let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + command
             if (try? checkExecutable(candidate)) != nil { return candidate }
         }
+        if (try? checkExecutable("./" + command)) != nil { throw .targetNotOnPath(name: command) }
         throw .targetNotFound(path: command)
     }
 
@@ -49,7 +50,7 @@ struct TargetProcess {
     }
 
     /// Starts `executablePath` with `arguments` (argv[1...]) and `extraEnvironment` added.
-    static func spawn(executablePath: String, displayName: String, arguments: [String], extraEnvironment: [String: String])
+    static func spawn(executablePath: String, displayName: String, arguments: [[UInt8]], extraEnvironment: [String: String])
         throws(LeakAuditError) -> TargetProcess
     {
         var environment: [String] = []
@@ -62,7 +63,7 @@ struct TargetProcess {
         }
         environment += extraEnvironment.map { "\($0.key)=\($0.value)" }
 
-        let argv = ([displayName] + arguments).map { strdup($0) } + [nil]
+        let argv = ([Array(displayName.utf8)] + arguments).map(Self.cString) + [nil]
         let envp = environment.map { strdup($0) } + [nil]
         defer {
             argv.forEach { free($0) }
@@ -85,6 +86,16 @@ struct TargetProcess {
             }
         }
         return TargetProcess(pid: pid, executablePath: executablePath)
+    }
+
+    /// A malloc'ed NUL-terminated copy of `bytes`, for argv (free it).
+    private static func cString(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar>? {
+        guard let copy = malloc(bytes.count + 1)?.assumingMemoryBound(to: CChar.self) else { return nil }
+        bytes.withUnsafeBytes { source in
+            if let start = source.baseAddress { UnsafeMutableRawPointer(copy).copyMemory(from: start, byteCount: bytes.count) }
+        }
+        copy[bytes.count] = 0
+        return copy
     }
 
     /// Returns the outcome if the target has ended, without waiting; reaps it.

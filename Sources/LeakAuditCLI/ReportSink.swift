@@ -1,0 +1,73 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where the report goes: standard error, or a file opened before the target runs (so that a bad
+/// path costs no run) and written into in place, so that a symlink, a device, a FIFO or a file's
+/// permissions stay what they were.
+struct ReportSink {
+    private let descriptor: Int32
+    /// The path given with --output, nil for standard error.
+    let path: String?
+    private let createdHere: Bool
+
+    /// Standard error.
+    static let standardError = ReportSink(descriptor: 2, path: nil, createdHere: false)
+
+    /// Opens `path` for writing without truncating it yet: nothing is lost if the run never
+    /// produces a report.
+    static func open(path: String) throws(SinkError) -> ReportSink {
+        var created = true
+        var descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        if descriptor < 0 && errno == EEXIST {
+            created = false
+            descriptor = Glibc.open(path, O_WRONLY | O_CLOEXEC)
+        }
+        guard descriptor >= 0 else { throw SinkError(path: path, code: errno) }
+        return ReportSink(descriptor: descriptor, path: path, createdHere: created)
+    }
+
+    /// Replaces the file's contents with `text` (a regular file is truncated first; anything else
+    /// is written to as it is).
+    func write(_ text: String) throws(SinkError) {
+        var info = stat()
+        if path != nil, fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
+            guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
+                throw SinkError(path: path ?? "", code: errno)
+            }
+        }
+        var text = text
+        let failure: Int32? = text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                guard let start = bytes.baseAddress else { return nil }
+                let written = Glibc.write(descriptor, start + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += written
+            }
+            return nil
+        }
+        if let failure, let path { throw SinkError(path: path, code: failure) }
+    }
+
+    /// Leaves no empty file behind when the run produced no report.
+    func discard() {
+        guard let path else { return }
+        close(descriptor)
+        if createdHere { unlink(path) }
+    }
+}
+
+/// The report's destination could not be opened or written.
+struct SinkError: Error, CustomStringConvertible {
+    var path: String
+    var code: Int32
+
+    var description: String {
+        let reason = strerror(code).map { String(cString: $0).lowercased() } ?? "error \(code)"
+        return "cannot write the report to '\(path)': \(reason); check the directory exists and is writable"
+    }
+}
