@@ -9,7 +9,8 @@ let package = Package(
         .library(name: "LeakMonitor", targets: ["LeakMonitor"]),
         .executable(name: "leak-audit", targets: ["LeakAuditCLI"]),
         // What leak-audit preloads into a program that does not link LeakMonitor, to watch its
-        // class allocations (`--budget`, `--census`). Built next to the leak-audit executable.
+        // class allocations (`--budget`, `--census`). `swift build` (every product) puts it next
+        // to the leak-audit executable, where leak-audit looks for it.
         .library(name: "LeakAuditPreload", type: .dynamic, targets: ["CLeakAuditPreload"]),
     ],
     dependencies: [
@@ -41,8 +42,6 @@ let package = Package(
             name: "LeakAuditCLI",
             dependencies: [
                 "LeakAuditCore",
-                // Built with leak-audit, so that `swift build --product leak-audit` makes it too.
-                "CLeakAuditPreload",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-dependencies.sh
 echo "==> building leak-audit and the example (the first build takes a minute or two)" >&2
-swift build -c release --product leak-audit >/dev/null
+swift build -c release >/dev/null
 swift build --package-path Fixtures --product ViewModelRetention >/dev/null
 echo "==> .build/release/leak-audit run Fixtures/.build/debug/ViewModelRetention" >&2
 status=0

@@ -232,9 +232,11 @@ static bool la_set_remove(la_process_state *state, uintptr_t object) {
 // Tracking ---------------------------------------------------------------------------------------
 
 bool la_registry_track(la_process_state *state, const void *object, int32_t type_id, const void *entry_frame,
-                       int64_t *live_after) {
+                       bool fresh_allocation, int64_t *live_after) {
     la_type *type = &state->types[type_id];
-    if (!la_set_insert(state, (uintptr_t)object)) {
+    // A fresh allocation at an address still in the set means its previous object was freed
+    // where no hook saw it: it is recorded all the same, and leak-audit retires the old one.
+    if (!la_set_insert(state, (uintptr_t)object) && !fresh_allocation) {
         *live_after = __atomic_load_n(&type->live, __ATOMIC_ACQUIRE);
         return false;
     }
@@ -258,7 +260,7 @@ leakaudit_track_result leakaudit_track(const void *object, int32_t type_id) {
     result.max = type->max;
     // A type first seen through a budget pattern or the census: the code's budget wins.
     result.claim_needed = __atomic_load_n(&type->budget_source, __ATOMIC_ACQUIRE) != LA_BUDGET_CODE;
-    result.inserted = la_registry_track(state, object, type_id, __builtin_frame_address(0), &result.live);
+    result.inserted = la_registry_track(state, object, type_id, __builtin_frame_address(0), false, &result.live);
     return result;
 }
 

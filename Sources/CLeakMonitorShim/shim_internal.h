@@ -168,9 +168,10 @@ LA_HIDDEN int32_t la_type_register_locked(la_process_state *state, const void *m
                                           uint32_t pattern_index);
 /// Looks a type up by metadata without locking.
 LA_HIDDEN int32_t la_type_lookup_in(const la_process_state *state, const void *metadata);
-/// Adds `object` to the live set and records its allocation; false when it was already tracked.
+/// Adds `object` to the live set and records its allocation; false when it was already tracked
+/// (unless `fresh_allocation`: the allocator just returned it, so any earlier object there is gone).
 LA_HIDDEN bool la_registry_track(la_process_state *state, const void *object, int32_t type_id, const void *entry_frame,
-                                 int64_t *live_after);
+                                 bool fresh_allocation, int64_t *live_after);
 
 // watch.c ---------------------------------------------------------------------------------------
 

@@ -41,6 +41,11 @@ static bool la_is_census_process(const char *path, size_t path_length) {
     if (length <= 0) return false;
     executable[length] = '\0';
     if (length > 7 && strcmp(executable + length - 7, ".xctest") == 0) return true;
+    // `leak-audit run --census swift test`: the target is the toolchain's driver, whose own
+    // objects are nobody's business; the test bundle it starts is the one to census.
+    const char *base = strrchr(executable, '/');
+    base = base != NULL ? base + 1 : executable;
+    if (strcmp(base, "swift") == 0 || strncmp(base, "swift-", 6) == 0) return false;
     return path_length > 0 && (size_t)length == path_length && memcmp(executable, path, path_length) == 0;
 }
 
@@ -101,6 +106,10 @@ static int32_t la_watch_decide_locked(la_process_state *state, const void *metad
     if (get_type_name == NULL) return -1;
     la_type_name_pair name = get_type_name(metadata, true);
     if (name.data == NULL) return -1;
+    // The standard library's classes (array and dictionary storage, string storage…) are freed
+    // inside libswiftCore, whose calls to the runtime are direct and never reach the hook: they
+    // would look alive forever, so they are not watched at all.
+    if (name.length > 6 && memcmp(name.data, "Swift.", 6) == 0) return -1;
     for (int index = 0; index < state->budget_pattern_count; index++) {
         const la_budget_pattern *pattern = &state->budget_patterns[index];
         if (la_glob_matches(pattern->pattern, name.data, name.length)) {
@@ -156,5 +165,5 @@ void la_watch_on_alloc(const void *object, const void *metadata, const void *ent
         if (type_id < 0) return;
     }
     int64_t live = 0;
-    la_registry_track(state, object, type_id, entry_frame, &live);
+    la_registry_track(state, object, type_id, entry_frame, true, &live);
 }

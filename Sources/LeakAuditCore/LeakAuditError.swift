@@ -29,7 +29,7 @@ public enum LeakAuditError: Error, Equatable, CustomStringConvertible {
         case .channelUnavailable(let call, let code):
             "cannot create the record channel (\(call)): \(systemErrorMessage(code))"
         case .preloadLibraryMissing(let path):
-            "'\(path)' is missing: it is built with leak-audit (swift build --product leak-audit) and must stay beside it"
+            "'\(path)' is missing: build every product (swift build -c release), which puts it beside leak-audit"
         case .outputNotWritable(let path, let code):
             "cannot write the report to '\(path)': \(systemErrorMessage(code)); check the directory exists and is writable"
         }

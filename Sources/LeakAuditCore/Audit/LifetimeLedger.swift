@@ -47,6 +47,10 @@ struct LifetimeLedger {
     private(set) var modules: [ModuleImage] = []
     /// Events naming a type, stack or object never defined (a damaged stream).
     private(set) var inconsistentEvents = 0
+    /// The type of every live object, to retire an object whose address a new allocation reuses.
+    private var owners: [UInt64: UInt32] = [:]
+    /// Objects whose deallocation was never seen, found when their address was allocated again.
+    private(set) var unseenDeallocations = 0
 
     mutating func apply(_ event: WireEvent) {
         switch event {
@@ -75,10 +79,17 @@ struct LifetimeLedger {
         if types[typeID] == nil {
             inconsistentEvents += 1
         }
+        // An address allocated again while its object still counts as alive: that object was
+        // freed where no hook saw it. It dies now, or it would hide the new one.
+        if let previous = owners.updateValue(typeID, forKey: object) {
+            unseenDeallocations += 1
+            _ = types[previous]?.deallocate(object)
+        }
         types[typeID, default: TypeLedger(name: "<type \(typeID)>", max: Int.max)].allocate(object, instance)
     }
 
     private mutating func deallocate(typeID: UInt32, object: UInt64) {
+        if owners[object] == typeID { owners[object] = nil }
         if types[typeID]?.deallocate(object) != true {
             inconsistentEvents += 1
         }

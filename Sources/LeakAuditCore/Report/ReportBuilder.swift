@@ -8,6 +8,7 @@ struct ReportBuilder {
         let types = Self.mergedByName(processes.flatMap(\.types))
             .sorted { ($0.exceeded ? 0 : 1, $0.name) < ($1.exceeded ? 0 : 1, $1.name) }
         let inconsistentEvents = run.ledgers.values.reduce(0) { $0 + $1.inconsistentEvents }
+        let unseenDeallocations = run.ledgers.values.reduce(0) { $0 + $1.unseenDeallocations }
 
         var warnings: [String] = []
         if run.droppedRecords > 0 {
@@ -23,6 +24,10 @@ struct ReportBuilder {
         }
         if run.stackTableFull {
             warnings.append("more distinct allocation stacks than leak-audit keeps: some allocations have no stack")
+        }
+        if unseenDeallocations > 0 {
+            warnings.append(
+                "\(unseenDeallocations) watched objects were freed where leak-audit could not see it (their addresses were reused); counts of their types may be high")
         }
         if inconsistentEvents > 0 {
             warnings.append("\(inconsistentEvents) records referred to unknown types or instances")
@@ -159,9 +164,9 @@ struct ReportBuilder {
     }
 
     /// One entry per type name across processes. A budget holds within each process, so the entry
-    /// shows the budget and peak of the process that went furthest over (or came closest), and is
-    /// exceeded when any process exceeded; instances at exit and allocations are summed; the
-    /// allocation groups are those of every process that went over, identical stacks merged.
+    /// shows the budget, the peak and the allocation groups of the process that went furthest over
+    /// (or came closest), whose counts add up to that peak, and is exceeded when any process
+    /// exceeded; instances at exit and allocations over the run are summed.
     static func mergedByName(_ types: [AuditReport.TrackedType]) -> [AuditReport.TrackedType] {
         var merged: [String: AuditReport.TrackedType] = [:]
         var order: [String] = []
@@ -176,10 +181,10 @@ struct ReportBuilder {
             {
                 existing.max = type.max
                 existing.peakLive = type.peakLive
+                existing.allocations = type.allocations
             }
             existing.liveAtExit += type.liveAtExit
             existing.allocatedTotal += type.allocatedTotal
-            existing.allocations = mergedGroups(existing.allocations + type.allocations)
             merged[type.name] = existing
         }
         return order.compactMap { merged[$0] }
