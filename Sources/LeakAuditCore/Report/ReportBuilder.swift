@@ -27,7 +27,8 @@ struct ReportBuilder {
         }
         if unseenDeallocations > 0 {
             warnings.append(
-                "\(unseenDeallocations) watched objects were freed where leak-audit could not see it (their addresses were reused); counts of their types may be high")
+                "\(unseenDeallocations) watched objects were freed where leak-audit could not see it (their addresses were reused); counts of their types may be high"
+            )
         }
         if inconsistentEvents > 0 {
             warnings.append("\(inconsistentEvents) records referred to unknown types or instances")
