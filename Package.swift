@@ -26,8 +26,9 @@ let package = Package(
             cSettings: [.define("_GNU_SOURCE")]
         ),
         .target(name: "LeakMonitor", dependencies: ["CLeakMonitorShim"]),
-        // The same shim, as a shared object of its own for LD_PRELOAD; it links no Swift runtime,
-        // so the non-Swift processes a target starts still run.
+        // The same shim, as a shared object of its own for LD_PRELOAD. It looks the runtime up with
+        // dlsym; SwiftPM still links it against libswiftCore, found through the toolchain's
+        // RUNPATH, so the non-Swift processes a target starts load that too and still run.
         .target(name: "CLeakAuditPreload", dependencies: ["CLeakMonitorShim"]),
         // elfutils, for symbolization out of the target's process.
         .systemLibrary(

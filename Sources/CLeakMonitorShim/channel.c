@@ -195,25 +195,53 @@ void la_channel_attach_locked(la_process_state *state) {
     la_channel_set_flag(LA_FLAG_ATTACHED);
 }
 
-/// Notes LEAK_AUDIT_CHANNEL, if set. Runs before main, single-threaded, once in every copy of the
-/// shim (they share one state). A program linking LeakMonitor attaches at once, so that it is
-/// audited even if it never validates; the preloaded copy attaches only when this process first
-/// tracks something, so that the many processes a run may start (compilers under `swift test`)
-/// do not each take a process index. The variable stays set: instrumented processes this one
-/// starts attach too.
+/// Counts this process in the header's `watched_processes`, so that leak-audit can tell a
+/// watched run where no type matched from one where no Swift code ran at all. Maps only the
+/// header page; the process takes no index.
+static void la_channel_count_watched(la_process_state *state) {
+    int inherited = -1;
+    int fd = la_open_channel(state->channel_spec, &inherited);
+    if (fd < 0) return;
+    la_wire_header *header = mmap(NULL, LA_WIRE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (header == MAP_FAILED) return;
+    if (header->magic == LA_WIRE_MAGIC && header->version == LA_WIRE_VERSION) {
+        __atomic_fetch_add(&header->watched_processes, 1, __ATOMIC_RELEASE);
+    }
+    munmap(header, LA_WIRE_HEADER_SIZE);
+}
+
+/// Notes LEAK_AUDIT_CHANNEL, if set. Runs before main, single-threaded, in every copy of the shim
+/// loaded at start-up (they share one state); a copy in a library loaded later finds the work
+/// done and returns without locking (its constructor runs under the dynamic linker's lock, which
+/// a thread holding the slow lock may be waiting for). A program linking LeakMonitor attaches at
+/// once, so that it is audited even if it never validates; the preloaded copy attaches only when
+/// this process first tracks something, so that the many processes a run may start (compilers
+/// under `swift test`) do not each take a process index. The variable stays set: instrumented
+/// processes this one starts attach too.
 __attribute__((constructor)) static void la_channel_constructor(void) {
     la_process_state *state = la_state();
+    if (__atomic_load_n(&state->constructed, __ATOMIC_ACQUIRE)) return;
     const char *value = getenv(LA_WIRE_ENV_CHANNEL);
-    if (value == NULL || *value == '\0' || strlen(value) >= sizeof state->channel_spec) return;
+    if (value == NULL || *value == '\0') {
+        __atomic_store_n(&state->constructed, true, __ATOMIC_RELEASE);
+        return;
+    }
     // Under leak-audit no violation stops the process, whether or not it gets the channel.
     __atomic_store_n(&state->under_leak_audit, true, __ATOMIC_RELEASE);
     pthread_mutex_lock(&state->slow_lock);
-    if (state->channel_spec[0] == '\0') strcpy(state->channel_spec, value);
+    if (state->channel_spec[0] == '\0' && strlen(value) < sizeof state->channel_spec) strcpy(state->channel_spec, value);
     la_watch_parse_locked(state);
-    if (!la_is_preload_copy()) {
+    bool preload = la_is_preload_copy();
+    if (!preload) {
         la_channel_attach_locked(state);
-    } else if (state->watch_allocations) {
-        la_hooks_install();  // allocations are watched from the start; the channel comes later
+    } else if (state->watch_allocations && la_hooks_install() && state->patched_slot_count > 0) {
+        // Allocations are watched from the start; the channel comes when something is tracked.
+        // (The preloaded library brings libswiftCore into every process, so only an image that
+        // calls the runtime, and so had an entry routed, makes this a Swift process.)
+        la_channel_count_watched(state);
     }
+    // Only the preloaded copy defers: a copy linked through LeakMonitor must still attach.
+    if (!preload) __atomic_store_n(&state->constructed, true, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&state->slow_lock);
 }

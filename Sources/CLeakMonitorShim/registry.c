@@ -96,6 +96,8 @@ void leakaudit_type_claim(int32_t type_id, const char *name, size_t name_length,
         type->pattern_index = 0;
         __atomic_store_n(&type->budget_source, LA_BUDGET_CODE, __ATOMIC_RELEASE);
         la_type_write_record(type, type_id);
+        // Later instances are counted by validate alone, so that its violation handler sees them.
+        la_watch_forget_locked(state, type->metadata);
     } else {
         free(copy);
     }

@@ -36,22 +36,6 @@ void *leakaudit_hook_swift_allocObject(const void *metadata, size_t size, size_t
     return object;
 }
 
-__attribute__((visibility("default"))) void *leakaudit_hook_dlopen(const char *file, int mode);
-
-/// Patches the images a dlopen brings in, so that their allocations and deallocations are seen
-/// from their first one (a plugin's types would otherwise wait for the next type registration).
-void *leakaudit_hook_dlopen(const char *file, int mode) {
-    la_process_state *state = la_state();
-    void *handle = state->real_dlopen(file, mode);
-    if (handle != NULL) {
-        pthread_mutex_lock(&state->slow_lock);
-        la_hooks_install();
-        if (la_channel_active()) la_modules_sync();
-        pthread_mutex_unlock(&state->slow_lock);
-    }
-    return handle;
-}
-
 void leakaudit_hook_swift_deallocClassInstance(void *object, size_t size, size_t align_mask) {
     if (object != NULL) la_registry_on_dealloc(object);
     la_state()->real_dealloc(object, size, align_mask);
@@ -155,10 +139,7 @@ static void la_patch_image(la_process_state *state, const struct dl_phdr_info *i
             if (symbol_index == 0) continue;
             const char *name = tables.strings + tables.symbols[symbol_index].st_name;
             void *hook = NULL, *real = NULL;
-            if (strcmp(name, "dlopen") == 0) {
-                hook = (void *)leakaudit_hook_dlopen;
-                real = (void *)state->real_dlopen;
-            } else if (strcmp(name, "swift_allocObject") == 0) {
+            if (strcmp(name, "swift_allocObject") == 0) {
                 if (!state->watch_allocations) continue;
                 hook = (void *)leakaudit_hook_swift_allocObject;
                 real = (void *)state->real_alloc;
@@ -184,6 +165,7 @@ static void la_patch_image(la_process_state *state, const struct dl_phdr_info *i
             } else {
                 __atomic_store_n(slot, hook, __ATOMIC_RELEASE);
             }
+            state->patched_slot_count++;
         }
     }
 }
@@ -211,7 +193,6 @@ bool la_hooks_install(void) {
         state->real_dealloc = (la_dealloc_fn)dlsym(RTLD_DEFAULT, "swift_deallocClassInstance");
         state->real_dealloc_partial = (la_dealloc_partial_fn)dlsym(RTLD_DEFAULT, "swift_deallocPartialClassInstance");
         state->real_alloc = (la_alloc_fn)dlsym(RTLD_DEFAULT, "swift_allocObject");
-        state->real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_DEFAULT, "dlopen");
         bool found = state->real_dealloc != NULL && state->real_dealloc_partial != NULL && state->real_alloc != NULL;
         if (found) {
             // With -static-stdlib the runtime lives in the main program, whose calls to it are

@@ -104,6 +104,7 @@ typedef struct la_process_state {
     int budget_pattern_count;
     la_alloc_decision alloc_decisions[LA_ALLOC_DECISIONS];
     uint32_t alloc_decision_count;
+    bool constructed;           // atomic: the first constructor (at start-up) has run
     // modules.c
     la_known_module known_modules[LA_MAX_MODULES];
     int known_module_count;
@@ -111,11 +112,11 @@ typedef struct la_process_state {
     la_dealloc_fn real_dealloc;
     la_dealloc_partial_fn real_dealloc_partial;
     la_alloc_fn real_alloc;
-    void *(*real_dlopen)(const char *file, int mode);
     bool hooks_checked;
     bool hooks_usable;  // atomic
     uintptr_t patched_images[LA_MAX_PATCHED_IMAGES];
     int patched_image_count;
+    uint32_t patched_slot_count;  // table entries routed through a hook: 0 in a process without Swift code
     // registry.c
     int32_t type_total;  // atomic; ids below it are complete
     la_type types[LA_MAX_TYPES];
@@ -166,6 +167,9 @@ LA_HIDDEN void la_registry_on_dealloc(const void *object);
 LA_HIDDEN int32_t la_type_register_locked(la_process_state *state, const void *metadata, const char *name,
                                           size_t name_length, int64_t max, uint32_t budget_source,
                                           uint32_t pattern_index);
+/// Stops the allocation hook tracking `metadata`: its code claimed the type, and validate
+/// counts it from now on. Caller holds the slow lock.
+LA_HIDDEN void la_watch_forget_locked(la_process_state *state, const void *metadata);
 /// Looks a type up by metadata without locking.
 LA_HIDDEN int32_t la_type_lookup_in(const la_process_state *state, const void *metadata);
 /// Adds `object` to the live set and records its allocation; false when it was already tracked

@@ -20,7 +20,12 @@ static bool la_glob_matches(const char *pattern, const char *text, size_t length
         if (*pattern == '*') {
             star = pattern++;
             star_text = position;
-        } else if (*pattern != '\0' && (*pattern == '?' || *pattern == text[position])) {
+        } else if (*pattern == '?') {
+            // One character: a UTF-8 lead byte and its continuation bytes.
+            pattern++;
+            position++;
+            while (position < length && ((unsigned char)text[position] & 0xC0) == 0x80) position++;
+        } else if (*pattern != '\0' && *pattern == text[position]) {
             pattern++;
             position++;
         } else if (star != NULL) {
@@ -132,7 +137,18 @@ static int32_t la_watch_cached(const la_process_state *state, const void *metada
     for (uint32_t index = la_decision_slot(metadata);; index = (index + 1) & (LA_ALLOC_DECISIONS - 1)) {
         const void *seen = __atomic_load_n(&state->alloc_decisions[index].metadata, __ATOMIC_ACQUIRE);
         if (seen == NULL) return -2;
-        if (seen == metadata) return state->alloc_decisions[index].type_id;
+        if (seen == metadata) return __atomic_load_n(&state->alloc_decisions[index].type_id, __ATOMIC_ACQUIRE);
+    }
+}
+
+void la_watch_forget_locked(la_process_state *state, const void *metadata) {
+    for (uint32_t index = la_decision_slot(metadata);; index = (index + 1) & (LA_ALLOC_DECISIONS - 1)) {
+        const void *seen = __atomic_load_n(&state->alloc_decisions[index].metadata, __ATOMIC_ACQUIRE);
+        if (seen == NULL) return;
+        if (seen == metadata) {
+            __atomic_store_n(&state->alloc_decisions[index].type_id, -1, __ATOMIC_RELEASE);
+            return;
+        }
     }
 }
 

@@ -3,13 +3,14 @@
 #include "leak_audit_wire.h"
 #include <stddef.h>
 
-_Static_assert(sizeof(la_wire_header) == 64, "la_wire_header layout changed: bump LA_WIRE_VERSION");
+_Static_assert(sizeof(la_wire_header) == 72, "la_wire_header layout changed: bump LA_WIRE_VERSION");
 _Static_assert(offsetof(la_wire_header, next_slot) == 24, "la_wire_header.next_slot moved");
 // magic, version and flags keep their offsets in every version (see LA_FLAG_VERSION_MISMATCH).
 _Static_assert(offsetof(la_wire_header, version) == 8, "la_wire_header.version moved");
 _Static_assert(offsetof(la_wire_header, flags) == 32, "la_wire_header.flags moved");
 _Static_assert(offsetof(la_wire_header, consumed_slot) == 48, "la_wire_header.consumed_slot moved");
 _Static_assert(offsetof(la_wire_header, attached_processes) == 60, "la_wire_header.attached_processes moved");
+_Static_assert(offsetof(la_wire_header, watched_processes) == 64, "la_wire_header.watched_processes moved");
 _Static_assert(sizeof(la_wire_type) == 8, "la_wire_type layout changed: bump LA_WIRE_VERSION");
 _Static_assert(sizeof(la_wire_module) == 24, "la_wire_module layout changed: bump LA_WIRE_VERSION");
 _Static_assert(LA_WIRE_HEADER_SIZE >= sizeof(la_wire_header), "header page too small");

@@ -94,6 +94,17 @@ final class WatchTests: XCTestCase {
         XCTAssertTrue(warnings.contains { $0.contains("'Nothing.Like.This=1' (--budget) matched no type") }, "\(warnings)")
     }
 
+    func testALauncherWhoseSwiftChildMatchedNothingIsCleanNotUnaudited() throws {
+        let directory = try temporaryDirectory()
+        let script = directory + "/launch.sh"
+        try "#!/bin/sh\nexec \(try Harness.fixture("UninstrumentedGallery")) clean\n".write(
+            toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        let audit = try Harness.audit(path: script, extraOptions: ["--budget", "Nothing.Like.This=1"])
+        XCTAssertEqual(audit.status, 0, audit.stderr)
+        XCTAssertTrue(audit.target["notAuditedReason"] is NSNull)
+    }
+
     func testBudgetDeclaredInCodeWinsAndInstancesAreNotCountedTwice() throws {
         // GenericBoxes' Box validates with max 2; the pattern says 10.
         let audit = try Harness.audit("GenericBoxes", extraOptions: ["--budget", "GenericBoxes.Box<*>=10"])

@@ -79,6 +79,9 @@ public final class RecordChannel {
     /// Processes that attached (the target and any instrumented process it started).
     public var attachedProcesses: Int { Int(la_wire_load_acquire_u32(&header.pointee.attached_processes)) }
 
+    /// Swift processes whose allocations the preloaded library watched.
+    public var watchedProcesses: Int { Int(la_wire_load_acquire_u32(&header.pointee.watched_processes)) }
+
     /// Records the target did not write: leak-audit had stopped reading, or one was larger than the ring.
     public var droppedRecords: UInt64 { la_wire_load_acquire_u64(&header.pointee.dropped) }
 

@@ -31,8 +31,8 @@ public struct TextReportRenderer: ReportRenderer {
             lines.append("leak-audit: '\(target)' links the Swift runtime statically (-static-stdlib), so allocations and")
             lines.append("  deallocations cannot be observed and live counts would be wrong; rebuild it without -static-stdlib.")
         case .notSwift:
-            lines.append("leak-audit: '\(target)' is not a Swift program: leak-audit watches Swift class instances,")
-            lines.append("  and this file has none (it \(report.target.outcome.phrase)).")
+            lines.append("leak-audit: '\(target)' is not a Swift program and started none with the Swift runtime")
+            lines.append("  linked dynamically: leak-audit watches Swift class instances (it \(report.target.outcome.phrase)).")
         case nil:
             lines.append(contentsOf: renderTypes(report))
             if let census = report.census { lines.append(contentsOf: renderCensus(census)) }

@@ -15,7 +15,8 @@ public struct AuditReport: Sendable {
         public var path: String
         /// Its arguments.
         public var arguments: [String]
-        /// True when it, or a process it started, attached to leak-audit through LeakMonitor.
+        /// True when it, or a process it started, attached to leak-audit: through LeakMonitor, or
+        /// through the preloaded library when it tracked a type.
         public var attached: Bool
         /// How many processes attached (`swift test` runs a test bundle once per testing library).
         public var attachedProcesses: Int
@@ -95,7 +96,7 @@ public struct AuditReport: Sendable {
         case staticRuntime
         /// The target's LeakMonitor writes another record format version than this leak-audit reads.
         case recordFormatMismatch
-        /// The target has no Swift code: there are no class instances to watch.
+        /// No Swift process ran with the runtime linked dynamically: nothing to watch.
         case notSwift
     }
 

@@ -34,19 +34,21 @@ struct ReportBuilder {
             warnings.append("\(inconsistentEvents) records referred to unknown types or instances")
         }
         for budget in run.request.watch.budgets where !types.contains(where: { $0.budget == .pattern(budget) }) {
-            warnings.append("budget '\(budget.description)' (\(budget.origin)) matched no type that was allocated")
+            warnings.append(
+                "budget '\(budget.description)' (\(budget.origin)) matched no type that was allocated, or only types whose max is declared in code"
+            )
         }
 
         let notAudited: AuditReport.NotAuditedReason?
         if run.recordFormatMismatch && !run.attached {
             notAudited = .recordFormatMismatch
         } else if !run.attached, run.request.watch.watchesAllocations {
-            // Watched without LeakMonitor: nothing attaching means nothing matched, unless the
-            // file says allocations could not be seen at all.
-            switch run.targetKind {
-            case .staticSwift: notAudited = .staticRuntime
-            case .notSwift: notAudited = .notSwift
-            default: notAudited = nil
+            // Watched without LeakMonitor: if a Swift process ran under the preloaded library,
+            // nothing attaching only means nothing matched; if none did, say why.
+            if run.watchedProcesses > 0 {
+                notAudited = nil
+            } else {
+                notAudited = run.targetKind == .staticSwift ? .staticRuntime : .notSwift
             }
         } else if !run.attached {
             notAudited = .neverAttached

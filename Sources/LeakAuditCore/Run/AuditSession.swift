@@ -42,6 +42,8 @@ struct RecordedRun {
     var tooManyProcesses = false
     /// What the target's file says, when allocations were watched.
     var targetKind: TargetKind? = nil
+    /// Swift processes whose allocations were watched.
+    var watchedProcesses = 0
 }
 
 /// Runs the target to completion with the channel attached, decoding records as they arrive.
@@ -61,6 +63,9 @@ func recordRun(_ request: AuditRequest) throws(LeakAuditError) -> RecordedRun {
         environment["LD_PRELOAD"] = existing.isEmpty ? preload : "\(preload):\(existing)"
         environment[String(cString: LA_WIRE_ENV_WATCH)] = request.watch.environmentValue(targetPath: realPath(path))
         targetKind = TargetKind.inspect(path: path)
+    } else {
+        // A value inherited from an enclosing run would name patterns this run does not have.
+        environment[String(cString: LA_WIRE_ENV_WATCH)] = ""
     }
     let process = try TargetProcess.spawn(
         executablePath: path,
@@ -96,7 +101,8 @@ func recordRun(_ request: AuditRequest) throws(LeakAuditError) -> RecordedRun {
         stackTableFull: flags & UInt32(LA_FLAG_STACK_TABLE_FULL) != 0,
         typeTableFull: flags & UInt32(LA_FLAG_TYPE_TABLE_FULL) != 0,
         tooManyProcesses: flags & UInt32(LA_FLAG_TOO_MANY_PROCESSES) != 0,
-        targetKind: targetKind
+        targetKind: targetKind,
+        watchedProcesses: channel.watchedProcesses
     )
 }
 

@@ -62,6 +62,9 @@ typedef struct la_wire_header {
     int32_t reader_pid;      ///< leak-audit's pid, so that a writer waiting on a full ring can
                              ///< tell a slow reader from a dead one.
     uint32_t attached_processes;  ///< atomic: processes that attached; each takes the next index.
+    uint32_t watched_processes;   ///< atomic: Swift processes whose allocations the preloaded
+                                  ///< library watched (LEAK_AUDIT_WATCH), attached or not.
+    uint32_t reserved0;
 } la_wire_header;
 
 /// Processes of one run that can attach: the index is 8 bits of a tag.
