@@ -36,6 +36,17 @@ void *leakaudit_hook_swift_allocObject(const void *metadata, size_t size, size_t
     return object;
 }
 
+__attribute__((visibility("default"))) void leakaudit_hook_swift_deallocObject(void *object, size_t size,
+                                                                               size_t align_mask);
+
+/// Foundation frees its CF-bridged objects (NSURL, __NSCFType…) with swift_deallocObject rather
+/// than swift_deallocClassInstance; other heap objects pass through here too and are ignored,
+/// since only tracked class metadata is looked up.
+void leakaudit_hook_swift_deallocObject(void *object, size_t size, size_t align_mask) {
+    if (object != NULL) la_registry_on_dealloc(object);
+    la_state()->real_dealloc_object(object, size, align_mask);
+}
+
 void leakaudit_hook_swift_deallocClassInstance(void *object, size_t size, size_t align_mask) {
     if (object != NULL) la_registry_on_dealloc(object);
     la_state()->real_dealloc(object, size, align_mask);
@@ -139,7 +150,10 @@ static void la_patch_image(la_process_state *state, const struct dl_phdr_info *i
             if (symbol_index == 0) continue;
             const char *name = tables.strings + tables.symbols[symbol_index].st_name;
             void *hook = NULL, *real = NULL;
-            if (strcmp(name, "swift_allocObject") == 0) {
+            if (strcmp(name, "swift_deallocObject") == 0) {
+                hook = (void *)leakaudit_hook_swift_deallocObject;
+                real = (void *)state->real_dealloc_object;
+            } else if (strcmp(name, "swift_allocObject") == 0) {
                 if (!state->watch_allocations) continue;
                 hook = (void *)leakaudit_hook_swift_allocObject;
                 real = (void *)state->real_alloc;
@@ -193,6 +207,7 @@ bool la_hooks_install(void) {
         state->real_dealloc = (la_dealloc_fn)dlsym(RTLD_DEFAULT, "swift_deallocClassInstance");
         state->real_dealloc_partial = (la_dealloc_partial_fn)dlsym(RTLD_DEFAULT, "swift_deallocPartialClassInstance");
         state->real_alloc = (la_alloc_fn)dlsym(RTLD_DEFAULT, "swift_allocObject");
+        state->real_dealloc_object = (la_dealloc_fn)dlsym(RTLD_DEFAULT, "swift_deallocObject");
         bool found = state->real_dealloc != NULL && state->real_dealloc_partial != NULL && state->real_alloc != NULL;
         if (found) {
             // With -static-stdlib the runtime lives in the main program, whose calls to it are

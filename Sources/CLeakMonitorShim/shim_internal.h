@@ -112,6 +112,7 @@ typedef struct la_process_state {
     la_dealloc_fn real_dealloc;
     la_dealloc_partial_fn real_dealloc_partial;
     la_alloc_fn real_alloc;
+    la_dealloc_fn real_dealloc_object;
     bool hooks_checked;
     bool hooks_usable;  // atomic
     uintptr_t patched_images[LA_MAX_PATCHED_IMAGES];
