@@ -35,6 +35,8 @@ let package = Package(
         scenario("DynamicLibraryType", [.product(name: "WidgetKit", package: "WidgetKit"), leakMonitor]),
         // Allocation-heavy, for the benchmark.
         scenario("AllocationChurn"),
+        // Allocation-heavy with a kept and a cyclic leak, for scripts/compare-peers.sh.
+        scenario("LeakyChurn"),
         // Never link LeakMonitor: without budgets leak-audit must say it cannot audit them; with
         // --budget or --census it watches their allocations.
         .executableTarget(name: "Uninstrumented"),

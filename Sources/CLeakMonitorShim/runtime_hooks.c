@@ -151,6 +151,9 @@ static void la_patch_image(la_process_state *state, const struct dl_phdr_info *i
             const char *name = tables.strings + tables.symbols[symbol_index].st_name;
             void *hook = NULL, *real = NULL;
             if (strcmp(name, "swift_deallocObject") == 0) {
+                // Every heap object (boxes, closure contexts) is freed this way: only worth the
+                // cost when Foundation's own types may be watched.
+                if (!state->watch_allocations) continue;
                 hook = (void *)leakaudit_hook_swift_deallocObject;
                 real = (void *)state->real_dealloc_object;
             } else if (strcmp(name, "swift_allocObject") == 0) {

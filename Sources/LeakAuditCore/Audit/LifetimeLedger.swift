@@ -41,14 +41,28 @@ struct LifetimeLedger {
         }
     }
 
-    private(set) var types: [UInt32: TypeLedger] = [:]
+    /// Types by id; ids are dense from 0, so an array indexed by id replaces a hash lookup per
+    /// event.
+    private var typeSlots: [TypeLedger?] = []
+
+    /// Every type seen, by id.
+    var types: [UInt32: TypeLedger] {
+        Dictionary(uniqueKeysWithValues: typeSlots.enumerated().compactMap { id, type in type.map { (UInt32(id), $0) } })
+    }
     private(set) var stacks: [UInt32: [UInt64]] = [:]
     private(set) var truncatedStacks: Set<UInt32> = []
     private(set) var modules: [ModuleImage] = []
     /// Events naming a type, stack or object never defined (a damaged stream).
     private(set) var inconsistentEvents = 0
-    /// The type of every live object, to retire an object whose address a new allocation reuses.
+    /// The type of every live object, to retire an object whose address a new allocation reuses;
+    /// kept only when allocations are watched, the one case where a deallocation can go unseen.
     private var owners: [UInt64: UInt32] = [:]
+    private let tracksOwners: Bool
+
+    /// Creates an empty ledger; `watchesAllocations` keeps the owner map that address reuse needs.
+    init(watchesAllocations: Bool = true) {
+        tracksOwners = watchesAllocations
+    }
     /// Objects whose deallocation was never seen, found when their address was allocated again.
     private(set) var unseenDeallocations = 0
 
@@ -56,12 +70,14 @@ struct LifetimeLedger {
         switch event {
         case .typeDefined(let id, let rawName, let max, let budget):
             let name = Self.stableTypeName(rawName)
-            if types[id] == nil {
-                types[id] = TypeLedger(name: name, max: max, budget: budget)
+            let slot = Int(id)
+            if slot >= typeSlots.count { typeSlots += Array(repeating: nil, count: slot + 1 - typeSlots.count) }
+            if typeSlots[slot] == nil {
+                typeSlots[slot] = TypeLedger(name: name, max: max, budget: budget)
             } else {
-                types[id]?.name = name
-                types[id]?.max = max
-                types[id]?.budget = budget
+                typeSlots[slot]?.name = name
+                typeSlots[slot]?.max = max
+                typeSlots[slot]?.budget = budget
             }
         case .stackDefined(let id, let returnAddresses, let truncated):
             stacks[id] = returnAddresses
@@ -76,21 +92,25 @@ struct LifetimeLedger {
     }
 
     private mutating func allocate(typeID: UInt32, object: UInt64, instance: Instance) {
-        if types[typeID] == nil {
+        let slot = Int(typeID)
+        if slot >= typeSlots.count || typeSlots[slot] == nil {
+            // Allocated before its type was defined (a damaged stream): counted under a placeholder.
             inconsistentEvents += 1
+            if slot >= typeSlots.count { typeSlots += Array(repeating: nil, count: slot + 1 - typeSlots.count) }
+            typeSlots[slot] = TypeLedger(name: "<type \(typeID)>", max: Int.max)
         }
         // An address allocated again while its object still counts as alive: that object was
         // freed where no hook saw it. It dies now, or it would hide the new one.
-        if let previous = owners.updateValue(typeID, forKey: object) {
+        if tracksOwners, let previous = owners.updateValue(typeID, forKey: object) {
             unseenDeallocations += 1
-            _ = types[previous]?.deallocate(object)
+            if Int(previous) < typeSlots.count { _ = typeSlots[Int(previous)]?.deallocate(object) }
         }
-        types[typeID, default: TypeLedger(name: "<type \(typeID)>", max: Int.max)].allocate(object, instance)
+        typeSlots[slot]?.allocate(object, instance)
     }
 
     private mutating func deallocate(typeID: UInt32, object: UInt64) {
-        if owners[object] == typeID { owners[object] = nil }
-        if types[typeID]?.deallocate(object) != true {
+        if tracksOwners, owners[object] == typeID { owners[object] = nil }
+        if Int(typeID) >= typeSlots.count || typeSlots[Int(typeID)]?.deallocate(object) != true {
             inconsistentEvents += 1
         }
     }

@@ -74,8 +74,14 @@ func recordRun(_ request: AuditRequest) throws(LeakAuditError) -> RecordedRun {
         extraEnvironment: environment
     )
     var decoder = RecordDecoder()
-    var ledgers: [UInt8: LifetimeLedger] = [:]
-    func apply(_ event: WireEvent, _ process: UInt8) { ledgers[process, default: LifetimeLedger()].apply(event) }
+    // One slot per possible process index: an array access per event, not a hash lookup.
+    var ledgers = [LifetimeLedger?](repeating: nil, count: Int(LA_WIRE_MAX_PROCESSES))
+    let watchesAllocations = request.watch.watchesAllocations
+    func apply(_ event: WireEvent, _ process: UInt8) {
+        let slot = Int(process)
+        if ledgers[slot] == nil { ledgers[slot] = LifetimeLedger(watchesAllocations: watchesAllocations) }
+        ledgers[slot]?.apply(event)
+    }
     let outcome: TargetOutcome
     while true {
         if let ended = process.poll() {
@@ -94,7 +100,8 @@ func recordRun(_ request: AuditRequest) throws(LeakAuditError) -> RecordedRun {
         attached: channel.attachedPID != 0,
         staticRuntime: flags & UInt32(LA_FLAG_STATIC_RUNTIME) != 0,
         recordFormatMismatch: flags & UInt32(LA_FLAG_VERSION_MISMATCH) != 0,
-        ledgers: ledgers,
+        ledgers: Dictionary(
+            uniqueKeysWithValues: ledgers.enumerated().compactMap { index, ledger in ledger.map { (UInt8(index), $0) } }),
         attachedProcesses: Swift.min(channel.attachedProcesses, Int(LA_WIRE_MAX_PROCESSES)),
         droppedRecords: channel.droppedRecords,
         tornSlots: decoder.tornSlots,
