@@ -229,7 +229,10 @@ __attribute__((constructor)) static void la_channel_constructor(void) {
     }
     // Under leak-audit no violation stops the process, whether or not it gets the channel.
     __atomic_store_n(&state->under_leak_audit, true, __ATOMIC_RELEASE);
-    pthread_mutex_lock(&state->slow_lock);
+    // At start-up nothing else holds the lock. A copy in a library loaded later runs this under
+    // the dynamic linker's lock, which a thread holding the slow lock may be waiting for (dladdr,
+    // dl_iterate_phdr): it then leaves attaching to the first type registration.
+    if (pthread_mutex_trylock(&state->slow_lock) != 0) return;
     if (state->channel_spec[0] == '\0' && strlen(value) < sizeof state->channel_spec) strcpy(state->channel_spec, value);
     la_watch_parse_locked(state);
     bool preload = la_is_preload_copy();

@@ -9,11 +9,10 @@ __attribute__((visibility("default"))) la_process_state leakaudit_process_state_
 /// layout changes; this guards against a forgotten bump).
 __attribute__((visibility("default"))) const uint64_t leakaudit_process_state_v1_size = sizeof(la_process_state);
 
-static la_process_state *la_resolved_state;
+la_process_state *la_resolved_state;
 
-la_process_state *la_state(void) {
-    la_process_state *state = __atomic_load_n(&la_resolved_state, __ATOMIC_ACQUIRE);
-    if (__builtin_expect(state != NULL, 1)) return state;
+la_process_state *la_state_resolve(void) {
+    la_process_state *state;
     // Every copy asks the same global scope, so every copy gets the same answer.
     state = dlsym(RTLD_DEFAULT, "leakaudit_process_state_v1");
     const uint64_t *size = dlsym(RTLD_DEFAULT, "leakaudit_process_state_v1_size");

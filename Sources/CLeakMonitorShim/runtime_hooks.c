@@ -115,10 +115,11 @@ static bool la_is_some_copys_hook(uintptr_t address) {
 }
 
 /// Writes `value` into a slot on a page that RELRO made read-only, and makes it read-only again.
-static void la_write_protected_slot(void **slot, void *value, uintptr_t page, uintptr_t page_size) {
-    if (mprotect((void *)page, (size_t)page_size, PROT_READ | PROT_WRITE) != 0) return;
+static bool la_write_protected_slot(void **slot, void *value, uintptr_t page, uintptr_t page_size) {
+    if (mprotect((void *)page, (size_t)page_size, PROT_READ | PROT_WRITE) != 0) return false;
     __atomic_store_n(slot, value, __ATOMIC_RELEASE);
     mprotect((void *)page, (size_t)page_size, PROT_READ);
+    return true;
 }
 
 static void la_patch_image(la_process_state *state, const struct dl_phdr_info *info) {
@@ -178,7 +179,7 @@ static void la_patch_image(la_process_state *state, const struct dl_phdr_info *i
             if (current != (uintptr_t)real && !lazy_stub) continue;
             uintptr_t page = (uintptr_t)slot & ~(page_size - 1);
             if (page >= relro_start && page + page_size <= relro_end) {
-                la_write_protected_slot(slot, hook, page, page_size);
+                if (!la_write_protected_slot(slot, hook, page, page_size)) continue;
             } else {
                 __atomic_store_n(slot, hook, __ATOMIC_RELEASE);
             }

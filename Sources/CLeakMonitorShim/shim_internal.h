@@ -128,8 +128,16 @@ typedef struct la_process_state {
     la_stack_entry stack_table[LA_STACK_TABLE_CAPACITY];
 } la_process_state;
 
-/// The process's one shim state (see la_process_state).
-LA_HIDDEN la_process_state *la_state(void);
+/// This copy's pointer to the process's one shim state, once resolved.
+extern LA_HIDDEN la_process_state *la_resolved_state;
+/// Finds the process's one shim state in the global scope (see la_process_state).
+LA_HIDDEN la_process_state *la_state_resolve(void);
+
+/// The process's one shim state; inline, since every hook and validate asks for it.
+static inline la_process_state *la_state(void) {
+    la_process_state *state = __atomic_load_n(&la_resolved_state, __ATOMIC_ACQUIRE);
+    return __builtin_expect(state != NULL, 1) ? state : la_state_resolve();
+}
 
 // channel.c -------------------------------------------------------------------------------------
 

@@ -39,19 +39,18 @@ static bool la_glob_matches(const char *pattern, const char *text, size_t length
     return *pattern == '\0';
 }
 
-/// True when this process's executable is `path`, or a test bundle.
-static bool la_is_census_process(const char *path, size_t path_length) {
+/// True for every process but the Swift toolchain's own programs: `leak-audit run --census swift
+/// test` (or `swift run App`) must census the test bundle or App, not the driver, the build system
+/// or the compilers, which are Swift programs too. (Census lines still carry the target's path,
+/// which this rule does not need.)
+static bool la_is_census_process(void) {
     char executable[PATH_MAX];
     ssize_t length = readlink("/proc/self/exe", executable, sizeof executable - 1);
     if (length <= 0) return false;
     executable[length] = '\0';
-    if (length > 7 && strcmp(executable + length - 7, ".xctest") == 0) return true;
-    // `leak-audit run --census swift test`: the target is the toolchain's driver, whose own
-    // objects are nobody's business; the test bundle it starts is the one to census.
     const char *base = strrchr(executable, '/');
     base = base != NULL ? base + 1 : executable;
-    if (strcmp(base, "swift") == 0 || strncmp(base, "swift-", 6) == 0) return false;
-    return path_length > 0 && (size_t)length == path_length && memcmp(executable, path, path_length) == 0;
+    return strcmp(base, "swift") != 0 && strncmp(base, "swift-", 6) != 0;
 }
 
 void la_watch_parse_locked(la_process_state *state) {
@@ -81,8 +80,7 @@ void la_watch_parse_locked(la_process_state *state) {
                     (la_budget_pattern){.pattern = pattern, .max = max < 0 ? 0 : max};
             }
         } else if (length >= 6 && strncmp(line, "census", 6) == 0) {
-            const char *path = length > 7 ? line + 7 : "";
-            state->census = la_is_census_process(path, length > 7 ? length - 7 : 0);
+            state->census = la_is_census_process();
         }
         line = end != NULL ? end + 1 : line + length;
     }

@@ -1,6 +1,10 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import LeakAuditCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `leak-audit run`: audit one run of a program or test bundle.
 struct Run: ParsableCommand {
@@ -60,13 +64,13 @@ struct Run: ParsableCommand {
                 auditReport.verdict == .notAudited
                 ? "leak-audit: '\(target)' could not be audited; see \(output)"
                 : "leak-audit: see \(output) for the report"
-            FileHandle.standardError.write(Data((line + "\n").utf8))
+            try? ReportSink.standardError.write(line + "\n")
         }
         throw ExitCode(ExitStatus(auditReport.verdict).rawValue)
     }
 
     private func printError(_ message: String) {
-        FileHandle.standardError.write(Data("leak-audit: error: \(message)\n".utf8))
+        try? ReportSink.standardError.write("leak-audit: error: \(message)\n")
     }
 
     /// The last `count` command-line arguments as the bytes the shell passed: the target's, which

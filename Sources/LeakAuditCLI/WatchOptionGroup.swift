@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import LeakAuditCore
 
 /// Budgets for types that never opted in, and the census of survivors.

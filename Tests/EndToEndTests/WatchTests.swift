@@ -103,6 +103,12 @@ final class WatchTests: XCTestCase {
         let audit = try Harness.audit(path: script, extraOptions: ["--budget", "Nothing.Like.This=1"])
         XCTAssertEqual(audit.status, 0, audit.stderr)
         XCTAssertTrue(audit.target["notAuditedReason"] is NSNull)
+
+        // The census covers the Swift program a launcher starts, not only the target itself.
+        let census = try Harness.audit(path: script, extraOptions: ["--census"])
+        XCTAssertEqual(census.status, 0, census.stderr)
+        XCTAssertEqual(
+            census.censusTypes.first { ($0["name"] as? String)?.hasSuffix(".ThumbnailLoader") == true }?.int("liveAtExit"), 4)
     }
 
     func testBudgetDeclaredInCodeWinsAndInstancesAreNotCountedTwice() throws {

@@ -45,7 +45,7 @@ struct LifetimeLedger {
     /// event.
     private var typeSlots: [TypeLedger?] = []
 
-    /// Every type seen, by id.
+    /// Every type seen, by id. Builds a dictionary on each access: for reports, not per event.
     var types: [UInt32: TypeLedger] {
         Dictionary(uniqueKeysWithValues: typeSlots.enumerated().compactMap { id, type in type.map { (UInt32(id), $0) } })
     }
@@ -120,15 +120,25 @@ struct LifetimeLedger {
     /// which would split one type into several across processes and make reports impossible to
     /// compare.
     static func stableTypeName(_ name: String) -> String {
-        guard name.contains("(unknown context at $") else { return name }
-        var result = ""
-        var rest = Substring(name)
-        while let range = rest.range(of: "(unknown context at $") {
-            result += rest[..<range.lowerBound] + "(unknown context)"
-            rest = rest[range.upperBound...]
-            rest = rest.drop { $0 != ")" }.dropFirst()
+        let marker = Array("(unknown context at $".utf8)
+        let bytes = Array(name.utf8)
+        guard bytes.count >= marker.count else { return name }
+        var result: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == marker[0], index + marker.count <= bytes.count,
+                bytes[index..<(index + marker.count)].elementsEqual(marker)
+            {
+                result += Array("(unknown context)".utf8)
+                index += marker.count
+                while index < bytes.count && bytes[index] != UInt8(ascii: ")") { index += 1 }
+                index += 1  // the closing parenthesis
+            } else {
+                result.append(bytes[index])
+                index += 1
+            }
         }
-        return result + rest
+        return String(decoding: result, as: UTF8.self)
     }
 
     /// The stack ids of the instances alive at `type`'s peak, one per instance.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The report for tools: JSON of schema version 1, described by docs/report-schema.json.
 public struct JSONReportRenderer: ReportRenderer {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The report for people: one block per exceeded type with its allocation stacks as
 /// `function at file:line`, then one line per type within budget, then the verdict.

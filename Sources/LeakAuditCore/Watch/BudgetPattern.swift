@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A budget for the types whose fully qualified names match a pattern, for types that never
 /// opted in through LeakMonitor. A type's `max` declared in code wins over any pattern.
@@ -23,7 +23,7 @@ public struct BudgetPattern: Sendable, Hashable {
         guard let equals = text.lastIndex(of: "="), let max = Int(text[text.index(after: equals)...]), max >= 0 else {
             throw .invalidBudget(text: text, origin: origin)
         }
-        let pattern = String(text[..<equals]).trimmingCharacters(in: .whitespaces)
+        let pattern = String(text[..<equals].drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
         guard !pattern.isEmpty, !pattern.contains("\n") else { throw .invalidBudget(text: text, origin: origin) }
         self.init(pattern: pattern, max: max, origin: origin)
     }

@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A configuration file (`--config FILE`, or `.leak-audit.json` in the working directory),
 /// format version 1, described in docs/configuration.md:
@@ -19,12 +23,7 @@ public struct Configuration: Sendable, Hashable {
 
     /// Reads and validates a configuration file.
     public static func load(path: String) throws(ConfigurationError) -> Configuration {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw .unreadable(path: path, reason: (error as NSError).localizedDescription)
-        }
+        let data = try Data(readingFile: path)
         let file: ConfigurationFileV1
         do {
             file = try JSONDecoder().decode(ConfigurationFileV1.self, from: data)
@@ -45,6 +44,27 @@ public struct Configuration: Sendable, Hashable {
             budgets.append(BudgetPattern(pattern: entry.type, max: entry.max, origin: path))
         }
         return Configuration(budgets: budgets, census: file.census)
+    }
+}
+
+extension Data {
+    /// The whole file at `path`, read with POSIX calls so that the error names the cause.
+    init(readingFile path: String) throws(ConfigurationError) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .unreadable(path: path, reason: systemErrorMessage(errno)) }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .unreadable(path: path, reason: systemErrorMessage(errno))
+            }
+            if count == 0 { break }
+            bytes += buffer[..<count]
+        }
+        self.init(bytes)
     }
 }
 

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What the target's file says about whether leak-audit can watch it without LeakMonitor.
 enum TargetKind: Equatable {
@@ -14,13 +16,13 @@ enum TargetKind: Equatable {
     /// Reads the ELF headers of `path`: the dynamic section's DT_NEEDED names, and whether any
     /// section is Swift metadata (`swift5_*`).
     static func inspect(path: String) -> TargetKind {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return .other }
-        defer { try? handle.close() }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return .other }
+        defer { close(descriptor) }
         func read(_ offset: UInt64, _ count: Int) -> [UInt8]? {
-            guard (try? handle.seek(toOffset: offset)) != nil, let data = try? handle.read(upToCount: count),
-                data.count == count
-            else { return nil }
-            return [UInt8](data)
+            var bytes = [UInt8](repeating: 0, count: count)
+            let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) }
+            return got == count ? bytes : nil
         }
         guard let header = read(0, 64), header[0...3] == [0x7F, 0x45, 0x4C, 0x46], header[4] == 2, header[5] == 1 else {
             return .other  // not ELF, or not 64-bit little-endian

@@ -120,7 +120,8 @@ typedef struct la_wire_type {
 
 /// The environment variable with what to watch besides instrumented types, one item per line:
 /// `budget <max> <pattern>` (a type name where `*` matches any run of characters and `?` one), and
-/// `census <path>` (census every class in the process whose executable is <path>, or any .xctest).
+/// `census <path>` (census every class, in every process but the Swift toolchain's own programs;
+/// <path> is the target's, for information).
 #define LA_WIRE_ENV_WATCH "LEAK_AUDIT_WATCH"
 
 /// Fixed part of a module blob's payload.
