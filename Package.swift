@@ -12,6 +12,10 @@ let package = Package(
         // class allocations (`--budget`, `--census`). `swift build` (every product) puts it next
         // to the leak-audit executable, where leak-audit looks for it.
         .library(name: "LeakAuditPreload", type: .dynamic, targets: ["CLeakAuditPreload"]),
+        // Loaded by the preloaded library into test bundles: tells it which test is running.
+        .library(name: "LeakAuditTestObserver", type: .dynamic, targets: ["LeakAuditTestObserver"]),
+        // `swift package leak-audit`: builds a package's tests and runs them under leak-audit run.
+        .plugin(name: "LeakAuditPlugin", targets: ["LeakAuditPlugin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
@@ -30,6 +34,8 @@ let package = Package(
         // dlsym; SwiftPM still links it against libswiftCore, found through the toolchain's
         // RUNPATH, so the non-Swift processes a target starts load that too and still run.
         .target(name: "CLeakAuditPreload", dependencies: ["CLeakMonitorShim"]),
+        // XCTest observer and Swift Testing resolver; calls the shim through the global scope.
+        .target(name: "LeakAuditTestObserver", dependencies: ["LeakAuditWire"]),
         // elfutils, for symbolization out of the target's process.
         .systemLibrary(
             name: "CLibDW",
@@ -45,6 +51,15 @@ let package = Package(
                 "LeakAuditCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+        // The command plugin behind `swift package leak-audit` (docs/plugin.md).
+        .plugin(
+            name: "LeakAuditPlugin",
+            capability: .command(
+                intent: .custom(
+                    verb: "leak-audit",
+                    description: "Build the package's tests and run them under leak-audit run (docs/plugin.md)")),
+            dependencies: ["LeakAuditCLI"]
         ),
         .testTarget(name: "LeakMonitorTests", dependencies: ["LeakMonitor"]),
         .testTarget(name: "LeakAuditCoreTests", dependencies: ["LeakAuditCore"]),

@@ -61,16 +61,17 @@ static uint64_t la_reserve(la_process_state *state, uint64_t count) {
     return first;
 }
 
-void la_channel_event(uint8_t kind, uint32_t type_id, uint64_t object, uint64_t extra) {
+void la_channel_event(uint8_t kind, uint8_t subkind, uint32_t id, uint64_t word1, uint64_t word2, uint64_t word3) {
     la_process_state *state = la_state();
     if (__atomic_load_n(&state->slots, __ATOMIC_ACQUIRE) == NULL) return;
     uint64_t index = la_reserve(state, 1);
     if (index == UINT64_MAX) return;
     uint64_t *slot = la_slot_at(state, index);
-    slot[1] = object;
-    slot[2] = extra;
-    slot[3] = 0;
-    __atomic_store_n(&slot[0], (uint64_t)kind | state->process_tag | ((uint64_t)type_id << 32), __ATOMIC_RELEASE);
+    slot[1] = word1;
+    slot[2] = word2;
+    slot[3] = word3;
+    uint64_t tag = (uint64_t)kind | ((uint64_t)subkind << 8) | state->process_tag | ((uint64_t)id << 32);
+    __atomic_store_n(&slot[0], tag, __ATOMIC_RELEASE);
 }
 
 void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void *payload, size_t length) {
@@ -236,6 +237,7 @@ __attribute__((constructor)) static void la_channel_constructor(void) {
     if (state->channel_spec[0] == '\0' && strlen(value) < sizeof state->channel_spec) strcpy(state->channel_spec, value);
     la_watch_parse_locked(state);
     bool preload = la_is_preload_copy();
+    if (preload) la_tests_install_locked(state);
     if (!preload) {
         la_channel_attach_locked(state);
     } else if (state->watch_allocations && la_hooks_install() && state->patched_slot_count > 0) {

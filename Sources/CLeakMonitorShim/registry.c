@@ -249,7 +249,8 @@ bool la_registry_track(la_process_state *state, const void *object, int32_t type
     while (live > peak
            && !__atomic_compare_exchange_n(&type->peak, &peak, live, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
     }
-    la_channel_event(LA_SLOT_ALLOC, (uint32_t)type_id, (uint64_t)(uintptr_t)object, stack);
+    la_channel_event(LA_SLOT_ALLOC, 0, (uint32_t)type_id, (uint64_t)(uintptr_t)object, stack,
+                     state->tests_requested ? la_test_tag(state) : 0);
     *live_after = live;
     return true;
 }
@@ -276,5 +277,5 @@ void la_registry_on_dealloc(const void *object) {
     if (type_id < 0) return;
     if (!la_set_remove(state, (uintptr_t)object)) return;
     __atomic_sub_fetch(&state->types[type_id].live, 1, __ATOMIC_ACQ_REL);
-    la_channel_event(LA_SLOT_DEALLOC, (uint32_t)type_id, (uint64_t)(uintptr_t)object, 0);
+    la_channel_event(LA_SLOT_DEALLOC, 0, (uint32_t)type_id, (uint64_t)(uintptr_t)object, 0, 0);
 }

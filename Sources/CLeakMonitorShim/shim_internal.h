@@ -105,6 +105,13 @@ typedef struct la_process_state {
     la_alloc_decision alloc_decisions[LA_ALLOC_DECISIONS];
     uint32_t alloc_decision_count;
     bool constructed;           // atomic: the first constructor (at start-up) has run
+    uint32_t test_grace_ms;     // `tests` line: attribute allocations to tests; grace after each
+    bool tests_requested;
+    // tests.c
+    uint32_t current_test;      // atomic; LA_TEST_NONE when no test runs
+    uint32_t (*test_resolver)(void);  // atomic
+    char **test_names;          // guarded by the slow lock
+    uint32_t test_count;
     // modules.c
     la_known_module known_modules[LA_MAX_MODULES];
     int known_module_count;
@@ -146,9 +153,10 @@ LA_HIDDEN bool la_channel_active(void);
 /// Maps the channel now if this process is under leak-audit and has not tried yet. Caller holds
 /// the slow lock.
 LA_HIDDEN void la_channel_attach_locked(la_process_state *state);
-/// Appends one event slot (alloc or dealloc), waiting for room in the ring; drops it, and counts
-/// it, only when leak-audit is gone.
-LA_HIDDEN void la_channel_event(uint8_t kind, uint32_t type_id, uint64_t object, uint64_t extra);
+/// Appends one event slot (alloc, dealloc or test), waiting for room in the ring; drops it, and
+/// counts it, only when leak-audit is gone. `subkind` goes to tag bits 8..15.
+LA_HIDDEN void la_channel_event(uint8_t kind, uint8_t subkind, uint32_t id, uint64_t word1, uint64_t word2,
+                                uint64_t word3);
 /// Appends a blob (type, stack or module record).
 LA_HIDDEN void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void *payload, size_t length);
 /// Sets header flag bits.
@@ -176,6 +184,12 @@ LA_HIDDEN void la_registry_on_dealloc(const void *object);
 LA_HIDDEN int32_t la_type_register_locked(la_process_state *state, const void *metadata, const char *name,
                                           size_t name_length, int64_t max, uint32_t budget_source,
                                           uint32_t pattern_index);
+/// The test to attribute an allocation on this thread to, plus one (0: none).
+LA_HIDDEN uint64_t la_test_tag(la_process_state *state);
+/// Loads the test observer into a test bundle's process when `tests` was requested. Caller holds
+/// the slow lock.
+LA_HIDDEN void la_tests_install_locked(la_process_state *state);
+
 /// Stops the allocation hook tracking `metadata`: its code claimed the type, and validate
 /// counts it from now on. Caller holds the slow lock.
 LA_HIDDEN void la_watch_forget_locked(la_process_state *state, const void *metadata);

@@ -79,6 +79,11 @@ void la_watch_parse_locked(la_process_state *state) {
                 state->budget_patterns[state->budget_pattern_count++] =
                     (la_budget_pattern){.pattern = pattern, .max = max < 0 ? 0 : max};
             }
+        } else if (length > 6 && strncmp(line, "tests ", 6) == 0) {
+            long grace = strtol(line + 6, NULL, 10);
+            state->tests_requested = true;
+            state->current_test = LA_TEST_NONE;
+            state->test_grace_ms = grace < 0 ? 0 : (uint32_t)grace;
         } else if (length >= 6 && strncmp(line, "census", 6) == 0) {
             state->census = la_is_census_process();
         }

@@ -38,7 +38,8 @@ enum ExitStatus: Int32, CaseIterable {
     static let helpTable = """
         Exit codes:
           0   the target exited 0 and no type exceeded its budget
-          1   at least one type exceeded its budget (whatever the target did)
+          1   at least one type exceeded its budget, or (--leaks-per-test) a
+              test left instances alive (whatever the target did)
           2   no type exceeded its budget, but the target failed
               (a non-zero exit, or a signal)
           3   the target could not be audited: it never attached (no

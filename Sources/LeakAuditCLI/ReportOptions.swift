@@ -3,12 +3,60 @@ import LeakAuditCore
 
 extension ReportFormat: ExpressibleByArgument {}
 
-/// Where the report goes and in which format.
+/// Where the report goes and in which formats: the primary report (`--format`, to standard error
+/// or `--output`), and any number of extra files, one per format, all from the same run.
 struct ReportOptions: ParsableArguments {
-    @Option(help: "Report format: \(ReportFormat.allCases.map(\.rawValue).joined(separator: " or ")).")
+    @Option(help: "Report format: \(ReportFormat.helpList).")
     var format: ReportFormat = .text
 
     @Option(
         name: .shortAndLong, help: ArgumentHelp("Write the report to this file instead of standard error.", valueName: "file"))
     var output: String?
+
+    @Option(name: .customLong("output-text"), help: ArgumentHelp("Also write the text report to this file.", valueName: "file"))
+    var outputText: String?
+
+    @Option(
+        name: .customLong("output-json"),
+        help: ArgumentHelp("Also write the JSON report (docs/report-schema.json) to this file.", valueName: "file"))
+    var outputJSON: String?
+
+    @Option(
+        name: .customLong("output-sarif"),
+        help: ArgumentHelp("Also write a SARIF 2.1.0 log, for code scanning, to this file.", valueName: "file"))
+    var outputSARIF: String?
+
+    @Option(
+        name: .customLong("output-junit"),
+        help: ArgumentHelp("Also write JUnit XML, one test case per tracked type, to this file.", valueName: "file"))
+    var outputJUnit: String?
+
+    @Option(
+        name: .customLong("output-github"),
+        help: ArgumentHelp("Also write GitHub Actions workflow commands (annotations) to this file.", valueName: "file"))
+    var outputGitHub: String?
+
+    /// Every report to write: the primary one (a nil path is standard error), then the extra files.
+    var destinations: [(format: ReportFormat, path: String?)] {
+        let extra: [(ReportFormat, String?)] = [
+            (.text, outputText), (.json, outputJSON), (.sarif, outputSARIF), (.junit, outputJUnit), (.github, outputGitHub),
+        ]
+        return [(format, output)] + extra.compactMap { format, path in path.map { (format, $0) } }
+    }
+
+    func validate() throws {
+        var seen: Set<String> = []
+        for case let (_, path?) in destinations where !seen.insert(path).inserted {
+            throw ValidationError("'\(path)' is given for two reports; give each report its own file")
+        }
+    }
+}
+
+extension ReportFormat {
+    /// `text, json, sarif, junit or github`.
+    static var helpList: String {
+        let names = allCases.map(\.rawValue)
+        guard let last = names.last, names.count > 1 else { return names.joined() }
+        return names.dropLast().joined(separator: ", ") + " or " + last
+    }
 }

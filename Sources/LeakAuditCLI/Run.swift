@@ -14,7 +14,9 @@ struct Run: ParsableCommand {
             The target's standard input, output and error are passed through untouched and its \
             arguments as given; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to leak-audit reach the \
             target, and the report is still written. Without --output the report goes to \
-            standard error. Options after the target belong to the target.
+            standard error. --output-text, --output-json, --output-sarif, --output-junit and \
+            --output-github each also write the report in that format to a file, so that one run \
+            gives a log, an artifact and annotations. Options after the target belong to the target.
 
             \(ExitStatus.helpTable)
             """
@@ -24,6 +26,8 @@ struct Run: ParsableCommand {
 
     @OptionGroup(title: "Types without LeakMonitor") var watch: WatchOptionGroup
 
+    @OptionGroup(title: "Tests") var tests: TestOptionGroup
+
     @Argument(help: ArgumentHelp("The program or .xctest bundle to run.", valueName: "target"))
     var target: String
 
@@ -32,11 +36,12 @@ struct Run: ParsableCommand {
     var targetArguments: [String] = []
 
     func run() throws {
-        let watchOptions = try watch.resolve()
-        // Open the output first: a bad path must not cost a whole run.
-        let sink: ReportSink
+        var watchOptions = try watch.resolve()
+        tests.apply(to: &watchOptions)
+        // Open every output first: a bad path must not cost a whole run.
+        let outputs: ReportOutputs
         do {
-            sink = try report.output.map { path throws(SinkError) in try ReportSink.open(path: path) } ?? .standardError
+            outputs = try ReportOutputs.open(report)
         } catch {
             printError(error.description)
             throw ExitCode(ExitStatus.usageError.rawValue)
@@ -48,16 +53,13 @@ struct Run: ParsableCommand {
             request.argumentBytes = Self.rawTrailingArguments(count: targetArguments.count)
             auditReport = try audit(request, toolVersion: leakAuditVersion)
         } catch {
-            sink.discard()
+            outputs.discard()
             printError(error.description)
             throw ExitCode(ExitStatus(error).rawValue)
         }
-        do {
-            try sink.write(report.format.renderer.render(auditReport))
-        } catch {
-            printError(error.description)
-            throw ExitCode(ExitStatus.usageError.rawValue)
-        }
+        let failures = outputs.write(auditReport)
+        for failure in failures { printError(failure.description) }
+        if !failures.isEmpty { throw ExitCode(ExitStatus.usageError.rawValue) }
         if let output = report.output, auditReport.verdict != .clean {
             // The report went to a file: say in the log why the run is red.
             let line =

@@ -132,6 +132,28 @@ enum Harness {
         if result.status != 0 { throw HarnessError.schemaViolation(result.stderr) }
     }
 
+    /// The official SARIF 2.1.0 schema: the copy in docs/, or the shared one beside the repository.
+    static var sarifSchemaPath: String {
+        let copy = packageRoot.appendingPathComponent("docs/sarif-schema-2.1.0.json").path
+        if FileManager.default.fileExists(atPath: copy) { return copy }
+        return packageRoot.deletingLastPathComponent().appendingPathComponent("shared/schemas/sarif-schema-2.1.0.json").path
+    }
+
+    /// Validates a SARIF log against the SARIF 2.1.0 schema (draft-07) with Python's jsonschema.
+    static func validateAgainstSARIFSchema(_ sarifPath: String) throws {
+        let script = """
+            import json, sys, jsonschema
+            schema = json.load(open(sys.argv[1]))
+            jsonschema.Draft7Validator.check_schema(schema)
+            validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
+            errors = list(validator.iter_errors(json.load(open(sys.argv[2]))))
+            for error in errors: print(list(error.path), error.message, file=sys.stderr)
+            sys.exit(1 if errors else 0)
+            """
+        let result = run(["python3", "-c", script, sarifSchemaPath, sarifPath])
+        if result.status != 0 { throw HarnessError.sarifSchemaViolation(result.stderr) }
+    }
+
     /// The 1-based line of the first line in a fixture source that contains `text`.
     static func line(of text: String, inFixtureSource relativePath: String) throws -> Int {
         let source = try String(contentsOf: fixturesRoot.appendingPathComponent(relativePath), encoding: .utf8)
@@ -144,12 +166,14 @@ enum Harness {
 enum HarnessError: Error, CustomStringConvertible {
     case buildFailed(String)
     case schemaViolation(String)
+    case sarifSchemaViolation(String)
     case missingText(String)
 
     var description: String {
         switch self {
         case .buildFailed(let log): "building Fixtures failed:\n\(log)"
         case .schemaViolation(let log): "report does not match docs/report-schema.json:\n\(log)"
+        case .sarifSchemaViolation(let log): "SARIF log does not match the SARIF 2.1.0 schema:\n\(log)"
         case .missingText(let text): "fixture source has no line containing '\(text)'"
         }
     }

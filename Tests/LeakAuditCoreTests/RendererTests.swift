@@ -329,7 +329,8 @@ final class RendererTests: XCTestCase {
 
     func testJSONTopLevelToolTargetAndSummary() throws {
         let root = try json(leakyReport())
-        XCTAssertEqual(Set(root.keys), ["schemaVersion", "tool", "target", "summary", "types", "census"])
+        XCTAssertEqual(Set(root.keys), ["schemaVersion", "tool", "target", "summary", "types", "census", "tests"])
+        XCTAssertTrue(root["tests"] is NSNull, "tests is null without --leaks-per-test")
         XCTAssertTrue(root["census"] is NSNull, "census is null without --census")
         XCTAssertEqual(root["schemaVersion"] as? Int, 1)
         XCTAssertEqual(JSONReportRenderer.schemaVersion, 1)
@@ -430,7 +431,8 @@ final class RendererTests: XCTestCase {
         let allocations = try array(leaky["allocations"]).map { try dictionary($0) }
         XCTAssertEqual(allocations.map { $0["count"] as? Int }, [2, 1])
         XCTAssertEqual(allocations.map { $0["truncated"] as? Bool }, [false, true])
-        XCTAssertEqual(Set(allocations[0].keys), ["count", "truncated", "frames"])
+        XCTAssertEqual(Set(allocations[0].keys), ["count", "truncated", "test", "frames"])
+        XCTAssertTrue(allocations[0]["test"] is NSNull, "null outside tests")
 
         // JSON keeps every frame: thunks and frames below main included.
         let frames = try array(allocations[0]["frames"]).map { try dictionary($0) }

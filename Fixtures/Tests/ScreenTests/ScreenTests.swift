@@ -1,3 +1,4 @@
+import Dispatch
 // An XCTest bundle under leak-audit: ScreenTests/testLeaksScreens keeps its screens in a static
 // list (over budget); ScreenTests/testReleasesScreens is its clean twin. Run one by name.
 import LeakMonitor
@@ -23,5 +24,14 @@ final class ScreenTests: XCTestCase {
             let screen = ProfileScreen()
             XCTAssertNotNil(screen)
         }
+    }
+}
+
+/// Releases its screen 20 ms after the test finishes, from work it started: not a leak once the
+/// grace period covers it, a leak with `--grace-period 0`.
+final class AsyncReleaseTests: XCTestCase {
+    func testReleasesLater() {
+        let screen = SettingsScreen()
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { withExtendedLifetime(screen) {} }
     }
 }

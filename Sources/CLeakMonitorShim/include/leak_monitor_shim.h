@@ -60,6 +60,21 @@ bool leakaudit_type_counts_get(int32_t type_id, leakaudit_type_counts *out);
 /// Returns the report name of type `type_id` (not NUL-terminated) and its length, or NULL.
 const char *_Nullable leakaudit_type_name(int32_t type_id, size_t *length);
 
+/// Returns the id of the test named `name` in this process, recording the name the first time;
+/// LA_TEST_NONE when it cannot be recorded.
+uint32_t leakaudit_test_intern(const char *name, size_t name_length);
+
+/// Records a phase (LA_TEST_STARTED, _FINISHED, _SETTLED) of test `test_id`.
+void leakaudit_test_event(uint32_t test_id, uint32_t phase);
+
+/// Sets the test that allocations are attributed to when no resolver names one (XCTest runs one
+/// test at a time), or LA_TEST_NONE.
+void leakaudit_test_set_current(uint32_t test_id);
+
+/// Sets a function that returns the test of the calling task (Swift Testing runs tests in
+/// parallel tasks), or LA_TEST_NONE; NULL removes it.
+void leakaudit_test_set_resolver(uint32_t (*_Nullable resolver)(void));
+
 /// Sets every type's peak to its current live count.
 void leakaudit_reset_peaks(void);
 

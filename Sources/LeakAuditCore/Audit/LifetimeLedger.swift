@@ -1,3 +1,5 @@
+import LeakAuditWire
+
 /// Replays allocation and deallocation events, in stream order, into exact per-type counts.
 ///
 /// For each type it keeps the instances alive now and remembers which were alive at the type's
@@ -9,6 +11,11 @@ struct LifetimeLedger {
     struct Instance {
         var stackID: UInt32
         var sequence: UInt64
+        /// The test running when it was allocated.
+        var test: UInt32? = nil
+
+        /// Where it was allocated: its stack and its test.
+        var site: Site { Site(stackID: stackID, test: test) }
     }
 
     struct TypeLedger {
@@ -18,7 +25,7 @@ struct LifetimeLedger {
         var live: [UInt64: Instance] = [:]
         var peak = 0
         var peakSequence: UInt64 = 0
-        var diedSincePeak: [UInt32] = []
+        var diedSincePeak: [Site] = []
         var allocated = 0
 
         mutating func allocate(_ object: UInt64, _ instance: Instance) {
@@ -35,7 +42,7 @@ struct LifetimeLedger {
         mutating func deallocate(_ object: UInt64) -> Bool {
             guard let instance = live.removeValue(forKey: object) else { return false }
             if instance.sequence <= peakSequence {
-                diedSincePeak.append(instance.stackID)
+                diedSincePeak.append(instance.site)
             }
             return true
         }
@@ -44,6 +51,29 @@ struct LifetimeLedger {
     /// Types by id; ids are dense from 0, so an array indexed by id replaces a hash lookup per
     /// event.
     private var typeSlots: [TypeLedger?] = []
+
+    /// Where an instance was allocated.
+    struct Site: Hashable {
+        var stackID: UInt32
+        var test: UInt32?
+    }
+
+    /// An instance a test left alive.
+    struct Leak: Hashable {
+        var typeID: UInt32
+        var site: Site
+    }
+
+    /// One test of this process: the instances allocated during it that are alive now.
+    struct TestLedger {
+        var name: String
+        var live: [UInt64: UInt32] = [:]
+        /// Frozen when the test settled.
+        var leaked: [Leak]? = nil
+    }
+
+    /// Tests by id.
+    private(set) var tests: [UInt32: TestLedger] = [:]
 
     /// Every type seen, by id. Builds a dictionary on each access: for reports, not per event.
     var types: [UInt32: TypeLedger] {
@@ -84,10 +114,16 @@ struct LifetimeLedger {
             if truncated { truncatedStacks.insert(id) }
         case .moduleLoaded(let module):
             modules.append(module)
-        case .allocated(let typeID, let object, let stackID, let sequence):
-            allocate(typeID: typeID, object: object, instance: Instance(stackID: stackID, sequence: sequence))
+        case .allocated(let typeID, let object, let stackID, let sequence, let test):
+            allocate(typeID: typeID, object: object, instance: Instance(stackID: stackID, sequence: sequence, test: test))
+            if let test { tests[test, default: TestLedger(name: "<test \(test)>")].live[object] = typeID }
         case .deallocated(let typeID, let object, _):
             deallocate(typeID: typeID, object: object)
+        case .testDefined(let id, let name):
+            tests[id, default: TestLedger(name: name)].name = name
+        case .testPhase(let id, let phase, _):
+            if phase == UInt32(LA_TEST_SETTLED) { settle(id) }
+            if tests[id] == nil { tests[id] = TestLedger(name: "<test \(id)>") }
         }
     }
 
@@ -101,14 +137,18 @@ struct LifetimeLedger {
         }
         // An address allocated again while its object still counts as alive: that object was
         // freed where no hook saw it. It dies now, or it would hide the new one.
-        if tracksOwners, let previous = owners.updateValue(typeID, forKey: object) {
+        if tracksOwners, let previous = owners[object] {
             unseenDeallocations += 1
-            if Int(previous) < typeSlots.count { _ = typeSlots[Int(previous)]?.deallocate(object) }
+            deallocate(typeID: previous, object: object)
         }
+        if tracksOwners { owners[object] = typeID }
         typeSlots[slot]?.allocate(object, instance)
     }
 
     private mutating func deallocate(typeID: UInt32, object: UInt64) {
+        if !tests.isEmpty, Int(typeID) < typeSlots.count, let test = typeSlots[Int(typeID)]?.live[object]?.test {
+            tests[test]?.live[object] = nil
+        }
         if tracksOwners, owners[object] == typeID { owners[object] = nil }
         if Int(typeID) >= typeSlots.count || typeSlots[Int(typeID)]?.deallocate(object) != true {
             inconsistentEvents += 1
@@ -143,6 +183,35 @@ struct LifetimeLedger {
 
     /// The stack ids of the instances alive at `type`'s peak, one per instance.
     static func stacksAliveAtPeak(of type: TypeLedger) -> [UInt32] {
-        type.live.values.filter { $0.sequence <= type.peakSequence }.map(\.stackID) + type.diedSincePeak
+        sitesAliveAtPeak(of: type).map(\.stackID)
+    }
+
+    /// The allocation sites (stack and test) of the instances alive at `type`'s peak, one per instance.
+    static func sitesAliveAtPeak(of type: TypeLedger) -> [Site] {
+        type.live.values.filter { $0.sequence <= type.peakSequence }.map(\.site) + type.diedSincePeak
+    }
+
+    /// Freezes what test `id` leaked: its instances still alive now, when its grace period ended.
+    private mutating func settle(_ id: UInt32) {
+        guard var test = tests[id], test.leaked == nil else { return }
+        test.leaked = test.live.compactMap { object, typeID in
+            guard Int(typeID) < typeSlots.count, let instance = typeSlots[Int(typeID)]?.live[object] else { return nil }
+            return Leak(typeID: typeID, site: instance.site)
+        }
+        tests[id] = test
+    }
+
+    /// What each test leaked: its instances alive when it settled, or at the end of the run for a
+    /// test that never settled (Swift Testing reports no phases; the process may end within a
+    /// grace period).
+    func leaksByTest() -> [(name: String, leaks: [Leak])] {
+        tests.sorted { $0.key < $1.key }.map { id, test in
+            if let leaked = test.leaked { return (test.name, leaked) }
+            let leaks = test.live.compactMap { object, typeID -> Leak? in
+                guard Int(typeID) < typeSlots.count, let instance = typeSlots[Int(typeID)]?.live[object] else { return nil }
+                return Leak(typeID: typeID, site: instance.site)
+            }
+            return (test.name, leaks)
+        }
     }
 }

@@ -32,10 +32,13 @@ struct RecordDecoder {
             case UInt32(LA_SLOT_ALLOC):
                 sink(
                     .allocated(
-                        typeID: UInt32(tag >> 32), object: word1, stackID: UInt32(truncatingIfNeeded: word2), sequence: cursor),
+                        typeID: UInt32(tag >> 32), object: word1, stackID: UInt32(truncatingIfNeeded: word2), sequence: cursor,
+                        test: word3 == 0 ? nil : UInt32(truncatingIfNeeded: word3 - 1)),
                     process)
             case UInt32(LA_SLOT_DEALLOC):
                 sink(.deallocated(typeID: UInt32(tag >> 32), object: word1, sequence: cursor), process)
+            case UInt32(LA_SLOT_TEST):
+                sink(.testPhase(id: UInt32(tag >> 32), phase: UInt32((tag >> 8) & 0xFF), sequence: cursor), process)
             case UInt32(LA_SLOT_BLOB_HEAD):
                 length = Swift.min(Swift.max(tag >> 32, 1), channel.slotCapacity)
                 let blobKind = UInt32((tag >> 8) & 0xFF)
@@ -91,6 +94,8 @@ struct RecordDecoder {
                 (0..<(bytes.count / 8)).map { bytes.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self) }
             }
             return .stackDefined(id: UInt32(truncatingIfNeeded: id), returnAddresses: addresses, truncated: value != 0)
+        case UInt32(LA_BLOB_TEST):
+            return .testDefined(id: UInt32(truncatingIfNeeded: id), name: String(decoding: payload, as: UTF8.self))
         case UInt32(LA_BLOB_MODULE):
             return decodeModule(payload, loadBias: value)
         default:

@@ -7,8 +7,13 @@ enum WireEvent: Equatable {
     case stackDefined(id: UInt32, returnAddresses: [UInt64], truncated: Bool)
     /// An ELF image loaded in the target.
     case moduleLoaded(ModuleImage)
-    /// An instance passed validation; `sequence` orders it against every other event.
-    case allocated(typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64)
+    /// An instance passed validation; `sequence` orders it against every other event; `test` is
+    /// the id of the test running when it was allocated.
+    case allocated(typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32? = nil)
+    /// A test of this process, by id.
+    case testDefined(id: UInt32, name: String)
+    /// A test changed phase (LA_TEST_STARTED, _FINISHED, _SETTLED).
+    case testPhase(id: UInt32, phase: UInt32, sequence: UInt64)
     /// A tracked instance was deallocated.
     case deallocated(typeID: UInt32, object: UInt64, sequence: UInt64)
 }

@@ -89,7 +89,25 @@ struct JSONReportV1: Encodable {
     struct Allocation: Encodable {
         var count: Int
         var truncated: Bool
+        var test: String?
         var frames: [Frame]
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(count, forKey: .count)
+            try container.encode(truncated, forKey: .truncated)
+            try container.encode(test, forKey: .test)  // null outside tests
+            try container.encode(frames, forKey: .frames)
+        }
+        enum CodingKeys: String, CodingKey { case count, truncated, test, frames }
+    }
+    struct LeakedType: Encodable {
+        var type: String
+        var count: Int
+        var allocations: [Allocation]
+    }
+    struct Test: Encodable {
+        var name: String
+        var leaked: [LeakedType]
     }
     struct Budget: Encodable {
         var source: String
@@ -126,7 +144,9 @@ struct JSONReportV1: Encodable {
     var types: [TrackedType]
     var census: Census?
 
-    enum CodingKeys: String, CodingKey { case schemaVersion, tool, target, summary, types, census }
+    var tests: [Test]?
+
+    enum CodingKeys: String, CodingKey { case schemaVersion, tool, target, summary, types, census, tests }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -136,6 +156,7 @@ struct JSONReportV1: Encodable {
         try container.encode(summary, forKey: .summary)
         try container.encode(types, forKey: .types)
         try container.encode(census, forKey: .census)  // null without --census
+        try container.encode(tests, forKey: .tests)  // null without --leaks-per-test
     }
 
     init(_ report: AuditReport) {
@@ -174,7 +195,16 @@ struct JSONReportV1: Encodable {
             warnings: report.warnings
         )
         func allocations(_ groups: [AuditReport.AllocationGroup]) -> [Allocation] {
-            groups.map { Allocation(count: $0.count, truncated: $0.truncated, frames: $0.frames.map(Frame.init)) }
+            groups.map { Allocation(count: $0.count, truncated: $0.truncated, test: $0.test, frames: $0.frames.map(Frame.init)) }
+        }
+        tests = report.tests.map { tests in
+            tests.map { test in
+                Test(
+                    name: test.name,
+                    leaked: test.leaked.map {
+                        LeakedType(type: $0.type, count: $0.count, allocations: allocations($0.allocations))
+                    })
+            }
         }
         types = report.types.map { type in
             let budget: Budget =

@@ -10,14 +10,65 @@ public enum ReportFormat: String, CaseIterable, Sendable {
     case text
     /// For tools: the versioned schema in docs/report-schema.json.
     case json
+    /// For code-scanning tools: SARIF 2.1.0, one result per exceeded type at its allocating line.
+    case sarif
+    /// For CI test reports: JUnit XML, one test case per audited type.
+    case junit
+    /// For GitHub Actions: workflow commands that annotate the allocating lines.
+    case github
 
     /// The renderer of this format.
     public var renderer: any ReportRenderer {
         switch self {
         case .text: TextReportRenderer()
         case .json: JSONReportRenderer()
+        case .sarif: SARIFReportRenderer()
+        case .junit: JUnitReportRenderer()
+        case .github: GitHubActionsReportRenderer()
         }
     }
+}
+
+extension SymbolizedFrame {
+    /// True when the frame names a real source file and a line, which an annotation can point at
+    /// (`<compiler-generated>` and line 0 cannot).
+    var hasSourceLine: Bool {
+        guard let file, let line, line > 0 else { return false }
+        return !(file.split(separator: "/").last ?? "").hasPrefix("<")
+    }
+}
+
+extension AuditReport.AllocationGroup {
+    /// The group's first frame with a source line: the line that allocated its instances.
+    var sourceFrame: SymbolizedFrame? { frames.first(where: \.hasSourceLine) }
+}
+
+extension AuditReport.TrackedType {
+    /// Where annotations point: the first source frame of the first (largest) allocation group
+    /// that has one.
+    var annotatedFrame: SymbolizedFrame? { allocations.lazy.compactMap(\.sourceFrame).first }
+
+    /// The module part of the name (`App` in `App.Box<Swift.Int>`), nil when the name has none.
+    var moduleName: String? {
+        var depth = 0
+        for index in name.indices {
+            switch name[index] {
+            case "(", "<", "[": depth += 1
+            case ")", ">", "]": depth = Swift.max(0, depth - 1)
+            case "." where depth == 0:
+                let module = name[..<index]
+                return module.isEmpty || module.contains(where: \.isWhitespace) ? nil : String(module)
+            default: break
+            }
+        }
+        return nil
+    }
+}
+
+/// `path` relative to `directory` when it lies under it, else `path` unchanged.
+func relativePath(_ path: String, under directory: String) -> String {
+    let prefix = directory.hasSuffix("/") ? directory : directory + "/"
+    return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path
 }
 
 extension TargetOutcome {

@@ -18,7 +18,27 @@ public struct TextReportRenderer: ReportRenderer {
     /// Renders the report as plain text (no colour, so it reads the same in a CI log).
     public func render(_ report: AuditReport) -> String {
         var lines: [String] = []
+        if let explanation = notAuditedExplanation(report) {
+            lines.append(contentsOf: explanation)
+        } else {
+            lines.append(contentsOf: renderTypes(report))
+            if let census = report.census { lines.append(contentsOf: renderCensus(census)) }
+            if let tests = report.tests { lines.append(contentsOf: renderTests(tests)) }
+        }
+        for warning in report.warnings { lines.append("warning: \(warning)") }
+        // Slots reserved by a writer that then found leak-audit gone stay empty too: with drops, the
+        // torn count is not evidence of a crash.
+        if report.tornRecords > 0 && report.droppedRecords == 0 {
+            lines.append("note: \(report.tornRecords) records were cut short when the target ended; everything else was received")
+        }
+        lines.append(summary(report))
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Why the target could not be audited and what to do, or nil when it was audited.
+    func notAuditedExplanation(_ report: AuditReport) -> [String]? {
         let target = Self.escaped(report.target.path)
+        var lines: [String] = []
         switch report.notAudited {
         case .neverAttached:
             lines.append("leak-audit: '\(target)' never attached, so nothing was audited (it \(report.target.outcome.phrase)).")
@@ -34,21 +54,13 @@ public struct TextReportRenderer: ReportRenderer {
             lines.append("leak-audit: '\(target)' is not a Swift program and started none with the Swift runtime")
             lines.append("  linked dynamically: leak-audit watches Swift class instances (it \(report.target.outcome.phrase)).")
         case nil:
-            lines.append(contentsOf: renderTypes(report))
-            if let census = report.census { lines.append(contentsOf: renderCensus(census)) }
+            return nil
         }
-        for warning in report.warnings { lines.append("warning: \(warning)") }
-        // Slots reserved by a writer that then found leak-audit gone stay empty too: with drops, the
-        // torn count is not evidence of a crash.
-        if report.tornRecords > 0 && report.droppedRecords == 0 {
-            lines.append("note: \(report.tornRecords) records were cut short when the target ended; everything else was received")
-        }
-        lines.append(summary(report))
-        return lines.joined(separator: "\n") + "\n"
+        return lines
     }
 
     /// `max 1`, or `max 1 from 'App.*ViewModel=1' (--budget)` for a pattern's budget.
-    private func budget(_ type: AuditReport.TrackedType) -> String {
+    func budget(_ type: AuditReport.TrackedType) -> String {
         switch type.budget {
         case .code: "max \(type.max)"
         case .pattern(let pattern):
@@ -56,10 +68,11 @@ public struct TextReportRenderer: ReportRenderer {
         }
     }
 
-    private func renderGroups(_ groups: [AuditReport.AllocationGroup], indent: String) -> [String] {
+    func renderGroups(_ groups: [AuditReport.AllocationGroup], indent: String) -> [String] {
         var lines: [String] = []
         for group in groups {
-            lines.append("\(indent)\(group.count) × allocated at")
+            let test = group.test.map { " in \(Self.escaped($0))" } ?? ""
+            lines.append("\(indent)\(group.count) × allocated\(test) at")
             if group.frames.isEmpty { lines.append("\(indent)    (no stack recorded)") }
             let shown = readableFrames(group.frames)
             for frame in shown { lines.append("\(indent)    " + describe(frame)) }
@@ -74,15 +87,20 @@ public struct TextReportRenderer: ReportRenderer {
         return lines
     }
 
+    /// An exceeded type's block: its counts, then its allocation stacks.
+    func exceededBlock(_ type: AuditReport.TrackedType) -> [String] {
+        let surplus = type.peakLive.subtractingReportingOverflow(type.max).partialValue
+        return [
+            "EXCEEDED \(Self.escaped(type.name)): \(budget(type)), peak \(type.peakLive), alive at exit \(type.liveAtExit)",
+            "  \(type.peakLive) alive at the peak (\(surplus) over budget), allocated at:",
+        ] + renderGroups(type.allocations, indent: "  ")
+    }
+
     private func renderTypes(_ report: AuditReport) -> [String] {
         var lines: [String] = []
         for type in report.types where type.exceeded {
             lines.append("")
-            lines.append(
-                "EXCEEDED \(Self.escaped(type.name)): \(budget(type)), peak \(type.peakLive), alive at exit \(type.liveAtExit)")
-            let surplus = type.peakLive.subtractingReportingOverflow(type.max).partialValue
-            lines.append("  \(type.peakLive) alive at the peak (\(surplus) over budget), allocated at:")
-            lines.append(contentsOf: renderGroups(type.allocations, indent: "  "))
+            lines.append(contentsOf: exceededBlock(type))
         }
         let within = report.types.filter { !$0.exceeded }
         if !within.isEmpty {
@@ -97,10 +115,24 @@ public struct TextReportRenderer: ReportRenderer {
         return lines
     }
 
+    private func renderTests(_ tests: [AuditReport.TestReport]) -> [String] {
+        let leaking = tests.filter { !$0.leaked.isEmpty }
+        var lines = ["tests: \(leaking.count) of \(tests.count) left instances alive after they finished"]
+        for test in leaking {
+            let summary = test.leaked.map { "\($0.count) \(Self.escaped($0.type))" }.joined(separator: ", ")
+            lines.append("  LEAKED \(Self.escaped(test.name)): \(summary)")
+            for type in test.leaked {
+                lines.append(contentsOf: renderGroups(Array(type.allocations.prefix(Self.censusStacksShown)), indent: "    "))
+            }
+        }
+        lines.append("")
+        return lines
+    }
+
     /// Stacks shown per census entry in text; JSON has them all.
     static let censusStacksShown = 3
 
-    private func renderCensus(_ census: AuditReport.Census) -> [String] {
+    func renderCensus(_ census: AuditReport.Census) -> [String] {
         let instances = census.entries.reduce(0) { $0 + $1.liveAtExit }
         var heading = "census: \(instances) instances of \(census.entries.count) types alive at exit"
         if census.foldedTypes > 0 {
@@ -119,18 +151,26 @@ public struct TextReportRenderer: ReportRenderer {
         return lines
     }
 
-    private func summary(_ report: AuditReport) -> String {
+    /// The last line of the report: the verdict and how the target ended.
+    func summary(_ report: AuditReport) -> String {
+        "leak-audit: " + summarySentence(report)
+    }
+
+    /// The verdict and how the target ended, without the `leak-audit: ` prefix.
+    func summarySentence(_ report: AuditReport) -> String {
         let processes = report.target.attachedProcesses > 1 ? " (\(report.target.attachedProcesses) processes attached)" : ""
         let outcome = "'\(Self.escaped(report.target.path))'\(processes) \(report.target.outcome.phrase)"
         switch report.verdict {
         case .clean:
-            return "leak-audit: no type over budget (\(report.types.count) tracked); \(outcome)"
+            return "no type over budget (\(report.types.count) tracked); \(outcome)"
         case .budgetExceeded:
-            return "leak-audit: \(report.exceededTypes.count) of \(report.types.count) tracked types over budget; \(outcome)"
+            let leakingTests = report.tests?.filter { !$0.leaked.isEmpty }.count ?? 0
+            let tests = leakingTests > 0 ? ", \(leakingTests) tests left instances alive" : ""
+            return "\(report.exceededTypes.count) of \(report.types.count) tracked types over budget\(tests); \(outcome)"
         case .targetFailed:
-            return "leak-audit: no type over budget (\(report.types.count) tracked), but \(outcome)"
+            return "no type over budget (\(report.types.count) tracked), but \(outcome)"
         case .notAudited:
-            return "leak-audit: not audited; \(outcome)"
+            return "not audited; \(outcome)"
         }
     }
 

@@ -33,6 +33,27 @@ public struct AuditReport: Sendable {
         public var frames: [SymbolizedFrame]
         /// True when the stack was deeper than leak-audit records.
         public var truncated: Bool
+        /// The test that was running when these instances were allocated (`Module.Class/testName`
+        /// for XCTest, the test's ID for Swift Testing), or nil outside tests.
+        public var test: String? = nil
+    }
+
+    /// What one test left alive after it finished and its grace period ended.
+    public struct TestReport: Sendable, Hashable {
+        /// One type's instances that the test left alive.
+        public struct LeakedType: Sendable, Hashable {
+            /// The type's report name.
+            public var type: String
+            /// Instances left alive.
+            public var count: Int
+            /// Their allocation stacks, most first.
+            public var allocations: [AllocationGroup]
+        }
+
+        /// The test's name.
+        public var name: String
+        /// Tracked or budgeted types it left alive; empty for a clean test.
+        public var leaked: [LeakedType]
     }
 
     /// Where a type's budget came from.
@@ -110,6 +131,8 @@ public struct AuditReport: Sendable {
     public var types: [TrackedType]
     /// The census, when it was asked for; it informs and gates nothing.
     public var census: Census? = nil
+    /// Every audited test with what it leaked (`--leaks-per-test`), nil otherwise.
+    public var tests: [TestReport]? = nil
     /// Records the target could not write because the channel was full.
     public var droppedRecords: UInt64
     /// Records torn by the target's death or damaged.
@@ -124,6 +147,7 @@ public struct AuditReport: Sendable {
     public var verdict: AuditVerdict {
         if notAudited != nil { return .notAudited }
         if types.contains(where: \.exceeded) { return .budgetExceeded }
+        if tests?.contains(where: { !$0.leaked.isEmpty }) == true { return .budgetExceeded }
         if !target.outcome.succeeded { return .targetFailed }
         return .clean
     }
@@ -133,7 +157,8 @@ public struct AuditReport: Sendable {
 public enum AuditVerdict: Sendable, Hashable {
     /// The target exited 0 and no type exceeded its budget.
     case clean
-    /// At least one type exceeded its budget, whatever the target's outcome.
+    /// At least one type exceeded its budget, or (`--leaks-per-test`) a test left instances alive,
+    /// whatever the target's outcome.
     case budgetExceeded
     /// No type exceeded its budget, but the target exited non-zero or was killed by a signal.
     case targetFailed

@@ -79,6 +79,7 @@ struct ReportBuilder {
             notAudited: notAudited,
             types: audited ? types : [],
             census: audited ? census : nil,
+            tests: audited && run.request.watch.leaksPerTest ? Self.mergedTests(processes.flatMap(\.tests)) : nil,
             droppedRecords: run.droppedRecords,
             tornRecords: run.tornSlots,
             warnings: warnings
@@ -87,7 +88,7 @@ struct ReportBuilder {
 
     /// One process's tracked types (with symbolized stacks for those over budget) and census.
     private func report(of ledger: LifetimeLedger, watch: WatchOptions) -> (
-        types: [AuditReport.TrackedType], census: [AuditReport.CensusEntry]
+        types: [AuditReport.TrackedType], census: [AuditReport.CensusEntry], tests: [AuditReport.TestReport]
     ) {
         let symbolizer = Symbolizer(modules: ledger.modules)
         var resolved: [UInt64: [SymbolizedFrame]] = [:]
@@ -100,18 +101,27 @@ struct ReportBuilder {
             }
             return Array(symbolized.drop(while: Self.isMonitorFrame))
         }
-        func groups(_ stackIDs: [UInt32]) -> [AuditReport.AllocationGroup] {
-            var counts: [UInt32: Int] = [:]
-            for stackID in stackIDs { counts[stackID, default: 0] += 1 }
-            return counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { stackID, count in
+        let testNames = ledger.tests.mapValues(\.name)
+        func groups(_ sites: [LifetimeLedger.Site]) -> [AuditReport.AllocationGroup] {
+            var counts: [LifetimeLedger.Site: Int] = [:]
+            for site in sites { counts[site, default: 0] += 1 }
+            // Most instances first; then by stack and test, so that the order is stable.
+            let ordered = counts.sorted { left, right in
+                if left.value != right.value { return left.value > right.value }
+                if left.key.stackID != right.key.stackID { return left.key.stackID < right.key.stackID }
+                return (left.key.test ?? .max) < (right.key.test ?? .max)
+            }
+            return ordered.map { site, count in
                 AuditReport.AllocationGroup(
-                    count: count, frames: frames(ofStack: stackID), truncated: ledger.truncatedStacks.contains(stackID))
+                    count: count, frames: frames(ofStack: site.stackID),
+                    truncated: ledger.truncatedStacks.contains(site.stackID), test: site.test.flatMap { testNames[$0] })
             }
         }
 
         var types: [AuditReport.TrackedType] = []
         var census: [AuditReport.CensusEntry] = []
-        for type in ledger.types.values {
+        let ledgerTypes = ledger.types
+        for type in ledgerTypes.values {
             let budget: AuditReport.BudgetOrigin?
             switch type.budget {
             case .code: budget = .code
@@ -122,7 +132,7 @@ struct ReportBuilder {
                 var tracked = AuditReport.TrackedType(
                     name: type.name, budget: budget, max: type.max, peakLive: type.peak, liveAtExit: type.live.count,
                     allocatedTotal: type.allocated, allocations: [])
-                if tracked.exceeded { tracked.allocations = groups(LifetimeLedger.stacksAliveAtPeak(of: type)) }
+                if tracked.exceeded { tracked.allocations = groups(LifetimeLedger.sitesAliveAtPeak(of: type)) }
                 types.append(tracked)
             }
             if watch.census && !type.live.isEmpty {
@@ -131,10 +141,38 @@ struct ReportBuilder {
                     AuditReport.CensusEntry(
                         name: type.name, liveAtExit: type.live.count, isInternal: isInternal,
                         // Stacks are symbolized only for what the report shows.
-                        allocations: isInternal && !watch.censusShowsInternals ? [] : groups(type.live.values.map(\.stackID))))
+                        allocations: isInternal && !watch.censusShowsInternals ? [] : groups(type.live.values.map(\.site))))
             }
         }
-        return (types, census)
+
+        // Per test: the instances of tracked or budgeted types it left alive (census-only types
+        // have no budget to judge them by).
+        var tests: [AuditReport.TestReport] = []
+        if watch.leaksPerTest {
+            for (name, leaks) in ledger.leaksByTest() {
+                var byType: [UInt32: [LifetimeLedger.Site]] = [:]
+                for leak in leaks where ledgerTypes[leak.typeID].map({ $0.budget != .none }) == true {
+                    byType[leak.typeID, default: []].append(leak.site)
+                }
+                let leaked = byType.compactMap { typeID, sites -> AuditReport.TestReport.LeakedType? in
+                    guard let type = ledgerTypes[typeID] else { return nil }
+                    return .init(type: type.name, count: sites.count, allocations: groups(sites))
+                }
+                tests.append(
+                    AuditReport.TestReport(
+                        name: name, leaked: leaked.sorted { ($0.count, $1.type) > ($1.count, $0.type) }))
+            }
+        }
+        return (types, census, tests)
+    }
+
+    /// Test reports of several processes, one per test name, in name order.
+    static func mergedTests(_ tests: [AuditReport.TestReport]) -> [AuditReport.TestReport] {
+        var merged: [String: AuditReport.TestReport] = [:]
+        for test in tests {
+            merged[test.name, default: AuditReport.TestReport(name: test.name, leaked: [])].leaked += test.leaked
+        }
+        return merged.values.sorted { $0.name < $1.name }
     }
 
     /// Census entries of several processes, one per name, most instances first.
@@ -194,20 +232,26 @@ struct ReportBuilder {
     }
 
     private static func mergedGroups(_ groups: [AuditReport.AllocationGroup]) -> [AuditReport.AllocationGroup] {
-        var byStack: [[SymbolizedFrame]: AuditReport.AllocationGroup] = [:]
-        var order: [[SymbolizedFrame]] = []
+        struct Key: Hashable {
+            var frames: [SymbolizedFrame]
+            var test: String?
+        }
+        var byKey: [Key: AuditReport.AllocationGroup] = [:]
+        var order: [Key] = []
         for group in groups {
             // Addresses differ between processes (ASLR): compare what the frames say.
-            let key = group.frames.map {
+            let frames = group.frames.map {
                 SymbolizedFrame(
                     address: 0, module: $0.module, moduleOffset: $0.moduleOffset, function: $0.function, file: $0.file,
                     line: $0.line, column: $0.column, inlined: $0.inlined)
             }
-            if byStack[key] == nil { order.append(key) }
-            byStack[key, default: AuditReport.AllocationGroup(count: 0, frames: group.frames, truncated: group.truncated)]
+            let key = Key(frames: frames, test: group.test)
+            if byKey[key] == nil { order.append(key) }
+            byKey[key, default: AuditReport.AllocationGroup(count: 0, frames: group.frames, truncated: false, test: group.test)]
                 .count += group.count
+            if group.truncated { byKey[key]?.truncated = true }
         }
-        return order.compactMap { byStack[$0] }.sorted { $0.count > $1.count }
+        return order.compactMap { byKey[$0] }.sorted { $0.count > $1.count }
     }
 
     /// LeakMonitor's and the shim's own frames, which sit on top of every captured stack.

@@ -56,13 +56,18 @@ func recordRun(_ request: AuditRequest) throws(LeakAuditError) -> RecordedRun {
     let channel = try RecordChannel(slotCapacity: slots)
     var environment = [RecordChannel.environmentVariable: channel.environmentValue]
     var targetKind: TargetKind?
-    if request.watch.watchesAllocations {
+    var watch = request.watch
+    // Test bundles and `swift test` name the test of each allocation, with no option.
+    let base = path.split(separator: "/").last.map(String.init) ?? path
+    watch.attributesTests = base.hasSuffix(".xctest") || base == "swift" || watch.leaksPerTest
+    let preloadAvailable = (try? preloadLibraryPath()) != nil
+    if watch.watchesAllocations || (watch.attributesTests && preloadAvailable) {
         // Types that never opted in are watched from a preloaded copy of the shim.
         let preload = try preloadLibraryPath()
         let existing = getenv("LD_PRELOAD").map { String(cString: $0) } ?? ""
         environment["LD_PRELOAD"] = existing.isEmpty ? preload : "\(preload):\(existing)"
-        environment[String(cString: LA_WIRE_ENV_WATCH)] = request.watch.environmentValue(targetPath: realPath(path))
-        targetKind = TargetKind.inspect(path: path)
+        environment[String(cString: LA_WIRE_ENV_WATCH)] = watch.environmentValue(targetPath: realPath(path))
+        if watch.watchesAllocations { targetKind = TargetKind.inspect(path: path) }
     } else {
         // A value inherited from an enclosing run would name patterns this run does not have.
         environment[String(cString: LA_WIRE_ENV_WATCH)] = ""

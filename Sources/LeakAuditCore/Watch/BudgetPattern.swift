@@ -40,6 +40,13 @@ public struct WatchOptions: Sendable, Hashable {
     public var census: Bool
     /// Show runtime and Foundation internals in the census instead of folding them.
     public var censusShowsInternals: Bool
+    /// Report, and fail on, instances a test left alive after it finished.
+    public var leaksPerTest: Bool = false
+    /// How long after a test finishes its instances may still be released (work that finishes
+    /// asynchronously) before they count as leaked by it.
+    public var testGraceMilliseconds: Int = 100
+    /// Name the test of each allocation: set for test bundles and `swift test` targets.
+    var attributesTests = false
 
     /// Creates watch options; the default watches nothing more.
     public init(budgets: [BudgetPattern] = [], census: Bool = false, censusShowsInternals: Bool = false) {
@@ -48,13 +55,17 @@ public struct WatchOptions: Sendable, Hashable {
         self.censusShowsInternals = censusShowsInternals
     }
 
-    /// True when the target's allocations must be watched (LD_PRELOAD).
+    /// True when the target's allocations must be watched.
     var watchesAllocations: Bool { !budgets.isEmpty || census }
+
+    /// True when the preloaded library is needed: to watch allocations, or to name tests.
+    var needsPreload: Bool { watchesAllocations || attributesTests || leaksPerTest }
 
     /// LEAK_AUDIT_WATCH's value (see leak_audit_wire.h): one item per line.
     func environmentValue(targetPath: String) -> String {
         var lines = budgets.map { "budget \($0.max) \($0.pattern)" }
         if census { lines.append("census \(targetPath)") }
+        if attributesTests || leaksPerTest { lines.append("tests \(testGraceMilliseconds)") }
         return lines.joined(separator: "\n")
     }
 }

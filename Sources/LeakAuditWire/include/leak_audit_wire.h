@@ -74,7 +74,8 @@ typedef struct la_wire_header {
 enum {
     LA_SLOT_EMPTY = 0,
     /// An instance passed validate: tag[16..23] process index; tag[32..63] type id;
-    /// w1 object address; w2 stack id.
+    /// w1 object address; w2 stack id; w3 the id of the test running when it was allocated, plus
+    /// one (0: none).
     LA_SLOT_ALLOC = 1,
     /// A tracked instance was deallocated: tag[16..23] process index; tag[32..63] type id;
     /// w1 object address.
@@ -86,7 +87,23 @@ enum {
     /// A following slot of a blob: tag[8..31] its index within the blob (1-based);
     /// w1..w3 carry 24 payload bytes.
     LA_SLOT_BLOB_CONT = 4,
+    /// A test changed phase: tag[8..15] LA_TEST_*; tag[16..23] process index; tag[32..63] test id.
+    LA_SLOT_TEST = 5,
 };
+
+/// Test phases carried by LA_SLOT_TEST.
+enum {
+    /// The test started.
+    LA_TEST_STARTED = 1,
+    /// The test finished.
+    LA_TEST_FINISHED = 2,
+    /// The test's grace period after it finished ended: what it allocated and is still alive now
+    /// outlived it.
+    LA_TEST_SETTLED = 3,
+};
+
+/// Test id meaning "no test".
+#define LA_TEST_NONE 0xFFFFFFFFu
 
 /// Blob kinds, carried in a blob head's tag.
 enum {
@@ -100,6 +117,9 @@ enum {
     /// A loaded ELF image: id = module index; w3 = load bias; payload = la_wire_module followed
     /// by the build-id bytes and the UTF-8 path.
     LA_BLOB_MODULE = 3,
+    /// A test of this process: id = test id; payload = its UTF-8 name (`Module.Class/testName`
+    /// for XCTest, the test's ID for Swift Testing).
+    LA_BLOB_TEST = 4,
 };
 
 /// Where a type's budget comes from.
@@ -121,7 +141,8 @@ typedef struct la_wire_type {
 /// The environment variable with what to watch besides instrumented types, one item per line:
 /// `budget <max> <pattern>` (a type name where `*` matches any run of characters and `?` one), and
 /// `census <path>` (census every class, in every process but the Swift toolchain's own programs;
-/// <path> is the target's, for information).
+/// <path> is the target's, for information), and `tests <grace milliseconds>` (name the test that
+/// allocated each instance, in test bundles, with LA_SLOT_TEST events).
 #define LA_WIRE_ENV_WATCH "LEAK_AUDIT_WATCH"
 
 /// Fixed part of a module blob's payload.

@@ -1,0 +1,81 @@
+// Naming the test that allocated each tracked instance. XCTest runs one test at a time: its
+// observer (LeakAuditTestObserver, which the preloaded copy loads into test bundles) sets the
+// current test and records each test's phases. Swift Testing runs tests in parallel tasks: the
+// observer registers a resolver that names the calling task's test. Either way, every allocation
+// record carries the test's id, and leak-audit reads the phases to tell which instances outlived
+// the test that made them.
+#include "shim_internal.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint32_t leakaudit_test_intern(const char *name, size_t name_length) {
+    la_process_state *state = la_state();
+    pthread_mutex_lock(&state->slow_lock);
+    la_channel_attach_locked(state);
+    uint32_t id = LA_TEST_NONE;
+    for (uint32_t index = 0; index < state->test_count; index++) {
+        if (strlen(state->test_names[index]) == name_length && memcmp(state->test_names[index], name, name_length) == 0) {
+            id = index;
+            break;
+        }
+    }
+    if (id == LA_TEST_NONE && state->test_count < LA_TEST_NONE - 1) {
+        char **grown = realloc(state->test_names, (state->test_count + 1) * sizeof *grown);
+        char *copy = strndup(name, name_length);
+        if (grown != NULL && copy != NULL) {
+            state->test_names = grown;
+            id = state->test_count++;
+            grown[id] = copy;
+            la_channel_blob(LA_BLOB_TEST, id, 0, name, name_length);
+        } else {
+            free(copy);
+            if (grown != NULL) state->test_names = grown;
+        }
+    }
+    pthread_mutex_unlock(&state->slow_lock);
+    return id;
+}
+
+void leakaudit_test_event(uint32_t test_id, uint32_t phase) {
+    if (test_id == LA_TEST_NONE || phase < LA_TEST_STARTED || phase > LA_TEST_SETTLED) return;
+    la_channel_event(LA_SLOT_TEST, (uint8_t)phase, test_id, 0, 0, 0);
+}
+
+void leakaudit_test_set_current(uint32_t test_id) {
+    __atomic_store_n(&la_state()->current_test, test_id, __ATOMIC_RELEASE);
+}
+
+void leakaudit_test_set_resolver(uint32_t (*resolver)(void)) {
+    __atomic_store_n(&la_state()->test_resolver, resolver, __ATOMIC_RELEASE);
+}
+
+uint64_t la_test_tag(la_process_state *state) {
+    uint32_t (*resolver)(void) = __atomic_load_n(&state->test_resolver, __ATOMIC_ACQUIRE);
+    uint32_t test = resolver != NULL ? resolver() : LA_TEST_NONE;
+    if (test == LA_TEST_NONE) test = __atomic_load_n(&state->current_test, __ATOMIC_ACQUIRE);
+    return test == LA_TEST_NONE ? 0 : (uint64_t)test + 1;
+}
+
+void la_tests_install_locked(la_process_state *state) {
+    if (!state->tests_requested) return;
+    // Only test bundles: XCTest or Swift Testing already loaded.
+    if (dlsym(RTLD_DEFAULT, "$s6XCTest0A17ObservationCenterC6sharedACvgZ") == NULL
+        && dlsym(RTLD_DEFAULT, "$s7Testing4TestV7currentACSgvgZ") == NULL) {
+        return;
+    }
+    Dl_info info;
+    if (dladdr((void *)&la_tests_install_locked, &info) == 0 || info.dli_fname == NULL) return;
+    char path[PATH_MAX];
+    const char *slash = strrchr(info.dli_fname, '/');
+    size_t directory = slash != NULL ? (size_t)(slash - info.dli_fname) : 0;
+    if (directory + sizeof "/libLeakAuditTestObserver.so" >= sizeof path) return;
+    memcpy(path, info.dli_fname, directory);
+    strcpy(path + directory, "/libLeakAuditTestObserver.so");
+    void *observer = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (observer == NULL) return;
+    void (*install)(uint32_t) = (void (*)(uint32_t))dlsym(observer, "leakaudit_observer_install");
+    if (install != NULL) install(state->test_grace_ms);
+}

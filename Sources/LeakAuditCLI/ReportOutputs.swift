@@ -1,0 +1,41 @@
+import LeakAuditCore
+
+/// Every report one run writes: the primary report and each `--output-FORMAT` file, opened before
+/// the target runs so that a bad path costs no run, and written after it.
+struct ReportOutputs {
+    private var outputs: [(format: ReportFormat, sink: ReportSink)]
+
+    /// Opens every destination; when one cannot be opened, the ones already opened are discarded.
+    static func open(_ options: ReportOptions) throws(SinkError) -> ReportOutputs {
+        var outputs: [(format: ReportFormat, sink: ReportSink)] = []
+        for (format, path) in options.destinations {
+            do {
+                outputs.append(
+                    (format, try path.map { path throws(SinkError) in try ReportSink.open(path: path) } ?? .standardError))
+            } catch {
+                for output in outputs { output.sink.discard() }
+                throw error
+            }
+        }
+        return ReportOutputs(outputs: outputs)
+    }
+
+    /// Renders the report in each format and writes it; every destination is tried, and the
+    /// failures are returned.
+    func write(_ report: AuditReport) -> [SinkError] {
+        var failures: [SinkError] = []
+        for (format, sink) in outputs {
+            do {
+                try sink.write(format.renderer.render(report))
+            } catch {
+                failures.append(error)
+            }
+        }
+        return failures
+    }
+
+    /// Leaves no empty file behind when the run produced no report.
+    func discard() {
+        for output in outputs { output.sink.discard() }
+    }
+}

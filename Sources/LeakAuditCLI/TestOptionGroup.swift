@@ -1,0 +1,31 @@
+import ArgumentParser
+import LeakAuditCore
+
+/// Per-test attribution: which test left instances alive.
+struct TestOptionGroup: ParsableArguments {
+    @Flag(
+        name: .customLong("leaks-per-test"),
+        help:
+            "In a test bundle or `swift test`, report each test that left instances of a tracked or budgeted type alive after it finished, and fail the run for it."
+    )
+    var leaksPerTest = false
+
+    @Option(
+        name: .customLong("grace-period"),
+        help: ArgumentHelp(
+            "Milliseconds after a test finishes during which its instances may still be released (work it started that finishes asynchronously) before they count as leaked by it.",
+            valueName: "ms"))
+    var gracePeriod: Int = 100
+
+    func validate() throws {
+        guard gracePeriod >= 0, gracePeriod <= 600_000 else {
+            throw ValidationError("--grace-period '\(gracePeriod)' must be between 0 and 600000 milliseconds")
+        }
+    }
+
+    /// Adds these options to the watch options.
+    func apply(to watch: inout WatchOptions) {
+        watch.leaksPerTest = leaksPerTest
+        watch.testGraceMilliseconds = gracePeriod
+    }
+}

@@ -1,0 +1,103 @@
+import FoundationEssentials
+
+/// The report for GitHub Actions: workflow commands, which the runner turns into annotations on
+/// the lines they name.
+///
+/// One `::error file=…,line=…::` per type over budget (and, with `--leaks-per-test`, per test and
+/// type it left alive), at the first source frame of its first (largest) allocation group, with its
+/// block of the text report as the message (a plain `::error::` when no frame has a source line); one `::error::` when the target could not be
+/// audited; one `::warning::` per report warning; and a `::notice::` with the verdict, which is all
+/// a clean run prints. The runner reads the commands from standard output and standard error alike.
+public struct GitHubActionsReportRenderer: ReportRenderer {
+    /// Paths under this directory are written relative to it, as GitHub expects them relative to
+    /// the checkout.
+    public var workingDirectory: String
+
+    /// Creates the renderer; `workingDirectory` defaults to the process's.
+    public init(workingDirectory: String? = nil) {
+        self.workingDirectory = workingDirectory ?? FileManager.default.currentDirectoryPath
+    }
+
+    /// Renders the report as workflow commands, one a line.
+    public func render(_ report: AuditReport) -> String {
+        let text = TextReportRenderer(workingDirectory: workingDirectory)
+        var commands: [String] = []
+        if let explanation = text.notAuditedExplanation(report) {
+            commands.append(
+                Self.command(
+                    "error", [("title", "leak-audit: not audited")], message: explanation.joined(separator: "\n")))
+        } else {
+            for type in report.exceededTypes {
+                commands.append(
+                    error(
+                        at: type.annotatedFrame, title: "\(TextReportRenderer.escaped(type.name)) over budget",
+                        message: text.exceededBlock(type)))
+            }
+            for test in report.tests ?? [] {
+                for leaked in test.leaked {
+                    let name = TextReportRenderer.escaped(test.name)
+                    let type = TextReportRenderer.escaped(leaked.type)
+                    commands.append(
+                        error(
+                            at: leaked.allocations.lazy.compactMap(\.sourceFrame).first,
+                            title: "\(name) leaked \(type)",
+                            message: ["LEAKED \(name): \(leaked.count) \(type) alive after the test"]
+                                + text.renderGroups(leaked.allocations, indent: "  ")))
+                }
+            }
+        }
+        for warning in report.warnings {
+            commands.append(Self.command("warning", [("title", "leak-audit")], message: warning))
+        }
+        commands.append(Self.command("notice", [("title", "leak-audit")], message: text.summarySentence(report)))
+        return commands.joined(separator: "\n") + "\n"
+    }
+
+    /// `::error file=…,line=…,col=…,title=…::message` at `frame`, or without a file when there is no
+    /// frame with a source line.
+    private func error(at frame: SymbolizedFrame?, title: String, message: [String]) -> String {
+        var properties: [(String, String)] = []
+        if let frame, let file = frame.file, let line = frame.line {
+            properties.append(("file", relativePath(file, under: workingDirectory)))
+            properties.append(("line", String(line)))
+            if let column = frame.column, column > 0 { properties.append(("col", String(column))) }
+        }
+        properties.append(("title", "leak-audit: " + title))
+        return Self.command("error", properties, message: message.joined(separator: "\n"))
+    }
+
+    /// `::name key=value,…::message`, each part escaped as the runner expects.
+    static func command(_ name: String, _ properties: [(String, String)], message: String) -> String {
+        let list = properties.map { "\($0.0)=\(escapedProperty($0.1))" }.joined(separator: ",")
+        return "::\(name)\(list.isEmpty ? "" : " " + list)::\(escapedData(message))"
+    }
+
+    /// A message: `%`, carriage returns and line feeds percent-encoded (the runner decodes them),
+    /// other control characters written as the text report writes them.
+    static func escapedData(_ value: String) -> String {
+        var result = ""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "%": result += "%25"
+            case "\r": result += "%0D"
+            case "\n": result += "%0A"
+            default: result += TextReportRenderer.escaped(String(scalar))
+            }
+        }
+        return result
+    }
+
+    /// A property value: as a message, and `:` and `,` percent-encoded too, since they end a
+    /// property list and separate properties.
+    static func escapedProperty(_ value: String) -> String {
+        var result = ""
+        for character in escapedData(value).unicodeScalars {
+            switch character {
+            case ":": result += "%3A"
+            case ",": result += "%2C"
+            default: result.unicodeScalars.append(character)
+            }
+        }
+        return result
+    }
+}

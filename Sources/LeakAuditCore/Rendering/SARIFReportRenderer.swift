@@ -1,0 +1,383 @@
+import FoundationEssentials
+
+/// The report for code-scanning tools: a SARIF 2.1.0 log with one run, one `budget-exceeded`
+/// result per type over budget and, with `--leaks-per-test`, one `test-leaked` result per test and
+/// type it left alive, each located at the line that allocated the most of those instances.
+///
+/// A result's location is the first frame with a source line of its first (largest) allocation
+/// group; the other groups' first source frames are related locations, every group's
+/// whole stack is in `stacks`, and the readable part of each stack, outermost call first, is a
+/// code flow. Paths under the working directory are relative to `%SRCROOT%`, which is that
+/// directory, so that GitHub code scanning and other viewers find them in the checkout.
+public struct SARIFReportRenderer: ReportRenderer {
+    /// The schema the log declares in `$schema`.
+    public static let schemaURI = "https://json.schemastore.org/sarif-2.1.0.json"
+    /// The rule of a type whose live count went over its budget.
+    public static let budgetExceededRuleID = "budget-exceeded"
+    /// The rule of a test that left instances alive after it finished (`--leaks-per-test`).
+    public static let testLeakedRuleID = "test-leaked"
+    /// The URI base id of paths under the working directory.
+    public static let sourceRootBaseID = "%SRCROOT%"
+
+    /// Paths under this directory are written relative to `%SRCROOT%`.
+    public var workingDirectory: String
+
+    /// Creates the renderer; `workingDirectory` defaults to the process's.
+    public init(workingDirectory: String? = nil) {
+        self.workingDirectory = workingDirectory ?? FileManager.default.currentDirectoryPath
+    }
+
+    /// Renders the report as a pretty-printed SARIF log with sorted keys.
+    public func render(_ report: AuditReport) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        // Encoding these plain value types cannot fail; a failure would be a bug worth a trap.
+        guard let data = try? encoder.encode(log(report)) else {
+            preconditionFailure("the SARIF log could not be encoded")
+        }
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    private var text: TextReportRenderer { TextReportRenderer(workingDirectory: workingDirectory) }
+
+    private func log(_ report: AuditReport) -> SARIFLog {
+        var notifications: [SARIFLog.Notification] = []
+        if let explanation = text.notAuditedExplanation(report) {
+            notifications.append(.init(level: "error", message: .init(explanation.joined(separator: "\n"))))
+        }
+        for warning in report.warnings { notifications.append(.init(level: "warning", message: .init(warning))) }
+        let root = workingDirectory.hasSuffix("/") ? workingDirectory : workingDirectory + "/"
+        let run = SARIFLog.Run(
+            tool: .init(
+                driver: .init(
+                    name: report.tool.name, version: report.tool.version, semanticVersion: report.tool.version,
+                    rules: [Self.budgetExceededRule, Self.testLeakedRule])),
+            invocations: [
+                .init(
+                    executionSuccessful: report.notAudited == nil,
+                    toolExecutionNotifications: notifications.isEmpty ? nil : notifications)
+            ],
+            originalUriBaseIds: [Self.sourceRootBaseID: .init(uri: "file://" + Self.percentEncoded(root))],
+            columnKind: "unicodeCodePoints",
+            results: report.notAudited == nil ? report.exceededTypes.map(result) + testResults(report) : [],
+            properties: .init(
+                target: report.target.path, targetArguments: report.target.arguments,
+                targetOutcome: report.target.outcome.phrase, verdict: report.verdict.name))
+        return SARIFLog(runs: [run])
+    }
+
+    /// One result per test and type it left alive (`--leaks-per-test`).
+    private func testResults(_ report: AuditReport) -> [SARIFLog.Result] {
+        (report.tests ?? []).flatMap { test in test.leaked.map { result(test, $0) } }
+    }
+
+    private static let budgetExceededRule = SARIFLog.Rule(
+        id: budgetExceededRuleID,
+        name: "BudgetExceeded",
+        shortDescription: .init("More instances of a type were alive at once than its budget allows."),
+        fullDescription: .init(
+            "A type declares, or is given by a budget pattern, the most instances that may be alive at once; "
+                + "more were alive at the same time. The result points at the line that allocated them: "
+                + "something keeps those instances alive after their owner is done with them."),
+        help: .init(
+            "Find what still holds the instances allocated at this line (a long-lived owner, a closure "
+                + "capturing them strongly, a strong array of observers) and release them, or raise the "
+                + "type's max if that many may legitimately be alive."),
+        defaultConfiguration: .init(level: "error"),
+        properties: .init(tags: ["memory", "leak"]))
+
+    private static let testLeakedRule = SARIFLog.Rule(
+        id: testLeakedRuleID,
+        name: "TestLeaked",
+        shortDescription: .init("A test left instances alive after it finished."),
+        fullDescription: .init(
+            "Instances of a tracked or budgeted type that a test allocated were still alive when the test "
+                + "finished and its grace period ended (--leaks-per-test). The result points at the line that "
+                + "allocated them."),
+        help: .init(
+            "Find what still holds the instances allocated at this line once the test is over (a shared "
+                + "cache or singleton, a closure capturing them strongly, an observer never removed) and "
+                + "release them in the code or in the test's tear-down."),
+        defaultConfiguration: .init(level: "error"),
+        properties: .init(tags: ["memory", "leak", "test"]))
+
+    private func result(_ type: AuditReport.TrackedType) -> SARIFLog.Result {
+        let surplus = type.peakLive.subtractingReportingOverflow(type.max).partialValue
+        let message =
+            "\(TextReportRenderer.escaped(type.name)) exceeded its budget: "
+            + "\(text.budget(type))\(type.budget == .code ? " (declared in code)" : ""), "
+            + "peak \(type.peakLive), alive at exit \(type.liveAtExit) (\(surplus) over budget)."
+        return result(
+            ruleID: Self.budgetExceededRuleID, ruleIndex: 0, message: message, typeName: type.name,
+            allocations: type.allocations, allocated: { "\($0) of the \(type.peakLive) alive at the peak were allocated here." },
+            fingerprint: ("leakAuditType/v1", type.name),
+            properties: .init(
+                typeName: type.name, max: type.max, peakLive: type.peakLive, liveAtExit: type.liveAtExit,
+                allocatedTotal: type.allocatedTotal, budgetSource: type.budget.source,
+                budgetPattern: type.budget.pattern?.description, budgetOrigin: type.budget.pattern?.origin))
+    }
+
+    private func result(_ test: AuditReport.TestReport, _ leaked: AuditReport.TestReport.LeakedType) -> SARIFLog.Result {
+        let message =
+            "\(TextReportRenderer.escaped(test.name)) left \(leaked.count) \(TextReportRenderer.escaped(leaked.type)) "
+            + "alive after it finished."
+        return result(
+            ruleID: Self.testLeakedRuleID, ruleIndex: 1, message: message, typeName: leaked.type,
+            allocations: leaked.allocations, allocated: { "\($0) of them were allocated here." },
+            fingerprint: ("leakAuditTest/v1", test.name + "\n" + leaked.type),
+            properties: .init(typeName: leaked.type, testName: test.name, leakedInstances: leaked.count))
+    }
+
+    /// A result located at the first source line of the first (largest) allocation group that has
+    /// one, or at the type itself when no frame has a source line (no debug information).
+    private func result(
+        ruleID: String, ruleIndex: Int, message: String, typeName: String, allocations: [AuditReport.AllocationGroup],
+        allocated: (Int) -> String, fingerprint: (String, String), properties: SARIFLog.ResultProperties
+    ) -> SARIFLog.Result {
+        var message = message
+        let primary = allocations.first { $0.sourceFrame != nil }
+        let location: SARIFLog.Location
+        if let primary, let frame = primary.sourceFrame {
+            message += " " + allocated(primary.count)
+            location = self.location(frame)
+        } else {
+            location = SARIFLog.Location(
+                logicalLocations: [.init(name: typeName, fullyQualifiedName: typeName, kind: "type")])
+        }
+        var related: [SARIFLog.Location] = []
+        for group in allocations where group != primary {
+            guard let frame = group.sourceFrame else { continue }
+            var other = self.location(frame)
+            other.id = related.count
+            other.message = .init("\(group.count) × allocated at \(text.describe(frame))")
+            related.append(other)
+        }
+        let stacks = allocations.map { group in
+            SARIFLog.Stack(
+                message: .init("\(group.count) × allocated at" + (group.truncated ? " (deeper frames not recorded)" : "")),
+                frames: group.frames.map { SARIFLog.StackFrame(location: stackLocation($0), module: $0.module) })
+        }
+        let flows = allocations.compactMap { group -> SARIFLog.CodeFlow? in
+            let steps = text.readableFrames(group.frames).filter(\.hasSourceLine).reversed()
+            guard !steps.isEmpty else { return nil }
+            return SARIFLog.CodeFlow(
+                message: .init("\(group.count) × allocated"),
+                threadFlows: [.init(locations: steps.map { SARIFLog.ThreadFlowLocation(location: self.location($0)) })])
+        }
+        return SARIFLog.Result(
+            ruleId: ruleID,
+            ruleIndex: ruleIndex,
+            level: "error",
+            message: .init(message),
+            locations: [location],
+            relatedLocations: related.isEmpty ? nil : related,
+            stacks: stacks.isEmpty ? nil : stacks,
+            codeFlows: flows.isEmpty ? nil : flows,
+            partialFingerprints: [fingerprint.0: fingerprint.1],
+            properties: properties)
+    }
+
+    /// A frame with a source line as a location: its file and line, and its function.
+    private func location(_ frame: SymbolizedFrame) -> SARIFLog.Location {
+        SARIFLog.Location(
+            physicalLocation: physicalLocation(frame),
+            logicalLocations: frame.function.map { [.init(name: nil, fullyQualifiedName: $0, kind: "function")] })
+    }
+
+    /// Any frame as a stack frame's location: a physical location when it has a source line.
+    private func stackLocation(_ frame: SymbolizedFrame) -> SARIFLog.Location {
+        var location = SARIFLog.Location(
+            physicalLocation: frame.hasSourceLine ? physicalLocation(frame) : nil,
+            logicalLocations: frame.function.map { [.init(name: nil, fullyQualifiedName: $0, kind: "function")] })
+        if location.physicalLocation == nil && location.logicalLocations == nil {
+            location.message = .init("0x" + String(frame.address, radix: 16))
+        }
+        return location
+    }
+
+    private func physicalLocation(_ frame: SymbolizedFrame) -> SARIFLog.PhysicalLocation? {
+        guard let file = frame.file, let line = frame.line, line > 0 else { return nil }
+        let relative = relativePath(file, under: workingDirectory)
+        let artifact: SARIFLog.ArtifactLocation =
+            relative == file
+            ? .init(uri: (file.hasPrefix("/") ? "file://" : "") + Self.percentEncoded(file))
+            : .init(uri: Self.percentEncoded(relative), uriBaseId: Self.sourceRootBaseID)
+        let column = frame.column.flatMap { $0 > 0 ? $0 : nil }
+        return .init(artifactLocation: artifact, region: .init(startLine: line, startColumn: column))
+    }
+
+    /// A path as a URI reference: every byte but unreserved characters and `/` percent-encoded.
+    static func percentEncoded(_ path: String) -> String {
+        var result = ""
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"), UInt8(ascii: "/"):
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = String(byte, radix: 16, uppercase: true)
+                result += "%" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return result
+    }
+}
+
+extension AuditReport.BudgetOrigin {
+    /// `code` or `pattern`, as in the JSON report.
+    fileprivate var source: String {
+        switch self {
+        case .code: "code"
+        case .pattern: "pattern"
+        }
+    }
+
+    fileprivate var pattern: BudgetPattern? {
+        switch self {
+        case .code: nil
+        case .pattern(let pattern): pattern
+        }
+    }
+}
+
+extension AuditVerdict {
+    /// The verdict's name, as in the JSON report.
+    fileprivate var name: String {
+        switch self {
+        case .clean: "clean"
+        case .budgetExceeded: "budgetExceeded"
+        case .targetFailed: "targetFailed"
+        case .notAudited: "notAudited"
+        }
+    }
+}
+
+/// The SARIF 2.1.0 objects leak-audit writes: separate from the report model, and only the
+/// properties it fills. Optional properties that are nil are left out, as SARIF expects.
+struct SARIFLog: Encodable {
+    struct Message: Encodable {
+        var text: String
+        init(_ text: String) { self.text = text }
+    }
+    struct Run: Encodable {
+        var tool: Tool
+        var invocations: [Invocation]
+        var originalUriBaseIds: [String: ArtifactLocation]
+        var columnKind: String
+        var results: [Result]
+        var properties: RunProperties
+    }
+    struct RunProperties: Encodable {
+        var target: String
+        var targetArguments: [String]
+        var targetOutcome: String
+        var verdict: String
+    }
+    struct Tool: Encodable {
+        var driver: Driver
+    }
+    struct Driver: Encodable {
+        var name: String
+        var version: String
+        var semanticVersion: String
+        var rules: [Rule]
+    }
+    struct Rule: Encodable {
+        var id: String
+        var name: String
+        var shortDescription: Message
+        var fullDescription: Message
+        var help: Message
+        var defaultConfiguration: Configuration
+        var properties: RuleProperties
+    }
+    struct Configuration: Encodable {
+        var level: String
+    }
+    struct RuleProperties: Encodable {
+        var tags: [String]
+    }
+    struct Invocation: Encodable {
+        var executionSuccessful: Bool
+        var toolExecutionNotifications: [Notification]?
+    }
+    struct Notification: Encodable {
+        var level: String
+        var message: Message
+    }
+    struct Result: Encodable {
+        var ruleId: String
+        var ruleIndex: Int
+        var level: String
+        var message: Message
+        var locations: [Location]
+        var relatedLocations: [Location]?
+        var stacks: [Stack]?
+        var codeFlows: [CodeFlow]?
+        var partialFingerprints: [String: String]
+        var properties: ResultProperties
+    }
+    struct ResultProperties: Encodable {
+        var typeName: String
+        var testName: String?
+        var leakedInstances: Int?
+        var max: Int?
+        var peakLive: Int?
+        var liveAtExit: Int?
+        var allocatedTotal: Int?
+        var budgetSource: String?
+        var budgetPattern: String?
+        var budgetOrigin: String?
+    }
+    struct Location: Encodable {
+        var id: Int?
+        var physicalLocation: PhysicalLocation?
+        var logicalLocations: [LogicalLocation]?
+        var message: Message?
+    }
+    struct PhysicalLocation: Encodable {
+        var artifactLocation: ArtifactLocation
+        var region: Region
+    }
+    struct ArtifactLocation: Encodable {
+        var uri: String
+        var uriBaseId: String?
+    }
+    struct Region: Encodable {
+        var startLine: Int
+        var startColumn: Int?
+    }
+    struct LogicalLocation: Encodable {
+        var name: String?
+        var fullyQualifiedName: String
+        var kind: String
+    }
+    struct Stack: Encodable {
+        var message: Message
+        var frames: [StackFrame]
+    }
+    struct StackFrame: Encodable {
+        var location: Location
+        var module: String?
+    }
+    struct CodeFlow: Encodable {
+        var message: Message
+        var threadFlows: [ThreadFlow]
+    }
+    struct ThreadFlow: Encodable {
+        var locations: [ThreadFlowLocation]
+    }
+    struct ThreadFlowLocation: Encodable {
+        var location: Location
+    }
+
+    var schema = SARIFReportRenderer.schemaURI
+    var version = "2.1.0"
+    var runs: [Run]
+
+    enum CodingKeys: String, CodingKey {
+        case schema = "$schema"
+        case version, runs
+    }
+}
