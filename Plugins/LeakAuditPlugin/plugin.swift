@@ -48,10 +48,10 @@ struct LeakAuditPlugin: CommandPlugin {
         }
         let bundle = try testBundle(of: package, configuration: invocation.configuration, builtArtifacts: build.builtArtifacts)
 
-        var leakAudit = try context.tool(named: "LeakAuditCLI").url
-        if invocation.watchesAllocations {
-            leakAudit = try leakAuditWithPreloadLibrary(leakAudit, context: context, configuration: invocation.configuration)
-        }
+        // The libraries beside leak-audit watch allocations and name the test of each one: a test run
+        // always wants them.
+        let leakAudit = try leakAuditWithPreloadLibrary(
+            try context.tool(named: "LeakAuditCLI").url, context: context, configuration: invocation.configuration)
 
         let leakAuditArguments = ["run"] + invocation.leakAuditOptions + [bundle.path] + invocation.bundleArguments
         let status = try run(leakAudit, leakAuditArguments, console: console)
@@ -178,7 +178,7 @@ struct PluginInvocation {
     var watchesAllocations = false
 
     /// `leak-audit run` options that take no value; every other option takes one.
-    private static let leakAuditFlags: Set<String> = ["--census", "--census-all"]
+    private static let leakAuditFlags: Set<String> = ["--census", "--census-all", "--leaks-per-test"]
     /// `leak-audit run` options that make it preload its library.
     private static let watchOptions: Set<String> = ["--budget", "--census", "--census-all", "--config"]
 

@@ -222,7 +222,10 @@ static void la_channel_count_watched(la_process_state *state) {
 /// processes this one starts attach too.
 __attribute__((constructor)) static void la_channel_constructor(void) {
     la_process_state *state = la_state();
-    if (__atomic_load_n(&state->constructed, __ATOMIC_ACQUIRE)) return;
+    bool preload = la_is_preload_copy();
+    // The preloaded copy's work (the test observer, the hooks) is never skipped: a LeakMonitor
+    // copy in a library may have constructed first.
+    if (!preload && __atomic_load_n(&state->constructed, __ATOMIC_ACQUIRE)) return;
     const char *value = getenv(LA_WIRE_ENV_CHANNEL);
     if (value == NULL || *value == '\0') {
         __atomic_store_n(&state->constructed, true, __ATOMIC_RELEASE);
@@ -236,10 +239,10 @@ __attribute__((constructor)) static void la_channel_constructor(void) {
     if (pthread_mutex_trylock(&state->slow_lock) != 0) return;
     if (state->channel_spec[0] == '\0' && strlen(value) < sizeof state->channel_spec) strcpy(state->channel_spec, value);
     la_watch_parse_locked(state);
-    bool preload = la_is_preload_copy();
     if (preload) la_tests_install_locked(state);
     if (!preload) {
         la_channel_attach_locked(state);
+        la_channel_set_flag(LA_FLAG_INSTRUMENTED);
     } else if (state->watch_allocations && la_hooks_install() && state->patched_slot_count > 0) {
         // Allocations are watched from the start; the channel comes when something is tracked.
         // (The preloaded library brings libswiftCore into every process, so only an image that

@@ -107,6 +107,7 @@ typedef struct la_process_state {
     bool constructed;           // atomic: the first constructor (at start-up) has run
     uint32_t test_grace_ms;     // `tests` line: attribute allocations to tests; grace after each
     bool tests_requested;
+    bool tests_installed;       // the observer was loaded (or found unnecessary)
     // tests.c
     uint32_t current_test;      // atomic; LA_TEST_NONE when no test runs
     uint32_t (*test_resolver)(void);  // atomic

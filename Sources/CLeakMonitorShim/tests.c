@@ -60,7 +60,8 @@ uint64_t la_test_tag(la_process_state *state) {
 }
 
 void la_tests_install_locked(la_process_state *state) {
-    if (!state->tests_requested) return;
+    if (!state->tests_requested || state->tests_installed) return;
+    state->tests_installed = true;
     // Only test bundles: XCTest or Swift Testing already loaded.
     if (dlsym(RTLD_DEFAULT, "$s6XCTest0A17ObservationCenterC6sharedACvgZ") == NULL
         && dlsym(RTLD_DEFAULT, "$s7Testing4TestV7currentACSgvgZ") == NULL) {

@@ -11,34 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/// `*` matches any run of characters, `?` one; everything else itself. (Not fnmatch: `[` is
-/// common in type names, `[Swift.Int]`, and must match itself.)
-static bool la_glob_matches(const char *pattern, const char *text, size_t length) {
-    const char *star = NULL;
-    size_t star_text = 0, position = 0;
-    while (position < length) {
-        if (*pattern == '*') {
-            star = pattern++;
-            star_text = position;
-        } else if (*pattern == '?') {
-            // One character: a UTF-8 lead byte and its continuation bytes.
-            pattern++;
-            position++;
-            while (position < length && ((unsigned char)text[position] & 0xC0) == 0x80) position++;
-        } else if (*pattern != '\0' && *pattern == text[position]) {
-            pattern++;
-            position++;
-        } else if (star != NULL) {
-            pattern = star + 1;
-            position = ++star_text;
-        } else {
-            return false;
-        }
-    }
-    while (*pattern == '*') pattern++;
-    return *pattern == '\0';
-}
-
 /// True for every process but the Swift toolchain's own programs: `leak-audit run --census swift
 /// test` (or `swift run App`) must census the test bundle or App, not the driver, the build system
 /// or the compilers, which are Swift programs too. (Census lines still carry the target's path,
@@ -120,7 +92,7 @@ static int32_t la_watch_decide_locked(la_process_state *state, const void *metad
     if (name.length > 6 && memcmp(name.data, "Swift.", 6) == 0) return -1;
     for (int index = 0; index < state->budget_pattern_count; index++) {
         const la_budget_pattern *pattern = &state->budget_patterns[index];
-        if (la_glob_matches(pattern->pattern, name.data, name.length)) {
+        if (la_wire_glob_matches(pattern->pattern, name.data, name.length)) {
             return la_type_register_locked(state, metadata, name.data, name.length, pattern->max, LA_BUDGET_PATTERN,
                                            (uint32_t)index);
         }

@@ -38,16 +38,19 @@ enum ExitStatus: Int32, CaseIterable {
     static let helpTable = """
         Exit codes:
           0   the target exited 0 and no type exceeded its budget
+              (suppressed and baselined findings do not count)
           1   at least one type exceeded its budget, or (--leaks-per-test) a
-              test left instances alive (whatever the target did)
-          2   no type exceeded its budget, but the target failed
-              (a non-zero exit, or a signal)
+              test left instances alive (whatever the target did), and
+              it is neither suppressed nor within --baseline
+          2   no type exceeded its budget (or each that did is suppressed
+              or baselined), but the target failed (a non-zero exit, or
+              a signal)
           3   the target could not be audited: it never attached (no
               LeakMonitor, no --budget or --census), links the Swift
               runtime statically, is not a Swift program, or its
               LeakMonitor is from another leak-audit release
           4   the target could not be started (not found, not executable)
-          64  usage or configuration error
+          64  usage or configuration error (also a bad --baseline file)
           70  internal error (the record channel or the preloaded
               library could not be set up)
         """

@@ -65,9 +65,11 @@ struct ReportSink {
 struct SinkError: Error, CustomStringConvertible {
     var path: String
     var code: Int32
+    /// What was to be written there: the report, or the baseline.
+    var subject = "the report"
 
     var description: String {
         let reason = strerror(code).map { String(cString: $0).lowercased() } ?? "error \(code)"
-        return "cannot write the report to '\(path)': \(reason); check the directory exists and is writable"
+        return "cannot write \(subject) to '\(path)': \(reason); check the directory exists and is writable"
     }
 }

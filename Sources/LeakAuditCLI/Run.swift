@@ -18,6 +18,10 @@ struct Run: ParsableCommand {
             --output-github each also write the report in that format to a file, so that one run \
             gives a log, an artifact and annotations. Options after the target belong to the target.
 
+            Suppressions in the configuration file and findings within a --baseline file are \
+            reported but do not fail the run; --write-baseline records this run's findings for \
+            later runs to compare with (docs/configuration.md).
+
             \(ExitStatus.helpTable)
             """
     )
@@ -28,6 +32,8 @@ struct Run: ParsableCommand {
 
     @OptionGroup(title: "Tests") var tests: TestOptionGroup
 
+    @OptionGroup(title: "Baseline") var baseline: BaselineOptionGroup
+
     @Argument(help: ArgumentHelp("The program or .xctest bundle to run.", valueName: "target"))
     var target: String
 
@@ -35,29 +41,57 @@ struct Run: ParsableCommand {
         parsing: .captureForPassthrough, help: ArgumentHelp("Arguments passed to the target unchanged.", valueName: "arguments"))
     var targetArguments: [String] = []
 
+    func validate() throws {
+        if let path = baseline.writeBaseline, report.destinations.contains(where: { $0.path == path }) {
+            throw ValidationError("'\(path)' is given for a report and the baseline; give each its own file")
+        }
+    }
+
     func run() throws {
-        var watchOptions = try watch.resolve()
+        var (watchOptions, suppressions) = try watch.resolve()
         tests.apply(to: &watchOptions)
-        // Open every output first: a bad path must not cost a whole run.
+        // Read the baseline and open every output first: a bad file must not cost a whole run.
         let outputs: ReportOutputs
+        let baselineDestination: ReportSink?
+        var policy = FindingPolicy(suppressions: suppressions)
         do {
+            policy.baseline = try baseline.load()
             outputs = try ReportOutputs.open(report)
+            do {
+                baselineDestination = try baseline.openDestination()
+            } catch {
+                outputs.discard()
+                throw error
+            }
         } catch {
-            printError(error.description)
+            printError("\(error)")
             throw ExitCode(ExitStatus.usageError.rawValue)
         }
 
         let auditReport: AuditReport
         do {
             var request = AuditRequest(target: target, arguments: targetArguments, watch: watchOptions)
+            request.policy = policy
             request.argumentBytes = Self.rawTrailingArguments(count: targetArguments.count)
             auditReport = try audit(request, toolVersion: leakAuditVersion)
         } catch {
             outputs.discard()
+            baselineDestination?.discard()
             printError(error.description)
             throw ExitCode(ExitStatus(error).rawValue)
         }
-        let failures = outputs.write(auditReport)
+        var failures = outputs.write(auditReport)
+        if let baselineDestination {
+            do {
+                let line = try baseline.write(auditReport, to: baselineDestination)
+                // Not into a machine-readable report on standard error.
+                if report.output != nil || report.format == .text || report.format == .github {
+                    try? ReportSink.standardError.write(line + "\n")
+                }
+            } catch {
+                failures.append(error)
+            }
+        }
         for failure in failures { printError(failure.description) }
         if !failures.isEmpty { throw ExitCode(ExitStatus.usageError.rawValue) }
         if let output = report.output, auditReport.verdict != .clean {

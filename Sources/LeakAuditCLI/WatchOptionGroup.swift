@@ -13,7 +13,7 @@ struct WatchOptionGroup: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Read budgets from this configuration file (docs/configuration.md). Without it, ./\(Configuration.defaultFileName) is read when present.",
+            "Read budgets and suppressions from this configuration file (docs/configuration.md). Without it, ./\(Configuration.defaultFileName) is read when present.",
             valueName: "file"))
     var config: String?
 
@@ -28,8 +28,9 @@ struct WatchOptionGroup: ParsableArguments {
         help: "In the census, also show the Swift runtime's, Foundation's and XCTest's own types (folded by default).")
     var censusAll = false
 
-    /// The watch options: the configuration file's budgets after the command line's.
-    func resolve() throws -> WatchOptions {
+    /// The watch options (the configuration file's budgets after the command line's), and the
+    /// configuration file's suppressions.
+    func resolve() throws -> (watch: WatchOptions, suppressions: [Suppression]) {
         var configuration: Configuration?
         do throws(ConfigurationError) {
             if let config {
@@ -39,10 +40,11 @@ struct WatchOptionGroup: ParsableArguments {
             }
             var fromCommandLine: [BudgetPattern] = []
             for text in budgets { fromCommandLine.append(try BudgetPattern(parsing: text, origin: "--budget")) }
-            return WatchOptions(
+            let watch = WatchOptions(
                 budgets: fromCommandLine + (configuration?.budgets ?? []),
                 census: census || censusAll || (configuration?.census ?? false),
                 censusShowsInternals: censusAll)
+            return (watch, configuration?.suppressions ?? [])
         } catch {
             throw ValidationError(error.description)
         }

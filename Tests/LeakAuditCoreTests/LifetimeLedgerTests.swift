@@ -248,6 +248,15 @@ final class LifetimeLedgerTests: XCTestCase {
         )
     }
 
+    func testAProcessThatOnlyNamedTestsAuditedNothing() throws {
+        // The preloaded library attaches to name tests; without LeakMonitor or a budget nothing is tracked.
+        var run = recordedRun(Replay())
+        run.instrumented = false
+        XCTAssertEqual(ReportBuilder(toolVersion: "1").build(from: run).notAudited, .neverAttached)
+        run.instrumented = true
+        XCTAssertNil(ReportBuilder(toolVersion: "1").build(from: run).notAudited)
+    }
+
     func testReportBuilderGroupsInstancesAliveAtPeakByStackMostFirst() throws {
         var replay = Replay()
         replay.define(1, "App.Leaky", max: 1)

@@ -329,8 +329,9 @@ final class RendererTests: XCTestCase {
 
     func testJSONTopLevelToolTargetAndSummary() throws {
         let root = try json(leakyReport())
-        XCTAssertEqual(Set(root.keys), ["schemaVersion", "tool", "target", "summary", "types", "census", "tests"])
+        XCTAssertEqual(Set(root.keys), ["schemaVersion", "tool", "target", "summary", "types", "census", "tests", "baseline"])
         XCTAssertTrue(root["tests"] is NSNull, "tests is null without --leaks-per-test")
+        XCTAssertTrue(root["baseline"] is NSNull, "baseline is null without --baseline")
         XCTAssertTrue(root["census"] is NSNull, "census is null without --census")
         XCTAssertEqual(root["schemaVersion"] as? Int, 1)
         XCTAssertEqual(JSONReportRenderer.schemaVersion, 1)
@@ -349,8 +350,12 @@ final class RendererTests: XCTestCase {
         let summary = try dictionary(root["summary"])
         XCTAssertEqual(
             Set(summary.keys),
-            ["verdict", "trackedTypes", "exceededTypes", "instancesOverBudget", "droppedRecords", "tornRecords", "warnings"]
+            [
+                "verdict", "trackedTypes", "exceededTypes", "instancesOverBudget", "findings", "droppedRecords", "tornRecords",
+                "warnings",
+            ]
         )
+        XCTAssertEqual(summary["findings"] as? [String: Int], ["failing": 1, "suppressed": 0, "baselined": 0])
         XCTAssertEqual(summary["verdict"] as? String, "budgetExceeded")
         XCTAssertEqual(summary["trackedTypes"] as? Int, 2)
         XCTAssertEqual(summary["exceededTypes"] as? Int, 1)
@@ -419,7 +424,14 @@ final class RendererTests: XCTestCase {
         XCTAssertEqual(types.count, 2)
         let leaky = types[0]
         XCTAssertEqual(
-            Set(leaky.keys), ["name", "budget", "max", "peakLive", "liveAtExit", "allocatedTotal", "exceeded", "allocations"])
+            Set(leaky.keys),
+            [
+                "name", "budget", "max", "peakLive", "liveAtExit", "allocatedTotal", "exceeded", "allocations", "status",
+                "suppression", "baselineCount",
+            ])
+        XCTAssertEqual(leaky["status"] as? String, "failing")
+        XCTAssertTrue(leaky["suppression"] is NSNull)
+        XCTAssertTrue(leaky["baselineCount"] is NSNull)
         XCTAssertEqual(leaky["budget"] as? [String: String], ["source": "code"])
         XCTAssertEqual(leaky["name"] as? String, "App.LoginViewModel")
         XCTAssertEqual(leaky["max"] as? Int, 1)
@@ -460,6 +472,7 @@ final class RendererTests: XCTestCase {
 
         let within = types[1]
         XCTAssertEqual(within["exceeded"] as? Bool, false)
+        XCTAssertTrue(within["status"] is NSNull, "a type within budget is no finding")
         XCTAssertEqual(try array(within["allocations"]).count, 0)
     }
 

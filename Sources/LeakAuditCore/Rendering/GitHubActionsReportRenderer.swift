@@ -7,7 +7,9 @@ import FoundationEssentials
 /// type it left alive), at the first source frame of its first (largest) allocation group, with its
 /// block of the text report as the message (a plain `::error::` when no frame has a source line); one `::error::` when the target could not be
 /// audited; one `::warning::` per report warning; and a `::notice::` with the verdict, which is all
-/// a clean run prints. The runner reads the commands from standard output and standard error alike.
+/// a clean run prints. A suppressed or baselined finding is a `::notice` at its line instead of an
+/// error, and entries gone from the baseline are one more notice. The runner reads the commands
+/// from standard output and standard error alike.
 public struct GitHubActionsReportRenderer: ReportRenderer {
     /// Paths under this directory are written relative to it, as GitHub expects them relative to
     /// the checkout.
@@ -28,22 +30,36 @@ public struct GitHubActionsReportRenderer: ReportRenderer {
                     "error", [("title", "leak-audit: not audited")], message: explanation.joined(separator: "\n")))
         } else {
             for type in report.exceededTypes {
+                let (command, note) = Self.severity(type.status, text)
                 commands.append(
-                    error(
-                        at: type.annotatedFrame, title: "\(TextReportRenderer.escaped(type.name)) over budget",
-                        message: text.exceededBlock(type)))
+                    annotation(
+                        command, at: type.annotatedFrame, title: "\(TextReportRenderer.escaped(type.name)) over budget\(note)",
+                        message: text.exceededBlock(type, baseline: report.baseline)))
             }
             for test in report.tests ?? [] {
                 for leaked in test.leaked {
                     let name = TextReportRenderer.escaped(test.name)
                     let type = TextReportRenderer.escaped(leaked.type)
+                    let (command, note) = Self.severity(leaked.status, text)
+                    let comparison = TextReportRenderer.baselineComparison(leaked.status, report.baseline, unit: "")
                     commands.append(
-                        error(
-                            at: leaked.allocations.lazy.compactMap(\.sourceFrame).first,
-                            title: "\(name) leaked \(type)",
+                        annotation(
+                            command, at: leaked.allocations.lazy.compactMap(\.sourceFrame).first,
+                            title: "\(name) leaked \(type)\(note)",
                             message: ["LEAKED \(name): \(leaked.count) \(type) alive after the test"]
+                                + (comparison.map { ["  " + $0] } ?? [])
                                 + text.renderGroups(leaked.allocations, indent: "  ")))
                 }
+            }
+            if let baseline = report.baseline, !baseline.gone.isEmpty {
+                let gone = baseline.gone.map { "\($0.key) (the baseline records \($0.count))" }
+                commands.append(
+                    Self.command(
+                        "notice", [("title", "leak-audit: gone from the baseline")],
+                        message: ([
+                            "fixed since the baseline '\(baseline.path)' was written; write it again with --write-baseline:"
+                        ]
+                            + gone).joined(separator: "\n")))
             }
         }
         for warning in report.warnings {
@@ -53,9 +69,19 @@ public struct GitHubActionsReportRenderer: ReportRenderer {
         return commands.joined(separator: "\n") + "\n"
     }
 
-    /// `::error file=…,line=…,col=…,title=…::message` at `frame`, or without a file when there is no
-    /// frame with a source line.
-    private func error(at frame: SymbolizedFrame?, title: String, message: [String]) -> String {
+    /// `error` for a failing finding, `notice` with a title suffix for a suppressed or baselined one.
+    private static func severity(_ status: FindingStatus, _ text: TextReportRenderer) -> (String, String) {
+        switch status {
+        case .failing: ("error", "")
+        case .largerThanBaseline: ("error", " (larger than the baseline)")
+        case .suppressed(let suppression): ("notice", " (suppressed \(text.suppressionLine(suppression)))")
+        case .baselined: ("notice", " (baselined)")
+        }
+    }
+
+    /// `::error file=…,line=…,col=…,title=…::message` (or `::notice …`) at `frame`, or without a file
+    /// when there is no frame with a source line.
+    private func annotation(_ command: String, at frame: SymbolizedFrame?, title: String, message: [String]) -> String {
         var properties: [(String, String)] = []
         if let frame, let file = frame.file, let line = frame.line {
             properties.append(("file", relativePath(file, under: workingDirectory)))
@@ -63,7 +89,7 @@ public struct GitHubActionsReportRenderer: ReportRenderer {
             if let column = frame.column, column > 0 { properties.append(("col", String(column))) }
         }
         properties.append(("title", "leak-audit: " + title))
-        return Self.command("error", properties, message: message.joined(separator: "\n"))
+        return Self.command(command, properties, message: message.joined(separator: "\n"))
     }
 
     /// `::name key=value,…::message`, each part escaped as the runner expects.

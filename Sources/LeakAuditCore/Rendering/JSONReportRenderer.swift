@@ -60,6 +60,7 @@ struct JSONReportV1: Encodable {
         var trackedTypes: Int
         var exceededTypes: Int
         var instancesOverBudget: Int
+        var findings: Findings
         var droppedRecords: UInt64
         var tornRecords: UInt64
         var warnings: [String]
@@ -100,10 +101,64 @@ struct JSONReportV1: Encodable {
         }
         enum CodingKeys: String, CodingKey { case count, truncated, test, frames }
     }
+    struct Suppression: Encodable {
+        var rule: String
+        var kind: String
+        var pattern: String
+        var reason: String?
+        var origin: String
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(rule, forKey: .rule)
+            try container.encode(kind, forKey: .kind)
+            try container.encode(pattern, forKey: .pattern)
+            try container.encode(reason, forKey: .reason)
+            try container.encode(origin, forKey: .origin)
+        }
+        enum CodingKeys: String, CodingKey { case rule, kind, pattern, reason, origin }
+    }
+    /// How a finding counts: `status`, the suppression that matched, and what the baseline records.
+    struct Finding {
+        var status: String?
+        var suppression: Suppression?
+        var baselineCount: Int?
+
+        init(_ status: FindingStatus?) {
+            switch status {
+            case nil: self.status = nil
+            case .failing: self.status = "failing"
+            case .largerThanBaseline: self.status = "largerThanBaseline"
+            case .suppressed: self.status = "suppressed"
+            case .baselined: self.status = "baselined"
+            }
+            suppression = status?.suppression.map {
+                Suppression(rule: $0.rule, kind: $0.kind, pattern: $0.pattern, reason: $0.reason, origin: $0.origin)
+            }
+            baselineCount = status?.recorded
+        }
+
+        func encode<Key: CodingKey>(
+            into container: inout KeyedEncodingContainer<Key>, status statusKey: Key, suppression suppressionKey: Key,
+            baselineCount baselineKey: Key
+        ) throws {
+            try container.encode(status, forKey: statusKey)
+            try container.encode(suppression, forKey: suppressionKey)
+            try container.encode(baselineCount, forKey: baselineKey)
+        }
+    }
     struct LeakedType: Encodable {
         var type: String
         var count: Int
         var allocations: [Allocation]
+        var finding: Finding
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(type, forKey: .type)
+            try container.encode(count, forKey: .count)
+            try container.encode(allocations, forKey: .allocations)
+            try finding.encode(into: &container, status: .status, suppression: .suppression, baselineCount: .baselineCount)
+        }
+        enum CodingKeys: String, CodingKey { case type, count, allocations, status, suppression, baselineCount }
     }
     struct Test: Encodable {
         var name: String
@@ -123,6 +178,48 @@ struct JSONReportV1: Encodable {
         var allocatedTotal: Int
         var exceeded: Bool
         var allocations: [Allocation]
+        var finding: Finding
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(name, forKey: .name)
+            try container.encode(budget, forKey: .budget)
+            try container.encode(max, forKey: .max)
+            try container.encode(peakLive, forKey: .peakLive)
+            try container.encode(liveAtExit, forKey: .liveAtExit)
+            try container.encode(allocatedTotal, forKey: .allocatedTotal)
+            try container.encode(exceeded, forKey: .exceeded)
+            try container.encode(allocations, forKey: .allocations)
+            try finding.encode(into: &container, status: .status, suppression: .suppression, baselineCount: .baselineCount)
+        }
+        enum CodingKeys: String, CodingKey {
+            case name, budget, max, peakLive, liveAtExit, allocatedTotal, exceeded, allocations, status, suppression,
+                baselineCount
+        }
+    }
+    struct Findings: Encodable {
+        var failing: Int
+        var suppressed: Int
+        var baselined: Int
+    }
+    struct BaselineEntry: Encodable {
+        var kind: String
+        var type: String
+        var test: String?
+        var overBudget: Int?
+        var count: Int?
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(kind, forKey: .kind)
+            try container.encode(type, forKey: .type)
+            try container.encodeIfPresent(test, forKey: .test)
+            try container.encodeIfPresent(overBudget, forKey: .overBudget)
+            try container.encodeIfPresent(count, forKey: .count)
+        }
+        enum CodingKeys: String, CodingKey { case kind, type, test, overBudget, count }
+    }
+    struct Baseline: Encodable {
+        var path: String
+        var gone: [BaselineEntry]
     }
 
     struct CensusEntry: Encodable {
@@ -145,8 +242,9 @@ struct JSONReportV1: Encodable {
     var census: Census?
 
     var tests: [Test]?
+    var baseline: Baseline?
 
-    enum CodingKeys: String, CodingKey { case schemaVersion, tool, target, summary, types, census, tests }
+    enum CodingKeys: String, CodingKey { case schemaVersion, tool, target, summary, types, census, tests, baseline }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -157,6 +255,7 @@ struct JSONReportV1: Encodable {
         try container.encode(types, forKey: .types)
         try container.encode(census, forKey: .census)  // null without --census
         try container.encode(tests, forKey: .tests)  // null without --leaks-per-test
+        try container.encode(baseline, forKey: .baseline)  // null without --baseline
     }
 
     init(_ report: AuditReport) {
@@ -190,6 +289,10 @@ struct JSONReportV1: Encodable {
             trackedTypes: report.types.count,
             exceededTypes: report.exceededTypes.count,
             instancesOverBudget: report.exceededTypes.reduce(0) { $0 + $1.peakLive - $1.max },
+            findings: Findings(
+                failing: report.findingStatuses.filter(\.fails).count,
+                suppressed: report.findingStatuses.filter { $0.suppression != nil }.count,
+                baselined: report.findingStatuses.filter { if case .baselined = $0 { true } else { false } }.count),
             droppedRecords: report.droppedRecords,
             tornRecords: report.tornRecords,
             warnings: report.warnings
@@ -202,7 +305,9 @@ struct JSONReportV1: Encodable {
                 Test(
                     name: test.name,
                     leaked: test.leaked.map {
-                        LeakedType(type: $0.type, count: $0.count, allocations: allocations($0.allocations))
+                        LeakedType(
+                            type: $0.type, count: $0.count, allocations: allocations($0.allocations),
+                            finding: Finding($0.status))
                     })
             }
         }
@@ -214,7 +319,18 @@ struct JSONReportV1: Encodable {
                 }
             return TrackedType(
                 name: type.name, budget: budget, max: type.max, peakLive: type.peakLive, liveAtExit: type.liveAtExit,
-                allocatedTotal: type.allocatedTotal, exceeded: type.exceeded, allocations: allocations(type.allocations))
+                allocatedTotal: type.allocatedTotal, exceeded: type.exceeded, allocations: allocations(type.allocations),
+                finding: Finding(type.exceeded ? type.status : nil))
+        }
+        baseline = report.baseline.map { comparison in
+            Baseline(
+                path: comparison.path,
+                gone: comparison.gone.map { entry in
+                    switch entry.key {
+                    case .type(let type): BaselineEntry(kind: "type", type: type, overBudget: entry.count)
+                    case .test(let test, let type): BaselineEntry(kind: "test", type: type, test: test, count: entry.count)
+                    }
+                })
         }
         census = report.census.map { census in
             Census(

@@ -7,9 +7,10 @@ import FoundationEssentials
 /// A type's class name is the module part of its name. A type over budget fails with
 /// `type="budget-exceeded"`, a test that left instances alive with `type="test-leaked"`: the counts
 /// are in the message and the allocation stacks in the body, as the text report shows them. A target
-/// that could not be audited is one test case in error. The census, when asked for, is the first
-/// suite's `<system-out>`; warnings are its `<system-err>`. The report records no durations, so
-/// every `time` is 0.
+/// that could not be audited is one test case in error. A suppressed or baselined finding is a
+/// `<skipped>` test case whose message gives the rule and reason, or what the baseline records. The
+/// census, when asked for, is the first suite's `<system-out>`; warnings and baseline entries that
+/// are gone are its `<system-err>`. The report records no durations, so every `time` is 0.
 public struct JUnitReportRenderer: ReportRenderer {
     /// The suite's name, and the class name of types whose name has no module part.
     public static let suiteName = "leak-audit"
@@ -26,6 +27,7 @@ public struct JUnitReportRenderer: ReportRenderer {
     private struct TestCase {
         enum Outcome {
             case passed
+            case skipped(message: String)
             case failure(message: String, type: String, body: String)
             case error(message: String, type: String, body: String)
         }
@@ -43,6 +45,7 @@ public struct JUnitReportRenderer: ReportRenderer {
 
         var failures: Int { cases.filter { if case .failure = $0.outcome { true } else { false } }.count }
         var errors: Int { cases.filter { if case .error = $0.outcome { true } else { false } }.count }
+        var skipped: Int { cases.filter { if case .skipped = $0.outcome { true } else { false } }.count }
     }
 
     /// Renders the report as a JUnit XML document.
@@ -58,15 +61,21 @@ public struct JUnitReportRenderer: ReportRenderer {
                         message: text.summarySentence(report), type: "not-audited",
                         body: explanation.joined(separator: "\n"))))
         } else {
-            types.cases = report.types.map { typeCase($0, text) }
+            types.cases = report.types.map { typeCase($0, text, report.baseline) }
             if let census = report.census { types.systemOut = text.renderCensus(census).joined(separator: "\n") }
         }
         var notes = report.warnings.map { "warning: \($0)" }
         if !report.target.outcome.succeeded { notes.append("the target \(report.target.outcome.phrase)") }
+        if let baseline = report.baseline {
+            for entry in baseline.gone {
+                notes.append("gone from the baseline '\(baseline.path)': \(entry.key) (it records \(entry.count))")
+            }
+        }
         if !notes.isEmpty { types.systemErr = notes.joined(separator: "\n") }
         suites.append(types)
         if let tests = report.tests, report.notAudited == nil {
-            suites.append(TestSuite(name: Self.suiteName + " tests", cases: tests.map { testCase($0, text) }))
+            suites.append(
+                TestSuite(name: Self.suiteName + " tests", cases: tests.map { testCase($0, text, report.baseline) }))
         }
 
         let total = TestSuite(name: Self.suiteName, cases: suites.flatMap(\.cases))
@@ -95,22 +104,41 @@ public struct JUnitReportRenderer: ReportRenderer {
     }
 
     /// A tracked type: it passes within its budget and fails over it.
-    private func typeCase(_ type: AuditReport.TrackedType, _ text: TextReportRenderer) -> TestCase {
+    private func typeCase(
+        _ type: AuditReport.TrackedType, _ text: TextReportRenderer, _ baseline: AuditReport.BaselineComparison?
+    ) -> TestCase {
         guard type.exceeded else {
             return TestCase(className: type.moduleName ?? Self.suiteName, name: type.name, outcome: .passed)
         }
         let surplus = type.peakLive.subtractingReportingOverflow(type.max).partialValue
+        let counts = "\(text.budget(type)), peak \(type.peakLive), alive at exit \(type.liveAtExit) (\(surplus) over budget)"
+        if let skipped = Self.skippedMessage(type.status, text) {
+            return TestCase(
+                className: type.moduleName ?? Self.suiteName, name: type.name, outcome: .skipped(message: "\(skipped): \(counts)")
+            )
+        }
         return TestCase(
             className: type.moduleName ?? Self.suiteName, name: type.name,
             outcome: .failure(
-                message: "\(text.budget(type)), peak \(type.peakLive), alive at exit \(type.liveAtExit) (\(surplus) over budget)",
-                type: SARIFReportRenderer.budgetExceededRuleID,
-                body: text.exceededBlock(type).joined(separator: "\n")))
+                message: counts, type: SARIFReportRenderer.budgetExceededRuleID,
+                body: text.exceededBlock(type, baseline: baseline).joined(separator: "\n")))
+    }
+
+    /// `suppressed by type:App.X (.leak-audit.json): reason` or `baselined (the baseline records 2)`,
+    /// nil for a failing finding.
+    private static func skippedMessage(_ status: FindingStatus, _ text: TextReportRenderer) -> String? {
+        switch status {
+        case .failing, .largerThanBaseline: nil
+        case .suppressed(let suppression): "suppressed \(text.suppressionLine(suppression))"
+        case .baselined(let recorded): "baselined (the baseline records \(recorded))"
+        }
     }
 
     /// An audited test (`--leaks-per-test`): `Module.Class/testName` becomes class name
     /// `Module.Class` and name `testName`; it fails when it left instances alive.
-    private func testCase(_ test: AuditReport.TestReport, _ text: TextReportRenderer) -> TestCase {
+    private func testCase(
+        _ test: AuditReport.TestReport, _ text: TextReportRenderer, _ baseline: AuditReport.BaselineComparison?
+    ) -> TestCase {
         var className = Self.suiteName
         var name = test.name
         if let slash = test.name.firstIndex(of: "/"), slash != test.name.startIndex {
@@ -118,10 +146,22 @@ public struct JUnitReportRenderer: ReportRenderer {
             name = String(test.name[test.name.index(after: slash)...])
         }
         guard !test.leaked.isEmpty else { return TestCase(className: className, name: name, outcome: .passed) }
-        let summary = test.leaked.map { "\($0.count) \(TextReportRenderer.escaped($0.type))" }.joined(separator: ", ")
+        let failing = test.leaked.filter(\.status.fails)
+        guard !failing.isEmpty else {
+            let reasons = test.leaked.compactMap { leaked in
+                Self.skippedMessage(leaked.status, text).map {
+                    "\(leaked.count) \(TextReportRenderer.escaped(leaked.type)) \($0)"
+                }
+            }
+            return TestCase(className: className, name: name, outcome: .skipped(message: reasons.joined(separator: "; ")))
+        }
+        let summary = failing.map { "\($0.count) \(TextReportRenderer.escaped($0.type))" }.joined(separator: ", ")
         var body = ["LEAKED \(TextReportRenderer.escaped(test.name)): \(summary)"]
-        for leaked in test.leaked {
+        for leaked in failing {
             body.append("  \(leaked.count) \(TextReportRenderer.escaped(leaked.type)) alive after the test:")
+            if let comparison = TextReportRenderer.baselineComparison(leaked.status, baseline, unit: "") {
+                body.append("    " + comparison)
+            }
             body.append(contentsOf: text.renderGroups(leaked.allocations, indent: "    "))
         }
         return TestCase(
@@ -131,10 +171,10 @@ public struct JUnitReportRenderer: ReportRenderer {
                 body: body.joined(separator: "\n")))
     }
 
-    /// `name="…" tests="…" failures="…" errors="…" skipped="0" time="0"`.
+    /// `name="…" tests="…" failures="…" errors="…" skipped="…" time="0"`.
     private static func counts(_ suite: TestSuite) -> String {
         "name=\"\(attribute(suite.name))\" tests=\"\(suite.cases.count)\" failures=\"\(suite.failures)\" "
-            + "errors=\"\(suite.errors)\" skipped=\"0\" time=\"0\""
+            + "errors=\"\(suite.errors)\" skipped=\"\(suite.skipped)\" time=\"0\""
     }
 
     /// A `<testcase>` element with its failure or error.
@@ -147,6 +187,8 @@ public struct JUnitReportRenderer: ReportRenderer {
         let body: String
         switch testCase.outcome {
         case .passed: return opening + "/>\n"
+        case .skipped(let message):
+            return opening + ">\n" + "      <skipped message=\"\(attribute(message))\"/>\n" + "    </testcase>\n"
         case .failure(let m, let t, let b): (element, message, type, body) = ("failure", m, t, b)
         case .error(let m, let t, let b): (element, message, type, body) = ("error", m, t, b)
         }

@@ -9,6 +9,12 @@ import FoundationEssentials
 /// whole stack is in `stacks`, and the readable part of each stack, outermost call first, is a
 /// code flow. Paths under the working directory are relative to `%SRCROOT%`, which is that
 /// directory, so that GitHub code scanning and other viewers find them in the checkout.
+///
+/// A suppressed finding is still a result, with an external `suppressions` entry whose
+/// justification is the configuration's reason, so that viewers show it as suppressed. With
+/// `--baseline`, each result has a `baselineState` (`new`, `updated` when larger than recorded,
+/// `unchanged` within it) and a baselined one is level `note`; entries gone from the baseline are
+/// listed in the run's properties.
 public struct SARIFReportRenderer: ReportRenderer {
     /// The schema the log declares in `$schema`.
     public static let schemaURI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -59,16 +65,18 @@ public struct SARIFReportRenderer: ReportRenderer {
             ],
             originalUriBaseIds: [Self.sourceRootBaseID: .init(uri: "file://" + Self.percentEncoded(root))],
             columnKind: "unicodeCodePoints",
-            results: report.notAudited == nil ? report.exceededTypes.map(result) + testResults(report) : [],
+            results: report.notAudited == nil
+                ? report.exceededTypes.map { result($0, report.baseline) } + testResults(report) : [],
             properties: .init(
                 target: report.target.path, targetArguments: report.target.arguments,
-                targetOutcome: report.target.outcome.phrase, verdict: report.verdict.name))
+                targetOutcome: report.target.outcome.phrase, verdict: report.verdict.name,
+                baseline: report.baseline?.path, goneFromBaseline: report.baseline?.gone.map(\.key.description)))
         return SARIFLog(runs: [run])
     }
 
     /// One result per test and type it left alive (`--leaks-per-test`).
     private func testResults(_ report: AuditReport) -> [SARIFLog.Result] {
-        (report.tests ?? []).flatMap { test in test.leaked.map { result(test, $0) } }
+        (report.tests ?? []).flatMap { test in test.leaked.map { result(test, $0, report.baseline) } }
     }
 
     private static let budgetExceededRule = SARIFLog.Rule(
@@ -101,7 +109,7 @@ public struct SARIFReportRenderer: ReportRenderer {
         defaultConfiguration: .init(level: "error"),
         properties: .init(tags: ["memory", "leak", "test"]))
 
-    private func result(_ type: AuditReport.TrackedType) -> SARIFLog.Result {
+    private func result(_ type: AuditReport.TrackedType, _ baseline: AuditReport.BaselineComparison?) -> SARIFLog.Result {
         let surplus = type.peakLive.subtractingReportingOverflow(type.max).partialValue
         let message =
             "\(TextReportRenderer.escaped(type.name)) exceeded its budget: "
@@ -110,21 +118,24 @@ public struct SARIFReportRenderer: ReportRenderer {
         return result(
             ruleID: Self.budgetExceededRuleID, ruleIndex: 0, message: message, typeName: type.name,
             allocations: type.allocations, allocated: { "\($0) of the \(type.peakLive) alive at the peak were allocated here." },
-            fingerprint: ("leakAuditType/v1", type.name),
+            fingerprint: ("leakAuditType/v1", type.name), status: type.status, baseline: baseline,
             properties: .init(
                 typeName: type.name, max: type.max, peakLive: type.peakLive, liveAtExit: type.liveAtExit,
                 allocatedTotal: type.allocatedTotal, budgetSource: type.budget.source,
                 budgetPattern: type.budget.pattern?.description, budgetOrigin: type.budget.pattern?.origin))
     }
 
-    private func result(_ test: AuditReport.TestReport, _ leaked: AuditReport.TestReport.LeakedType) -> SARIFLog.Result {
+    private func result(
+        _ test: AuditReport.TestReport, _ leaked: AuditReport.TestReport.LeakedType,
+        _ baseline: AuditReport.BaselineComparison?
+    ) -> SARIFLog.Result {
         let message =
             "\(TextReportRenderer.escaped(test.name)) left \(leaked.count) \(TextReportRenderer.escaped(leaked.type)) "
             + "alive after it finished."
         return result(
             ruleID: Self.testLeakedRuleID, ruleIndex: 1, message: message, typeName: leaked.type,
             allocations: leaked.allocations, allocated: { "\($0) of them were allocated here." },
-            fingerprint: ("leakAuditTest/v1", test.name + "\n" + leaked.type),
+            fingerprint: ("leakAuditTest/v1", test.name + "\n" + leaked.type), status: leaked.status, baseline: baseline,
             properties: .init(typeName: leaked.type, testName: test.name, leakedInstances: leaked.count))
     }
 
@@ -132,9 +143,32 @@ public struct SARIFReportRenderer: ReportRenderer {
     /// one, or at the type itself when no frame has a source line (no debug information).
     private func result(
         ruleID: String, ruleIndex: Int, message: String, typeName: String, allocations: [AuditReport.AllocationGroup],
-        allocated: (Int) -> String, fingerprint: (String, String), properties: SARIFLog.ResultProperties
+        allocated: (Int) -> String, fingerprint: (String, String), status: FindingStatus,
+        baseline: AuditReport.BaselineComparison?, properties: SARIFLog.ResultProperties
     ) -> SARIFLog.Result {
         var message = message
+        var properties = properties
+        properties.findingStatus = JSONReportV1.Finding(status).status
+        properties.baselineCount = status.recorded
+        var suppressions: [SARIFLog.Suppression]?
+        var baselineState: String?
+        switch status {
+        case .suppressed(let suppression):
+            suppressions = [
+                SARIFLog.Suppression(
+                    kind: "external",
+                    justification: (suppression.reason.map { $0 + " " } ?? "")
+                        + "(\(suppression.rule), \(suppression.origin))")
+            ]
+            message += " Suppressed by \(suppression.rule)."
+        case .failing: baselineState = baseline == nil ? nil : "new"
+        case .largerThanBaseline(let recorded):
+            baselineState = "updated"
+            message += " Larger than the baseline, which records \(recorded)."
+        case .baselined(let recorded):
+            baselineState = "unchanged"
+            message += " Within the baseline, which records \(recorded)."
+        }
         let primary = allocations.first { $0.sourceFrame != nil }
         let location: SARIFLog.Location
         if let primary, let frame = primary.sourceFrame {
@@ -167,8 +201,10 @@ public struct SARIFReportRenderer: ReportRenderer {
         return SARIFLog.Result(
             ruleId: ruleID,
             ruleIndex: ruleIndex,
-            level: "error",
+            level: baselineState == "unchanged" ? "note" : "error",
             message: .init(message),
+            suppressions: suppressions,
+            baselineState: baselineState,
             locations: [location],
             relatedLocations: related.isEmpty ? nil : related,
             stacks: stacks.isEmpty ? nil : stacks,
@@ -273,6 +309,8 @@ struct SARIFLog: Encodable {
         var targetArguments: [String]
         var targetOutcome: String
         var verdict: String
+        var baseline: String?
+        var goneFromBaseline: [String]?
     }
     struct Tool: Encodable {
         var driver: Driver
@@ -311,6 +349,8 @@ struct SARIFLog: Encodable {
         var ruleIndex: Int
         var level: String
         var message: Message
+        var suppressions: [Suppression]?
+        var baselineState: String?
         var locations: [Location]
         var relatedLocations: [Location]?
         var stacks: [Stack]?
@@ -318,8 +358,14 @@ struct SARIFLog: Encodable {
         var partialFingerprints: [String: String]
         var properties: ResultProperties
     }
+    struct Suppression: Encodable {
+        var kind: String
+        var justification: String
+    }
     struct ResultProperties: Encodable {
         var typeName: String
+        var findingStatus: String? = nil
+        var baselineCount: Int? = nil
         var testName: String?
         var leakedInstances: Int?
         var max: Int?

@@ -1,7 +1,9 @@
 import FoundationEssentials
 
-/// The report for people: one block per exceeded type with its allocation stacks as
-/// `function at file:line`, then one line per type within budget, then the verdict.
+/// The report for people: one block per failing type over budget with its allocation stacks as
+/// `function at file:line`, then one line per type within budget, the census and the tests, then
+/// one line per suppressed and per baselined finding and per baseline entry that is gone, then the
+/// verdict.
 ///
 /// Stacks are tightened for reading (JSON keeps every frame): paths under the working directory
 /// are shown relative to it, return types are left out of function names, compiler thunks that
@@ -23,7 +25,10 @@ public struct TextReportRenderer: ReportRenderer {
         } else {
             lines.append(contentsOf: renderTypes(report))
             if let census = report.census { lines.append(contentsOf: renderCensus(census)) }
-            if let tests = report.tests { lines.append(contentsOf: renderTests(tests)) }
+            if let tests = report.tests { lines.append(contentsOf: renderTests(tests, report)) }
+            lines.append(contentsOf: renderSuppressed(report))
+            lines.append(contentsOf: renderBaselined(report))
+            lines.append(contentsOf: renderGone(report))
         }
         for warning in report.warnings { lines.append("warning: \(warning)") }
         // Slots reserved by a writer that then found leak-audit gone stay empty too: with drops, the
@@ -87,20 +92,39 @@ public struct TextReportRenderer: ReportRenderer {
         return lines
     }
 
-    /// An exceeded type's block: its counts, then its allocation stacks.
-    func exceededBlock(_ type: AuditReport.TrackedType) -> [String] {
+    /// An exceeded type's block: its counts, how it compares with the baseline when there is one,
+    /// then its allocation stacks.
+    func exceededBlock(_ type: AuditReport.TrackedType, baseline: AuditReport.BaselineComparison? = nil) -> [String] {
         let surplus = type.peakLive.subtractingReportingOverflow(type.max).partialValue
-        return [
+        var lines = [
             "EXCEEDED \(Self.escaped(type.name)): \(budget(type)), peak \(type.peakLive), alive at exit \(type.liveAtExit)",
             "  \(type.peakLive) alive at the peak (\(surplus) over budget), allocated at:",
-        ] + renderGroups(type.allocations, indent: "  ")
+        ]
+        if let comparison = Self.baselineComparison(type.status, baseline, unit: " over budget") {
+            lines.insert("  " + comparison, at: 1)
+        }
+        return lines + renderGroups(type.allocations, indent: "  ")
+    }
+
+    /// `larger than the baseline, which records 2 over budget`, `new: not in the baseline`, or nil
+    /// without a baseline.
+    static func baselineComparison(
+        _ status: FindingStatus, _ baseline: AuditReport.BaselineComparison?, unit: String
+    ) -> String? {
+        guard let baseline else { return nil }
+        let file = "'\(escaped(baseline.path))'"
+        switch status {
+        case .largerThanBaseline(let recorded): return "larger than the baseline \(file), which records \(recorded)\(unit)"
+        case .failing: return "new: not in the baseline \(file)"
+        case .suppressed, .baselined: return nil
+        }
     }
 
     private func renderTypes(_ report: AuditReport) -> [String] {
         var lines: [String] = []
-        for type in report.types where type.exceeded {
+        for type in report.types where type.fails {
             lines.append("")
-            lines.append(contentsOf: exceededBlock(type))
+            lines.append(contentsOf: exceededBlock(type, baseline: report.baseline))
         }
         let within = report.types.filter { !$0.exceeded }
         if !within.isEmpty {
@@ -115,18 +139,100 @@ public struct TextReportRenderer: ReportRenderer {
         return lines
     }
 
-    private func renderTests(_ tests: [AuditReport.TestReport]) -> [String] {
+    private func renderTests(_ tests: [AuditReport.TestReport], _ report: AuditReport) -> [String] {
         let leaking = tests.filter { !$0.leaked.isEmpty }
         var lines = ["tests: \(leaking.count) of \(tests.count) left instances alive after they finished"]
+        // Suppressed and baselined leaks have their own lines below.
         for test in leaking {
-            let summary = test.leaked.map { "\($0.count) \(Self.escaped($0.type))" }.joined(separator: ", ")
+            let failing = test.leaked.filter(\.status.fails)
+            guard !failing.isEmpty else { continue }
+            let summary = failing.map { "\($0.count) \(Self.escaped($0.type))" }.joined(separator: ", ")
             lines.append("  LEAKED \(Self.escaped(test.name)): \(summary)")
-            for type in test.leaked {
+            for type in failing {
+                if let comparison = Self.baselineComparison(type.status, report.baseline, unit: "") {
+                    lines.append("    \(Self.escaped(type.type)): \(comparison)")
+                }
                 lines.append(contentsOf: renderGroups(Array(type.allocations.prefix(Self.censusStacksShown)), indent: "    "))
             }
         }
         lines.append("")
         return lines
+    }
+
+    /// A type's counts on one line, with `note` after its surplus.
+    private func findingLine(_ label: String, type: AuditReport.TrackedType, note: String = "") -> String {
+        "\(label) \(Self.escaped(type.name)): \(budget(type)), peak \(type.peakLive), alive at exit \(type.liveAtExit) "
+            + "(\(type.overBudget) over budget\(note))"
+    }
+
+    /// A test's leak of one type on one line, with `note` in parentheses.
+    private func findingLine(
+        _ label: String, test: String, leaked: AuditReport.TestReport.LeakedType, note: String = ""
+    ) -> String {
+        "\(label) \(Self.escaped(test)): \(leaked.count) \(Self.escaped(leaked.type)) alive after the test"
+            + (note.isEmpty ? "" : " (\(note.dropFirst(2)))")
+    }
+
+    /// `by type:App.Legacy* (.leak-audit.json): the reason`.
+    func suppressionLine(_ suppression: Suppression) -> String {
+        let reason = suppression.reason.map { ": \(Self.escaped($0))" } ?? ""
+        return "by \(Self.escaped(suppression.rule)) (\(Self.escaped(suppression.origin)))\(reason)"
+    }
+
+    /// Findings a suppression matched: one line each and the rule, no stacks (JSON has them).
+    private func renderSuppressed(_ report: AuditReport) -> [String] {
+        var lines: [String] = []
+        for type in report.exceededTypes {
+            guard let suppression = type.status.suppression else { continue }
+            lines += [findingLine("  SUPPRESSED", type: type), "    " + suppressionLine(suppression)]
+        }
+        for (test, leaked) in report.testLeaks {
+            guard let suppression = leaked.status.suppression else { continue }
+            lines += [findingLine("  SUPPRESSED", test: test, leaked: leaked), "    " + suppressionLine(suppression)]
+        }
+        guard !lines.isEmpty else { return [] }
+        return ["suppressed (reported, not failing; --format json lists their stacks):"] + lines + [""]
+    }
+
+    /// `, the baseline records 2`, and a hint when the finding shrank.
+    private func recordedNote(_ recorded: Int, now: Int) -> String {
+        let ratchet = now < recorded ? ": fewer now, write the baseline again to keep it so" : ""
+        return ", the baseline records \(recorded)\(ratchet)"
+    }
+
+    /// Findings within the baseline: one line each, no stacks.
+    private func renderBaselined(_ report: AuditReport) -> [String] {
+        guard let baseline = report.baseline else { return [] }
+        var lines: [String] = []
+        for type in report.exceededTypes {
+            guard case .baselined(let recorded) = type.status else { continue }
+            lines.append(findingLine("  BASELINED", type: type, note: recordedNote(recorded, now: type.overBudget)))
+        }
+        for (test, leaked) in report.testLeaks {
+            guard case .baselined(let recorded) = leaked.status else { continue }
+            lines.append(
+                findingLine("  BASELINED", test: test, leaked: leaked, note: recordedNote(recorded, now: leaked.count)))
+        }
+        guard !lines.isEmpty else { return [] }
+        return ["baselined (in the baseline '\(Self.escaped(baseline.path))', not failing; --format json lists their stacks):"]
+            + lines + [""]
+    }
+
+    /// Baseline entries that no finding matched: leaks that were fixed.
+    private func renderGone(_ report: AuditReport) -> [String] {
+        guard let baseline = report.baseline, !baseline.gone.isEmpty else { return [] }
+        var lines = [
+            "gone from the baseline '\(Self.escaped(baseline.path))' (fixed; write it again with --write-baseline so they stay fixed):"
+        ]
+        for entry in baseline.gone {
+            switch entry.key {
+            case .type(let type):
+                lines.append("  GONE \(Self.escaped(type)) (the baseline records \(entry.count) over budget)")
+            case .test(let test, let type):
+                lines.append("  GONE \(Self.escaped(test)): \(Self.escaped(type)) (the baseline records \(entry.count))")
+            }
+        }
+        return lines + [""]
     }
 
     /// Stacks shown per census entry in text; JSON has them all.
@@ -160,15 +266,25 @@ public struct TextReportRenderer: ReportRenderer {
     func summarySentence(_ report: AuditReport) -> String {
         let processes = report.target.attachedProcesses > 1 ? " (\(report.target.attachedProcesses) processes attached)" : ""
         let outcome = "'\(Self.escaped(report.target.path))'\(processes) \(report.target.outcome.phrase)"
+        let statuses = report.findingStatuses
+        let suppressed = statuses.filter { $0.suppression != nil }.count
+        let baselined = statuses.filter { if case .baselined = $0 { true } else { false } }.count
+        let gone = report.baseline?.gone.count ?? 0
+        let notFailing = [(suppressed, "suppressed"), (baselined, "baselined"), (gone, "gone from the baseline")]
+            .filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }.joined(separator: ", ")
+        // "No type over budget" would not be true with suppressed or baselined ones.
+        let nothing = suppressed + baselined > 0 ? "nothing failing" : "no type over budget"
+        let tracked = "\(report.types.count) tracked" + (notFailing.isEmpty ? "" : "; \(notFailing)")
         switch report.verdict {
         case .clean:
-            return "no type over budget (\(report.types.count) tracked); \(outcome)"
+            return "\(nothing) (\(tracked)); \(outcome)"
         case .budgetExceeded:
-            let leakingTests = report.tests?.filter { !$0.leaked.isEmpty }.count ?? 0
+            let leakingTests = report.tests?.filter { $0.leaked.contains(where: \.status.fails) }.count ?? 0
             let tests = leakingTests > 0 ? ", \(leakingTests) tests left instances alive" : ""
-            return "\(report.exceededTypes.count) of \(report.types.count) tracked types over budget\(tests); \(outcome)"
+            let others = notFailing.isEmpty ? "" : " (\(notFailing))"
+            return "\(report.failingTypes.count) of \(report.types.count) tracked types over budget\(tests)\(others); \(outcome)"
         case .targetFailed:
-            return "no type over budget (\(report.types.count) tracked), but \(outcome)"
+            return "\(nothing) (\(tracked)), but \(outcome)"
         case .notAudited:
             return "not audited; \(outcome)"
         }

@@ -48,6 +48,8 @@ public struct AuditReport: Sendable {
             public var count: Int
             /// Their allocation stacks, most first.
             public var allocations: [AllocationGroup]
+            /// Whether this leak fails the run, or is suppressed or baselined.
+            public var status: FindingStatus = .failing
         }
 
         /// The test's name.
@@ -84,6 +86,22 @@ public struct AuditReport: Sendable {
         /// For an exceeded type, the instances alive at its peak grouped by allocation stack, most
         /// first; empty otherwise.
         public var allocations: [AllocationGroup]
+        /// For an exceeded type, whether it fails the run, or is suppressed or baselined; `.failing`
+        /// (and meaningless) for a type within budget.
+        public var status: FindingStatus = .failing
+        /// True when the type is over budget and that fails the run.
+        public var fails: Bool { exceeded && status.fails }
+        /// Instances alive at the peak beyond the budget: what a baseline records for a type.
+        public var overBudget: Int { Swift.max(0, peakLive.subtractingReportingOverflow(max).partialValue) }
+    }
+
+    /// The baseline a run was compared with (`--baseline FILE`).
+    public struct BaselineComparison: Sendable, Hashable {
+        /// The baseline file, as given.
+        public var path: String
+        /// Its entries that no unsuppressed finding of this run matched: leaks that were fixed, so
+        /// the baseline can be written again, smaller.
+        public var gone: [Baseline.Entry]
     }
 
     /// One class type still alive when the target exited.
@@ -139,17 +157,66 @@ public struct AuditReport: Sendable {
     public var tornRecords: UInt64
     /// Problems worth a line in the report that do not change the verdict.
     public var warnings: [String]
+    /// The baseline this run was compared with, nil without `--baseline`.
+    public var baseline: BaselineComparison? = nil
 
-    /// Types over budget.
+    /// Types over budget, whether they fail the run or are suppressed or baselined.
     public var exceededTypes: [TrackedType] { types.filter(\.exceeded) }
 
-    /// The verdict this report gates on.
+    /// Types over budget that fail the run: neither suppressed nor within the baseline.
+    public var failingTypes: [TrackedType] { types.filter(\.fails) }
+
+    /// Every (test, leaked type) pair (`--leaks-per-test`), in test order.
+    public var testLeaks: [(test: String, leaked: TestReport.LeakedType)] {
+        (tests ?? []).flatMap { test in test.leaked.map { (test.name, $0) } }
+    }
+
+    /// The statuses of every finding: each type over budget and each (test, leaked type) pair.
+    public var findingStatuses: [FindingStatus] {
+        exceededTypes.map(\.status) + testLeaks.map(\.leaked.status)
+    }
+
+    /// The verdict this report gates on: suppressed and baselined findings do not count.
     public var verdict: AuditVerdict {
         if notAudited != nil { return .notAudited }
-        if types.contains(where: \.exceeded) { return .budgetExceeded }
-        if tests?.contains(where: { !$0.leaked.isEmpty }) == true { return .budgetExceeded }
+        if types.contains(where: \.fails) { return .budgetExceeded }
+        if testLeaks.contains(where: \.leaked.status.fails) { return .budgetExceeded }
         if !target.outcome.succeeded { return .targetFailed }
         return .clean
+    }
+}
+
+/// Whether a finding (a type over budget, or a test's leaked type) fails the run.
+public enum FindingStatus: Sendable, Hashable {
+    /// It fails the run: no suppression matched it, and no baseline was given or the baseline does
+    /// not record it (a new finding).
+    case failing
+    /// It fails the run: the baseline records it, but with fewer instances (`recorded`) than now.
+    case largerThanBaseline(recorded: Int)
+    /// A suppression in the configuration matched it: reported, never failing.
+    case suppressed(Suppression)
+    /// The baseline records it with at least as many instances (`recorded`): reported, not failing.
+    case baselined(recorded: Int)
+
+    /// True for `.failing` and `.largerThanBaseline`.
+    public var fails: Bool {
+        switch self {
+        case .failing, .largerThanBaseline: true
+        case .suppressed, .baselined: false
+        }
+    }
+
+    /// The suppression that matched, if any.
+    public var suppression: Suppression? {
+        if case .suppressed(let suppression) = self { suppression } else { nil }
+    }
+
+    /// The count the baseline records for this finding, if it was compared with one that does.
+    public var recorded: Int? {
+        switch self {
+        case .largerThanBaseline(let recorded), .baselined(let recorded): recorded
+        case .failing, .suppressed: nil
+        }
     }
 }
 
@@ -158,7 +225,7 @@ public enum AuditVerdict: Sendable, Hashable {
     /// The target exited 0 and no type exceeded its budget.
     case clean
     /// At least one type exceeded its budget, or (`--leaks-per-test`) a test left instances alive,
-    /// whatever the target's outcome.
+    /// whatever the target's outcome, and that finding is neither suppressed nor within the baseline.
     case budgetExceeded
     /// No type exceeded its budget, but the target exited non-zero or was killed by a signal.
     case targetFailed

@@ -50,7 +50,9 @@ struct ReportBuilder {
             } else {
                 notAudited = run.targetKind == .staticSwift ? .staticRuntime : .notSwift
             }
-        } else if !run.attached {
+        } else if !run.attached || (!run.instrumented && !run.request.watch.watchesAllocations) {
+            // The preloaded library attaches to name tests even where nothing links LeakMonitor and
+            // no budget was given: that audits nothing.
             notAudited = .neverAttached
         } else if run.staticRuntime {
             notAudited = .staticRuntime
@@ -170,7 +172,17 @@ struct ReportBuilder {
     static func mergedTests(_ tests: [AuditReport.TestReport]) -> [AuditReport.TestReport] {
         var merged: [String: AuditReport.TestReport] = [:]
         for test in tests {
-            merged[test.name, default: AuditReport.TestReport(name: test.name, leaked: [])].leaked += test.leaked
+            var entry = merged[test.name, default: AuditReport.TestReport(name: test.name, leaked: [])]
+            for leaked in test.leaked {
+                // The same type left alive by the same test in two processes is one entry.
+                if let index = entry.leaked.firstIndex(where: { $0.type == leaked.type }) {
+                    entry.leaked[index].count += leaked.count
+                    entry.leaked[index].allocations = mergedGroups(entry.leaked[index].allocations + leaked.allocations)
+                } else {
+                    entry.leaked.append(leaked)
+                }
+            }
+            merged[test.name] = entry
         }
         return merged.values.sorted { $0.name < $1.name }
     }
@@ -265,8 +277,11 @@ struct ReportBuilder {
     }
 }
 
-/// Runs `request` under leak-audit and returns the report; throws when the target cannot start.
+/// Runs `request` under leak-audit and returns the report, its findings judged by the request's
+/// policy (suppressions and baseline); throws when the target cannot start.
 public func audit(_ request: AuditRequest, toolVersion: String) throws(LeakAuditError) -> AuditReport {
     let run = try recordRun(request)
-    return ReportBuilder(toolVersion: toolVersion).build(from: run)
+    var report = ReportBuilder(toolVersion: toolVersion).build(from: run)
+    request.policy.apply(to: &report)
+    return report
 }

@@ -12,6 +12,8 @@ public struct AuditRequest: Sendable {
     public var arguments: [String]
     /// Budget patterns and the census, for types that never opted in.
     public var watch: WatchOptions
+    /// Suppressions and the baseline: which findings fail the run.
+    public var policy = FindingPolicy()
     /// The arguments' bytes as the caller received them, passed to the target instead of
     /// `arguments` when set (arguments need not be valid UTF-8).
     public var argumentBytes: [[UInt8]]?
@@ -44,6 +46,9 @@ struct RecordedRun {
     var targetKind: TargetKind? = nil
     /// Swift processes whose allocations were watched.
     var watchedProcesses = 0
+    /// A process linking LeakMonitor attached (the preloaded library alone also attaches, to name
+    /// tests).
+    var instrumented = true
 }
 
 /// Runs the target to completion with the channel attached, decoding records as they arrive.
@@ -61,6 +66,11 @@ func recordRun(_ request: AuditRequest) throws(LeakAuditError) -> RecordedRun {
     let base = path.split(separator: "/").last.map(String.init) ?? path
     watch.attributesTests = base.hasSuffix(".xctest") || base == "swift" || watch.leaksPerTest
     let preloadAvailable = (try? preloadLibraryPath()) != nil
+    if watch.leaksPerTest {
+        // Without the libraries no test is named, and every test would look clean.
+        _ = try preloadLibraryPath()
+        _ = try preloadLibraryPath(named: "libLeakAuditTestObserver.so")
+    }
     if watch.watchesAllocations || (watch.attributesTests && preloadAvailable) {
         // Types that never opted in are watched from a preloaded copy of the shim.
         let preload = try preloadLibraryPath()
@@ -114,15 +124,16 @@ func recordRun(_ request: AuditRequest) throws(LeakAuditError) -> RecordedRun {
         typeTableFull: flags & UInt32(LA_FLAG_TYPE_TABLE_FULL) != 0,
         tooManyProcesses: flags & UInt32(LA_FLAG_TOO_MANY_PROCESSES) != 0,
         targetKind: targetKind,
-        watchedProcesses: channel.watchedProcesses
+        watchedProcesses: channel.watchedProcesses,
+        instrumented: flags & UInt32(LA_FLAG_INSTRUMENTED) != 0
     )
 }
 
-/// libLeakAuditPreload.so, built next to the leak-audit executable.
-func preloadLibraryPath() throws(LeakAuditError) -> String {
+/// A library built next to the leak-audit executable: libLeakAuditPreload.so by default.
+func preloadLibraryPath(named name: String = "libLeakAuditPreload.so") throws(LeakAuditError) -> String {
     let executable = realPath("/proc/self/exe")
     let directory = executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-    let path = directory + "/libLeakAuditPreload.so"
+    let path = directory + "/" + name
     guard access(path, R_OK) == 0 else { throw .preloadLibraryMissing(path: path) }
     return path
 }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LeakAuditWire
 
 /// A budget for the types whose fully qualified names match a pattern, for types that never
 /// opted in through LeakMonitor. A type's `max` declared in code wins over any pattern.
@@ -30,6 +31,23 @@ public struct BudgetPattern: Sendable, Hashable {
 
     /// `App.*ViewModel=1`, as given.
     public var description: String { "\(pattern)=\(max)" }
+
+    /// True when `typeName` matches the pattern, exactly as the preloaded library decides it.
+    public func matches(_ typeName: String) -> Bool { globMatches(pattern, typeName) }
+}
+
+/// Whether `text` matches `pattern` (`*` any run of characters, `?` one, everything else itself):
+/// the shim's matcher, shared through the wire header, so that budgets and suppressions read a
+/// pattern the same way. A pattern holding a NUL matches only up to it; configuration refuses one.
+func globMatches(_ pattern: String, _ text: String) -> Bool {
+    var text = text
+    return pattern.withCString { pattern in
+        text.withUTF8 { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { characters in
+                la_wire_glob_matches(pattern, characters.baseAddress ?? pattern, characters.count)
+            }
+        }
+    }
 }
 
 /// What leak-audit watches besides the types that opted in through LeakMonitor.
@@ -57,9 +75,6 @@ public struct WatchOptions: Sendable, Hashable {
 
     /// True when the target's allocations must be watched.
     var watchesAllocations: Bool { !budgets.isEmpty || census }
-
-    /// True when the preloaded library is needed: to watch allocations, or to name tests.
-    var needsPreload: Bool { watchesAllocations || attributesTests || leaksPerTest }
 
     /// LEAK_AUDIT_WATCH's value (see leak_audit_wire.h): one item per line.
     func environmentValue(targetPath: String) -> String {

@@ -8,7 +8,8 @@ import FoundationEssentials
 /// format version 1, described in docs/configuration.md:
 ///
 /// ```json
-/// {"version": 1, "budgets": [{"type": "App.*ViewModel", "max": 1}], "census": false}
+/// {"version": 1, "budgets": [{"type": "App.*ViewModel", "max": 1}], "census": false,
+///  "suppressions": [{"type": "App.Legacy*", "reason": "fixed in #123"}]}
 /// ```
 public struct Configuration: Sendable, Hashable {
     /// The file name read from the working directory when present.
@@ -20,6 +21,8 @@ public struct Configuration: Sendable, Hashable {
     public var budgets: [BudgetPattern]
     /// Whether to take the census, when the command line does not say.
     public var census: Bool?
+    /// Findings that are reported but do not fail the run, in file order.
+    public var suppressions: [Suppression] = []
 
     /// Reads and validates a configuration file.
     public static func load(path: String) throws(ConfigurationError) -> Configuration {
@@ -43,7 +46,23 @@ public struct Configuration: Sendable, Hashable {
             }
             budgets.append(BudgetPattern(pattern: entry.type, max: entry.max, origin: path))
         }
-        return Configuration(budgets: budgets, census: file.census)
+        var suppressions: [Suppression] = []
+        for (index, entry) in (file.suppressions ?? []).enumerated() {
+            let given = [
+                entry.type.map(Suppression.Criterion.type), entry.function.map(Suppression.Criterion.function),
+                entry.file.map(Suppression.Criterion.file),
+            ].compactMap { $0 }
+            guard given.count == 1, let criterion = given.first else {
+                throw .invalid(
+                    path: path, reason: "suppressions[\(index)] needs exactly one of \"type\", \"function\" or \"file\"")
+            }
+            let suppression = Suppression(criterion, reason: entry.reason, origin: path)
+            guard !suppression.pattern.isEmpty, !suppression.pattern.contains(where: { $0 == "\n" || $0 == "\0" }) else {
+                throw .invalid(path: path, reason: "suppressions[\(index)] has an empty or multi-line pattern")
+            }
+            suppressions.append(suppression)
+        }
+        return Configuration(budgets: budgets, census: file.census, suppressions: suppressions)
     }
 }
 
@@ -74,9 +93,16 @@ struct ConfigurationFileV1: Decodable {
         var type: String
         var max: Int
     }
+    struct Suppression: Decodable {
+        var type: String?
+        var function: String?
+        var file: String?
+        var reason: String?
+    }
     var version: Int
     var budgets: [Budget]?
     var census: Bool?
+    var suppressions: [Suppression]?
 }
 
 /// A configuration problem; leak-audit exits 64 with the description.

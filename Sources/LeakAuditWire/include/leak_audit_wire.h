@@ -16,6 +16,8 @@
 #ifndef LEAK_AUDIT_WIRE_H
 #define LEAK_AUDIT_WIRE_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define LA_WIRE_MAGIC 0x3154494455414B4CULL /* "LKAUDIT1" little-endian */
@@ -43,6 +45,9 @@ enum {
     LA_FLAG_READER_GONE = 1u << 5,
     /// More than LA_WIRE_MAX_PROCESSES processes tried to attach; the later ones were not audited.
     LA_FLAG_TOO_MANY_PROCESSES = 1u << 6,
+    /// A process linking LeakMonitor attached (not only the preloaded library, which attaches to
+    /// name tests even where nothing is tracked).
+    LA_FLAG_INSTRUMENTED = 1u << 7,
     /// A shim found this channel's magic but another LA_WIRE_VERSION, and did not attach. The
     /// magic, version and flags fields keep their offsets in every version so that this works.
     LA_FLAG_VERSION_MISMATCH = 1u << 31,
@@ -171,6 +176,37 @@ static inline void la_wire_store_release_u64(void *address, uint64_t value) {
 /// Atomically loads a 32-bit word of the shared mapping with acquire ordering.
 static inline uint32_t la_wire_load_acquire_u32(const void *address) {
     return __atomic_load_n((const uint32_t *)address, __ATOMIC_ACQUIRE);
+}
+
+/// Whether a type name (or, for suppressions, a function name or file path) of `length` bytes
+/// matches `pattern`, a NUL-terminated budget pattern as LEAK_AUDIT_WATCH carries it: `*` matches
+/// any run of characters, `?` one character (a UTF-8 lead byte and its continuation bytes), and
+/// everything else itself. (Not fnmatch: `[` is common in type names, `[Swift.Int]`, and must match
+/// itself.) The shim matches budgets with it and leak-audit matches suppressions with it, so both
+/// sides read a pattern the same way.
+static inline bool la_wire_glob_matches(const char *pattern, const char *text, size_t length) {
+    const char *star = NULL;
+    size_t star_text = 0, position = 0;
+    while (position < length) {
+        if (*pattern == '*') {
+            star = pattern++;
+            star_text = position;
+        } else if (*pattern == '?') {
+            pattern++;
+            position++;
+            while (position < length && ((unsigned char)text[position] & 0xC0) == 0x80) position++;
+        } else if (*pattern != '\0' && *pattern == text[position]) {
+            pattern++;
+            position++;
+        } else if (star != NULL) {
+            pattern = star + 1;
+            position = ++star_text;
+        } else {
+            return false;
+        }
+    }
+    while (*pattern == '*') pattern++;
+    return *pattern == '\0';
 }
 
 #endif
