@@ -10,13 +10,7 @@ public struct JSONReportRenderer: ReportRenderer {
 
     /// Renders the report as pretty-printed JSON with sorted keys.
     public func render(_ report: AuditReport) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        // Encoding these plain value types cannot fail; a failure would be a bug worth a trap.
-        guard let data = try? encoder.encode(JSONReportV1(report)) else {
-            preconditionFailure("the JSON report could not be encoded")
-        }
-        return String(decoding: data, as: UTF8.self) + "\n"
+        stableJSON(JSONReportV1(report), what: "the JSON report")
     }
 }
 

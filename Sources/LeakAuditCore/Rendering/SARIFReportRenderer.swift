@@ -35,13 +35,7 @@ public struct SARIFReportRenderer: ReportRenderer {
 
     /// Renders the report as a pretty-printed SARIF log with sorted keys.
     public func render(_ report: AuditReport) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        // Encoding these plain value types cannot fail; a failure would be a bug worth a trap.
-        guard let data = try? encoder.encode(log(report)) else {
-            preconditionFailure("the SARIF log could not be encoded")
-        }
-        return String(decoding: data, as: UTF8.self) + "\n"
+        stableJSON(log(report), what: "the SARIF log")
     }
 
     private var text: TextReportRenderer { TextReportRenderer(workingDirectory: workingDirectory) }

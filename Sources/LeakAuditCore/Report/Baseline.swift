@@ -199,11 +199,7 @@ public struct Baseline: Sendable, Hashable {
                     BaselineFileV1.Finding(kind: "test", type: type, test: test, count: entry.count, sites: entry.sites)
                 }
             })
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        // Encoding these plain value types cannot fail; a failure would be a bug worth a trap.
-        guard let data = try? encoder.encode(file) else { preconditionFailure("the baseline could not be encoded") }
-        return String(decoding: data, as: UTF8.self) + "\n"
+        return stableJSON(file, what: "the baseline")
     }
 }
 
