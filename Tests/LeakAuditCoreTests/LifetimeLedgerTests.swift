@@ -30,7 +30,7 @@ final class LifetimeLedgerTests: XCTestCase {
         }
 
         func alivesAtPeak(_ typeID: UInt32) throws -> [UInt32] {
-            LifetimeLedger.stacksAliveAtPeak(of: try type(typeID)).sorted()
+            LifetimeLedger.sitesAliveAtPeak(of: try type(typeID)).map(\.stackID).sorted()
         }
     }
 

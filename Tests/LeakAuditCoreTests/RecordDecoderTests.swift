@@ -417,7 +417,7 @@ final class RecordDecoderTests: XCTestCase {
         XCTAssertEqual(type.peak, 3)
         XCTAssertEqual(type.live.count, 2)
         XCTAssertEqual(type.allocated, 3)
-        XCTAssertEqual(LifetimeLedger.stacksAliveAtPeak(of: type).sorted(), [0, 0, 1])
+        XCTAssertEqual(LifetimeLedger.sitesAliveAtPeak(of: type).map(\.stackID).sorted(), [0, 0, 1])
         XCTAssertEqual(ledger.stacks, [0: [0x10, 0x20], 1: [0x30]])
         XCTAssertEqual(ledger.truncatedStacks, [1])
         XCTAssertEqual(ledger.inconsistentEvents, 0)

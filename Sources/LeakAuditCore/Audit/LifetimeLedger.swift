@@ -181,11 +181,6 @@ struct LifetimeLedger {
         return String(decoding: result, as: UTF8.self)
     }
 
-    /// The stack ids of the instances alive at `type`'s peak, one per instance.
-    static func stacksAliveAtPeak(of type: TypeLedger) -> [UInt32] {
-        sitesAliveAtPeak(of: type).map(\.stackID)
-    }
-
     /// The allocation sites (stack and test) of the instances alive at `type`'s peak, one per instance.
     static func sitesAliveAtPeak(of type: TypeLedger) -> [Site] {
         type.live.values.filter { $0.sequence <= type.peakSequence }.map(\.site) + type.diedSincePeak
