@@ -1,6 +1,6 @@
-// `swift package leak-audit [options] [-- test arguments…]`: builds the package's tests and runs
-// the test bundle under `leak-audit run`, with the same output and, as far as SwiftPM lets a
-// plugin, the same exit status. docs/plugin.md describes the options and what SwiftPM does to
+// `swift package leak-audit [options] [-- swift test arguments…]`: builds the package's tests and
+// runs them under `leak-audit run` the way `swift test` runs them (XCTest's tests, then Swift
+// Testing's), with the same output and, as far as SwiftPM lets a plugin, the same exit status. docs/plugin.md describes the options and what SwiftPM does to
 // the exit code.
 import Foundation
 import PackagePlugin
@@ -53,7 +53,11 @@ struct LeakAuditPlugin: CommandPlugin {
         let leakAudit = try leakAuditWithPreloadLibrary(
             try context.tool(named: "LeakAuditCLI").url, context: context, configuration: invocation.configuration)
 
-        let leakAuditArguments = ["run"] + invocation.leakAuditOptions + [bundle.path] + invocation.bundleArguments
+        // `swift test` runs both testing libraries, each with its own filter syntax handled, from the
+        // build just made; leak-audit audits its test processes, not SwiftPM's own.
+        let swiftTest = try Self.swiftTestCommand(
+            package: package, bundle: bundle, configuration: invocation.configuration, invocation: invocation)
+        let leakAuditArguments = ["run"] + invocation.leakAuditOptions + swiftTest
         let status = try run(leakAudit, leakAuditArguments, console: console)
         guard status != 0 else { return }
         // SwiftPM turns any failing plugin into `swift package` exiting 1 (swiftlang/swift-package-manager#7380);
@@ -85,6 +89,37 @@ struct LeakAuditPlugin: CommandPlugin {
             if FileManager.default.fileExists(atPath: candidate.path) { return candidate }
         }
         throw PluginError.testBundleMissing(name: name, searched: ordered.map(\.path))
+    }
+
+    /// `swift-test --skip-build …` for the tests just built: the toolchain's own `swift-test`
+    /// (beside the `swift-package` that runs this plugin), the package and its build directory,
+    /// the configuration, the filters, and the arguments after `--`. `--ignore-lock`: the
+    /// `swift package` that runs this plugin holds the build directory's lock and waits for it.
+    private static func swiftTestCommand(
+        package: Package, bundle: URL, configuration: PackageManager.BuildConfiguration, invocation: PluginInvocation
+    ) throws -> [String] {
+        // <scratch>/<triple>/<configuration>/<Package>PackageTests.xctest
+        let scratch = bundle.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return [
+            try swiftTestExecutable(), "--skip-build", "--ignore-lock", "--package-path", package.directoryURL.path,
+            "--scratch-path", scratch.path, "--configuration", configuration.rawValue,
+        ]
+            + invocation.filters.flatMap { ["--filter", $0] } + invocation.swiftTestArguments
+    }
+
+    /// The toolchain's `swift-test`: beside the `swift-package` that started this plugin, else on PATH.
+    private static func swiftTestExecutable() throws -> String {
+        #if os(Linux)
+            if let parent = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(getppid())/exe") {
+                let candidate = URL(fileURLWithPath: parent).deletingLastPathComponent().appendingPathComponent("swift-test")
+                if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate.path }
+            }
+        #endif
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+            let candidate = URL(fileURLWithPath: String(directory)).appendingPathComponent("swift-test")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate.path }
+        }
+        throw PluginError.swiftTestMissing
     }
 
     /// A leak-audit executable with libLeakAuditPreload.so beside it, which `--budget`, `--census` and
@@ -164,41 +199,43 @@ struct LeakAuditPlugin: CommandPlugin {
     }
 }
 
-/// The plugin's command line: its own options, leak-audit's, and the test bundle's.
+/// The plugin's command line: its own options, leak-audit's, and `swift test`'s.
 struct PluginInvocation {
     /// Options that belong to `leak-audit run`, in their order.
     var leakAuditOptions: [String] = []
-    /// The test bundle's arguments: the joined `--filter`s, then everything after `--`.
-    var bundleArguments: [String] = []
+    /// The `--filter`s, passed to `swift test` (XCTest's and Swift Testing's tests alike).
+    var filters: [String] = []
+    /// Everything after `--`, passed to `swift test`.
+    var swiftTestArguments: [String] = []
     /// The build configuration of the tests.
     var configuration: PackageManager.BuildConfiguration = .debug
     /// Whether `--help` was given.
     var showsHelp = false
-    /// Whether leak-audit will watch allocations, which needs its preloaded library.
-    var watchesAllocations = false
 
     /// `leak-audit run` options that take no value; every other option takes one.
-    private static let leakAuditFlags: Set<String> = ["--census", "--census-all", "--leaks-per-test"]
-    /// `leak-audit run` options that make it preload its library.
-    private static let watchOptions: Set<String> = ["--budget", "--census", "--census-all", "--config"]
+    private static let leakAuditFlags: Set<String> = [
+        "--census", "--census-all", "--leaks-per-test", "--fail-on-global-state", "--verbose",
+    ]
 
     static let usage = """
         USAGE: swift package leak-audit [--configuration debug|release] [--filter <test> …]
-                                        [<leak-audit run options>] [-- <test bundle arguments>…]
+                                        [<leak-audit run options>] [-- <swift test arguments>…]
 
-        Builds the package's tests and runs <Package>PackageTests.xctest under 'leak-audit run'.
+        Builds the package's tests and runs them, XCTest's and Swift Testing's, under
+        'leak-audit run' as 'swift test' runs them.
 
           -c, --configuration <c>  build the tests in debug (default) or release
-          --filter <test>          run only this test: Module.Class or Module.Class/testName
-                                   (repeatable; passed to the XCTest bundle)
-          --format, -o/--output, --budget, --config, --census, --census-all
+          --filter <test>          run only matching tests (repeatable; swift test's --filter:
+                                   Module.Class/testName, or a regular expression)
+          --format, -o/--output, --budget, --config, --census, --census-all, --leaks-per-test, …
                                    passed to 'leak-audit run' unchanged
-          -- <arguments>…          passed to the test bundle unchanged, after the filters
-                                   (e.g. -- --testing-library swift-testing)
+          -- <arguments>…          passed to 'swift test' unchanged
+                                   (e.g. -- --disable-swift-testing)
+
+        A run in which no test ran fails (leak-audit's exit code 3).
         """
 
     init(parsing arguments: [String]) throws(PluginError) {
-        var filters: [String] = []
         var index = arguments.startIndex
         // The value of the option at `index`: after its '=', or the next argument.
         func value(of option: String, inline: String?) throws(PluginError) -> String {
@@ -213,7 +250,7 @@ struct PluginInvocation {
             let inlineValue = argument.contains("=") ? String(argument.drop { $0 != "=" }.dropFirst()) : nil
             switch name {
             case "--":
-                bundleArguments = Array(arguments[(index + 1)...])
+                swiftTestArguments = Array(arguments[(index + 1)...])
                 index = arguments.endIndex
                 continue
             case "-h", "--help":
@@ -228,7 +265,6 @@ struct PluginInvocation {
                 self.configuration = configuration
             default:
                 guard argument.hasPrefix("-") else { throw .unexpectedArgument(argument) }
-                if Self.watchOptions.contains(name) { watchesAllocations = true }
                 leakAuditOptions.append(argument)
                 if inlineValue == nil && !Self.leakAuditFlags.contains(name) {
                     leakAuditOptions.append(try value(of: name, inline: nil))
@@ -236,10 +272,6 @@ struct PluginInvocation {
             }
             index += 1
         }
-        // XCTest on Linux takes one argument of comma-separated test names.
-        if !filters.isEmpty { bundleArguments.insert(filters.joined(separator: ","), at: 0) }
-        // Without --config, leak-audit reads ./.leak-audit.json, whose budgets need the library too.
-        if FileManager.default.fileExists(atPath: ".leak-audit.json") { watchesAllocations = true }
     }
 }
 
@@ -300,7 +332,7 @@ enum PluginExit {
         switch status {
         case 1: return "at least one type exceeded its budget"
         case 2: return "no type exceeded its budget, but the tests failed"
-        case 3: return "the tests could not be audited"
+        case 3: return "the tests could not be audited (or no test ran)"
         case 4: return "the test bundle could not be started"
         case 64: return "usage or configuration error"
         case 70: return "internal error"
@@ -322,6 +354,8 @@ enum PluginError: Error, CustomStringConvertible {
     /// libLeakAuditPreload.so (or another library leak-audit loads), which the watch options need,
     /// could not be built.
     case preloadLibraryNotBuilt(product: String, log: String)
+    /// The toolchain's `swift-test` was found neither beside `swift-package` nor on PATH.
+    case swiftTestMissing
 
     var description: String {
         switch self {
@@ -332,6 +366,8 @@ enum PluginError: Error, CustomStringConvertible {
         case .testBundleMissing(let name, let searched):
             return "no '\(name)' after building the tests (looked in \(searched.joined(separator: ", ")))"
         case .preloadLibraryNotBuilt(let product, let log): return "product '\(product)' could not be built:\n\(log)"
+        case .swiftTestMissing:
+            return "the toolchain's swift-test was not found beside swift-package or on PATH; check the Swift installation"
         }
     }
 }

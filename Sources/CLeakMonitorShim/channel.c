@@ -150,6 +150,8 @@ static bool la_is_preload_copy(void) {
 void la_channel_attach_locked(la_process_state *state) {
     if (state->attach_attempted || state->channel_spec[0] == '\0') return;
     state->attach_attempted = true;
+    // Only the user's processes are audited, not the toolchain's or SwiftPM's (process_role.c).
+    if (la_process_role_locked(state) != LA_ROLE_AUDITED) return;
     int inherited = -1;
     int fd = la_open_channel(state->channel_spec, &inherited);
     if (fd < 0) return;
@@ -191,15 +193,17 @@ void la_channel_attach_locked(la_process_state *state) {
     state->header = mapping;
     state->slot_capacity = capacity;
     __atomic_store_n(&state->slots, (uint8_t *)mapping + LA_WIRE_HEADER_SIZE, __ATOMIC_RELEASE);
+    la_process_announce_locked(state, 0);
     la_modules_sync();
     if (!la_hooks_install()) la_channel_set_flag(LA_FLAG_STATIC_RUNTIME);
     la_channel_set_flag(LA_FLAG_ATTACHED);
 }
 
-/// Counts this process in the header's `watched_processes`, so that leak-audit can tell a
-/// watched run where no type matched from one where no Swift code ran at all. Maps only the
-/// header page; the process takes no index.
-static void la_channel_count_watched(la_process_state *state) {
+/// Counts this process in the header's `watched_processes` (`skipped` false), so that leak-audit
+/// can tell a watched run where no type matched from one where no Swift code ran at all, or in
+/// `skipped_processes` (`skipped` true): a Swift process of SwiftPM's or a build helper, which the
+/// report mentions as not audited. Maps only the header page; the process takes no index.
+static void la_channel_count(la_process_state *state, bool skipped) {
     int inherited = -1;
     int fd = la_open_channel(state->channel_spec, &inherited);
     if (fd < 0) return;
@@ -207,7 +211,7 @@ static void la_channel_count_watched(la_process_state *state) {
     close(fd);
     if (header == MAP_FAILED) return;
     if (header->magic == LA_WIRE_MAGIC && header->version == LA_WIRE_VERSION) {
-        __atomic_fetch_add(&header->watched_processes, 1, __ATOMIC_RELEASE);
+        __atomic_fetch_add(skipped ? &header->skipped_processes : &header->watched_processes, 1, __ATOMIC_RELEASE);
     }
     munmap(header, LA_WIRE_HEADER_SIZE);
 }
@@ -238,16 +242,30 @@ __attribute__((constructor)) static void la_channel_constructor(void) {
     // dl_iterate_phdr): it then leaves attaching to the first type registration.
     if (pthread_mutex_trylock(&state->slow_lock) != 0) return;
     if (state->channel_spec[0] == '\0' && strlen(value) < sizeof state->channel_spec) strcpy(state->channel_spec, value);
+    uint32_t role = la_process_role_locked(state);
     la_watch_parse_locked(state);
-    if (preload) la_tests_install_locked(state);
-    if (!preload) {
+    if (role != LA_ROLE_AUDITED) {
+        // Not the user's process: nothing is watched or attached. SwiftPM's and the build's Swift
+        // processes are counted, so that the report can say they were left out.
+        if (preload && role != LA_ROLE_TOOLCHAIN
+            && (role == LA_ROLE_PACKAGE_MANIFEST_OR_PLUGIN || la_main_program_is_swift())) {
+            la_channel_count(state, true);
+        }
+    } else if (!preload) {
         la_channel_attach_locked(state);
         la_channel_set_flag(LA_FLAG_INSTRUMENTED);
-    } else if (state->watch_allocations && la_hooks_install() && state->patched_slot_count > 0) {
-        // Allocations are watched from the start; the channel comes when something is tracked.
-        // (The preloaded library brings libswiftCore into every process, so only an image that
-        // calls the runtime, and so had an entry routed, makes this a Swift process.)
-        la_channel_count_watched(state);
+    } else {
+        la_tests_install_locked(state);
+        if (state->tests_requested && la_process_is_test_process()) {
+            // A test bundle attaches at once, so that the report lists it and its test count even
+            // when it runs no test or tracks nothing.
+            la_channel_attach_locked(state);
+        } else if (state->watch_allocations && la_hooks_install() && state->patched_slot_count > 0) {
+            // Allocations are watched from the start; the channel comes when something is tracked.
+            // (The preloaded library brings libswiftCore into every process, so only an image that
+            // calls the runtime, and so had an entry routed, makes this a Swift process.)
+            la_channel_count(state, false);
+        }
     }
     // Only the preloaded copy defers: a copy linked through LeakMonitor must still attach.
     if (!preload) __atomic_store_n(&state->constructed, true, __ATOMIC_RELEASE);

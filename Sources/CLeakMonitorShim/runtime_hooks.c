@@ -58,6 +58,34 @@ void leakaudit_hook_swift_deallocPartialClassInstance(void *object, const void *
     la_state()->real_dealloc_partial(object, metadata, size, align_mask);
 }
 
+__attribute__((visibility("default"))) void leakaudit_hook_swift_task_localValuePush(const void *key, void *value,
+                                                                                    const void *value_type);
+__attribute__((visibility("default"))) void leakaudit_hook_swift_task_localValuePop(void);
+
+/// The probe's answer now: the calling task's running Swift Testing test, or LA_TEST_NONE.
+static inline uint32_t la_test_scope_probe_now(uint32_t (*probe)(void)) {
+    return probe != NULL ? probe() : LA_TEST_NONE;
+}
+
+/// Swift Testing's runner pushes a task-local runtime state around each test (and each suite, and
+/// each configuration change): asking which test runs before and after each push and pop tells
+/// when a test starts and ends, in whatever task runs it.
+void leakaudit_hook_swift_task_localValuePush(const void *key, void *value, const void *value_type) {
+    la_process_state *state = la_state();
+    uint32_t (*probe)(void) = __atomic_load_n(&state->test_scope_probe, __ATOMIC_ACQUIRE);
+    uint32_t before = la_test_scope_probe_now(probe);
+    state->real_task_local_push(key, value, value_type);
+    la_test_scope_around(before, la_test_scope_probe_now(probe));
+}
+
+void leakaudit_hook_swift_task_localValuePop(void) {
+    la_process_state *state = la_state();
+    uint32_t (*probe)(void) = __atomic_load_n(&state->test_scope_probe, __ATOMIC_ACQUIRE);
+    uint32_t before = la_test_scope_probe_now(probe);
+    state->real_task_local_pop();
+    la_test_scope_around(before, la_test_scope_probe_now(probe));
+}
+
 bool leakaudit_observes_deallocations(void) {
     return __atomic_load_n(&la_state()->hooks_usable, __ATOMIC_ACQUIRE);
 }
@@ -122,9 +150,52 @@ static bool la_write_protected_slot(void **slot, void *value, uintptr_t page, ui
     return true;
 }
 
-static void la_patch_image(la_process_state *state, const struct dl_phdr_info *info) {
+/// Which table entries a pass routes: the runtime's allocation and deallocation entry points in
+/// every image, or Swift Testing's task-local pushes and pops in libTesting.
+typedef enum la_patch_set { LA_PATCH_RUNTIME, LA_PATCH_TEST_SCOPES } la_patch_set;
+
+/// The hook and the real function for table entry `name` in a pass over `set`; false when the pass
+/// leaves that entry alone.
+static bool la_hook_for(la_process_state *state, la_patch_set set, const char *name, void **hook, void **real) {
+    if (set == LA_PATCH_TEST_SCOPES) {
+        if (strcmp(name, "swift_task_localValuePush") == 0) {
+            *hook = (void *)leakaudit_hook_swift_task_localValuePush;
+            *real = (void *)state->real_task_local_push;
+        } else if (strcmp(name, "swift_task_localValuePop") == 0) {
+            *hook = (void *)leakaudit_hook_swift_task_localValuePop;
+            *real = (void *)state->real_task_local_pop;
+        } else {
+            return false;
+        }
+        return *real != NULL;
+    }
+    if (strcmp(name, "swift_deallocObject") == 0) {
+        // Every heap object (boxes, closure contexts) is freed this way: only worth the cost when
+        // Foundation's own types may be watched.
+        if (!state->watch_allocations) return false;
+        *hook = (void *)leakaudit_hook_swift_deallocObject;
+        *real = (void *)state->real_dealloc_object;
+    } else if (strcmp(name, "swift_allocObject") == 0) {
+        if (!state->watch_allocations) return false;
+        *hook = (void *)leakaudit_hook_swift_allocObject;
+        *real = (void *)state->real_alloc;
+    } else if (strcmp(name, "swift_deallocClassInstance") == 0) {
+        *hook = (void *)leakaudit_hook_swift_deallocClassInstance;
+        *real = (void *)state->real_dealloc;
+    } else if (strcmp(name, "swift_deallocPartialClassInstance") == 0) {
+        *hook = (void *)leakaudit_hook_swift_deallocPartialClassInstance;
+        *real = (void *)state->real_dealloc_partial;
+    } else {
+        return false;
+    }
+    return *real != NULL;
+}
+
+/// Routes the entries of `set` in one image; returns how many were routed.
+static uint32_t la_patch_image(la_process_state *state, const struct dl_phdr_info *info, la_patch_set set) {
+    uint32_t routed = 0;
     la_image_tables tables;
-    if (!la_read_tables(info, &tables)) return;
+    if (!la_read_tables(info, &tables)) return 0;
     uintptr_t page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
     // The dynamic linker makes read-only only the whole pages inside PT_GNU_RELRO; every other
     // page holding a table entry (a lazily bound .got.plt) stays writable.
@@ -151,24 +222,7 @@ static void la_patch_image(la_process_state *state, const struct dl_phdr_info *i
             if (symbol_index == 0) continue;
             const char *name = tables.strings + tables.symbols[symbol_index].st_name;
             void *hook = NULL, *real = NULL;
-            if (strcmp(name, "swift_deallocObject") == 0) {
-                // Every heap object (boxes, closure contexts) is freed this way: only worth the
-                // cost when Foundation's own types may be watched.
-                if (!state->watch_allocations) continue;
-                hook = (void *)leakaudit_hook_swift_deallocObject;
-                real = (void *)state->real_dealloc_object;
-            } else if (strcmp(name, "swift_allocObject") == 0) {
-                if (!state->watch_allocations) continue;
-                hook = (void *)leakaudit_hook_swift_allocObject;
-                real = (void *)state->real_alloc;
-            } else if (strcmp(name, "swift_deallocClassInstance") == 0) {
-                hook = (void *)leakaudit_hook_swift_deallocClassInstance;
-                real = (void *)state->real_dealloc;
-            } else if (strcmp(name, "swift_deallocPartialClassInstance") == 0) {
-                hook = (void *)leakaudit_hook_swift_deallocPartialClassInstance;
-                real = (void *)state->real_dealloc_partial;
-            }
-            if (hook == NULL || real == NULL) continue;
+            if (!la_hook_for(state, set, name, &hook, &real)) continue;
             void **slot = (void **)(info->dlpi_addr + relocation->r_offset);
             // Take over only an entry bound to the runtime or not bound yet (a lazy stub inside
             // the image). Anything else is another interposer's, such as a copy of this shim in
@@ -183,9 +237,10 @@ static void la_patch_image(la_process_state *state, const struct dl_phdr_info *i
             } else {
                 __atomic_store_n(slot, hook, __ATOMIC_RELEASE);
             }
-            state->patched_slot_count++;
+            routed++;
         }
     }
+    return routed;
 }
 
 static int la_patch_visit(struct dl_phdr_info *info, size_t size, void *context) {
@@ -200,11 +255,35 @@ static int la_patch_visit(struct dl_phdr_info *info, size_t size, void *context)
     // The runtime calls its own entry points directly; its table has nothing of ours to route.
     if (name != NULL && strstr(name, "libswiftCore.so") != NULL) return 0;
     if (name != NULL && strncmp(name, "linux-vdso", 10) == 0) return 0;
-    la_patch_image(state, info);
+    state->patched_slot_count += la_patch_image(state, info, LA_PATCH_RUNTIME);
     return 0;
 }
 
-bool la_hooks_install(void) {
+static int la_patch_test_scopes_visit(struct dl_phdr_info *info, size_t size, void *context) {
+    (void)size;
+    uint32_t *routed = context;
+    const char *name = info->dlpi_name;
+    const char *base = name != NULL ? strrchr(name, '/') : NULL;
+    base = base != NULL ? base + 1 : name;
+    if (base == NULL || strncmp(base, "libTesting.so", 13) != 0) return 0;
+    *routed += la_patch_image(la_state(), info, LA_PATCH_TEST_SCOPES);
+    return 0;
+}
+
+bool la_hooks_install_test_scopes(void) {
+    la_process_state *state = la_state();
+    if (state->real_task_local_push == NULL) {
+        state->real_task_local_push = (la_task_local_push_fn)dlsym(RTLD_DEFAULT, "swift_task_localValuePush");
+        state->real_task_local_pop = (la_task_local_pop_fn)dlsym(RTLD_DEFAULT, "swift_task_localValuePop");
+    }
+    if (state->real_task_local_push == NULL || state->real_task_local_pop == NULL) return false;
+    uint32_t routed = 0;
+    dl_iterate_phdr(la_patch_test_scopes_visit, &routed);
+    // Both a push and a pop entry, or the scopes cannot be followed.
+    return routed >= 2;
+}
+
+bool la_hooks_check(void) {
     la_process_state *state = la_state();
     if (!state->hooks_checked) {
         state->hooks_checked = true;
@@ -222,7 +301,12 @@ bool la_hooks_install(void) {
         }
         __atomic_store_n(&state->hooks_usable, found, __ATOMIC_RELEASE);
     }
-    if (!state->hooks_usable) return false;
+    return state->hooks_usable;
+}
+
+bool la_hooks_install(void) {
+    la_process_state *state = la_state();
+    if (!la_hooks_check()) return false;
     dl_iterate_phdr(la_patch_visit, state);
     return true;
 }

@@ -76,6 +76,21 @@ typedef struct la_known_module {
 } la_known_module;
 
 typedef void (*la_dealloc_fn)(void *object, size_t size, size_t align_mask);
+typedef void (*la_task_local_push_fn)(const void *key, void *value, const void *value_type);
+typedef void (*la_task_local_pop_fn)(void);
+
+/// What a process of the run is (process_role.c): only LA_ROLE_AUDITED processes attach or watch.
+enum {
+    LA_ROLE_UNKNOWN = 0,
+    /// The user's program, test bundle or anything else that is not one of the roles below.
+    LA_ROLE_AUDITED,
+    /// A program of the Swift toolchain itself (the driver, swift-build, swift-frontend…).
+    LA_ROLE_TOOLCHAIN,
+    /// A SwiftPM manifest or plugin process (PackageDescription or PackagePlugin loaded).
+    LA_ROLE_PACKAGE_MANIFEST_OR_PLUGIN,
+    /// Started by a toolchain program and not a test process: a macro plugin, a build tool.
+    LA_ROLE_BUILD_HELPER,
+};
 typedef void (*la_dealloc_partial_fn)(void *object, const void *metadata, size_t size, size_t align_mask);
 
 /// Everything the shim keeps, in one place per process.
@@ -96,6 +111,7 @@ typedef struct la_process_state {
     bool under_leak_audit;      // atomic: LEAK_AUDIT_CHANNEL was set, attached or not
     char channel_spec[64];      // LEAK_AUDIT_CHANNEL's value, for an attach deferred until needed
     uint64_t process_tag;       // this process's index, placed at tag bits 16..23
+    uint32_t role;              // LA_ROLE_*, decided once under the slow lock (process_role.c)
     // watch.c
     bool watch_parsed;
     bool watch_allocations;     // any budget pattern, or census here: hook swift_allocObject
@@ -108,9 +124,17 @@ typedef struct la_process_state {
     uint32_t test_grace_ms;     // `tests` line: attribute allocations to tests; grace after each
     bool tests_requested;
     bool tests_installed;       // the observer was loaded (or found unnecessary)
+    bool test_observer_loaded;  // the observer's install function ran in this test bundle
     // tests.c
     uint32_t current_test;      // atomic; LA_TEST_NONE when no test runs
     uint32_t (*test_resolver)(void);  // atomic
+    // Swift Testing's test scopes (tests.c): the probe names the calling task's running test (not a
+    // suite), and is asked around each task-local push and pop of Swift Testing's own code.
+    uint32_t (*test_scope_probe)(void);                   // atomic
+    void (*test_scope_changed)(uint32_t test, uint32_t phase);  // atomic
+    bool test_scopes_observed;  // Swift Testing's task-local entries were routed through the hooks
+    la_task_local_push_fn real_task_local_push;
+    la_task_local_pop_fn real_task_local_pop;
     char **test_names;          // guarded by the slow lock
     uint32_t test_count;
     // modules.c
@@ -176,6 +200,28 @@ LA_HIDDEN bool la_modules_contain(uintptr_t address);
 /// image. Caller holds the slow lock. Returns false when deallocations cannot be observed.
 LA_HIDDEN bool la_hooks_install(void);
 
+/// Looks up the runtime's entry points once; false when deallocations cannot be observed (a
+/// static runtime). Caller holds the slow lock.
+LA_HIDDEN bool la_hooks_check(void);
+/// Routes Swift Testing's (libTesting's) task-local pushes and pops through the test-scope hooks.
+/// Caller holds the slow lock. Returns false when libTesting is not loaded or has no such entries.
+LA_HIDDEN bool la_hooks_install_test_scopes(void);
+
+// process_role.c --------------------------------------------------------------------------------
+
+/// What this process is (LA_ROLE_*): a toolchain program, a SwiftPM manifest or plugin, a build
+/// helper, or a process to audit.
+LA_HIDDEN uint32_t la_process_role(void);
+/// True when XCTest or Swift Testing is loaded: a test bundle.
+LA_HIDDEN bool la_process_is_test_process(void);
+/// The cached role of this process. Caller holds the slow lock.
+LA_HIDDEN uint32_t la_process_role_locked(la_process_state *state);
+/// True when the main program itself needs the Swift runtime (not only the preloaded library).
+LA_HIDDEN bool la_main_program_is_swift(void);
+/// Writes this process's blob (pid, command line, LA_PROCESS_* flags): right after it attaches.
+/// Caller holds the slow lock.
+LA_HIDDEN void la_process_announce_locked(la_process_state *state, uint32_t flags);
+
 // registry.c ------------------------------------------------------------------------------------
 
 /// Called by the deallocation hook for every Swift class instance about to be freed.
@@ -190,6 +236,9 @@ LA_HIDDEN uint64_t la_test_tag(la_process_state *state);
 /// Loads the test observer into a test bundle's process when `tests` was requested. Caller holds
 /// the slow lock.
 LA_HIDDEN void la_tests_install_locked(la_process_state *state);
+/// Called by the task-local hooks with the probe's answers before and after a push or pop: tells
+/// the observer which test finished and which started, if any changed.
+LA_HIDDEN void la_test_scope_around(uint32_t before, uint32_t after);
 
 /// Stops the allocation hook tracking `metadata`: its code claimed the type, and validate
 /// counts it from now on. Caller holds the slow lock.

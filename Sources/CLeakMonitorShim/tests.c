@@ -78,5 +78,27 @@ void la_tests_install_locked(la_process_state *state) {
     void *observer = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (observer == NULL) return;
     void (*install)(uint32_t) = (void (*)(uint32_t))dlsym(observer, "leakaudit_observer_install");
-    if (install != NULL) install(state->test_grace_ms);
+    if (install == NULL) return;
+    install(state->test_grace_ms);
+    state->test_observer_loaded = true;
+    // Swift Testing tells observers nothing: its tests are seen starting and ending through the
+    // task-local scopes its runner sets up for each test (tests.c, runtime_hooks.c).
+    if (__atomic_load_n(&state->test_scope_probe, __ATOMIC_ACQUIRE) != NULL && la_hooks_check()) {
+        state->test_scopes_observed = la_hooks_install_test_scopes();
+    }
+}
+
+void leakaudit_test_observe_scopes(uint32_t (*probe)(void), void (*changed)(uint32_t test_id, uint32_t phase)) {
+    la_process_state *state = la_state();
+    __atomic_store_n(&state->test_scope_changed, changed, __ATOMIC_RELEASE);
+    __atomic_store_n(&state->test_scope_probe, probe, __ATOMIC_RELEASE);
+}
+
+void la_test_scope_around(uint32_t before, uint32_t after) {
+    if (before == after) return;
+    la_process_state *state = la_state();
+    void (*changed)(uint32_t, uint32_t) = __atomic_load_n(&state->test_scope_changed, __ATOMIC_ACQUIRE);
+    if (changed == NULL) return;
+    if (before != LA_TEST_NONE) changed(before, LA_TEST_FINISHED);
+    if (after != LA_TEST_NONE) changed(after, LA_TEST_STARTED);
 }

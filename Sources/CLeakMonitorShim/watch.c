@@ -6,30 +6,17 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-/// True for every process but the Swift toolchain's own programs: `leak-audit run --census swift
-/// test` (or `swift run App`) must census the test bundle or App, not the driver, the build system
-/// or the compilers, which are Swift programs too. (Census lines still carry the target's path,
-/// which this rule does not need.)
-static bool la_is_census_process(void) {
-    char executable[PATH_MAX];
-    ssize_t length = readlink("/proc/self/exe", executable, sizeof executable - 1);
-    if (length <= 0) return false;
-    executable[length] = '\0';
-    const char *base = strrchr(executable, '/');
-    base = base != NULL ? base + 1 : executable;
-    return strcmp(base, "swift") != 0 && strncmp(base, "swift-", 6) != 0;
-}
 
 void la_watch_parse_locked(la_process_state *state) {
     if (state->watch_parsed) return;
     state->watch_parsed = true;
     const char *spec = getenv(LA_WIRE_ENV_WATCH);
-    if (spec == NULL) return;
+    if (spec == NULL || *spec == '\0') return;
+    // The toolchain's programs, SwiftPM's manifests and plugins and build helpers are Swift
+    // programs too, but not the user's: they watch nothing (process_role.c).
+    if (la_process_role_locked(state) != LA_ROLE_AUDITED) return;
     int capacity = 0;
     for (const char *line = spec; *line != '\0';) {
         const char *end = strchr(line, '\n');
@@ -57,7 +44,7 @@ void la_watch_parse_locked(la_process_state *state) {
             state->current_test = LA_TEST_NONE;
             state->test_grace_ms = grace < 0 ? 0 : (uint32_t)grace;
         } else if (length >= 6 && strncmp(line, "census", 6) == 0) {
-            state->census = la_is_census_process();
+            state->census = true;
         }
         line = end != NULL ? end + 1 : line + length;
     }

@@ -17,6 +17,13 @@ struct TestOptionGroup: ParsableArguments {
             valueName: "ms"))
     var gracePeriod: Int = 100
 
+    @Flag(
+        name: .customLong("fail-on-global-state"),
+        help:
+            "With --leaks-per-test, also fail for instances a test created as global state (allocated while a lazily initialised global or static was being initialised), which are otherwise reported apart and do not fail the run."
+    )
+    var failOnGlobalState = false
+
     func validate() throws {
         guard gracePeriod >= 0, gracePeriod <= 600_000 else {
             throw ValidationError("--grace-period '\(gracePeriod)' must be between 0 and 600000 milliseconds")
@@ -27,5 +34,6 @@ struct TestOptionGroup: ParsableArguments {
     func apply(to watch: inout WatchOptions) {
         watch.leaksPerTest = leaksPerTest
         watch.testGraceMilliseconds = gracePeriod
+        watch.failsOnGlobalState = failOnGlobalState
     }
 }

@@ -4,7 +4,9 @@
 // - XCTest runs one test at a time: an observer sets the current test and records when each test
 //   starts, finishes and, after a grace period for work that finishes asynchronously, settles.
 // - Swift Testing runs tests in parallel tasks: a resolver names the calling task's test
-//   (`Test.current`), so allocations are attributed exactly whatever runs beside them.
+//   (`Test.current`), so allocations are attributed exactly whatever runs beside them. Swift
+//   Testing has no observer API; the shim asks the same question around each task-local scope
+//   Swift Testing's runner opens and closes, which tells when each test starts and ends.
 // The shim's functions are looked up in the global scope, where the preloaded copy exports them:
 // this library links no copy of its own.
 import Dispatch
@@ -23,21 +25,28 @@ private struct ShimTestAPI: Sendable {
     typealias Event = @convention(c) (UInt32, UInt32) -> Void
     typealias SetCurrent = @convention(c) (UInt32) -> Void
     typealias SetResolver = @convention(c) ((@convention(c) () -> UInt32)?) -> Void
+    typealias ObserveScopes =
+        @convention(c) (
+            (@convention(c) () -> UInt32)?, (@convention(c) (UInt32, UInt32) -> Void)?
+        ) -> Void
 
     let intern: Intern
     let event: Event
     let setCurrent: SetCurrent
     let setResolver: SetResolver
+    let observeScopes: ObserveScopes
 
     static let shared: ShimTestAPI? = {
         guard let intern = dlsym(nil, "leakaudit_test_intern"), let event = dlsym(nil, "leakaudit_test_event"),
             let setCurrent = dlsym(nil, "leakaudit_test_set_current"),
-            let setResolver = dlsym(nil, "leakaudit_test_set_resolver")
+            let setResolver = dlsym(nil, "leakaudit_test_set_resolver"),
+            let observeScopes = dlsym(nil, "leakaudit_test_observe_scopes")
         else { return nil }
         return ShimTestAPI(
             intern: unsafeBitCast(intern, to: Intern.self), event: unsafeBitCast(event, to: Event.self),
             setCurrent: unsafeBitCast(setCurrent, to: SetCurrent.self),
-            setResolver: unsafeBitCast(setResolver, to: SetResolver.self))
+            setResolver: unsafeBitCast(setResolver, to: SetResolver.self),
+            observeScopes: unsafeBitCast(observeScopes, to: ObserveScopes.self))
     }()
 
     func id(of name: String) -> UInt32 {
@@ -51,26 +60,82 @@ private struct ShimTestAPI: Sendable {
 /// Test ids by name, so that the resolver interns each Swift Testing test once.
 private let swiftTestingIDs = Mutex<[String: UInt32]>([:])
 
-/// Names the calling task's Swift Testing test, for the shim's allocation records.
-private let resolveSwiftTestingTest: @convention(c) () -> UInt32 = {
-    guard let test = Test.current, let api = ShimTestAPI.shared else { return LA_TEST_NONE }
-    let name = String(describing: test.id)
+/// A Swift Testing test's name in reports: its ID (`Module.Suite/function()`) without the source
+/// location that the ID of a test function ends with, as `swift test --filter` reads it.
+private func reportName(of test: Test) -> String {
+    let id = String(describing: test.id)
+    let location = test.sourceLocation
+    let suffix = "/\(location.fileName):\(location.line):\(location.column)"
+    return id.hasSuffix(suffix) ? String(id.dropLast(suffix.count)) : id
+}
+
+/// The shim's id for a Swift Testing test (or suite), interned once per name.
+private func swiftTestingID(of test: Test, _ api: ShimTestAPI) -> UInt32 {
+    let name = reportName(of: test)
     if let known = swiftTestingIDs.withLock({ $0[name] }) { return known }
     let id = api.id(of: name)
     swiftTestingIDs.withLock { $0[name] = id }
     return id
 }
 
+/// Names the calling task's Swift Testing test, for the shim's allocation records.
+private let resolveSwiftTestingTest: @convention(c) () -> UInt32 = {
+    guard let test = Test.current, let api = ShimTestAPI.shared else { return LA_TEST_NONE }
+    return swiftTestingID(of: test, api)
+}
+
+/// Names the calling task's running Swift Testing test function (never a suite), for the shim's
+/// test-scope hooks. A test counts as running while one of its cases runs: the runner also sets
+/// `Test.current` while it plans the run (evaluating traits and arguments), with no case.
+private let probeSwiftTestingTest: @convention(c) () -> UInt32 = {
+    guard let test = Test.current, !test.isSuite, Test.Case.current != nil, let api = ShimTestAPI.shared else {
+        return LA_TEST_NONE
+    }
+    return swiftTestingID(of: test, api)
+}
+
+/// Grace periods after finished tests, waited for before the process exits.
+private let gracePeriods = GracePeriods()
+
+/// Records that a test finished, and that it settled once its grace period is over; the process
+/// waits for pending grace periods when XCTest's bundle finishes and when it exits.
+private final class GracePeriods: @unchecked Sendable {
+    let pending = DispatchGroup()
+    let milliseconds = Atomic<UInt32>(0)
+
+    func finished(_ id: UInt32, _ api: ShimTestAPI) {
+        api.event(id, UInt32(LA_TEST_FINISHED))
+        // What the test left running may still release its objects: judge after the grace period.
+        pending.enter()
+        let grace = DispatchTimeInterval.milliseconds(Int(milliseconds.load(ordering: .relaxed)))
+        DispatchQueue.global().asyncAfter(deadline: .now() + grace) { [pending] in
+            api.event(id, UInt32(LA_TEST_SETTLED))
+            pending.leave()
+        }
+    }
+
+    func waitForAll() {
+        let grace = DispatchTimeInterval.milliseconds(Int(milliseconds.load(ordering: .relaxed)))
+        _ = pending.wait(timeout: .now() + grace + .seconds(1))
+    }
+}
+
+/// Told by the shim when a Swift Testing test starts or finishes.
+private let swiftTestingScopeChanged: @convention(c) (UInt32, UInt32) -> Void = { id, phase in
+    guard let api = ShimTestAPI.shared else { return }
+    if phase == UInt32(LA_TEST_FINISHED) {
+        gracePeriods.finished(id, api)
+    } else {
+        api.event(id, phase)
+    }
+}
+
 /// Records XCTest's test phases and sets the current test.
 private final class XCTestPhases: NSObject, XCTestObservation, @unchecked Sendable {
     let api: ShimTestAPI
-    let grace: DispatchTimeInterval
-    /// Grace periods still running: the bundle waits for them, so the last tests get theirs too.
-    let pending = DispatchGroup()
 
-    init(api: ShimTestAPI, graceMilliseconds: UInt32) {
+    init(api: ShimTestAPI) {
         self.api = api
-        grace = .milliseconds(Int(graceMilliseconds))
     }
 
     /// `Module.Class/testName`, as `swift test --filter` and leak-audit's reports spell it.
@@ -88,18 +153,12 @@ private final class XCTestPhases: NSObject, XCTestObservation, @unchecked Sendab
     func testCaseDidFinish(_ testCase: XCTestCase) {
         let id = api.id(of: name(of: testCase))
         api.setCurrent(LA_TEST_NONE)
-        api.event(id, UInt32(LA_TEST_FINISHED))
-        // What the test left running may still release its objects: judge after the grace period.
-        let api = self.api
-        pending.enter()
-        DispatchQueue.global().asyncAfter(deadline: .now() + grace) { [pending] in
-            api.event(id, UInt32(LA_TEST_SETTLED))
-            pending.leave()
-        }
+        gracePeriods.finished(id, api)
     }
 
+    /// The last tests get their grace periods too.
     func testBundleDidFinish(_ testBundle: Bundle) {
-        _ = pending.wait(timeout: .now() + grace + .seconds(1))
+        gracePeriods.waitForAll()
     }
 }
 
@@ -107,6 +166,10 @@ private final class XCTestPhases: NSObject, XCTestObservation, @unchecked Sendab
 @_cdecl("leakaudit_observer_install")
 public func leakauditObserverInstall(_ graceMilliseconds: UInt32) {
     guard let api = ShimTestAPI.shared else { return }
+    gracePeriods.milliseconds.store(graceMilliseconds, ordering: .relaxed)
     api.setResolver(resolveSwiftTestingTest)
-    XCTestObservationCenter.shared.addTestObserver(XCTestPhases(api: api, graceMilliseconds: graceMilliseconds))
+    api.observeScopes(probeSwiftTestingTest, swiftTestingScopeChanged)
+    XCTestObservationCenter.shared.addTestObserver(XCTestPhases(api: api))
+    // Swift Testing's run ends with exit(): its last tests' grace periods are waited for here.
+    atexit { gracePeriods.waitForAll() }
 }

@@ -34,6 +34,7 @@ final class AttributionTests: XCTestCase {
         XCTAssertEqual(leaked.first?.int("count"), 3)
         XCTAssertEqual(
             tests["ScreenTests.ScreenTests/testReleasesScreens"]?.count, 0, "a clean test is listed with nothing leaked")
+        XCTAssertEqual(audit.target["testsRun"] as? Int, 2)
 
         let text = Harness.run([
             Harness.leakAudit, "run", "--leaks-per-test", try Harness.fixture(bundle), "ScreenTests.ScreenTests",
@@ -41,6 +42,31 @@ final class AttributionTests: XCTestCase {
         XCTAssertTrue(
             text.stderr.contains("LEAKED ScreenTests.ScreenTests/testLeaksScreens: 3 ScreenTests.ProfileScreen"), text.stderr)
         XCTAssertTrue(text.stderr.contains("3 × allocated in ScreenTests.ScreenTests/testLeaksScreens at"), text.stderr)
+    }
+
+    func testGlobalStateIsReportedApartAndFailsOnlyWhenAskedTo() throws {
+        let audit = try Harness.audit(bundle, ["ScreenTests.ThemeTests"], extraOptions: ["--leaks-per-test"])
+        XCTAssertEqual(audit.status, 0, audit.stderr)
+        XCTAssertEqual(tests(audit).mapValues(\.count), ["ScreenTests.ThemeTests/testUsesSharedTheme": 0])
+        let test = try XCTUnwrap((audit.json["tests"] as? [[String: Any]])?.first)
+        let global = try XCTUnwrap(test["globalState"] as? [[String: Any]])
+        XCTAssertEqual(global.map { $0["type"] as? String }, ["ScreenTests.ThemeStore"])
+        XCTAssertEqual(global.first?.int("count"), 1)
+
+        let text = Harness.run([
+            Harness.leakAudit, "run", "--leaks-per-test", try Harness.fixture(bundle), "ScreenTests.ThemeTests",
+        ])
+        XCTAssertEqual(text.status, 0, text.stderr)
+        XCTAssertTrue(
+            text.stderr.contains(
+                "GLOBAL STATE first created by ScreenTests.ThemeTests/testUsesSharedTheme: 1 ScreenTests.ThemeStore"),
+            text.stderr)
+        XCTAssertTrue(text.stderr.contains("tests: 0 of 1 test left instances alive"), text.stderr)
+
+        let strict = try Harness.audit(
+            bundle, ["ScreenTests.ThemeTests"], extraOptions: ["--leaks-per-test", "--fail-on-global-state"])
+        XCTAssertEqual(strict.status, 1)
+        XCTAssertEqual(tests(strict)["ScreenTests.ThemeTests/testUsesSharedTheme"]?.first?.int("count"), 1)
     }
 
     func testACleanTestAloneIsClean() throws {
@@ -68,9 +94,14 @@ final class AttributionTests: XCTestCase {
         let audit = try Harness.audit(bundle, ["--testing-library", "swift-testing"], extraOptions: ["--leaks-per-test"])
         XCTAssertEqual(audit.status, 1)
         let tests = tests(audit)
-        let leaky = try XCTUnwrap(tests.first { $0.key.hasPrefix("ScreenTests.ProfileSwiftTests/leaksSettings()") })
+        // Test names read as `swift test --filter` takes them, without the source location.
+        let leaky = try XCTUnwrap(tests.first { $0.key == "ScreenTests.ProfileSwiftTests/leaksSettings()" }, "\(tests.keys)")
         XCTAssertEqual(leaky.value.first?.int("count"), 3)
-        let clean = try XCTUnwrap(tests.first { $0.key.hasPrefix("ScreenTests.ProfileSwiftTests/releasesSettings()") })
+        let clean = try XCTUnwrap(tests.first { $0.key == "ScreenTests.ProfileSwiftTests/releasesSettings()" })
         XCTAssertEqual(clean.value.count, 0, "never blamed for the other test's objects")
+        // Every Swift Testing test that ran is counted, though it has no observer API.
+        XCTAssertEqual(audit.target["testsRun"] as? Int, 2)
+        let processes = try XCTUnwrap(audit.target["processes"] as? [[String: Any]])
+        XCTAssertEqual(processes.map { $0["testingLibrary"] as? String }, ["Swift Testing"])
     }
 }

@@ -63,8 +63,16 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(audit.target["notAuditedReason"] as? String, "neverAttached")
         let text = Harness.run([Harness.leakAudit, "run", try Harness.fixture("Uninstrumented")])
         XCTAssertEqual(text.status, 3)
-        XCTAssertTrue(text.stderr.contains("never attached"), text.stderr)
-        XCTAssertTrue(text.stderr.contains("LeakMonitor"), text.stderr)
+        // The advice fits what the target is: a Swift program whose types did not opt in.
+        XCTAssertTrue(text.stderr.contains("is a Swift program, but none of its types opted in"), text.stderr)
+        XCTAssertTrue(text.stderr.contains("--census"), text.stderr)
+        XCTAssertTrue(text.stderr.contains("MemoryLeakMonitor.validate(self)"), text.stderr)
+
+        // A program that is not Swift is told so, with no advice about opting types in.
+        let notSwift = Harness.run([Harness.leakAudit, "run", "/bin/true"])
+        XCTAssertEqual(notSwift.status, 3)
+        XCTAssertTrue(notSwift.stderr.contains("'/bin/true' is not a Swift program"), notSwift.stderr)
+        XCTAssertFalse(notSwift.stderr.contains("--census"), notSwift.stderr)
     }
 
     func testStaticallyLinkedRuntimeIsNotAnEmptySuccess() throws {

@@ -20,8 +20,18 @@ final class PluginTests: XCTestCase {
         let report = try loadReport(jsonPath)
         try Harness.validateAgainstSchema(jsonPath)
         XCTAssertEqual((report["summary"] as? [String: Any])?.string("verdict"), "budgetExceeded")
+        // The plugin runs `swift test`: both testing libraries, each in the bundle, and nothing of
+        // SwiftPM's own is audited.
         let target = try XCTUnwrap(report["target"] as? [String: Any])
-        XCTAssertTrue(target.string("path")?.hasSuffix("/debug/ProbePackageTests.xctest") == true, "\(target)")
+        XCTAssertTrue(target.string("path")?.hasSuffix("/swift-test") == true, "\(target)")
+        let processes = try XCTUnwrap(target["processes"] as? [[String: Any]])
+        XCTAssertEqual(processes.map { $0.string("testingLibrary") }, ["XCTest", "Swift Testing"], "\(processes)")
+        XCTAssertTrue(
+            processes.allSatisfy { ($0["commandLine"] as? [String])?.first?.hasSuffix("/debug/ProbePackageTests.xctest") == true }
+        )
+        XCTAssertEqual(processes.map { $0.int("testsRun") }, [3, 2])
+        XCTAssertEqual(target.int("testsRun"), 5)
+        XCTAssertTrue(leaky.stdout.contains("Test run with 2 tests"), leaky.log)
         let types = try XCTUnwrap(report["types"] as? [[String: Any]])
         let screen = try XCTUnwrap(types.first { $0.string("name") == "Screens.LoginScreen" }, "\(types)")
         XCTAssertEqual(screen.int("max"), 1)
@@ -45,6 +55,23 @@ final class PluginTests: XCTestCase {
         XCTAssertTrue(
             budget.stderr.contains("EXCEEDED Screens.Thumbnail: max 1 from 'Screens.Thumbnail=1' (--budget), peak 2"), budget.log)
         XCTAssertFalse(budget.log.contains("libLeakAuditPreload.so is not"), budget.log)
+
+        // Per test, in both testing libraries; --filter picks tests of either.
+        let perTest = swiftPackageLeakAudit(
+            ["--leaks-per-test", "--filter", "testKeepsScreens", "--filter", "SettingsTests"], in: package)
+        XCTAssertEqual(perTest.status, 1, perTest.log)
+        XCTAssertTrue(perTest.stderr.contains("tests: 2 of 3 tests left instances alive"), perTest.log)
+        XCTAssertTrue(
+            perTest.stderr.contains("LEAKED ScreensTests.ScreensTests/testKeepsScreens: 3 Screens.LoginScreen"), perTest.log)
+        XCTAssertTrue(
+            perTest.stderr.contains("LEAKED ScreensTests.SettingsTests/keepsSettings(): 2 Screens.SettingsScreen"), perTest.log)
+        XCTAssertFalse(perTest.stderr.contains("LEAKED ScreensTests.SettingsTests/releasesSettings()"), perTest.log)
+
+        // A filter that matches no test: no silent success.
+        let none = swiftPackageLeakAudit(["--filter", "NoSuchTest"], in: package)
+        XCTAssertEqual(none.status, 1, none.log)
+        XCTAssertTrue(none.stderr.contains("leak-audit exited with code 3"), none.log)
+        XCTAssertTrue(none.stderr.contains("no test ran in"), none.log)
     }
 
     private func swiftPackageLeakAudit(_ arguments: [String], in package: URL) -> Harness.CommandResult {
@@ -84,6 +111,11 @@ private enum ProbePackage {
                 public init() { MemoryLeakMonitor.validate(self) }
             }
 
+            public final class SettingsScreen: MemoryLeakMonitorable {
+                public var max: Int { 1 }
+                public init() { MemoryLeakMonitor.validate(self) }
+            }
+
             /// Never opts in: only --budget sees it.
             public final class Thumbnail {
                 public init() {}
@@ -91,6 +123,22 @@ private enum ProbePackage {
 
             public enum History {
                 nonisolated(unsafe) public static var screens: [LoginScreen] = []
+                nonisolated(unsafe) public static var settings: [SettingsScreen] = []
+            }
+            """,
+            "Tests/ScreensTests/SettingsTests.swift": """
+            import Screens
+            import Testing
+
+            @Suite(.serialized) struct SettingsTests {
+                @Test func keepsSettings() {
+                    for _ in 0..<2 { History.settings.append(SettingsScreen()) }
+                    #expect(History.settings.count == 2)
+                }
+
+                @Test func releasesSettings() {
+                    for _ in 0..<2 { _ = SettingsScreen() }
+                }
             }
             """,
             "Tests/ScreensTests/ScreensTests.swift": """

@@ -460,7 +460,7 @@ final class OutputFormatTests: XCTestCase {
         XCTAssertEqual((testCase["attributes"] as? [String: String])?["name"], ".build/debug/App")
         let error = try XCTUnwrap(testCase["error"] as? [String: Any])
         XCTAssertEqual((error["attributes"] as? [String: String])?["type"], "not-audited")
-        XCTAssertTrue((error["text"] as? String)?.contains("never attached") == true)
+        XCTAssertTrue((error["text"] as? String)?.contains("so nothing was audited") == true)
         XCTAssertEqual((suite["systemErr"] as? [String: Any])?["text"] as? String, "the target exited with code 3")
     }
 
@@ -527,7 +527,9 @@ final class OutputFormatTests: XCTestCase {
         let unaudited = renderer.render(report(notAudited: .neverAttached)).split(separator: "\n").map(String.init)
         XCTAssertEqual(unaudited.count, 2)
         XCTAssertTrue(
-            unaudited[0].hasPrefix("::error title=leak-audit%3A not audited::leak-audit: '.build/debug/App' never attached"))
+            unaudited[0].hasPrefix(
+                "::error title=leak-audit%3A not audited::leak-audit: '.build/debug/App' started no Swift program whose types opted in"
+            ), unaudited[0])
         XCTAssertTrue(unaudited[1].hasPrefix("::notice title=leak-audit::not audited;"), unaudited[1])
     }
 }

@@ -116,6 +116,25 @@ final class RecordDecoderTests: XCTestCase {
         XCTAssertEqual(decoder.tornSlots, 0)
     }
 
+    func testProcessBlobDecodesPidCommandLineAndFlags() throws {
+        let (channel, writer) = try makeChannel()
+        let commandLine = Array("/b/AppPackageTests.xctest\0--testing-library\0swift-testing".utf8)
+        let flags = UInt32(LA_PROCESS_TEST_BUNDLE | LA_PROCESS_SWIFT_TESTING | LA_PROCESS_TESTS_OBSERVED)
+        writer.blob(kind: Int(LA_BLOB_PROCESS), id: 4242, value: UInt64(flags), payload: commandLine)
+        // A command line longer than a process blob may carry is damage, not a process.
+        writer.blob(
+            kind: Int(LA_BLOB_PROCESS), id: 1, value: 0, payload: [UInt8](repeating: 65, count: Int(LA_WIRE_MAX_COMMAND_LINE) + 1)
+        )
+
+        var decoder = RecordDecoder()
+        let events = drain(&decoder, channel, targetFinished: true)
+        let expected = AttachedProcess(
+            pid: 4242, commandLine: ["/b/AppPackageTests.xctest", "--testing-library", "swift-testing"], flags: flags)
+        XCTAssertEqual(events, [.processAttached(expected)])
+        XCTAssertTrue(expected.isTestBundle && expected.runsSwiftTesting && expected.testsObserved)
+        XCTAssertGreaterThan(decoder.tornSlots, 0)
+    }
+
     func testModuleBlobWhoseSizesOverrunThePayloadIsRejected() throws {
         let (channel, writer) = try makeChannel()
         var payload = ChannelWriter.modulePayload(ModuleImage(path: "/lib/x.so", buildID: [1, 2], loadBias: 0, start: 1, end: 2))

@@ -263,13 +263,35 @@ final class RendererTests: XCTestCase {
 
     func testTextNotAuditedExplainsWhyAndListsNoTypes() {
         let renderer = TextReportRenderer(workingDirectory: "/")
-        let never = renderer.render(
-            report(path: "/bin/true", attached: false, outcome: .exited(code: 1), notAudited: .neverAttached))
+        // The advice fits what the target is.
+        func explanation(_ path: String, _ kind: TargetKind?, _ reason: AuditReport.NotAuditedReason = .neverAttached)
+            -> [String]
+        {
+            var unaudited = report(path: path, attached: false, outcome: .exited(code: 1), notAudited: reason)
+            unaudited.target.kind = kind
+            return lines(renderer.render(unaudited))
+        }
+        let bundle = explanation("AppPackageTests.xctest", .swiftTestBundle)
         XCTAssertEqual(
-            lines(never).first,
-            "leak-audit: '/bin/true' never attached, so nothing was audited (it exited with code 1)."
+            bundle.first,
+            "leak-audit: 'AppPackageTests.xctest' is a Swift test bundle, but none of its types opted in and no budget or")
+        XCTAssertTrue(bundle.contains { $0.contains("Run it with --census") }, "\(bundle)")
+        XCTAssertEqual(
+            explanation("App", .dynamicSwift).first,
+            "leak-audit: 'App' is a Swift program, but none of its types opted in and no budget or")
+        let notSwift = explanation("/bin/true", .notSwift)
+        XCTAssertEqual(
+            notSwift.first, "leak-audit: '/bin/true' is not a Swift program (it does not load the Swift runtime) and started none"
         )
-        XCTAssertTrue(never.contains("LeakMonitor"), never)
+        XCTAssertFalse(notSwift.joined().contains("--census"), "no advice to opt types in: \(notSwift)")
+        XCTAssertTrue(explanation("/bin/true", .notSwift, .notSwift).first?.contains("is not a Swift program") == true)
+        XCTAssertTrue(explanation("App", .staticSwift).first?.contains("links the Swift runtime statically") == true)
+        XCTAssertEqual(
+            explanation("run.sh", .other).first,
+            "leak-audit: 'run.sh' started no Swift program whose types opted in, and no budget or census")
+        XCTAssertEqual(
+            explanation("AppPackageTests.xctest", .swiftTestBundle, .noTestsRan).first,
+            "leak-audit: no test ran in 'AppPackageTests.xctest' (it exited with code 1), so nothing was audited.")
 
         let staticText = renderer.render(
             report(notAudited: .staticRuntime, types: [type("App.Hidden", max: 0, peak: 4, atExit: 4)])
@@ -341,7 +363,12 @@ final class RendererTests: XCTestCase {
         XCTAssertEqual(tool["version"] as? String, "0.1.0")
 
         let target = try dictionary(root["target"])
-        XCTAssertEqual(Set(target.keys), ["path", "arguments", "attached", "attachedProcesses", "exit", "notAuditedReason"])
+        XCTAssertEqual(
+            Set(target.keys),
+            [
+                "path", "arguments", "attached", "attachedProcesses", "exit", "notAuditedReason", "processes", "skippedProcesses",
+                "testsRun",
+            ])
         XCTAssertEqual(target["path"] as? String, ".build/debug/App")
         XCTAssertEqual(try array(target["arguments"]).count, 0)
         XCTAssertEqual(target["attached"] as? Bool, true)

@@ -35,3 +35,17 @@ final class AsyncReleaseTests: XCTestCase {
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { withExtendedLifetime(screen) {} }
     }
 }
+
+/// Global state: the one shared store, created by whichever test touches it first and kept for the
+/// rest of the run. Not a leak of that test.
+final class ThemeStore: MemoryLeakMonitorable {
+    static let shared = ThemeStore()
+    var max: Int { 1 }
+    init() { MemoryLeakMonitor.validate(self) }
+}
+
+final class ThemeTests: XCTestCase {
+    func testUsesSharedTheme() {
+        XCTAssertEqual(ThemeStore.shared.max, 1)
+    }
+}

@@ -75,6 +75,13 @@ void leakaudit_test_set_current(uint32_t test_id);
 /// parallel tasks), or LA_TEST_NONE; NULL removes it.
 void leakaudit_test_set_resolver(uint32_t (*_Nullable resolver)(void));
 
+/// Observes Swift Testing's tests starting and ending (it has no observer API): around every
+/// task-local push and pop made by Swift Testing's own library, `probe` names the calling task's
+/// running test (a test function, never a suite) or returns LA_TEST_NONE, and when the answer
+/// changes `changed` is told that the old test finished (LA_TEST_FINISHED) and the new one started
+/// (LA_TEST_STARTED). Call it from the test observer's install function.
+void leakaudit_test_observe_scopes(uint32_t (*probe)(void), void (*changed)(uint32_t test_id, uint32_t phase));
+
 /// Sets every type's peak to its current live count.
 void leakaudit_reset_peaks(void);
 

@@ -67,6 +67,14 @@ struct LifetimeLedger {
     /// One test of this process: the instances allocated during it that are alive now.
     struct TestLedger {
         var name: String
+        /// True once the test was seen starting: it ran (a name seen only on allocations may be a
+        /// suite's).
+        var started = false
+        /// Runs of the test under way: started and not finished (a parameterized Swift Testing
+        /// test runs its cases in parallel, each a run).
+        var running = 0
+        /// Finished runs whose grace period has not ended.
+        var unsettled = 0
         var live: [UInt64: UInt32] = [:]
         /// Frozen when the test settled.
         var leaked: [Leak]? = nil
@@ -74,6 +82,8 @@ struct LifetimeLedger {
 
     /// Tests by id.
     private(set) var tests: [UInt32: TestLedger] = [:]
+    /// The process that wrote these events, as it described itself when it attached.
+    private(set) var process: AttachedProcess?
 
     /// Every type seen, by id. Builds a dictionary on each access: for reports, not per event.
     var types: [UInt32: TypeLedger] {
@@ -122,8 +132,25 @@ struct LifetimeLedger {
         case .testDefined(let id, let name):
             tests[id, default: TestLedger(name: name)].name = name
         case .testPhase(let id, let phase, _):
-            if phase == UInt32(LA_TEST_SETTLED) { settle(id) }
-            if tests[id] == nil { tests[id] = TestLedger(name: "<test \(id)>") }
+            var test = tests[id] ?? TestLedger(name: "<test \(id)>")
+            switch phase {
+            case UInt32(LA_TEST_STARTED):
+                // A test that runs again (another case, a retry) is judged after its last run.
+                test.started = true
+                test.running += 1
+                test.leaked = nil
+            case UInt32(LA_TEST_FINISHED):
+                test.running = Swift.max(0, test.running - 1)
+                test.unsettled += 1
+            case UInt32(LA_TEST_SETTLED):
+                test.unsettled = Swift.max(0, test.unsettled - 1)
+            default:
+                break
+            }
+            tests[id] = test
+            if phase == UInt32(LA_TEST_SETTLED) && test.running == 0 && test.unsettled == 0 { settle(id) }
+        case .processAttached(let attached):
+            process = attached
         }
     }
 
@@ -188,7 +215,7 @@ struct LifetimeLedger {
 
     /// Freezes what test `id` leaked: its instances still alive now, when its grace period ended.
     private mutating func settle(_ id: UInt32) {
-        guard var test = tests[id], test.leaked == nil else { return }
+        guard var test = tests[id] else { return }
         test.leaked = test.live.compactMap { object, typeID in
             guard Int(typeID) < typeSlots.count, let instance = typeSlots[Int(typeID)]?.live[object] else { return nil }
             return Leak(typeID: typeID, site: instance.site)
@@ -199,14 +226,14 @@ struct LifetimeLedger {
     /// What each test leaked: its instances alive when it settled, or at the end of the run for a
     /// test that never settled (Swift Testing reports no phases; the process may end within a
     /// grace period).
-    func leaksByTest() -> [(name: String, leaks: [Leak])] {
+    func leaksByTest() -> [(name: String, started: Bool, leaks: [Leak])] {
         tests.sorted { $0.key < $1.key }.map { id, test in
-            if let leaked = test.leaked { return (test.name, leaked) }
+            if let leaked = test.leaked { return (test.name, test.started, leaked) }
             let leaks = test.live.compactMap { object, typeID -> Leak? in
                 guard Int(typeID) < typeSlots.count, let instance = typeSlots[Int(typeID)]?.live[object] else { return nil }
                 return Leak(typeID: typeID, site: instance.site)
             }
-            return (test.name, leaks)
+            return (test.name, test.started, leaks)
         }
     }
 }

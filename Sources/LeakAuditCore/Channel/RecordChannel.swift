@@ -79,6 +79,10 @@ public final class RecordChannel {
     /// Processes that attached (the target and any instrumented process it started).
     public var attachedProcesses: Int { Int(la_wire_load_acquire_u32(&header.pointee.attached_processes)) }
 
+    /// Swift processes of the run that were left out (SwiftPM's manifests and plugins, build
+    /// helpers).
+    public var skippedProcesses: Int { Int(la_wire_load_acquire_u32(&header.pointee.skipped_processes)) }
+
     /// Swift processes whose allocations the preloaded library watched.
     public var watchedProcesses: Int { Int(la_wire_load_acquire_u32(&header.pointee.watched_processes)) }
 

@@ -98,6 +98,15 @@ struct RecordDecoder {
             return .testDefined(id: UInt32(truncatingIfNeeded: id), name: String(decoding: payload, as: UTF8.self))
         case UInt32(LA_BLOB_MODULE):
             return decodeModule(payload, loadBias: value)
+        case UInt32(LA_BLOB_PROCESS):
+            guard payload.count <= Int(LA_WIRE_MAX_COMMAND_LINE) else { return nil }
+            let arguments = payload.split(separator: 0, omittingEmptySubsequences: false).map {
+                String(decoding: $0, as: UTF8.self)
+            }
+            return .processAttached(
+                AttachedProcess(
+                    pid: Int32(truncatingIfNeeded: id), commandLine: payload.isEmpty ? [] : arguments,
+                    flags: UInt32(truncatingIfNeeded: value)))
         default:
             return nil
         }

@@ -1,3 +1,5 @@
+import LeakAuditWire
+
 /// One decoded record of the stream, in the order the target committed them.
 enum WireEvent: Equatable {
     /// A tracked type, at its first validation or allocation; again when its budget's source
@@ -16,6 +18,26 @@ enum WireEvent: Equatable {
     case testPhase(id: UInt32, phase: UInt32, sequence: UInt64)
     /// A tracked instance was deallocated.
     case deallocated(typeID: UInt32, object: UInt64, sequence: UInt64)
+    /// The process that writes under this index attached: its pid, command line and LA_PROCESS_*
+    /// flags.
+    case processAttached(AttachedProcess)
+}
+
+/// A process of the run that attached to the channel, as it described itself.
+struct AttachedProcess: Equatable {
+    /// Its process id.
+    var pid: Int32
+    /// Its command line: the program as started, then its arguments.
+    var commandLine: [String]
+    /// LA_PROCESS_* flags.
+    var flags: UInt32
+
+    /// XCTest or Swift Testing is loaded.
+    var isTestBundle: Bool { flags & UInt32(LA_PROCESS_TEST_BUNDLE) != 0 }
+    /// It runs Swift Testing's tests rather than XCTest's.
+    var runsSwiftTesting: Bool { flags & UInt32(LA_PROCESS_SWIFT_TESTING) != 0 }
+    /// Every test it runs is reported, so a count of 0 means that none ran.
+    var testsObserved: Bool { flags & UInt32(LA_PROCESS_TESTS_OBSERVED) != 0 }
 }
 
 /// Where a type's budget came from, as the target recorded it.

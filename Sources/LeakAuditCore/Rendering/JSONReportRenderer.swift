@@ -31,6 +31,20 @@ struct JSONReportV1: Encodable {
         }
         enum CodingKeys: String, CodingKey { case code, signal }
     }
+    struct Process: Encodable {
+        var pid: Int32
+        var commandLine: [String]
+        var testingLibrary: String?
+        var testsRun: Int?
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(pid, forKey: .pid)
+            try container.encode(commandLine, forKey: .commandLine)
+            try container.encode(testingLibrary, forKey: .testingLibrary)
+            try container.encode(testsRun, forKey: .testsRun)
+        }
+        enum CodingKeys: String, CodingKey { case pid, commandLine, testingLibrary, testsRun }
+    }
     struct Target: Encodable {
         var path: String
         var arguments: [String]
@@ -38,6 +52,9 @@ struct JSONReportV1: Encodable {
         var attachedProcesses: Int
         var exit: Exit
         var notAuditedReason: String?
+        var processes: [Process]
+        var skippedProcesses: Int
+        var testsRun: Int?
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(path, forKey: .path)
@@ -46,8 +63,13 @@ struct JSONReportV1: Encodable {
             try container.encode(attachedProcesses, forKey: .attachedProcesses)
             try container.encode(exit, forKey: .exit)
             try container.encode(notAuditedReason, forKey: .notAuditedReason)
+            try container.encode(processes, forKey: .processes)
+            try container.encode(skippedProcesses, forKey: .skippedProcesses)
+            try container.encode(testsRun, forKey: .testsRun)
         }
-        enum CodingKeys: String, CodingKey { case path, arguments, attached, attachedProcesses, exit, notAuditedReason }
+        enum CodingKeys: String, CodingKey {
+            case path, arguments, attached, attachedProcesses, exit, notAuditedReason, processes, skippedProcesses, testsRun
+        }
     }
     struct Summary: Encodable {
         var verdict: String
@@ -156,7 +178,9 @@ struct JSONReportV1: Encodable {
     }
     struct Test: Encodable {
         var name: String
+        var ran: Bool
         var leaked: [LeakedType]
+        var globalState: [LeakedType]
     }
     struct Budget: Encodable {
         var source: String
@@ -265,12 +289,18 @@ struct JSONReportV1: Encodable {
             case .staticRuntime: "staticRuntime"
             case .recordFormatMismatch: "recordFormatMismatch"
             case .notSwift: "notSwift"
+            case .noTestsRan: "noTestsRan"
             case nil: nil
             }
         target = Target(
             path: report.target.path, arguments: report.target.arguments, attached: report.target.attached,
             attachedProcesses: report.target.attachedProcesses, exit: exit,
-            notAuditedReason: reason)
+            notAuditedReason: reason,
+            processes: report.target.processes.map {
+                Process(
+                    pid: $0.pid, commandLine: $0.commandLine, testingLibrary: $0.testingLibrary?.rawValue, testsRun: $0.testsRun)
+            },
+            skippedProcesses: report.target.skippedProcesses, testsRun: report.target.testsRun)
         let verdict =
             switch report.verdict {
             case .clean: "clean"
@@ -297,11 +327,15 @@ struct JSONReportV1: Encodable {
         tests = report.tests.map { tests in
             tests.map { test in
                 Test(
-                    name: test.name,
+                    name: test.name, ran: test.ran,
                     leaked: test.leaked.map {
                         LeakedType(
                             type: $0.type, count: $0.count, allocations: allocations($0.allocations),
                             finding: Finding($0.status))
+                    },
+                    globalState: test.globalState.map {
+                        LeakedType(
+                            type: $0.type, count: $0.count, allocations: allocations($0.allocations), finding: Finding(nil))
                     })
             }
         }

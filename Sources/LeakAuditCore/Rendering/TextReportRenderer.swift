@@ -30,6 +30,7 @@ public struct TextReportRenderer: ReportRenderer {
             lines.append(contentsOf: renderBaselined(report))
             lines.append(contentsOf: renderGone(report))
         }
+        if let processes = processesLine(report) { lines.append(processes) }
         for warning in report.warnings { lines.append("warning: \(warning)") }
         // Slots reserved by a writer that then found leak-audit gone stay empty too: with drops, the
         // torn count is not evidence of a crash.
@@ -40,28 +41,73 @@ public struct TextReportRenderer: ReportRenderer {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// Why the target could not be audited and what to do, or nil when it was audited.
+    /// Why the target could not be audited and what to do, fitted to what the target is; nil when
+    /// it was audited.
     func notAuditedExplanation(_ report: AuditReport) -> [String]? {
-        let target = Self.escaped(report.target.path)
-        var lines: [String] = []
+        let target = "'\(Self.escaped(report.target.path))'"
+        let outcome = "it \(report.target.outcome.phrase)"
+        let optIn = [
+            "  Run it with --census to list the class instances still alive at exit, give budgets by type name",
+            "  (--budget 'App.*ViewModel=1'), or make types opt in: MemoryLeakMonitorable and",
+            "  MemoryLeakMonitor.validate(self) in init.",
+        ]
+        let notSwift = [
+            "leak-audit: \(target) is not a Swift program (it does not load the Swift runtime) and started none",
+            "  that could be audited, so nothing was (\(outcome)). leak-audit audits Swift programs and test",
+            "  bundles: give it one (.build/debug/<Package>PackageTests.xctest), or a command that starts one",
+            "  (swift test).",
+        ]
         switch report.notAudited {
         case .neverAttached:
-            lines.append("leak-audit: '\(target)' never attached, so nothing was audited (it \(report.target.outcome.phrase)).")
-            lines.append("  It must link the LeakMonitor library and call MemoryLeakMonitor.validate(self) in init,")
-            lines.append("  or be given budgets by type name: --budget 'App.*ViewModel=1', or --census to list survivors.")
+            switch report.target.kind {
+            case .swiftTestBundle:
+                return [
+                    "leak-audit: \(target) is a Swift test bundle, but none of its types opted in and no budget or",
+                    "  census was asked for, so nothing was audited (\(outcome)).",
+                ] + optIn
+            case .dynamicSwift:
+                return [
+                    "leak-audit: \(target) is a Swift program, but none of its types opted in and no budget or",
+                    "  census was asked for, so nothing was audited (\(outcome)).",
+                ] + optIn
+            case .staticSwift: return staticRuntimeExplanation(target)
+            case .notSwift: return notSwift
+            case .other, nil:
+                return [
+                    "leak-audit: \(target) started no Swift program whose types opted in, and no budget or census",
+                    "  was asked for, so nothing was audited (\(outcome)).",
+                ] + optIn
+            }
         case .recordFormatMismatch:
-            lines.append("leak-audit: '\(target)' links a LeakMonitor that writes another record format than this")
-            lines.append("  leak-audit (\(leakAuditVersion)) reads; build it against the same leak-audit release.")
+            return [
+                "leak-audit: \(target) links a LeakMonitor that writes another record format than this",
+                "  leak-audit (\(leakAuditVersion)) reads; build it against the same leak-audit release.",
+            ]
         case .staticRuntime:
-            lines.append("leak-audit: '\(target)' links the Swift runtime statically (-static-stdlib), so allocations and")
-            lines.append("  deallocations cannot be observed and live counts would be wrong; rebuild it without -static-stdlib.")
+            return staticRuntimeExplanation(target)
         case .notSwift:
-            lines.append("leak-audit: '\(target)' is not a Swift program and started none with the Swift runtime")
-            lines.append("  linked dynamically: leak-audit watches Swift class instances (it \(report.target.outcome.phrase)).")
+            if report.target.kind == .notSwift { return notSwift }
+            return [
+                "leak-audit: \(target) started no Swift program with the Swift runtime linked dynamically, so",
+                "  nothing was audited (\(outcome)). leak-audit watches Swift class instances.",
+            ]
+        case .noTestsRan:
+            return [
+                "leak-audit: no test ran in \(target) (\(outcome)), so nothing was audited.",
+                "  Check the test names given (XCTest: Module.Class/testName; --list-tests lists them). A test",
+                "  bundle runs XCTest's tests unless started with --testing-library swift-testing; swift test",
+                "  runs both.",
+            ]
         case nil:
             return nil
         }
-        return lines
+    }
+
+    private func staticRuntimeExplanation(_ target: String) -> [String] {
+        [
+            "leak-audit: \(target) links the Swift runtime statically (-static-stdlib), so allocations and",
+            "  deallocations cannot be observed and live counts would be wrong; rebuild it without -static-stdlib.",
+        ]
     }
 
     /// `max 1`, or `max 1 from 'App.*ViewModel=1' (--budget)` for a pattern's budget.
@@ -141,7 +187,9 @@ public struct TextReportRenderer: ReportRenderer {
 
     private func renderTests(_ tests: [AuditReport.TestReport], _ report: AuditReport) -> [String] {
         let leaking = tests.filter { !$0.leaked.isEmpty }
-        var lines = ["tests: \(leaking.count) of \(tests.count) left instances alive after they finished"]
+        // The tests that ran, not the suites or names seen only on allocations.
+        let ran = report.target.testsRun ?? tests.filter(\.ran).count
+        var lines = ["tests: \(leaking.count) of \(Self.counted(ran, "test")) left instances alive after they finished"]
         // Suppressed and baselined leaks have their own lines below.
         for test in leaking {
             let failing = test.leaked.filter(\.status.fails)
@@ -155,8 +203,48 @@ public struct TextReportRenderer: ReportRenderer {
                 lines.append(contentsOf: renderGroups(Array(type.allocations.prefix(Self.censusStacksShown)), indent: "    "))
             }
         }
+        let creators = tests.filter { !$0.globalState.isEmpty }
+        if !creators.isEmpty {
+            lines.append(
+                "global state (created under a one-time initializer of a global or static; reported, not failing;"
+                    + " --fail-on-global-state fails for it):")
+            for test in creators {
+                let summary = test.globalState.map { "\($0.count) \(Self.escaped($0.type))" }.joined(separator: ", ")
+                lines.append("  GLOBAL STATE first created by \(Self.escaped(test.name)): \(summary)")
+            }
+        }
         lines.append("")
         return lines
+    }
+
+    /// `1 test`, `2 tests`.
+    static func counted(_ count: Int, _ noun: String) -> String {
+        "\(count) \(noun)\(count == 1 ? "" : "s")"
+    }
+
+    /// The audited processes, when the run had more than the target itself or ran tests: `audited:
+    /// swift-logPackageTests.xctest (XCTest, 0 tests), … --testing-library swift-testing (Swift
+    /// Testing, 176 tests); 2 SwiftPM and build processes left out`.
+    func processesLine(_ report: AuditReport) -> String? {
+        let processes = report.target.processes
+        guard report.target.skippedProcesses > 0 || processes.count > 1 || processes.contains(where: { $0.testingLibrary != nil })
+        else { return nil }
+        let described = processes.map { process -> String in
+            let program = process.commandLine.first.map { String($0.split(separator: "/").last ?? Substring($0)) } ?? "?"
+            let arguments = process.commandLine.dropFirst().filter { $0.hasPrefix("--testing-library") || $0 == "swift-testing" }
+            var text = ([program] + arguments).joined(separator: " ")
+            if let library = process.testingLibrary {
+                let tests = process.testsRun.map { Self.counted($0, "test") } ?? "tests not counted"
+                text += " (\(library.rawValue), \(tests))"
+            }
+            return Self.escaped(text)
+        }
+        var line = "audited: " + (described.isEmpty ? "no process" : described.joined(separator: ", "))
+        if report.target.skippedProcesses > 0 {
+            let skipped = report.target.skippedProcesses
+            line += "; \(skipped) SwiftPM manifest or build \(skipped == 1 ? "process" : "processes") left out"
+        }
+        return line
     }
 
     /// A type's counts on one line, with `note` after its surplus.
@@ -275,16 +363,23 @@ public struct TextReportRenderer: ReportRenderer {
         // "No type over budget" would not be true with suppressed or baselined ones.
         let nothing = suppressed + baselined > 0 ? "nothing failing" : "no type over budget"
         let tracked = "\(report.types.count) tracked" + (notFailing.isEmpty ? "" : "; \(notFailing)")
+        // What was exercised: the tests that ran under audit and the objects watched.
+        var exercised: [String] = []
+        if let testsRun = report.target.testsRun { exercised.append("\(Self.counted(testsRun, "test")) ran") }
+        if report.watchedInstances > 0 {
+            exercised.append("\(Self.counted(report.watchedInstances, "object")) watched")
+        }
+        let watched = exercised.isEmpty ? "" : "; " + exercised.joined(separator: ", ")
         switch report.verdict {
         case .clean:
-            return "\(nothing) (\(tracked)); \(outcome)"
+            return "\(nothing) (\(tracked))\(watched); \(outcome)"
         case .budgetExceeded:
             let leakingTests = report.tests?.filter { $0.leaked.contains(where: \.status.fails) }.count ?? 0
             let tests = leakingTests > 0 ? ", \(leakingTests) tests left instances alive" : ""
             let others = notFailing.isEmpty ? "" : " (\(notFailing))"
             return "\(report.failingTypes.count) of \(report.types.count) tracked types over budget\(tests)\(others); \(outcome)"
         case .targetFailed:
-            return "\(nothing) (\(tracked)), but \(outcome)"
+            return "\(nothing) (\(tracked))\(watched), but \(outcome)"
         case .notAudited:
             return "not audited; \(outcome)"
         }

@@ -22,6 +22,46 @@ public struct AuditReport: Sendable {
         public var attachedProcesses: Int
         /// How it ended.
         public var outcome: TargetOutcome
+        /// What the target's file is (nil when it was not inspected).
+        public var kind: TargetKind? = nil
+        /// The processes that were audited, in the order they attached.
+        public var processes: [AuditedProcess] = []
+        /// Swift processes of the run that are not the user's code and were left out: SwiftPM's
+        /// manifests and plugins, and build helpers (the toolchain's own programs are not counted).
+        public var skippedProcesses: Int = 0
+
+        /// Tests that ran, over every audited test process; nil when no process ran tests or
+        /// a test process's tests could not be counted.
+        public var testsRun: Int? {
+            let testProcesses = processes.filter { $0.testingLibrary != nil }
+            guard !testProcesses.isEmpty else { return nil }
+            var total = 0
+            for process in testProcesses {
+                guard let count = process.testsRun else { return nil }
+                total += count
+            }
+            return total
+        }
+    }
+
+    /// One audited process of the run.
+    public struct AuditedProcess: Sendable, Hashable {
+        /// The testing library whose tests a test bundle ran.
+        public enum TestingLibrary: String, Sendable, Hashable {
+            /// XCTest.
+            case xctest = "XCTest"
+            /// Swift Testing.
+            case swiftTesting = "Swift Testing"
+        }
+
+        /// Its process id.
+        public var pid: Int32
+        /// Its command line: the program as started, then its arguments.
+        public var commandLine: [String]
+        /// For a test bundle, the library whose tests it ran; nil for any other program.
+        public var testingLibrary: TestingLibrary?
+        /// Tests it started; nil when it is no test bundle or its tests could not be observed.
+        public var testsRun: Int?
     }
 
     /// Instances of one type alive at its peak that were allocated by the same stack.
@@ -56,6 +96,13 @@ public struct AuditReport: Sendable {
         public var name: String
         /// Tracked or budgeted types it left alive; empty for a clean test.
         public var leaked: [LeakedType]
+        /// Instances of tracked or budgeted types that it created as global state: allocated while
+        /// a lazily initialised global or static was being initialised (docs/design.md, "Global state").
+        /// Reported, never failing the run unless `--fail-on-global-state` is given.
+        public var globalState: [LeakedType] = []
+        /// True when the test was seen starting (false for a suite, or a test whose start was not
+        /// observed, that only allocated).
+        public var ran: Bool = true
     }
 
     /// Where a type's budget came from.
@@ -137,6 +184,8 @@ public struct AuditReport: Sendable {
         case recordFormatMismatch
         /// No Swift process ran with the runtime linked dynamically: nothing to watch.
         case notSwift
+        /// Test bundles ran, but not one test: nothing was exercised, so nothing was audited.
+        case noTestsRan
     }
 
     /// The tool.
@@ -151,6 +200,9 @@ public struct AuditReport: Sendable {
     public var census: Census? = nil
     /// Every audited test with what it leaked (`--leaks-per-test`), nil otherwise.
     public var tests: [TestReport]? = nil
+    /// Instances of every tracked, budgeted or censused type allocated over the run: what was
+    /// watched.
+    public var watchedInstances: Int = 0
     /// Records the target could not write because the channel was full.
     public var droppedRecords: UInt64
     /// Records torn by the target's death or damaged.

@@ -56,6 +56,10 @@ struct ReportBuilder {
             notAudited = .neverAttached
         } else if run.staticRuntime {
             notAudited = .staticRuntime
+        } else if Self.testsRun(run) == 0 {
+            // Test bundles ran and reported every test, and there were none: a filter that matched
+            // nothing, or a bundle run for the testing library its tests do not use.
+            notAudited = .noTestsRan
         } else {
             notAudited = nil
         }
@@ -77,11 +81,14 @@ struct ReportBuilder {
             tool: .init(name: "leak-audit", version: toolVersion),
             target: .init(
                 path: run.request.target, arguments: run.request.arguments, attached: run.attached,
-                attachedProcesses: run.attachedProcesses, outcome: run.outcome),
+                attachedProcesses: run.attachedProcesses, outcome: run.outcome, kind: run.targetKind,
+                processes: run.ledgers.sorted { $0.key < $1.key }.compactMap { _, ledger in Self.auditedProcess(ledger) },
+                skippedProcesses: run.skippedProcesses),
             notAudited: notAudited,
             types: audited ? types : [],
             census: audited ? census : nil,
             tests: audited && run.request.watch.leaksPerTest ? Self.mergedTests(processes.flatMap(\.tests)) : nil,
+            watchedInstances: audited ? run.ledgers.values.reduce(0) { $0 + $1.types.values.reduce(0) { $0 + $1.allocated } } : 0,
             droppedRecords: run.droppedRecords,
             tornRecords: run.tornSlots,
             warnings: warnings
@@ -151,18 +158,39 @@ struct ReportBuilder {
         // have no budget to judge them by).
         var tests: [AuditReport.TestReport] = []
         if watch.leaksPerTest {
-            for (name, leaks) in ledger.leaksByTest() {
-                var byType: [UInt32: [LifetimeLedger.Site]] = [:]
-                for leak in leaks where ledgerTypes[leak.typeID].map({ $0.budget != .none }) == true {
-                    byType[leak.typeID, default: []].append(leak.site)
-                }
-                let leaked = byType.compactMap { typeID, sites -> AuditReport.TestReport.LeakedType? in
+            // Whether a stack passes through a one-time initializer, asked once per stack.
+            var createdAsGlobal: [UInt32: Bool] = [:]
+            func isGlobalState(_ site: LifetimeLedger.Site) -> Bool {
+                guard !watch.failsOnGlobalState else { return false }
+                if let known = createdAsGlobal[site.stackID] { return known }
+                let answer = frames(ofStack: site.stackID).contains(where: Self.isOneTimeInitialization)
+                createdAsGlobal[site.stackID] = answer
+                return answer
+            }
+            func leakedTypes(_ byType: [UInt32: [LifetimeLedger.Site]]) -> [AuditReport.TestReport.LeakedType] {
+                byType.compactMap { typeID, sites -> AuditReport.TestReport.LeakedType? in
                     guard let type = ledgerTypes[typeID] else { return nil }
                     return .init(type: type.name, count: sites.count, allocations: groups(sites))
+                }.sorted { ($0.count, $1.type) > ($1.count, $0.type) }
+            }
+            for (name, started, leaks) in ledger.leaksByTest() {
+                var leakedByType: [UInt32: [LifetimeLedger.Site]] = [:]
+                var globalByType: [UInt32: [LifetimeLedger.Site]] = [:]
+                // The test harness's own objects (XCTest's, Swift Testing's) are never a test's leak.
+                for leak in leaks
+                where ledgerTypes[leak.typeID].map({ $0.budget != .none && !Self.isHarnessType($0.name) }) == true {
+                    if isGlobalState(leak.site) {
+                        globalByType[leak.typeID, default: []].append(leak.site)
+                    } else {
+                        leakedByType[leak.typeID, default: []].append(leak.site)
+                    }
                 }
-                tests.append(
-                    AuditReport.TestReport(
-                        name: name, leaked: leaked.sorted { ($0.count, $1.type) > ($1.count, $0.type) }))
+                let leaked = leakedTypes(leakedByType)
+                let globalState = leakedTypes(globalByType)
+                // A name seen only on allocations (a Swift Testing suite's scope) is listed only when
+                // something it allocated outlived it.
+                guard started || !leaked.isEmpty || !globalState.isEmpty else { continue }
+                tests.append(AuditReport.TestReport(name: name, leaked: leaked, globalState: globalState, ran: started))
             }
         }
         return (types, census, tests)
@@ -171,17 +199,25 @@ struct ReportBuilder {
     /// Test reports of several processes, one per test name, in name order.
     static func mergedTests(_ tests: [AuditReport.TestReport]) -> [AuditReport.TestReport] {
         var merged: [String: AuditReport.TestReport] = [:]
-        for test in tests {
-            var entry = merged[test.name, default: AuditReport.TestReport(name: test.name, leaked: [])]
-            for leaked in test.leaked {
-                // The same type left alive by the same test in two processes is one entry.
-                if let index = entry.leaked.firstIndex(where: { $0.type == leaked.type }) {
-                    entry.leaked[index].count += leaked.count
-                    entry.leaked[index].allocations = mergedGroups(entry.leaked[index].allocations + leaked.allocations)
+        // The same type left alive by the same test in two processes is one entry.
+        func merging(_ types: [AuditReport.TestReport.LeakedType], into existing: inout [AuditReport.TestReport.LeakedType]) {
+            for leaked in types {
+                if let index = existing.firstIndex(where: { $0.type == leaked.type }) {
+                    existing[index].count += leaked.count
+                    existing[index].allocations = mergedGroups(existing[index].allocations + leaked.allocations)
                 } else {
-                    entry.leaked.append(leaked)
+                    existing.append(leaked)
                 }
             }
+        }
+        for test in tests {
+            guard var entry = merged[test.name] else {
+                merged[test.name] = test
+                continue
+            }
+            merging(test.leaked, into: &entry.leaked)
+            merging(test.globalState, into: &entry.globalState)
+            entry.ran = entry.ran || test.ran
             merged[test.name] = entry
         }
         return merged.values.sorted { $0.name < $1.name }
@@ -209,6 +245,43 @@ struct ReportBuilder {
         "Testing", "_Testing_Foundation", "Dispatch", "Synchronization", "Observation", "Distributed", "RegexBuilder",
         "__C", "_SwiftConcurrencyShims",
     ]
+
+    /// True for a frame of a one-time initializer: a lazily initialised global or static variable's
+    /// initializer (`one-time initialization function for X`), or the runtime's `swift_once`
+    /// machinery that calls it. An instance allocated under one is global state.
+    static func isOneTimeInitialization(_ frame: SymbolizedFrame) -> Bool {
+        guard let function = frame.function else { return false }
+        return function.hasPrefix("one-time initialization function for ") || function == "swift_once"
+            || function.hasPrefix("swift::threading_impl::once") || function.hasPrefix("swift::once")
+    }
+
+    /// Modules of the test harnesses, whose objects (test cases, runners, locks) live as long as
+    /// the harness needs them.
+    static let harnessModules: Set<String> = ["XCTest", "Testing", "_Testing_Foundation", "_TestingInterop", "_TestDiscovery"]
+
+    /// True for a type of XCTest or Swift Testing.
+    static func isHarnessType(_ name: String) -> Bool {
+        harnessModules.contains(String(name.prefix { $0 != "." && $0 != "<" }))
+    }
+
+    /// Tests that ran in the run's test bundles, nil when none ran or one's tests were not counted.
+    static func testsRun(_ run: RecordedRun) -> Int? {
+        AuditReport.Target(
+            path: "", arguments: [], attached: true, attachedProcesses: 0, outcome: .exited(code: 0),
+            processes: run.ledgers.values.compactMap(auditedProcess)
+        ).testsRun
+    }
+
+    /// What a process said of itself when it attached, and how many tests it started.
+    static func auditedProcess(_ ledger: LifetimeLedger) -> AuditReport.AuditedProcess? {
+        guard let process = ledger.process else { return nil }
+        let library: AuditReport.AuditedProcess.TestingLibrary? =
+            process.isTestBundle ? (process.runsSwiftTesting ? .swiftTesting : .xctest) : nil
+        let started = ledger.tests.values.filter(\.started).count
+        return AuditReport.AuditedProcess(
+            pid: process.pid, commandLine: process.commandLine, testingLibrary: library,
+            testsRun: library != nil && process.testsObserved ? started : nil)
+    }
 
     /// True for a type of the Swift runtime, Foundation, XCTest or another toolchain library.
     static func isInternalType(_ name: String) -> Bool {

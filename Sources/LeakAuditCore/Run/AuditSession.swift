@@ -42,10 +42,12 @@ struct RecordedRun {
     var stackTableFull: Bool
     var typeTableFull = false
     var tooManyProcesses = false
-    /// What the target's file says, when allocations were watched.
+    /// What the target's file says.
     var targetKind: TargetKind? = nil
     /// Swift processes whose allocations were watched.
     var watchedProcesses = 0
+    /// Swift processes left out: SwiftPM's manifests and plugins, build helpers.
+    var skippedProcesses = 0
     /// A process linking LeakMonitor attached (the preloaded library alone also attaches, to name
     /// tests).
     var instrumented = true
@@ -60,11 +62,14 @@ func recordRun(_ request: AuditRequest) throws(LeakAuditError) -> RecordedRun {
     let slots = requestedSlots.map { Swift.min(Swift.max($0, 64), 1 << 26) } ?? RecordChannel.defaultSlotCapacity
     let channel = try RecordChannel(slotCapacity: slots)
     var environment = [RecordChannel.environmentVariable: channel.environmentValue]
-    var targetKind: TargetKind?
+    // What the file is decides the advice when nothing could be audited.
+    let targetKind = TargetKind.inspect(path: path)
     var watch = request.watch
     // Test bundles and `swift test` name the test of each allocation, with no option.
     let base = path.split(separator: "/").last.map(String.init) ?? path
-    watch.attributesTests = base.hasSuffix(".xctest") || base == "swift" || watch.leaksPerTest
+    watch.attributesTests =
+        base.hasSuffix(".xctest") || base == "swift" || base == "swift-test" || targetKind == .swiftTestBundle
+        || watch.leaksPerTest
     let preloadAvailable = (try? preloadLibraryPath()) != nil
     if watch.leaksPerTest {
         // Without the libraries no test is named, and every test would look clean.
@@ -77,7 +82,6 @@ func recordRun(_ request: AuditRequest) throws(LeakAuditError) -> RecordedRun {
         let existing = getenv("LD_PRELOAD").map { String(cString: $0) } ?? ""
         environment["LD_PRELOAD"] = existing.isEmpty ? preload : "\(preload):\(existing)"
         environment[String(cString: LA_WIRE_ENV_WATCH)] = watch.environmentValue(targetPath: realPath(path))
-        if watch.watchesAllocations { targetKind = TargetKind.inspect(path: path) }
     } else {
         // A value inherited from an enclosing run would name patterns this run does not have.
         environment[String(cString: LA_WIRE_ENV_WATCH)] = ""
@@ -125,6 +129,7 @@ func recordRun(_ request: AuditRequest) throws(LeakAuditError) -> RecordedRun {
         tooManyProcesses: flags & UInt32(LA_FLAG_TOO_MANY_PROCESSES) != 0,
         targetKind: targetKind,
         watchedProcesses: channel.watchedProcesses,
+        skippedProcesses: channel.skippedProcesses,
         instrumented: flags & UInt32(LA_FLAG_INSTRUMENTED) != 0
     )
 }

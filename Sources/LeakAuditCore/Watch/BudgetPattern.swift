@@ -63,6 +63,9 @@ public struct WatchOptions: Sendable, Hashable {
     /// How long after a test finishes its instances may still be released (work that finishes
     /// asynchronously) before they count as leaked by it.
     public var testGraceMilliseconds: Int = 100
+    /// With `leaksPerTest`: judge instances a test created as global state (under a one-time
+    /// initializer) like any other leak, instead of reporting them apart.
+    public var failsOnGlobalState: Bool = false
     /// Name the test of each allocation: set for test bundles and `swift test` targets.
     var attributesTests = false
 

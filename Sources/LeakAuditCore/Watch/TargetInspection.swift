@@ -2,10 +2,13 @@
     import Glibc
 #endif
 
-/// What the target's file says about whether leak-audit can watch it without LeakMonitor.
-enum TargetKind: Equatable {
+/// What the target's file is, as far as auditing it goes: whether leak-audit can watch it without
+/// LeakMonitor, and what to advise when nothing was audited.
+public enum TargetKind: Sendable, Hashable {
     /// An ELF program linking the Swift runtime dynamically: allocations can be watched.
     case dynamicSwift
+    /// A test bundle (it links XCTest or Swift Testing) with the Swift runtime linked dynamically.
+    case swiftTestBundle
     /// Swift code with the runtime linked in (`-static-stdlib`, `-static-executable`).
     case staticSwift
     /// An ELF file with no Swift code.
@@ -59,15 +62,18 @@ enum TargetKind: Equatable {
             hasSwift = sections.contains { string(names, $0.name).hasPrefix("swift5_") }
         }
         var needsSwiftRuntime = false
+        var needsTestingLibrary = false
         for section in sections where section.type == 6 && section.link < sections.count {  // SHT_DYNAMIC
             guard section.size < 1 << 20, let entries = read(section.offset, Int(section.size)),
                 let names = strings(sections[section.link])
             else { continue }
             for entry in stride(from: 0, to: entries.count - 15, by: 16) where u64(entries, entry) == 1 {  // DT_NEEDED
-                if string(names, u64(entries, entry + 8)).hasPrefix("libswiftCore.so") { needsSwiftRuntime = true }
+                let needed = string(names, u64(entries, entry + 8))
+                if needed.hasPrefix("libswiftCore.so") { needsSwiftRuntime = true }
+                if needed.hasPrefix("libXCTest.so") || needed.hasPrefix("libTesting.so") { needsTestingLibrary = true }
             }
         }
-        if needsSwiftRuntime { return .dynamicSwift }
+        if needsSwiftRuntime { return needsTestingLibrary ? .swiftTestBundle : .dynamicSwift }
         return hasSwift ? .staticSwift : .notSwift
     }
 }

@@ -69,7 +69,9 @@ typedef struct la_wire_header {
     uint32_t attached_processes;  ///< atomic: processes that attached; each takes the next index.
     uint32_t watched_processes;   ///< atomic: Swift processes whose allocations the preloaded
                                   ///< library watched (LEAK_AUDIT_WATCH), attached or not.
-    uint32_t reserved0;
+    uint32_t skipped_processes;   ///< atomic: Swift processes of the run that are not the user's
+                                  ///< (SwiftPM manifests and plugins, build helpers) and were
+                                  ///< therefore neither watched nor attached.
 } la_wire_header;
 
 /// Processes of one run that can attach: the index is 8 bits of a tag.
@@ -125,7 +127,27 @@ enum {
     /// A test of this process: id = test id; payload = its UTF-8 name (`Module.Class/testName`
     /// for XCTest, the test's ID for Swift Testing).
     LA_BLOB_TEST = 4,
+    /// The process that took this index, written when it attaches: id = its pid; w3 = LA_PROCESS_*
+    /// flags; payload = its command line, arguments separated by NUL bytes (at most
+    /// LA_WIRE_MAX_COMMAND_LINE bytes, cut there).
+    LA_BLOB_PROCESS = 5,
 };
+
+/// Flags of a process blob.
+enum {
+    /// XCTest or Swift Testing is loaded: a test bundle.
+    LA_PROCESS_TEST_BUNDLE = 1u << 0,
+    /// A test bundle started to run Swift Testing's tests (`--testing-library swift-testing`), not
+    /// XCTest's.
+    LA_PROCESS_SWIFT_TESTING = 1u << 1,
+    /// Every test this process runs is reported with LA_SLOT_TEST phases (XCTest's observer was
+    /// registered, or Swift Testing's test scopes are observed), so a test count of 0 means no test
+    /// ran.
+    LA_PROCESS_TESTS_OBSERVED = 1u << 2,
+};
+
+/// Longest command line a process blob carries.
+#define LA_WIRE_MAX_COMMAND_LINE 1024u
 
 /// Where a type's budget comes from.
 enum {

@@ -1,0 +1,149 @@
+import LeakAuditWire
+import XCTest
+
+@testable import LeakAuditCore
+
+/// Which test left what alive: test phases replayed into the ledger, the tests that ran, and the
+/// report's per-test findings.
+final class TestAttributionTests: XCTestCase {
+    private struct Replay {
+        var ledger = LifetimeLedger()
+        var sequence: UInt64 = 0
+
+        mutating func apply(_ event: WireEvent) {
+            ledger.apply(event)
+            sequence += 1
+        }
+        mutating func type(_ id: UInt32, _ name: String, budget: WireBudget = .code) {
+            apply(.typeDefined(id: id, name: name, max: 100, budget: budget))
+        }
+        mutating func test(_ id: UInt32, _ name: String) { apply(.testDefined(id: id, name: name)) }
+        mutating func phase(_ id: UInt32, _ phase: Int) {
+            apply(.testPhase(id: id, phase: UInt32(phase), sequence: sequence))
+        }
+        mutating func alloc(_ type: UInt32, _ object: UInt64, test: UInt32?, stack: UInt32 = 0) {
+            apply(.allocated(typeID: type, object: object, stackID: stack, sequence: sequence, test: test))
+        }
+        mutating func free(_ type: UInt32, _ object: UInt64) {
+            apply(.deallocated(typeID: type, object: object, sequence: sequence))
+        }
+    }
+
+    private func leaks(_ replay: Replay) -> [String: Int] {
+        Dictionary(uniqueKeysWithValues: replay.ledger.leaksByTest().map { ($0.name, $0.leaks.count) })
+    }
+
+    func testASwiftTestingTestIsJudgedAfterItsLastRunNotAfterPlanning() {
+        var replay = Replay()
+        replay.type(0, "App.Model")
+        replay.test(0, "AppTests/loads()")
+        // Planning sets the test as current with no case: the probe reports no run then. A run
+        // that was reported early (a retry) must not freeze the verdict while the test runs again.
+        replay.phase(0, LA_TEST_STARTED)
+        replay.phase(0, LA_TEST_FINISHED)
+        replay.phase(0, LA_TEST_STARTED)
+        replay.alloc(0, 0x100, test: 0)
+        replay.phase(0, LA_TEST_SETTLED)  // the first run's grace period ends during the second run
+        replay.free(0, 0x100)
+        replay.phase(0, LA_TEST_FINISHED)
+        replay.phase(0, LA_TEST_SETTLED)
+        XCTAssertEqual(leaks(replay), ["AppTests/loads()": 0])
+    }
+
+    func testParallelCasesSettleOnlyWhenEveryCaseHasSettled() {
+        var replay = Replay()
+        replay.type(0, "App.Model")
+        replay.test(0, "AppTests/cases(_:)")
+        replay.phase(0, LA_TEST_STARTED)
+        replay.phase(0, LA_TEST_STARTED)
+        replay.alloc(0, 0x100, test: 0)
+        replay.alloc(0, 0x200, test: 0)
+        replay.phase(0, LA_TEST_FINISHED)
+        replay.phase(0, LA_TEST_SETTLED)  // one case over; the other still runs and holds 0x200
+        replay.free(0, 0x200)
+        replay.phase(0, LA_TEST_FINISHED)
+        replay.phase(0, LA_TEST_SETTLED)
+        replay.free(0, 0x100)  // released after both grace periods: leaked by the test
+        XCTAssertEqual(leaks(replay), ["AppTests/cases(_:)": 1])
+    }
+
+    func testTestsThatRanAreCountedAndSuitesSeenOnlyOnAllocationsAreNot() {
+        var replay = Replay()
+        replay.apply(
+            .processAttached(
+                AttachedProcess(
+                    pid: 7, commandLine: ["AppPackageTests.xctest", "--testing-library", "swift-testing"],
+                    flags: UInt32(LA_PROCESS_TEST_BUNDLE | LA_PROCESS_SWIFT_TESTING | LA_PROCESS_TESTS_OBSERVED))))
+        replay.type(0, "App.Model", budget: .pattern(index: 0))
+        replay.type(1, "Testing.Runner", budget: .pattern(index: 0))
+        replay.test(0, "AppTests")  // a suite: allocations only
+        replay.test(1, "AppTests/a()")
+        replay.test(2, "AppTests/b()")
+        replay.alloc(0, 0x100, test: 0)
+        replay.alloc(0, 0x110, test: 0)
+        for id: UInt32 in [1, 2] {
+            replay.phase(id, LA_TEST_STARTED)
+            replay.alloc(1, 0x200 + UInt64(id), test: id)  // the harness's own object: never a leak
+            replay.phase(id, LA_TEST_FINISHED)
+            replay.phase(id, LA_TEST_SETTLED)
+        }
+        var watch = WatchOptions(budgets: [try! BudgetPattern(parsing: "*=100", origin: "--budget")])
+        watch.leaksPerTest = true
+        var request = AuditRequest(target: "AppPackageTests.xctest", arguments: [], watch: watch)
+        request.arguments = []
+        let run = RecordedRun(
+            request: request, resolvedPath: "/b/AppPackageTests.xctest", outcome: .exited(code: 0), attached: true,
+            staticRuntime: false, ledgers: [0: replay.ledger], attachedProcesses: 1, droppedRecords: 0, tornSlots: 0,
+            stackTableFull: false)
+        let report = ReportBuilder(toolVersion: "1").build(from: run)
+        XCTAssertNil(report.notAudited)
+        XCTAssertEqual(report.target.testsRun, 2)
+        XCTAssertEqual(report.target.processes.map(\.testingLibrary), [.swiftTesting])
+        XCTAssertEqual(report.tests?.map(\.name), ["AppTests", "AppTests/a()", "AppTests/b()"])
+        XCTAssertEqual(report.tests?.map(\.ran), [false, true, true])
+        XCTAssertEqual(report.tests?.first?.leaked.map(\.count), [2])
+        XCTAssertEqual(report.tests?.dropFirst().flatMap(\.leaked).count, 0)
+        XCTAssertTrue(
+            TextReportRenderer(workingDirectory: "/").render(report)
+                .contains("tests: 1 of 2 tests left instances alive after they finished"))
+    }
+
+    func testATestBundleThatRanNoTestIsNotAudited() {
+        var replay = Replay()
+        replay.apply(
+            .processAttached(
+                AttachedProcess(
+                    pid: 7, commandLine: ["AppPackageTests.xctest"],
+                    flags: UInt32(LA_PROCESS_TEST_BUNDLE | LA_PROCESS_TESTS_OBSERVED))))
+        var run = RecordedRun(
+            request: AuditRequest(target: "AppPackageTests.xctest", arguments: []), resolvedPath: "/b/AppPackageTests.xctest",
+            outcome: .exited(code: 0), attached: true, staticRuntime: false, ledgers: [0: replay.ledger],
+            attachedProcesses: 1, droppedRecords: 0, tornSlots: 0, stackTableFull: false)
+        let report = ReportBuilder(toolVersion: "1").build(from: run)
+        XCTAssertEqual(report.notAudited, .noTestsRan)
+        XCTAssertEqual(report.verdict, .notAudited)
+
+        // Tests that could not be counted are not claimed to be none.
+        var uncounted = Replay()
+        uncounted.apply(
+            .processAttached(
+                AttachedProcess(pid: 7, commandLine: ["AppPackageTests.xctest"], flags: UInt32(LA_PROCESS_TEST_BUNDLE))))
+        run.ledgers = [0: uncounted.ledger]
+        XCTAssertNil(ReportBuilder(toolVersion: "1").build(from: run).notAudited)
+    }
+
+    func testOneTimeInitializerFramesMarkGlobalState() {
+        func frame(_ function: String?) -> SymbolizedFrame {
+            SymbolizedFrame(
+                address: 1, module: nil, moduleOffset: nil, function: function, file: nil, line: nil, column: nil, inlined: false)
+        }
+        XCTAssertTrue(ReportBuilder.isOneTimeInitialization(frame("one-time initialization function for shared")))
+        XCTAssertTrue(
+            ReportBuilder.isOneTimeInitialization(
+                frame("swift::threading_impl::once_slow(swift::threading_impl::once_t&, void (*)(void*), void*)")))
+        XCTAssertTrue(ReportBuilder.isOneTimeInitialization(frame("swift_once")))
+        XCTAssertFalse(ReportBuilder.isOneTimeInitialization(frame("App.Cache.shared.unsafeMutableAddressor : App.Cache")))
+        XCTAssertFalse(ReportBuilder.isOneTimeInitialization(frame("App.once() -> ()")))
+        XCTAssertFalse(ReportBuilder.isOneTimeInitialization(frame(nil)))
+    }
+}
