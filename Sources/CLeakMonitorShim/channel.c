@@ -247,7 +247,7 @@ __attribute__((constructor)) static void la_channel_constructor(void) {
     if (role != LA_ROLE_AUDITED) {
         // Not the user's process: nothing is watched or attached. SwiftPM's and the build's Swift
         // processes are counted, so that the report can say they were left out.
-        if (preload && role != LA_ROLE_TOOLCHAIN
+        if (preload && role != LA_ROLE_TOOLCHAIN && role != LA_ROLE_TEST_LISTING
             && (role == LA_ROLE_PACKAGE_MANIFEST_OR_PLUGIN || la_main_program_is_swift())) {
             la_channel_count(state, true);
         }

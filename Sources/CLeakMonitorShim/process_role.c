@@ -9,7 +9,9 @@
 // - a manifest or a plugin has SwiftPM's PackageDescription or PackagePlugin library loaded;
 // - a build helper was started by a toolchain program and is not a test process (neither
 //   XCTest nor Swift Testing is loaded). `swift test` starts the test bundle itself, so the
-//   bundle is a test process started by a toolchain program and is audited.
+//   bundle is a test process started by a toolchain program and is audited;
+// - a test bundle started with `--dump-tests-json` or `--list-tests` only lists its tests
+//   (`swift test --filter` does that first) and runs none.
 #include "shim_internal.h"
 
 #include <dlfcn.h>
@@ -76,6 +78,21 @@ bool la_process_is_test_process(void) {
         || dlsym(RTLD_DEFAULT, "$s7Testing4TestV7currentACSgvgZ") != NULL;
 }
 
+/// True when this process's arguments ask a test bundle only to list its tests.
+static bool la_lists_tests_only(void) {
+    char arguments[4096];
+    FILE *file = fopen("/proc/self/cmdline", "re");
+    if (file == NULL) return false;
+    size_t length = fread(arguments, 1, sizeof arguments - 1, file);
+    fclose(file);
+    arguments[length] = '\0';
+    // Arguments are NUL-separated; the program's own name is skipped.
+    for (size_t index = strlen(arguments) + 1; index < length; index += strlen(arguments + index) + 1) {
+        if (strcmp(arguments + index, "--dump-tests-json") == 0 || strcmp(arguments + index, "--list-tests") == 0) return true;
+    }
+    return false;
+}
+
 uint32_t la_process_role(void) {
     char toolchain_bin[PATH_MAX];
     bool has_toolchain = la_toolchain_bin(toolchain_bin, sizeof toolchain_bin);
@@ -83,7 +100,9 @@ uint32_t la_process_role(void) {
     bool package_api = false;
     dl_iterate_phdr(la_find_package_api, &package_api);
     if (package_api) return LA_ROLE_PACKAGE_MANIFEST_OR_PLUGIN;
-    if (has_toolchain && !la_process_is_test_process()) {
+    bool test_process = la_process_is_test_process();
+    if (test_process && la_lists_tests_only()) return LA_ROLE_TEST_LISTING;
+    if (has_toolchain && !test_process) {
         char parent[64];
         snprintf(parent, sizeof parent, "/proc/%d/exe", (int)getppid());
         if (la_program_lies_in(parent, toolchain_bin)) return LA_ROLE_BUILD_HELPER;

@@ -27,7 +27,7 @@ static void la_type_write_record(const la_type *type, int32_t id) {
     size_t length = sizeof(la_wire_type) + type->name_length;
     uint8_t *payload = malloc(length);
     if (payload == NULL) return;
-    la_wire_type fixed = {.budget_source = type->budget_source, .pattern_index = type->pattern_index};
+    la_wire_type fixed = {.budget_source = type->budget_source | (type->flags << 16), .pattern_index = type->pattern_index};
     memcpy(payload, &fixed, sizeof fixed);
     memcpy(payload + sizeof fixed, type->name, type->name_length);
     la_channel_blob(LA_BLOB_TYPE, (uint64_t)id, (uint64_t)type->max, payload, length);
@@ -35,7 +35,7 @@ static void la_type_write_record(const la_type *type, int32_t id) {
 }
 
 int32_t la_type_register_locked(la_process_state *state, const void *metadata, const char *name, size_t name_length,
-                                int64_t max, uint32_t budget_source, uint32_t pattern_index) {
+                                int64_t max, uint32_t budget_source, uint32_t pattern_index, uint32_t flags) {
     int32_t id = la_type_lookup_in(state, metadata);
     if (id >= 0) return id;
     id = __atomic_load_n(&state->type_total, __ATOMIC_RELAXED);
@@ -60,6 +60,7 @@ int32_t la_type_register_locked(la_process_state *state, const void *metadata, c
     type->name_length = name_length;
     type->budget_source = budget_source;
     type->pattern_index = pattern_index;
+    type->flags = flags;
     la_type_write_record(type, id);
 
     uint32_t mask = LA_TYPE_MAP_CAPACITY - 1;
@@ -76,7 +77,7 @@ int32_t la_type_register_locked(la_process_state *state, const void *metadata, c
 int32_t leakaudit_type_register(const void *metadata, const char *name, size_t name_length, int64_t max) {
     la_process_state *state = la_state();
     pthread_mutex_lock(&state->slow_lock);
-    int32_t id = la_type_register_locked(state, metadata, name, name_length, max, LA_BUDGET_CODE, 0);
+    int32_t id = la_type_register_locked(state, metadata, name, name_length, max, LA_BUDGET_CODE, 0, 0);
     pthread_mutex_unlock(&state->slow_lock);
     return id;
 }

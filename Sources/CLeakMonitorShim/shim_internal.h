@@ -30,6 +30,7 @@ typedef struct la_type {
     size_t name_length;
     uint32_t budget_source;  // LA_BUDGET_*; changes only under the slow lock (atomic reads)
     uint32_t pattern_index;
+    uint32_t flags;          // LA_TYPE_*
 } la_type;
 
 /// A `budget` item of LEAK_AUDIT_WATCH.
@@ -90,6 +91,9 @@ enum {
     LA_ROLE_PACKAGE_MANIFEST_OR_PLUGIN,
     /// Started by a toolchain program and not a test process: a macro plugin, a build tool.
     LA_ROLE_BUILD_HELPER,
+    /// A test bundle started only to list its tests (`--dump-tests-json`, `--list-tests`), as
+    /// `swift test --filter` does first: it runs no test.
+    LA_ROLE_TEST_LISTING,
 };
 typedef void (*la_dealloc_partial_fn)(void *object, const void *metadata, size_t size, size_t align_mask);
 
@@ -230,7 +234,7 @@ LA_HIDDEN void la_registry_on_dealloc(const void *object);
 /// -1 when the table is full.
 LA_HIDDEN int32_t la_type_register_locked(la_process_state *state, const void *metadata, const char *name,
                                           size_t name_length, int64_t max, uint32_t budget_source,
-                                          uint32_t pattern_index);
+                                          uint32_t pattern_index, uint32_t flags);
 /// The test to attribute an allocation on this thread to, plus one (0: none).
 LA_HIDDEN uint64_t la_test_tag(la_process_state *state);
 /// Loads the test observer into a test bundle's process when `tests` was requested. Caller holds

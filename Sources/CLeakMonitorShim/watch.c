@@ -56,6 +56,18 @@ typedef struct la_type_name_pair {
     uintptr_t length;
 } la_type_name_pair;
 
+/// True when class `metadata` descends from XCTest's XCTestCase: its superclass chain (class
+/// metadata keeps the superclass right after the kind word) holds a class named so.
+static bool la_is_xctest_case(const void *metadata, la_type_name_pair (*get_type_name)(const void *, bool)) {
+    const void *superclass = ((const void *const *)metadata)[1];
+    for (int depth = 0; superclass != NULL && depth < 64; depth++) {
+        la_type_name_pair name = get_type_name(superclass, true);
+        if (name.length == 17 && memcmp(name.data, "XCTest.XCTestCase", 17) == 0) return true;
+        superclass = ((const void *const *)superclass)[1];
+    }
+    return false;
+}
+
 /// Decides, under the slow lock, whether allocations of `metadata` are tracked; returns the type
 /// id, or -1. A type whose budget is declared in code is left to validate.
 static int32_t la_watch_decide_locked(la_process_state *state, const void *metadata) {
@@ -77,15 +89,16 @@ static int32_t la_watch_decide_locked(la_process_state *state, const void *metad
     // inside libswiftCore, whose calls to the runtime are direct and never reach the hook: they
     // would look alive forever, so they are not watched at all.
     if (name.length > 6 && memcmp(name.data, "Swift.", 6) == 0) return -1;
+    uint32_t flags = state->tests_requested && la_is_xctest_case(metadata, get_type_name) ? LA_TYPE_XCTEST_CASE : 0;
     for (int index = 0; index < state->budget_pattern_count; index++) {
         const la_budget_pattern *pattern = &state->budget_patterns[index];
         if (la_wire_glob_matches(pattern->pattern, name.data, name.length)) {
             return la_type_register_locked(state, metadata, name.data, name.length, pattern->max, LA_BUDGET_PATTERN,
-                                           (uint32_t)index);
+                                           (uint32_t)index, flags);
         }
     }
     if (state->census) {
-        return la_type_register_locked(state, metadata, name.data, name.length, INT64_MAX, LA_BUDGET_NONE, 0);
+        return la_type_register_locked(state, metadata, name.data, name.length, INT64_MAX, LA_BUDGET_NONE, 0, flags);
     }
     return -1;
 }

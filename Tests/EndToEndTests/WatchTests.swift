@@ -154,6 +154,56 @@ final class WatchTests: XCTestCase {
         XCTAssertEqual(audit.status, 1)
         let screen = try XCTUnwrap(audit.censusTypes.first { ($0["name"] as? String)?.hasSuffix(".ProfileScreen") == true })
         XCTAssertEqual(screen.int("liveAtExit"), 3)
+        // XCTest keeps its test case objects until the run ends: folded, not survivors to act on.
+        XCTAssertFalse(audit.censusTypes.contains { $0["name"] as? String == "ScreenTests.ScreenTests" }, "\(audit.censusTypes)")
+        XCTAssertGreaterThanOrEqual(audit.census?["foldedTestCaseInstances"] as? Int ?? 0, 1)
+        let all = try Harness.audit(
+            "FixturesPackageTests.xctest", ["ScreenTests.ScreenTests/testLeaksScreens"], extraOptions: ["--census-all"])
+        let testCase = try XCTUnwrap(all.censusTypes.first { $0["name"] as? String == "ScreenTests.ScreenTests" })
+        XCTAssertEqual(testCase.bool("testCase"), true)
+    }
+
+    func testAProgramNamedLikeTheToolchainsIsStillAudited() throws {
+        // Users' test bundles share the `swift-` prefix of the toolchain's programs
+        // (swift-logPackageTests.xctest): what a program is decides, not its name.
+        let directory = try temporaryDirectory()
+        let copy = directory + "/swift-galleryPackageTests.xctest"
+        try FileManager.default.copyItem(atPath: try Harness.fixture("UninstrumentedGallery"), toPath: copy)
+        let census = try Harness.audit(path: copy, extraOptions: ["--census"])
+        XCTAssertEqual(census.status, 0, census.stderr)
+        XCTAssertEqual(
+            census.censusTypes.first { $0["name"] as? String == "UninstrumentedGallery.ThumbnailLoader" }?.int("liveAtExit"), 12)
+        let budget = try Harness.audit(path: copy, extraOptions: ["--budget", "UninstrumentedGallery.ThumbnailLoader=1"])
+        XCTAssertEqual(budget.status, 1, budget.stderr)
+        XCTAssertEqual(try budget.type(".ThumbnailLoader").bool("exceeded"), true)
+    }
+
+    func testSwiftTestAuditsTheTestProcessesOnly() throws {
+        // `swift test` also runs the manifest, the toolchain's programs and build helpers: none of
+        // them is audited, and the report says which processes were.
+        _ = try Harness.fixturesBinDirectory.get()
+        let audit = try Harness.audit(
+            path: "swift",
+            ["test", "--skip-build", "--package-path", Harness.fixturesRoot.path, "--filter", "ScreenTests.ScreenTests"],
+            extraOptions: ["--census"])
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let names = audit.censusTypes.compactMap { $0["name"] as? String }
+        XCTAssertFalse(names.contains { $0.hasPrefix("PackageDescription.") }, "\(names)")
+        XCTAssertTrue(names.contains("ScreenTests.ProfileScreen"), "\(names)")
+        let processes = try XCTUnwrap(audit.target["processes"] as? [[String: Any]])
+        XCTAssertEqual(processes.map { $0["testingLibrary"] as? String }, ["XCTest", "Swift Testing"], "\(processes)")
+        XCTAssertTrue(
+            processes.allSatisfy { ($0["commandLine"] as? [String])?.first?.hasSuffix("/FixturesPackageTests.xctest") == true })
+        XCTAssertGreaterThanOrEqual(audit.target["skippedProcesses"] as? Int ?? 0, 1, "the manifest at least")
+        XCTAssertEqual(audit.target["testsRun"] as? Int, 2)
+        let text = Harness.run(
+            [
+                Harness.leakAudit, "run", "--census", "swift", "test", "--skip-build", "--package-path",
+                Harness.fixturesRoot.path,
+                "--filter", "ScreenTests.ScreenTests",
+            ])
+        XCTAssertTrue(text.stderr.contains("audited: FixturesPackageTests.xctest (XCTest, 2 tests)"), text.stderr)
+        XCTAssertTrue(text.stderr.contains("left out"), text.stderr)
     }
 
     func testTargetsThatCannotBeWatched() throws {

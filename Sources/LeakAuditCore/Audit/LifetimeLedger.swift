@@ -22,6 +22,8 @@ struct LifetimeLedger {
         var name: String
         var max: Int
         var budget: WireBudget = .code
+        /// A subclass of XCTestCase: XCTest keeps its instances until the run ends.
+        var heldByXCTest = false
         var live: [UInt64: Instance] = [:]
         var peak = 0
         var peakSequence: UInt64 = 0
@@ -108,12 +110,12 @@ struct LifetimeLedger {
 
     mutating func apply(_ event: WireEvent) {
         switch event {
-        case .typeDefined(let id, let rawName, let max, let budget):
+        case .typeDefined(let id, let rawName, let max, let budget, let heldByXCTest):
             let name = Self.stableTypeName(rawName)
             let slot = Int(id)
             if slot >= typeSlots.count { typeSlots += Array(repeating: nil, count: slot + 1 - typeSlots.count) }
             if typeSlots[slot] == nil {
-                typeSlots[slot] = TypeLedger(name: name, max: max, budget: budget)
+                typeSlots[slot] = TypeLedger(name: name, max: max, budget: budget, heldByXCTest: heldByXCTest)
             } else {
                 typeSlots[slot]?.name = name
                 typeSlots[slot]?.max = max

@@ -77,7 +77,8 @@ struct RecordDecoder {
             guard payload.count >= fixedSize else { return nil }
             let fixed = payload.withUnsafeBytes { $0.loadUnaligned(as: la_wire_type.self) }
             let budget: WireBudget
-            switch Int(fixed.budget_source) {
+            // LA_BUDGET_* in the low 16 bits, LA_TYPE_* flags in the high 16.
+            switch Int(fixed.budget_source & 0xFFFF) {
             case Int(LA_BUDGET_CODE): budget = .code
             case Int(LA_BUDGET_PATTERN): budget = .pattern(index: Int(fixed.pattern_index))
             case Int(LA_BUDGET_NONE): budget = .none
@@ -88,7 +89,8 @@ struct RecordDecoder {
                 name: String(decoding: payload[fixedSize...], as: UTF8.self),
                 // A negative budget allows no instance.
                 max: Int(Swift.max(Int64(bitPattern: value), 0)),
-                budget: budget)
+                budget: budget,
+                heldByXCTest: (fixed.budget_source >> 16) & UInt32(LA_TYPE_XCTEST_CASE) != 0)
         case UInt32(LA_BLOB_STACK):
             let addresses = payload.withUnsafeBytes { bytes in
                 (0..<(bytes.count / 8)).map { bytes.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self) }

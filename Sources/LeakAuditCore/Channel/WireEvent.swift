@@ -4,7 +4,9 @@ import LeakAuditWire
 enum WireEvent: Equatable {
     /// A tracked type, at its first validation or allocation; again when its budget's source
     /// changes (the later definition wins).
-    case typeDefined(id: UInt32, name: String, max: Int, budget: WireBudget = .code)
+    /// `heldByXCTest`: the type descends from XCTestCase, whose instances XCTest keeps until the run
+    /// ends.
+    case typeDefined(id: UInt32, name: String, max: Int, budget: WireBudget = .code, heldByXCTest: Bool = false)
     /// A distinct allocation stack: raw return addresses, innermost first.
     case stackDefined(id: UInt32, returnAddresses: [UInt64], truncated: Bool)
     /// An ELF image loaded in the target.

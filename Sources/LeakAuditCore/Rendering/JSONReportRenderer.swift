@@ -244,12 +244,15 @@ struct JSONReportV1: Encodable {
         var name: String
         var liveAtExit: Int
         var `internal`: Bool
+        var testCase: Bool
         var allocations: [Allocation]
     }
     struct Census: Encodable {
         var types: [CensusEntry]
         var foldedTypes: Int
         var foldedInstances: Int
+        var foldedTestCaseTypes: Int
+        var foldedTestCaseInstances: Int
     }
 
     var schemaVersion = JSONReportRenderer.schemaVersion
@@ -364,10 +367,11 @@ struct JSONReportV1: Encodable {
             Census(
                 types: census.entries.map {
                     CensusEntry(
-                        name: $0.name, liveAtExit: $0.liveAtExit, internal: $0.isInternal,
+                        name: $0.name, liveAtExit: $0.liveAtExit, internal: $0.isInternal, testCase: $0.isTestCase,
                         allocations: allocations($0.allocations))
                 },
-                foldedTypes: census.foldedTypes, foldedInstances: census.foldedInstances)
+                foldedTypes: census.foldedTypes, foldedInstances: census.foldedInstances,
+                foldedTestCaseTypes: census.foldedTestCaseTypes, foldedTestCaseInstances: census.foldedTestCaseInstances)
         }
     }
 }

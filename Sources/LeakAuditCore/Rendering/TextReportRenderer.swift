@@ -329,10 +329,15 @@ public struct TextReportRenderer: ReportRenderer {
     func renderCensus(_ census: AuditReport.Census) -> [String] {
         let instances = census.entries.reduce(0) { $0 + $1.liveAtExit }
         var heading = "census: \(instances) instances of \(census.entries.count) types alive at exit"
+        var folded: [String] = []
         if census.foldedTypes > 0 {
-            heading +=
-                " (\(census.foldedInstances) instances of \(census.foldedTypes) runtime and Foundation types folded; --census-all shows them)"
+            folded.append("\(census.foldedInstances) instances of \(census.foldedTypes) runtime and Foundation types")
         }
+        if census.foldedTestCaseInstances > 0 {
+            folded.append(
+                "\(Self.counted(census.foldedTestCaseInstances, "test case object")) that XCTest keeps until the run ends")
+        }
+        if !folded.isEmpty { heading += " (" + folded.joined(separator: "; ") + " folded; --census-all shows them)" }
         var lines = [heading]
         for entry in census.entries {
             lines.append("  \(entry.liveAtExit) \(Self.escaped(entry.name))")

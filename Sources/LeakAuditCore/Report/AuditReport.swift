@@ -160,6 +160,10 @@ public struct AuditReport: Sendable {
         /// True for a type of the Swift runtime, Foundation, XCTest or another toolchain library,
         /// which the user cannot act on.
         public var isInternal: Bool
+        /// True for a test case class (a subclass of XCTestCase): XCTest keeps one instance per test
+        /// until the run ends, so its survivors are the harness's, not a leak.
+        public var isTestCase: Bool = false
+
         /// The survivors grouped by allocation stack, most first.
         public var allocations: [AllocationGroup]
     }
@@ -172,6 +176,11 @@ public struct AuditReport: Sendable {
         public var foldedTypes: Int
         /// Their instances.
         public var foldedInstances: Int
+        /// Test case classes left out of `entries` (0 when they are shown): XCTest keeps their
+        /// instances until the run ends.
+        public var foldedTestCaseTypes: Int = 0
+        /// Their instances.
+        public var foldedTestCaseInstances: Int = 0
     }
 
     /// Why the report cannot vouch for the target.

@@ -67,12 +67,14 @@ struct ReportBuilder {
         var census: AuditReport.Census?
         if run.request.watch.census {
             let entries = Self.mergedCensus(processes.flatMap(\.census))
-            let shown = run.request.watch.censusShowsInternals ? entries : entries.filter { !$0.isInternal }
-            let folded = entries.filter(\.isInternal)
+            let all = run.request.watch.censusShowsInternals
+            let shown = all ? entries : entries.filter { !$0.isInternal && !$0.isTestCase }
+            let folded = all ? [] : entries.filter(\.isInternal)
+            // XCTest keeps every test case object until the run ends: the harness's, not a leak.
+            let testCases = all ? [] : entries.filter { $0.isTestCase && !$0.isInternal }
             census = AuditReport.Census(
-                entries: shown,
-                foldedTypes: run.request.watch.censusShowsInternals ? 0 : folded.count,
-                foldedInstances: run.request.watch.censusShowsInternals ? 0 : folded.reduce(0) { $0 + $1.liveAtExit })
+                entries: shown, foldedTypes: folded.count, foldedInstances: folded.reduce(0) { $0 + $1.liveAtExit },
+                foldedTestCaseTypes: testCases.count, foldedTestCaseInstances: testCases.reduce(0) { $0 + $1.liveAtExit })
         }
         // Counts from a target that could not be audited mean nothing (without observed
         // deallocations every instance looks alive forever): report none rather than wrong ones.
@@ -146,11 +148,12 @@ struct ReportBuilder {
             }
             if watch.census && !type.live.isEmpty {
                 let isInternal = Self.isInternalType(type.name)
+                let folded = (isInternal || type.heldByXCTest) && !watch.censusShowsInternals
                 census.append(
                     AuditReport.CensusEntry(
-                        name: type.name, liveAtExit: type.live.count, isInternal: isInternal,
+                        name: type.name, liveAtExit: type.live.count, isInternal: isInternal, isTestCase: type.heldByXCTest,
                         // Stacks are symbolized only for what the report shows.
-                        allocations: isInternal && !watch.censusShowsInternals ? [] : groups(type.live.values.map(\.site))))
+                        allocations: folded ? [] : groups(type.live.values.map(\.site))))
             }
         }
 

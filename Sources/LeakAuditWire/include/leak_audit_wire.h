@@ -159,9 +159,15 @@ enum {
     LA_BUDGET_NONE = 2,
 };
 
+/// Flags of a type, in the high 16 bits of la_wire_type.budget_source.
+enum {
+    /// A subclass of XCTest's XCTestCase: XCTest keeps one instance per test until the run ends.
+    LA_TYPE_XCTEST_CASE = 1u << 0,
+};
+
 /// Fixed part of a type blob's payload.
 typedef struct la_wire_type {
-    uint32_t budget_source;  ///< LA_BUDGET_*.
+    uint32_t budget_source;  ///< LA_BUDGET_* in the low 16 bits, LA_TYPE_* flags in the high 16.
     uint32_t pattern_index;  ///< For LA_BUDGET_PATTERN: the pattern's position in LEAK_AUDIT_WATCH.
 } la_wire_type;
 
