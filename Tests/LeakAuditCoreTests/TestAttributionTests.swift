@@ -146,4 +146,67 @@ final class TestAttributionTests: XCTestCase {
         XCTAssertFalse(ReportBuilder.isOneTimeInitialization(frame("App.once() -> ()")))
         XCTAssertFalse(ReportBuilder.isOneTimeInitialization(frame(nil)))
     }
+
+    private func frame(_ function: String, _ file: String? = nil, _ line: Int? = nil) -> SymbolizedFrame {
+        SymbolizedFrame(
+            address: 1, module: nil, moduleOffset: nil, function: function, file: file, line: line, column: nil, inlined: false)
+    }
+
+    func testTheConstructingFrameIsTheCallerOfTheTypesOutermostInitializer() {
+        let frames = [
+            frame("App.Base.init(name: Swift.String) -> App.Base", "/s/Base.swift", 4),
+            frame("App.Screen.init() -> App.Screen", "/s/Screen.swift", 9),
+            frame("App.Screen.__allocating_init() -> App.Screen", "/s/Screen.swift", nil),
+            frame("App.Screen.init(title: Swift.String) -> App.Screen", "/s/Screen.swift", 12),
+            frame("App.Router.open() -> ()", "/s/Router.swift", 30),
+            frame("main", "/s/main.swift", 3),
+        ]
+        let constructing = AuditReport.AllocationGroup.constructingFrame(in: frames, typeName: "App.Screen")
+        XCTAssertEqual(constructing?.line, 30, "past super.init, convenience init and the allocating thunk")
+        // Generic arguments are not part of an initializer's name.
+        let generic = [frame("App.Box.init(_: A) -> App.Box<A>", "/s/Box.swift", 2), frame("App.f() -> ()", "/s/f.swift", 7)]
+        XCTAssertEqual(AuditReport.AllocationGroup.constructingFrame(in: generic, typeName: "App.Box<Swift.Int>")?.line, 7)
+        // A type's own initializer not found by name: past the leading run of initializers.
+        let unnamed = [
+            frame("App.(Hidden in _0ABC).init() -> App.(Hidden in _0ABC)", "/s/h.swift", 5),
+            frame("App.g() -> ()", "/s/g.swift", 8),
+        ]
+        XCTAssertEqual(
+            AuditReport.AllocationGroup.constructingFrame(in: unnamed, typeName: "App.(unknown context).Hidden")?.line, 8)
+        // Only initializers: the first frame with a line.
+        XCTAssertEqual(
+            AuditReport.AllocationGroup.constructingFrame(in: Array(frames.prefix(2)), typeName: "App.Screen")?.line, 4)
+    }
+
+    func testALineWhoseInstancesLaterTestsReplacedIsGlobalStateButOneThatAccumulatesIsALeak() {
+        // Tests A and B each run `Harness.init` (helper.swift:10), which makes a Config; a bootstrap
+        // keeps the latest one. A's is released while B runs; B's survives to the end.
+        var replay = Replay()
+        replay.type(0, "App.Config")
+        func stack(_ test: String) -> [SymbolizedFrame] {
+            [
+                frame("App.Config.__allocating_init() -> App.Config"),
+                frame("AppTests.Harness.init() -> AppTests.Harness", "/t/helper.swift", 10),
+                frame("AppTests.\(test)() -> ()", "/t/Tests.swift", test == "a" ? 20 : 30),
+            ]
+        }
+        let frames: [UInt32: [SymbolizedFrame]] = [1: stack("a"), 2: stack("b")]
+        replay.alloc(0, 0x100, test: 0, stack: 1)
+        replay.alloc(0, 0x200, test: 1, stack: 2)
+        replay.free(0, 0x100)
+        let a = LifetimeLedger.Leak(typeID: 0, site: .init(stackID: 1, test: 0), object: 0x100, sequence: 1)
+        let b = LifetimeLedger.Leak(typeID: 0, site: .init(stackID: 2, test: 1), object: 0x200, sequence: 2)
+        let replaced = ReportBuilder.globalState(among: [("a", a), ("b", b)], in: replay.ledger) { frames[$0] ?? [] }
+        XCTAssertEqual(replaced, [a: .replacedByLaterTests, b: .replacedByLaterTests])
+
+        // Both still alive at the end: they accumulate, each test leaked its own.
+        var accumulating = Replay()
+        accumulating.type(0, "App.Config")
+        accumulating.alloc(0, 0x100, test: 0, stack: 1)
+        accumulating.alloc(0, 0x200, test: 1, stack: 2)
+        XCTAssertEqual(ReportBuilder.globalState(among: [("a", a), ("b", b)], in: accumulating.ledger) { frames[$0] ?? [] }, [:])
+
+        // One test alone cannot show a replacement.
+        XCTAssertEqual(ReportBuilder.globalState(among: [("b", b)], in: replay.ledger) { frames[$0] ?? [] }, [:])
+    }
 }

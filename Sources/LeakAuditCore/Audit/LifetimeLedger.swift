@@ -64,6 +64,16 @@ struct LifetimeLedger {
     struct Leak: Hashable {
         var typeID: UInt32
         var site: Site
+        /// The instance: its address and its allocation's sequence number, which together tell it
+        /// from a later instance at the same address.
+        var object: UInt64 = 0
+        var sequence: UInt64 = 0
+    }
+
+    /// True when the instance a test left alive is still alive now (at the end of the run, when
+    /// reports are built).
+    func isAlive(_ leak: Leak) -> Bool {
+        Int(leak.typeID) < typeSlots.count && typeSlots[Int(leak.typeID)]?.live[leak.object]?.sequence == leak.sequence
     }
 
     /// One test of this process: the instances allocated during it that are alive now.
@@ -220,7 +230,7 @@ struct LifetimeLedger {
         guard var test = tests[id] else { return }
         test.leaked = test.live.compactMap { object, typeID in
             guard Int(typeID) < typeSlots.count, let instance = typeSlots[Int(typeID)]?.live[object] else { return nil }
-            return Leak(typeID: typeID, site: instance.site)
+            return Leak(typeID: typeID, site: instance.site, object: object, sequence: instance.sequence)
         }
         tests[id] = test
     }
@@ -233,7 +243,7 @@ struct LifetimeLedger {
             if let leaked = test.leaked { return (test.name, test.started, leaked) }
             let leaks = test.live.compactMap { object, typeID -> Leak? in
                 guard Int(typeID) < typeSlots.count, let instance = typeSlots[Int(typeID)]?.live[object] else { return nil }
-                return Leak(typeID: typeID, site: instance.site)
+                return Leak(typeID: typeID, site: instance.site, object: object, sequence: instance.sequence)
             }
             return (test.name, test.started, leaks)
         }

@@ -176,11 +176,17 @@ struct JSONReportV1: Encodable {
         }
         enum CodingKeys: String, CodingKey { case type, count, allocations, status, suppression, baselineCount }
     }
+    struct GlobalState: Encodable {
+        var type: String
+        var count: Int
+        var reason: String
+        var allocations: [Allocation]
+    }
     struct Test: Encodable {
         var name: String
         var ran: Bool
         var leaked: [LeakedType]
-        var globalState: [LeakedType]
+        var globalState: [GlobalState]
     }
     struct Budget: Encodable {
         var source: String
@@ -337,8 +343,10 @@ struct JSONReportV1: Encodable {
                             finding: Finding($0.status))
                     },
                     globalState: test.globalState.map {
-                        LeakedType(
-                            type: $0.type, count: $0.count, allocations: allocations($0.allocations), finding: Finding(nil))
+                        GlobalState(
+                            type: $0.type, count: $0.count,
+                            reason: ($0.globalStateReason ?? .oneTimeInitializer).rawValue,
+                            allocations: allocations($0.allocations))
                     })
             }
         }

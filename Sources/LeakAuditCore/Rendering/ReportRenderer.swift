@@ -41,6 +41,35 @@ extension SymbolizedFrame {
 extension AuditReport.AllocationGroup {
     /// The group's first frame with a source line: the line that allocated its instances.
     var sourceFrame: SymbolizedFrame? { frames.first(where: \.hasSourceLine) }
+
+    /// The frame that constructed the instances of `typeName`: the caller of the type's outermost
+    /// initializer (its own `init`s, convenience inits and allocating thunks, with any `super.init`
+    /// chain inside them), the first frame with a source line past it; when no frame is one of the
+    /// type's initializers, the first frame with a source line outside a leading run of initializers;
+    /// and when every such frame is an initializer, the first frame with a source line.
+    static func constructingFrame(in frames: [SymbolizedFrame], typeName: String) -> SymbolizedFrame? {
+        // `App.Box<Swift.Int>` is initialised by `App.Box.init(…)`.
+        let owner = String(typeName.prefix { $0 != "<" }) + "."
+        let past: Int
+        if let outermost = frames.lastIndex(where: { isInitializer($0.function ?? "", of: owner) }) {
+            past = outermost + 1
+        } else {
+            past = frames.firstIndex { !isInitializer($0.function ?? "") && $0.hasSourceLine } ?? frames.count
+        }
+        return frames[past...].first(where: \.hasSourceLine) ?? frames.first(where: \.hasSourceLine)
+    }
+
+    /// True for an initializer of the type whose qualified name (with a trailing dot) is `owner`.
+    static func isInitializer(_ function: String, of owner: String) -> Bool {
+        guard function.hasPrefix(owner) else { return false }
+        let member = function.dropFirst(owner.count)
+        return member.hasPrefix("init(") || member.hasPrefix("__allocating_init(")
+    }
+
+    /// True for an initializer's frame: `A.init(…)`, `A.__allocating_init(…)`.
+    static func isInitializer(_ function: String) -> Bool {
+        function.contains(".init(") || function.contains("__allocating_init(")
+    }
 }
 
 extension AuditReport.TrackedType {

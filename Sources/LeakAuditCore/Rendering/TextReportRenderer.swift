@@ -205,12 +205,18 @@ public struct TextReportRenderer: ReportRenderer {
         }
         let creators = tests.filter { !$0.globalState.isEmpty }
         if !creators.isEmpty {
-            lines.append(
-                "global state (created under a one-time initializer of a global or static; reported, not failing;"
-                    + " --fail-on-global-state fails for it):")
+            lines.append("global state (reported, not failing; --fail-on-global-state fails for it):")
             for test in creators {
-                let summary = test.globalState.map { "\($0.count) \(Self.escaped($0.type))" }.joined(separator: ", ")
-                lines.append("  GLOBAL STATE first created by \(Self.escaped(test.name)): \(summary)")
+                let summary = test.globalState.map { type in
+                    let why =
+                        switch type.globalStateReason {
+                        case .oneTimeInitializer, nil: "a global or static's one-time initializer"
+                        case .replacedByLaterTests: "replaced when later tests ran the same line"
+                        }
+                    return "\(type.count) \(Self.escaped(type.type)) (\(why))"
+                }
+                lines.append(
+                    "  GLOBAL STATE first created by \(Self.escaped(test.name)): \(summary.joined(separator: ", "))")
             }
         }
         lines.append("")

@@ -90,6 +90,8 @@ public struct AuditReport: Sendable {
             public var allocations: [AllocationGroup]
             /// Whether this leak fails the run, or is suppressed or baselined.
             public var status: FindingStatus = .failing
+            /// For instances reported as global state, why they are.
+            public var globalStateReason: GlobalStateReason? = nil
         }
 
         /// The test's name.
@@ -103,6 +105,15 @@ public struct AuditReport: Sendable {
         /// True when the test was seen starting (false for a suite, or a test whose start was not
         /// observed, that only allocated).
         public var ran: Bool = true
+    }
+
+    /// Why instances a test left alive are global state rather than its leak.
+    public enum GlobalStateReason: String, Sendable, Hashable {
+        /// Allocated under a one-time initializer: a lazily initialised global or static.
+        case oneTimeInitializer
+        /// Made by a line that other tests ran too, whose instances did not accumulate: a later test
+        /// replaced them (a bootstrap, a shared cache reset).
+        case replacedByLaterTests
     }
 
     /// Where a type's budget came from.

@@ -161,39 +161,36 @@ struct ReportBuilder {
         // have no budget to judge them by).
         var tests: [AuditReport.TestReport] = []
         if watch.leaksPerTest {
-            // Whether a stack passes through a one-time initializer, asked once per stack.
-            var createdAsGlobal: [UInt32: Bool] = [:]
-            func isGlobalState(_ site: LifetimeLedger.Site) -> Bool {
-                guard !watch.failsOnGlobalState else { return false }
-                if let known = createdAsGlobal[site.stackID] { return known }
-                let answer = frames(ofStack: site.stackID).contains(where: Self.isOneTimeInitialization)
-                createdAsGlobal[site.stackID] = answer
-                return answer
+            // Per test, the instances of tracked or budgeted types it left alive; the test harness's
+            // own objects (XCTest's, Swift Testing's) are never a test's leak.
+            let byTest = ledger.leaksByTest().map { test in
+                (
+                    test.name, test.started,
+                    test.leaks.filter { leak in
+                        ledgerTypes[leak.typeID].map { $0.budget != .none && !Self.isHarnessType($0.name) } == true
+                    }
+                )
             }
-            func leakedTypes(_ byType: [UInt32: [LifetimeLedger.Site]]) -> [AuditReport.TestReport.LeakedType] {
-                byType.compactMap { typeID, sites -> AuditReport.TestReport.LeakedType? in
+            let globalState =
+                watch.failsOnGlobalState
+                ? [:]
+                : Self.globalState(
+                    among: byTest.flatMap { name, _, leaks in leaks.map { (name, $0) } }, in: ledger, frames: frames)
+            func leakedTypes(_ leaks: [LifetimeLedger.Leak]) -> [AuditReport.TestReport.LeakedType] {
+                Dictionary(grouping: leaks, by: \.typeID).compactMap { typeID, leaks -> AuditReport.TestReport.LeakedType? in
                     guard let type = ledgerTypes[typeID] else { return nil }
-                    return .init(type: type.name, count: sites.count, allocations: groups(sites))
+                    return .init(
+                        type: type.name, count: leaks.count, allocations: groups(leaks.map(\.site)),
+                        globalStateReason: leaks.lazy.compactMap { globalState[$0] }.first)
                 }.sorted { ($0.count, $1.type) > ($1.count, $0.type) }
             }
-            for (name, started, leaks) in ledger.leaksByTest() {
-                var leakedByType: [UInt32: [LifetimeLedger.Site]] = [:]
-                var globalByType: [UInt32: [LifetimeLedger.Site]] = [:]
-                // The test harness's own objects (XCTest's, Swift Testing's) are never a test's leak.
-                for leak in leaks
-                where ledgerTypes[leak.typeID].map({ $0.budget != .none && !Self.isHarnessType($0.name) }) == true {
-                    if isGlobalState(leak.site) {
-                        globalByType[leak.typeID, default: []].append(leak.site)
-                    } else {
-                        leakedByType[leak.typeID, default: []].append(leak.site)
-                    }
-                }
-                let leaked = leakedTypes(leakedByType)
-                let globalState = leakedTypes(globalByType)
+            for (name, started, leaks) in byTest {
+                let leaked = leakedTypes(leaks.filter { globalState[$0] == nil })
+                let global = leakedTypes(leaks.filter { globalState[$0] != nil })
                 // A name seen only on allocations (a Swift Testing suite's scope) is listed only when
                 // something it allocated outlived it.
-                guard started || !leaked.isEmpty || !globalState.isEmpty else { continue }
-                tests.append(AuditReport.TestReport(name: name, leaked: leaked, globalState: globalState, ran: started))
+                guard started || !leaked.isEmpty || !global.isEmpty else { continue }
+                tests.append(AuditReport.TestReport(name: name, leaked: leaked, globalState: global, ran: started))
             }
         }
         return (types, census, tests)
@@ -248,6 +245,58 @@ struct ReportBuilder {
         "Testing", "_Testing_Foundation", "Dispatch", "Synchronization", "Observation", "Distributed", "RegexBuilder",
         "__C", "_SwiftConcurrencyShims",
     ]
+
+    /// The instances tests left alive that are global state rather than the tests' leaks, and why
+    /// (docs/design.md, "Global state"):
+    /// - allocated under a one-time initializer (a lazily initialised global or static);
+    /// - or made by a line that several tests ran and whose instances do not accumulate: every test
+    ///   but (at most) one had its instances from that line released later, when another test
+    ///   replaced them (a logging or metrics bootstrap, a shared cache reset). A line that leaks in
+    ///   every test that runs it keeps them all alive, and stays each test's leak.
+    static func globalState(
+        among leaks: [(test: String, leak: LifetimeLedger.Leak)], in ledger: LifetimeLedger,
+        frames: (UInt32) -> [SymbolizedFrame]
+    ) -> [LifetimeLedger.Leak: AuditReport.GlobalStateReason] {
+        var reasons: [LifetimeLedger.Leak: AuditReport.GlobalStateReason] = [:]
+        struct StackKey: Hashable {
+            var stackID: UInt32
+            var typeID: UInt32
+        }
+        var stacks: [StackKey: (once: Bool, line: String?)] = [:]
+        let typeNames = ledger.types.mapValues(\.name)
+        func stack(_ leak: LifetimeLedger.Leak) -> (once: Bool, line: String?) {
+            let key = StackKey(stackID: leak.site.stackID, typeID: leak.typeID)
+            if let known = stacks[key] { return known }
+            let symbolized = frames(leak.site.stackID)
+            let typeName = typeNames[leak.typeID] ?? ""
+            let line = AuditReport.AllocationGroup.constructingFrame(in: symbolized, typeName: typeName).map {
+                "\($0.function ?? "")|\($0.file ?? ""):\($0.line ?? 0)"
+            }
+            let answer = (symbolized.contains(where: isOneTimeInitialization), line)
+            stacks[key] = answer
+            return answer
+        }
+        struct LineKey: Hashable {
+            var typeID: UInt32
+            var line: String
+        }
+        var byLine: [LineKey: [(test: String, leak: LifetimeLedger.Leak)]] = [:]
+        for (test, leak) in leaks {
+            let info = stack(leak)
+            if info.once {
+                reasons[leak] = .oneTimeInitializer
+            } else if let line = info.line {
+                byLine[LineKey(typeID: leak.typeID, line: line), default: []].append((test, leak))
+            }
+        }
+        for (_, entries) in byLine {
+            let tests = Set(entries.map(\.test))
+            let stillAlive = Set(entries.filter { ledger.isAlive($0.leak) }.map(\.test))
+            guard tests.count >= 2, stillAlive.count <= 1 else { continue }
+            for entry in entries { reasons[entry.leak] = .replacedByLaterTests }
+        }
+        return reasons
+    }
 
     /// True for a frame of a one-time initializer: a lazily initialised global or static variable's
     /// initializer (`one-time initialization function for X`), or the runtime's `swift_once`
