@@ -51,6 +51,9 @@ enum Harness {
         var status: Int32
         var stdout: String
         var stderr: String
+
+        /// Both streams, for failure messages.
+        var log: String { "status \(status)\n--- stdout\n\(stdout)\n--- stderr\n\(stderr)" }
     }
 
     /// Runs a command to completion, capturing its output.

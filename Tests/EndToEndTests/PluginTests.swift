@@ -175,8 +175,3 @@ private enum ProbePackage {
         return root
     }
 }
-
-extension Harness.CommandResult {
-    /// Both streams, for failure messages.
-    fileprivate var log: String { "status \(status)\n--- stdout\n\(stdout)\n--- stderr\n\(stderr)" }
-}
