@@ -8,7 +8,8 @@ enum ExitStatus: Int32, CaseIterable {
     case budgetExceeded = 1
     /// No type exceeded its budget, but the target exited non-zero or was killed by a signal.
     case targetFailed = 2
-    /// The target ran but could not be audited: it never attached, or its runtime is static.
+    /// The target ran but could not be audited: it never attached, its runtime is static, or it
+    /// ran no test.
     case notAudited = 3
     /// The target could not be started: missing, not executable.
     case targetNotStarted = 4
@@ -47,8 +48,9 @@ enum ExitStatus: Int32, CaseIterable {
               a signal)
           3   the target could not be audited: it never attached (no
               LeakMonitor, no --budget or --census), links the Swift
-              runtime statically, is not a Swift program, or its
-              LeakMonitor is from another leak-audit release
+              runtime statically, is not a Swift program, its
+              LeakMonitor is from another leak-audit release, or it
+              ran tests and not one test ran (a filter matched none)
           4   the target could not be started (not found, not executable)
           64  usage or configuration error (also a bad --baseline file)
           70  internal error (the record channel or the preloaded
