@@ -179,10 +179,8 @@ final class TestAttributionTests: XCTestCase {
     }
 
     func testALineWhoseInstancesLaterTestsReplacedIsGlobalStateButOneThatAccumulatesIsALeak() {
-        // Tests A and B each run `Harness.init` (helper.swift:10), which makes a Config; a bootstrap
-        // keeps the latest one. A's is released while B runs; B's survives to the end.
-        var replay = Replay()
-        replay.type(0, "App.Config")
+        // Tests 0 and 1 each run `Harness.init` (helper.swift:10), which makes a Config; a bootstrap
+        // keeps the latest one past the test's end, until the next test replaces it.
         func stack(_ test: String) -> [SymbolizedFrame] {
             [
                 frame("App.Config.__allocating_init() -> App.Config"),
@@ -191,22 +189,60 @@ final class TestAttributionTests: XCTestCase {
             ]
         }
         let frames: [UInt32: [SymbolizedFrame]] = [1: stack("a"), 2: stack("b")]
-        replay.alloc(0, 0x100, test: 0, stack: 1)
-        replay.alloc(0, 0x200, test: 1, stack: 2)
-        replay.free(0, 0x100)
-        let a = LifetimeLedger.Leak(typeID: 0, site: .init(stackID: 1, test: 0), object: 0x100, sequence: 1)
-        let b = LifetimeLedger.Leak(typeID: 0, site: .init(stackID: 2, test: 1), object: 0x200, sequence: 2)
-        let replaced = ReportBuilder.globalState(among: [("a", a), ("b", b)], in: replay.ledger) { frames[$0] ?? [] }
-        XCTAssertEqual(replaced, [a: .replacedByLaterTests, b: .replacedByLaterTests])
+        func classify(_ replay: Replay) -> [String: AuditReport.GlobalStateReason] {
+            let leaks = replay.ledger.leaksByTest().flatMap { test in test.leaks.map { (test.name, $0) } }
+            let outlived = replay.ledger.outlivedByTest().flatMap { test in test.outlived.map { (test.name, $0) } }
+            let reasons = ReportBuilder.globalState(among: leaks, outlived: outlived, in: replay.ledger) { frames[$0] ?? [] }
+            return Dictionary(uniqueKeysWithValues: leaks.compactMap { test, leak in reasons[leak].map { (test, $0) } })
+        }
+        func run(_ body: (inout Replay) -> Void) -> Replay {
+            var replay = Replay()
+            replay.type(0, "App.Config")
+            replay.test(0, "a")
+            replay.test(1, "b")
+            body(&replay)
+            return replay
+        }
+
+        // Replaced: each test's Config outlives the test; a's is released while b runs.
+        let bootstrap = run { replay in
+            replay.phase(0, LA_TEST_STARTED)
+            replay.alloc(0, 0x100, test: 0, stack: 1)
+            replay.phase(0, LA_TEST_FINISHED)
+            replay.phase(0, LA_TEST_SETTLED)
+            replay.phase(1, LA_TEST_STARTED)
+            replay.alloc(0, 0x200, test: 1, stack: 2)
+            replay.free(0, 0x100)
+            replay.phase(1, LA_TEST_FINISHED)
+            replay.phase(1, LA_TEST_SETTLED)
+        }
+        XCTAssertEqual(classify(bootstrap), ["a": .replacedByLaterTests, "b": .replacedByLaterTests])
+
+        // A shared helper line whose instance dies within the test that does not leak: b's leak is b's.
+        let helper = run { replay in
+            replay.phase(0, LA_TEST_STARTED)
+            replay.alloc(0, 0x100, test: 0, stack: 1)
+            replay.free(0, 0x100)
+            replay.phase(0, LA_TEST_FINISHED)
+            replay.phase(0, LA_TEST_SETTLED)
+            replay.phase(1, LA_TEST_STARTED)
+            replay.alloc(0, 0x200, test: 1, stack: 2)
+            replay.phase(1, LA_TEST_FINISHED)
+            replay.phase(1, LA_TEST_SETTLED)
+        }
+        XCTAssertEqual(classify(helper), [:])
+        XCTAssertEqual(leaks(helper), ["a": 0, "b": 1])
 
         // Both still alive at the end: they accumulate, each test leaked its own.
-        var accumulating = Replay()
-        accumulating.type(0, "App.Config")
-        accumulating.alloc(0, 0x100, test: 0, stack: 1)
-        accumulating.alloc(0, 0x200, test: 1, stack: 2)
-        XCTAssertEqual(ReportBuilder.globalState(among: [("a", a), ("b", b)], in: accumulating.ledger) { frames[$0] ?? [] }, [:])
-
-        // One test alone cannot show a replacement.
-        XCTAssertEqual(ReportBuilder.globalState(among: [("b", b)], in: replay.ledger) { frames[$0] ?? [] }, [:])
+        let accumulating = run { replay in
+            for test: UInt32 in [0, 1] {
+                replay.phase(test, LA_TEST_STARTED)
+                replay.alloc(0, 0x100 + UInt64(test) * 0x100, test: test, stack: test + 1)
+                replay.phase(test, LA_TEST_FINISHED)
+                replay.phase(test, LA_TEST_SETTLED)
+            }
+        }
+        XCTAssertEqual(classify(accumulating), [:])
+        XCTAssertEqual(leaks(accumulating), ["a": 1, "b": 1])
     }
 }

@@ -90,6 +90,9 @@ struct LifetimeLedger {
         var live: [UInt64: UInt32] = [:]
         /// Frozen when the test settled.
         var leaked: [Leak]? = nil
+        /// Its instances alive when it finished (its last run), before any grace period: what it
+        /// left to others, whether or not they released it in time.
+        var outlived: [Leak] = []
     }
 
     /// Tests by id.
@@ -115,8 +118,9 @@ struct LifetimeLedger {
     init(watchesAllocations: Bool = true) {
         tracksOwners = watchesAllocations
     }
-    /// Objects whose deallocation was never seen, found when their address was allocated again.
-    private(set) var unseenDeallocations = 0
+    /// Objects whose deallocation was never seen, found when their address was allocated again, by
+    /// type id.
+    private(set) var unseenDeallocations: [UInt32: Int] = [:]
 
     mutating func apply(_ event: WireEvent) {
         switch event {
@@ -154,6 +158,7 @@ struct LifetimeLedger {
             case UInt32(LA_TEST_FINISHED):
                 test.running = Swift.max(0, test.running - 1)
                 test.unsettled += 1
+                if test.running == 0 { test.outlived = aliveNow(test) }
             case UInt32(LA_TEST_SETTLED):
                 test.unsettled = Swift.max(0, test.unsettled - 1)
             default:
@@ -177,7 +182,7 @@ struct LifetimeLedger {
         // An address allocated again while its object still counts as alive: that object was
         // freed where no hook saw it. It dies now, or it would hide the new one.
         if tracksOwners, let previous = owners[object] {
-            unseenDeallocations += 1
+            unseenDeallocations[previous, default: 0] += 1
             deallocate(typeID: previous, object: object)
         }
         if tracksOwners { owners[object] = typeID }
@@ -223,6 +228,19 @@ struct LifetimeLedger {
     /// The allocation sites (stack and test) of the instances alive at `type`'s peak, one per instance.
     static func sitesAliveAtPeak(of type: TypeLedger) -> [Site] {
         type.live.values.filter { $0.sequence <= type.peakSequence }.map(\.site) + type.diedSincePeak
+    }
+
+    /// The instances `test` allocated that are alive now.
+    private func aliveNow(_ test: TestLedger) -> [Leak] {
+        test.live.compactMap { object, typeID in
+            guard Int(typeID) < typeSlots.count, let instance = typeSlots[Int(typeID)]?.live[object] else { return nil }
+            return Leak(typeID: typeID, site: instance.site, object: object, sequence: instance.sequence)
+        }
+    }
+
+    /// What each test left alive when it finished, before its grace period.
+    func outlivedByTest() -> [(name: String, outlived: [Leak])] {
+        tests.sorted { $0.key < $1.key }.map { ($0.value.name, $0.value.outlived) }
     }
 
     /// Freezes what test `id` leaked: its instances still alive now, when its grace period ended.

@@ -223,6 +223,9 @@ public struct TextReportRenderer: ReportRenderer {
         return lines
     }
 
+    /// Kinds of process named on the `audited:` line; JSON lists every process.
+    static let processGroupsShown = 4
+
     /// `1 test`, `2 tests`.
     static func counted(_ count: Int, _ noun: String) -> String {
         "\(count) \(noun)\(count == 1 ? "" : "s")"
@@ -245,7 +248,19 @@ public struct TextReportRenderer: ReportRenderer {
             }
             return Self.escaped(text)
         }
-        var line = "audited: " + (described.isEmpty ? "no process" : described.joined(separator: ", "))
+        // The same program started many times (a test suite running its examples) is one entry.
+        var groups: [(text: String, count: Int)] = []
+        for text in described {
+            if let index = groups.firstIndex(where: { $0.text == text }) {
+                groups[index].count += 1
+            } else {
+                groups.append((text, 1))
+            }
+        }
+        let shown = groups.prefix(Self.processGroupsShown).map { $0.count > 1 ? "\($0.text) ×\($0.count)" : $0.text }
+        let more = groups.dropFirst(Self.processGroupsShown).reduce(0) { $0 + $1.count }
+        var line = "audited: " + (shown.isEmpty ? "no process" : shown.joined(separator: ", "))
+        if more > 0 { line += " and \(more) more \(more == 1 ? "process" : "processes") (--format json lists them)" }
         if report.target.skippedProcesses > 0 {
             let skipped = report.target.skippedProcesses
             line += "; \(skipped) SwiftPM manifest or build \(skipped == 1 ? "process" : "processes") left out"

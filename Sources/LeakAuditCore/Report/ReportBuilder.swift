@@ -8,7 +8,17 @@ struct ReportBuilder {
         let types = Self.mergedByName(processes.flatMap(\.types))
             .sorted { ($0.exceeded ? 0 : 1, $0.name) < ($1.exceeded ? 0 : 1, $1.name) }
         let inconsistentEvents = run.ledgers.values.reduce(0) { $0 + $1.inconsistentEvents }
-        let unseenDeallocations = run.ledgers.values.reduce(0) { $0 + $1.unseenDeallocations }
+        // Only the types the report shows: the runtime's and Foundation's own are folded (and
+        // CoreFoundation frees its bridged objects where no hook sees it).
+        let unseenDeallocations = run.ledgers.values.reduce(0) { total, ledger in
+            let types = ledger.types
+            return total
+                + ledger.unseenDeallocations.reduce(0) { sum, entry in
+                    guard let type = types[entry.key], !Self.isInternalType(type.name) || run.request.watch.censusShowsInternals
+                    else { return sum }
+                    return sum + entry.value
+                }
+        }
 
         var warnings: [String] = []
         if run.droppedRecords > 0 {
@@ -113,19 +123,49 @@ struct ReportBuilder {
             return Array(symbolized.drop(while: Self.isMonitorFrame))
         }
         let testNames = ledger.tests.mapValues(\.name)
-        func groups(_ sites: [LifetimeLedger.Site]) -> [AuditReport.AllocationGroup] {
+        /// The sites grouped by the line that constructed their instances (and their test): stacks
+        /// that differ only above or below that line are one group, shown with its commonest stack
+        /// (an instance first seen by the allocation hook and one seen by validate, say).
+        func groups(_ sites: [LifetimeLedger.Site], typeName: String) -> [AuditReport.AllocationGroup] {
             var counts: [LifetimeLedger.Site: Int] = [:]
             for site in sites { counts[site, default: 0] += 1 }
-            // Most instances first; then by stack and test, so that the order is stable.
-            let ordered = counts.sorted { left, right in
-                if left.value != right.value { return left.value > right.value }
-                if left.key.stackID != right.key.stackID { return left.key.stackID < right.key.stackID }
-                return (left.key.test ?? .max) < (right.key.test ?? .max)
+            struct Key: Hashable {
+                var line: String?
+                var stackID: UInt32?
+                var test: UInt32?
             }
-            return ordered.map { site, count in
+            var merged: [Key: (count: Int, representative: LifetimeLedger.Site, representativeCount: Int, truncated: Bool)] = [:]
+            // Stack order, so that the commonest stack wins ties the same way every time.
+            for (site, count) in counts.sorted(by: {
+                ($0.key.stackID, $0.key.test ?? .max) < ($1.key.stackID, $1.key.test ?? .max)
+            }) {
+                let constructing = AuditReport.AllocationGroup.constructingFrame(
+                    in: frames(ofStack: site.stackID), typeName: typeName)
+                let key =
+                    constructing.map { Key(line: "\($0.function ?? "")|\($0.file ?? ""):\($0.line ?? 0)", test: site.test) }
+                    ?? Key(stackID: site.stackID, test: site.test)
+                let truncated = ledger.truncatedStacks.contains(site.stackID)
+                if var group = merged[key] {
+                    group.count += count
+                    group.truncated = group.truncated || truncated
+                    if count > group.representativeCount { (group.representative, group.representativeCount) = (site, count) }
+                    merged[key] = group
+                } else {
+                    merged[key] = (count, site, count, truncated)
+                }
+            }
+            // Most instances first; then by stack and test, so that the order is stable.
+            let ordered = merged.values.sorted { left, right in
+                if left.count != right.count { return left.count > right.count }
+                if left.representative.stackID != right.representative.stackID {
+                    return left.representative.stackID < right.representative.stackID
+                }
+                return (left.representative.test ?? .max) < (right.representative.test ?? .max)
+            }
+            return ordered.map { group in
                 AuditReport.AllocationGroup(
-                    count: count, frames: frames(ofStack: site.stackID),
-                    truncated: ledger.truncatedStacks.contains(site.stackID), test: site.test.flatMap { testNames[$0] })
+                    count: group.count, frames: frames(ofStack: group.representative.stackID), truncated: group.truncated,
+                    test: group.representative.test.flatMap { testNames[$0] })
             }
         }
 
@@ -143,7 +183,9 @@ struct ReportBuilder {
                 var tracked = AuditReport.TrackedType(
                     name: type.name, budget: budget, max: type.max, peakLive: type.peak, liveAtExit: type.live.count,
                     allocatedTotal: type.allocated, allocations: [])
-                if tracked.exceeded { tracked.allocations = groups(LifetimeLedger.sitesAliveAtPeak(of: type)) }
+                if tracked.exceeded {
+                    tracked.allocations = groups(LifetimeLedger.sitesAliveAtPeak(of: type), typeName: type.name)
+                }
                 types.append(tracked)
             }
             if watch.census && !type.live.isEmpty {
@@ -153,7 +195,7 @@ struct ReportBuilder {
                     AuditReport.CensusEntry(
                         name: type.name, liveAtExit: type.live.count, isInternal: isInternal, isTestCase: type.heldByXCTest,
                         // Stacks are symbolized only for what the report shows.
-                        allocations: folded ? [] : groups(type.live.values.map(\.site))))
+                        allocations: folded ? [] : groups(type.live.values.map(\.site), typeName: type.name)))
             }
         }
 
@@ -167,7 +209,7 @@ struct ReportBuilder {
                 (
                     test.name, test.started,
                     test.leaks.filter { leak in
-                        ledgerTypes[leak.typeID].map { $0.budget != .none && !Self.isHarnessType($0.name) } == true
+                        ledgerTypes[leak.typeID].map { Self.isJudgedPerTest($0, watch: watch) } == true
                     }
                 )
             }
@@ -175,12 +217,14 @@ struct ReportBuilder {
                 watch.failsOnGlobalState
                 ? [:]
                 : Self.globalState(
-                    among: byTest.flatMap { name, _, leaks in leaks.map { (name, $0) } }, in: ledger, frames: frames)
+                    among: byTest.flatMap { name, _, leaks in leaks.map { (name, $0) } },
+                    outlived: ledger.outlivedByTest().flatMap { name, leaks in leaks.map { (name, $0) } }, in: ledger,
+                    frames: frames)
             func leakedTypes(_ leaks: [LifetimeLedger.Leak]) -> [AuditReport.TestReport.LeakedType] {
                 Dictionary(grouping: leaks, by: \.typeID).compactMap { typeID, leaks -> AuditReport.TestReport.LeakedType? in
                     guard let type = ledgerTypes[typeID] else { return nil }
                     return .init(
-                        type: type.name, count: leaks.count, allocations: groups(leaks.map(\.site)),
+                        type: type.name, count: leaks.count, allocations: groups(leaks.map(\.site), typeName: type.name),
                         globalStateReason: leaks.lazy.compactMap { globalState[$0] }.first)
                 }.sorted { ($0.count, $1.type) > ($1.count, $0.type) }
             }
@@ -249,15 +293,15 @@ struct ReportBuilder {
     /// The instances tests left alive that are global state rather than the tests' leaks, and why
     /// (docs/design.md, "Global state"):
     /// - allocated under a one-time initializer (a lazily initialised global or static);
-    /// - or made by a line that several tests ran and whose instances do not accumulate: every test
-    ///   but (at most) one had its instances from that line released later, when another test
-    ///   replaced them (a logging or metrics bootstrap, a shared cache reset). A line that leaks in
-    ///   every test that runs it keeps them all alive, and stays each test's leak.
+    /// - or made by a line whose instances outlived the end of each of at least two tests that ran
+    ///   it, and of which at most half those tests' are still alive at the end of the run: each
+    ///   test's were held past its end and released when a later test replaced them (a logging or
+    ///   metrics bootstrap per test). A line whose instances die within the tests that do not leak, or that
+    ///   keeps every leaking test's instances alive, stays each test's leak.
     static func globalState(
-        among leaks: [(test: String, leak: LifetimeLedger.Leak)], in ledger: LifetimeLedger,
-        frames: (UInt32) -> [SymbolizedFrame]
+        among leaks: [(test: String, leak: LifetimeLedger.Leak)], outlived: [(test: String, leak: LifetimeLedger.Leak)],
+        in ledger: LifetimeLedger, frames: (UInt32) -> [SymbolizedFrame]
     ) -> [LifetimeLedger.Leak: AuditReport.GlobalStateReason] {
-        var reasons: [LifetimeLedger.Leak: AuditReport.GlobalStateReason] = [:]
         struct StackKey: Hashable {
             var stackID: UInt32
             var typeID: UInt32
@@ -280,20 +324,29 @@ struct ReportBuilder {
             var typeID: UInt32
             var line: String
         }
-        var byLine: [LineKey: [(test: String, leak: LifetimeLedger.Leak)]] = [:]
-        for (test, leak) in leaks {
-            let info = stack(leak)
-            if info.once {
-                reasons[leak] = .oneTimeInitializer
-            } else if let line = info.line {
-                byLine[LineKey(typeID: leak.typeID, line: line), default: []].append((test, leak))
-            }
+        func lineKey(_ leak: LifetimeLedger.Leak) -> LineKey? {
+            stack(leak).line.map { LineKey(typeID: leak.typeID, line: $0) }
         }
-        for (_, entries) in byLine {
+        // Lines whose instances every test that kept them past its end later lost to another.
+        var outlivedByLine: [LineKey: [(test: String, leak: LifetimeLedger.Leak)]] = [:]
+        for entry in outlived {
+            if let key = lineKey(entry.leak) { outlivedByLine[key, default: []].append(entry) }
+        }
+        var replacedLines: Set<LineKey> = []
+        for (key, entries) in outlivedByLine {
             let tests = Set(entries.map(\.test))
             let stillAlive = Set(entries.filter { ledger.isAlive($0.leak) }.map(\.test))
-            guard tests.count >= 2, stillAlive.count <= 1 else { continue }
-            for entry in entries { reasons[entry.leak] = .replacedByLaterTests }
+            // Replacement is the rule, not the exception: at most half the tests still hold theirs
+            // (two globals bootstrapped from one line keep two tests' instances).
+            if tests.count >= 2 && stillAlive.count * 2 <= tests.count { replacedLines.insert(key) }
+        }
+        var reasons: [LifetimeLedger.Leak: AuditReport.GlobalStateReason] = [:]
+        for (_, leak) in leaks {
+            if stack(leak).once {
+                reasons[leak] = .oneTimeInitializer
+            } else if let key = lineKey(leak), replacedLines.contains(key) {
+                reasons[leak] = .replacedByLaterTests
+            }
         }
         return reasons
     }
@@ -305,6 +358,15 @@ struct ReportBuilder {
         guard let function = frame.function else { return false }
         return function.hasPrefix("one-time initialization function for ") || function == "swift_once"
             || function.hasPrefix("swift::threading_impl::once") || function.hasPrefix("swift::once")
+    }
+
+    /// True for a type whose instances a test can leak: one with a budget, or with every class
+    /// watched, one of the package's own classes; never the harness's, the toolchain's, or a test
+    /// case class (XCTest keeps those).
+    static func isJudgedPerTest(_ type: LifetimeLedger.TypeLedger, watch: WatchOptions) -> Bool {
+        if isHarnessType(type.name) { return false }
+        if type.budget != .none { return true }
+        return (watch.census || watch.watchesEveryClass) && !isInternalType(type.name) && !type.heldByXCTest
     }
 
     /// Modules of the test harnesses, whose objects (test cases, runners, locks) live as long as

@@ -71,6 +71,9 @@ func recordRun(_ request: AuditRequest) throws(LeakAuditError) -> RecordedRun {
         base.hasSuffix(".xctest") || base == "swift" || base == "swift-test" || targetKind == .swiftTestBundle
         || watch.leaksPerTest
     let preloadAvailable = (try? preloadLibraryPath()) != nil
+    // A test run watches every class, so that it can say how many objects its tests made and judge
+    // each test by all of them.
+    watch.watchesEveryClass = watch.attributesTests && preloadAvailable
     if watch.leaksPerTest {
         // Without the libraries no test is named, and every test would look clean.
         _ = try preloadLibraryPath()
@@ -95,7 +98,7 @@ func recordRun(_ request: AuditRequest) throws(LeakAuditError) -> RecordedRun {
     var decoder = RecordDecoder()
     // One slot per possible process index: an array access per event, not a hash lookup.
     var ledgers = [LifetimeLedger?](repeating: nil, count: Int(LA_WIRE_MAX_PROCESSES))
-    let watchesAllocations = request.watch.watchesAllocations
+    let watchesAllocations = watch.watchesAllocations
     func apply(_ event: WireEvent, _ process: UInt8) {
         let slot = Int(process)
         if ledgers[slot] == nil { ledgers[slot] = LifetimeLedger(watchesAllocations: watchesAllocations) }
@@ -112,8 +115,10 @@ func recordRun(_ request: AuditRequest) throws(LeakAuditError) -> RecordedRun {
     }
     decoder.decode(channel, targetFinished: true, into: apply)
     let flags = channel.flags
+    var effective = request
+    effective.watch = watch
     return RecordedRun(
-        request: request,
+        request: effective,
         resolvedPath: path,
         outcome: outcome,
         attached: channel.attachedPID != 0,

@@ -68,6 +68,10 @@ public struct WatchOptions: Sendable, Hashable {
     public var failsOnGlobalState: Bool = false
     /// Name the test of each allocation: set for test bundles and `swift test` targets.
     var attributesTests = false
+    /// Watch every class's allocations, as the census does, whether or not the census is shown:
+    /// set for test runs, so that they count the objects they watched and `leaksPerTest` judges
+    /// every class of the package.
+    var watchesEveryClass = false
 
     /// Creates watch options; the default watches nothing more.
     public init(budgets: [BudgetPattern] = [], census: Bool = false, censusShowsInternals: Bool = false) {
@@ -77,12 +81,12 @@ public struct WatchOptions: Sendable, Hashable {
     }
 
     /// True when the target's allocations must be watched.
-    var watchesAllocations: Bool { !budgets.isEmpty || census }
+    var watchesAllocations: Bool { !budgets.isEmpty || census || watchesEveryClass }
 
     /// LEAK_AUDIT_WATCH's value (see leak_audit_wire.h): one item per line.
     func environmentValue(targetPath: String) -> String {
         var lines = budgets.map { "budget \($0.max) \($0.pattern)" }
-        if census { lines.append("census \(targetPath)") }
+        if census || watchesEveryClass { lines.append("census \(targetPath)") }
         if attributesTests || leaksPerTest { lines.append("tests \(testGraceMilliseconds)") }
         return lines.joined(separator: "\n")
     }
