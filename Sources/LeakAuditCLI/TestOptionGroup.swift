@@ -6,7 +6,7 @@ struct TestOptionGroup: ParsableArguments {
     @Flag(
         name: .customLong("leaks-per-test"),
         help:
-            "In a test bundle or `swift test`, report each test that left instances of a tracked or budgeted type alive after it finished, and fail the run for it."
+            "In a test bundle or `swift test`, report each test that left instances of the package's classes (or of budgeted types) alive after it finished, and fail the run for it."
     )
     var leaksPerTest = false
 

@@ -93,7 +93,7 @@ public struct SARIFReportRenderer: ReportRenderer {
         name: "TestLeaked",
         shortDescription: .init("A test left instances alive after it finished."),
         fullDescription: .init(
-            "Instances of a tracked or budgeted type that a test allocated were still alive when the test "
+            "Instances of one of the package's classes that a test allocated were still alive when the test "
                 + "finished and its grace period ended (--leaks-per-test). The result points at the line that "
                 + "allocated them."),
         help: .init(

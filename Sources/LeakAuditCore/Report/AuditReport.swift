@@ -98,8 +98,8 @@ public struct AuditReport: Sendable {
         public var name: String
         /// Tracked or budgeted types it left alive; empty for a clean test.
         public var leaked: [LeakedType]
-        /// Instances of tracked or budgeted types that it created as global state: allocated while
-        /// a lazily initialised global or static was being initialised (docs/design.md, "Global state").
+        /// Instances it left alive that are global state rather than its leak: allocated while a
+        /// lazily initialised global or static was being initialised, or replaced by later tests (docs/design.md, "Global state").
         /// Reported, never failing the run unless `--fail-on-global-state` is given.
         public var globalState: [LeakedType] = []
         /// True when the test was seen starting (false for a suite, or a test whose start was not

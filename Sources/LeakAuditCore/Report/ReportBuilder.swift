@@ -199,11 +199,10 @@ struct ReportBuilder {
             }
         }
 
-        // Per test: the instances of tracked or budgeted types it left alive (census-only types
-        // have no budget to judge them by).
+        // Per test: the instances it left alive of the types judged per test (isJudgedPerTest).
         var tests: [AuditReport.TestReport] = []
         if watch.leaksPerTest {
-            // Per test, the instances of tracked or budgeted types it left alive; the test harness's
+            // Per test, the instances of judged types it left alive; the test harness's
             // own objects (XCTest's, Swift Testing's) are never a test's leak.
             let byTest = ledger.leaksByTest().map { test in
                 (
