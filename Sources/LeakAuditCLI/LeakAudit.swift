@@ -17,4 +17,12 @@ struct LeakAudit: ParsableCommand {
         version: leakAuditVersion,
         subcommands: [Run.self]
     )
+
+    /// Runs only without a subcommand: that is a usage error, not a successful run.
+    func run() throws {
+        try? ReportSink.standardError.write(Self.helpMessage() + "\n")
+        try? ReportSink.standardError.write(
+            "leak-audit: error: missing subcommand; run a target with 'leak-audit run <target>'\n")
+        throw ExitCode(ExitStatus.usageError.rawValue)
+    }
 }

@@ -36,6 +36,12 @@ struct ReportOptions: ParsableArguments {
         help: ArgumentHelp("Also write GitHub Actions workflow commands (annotations) to this file.", valueName: "file"))
     var outputGitHub: String?
 
+    @Flag(
+        help:
+            "In the text report, show every allocation site and every frame, unfolded and at full length (by default: the first few sites, the frames that matter, lines fitted to the terminal or to 80 columns)."
+    )
+    var verbose = false
+
     /// Every report to write: the primary one (a nil path is standard error), then the extra files.
     var destinations: [(format: ReportFormat, path: String?)] {
         let extra: [(ReportFormat, String?)] = [

@@ -4,6 +4,8 @@ import LeakAuditCore
 /// the target runs so that a bad path costs no run, and written after it.
 struct ReportOutputs {
     private var outputs: [(format: ReportFormat, sink: ReportSink)]
+    /// `--verbose`: the text report shows everything, at full length.
+    private var verbose = false
 
     /// Opens every destination; when one cannot be opened, the ones already opened are discarded.
     static func open(_ options: ReportOptions) throws(SinkError) -> ReportOutputs {
@@ -17,7 +19,7 @@ struct ReportOutputs {
                 throw error
             }
         }
-        return ReportOutputs(outputs: outputs)
+        return ReportOutputs(outputs: outputs, verbose: options.verbose)
     }
 
     /// Renders the report in each format and writes it; every destination is tried, and the
@@ -26,7 +28,9 @@ struct ReportOutputs {
         var failures: [SinkError] = []
         for (format, sink) in outputs {
             do {
-                try sink.write(format.renderer.render(report))
+                let renderer: any ReportRenderer =
+                    format == .text ? TextReportRenderer(width: sink.columns, verbose: verbose) : format.renderer
+                try sink.write(renderer.render(report))
             } catch {
                 failures.append(error)
             }

@@ -53,6 +53,16 @@ struct ReportSink {
         if let failure, let path { throw SinkError(path: path, code: failure) }
     }
 
+    /// How wide a text report's lines may be here: a terminal's columns, else 80 (a CI log, a
+    /// pipe, a file).
+    var columns: Int {
+        guard isatty(descriptor) == 1 else { return 80 }
+        var size = winsize()
+        if ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col >= 40 { return Int(size.ws_col) }
+        if let text = getenv("COLUMNS"), let columns = Int(String(cString: text)), columns >= 40 { return columns }
+        return 80
+    }
+
     /// Leaves no empty file behind when the run produced no report.
     func discard() {
         guard let path else { return }

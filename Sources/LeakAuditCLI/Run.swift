@@ -48,7 +48,14 @@ struct Run: ParsableCommand {
     }
 
     func run() throws {
-        var (watchOptions, suppressions) = try watch.resolve()
+        // A bad pattern or configuration file is one line that names it, not the usage.
+        var (watchOptions, suppressions): (WatchOptions, [Suppression])
+        do {
+            (watchOptions, suppressions) = try watch.resolve()
+        } catch {
+            printError("\(error)")
+            throw ExitCode(ExitStatus.usageError.rawValue)
+        }
         tests.apply(to: &watchOptions)
         // Read the baseline and open every output first: a bad file must not cost a whole run.
         let outputs: ReportOutputs

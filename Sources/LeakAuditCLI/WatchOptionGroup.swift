@@ -30,23 +30,19 @@ struct WatchOptionGroup: ParsableArguments {
 
     /// The watch options (the configuration file's budgets after the command line's), and the
     /// configuration file's suppressions.
-    func resolve() throws -> (watch: WatchOptions, suppressions: [Suppression]) {
+    func resolve() throws(ConfigurationError) -> (watch: WatchOptions, suppressions: [Suppression]) {
         var configuration: Configuration?
-        do throws(ConfigurationError) {
-            if let config {
-                configuration = try Configuration.load(path: config)
-            } else if FileManager.default.fileExists(atPath: Configuration.defaultFileName) {
-                configuration = try Configuration.load(path: Configuration.defaultFileName)
-            }
-            var fromCommandLine: [BudgetPattern] = []
-            for text in budgets { fromCommandLine.append(try BudgetPattern(parsing: text, origin: "--budget")) }
-            let watch = WatchOptions(
-                budgets: fromCommandLine + (configuration?.budgets ?? []),
-                census: census || censusAll || (configuration?.census ?? false),
-                censusShowsInternals: censusAll)
-            return (watch, configuration?.suppressions ?? [])
-        } catch {
-            throw ValidationError(error.description)
+        if let config {
+            configuration = try Configuration.load(path: config)
+        } else if FileManager.default.fileExists(atPath: Configuration.defaultFileName) {
+            configuration = try Configuration.load(path: Configuration.defaultFileName)
         }
+        var fromCommandLine: [BudgetPattern] = []
+        for text in budgets { fromCommandLine.append(try BudgetPattern(parsing: text, origin: "--budget")) }
+        let watch = WatchOptions(
+            budgets: fromCommandLine + (configuration?.budgets ?? []),
+            census: census || censusAll || (configuration?.census ?? false),
+            censusShowsInternals: censusAll)
+        return (watch, configuration?.suppressions ?? [])
     }
 }

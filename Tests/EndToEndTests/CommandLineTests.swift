@@ -8,14 +8,18 @@ final class CommandLineTests: XCTestCase {
         let result = Harness.run([Harness.leakAudit, "run", try Harness.fixture("ViewModelRetention")])
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(result.stdout, "ViewModelRetention: opened and closed 3 screens\n")
-        let line = try Harness.line(
-            of: "MemoryLeakMonitor.validate(self)", inFixtureSource: "Sources/ViewModelRetention/main.swift")
+        // The report points at the line that constructed the view models, not at their init.
+        let line = try Harness.line(of: "LoginViewModel(title:", inFixtureSource: "Sources/ViewModelRetention/main.swift")
         XCTAssertTrue(
             result.stderr.contains("EXCEEDED ViewModelRetention.LoginViewModel: max 1, peak 3, alive at exit 3"), result.stderr)
-        XCTAssertTrue(result.stderr.contains("3 × allocated at"), result.stderr)
-        XCTAssertTrue(result.stderr.contains("ViewModelRetention.LoginViewModel.init(title:"), result.stderr)
-        XCTAssertTrue(result.stderr.contains("Sources/ViewModelRetention/main.swift:\(line)"), result.stderr)
-        XCTAssertTrue(result.stderr.contains("1 of 1 tracked types over budget"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("3 × allocated at\n      ViewModelRetention.Presenter.open(_:) at "), result.stderr)
+        XCTAssertTrue(result.stderr.contains("/main.swift:\(line)\n"), result.stderr)
+        XCTAssertFalse(result.stderr.contains("LoginViewModel.init"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("1 of 1 tracked type over budget"), result.stderr)
+        // Not a terminal: no line is wider than 80 columns.
+        for reportLine in result.stderr.split(separator: "\n") {
+            XCTAssertLessThanOrEqual(reportLine.count, 80, String(reportLine))
+        }
     }
 
     func testCleanTextReportSaysSo() throws {
@@ -36,7 +40,8 @@ final class CommandLineTests: XCTestCase {
         XCTAssertFalse(raw.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "no raw control characters in JSON")
 
         let text = Harness.run([Harness.leakAudit, "run", try Harness.fixture("EscapingNames")]).stderr
-        XCTAssertTrue(text.contains("EXCEEDED Tricky \"quoted\" \\ ünïcödé 🦊 tab\\u{9}here bell\\u{7}: max 1"), text)
+        // Too long for one 80-column line with its counts: the counts go on the next line.
+        XCTAssertTrue(text.contains("EXCEEDED Tricky \"quoted\" \\ ünïcödé 🦊 tab\\u{9}here bell\\u{7}:\n  max 1"), text)
         XCTAssertFalse(text.unicodeScalars.contains { $0.value == 7 || $0.value == 9 }, "no raw control characters in text")
     }
 
@@ -121,6 +126,25 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(output.status, 64)
         XCTAssertTrue(output.stderr.contains("/no/such/dir/report.json"), output.stderr)
         XCTAssertEqual(output.stdout, "", "the target did not run")
+    }
+
+    func testNoSubcommandIsAUsageError() {
+        let bare = Harness.run([Harness.leakAudit])
+        XCTAssertEqual(bare.status, 64)
+        XCTAssertTrue(bare.stderr.contains("USAGE: leak-audit <subcommand>"), bare.stderr)
+        XCTAssertTrue(
+            bare.stderr.hasSuffix("leak-audit: error: missing subcommand; run a target with 'leak-audit run <target>'\n"))
+    }
+
+    func testABadBudgetIsOneLineNamingIt() throws {
+        for pattern in ["Foo", "App.*=x", "=3"] {
+            let result = Harness.run([Harness.leakAudit, "run", "--budget", pattern, try Harness.fixture("ViewModelRetention")])
+            XCTAssertEqual(result.status, 64, pattern)
+            XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, "one line, no usage: \(result.stderr)")
+            XCTAssertTrue(
+                result.stderr.hasPrefix("leak-audit: error: budget '\(pattern)' (--budget) is not PATTERN=N"), result.stderr)
+            XCTAssertEqual(result.stdout, "", "the target did not run")
+        }
     }
 
     func testHelpDocumentsExitCodes() {

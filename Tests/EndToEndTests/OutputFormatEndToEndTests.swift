@@ -74,15 +74,15 @@ final class OutputFormatEndToEndTests: XCTestCase {
         let result = try run("ViewModelRetention", outputs: outputs)
         XCTAssertEqual(result.status, 1, result.stderr)
         XCTAssertEqual(result.stdout, "ViewModelRetention: opened and closed 3 screens\n", "the target's stdout is untouched")
-        let validateLine = try Harness.line(
-            of: "MemoryLeakMonitor.validate(self)", inFixtureSource: "Sources/ViewModelRetention/main.swift")
+        // Every format points at the line that constructed the view models, not at their init.
+        let validateLine = try Harness.line(of: "LoginViewModel(title:", inFixtureSource: "Sources/ViewModelRetention/main.swift")
 
         // JSON, as --format json would write it.
         try Harness.validateAgainstSchema(try XCTUnwrap(outputs.paths["json"]))
         let json = try outputs.json("json")
         XCTAssertEqual((json["summary"] as? [String: Any])?["exceededTypes"] as? Int, 1)
 
-        // SARIF: valid, one result, at the line that calls validate in LoginViewModel.init.
+        // SARIF: valid, one result, at the line that calls LoginViewModel(title:).
         try Harness.validateAgainstSARIFSchema(try XCTUnwrap(outputs.paths["sarif"]))
         let results = try results(try outputs.json("sarif"))
         XCTAssertEqual(results.count, 1)
@@ -123,12 +123,12 @@ final class OutputFormatEndToEndTests: XCTestCase {
                 "::error file=\(Self.source),line=\(validateLine),col=")
                 && commands[0].contains(",title=leak-audit%3A ViewModelRetention.LoginViewModel over budget::EXCEEDED "),
             commands[0])
-        XCTAssertTrue(commands[1].hasPrefix("::notice title=leak-audit::1 of 1 tracked types over budget; "), commands[1])
+        XCTAssertTrue(commands[1].hasPrefix("::notice title=leak-audit::1 of 1 tracked type over budget; "), commands[1])
 
         // Text, as the log shows it.
         let text = try outputs.contents("text")
         XCTAssertTrue(text.contains("EXCEEDED ViewModelRetention.LoginViewModel: max 1, peak 3, alive at exit 3"), text)
-        XCTAssertTrue(text.contains("\(Self.source):\(validateLine)"), text)
+        XCTAssertTrue(text.contains("/main.swift:\(validateLine)"), text)
     }
 
     func testCleanTwinWritesEmptyReportsInEveryFormat() throws {
@@ -157,8 +157,7 @@ final class OutputFormatEndToEndTests: XCTestCase {
         try Harness.validateAgainstSARIFSchema(try XCTUnwrap(outputs.paths["sarif"]))
         let sarif = try results(try outputs.json("sarif"))
         XCTAssertEqual((sarif.first?["properties"] as? [String: Any])?["typeName"] as? String, name, "the exact name")
-        let validateLine = try Harness.line(
-            of: "init() { MemoryLeakMonitor.validate(self) }", inFixtureSource: "Sources/EscapingNames/main.swift")
+        let validateLine = try Harness.line(of: "Tricky() }", inFixtureSource: "Sources/EscapingNames/main.swift")
         let physical = try XCTUnwrap(
             (sarif.first?["locations"] as? [[String: Any]])?.first?["physicalLocation"] as? [String: Any])
         XCTAssertEqual((physical["region"] as? [String: Any])?["startLine"] as? Int, validateLine)

@@ -53,7 +53,8 @@ final class PluginTests: XCTestCase {
             ["--budget", "Screens.Thumbnail=1", "--filter", "ScreensTests.ScreensTests/testKeepsThumbnails"], in: package)
         XCTAssertEqual(budget.status, 1, budget.log)
         XCTAssertTrue(
-            budget.stderr.contains("EXCEEDED Screens.Thumbnail: max 1 from 'Screens.Thumbnail=1' (--budget), peak 2"), budget.log)
+            budget.stderr.contains("EXCEEDED Screens.Thumbnail:\n  max 1 from 'Screens.Thumbnail=1' (--budget), peak 2"),
+            budget.log)
         XCTAssertFalse(budget.log.contains("libLeakAuditPreload.so is not"), budget.log)
 
         // Per test, in both testing libraries; --filter picks tests of either.

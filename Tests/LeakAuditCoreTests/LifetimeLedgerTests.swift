@@ -312,7 +312,7 @@ final class LifetimeLedgerTests: XCTestCase {
         XCTAssertEqual(damaged.warnings.count, 3)
         XCTAssertTrue(damaged.warnings[0].hasPrefix("12 records were not written"), damaged.warnings[0])
         XCTAssertTrue(damaged.warnings[1].contains("allocation stacks"), damaged.warnings[1])
-        XCTAssertTrue(damaged.warnings[2].hasPrefix("1 records referred to unknown"), damaged.warnings[2])
+        XCTAssertTrue(damaged.warnings[2].hasPrefix("1 record referred to unknown"), damaged.warnings[2])
         XCTAssertEqual(damaged.verdict, .targetFailed)
 
         let detached = ReportBuilder(toolVersion: "1").build(from: recordedRun(Replay(), attached: false, staticRuntime: true))

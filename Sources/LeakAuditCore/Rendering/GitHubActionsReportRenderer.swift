@@ -44,11 +44,11 @@ public struct GitHubActionsReportRenderer: ReportRenderer {
                     let comparison = TextReportRenderer.baselineComparison(leaked.status, report.baseline, unit: "")
                     commands.append(
                         annotation(
-                            command, at: leaked.allocations.lazy.compactMap(\.sourceFrame).first,
+                            command, at: leaked.allocations.lazy.compactMap { $0.locatedFrame(typeName: leaked.type) }.first,
                             title: "\(name) leaked \(type)\(note)",
                             message: ["LEAKED \(name): \(leaked.count) \(type) alive after the test"]
                                 + (comparison.map { ["  " + $0] } ?? [])
-                                + text.renderGroups(leaked.allocations, indent: "  ")))
+                                + text.renderGroups(leaked.allocations, indent: "  ", typeName: leaked.type)))
                 }
             }
             if let baseline = report.baseline, !baseline.gone.isEmpty {

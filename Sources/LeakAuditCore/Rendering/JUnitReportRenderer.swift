@@ -162,7 +162,7 @@ public struct JUnitReportRenderer: ReportRenderer {
             if let comparison = TextReportRenderer.baselineComparison(leaked.status, baseline, unit: "") {
                 body.append("    " + comparison)
             }
-            body.append(contentsOf: text.renderGroups(leaked.allocations, indent: "    "))
+            body.append(contentsOf: text.renderGroups(leaked.allocations, indent: "    ", typeName: leaked.type))
         }
         return TestCase(
             className: className, name: name,

@@ -31,16 +31,20 @@ public enum ReportFormat: String, CaseIterable, Sendable {
 
 extension SymbolizedFrame {
     /// True when the frame names a real source file and a line, which an annotation can point at
-    /// (`<compiler-generated>` and line 0 cannot).
+    /// (`<compiler-generated>`, a macro's generated expansion and line 0 cannot).
     var hasSourceLine: Bool {
         guard let file, let line, line > 0 else { return false }
-        return !(file.split(separator: "/").last ?? "").hasPrefix("<")
+        return !(file.split(separator: "/").last ?? "").hasPrefix("<") && !file.contains("/swift-generated-sources/")
     }
 }
 
 extension AuditReport.AllocationGroup {
-    /// The group's first frame with a source line: the line that allocated its instances.
-    var sourceFrame: SymbolizedFrame? { frames.first(where: \.hasSourceLine) }
+    /// Where a finding about these instances of `typeName` points: the line that constructed
+    /// them (`constructingFrame(in:typeName:)`), not the type's own initializer, which is the same
+    /// line for every instance.
+    func locatedFrame(typeName: String) -> SymbolizedFrame? {
+        Self.constructingFrame(in: frames, typeName: typeName)
+    }
 
     /// The frame that constructed the instances of `typeName`: the caller of the type's outermost
     /// initializer (its own `init`s, convenience inits and allocating thunks, with any `super.init`
@@ -48,6 +52,11 @@ extension AuditReport.AllocationGroup {
     /// type's initializers, the first frame with a source line outside a leading run of initializers;
     /// and when every such frame is an initializer, the first frame with a source line.
     static func constructingFrame(in frames: [SymbolizedFrame], typeName: String) -> SymbolizedFrame? {
+        constructingIndex(in: frames, typeName: typeName).map { frames[$0] }
+    }
+
+    /// The index of `constructingFrame(in:typeName:)`.
+    static func constructingIndex(in frames: [SymbolizedFrame], typeName: String) -> Int? {
         // `App.Box<Swift.Int>` is initialised by `App.Box.init(…)`.
         let owner = String(typeName.prefix { $0 != "<" }) + "."
         let past: Int
@@ -56,7 +65,7 @@ extension AuditReport.AllocationGroup {
         } else {
             past = frames.firstIndex { !isInitializer($0.function ?? "") && $0.hasSourceLine } ?? frames.count
         }
-        return frames[past...].first(where: \.hasSourceLine) ?? frames.first(where: \.hasSourceLine)
+        return frames[past...].firstIndex(where: \.hasSourceLine) ?? frames.firstIndex(where: \.hasSourceLine)
     }
 
     /// True for an initializer of the type whose qualified name (with a trailing dot) is `owner`.
@@ -75,7 +84,7 @@ extension AuditReport.AllocationGroup {
 extension AuditReport.TrackedType {
     /// Where annotations point: the first source frame of the first (largest) allocation group
     /// that has one.
-    var annotatedFrame: SymbolizedFrame? { allocations.lazy.compactMap(\.sourceFrame).first }
+    var annotatedFrame: SymbolizedFrame? { allocations.lazy.compactMap { $0.locatedFrame(typeName: name) }.first }
 
     /// The module part of the name (`App` in `App.Box<Swift.Int>`), nil when the name has none.
     var moduleName: String? {

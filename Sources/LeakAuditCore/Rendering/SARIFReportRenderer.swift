@@ -163,9 +163,9 @@ public struct SARIFReportRenderer: ReportRenderer {
             baselineState = "unchanged"
             message += " Within the baseline, which records \(recorded)."
         }
-        let primary = allocations.first { $0.sourceFrame != nil }
+        let primary = allocations.first { $0.locatedFrame(typeName: typeName) != nil }
         let location: SARIFLog.Location
-        if let primary, let frame = primary.sourceFrame {
+        if let primary, let frame = primary.locatedFrame(typeName: typeName) {
             message += " " + allocated(primary.count)
             location = self.location(frame)
         } else {
@@ -174,7 +174,7 @@ public struct SARIFReportRenderer: ReportRenderer {
         }
         var related: [SARIFLog.Location] = []
         for group in allocations where group != primary {
-            guard let frame = group.sourceFrame else { continue }
+            guard let frame = group.locatedFrame(typeName: typeName) else { continue }
             var other = self.location(frame)
             other.id = related.count
             other.message = .init("\(group.count) × allocated at \(text.describe(frame))")

@@ -11,11 +11,23 @@ import FoundationEssentials
 public struct TextReportRenderer: ReportRenderer {
     /// Paths under this directory are shown relative to it.
     public var workingDirectory: String
+    /// The widest a line may be (a terminal's columns; 80 for a log or a file); nil for no limit.
+    /// Longer lines are shortened in the middle of their paths and names.
+    public var width: Int?
+    /// Show every allocation site and every frame, unfolded (`--verbose`).
+    public var verbose: Bool
 
     /// Creates the renderer; `workingDirectory` defaults to the process's.
-    public init(workingDirectory: String? = nil) {
+    public init(workingDirectory: String? = nil, width: Int? = nil, verbose: Bool = false) {
         self.workingDirectory = workingDirectory ?? FileManager.default.currentDirectoryPath
+        self.width = width
+        self.verbose = verbose
     }
+
+    /// Source frames shown per allocation site, from the line that constructed the instances out.
+    static let sourceFramesShown = 5
+    /// Allocation sites shown per type or test.
+    static let sitesShown = 3
 
     /// Renders the report as plain text (no colour, so it reads the same in a CI log).
     public func render(_ report: AuditReport) -> String {
@@ -31,13 +43,16 @@ public struct TextReportRenderer: ReportRenderer {
             lines.append(contentsOf: renderGone(report))
         }
         if let processes = processesLine(report) { lines.append(processes) }
-        for warning in report.warnings { lines.append("warning: \(warning)") }
+        for warning in report.warnings { lines.append(contentsOf: wrapped("warning: \(warning)")) }
         // Slots reserved by a writer that then found leak-audit gone stay empty too: with drops, the
         // torn count is not evidence of a crash.
         if report.tornRecords > 0 && report.droppedRecords == 0 {
-            lines.append("note: \(report.tornRecords) records were cut short when the target ended; everything else was received")
+            let records = counted(report.tornRecords, "record")
+            lines.append(
+                "note: \(records) \(report.tornRecords == 1 ? "was" : "were") cut short when the target ended; everything else was received"
+            )
         }
-        lines.append(summary(report))
+        lines.append(contentsOf: wrapped(summary(report)))
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -119,37 +134,142 @@ public struct TextReportRenderer: ReportRenderer {
         }
     }
 
-    func renderGroups(_ groups: [AuditReport.AllocationGroup], indent: String) -> [String] {
+    /// The allocation sites of `typeName`'s instances, most first: the first few unless verbose,
+    /// each as the frames that matter (ReadableStack), fitted to the width.
+    func renderGroups(_ groups: [AuditReport.AllocationGroup], indent: String, typeName: String) -> [String] {
         var lines: [String] = []
-        for group in groups {
+        let shown = verbose ? groups : Array(groups.prefix(Self.sitesShown))
+        for group in shown {
             let test = group.test.map { " in \(Self.escaped($0))" } ?? ""
-            lines.append("\(indent)\(group.count) × allocated\(test) at")
+            lines.append(fitted("\(indent)\(group.count) × allocated\(test) at"))
             if group.frames.isEmpty { lines.append("\(indent)    (no stack recorded)") }
-            let shown = readableFrames(group.frames)
-            for frame in shown { lines.append("\(indent)    " + describe(frame)) }
-            let hidden = group.frames.count - shown.count
-            if hidden > 0 {
-                let frames = hidden == 1 ? "frame" : "frames"
-                lines.append(
-                    "\(indent)    … \(hidden) more \(frames) in libraries and compiler thunks (--format json lists them)")
+            let entries = ReadableStack.entries(group.frames, typeName: typeName, limit: verbose ? nil : Self.sourceFramesShown)
+            for entry in entries {
+                switch entry {
+                case .frame(let frame, let times):
+                    lines.append(line("\(indent)    ", frame, suffix: times > 1 ? " × \(times)" : ""))
+                case .cycle(let length, let times):
+                    lines.append("\(indent)    … the \(length) frames above, \(times) times over (recursion)")
+                case .folded(let count, let modules):
+                    // As many module names as fit.
+                    let head = "\(indent)    … \(counted(count, "frame")) in "
+                    var names = modules.map(Self.escaped)
+                    var text = head + names.joined(separator: ", ")
+                    while let width, !verbose, text.count > width, names.count > 1 {
+                        names.removeLast()
+                        text = head + names.joined(separator: ", ") + ", …"
+                    }
+                    lines.append(fitted(text))
+                case .more(let count):
+                    lines.append("\(indent)    … \(counted(count, "more frame")) (--verbose or --format json shows them)")
+                }
             }
             if group.truncated { lines.append("\(indent)    … (deeper frames not recorded)") }
         }
+        let hidden = groups.count - shown.count
+        if hidden > 0 {
+            let sites = hidden == 1 ? "site" : "sites"
+            lines.append(
+                "\(indent)… and \(hidden) more allocation \(sites) (--verbose shows them here, --format json lists them all)")
+        }
         return lines
+    }
+
+    /// `prefix` and a frame, `function at path:line`, shortened in the middle of the path (keeping
+    /// the file name) and then of the function name until the line fits the width.
+    private func line(_ prefix: String, _ frame: SymbolizedFrame, suffix: String) -> String {
+        let function = Self.escaped(
+            verbose ? (frame.function ?? "??") : (frame.function.map(ReadableStack.readableFunction) ?? "??"))
+        let inlined = frame.inlined ? " [inlined]" : ""
+        var place = place(of: frame)
+        let full = prefix + function + place.joiner + place.text + inlined + suffix
+        guard let width, !verbose, full.count > width else { return full }
+        // The path gives way first, down to its file name; then the function name, in its middle.
+        let fixed = prefix.count + function.count + place.joiner.count + inlined.count + suffix.count
+        if place.isPath { place.text = Self.elidedPath(place.text, to: width - fixed) }
+        let room = width - (prefix.count + place.joiner.count + place.text.count + inlined.count + suffix.count)
+        return prefix + Self.elided(function, to: Swift.max(room, 24), keepingEnd: 16) + place.joiner + place.text + inlined
+            + suffix
+    }
+
+    /// Where a frame is: ` at ` and its path:line (relative to the working directory), ` in ` and
+    /// its module+0xoffset, or ` at ` and its address.
+    private func place(of frame: SymbolizedFrame) -> (joiner: String, text: String, isPath: Bool) {
+        if let file = frame.file {
+            let path = Self.escaped(relativePath(file, under: workingDirectory))
+            return (" at ", path + (frame.line.map { ":\($0)" } ?? ""), true)
+        } else if let module = frame.module {
+            let offset = frame.moduleOffset.map { "+0x" + String($0, radix: 16) } ?? ""
+            return (" in ", Self.escaped(module) + offset, true)
+        }
+        return (" at ", "0x" + String(frame.address, radix: 16), false)
+    }
+
+    /// `path` at most `length` characters long: its first directory, `…`, and as many of its last
+    /// components as fit (always the file name).
+    static func elidedPath(_ path: String, to length: Int) -> String {
+        guard path.count > length else { return path }
+        let components = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard components.count > 2 else { return elided(path, to: length, keepingEnd: length / 2) }
+        let head = components[0] + "/…"
+        var tail = components[components.count - 1]
+        // Never shorter than the file name and line: where the frame is matters most.
+        guard head.count + 1 + tail.count <= length else { return "…/" + tail }
+        for component in components.dropFirst().dropLast().reversed() {
+            let candidate = component + "/" + tail
+            guard head.count + 1 + candidate.count <= length else { break }
+            tail = candidate
+        }
+        return head + "/" + tail
+    }
+
+    /// Prose (a warning, the verdict) broken between words to the width, continued two spaces in.
+    func wrapped(_ text: String) -> [String] {
+        guard let width, !verbose, text.count > width else { return [text] }
+        let indent = String(text.prefix { $0 == " " })
+        var lines: [String] = []
+        var current = indent
+        for word in text.dropFirst(indent.count).split(separator: " ") {
+            let candidate = current.count == indent.count ? current + word : current + " " + word
+            if candidate.count > width && current.count > indent.count {
+                lines.append(current)
+                current = indent + "  " + word
+            } else {
+                current = candidate
+            }
+        }
+        lines.append(current)
+        return lines.map(fitted)
+    }
+
+    /// `text` cut to the width in its middle.
+    private func fitted(_ text: String) -> String {
+        guard let width, !verbose else { return text }
+        return Self.elided(text, to: width, keepingEnd: width / 3)
+    }
+
+    /// `text` at most `length` characters long: its start, `…`, and its last `keepingEnd` characters.
+    static func elided(_ text: String, to length: Int, keepingEnd: Int) -> String {
+        guard text.count > length, length > 1 else { return text }
+        let end = Swift.min(keepingEnd, length - 1)
+        return String(text.prefix(length - 1 - end)) + "…" + String(text.suffix(end))
     }
 
     /// An exceeded type's block: its counts, how it compares with the baseline when there is one,
     /// then its allocation stacks.
     func exceededBlock(_ type: AuditReport.TrackedType, baseline: AuditReport.BaselineComparison? = nil) -> [String] {
         let surplus = type.peakLive.subtractingReportingOverflow(type.max).partialValue
-        var lines = [
-            "EXCEEDED \(Self.escaped(type.name)): \(budget(type)), peak \(type.peakLive), alive at exit \(type.liveAtExit)",
-            "  \(type.peakLive) alive at the peak (\(surplus) over budget), allocated at:",
-        ]
-        if let comparison = Self.baselineComparison(type.status, baseline, unit: " over budget") {
-            lines.insert("  " + comparison, at: 1)
+        // Too wide for one line: the counts go on the next; only a name wider than a line gives way.
+        let counts = "\(budget(type)), peak \(type.peakLive), alive at exit \(type.liveAtExit)"
+        var headline = ["EXCEEDED \(Self.escaped(type.name)): \(counts)"]
+        if let width, !verbose, headline[0].count > width {
+            headline = [fitted("EXCEEDED \(Self.escaped(type.name)):"), fitted("  " + counts)]
         }
-        return lines + renderGroups(type.allocations, indent: "  ")
+        var lines = headline + ["  \(type.peakLive) alive at the peak (\(surplus) over budget), allocated at:"]
+        if let comparison = Self.baselineComparison(type.status, baseline, unit: " over budget") {
+            lines.insert(contentsOf: wrapped("  " + comparison), at: headline.count)
+        }
+        return lines + renderGroups(type.allocations, indent: "  ", typeName: type.name)
     }
 
     /// `larger than the baseline, which records 2 over budget`, `new: not in the baseline`, or nil
@@ -189,7 +309,7 @@ public struct TextReportRenderer: ReportRenderer {
         let leaking = tests.filter { !$0.leaked.isEmpty }
         // The tests that ran, not the suites or names seen only on allocations.
         let ran = report.target.testsRun ?? tests.filter(\.ran).count
-        var lines = ["tests: \(leaking.count) of \(Self.counted(ran, "test")) left instances alive after they finished"]
+        var lines = ["tests: \(leaking.count) of \(counted(ran, "test")) left instances alive after they finished"]
         // Suppressed and baselined leaks have their own lines below.
         for test in leaking {
             let failing = test.leaked.filter(\.status.fails)
@@ -200,7 +320,7 @@ public struct TextReportRenderer: ReportRenderer {
                 if let comparison = Self.baselineComparison(type.status, report.baseline, unit: "") {
                     lines.append("    \(Self.escaped(type.type)): \(comparison)")
                 }
-                lines.append(contentsOf: renderGroups(Array(type.allocations.prefix(Self.censusStacksShown)), indent: "    "))
+                lines.append(contentsOf: renderGroups(type.allocations, indent: "    ", typeName: type.type))
             }
         }
         let creators = tests.filter { !$0.globalState.isEmpty }
@@ -226,11 +346,6 @@ public struct TextReportRenderer: ReportRenderer {
     /// Kinds of process named on the `audited:` line; JSON lists every process.
     static let processGroupsShown = 4
 
-    /// `1 test`, `2 tests`.
-    static func counted(_ count: Int, _ noun: String) -> String {
-        "\(count) \(noun)\(count == 1 ? "" : "s")"
-    }
-
     /// The audited processes, when the run had more than the target itself or ran tests: `audited:
     /// swift-logPackageTests.xctest (XCTest, 0 tests), … --testing-library swift-testing (Swift
     /// Testing, 176 tests); 2 SwiftPM and build processes left out`.
@@ -243,7 +358,7 @@ public struct TextReportRenderer: ReportRenderer {
             let arguments = process.commandLine.dropFirst().filter { $0.hasPrefix("--testing-library") || $0 == "swift-testing" }
             var text = ([program] + arguments).joined(separator: " ")
             if let library = process.testingLibrary {
-                let tests = process.testsRun.map { Self.counted($0, "test") } ?? "tests not counted"
+                let tests = process.testsRun.map { counted($0, "test") } ?? "tests not counted"
                 text += " (\(library.rawValue), \(tests))"
             }
             return Self.escaped(text)
@@ -262,8 +377,10 @@ public struct TextReportRenderer: ReportRenderer {
         var line = "audited: " + (shown.isEmpty ? "no process" : shown.joined(separator: ", "))
         if more > 0 { line += " and \(more) more \(more == 1 ? "process" : "processes") (--format json lists them)" }
         if report.target.skippedProcesses > 0 {
-            let skipped = report.target.skippedProcesses
-            line += "; \(skipped) SwiftPM manifest or build \(skipped == 1 ? "process" : "processes") left out"
+            let skipped = counted(
+                report.target.skippedProcesses, "SwiftPM manifest or build process", plural: "SwiftPM manifest or build processes"
+            )
+            line += "; \(skipped) left out"
         }
         return line
     }
@@ -344,28 +461,23 @@ public struct TextReportRenderer: ReportRenderer {
         return lines + [""]
     }
 
-    /// Stacks shown per census entry in text; JSON has them all.
-    static let censusStacksShown = 3
-
     func renderCensus(_ census: AuditReport.Census) -> [String] {
         let instances = census.entries.reduce(0) { $0 + $1.liveAtExit }
-        var heading = "census: \(instances) instances of \(census.entries.count) types alive at exit"
+        var heading = "census: \(counted(instances, "instance")) of \(counted(census.entries.count, "type")) alive at exit"
         var folded: [String] = []
         if census.foldedTypes > 0 {
-            folded.append("\(census.foldedInstances) instances of \(census.foldedTypes) runtime and Foundation types")
+            folded.append(
+                "\(counted(census.foldedInstances, "instance")) of \(counted(census.foldedTypes, "runtime and Foundation type"))")
         }
         if census.foldedTestCaseInstances > 0 {
             folded.append(
-                "\(Self.counted(census.foldedTestCaseInstances, "test case object")) that XCTest keeps until the run ends")
+                "\(counted(census.foldedTestCaseInstances, "test case object")) that XCTest keeps until the run ends")
         }
         if !folded.isEmpty { heading += " (" + folded.joined(separator: "; ") + " folded; --census-all shows them)" }
         var lines = [heading]
         for entry in census.entries {
             lines.append("  \(entry.liveAtExit) \(Self.escaped(entry.name))")
-            lines.append(contentsOf: renderGroups(Array(entry.allocations.prefix(Self.censusStacksShown)), indent: "    "))
-            if entry.allocations.count > Self.censusStacksShown {
-                lines.append("    … \(entry.allocations.count - Self.censusStacksShown) more stacks (--format json lists them)")
-            }
+            lines.append(contentsOf: renderGroups(entry.allocations, indent: "    ", typeName: entry.name))
         }
         lines.append("")
         return lines
@@ -378,7 +490,9 @@ public struct TextReportRenderer: ReportRenderer {
 
     /// The verdict and how the target ended, without the `leak-audit: ` prefix.
     func summarySentence(_ report: AuditReport) -> String {
-        let processes = report.target.attachedProcesses > 1 ? " (\(report.target.attachedProcesses) processes attached)" : ""
+        let processes =
+            report.target.attachedProcesses > 1
+            ? " (\(counted(report.target.attachedProcesses, "process", plural: "processes")) attached)" : ""
         let outcome = "'\(Self.escaped(report.target.path))'\(processes) \(report.target.outcome.phrase)"
         let statuses = report.findingStatuses
         let suppressed = statuses.filter { $0.suppression != nil }.count
@@ -391,9 +505,9 @@ public struct TextReportRenderer: ReportRenderer {
         let tracked = "\(report.types.count) tracked" + (notFailing.isEmpty ? "" : "; \(notFailing)")
         // What was exercised: the tests that ran under audit and the objects watched.
         var exercised: [String] = []
-        if let testsRun = report.target.testsRun { exercised.append("\(Self.counted(testsRun, "test")) ran") }
+        if let testsRun = report.target.testsRun { exercised.append("\(counted(testsRun, "test")) ran") }
         if report.watchedInstances > 0 {
-            exercised.append("\(Self.counted(report.watchedInstances, "object")) watched")
+            exercised.append("\(counted(report.watchedInstances, "object")) watched")
         }
         let watched = exercised.isEmpty ? "" : "; " + exercised.joined(separator: ", ")
         switch report.verdict {
@@ -401,9 +515,10 @@ public struct TextReportRenderer: ReportRenderer {
             return "\(nothing) (\(tracked))\(watched); \(outcome)"
         case .budgetExceeded:
             let leakingTests = report.tests?.filter { $0.leaked.contains(where: \.status.fails) }.count ?? 0
-            let tests = leakingTests > 0 ? ", \(leakingTests) tests left instances alive" : ""
+            let tests = leakingTests > 0 ? ", \(counted(leakingTests, "test")) left instances alive" : ""
             let others = notFailing.isEmpty ? "" : " (\(notFailing))"
-            return "\(report.failingTypes.count) of \(report.types.count) tracked types over budget\(tests)\(others); \(outcome)"
+            return
+                "\(report.failingTypes.count) of \(counted(report.types.count, "tracked type")) over budget\(tests)\(others); \(outcome)"
         case .targetFailed:
             return "\(nothing) (\(tracked))\(watched), but \(outcome)"
         case .notAudited:

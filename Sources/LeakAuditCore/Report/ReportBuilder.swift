@@ -23,7 +23,7 @@ struct ReportBuilder {
         var warnings: [String] = []
         if run.droppedRecords > 0 {
             warnings.append(
-                "\(run.droppedRecords) records were not written (leak-audit stopped reading, or a record was larger than the ring), so counts may be off"
+                "\(counted(run.droppedRecords, "record")) \(run.droppedRecords == 1 ? "was" : "were") not written (leak-audit stopped reading, or a record was larger than the ring), so counts may be off"
             )
         }
         if run.tooManyProcesses {
@@ -37,11 +37,12 @@ struct ReportBuilder {
         }
         if unseenDeallocations > 0 {
             warnings.append(
-                "\(unseenDeallocations) watched objects were freed where leak-audit could not see it (their addresses were reused); counts of their types may be high"
+                "\(counted(unseenDeallocations, "watched object")) \(unseenDeallocations == 1 ? "was" : "were") freed where leak-audit could not see it (the address was reused); counts of \(unseenDeallocations == 1 ? "its type" : "their types") may be high"
             )
         }
         if inconsistentEvents > 0 {
-            warnings.append("\(inconsistentEvents) records referred to unknown types or instances")
+            warnings.append(
+                "\(counted(inconsistentEvents, "record")) referred to unknown types or instances")
         }
         for budget in run.request.watch.budgets where !types.contains(where: { $0.budget == .pattern(budget) }) {
             warnings.append(

@@ -1,0 +1,150 @@
+import XCTest
+
+@testable import LeakAuditCore
+
+/// The text report as a person reads it on real code: the frames that matter, recursion
+/// collapsed, the runtime and harness folded, names as Swift spells them, lines that fit.
+final class ReadableTextTests: XCTestCase {
+    private func frame(
+        _ function: String?, _ file: String? = nil, _ line: Int? = nil, module: String? = "/work/.build/debug/AppTests.xctest"
+    ) -> SymbolizedFrame {
+        SymbolizedFrame(
+            address: 0x1000, module: module, moduleOffset: 0x10, function: function, file: file, line: line, column: nil,
+            inlined: false)
+    }
+
+    private func report(_ groups: [AuditReport.AllocationGroup], type: String = "App.Node") -> AuditReport {
+        AuditReport(
+            tool: .init(name: "leak-audit", version: "1"),
+            target: .init(path: "App", arguments: [], attached: true, attachedProcesses: 1, outcome: .exited(code: 0)),
+            notAudited: nil,
+            types: [
+                AuditReport.TrackedType(
+                    name: type, max: 0, peakLive: groups.reduce(0) { $0 + $1.count }, liveAtExit: 0, allocatedTotal: 1,
+                    allocations: groups)
+            ],
+            droppedRecords: 0, tornRecords: 0, warnings: [])
+    }
+
+    private func body(_ text: String) -> [String] {
+        text.split(separator: "\n").map(String.init).filter { $0.hasPrefix("      ") || $0.hasPrefix("  … and") }
+    }
+
+    func testRecursionIsCollapsedAndTheRuntimeFolded() {
+        let frames =
+            [frame("App.Node.__allocating_init() -> App.Node")]
+            + Array(repeating: frame("App.Tree.insert(_: App.Node) -> ()", "/work/Sources/App/Tree.swift", 12), count: 40)
+            + [
+                frame("App.walk() -> ()", "/work/Sources/App/Walk.swift", 3),
+                frame("App.visit() -> ()", "/work/Sources/App/Walk.swift", 9),
+            ]
+            + [
+                frame("App.walk() -> ()", "/work/Sources/App/Walk.swift", 3),
+                frame("App.visit() -> ()", "/work/Sources/App/Walk.swift", 9),
+            ]
+            + [
+                frame("App.walk() -> ()", "/work/Sources/App/Walk.swift", 3),
+                frame("App.visit() -> ()", "/work/Sources/App/Walk.swift", 9),
+            ]
+            + [
+                frame(
+                    "swift::runJobInEstablishedExecutorContext(swift::Job*)",
+                    module: "/usr/lib/swift/linux/libswift_Concurrency.so"),
+                frame("swift_job_run", module: "/usr/lib/swift/linux/libswift_Concurrency.so"),
+                frame("_dispatch_worker_thread", module: "/usr/lib/swift/linux/libdispatch.so"),
+            ]
+        let text = TextReportRenderer(workingDirectory: "/work", width: 100).render(
+            report([.init(count: 1, frames: frames, truncated: false)]))
+        XCTAssertEqual(
+            body(text),
+            [
+                "      App.Tree.insert(_:) at Sources/App/Tree.swift:12 × 40",
+                "      App.walk() at Sources/App/Walk.swift:3",
+                "      App.visit() at Sources/App/Walk.swift:9",
+                "      … the 2 frames above, 3 times over (recursion)",
+                "      … 3 frames in libswift_Concurrency, libdispatch",
+            ])
+    }
+
+    func testAsyncAndPrivateNamesReadAsTheSwiftFunctionTheyBelongTo() {
+        XCTAssertEqual(
+            ReadableStack.readableFunction(
+                "(3) suspend resume partial function for LoggingTests.LocalLoggerTest.errorAndAbove() async throws -> ()"),
+            "LoggingTests.LocalLoggerTest.errorAndAbove()")
+        XCTAssertEqual(
+            ReadableStack.readableFunction(
+                "(1) await resume partial function for App.Loader.load(url: Foundation.URL) async -> ()"),
+            "App.Loader.load(url:)")
+        XCTAssertEqual(
+            ReadableStack.readableFunction(
+                "Logging.LoggingSystem.(_metadataProviderFactory in _D650F6EB1B9EADA39E73492B4BECA56B).unsafeMutableAddressor : Logging.Box"
+            ),
+            "Logging.LoggingSystem._metadataProviderFactory.unsafeMutableAddressor")
+        XCTAssertEqual(
+            ReadableStack.readableFunction(
+                "closure #1 (Swift.String) -> Logging.LogHandler in App.Tests.errorAndAbove() throws -> ()"),
+            "closure #1 in App.Tests.errorAndAbove()")
+        XCTAssertEqual(
+            ReadableStack.readableFunction("App.Screen.init(title: Swift.String, onClose: @escaping () -> ()) -> App.Screen"),
+            "App.Screen.init(title:onClose:)")
+        XCTAssertEqual(
+            ReadableStack.readableFunction("App.(unknown context at $55d7f1c0b9dc).Local.run() -> ()"), "App.(local).Local.run()")
+        XCTAssertEqual(ReadableStack.readableFunction("App.Box<A>.store(A) -> ()"), "App.Box<A>.store(_:)")
+    }
+
+    func testLinesFitTheWidthByShorteningPathsThenNames() {
+        let frames = [
+            frame("App.Node.init() -> App.Node", "/work/Sources/App/Node.swift", 2),
+            frame(
+                "App.VeryLongFeatureNamespace.SomeCoordinatorWithALongName.presentDetailScreen(for: App.Item, animated: Swift.Bool) -> ()",
+                "/work/Sources/App/Features/Deeply/Nested/Directory/Structure/Coordinator.swift", 120),
+        ]
+        let text = TextReportRenderer(workingDirectory: "/work", width: 80).render(
+            report([.init(count: 1, frames: frames, truncated: false)]))
+        for line in text.split(separator: "\n") { XCTAssertLessThanOrEqual(line.count, 80, String(line)) }
+        let shown = body(text)
+        XCTAssertEqual(shown.count, 1)
+        XCTAssertTrue(shown[0].hasSuffix(" at …/Coordinator.swift:120"), shown[0])
+        XCTAssertTrue(shown[0].hasPrefix("      App.VeryLongFeatureNamespace.S"), shown[0])
+        XCTAssertTrue(shown[0].contains("…"), shown[0])
+        // Without a width (another tool's report) or with --verbose, nothing is cut.
+        let full = TextReportRenderer(workingDirectory: "/work").render(
+            report([.init(count: 1, frames: frames, truncated: false)]))
+        XCTAssertTrue(full.contains("presentDetailScreen(for:animated:) at Sources/App/Features/Deeply/Nested/Directory"), full)
+    }
+
+    func testTheFirstSitesAreShownAndTheRestCounted() {
+        let groups = (1...5).map { index in
+            AuditReport.AllocationGroup(
+                count: 6 - index, frames: [frame("App.make\(index)() -> ()", "/work/Sources/App/Make.swift", index)],
+                truncated: false)
+        }
+        let text = TextReportRenderer(workingDirectory: "/work", width: 80).render(report(groups))
+        XCTAssertEqual(
+            body(text),
+            [
+                "      App.make1() at Sources/App/Make.swift:1",
+                "      App.make2() at Sources/App/Make.swift:2",
+                "      App.make3() at Sources/App/Make.swift:3",
+                "  … and 2 more allocation sites (--verbose shows them here, --format json lists them all)",
+            ])
+        let verbose = TextReportRenderer(workingDirectory: "/work", width: 80, verbose: true).render(report(groups))
+        XCTAssertEqual(body(verbose).count, 5)
+        XCTAssertTrue(verbose.contains("App.make5() -> () at Sources/App/Make.swift:5"), "verbose shows the names in full")
+    }
+
+    func testOnlyTheFirstFewSourceFramesAreShown() {
+        let frames = (1...9).map { frame("App.level\($0)() -> ()", "/work/Sources/App/Deep.swift", $0) }
+        let text = TextReportRenderer(workingDirectory: "/work", width: 80).render(
+            report([.init(count: 1, frames: frames, truncated: false)]))
+        XCTAssertEqual(body(text).count, TextReportRenderer.sourceFramesShown + 1)
+        XCTAssertEqual(body(text).last, "      … 4 more frames (--verbose or --format json shows them)")
+    }
+
+    func testPluralsAgreeWithTheirCounts() {
+        XCTAssertEqual(counted(1, "test"), "1 test")
+        XCTAssertEqual(counted(2, "test"), "2 tests")
+        XCTAssertEqual(counted(1, "process", plural: "processes"), "1 process")
+        XCTAssertEqual(counted(0, "object"), "0 objects")
+    }
+}
