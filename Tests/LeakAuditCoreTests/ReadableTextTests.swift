@@ -102,11 +102,24 @@ final class ReadableTextTests: XCTestCase {
         let text = TextReportRenderer(workingDirectory: "/work", width: 80).render(
             report([.init(count: 1, frames: frames, truncated: false)]))
         for line in text.split(separator: "\n") { XCTAssertLessThanOrEqual(line.count, 80, String(line)) }
+        // Too long even with the path cut to its file name: the place gets a line of its own, and
+        // only the name, wider than a line by itself, gives way in its middle.
         let shown = body(text)
-        XCTAssertEqual(shown.count, 1)
-        XCTAssertTrue(shown[0].hasSuffix(" at …/Coordinator.swift:120"), shown[0])
-        XCTAssertTrue(shown[0].hasPrefix("      App.VeryLongFeatureNamespace.S"), shown[0])
-        XCTAssertTrue(shown[0].contains("…"), shown[0])
+        XCTAssertEqual(shown.count, 2)
+        XCTAssertTrue(shown[0].hasPrefix("      App.VeryLongFeatureNamespace.SomeCoordinator"), shown[0])
+        XCTAssertTrue(shown[0].hasSuffix("…n(for:animated:)"), shown[0])
+        XCTAssertTrue(shown[1].hasPrefix("        at Sources/…/"), shown[1])
+        XCTAssertTrue(shown[1].hasSuffix("/Coordinator.swift:120"), shown[1])
+
+        // A path that can give way enough keeps the frame on one line.
+        let short = [
+            frame("App.Node.init() -> App.Node", "/work/Sources/App/Node.swift", 2),
+            frame("App.Screen.open() -> ()", "/work/Sources/App/Features/Deeply/Nested/Directory/Structure/Screen.swift", 7),
+        ]
+        let one = body(
+            TextReportRenderer(workingDirectory: "/work", width: 80).render(
+                report([.init(count: 1, frames: short, truncated: false)])))
+        XCTAssertEqual(one, ["      App.Screen.open() at Sources/…/Nested/Directory/Structure/Screen.swift:7"])
         // Without a width (another tool's report) or with --verbose, nothing is cut.
         let full = TextReportRenderer(workingDirectory: "/work").render(
             report([.init(count: 1, frames: frames, truncated: false)]))

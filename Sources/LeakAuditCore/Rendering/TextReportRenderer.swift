@@ -42,7 +42,7 @@ public struct TextReportRenderer: ReportRenderer {
             lines.append(contentsOf: renderBaselined(report))
             lines.append(contentsOf: renderGone(report))
         }
-        if let processes = processesLine(report) { lines.append(processes) }
+        if let processes = processesLine(report) { lines.append(contentsOf: wrapped(processes)) }
         for warning in report.warnings { lines.append(contentsOf: wrapped("warning: \(warning)")) }
         // Slots reserved by a writer that then found leak-audit gone stay empty too: with drops, the
         // torn count is not evidence of a crash.
@@ -147,7 +147,7 @@ public struct TextReportRenderer: ReportRenderer {
             for entry in entries {
                 switch entry {
                 case .frame(let frame, let times):
-                    lines.append(line("\(indent)    ", frame, suffix: times > 1 ? " × \(times)" : ""))
+                    lines.append(contentsOf: self.lines("\(indent)    ", frame, suffix: times > 1 ? " × \(times)" : ""))
                 case .cycle(let length, let times):
                     lines.append("\(indent)    … the \(length) frames above, \(times) times over (recursion)")
                 case .folded(let count, let modules):
@@ -177,19 +177,24 @@ public struct TextReportRenderer: ReportRenderer {
 
     /// `prefix` and a frame, `function at path:line`, shortened in the middle of the path (keeping
     /// the file name) and then of the function name until the line fits the width.
-    private func line(_ prefix: String, _ frame: SymbolizedFrame, suffix: String) -> String {
+    private func lines(_ prefix: String, _ frame: SymbolizedFrame, suffix: String) -> [String] {
         let function = Self.escaped(
             verbose ? (frame.function ?? "??") : (frame.function.map(ReadableStack.readableFunction) ?? "??"))
         let inlined = frame.inlined ? " [inlined]" : ""
         var place = place(of: frame)
         let full = prefix + function + place.joiner + place.text + inlined + suffix
-        guard let width, !verbose, full.count > width else { return full }
-        // The path gives way first, down to its file name; then the function name, in its middle.
+        guard let width, !verbose, full.count > width else { return [full] }
+        // One line if shortening the path (down to its file name) is enough; else the place goes on
+        // a line of its own, and each part gives way in its middle only if it alone is too wide.
         let fixed = prefix.count + function.count + place.joiner.count + inlined.count + suffix.count
-        if place.isPath { place.text = Self.elidedPath(place.text, to: width - fixed) }
-        let room = width - (prefix.count + place.joiner.count + place.text.count + inlined.count + suffix.count)
-        return prefix + Self.elided(function, to: Swift.max(room, 24), keepingEnd: 16) + place.joiner + place.text + inlined
-            + suffix
+        if place.isPath {
+            let short = Self.elidedPath(place.text, to: width - fixed)
+            if fixed + short.count <= width { return [prefix + function + place.joiner + short + inlined + suffix] }
+        }
+        let first = prefix + Self.elided(function, to: Swift.max(width - prefix.count - suffix.count, 24), keepingEnd: 16)
+        let placePrefix = prefix + "  " + place.joiner.dropFirst()
+        if place.isPath { place.text = Self.elidedPath(place.text, to: width - placePrefix.count - inlined.count) }
+        return [first + suffix, placePrefix + place.text + inlined]
     }
 
     /// Where a frame is: ` at ` and its path:line (relative to the working directory), ` in ` and
@@ -474,7 +479,7 @@ public struct TextReportRenderer: ReportRenderer {
                 "\(counted(census.foldedTestCaseInstances, "test case object")) that XCTest keeps until the run ends")
         }
         if !folded.isEmpty { heading += " (" + folded.joined(separator: "; ") + " folded; --census-all shows them)" }
-        var lines = [heading]
+        var lines = wrapped(heading)
         for entry in census.entries {
             lines.append("  \(entry.liveAtExit) \(Self.escaped(entry.name))")
             lines.append(contentsOf: renderGroups(entry.allocations, indent: "    ", typeName: entry.name))
