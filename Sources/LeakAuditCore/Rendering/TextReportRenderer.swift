@@ -320,7 +320,7 @@ public struct TextReportRenderer: ReportRenderer {
             let failing = test.leaked.filter(\.status.fails)
             guard !failing.isEmpty else { continue }
             let summary = failing.map { "\($0.count) \(Self.escaped($0.type))" }.joined(separator: ", ")
-            lines.append("  LEAKED \(Self.escaped(test.name)): \(summary)")
+            lines.append(contentsOf: wrapped("  LEAKED \(Self.escaped(test.name)): \(summary)"))
             for type in failing {
                 if let comparison = Self.baselineComparison(type.status, report.baseline, unit: "") {
                     lines.append("    \(Self.escaped(type.type)): \(comparison)")
@@ -341,7 +341,8 @@ public struct TextReportRenderer: ReportRenderer {
                     return "\(type.count) \(Self.escaped(type.type)) (\(why))"
                 }
                 lines.append(
-                    "  GLOBAL STATE first created by \(Self.escaped(test.name)): \(summary.joined(separator: ", "))")
+                    contentsOf: wrapped(
+                        "  GLOBAL STATE first created by \(Self.escaped(test.name)): \(summary.joined(separator: ", "))"))
             }
         }
         lines.append("")
