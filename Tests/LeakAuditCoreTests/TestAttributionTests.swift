@@ -173,6 +173,16 @@ final class TestAttributionTests: XCTestCase {
         ]
         XCTAssertEqual(
             AuditReport.AllocationGroup.constructingFrame(in: unnamed, typeName: "App.(unknown context).Hidden")?.line, 8)
+        // An initializer declared in a constrained extension is still the type's own.
+        let extended = [
+            frame("App.Tree.__allocating_init(A) -> App.Tree<A>"),
+            frame(
+                "(extension in App):App.Tree<A where A == App.Command.Type>.init(root: App.Command.Type) throws", "/s/Tree.swift",
+                95),
+            frame("App.Parser.init(App.Command.Type) -> App.Parser", "/s/Parser.swift", 47),
+        ]
+        XCTAssertEqual(
+            AuditReport.AllocationGroup.constructingFrame(in: extended, typeName: "App.Tree<App.Command.Type>")?.line, 47)
         // Only initializers: the first frame with a line.
         XCTAssertEqual(
             AuditReport.AllocationGroup.constructingFrame(in: Array(frames.prefix(2)), typeName: "App.Screen")?.line, 4)

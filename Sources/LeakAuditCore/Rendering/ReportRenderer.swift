@@ -70,8 +70,20 @@ extension AuditReport.AllocationGroup {
 
     /// True for an initializer of the type whose qualified name (with a trailing dot) is `owner`.
     static func isInitializer(_ function: String, of owner: String) -> Bool {
-        guard function.hasPrefix(owner) else { return false }
-        let member = function.dropFirst(owner.count)
+        // `(extension in App):App.Tree<A where A == App.Command.Type>.init(root:)` is `App.Tree.init(root:)`.
+        var name = Substring(function)
+        if name.hasPrefix("(extension in "), let colon = name.firstIndex(of: ":") { name = name[name.index(after: colon)...] }
+        var plain = ""
+        var depth = 0
+        for character in name {
+            if character == "<" { depth += 1 }
+            if depth == 0 { plain.append(character) }
+            if character == ">" && depth > 0 { depth -= 1 }
+            // The type ends where its member's parameter list starts.
+            if depth == 0 && character == "(" { break }
+        }
+        guard plain.hasPrefix(owner) else { return false }
+        let member = plain.dropFirst(owner.count)
         return member.hasPrefix("init(") || member.hasPrefix("__allocating_init(")
     }
 

@@ -303,7 +303,9 @@ public struct TextReportRenderer: ReportRenderer {
             lines.append("within budget:")
             for type in within {
                 lines.append(
-                    "  ok \(Self.escaped(type.name)): \(budget(type)), peak \(type.peakLive), alive at exit \(type.liveAtExit)")
+                    contentsOf: wrapped(
+                        "  ok \(Self.escaped(type.name)): \(budget(type)), peak \(type.peakLive), alive at exit \(type.liveAtExit)"
+                    ))
             }
         }
         lines.append("")
