@@ -8,13 +8,14 @@ struct ReportBuilder {
         let types = Self.mergedByName(processes.flatMap(\.types))
             .sorted { ($0.exceeded ? 0 : 1, $0.name) < ($1.exceeded ? 0 : 1, $1.name) }
         let inconsistentEvents = run.ledgers.values.reduce(0) { $0 + $1.inconsistentEvents }
-        // Only the types the report shows: the runtime's and Foundation's own are folded (and
-        // CoreFoundation frees its bridged objects where no hook sees it).
+        // Only the types the report shows: budgeted ones, and the runtime's and Foundation's own only
+        // when the census shows them (CoreFoundation frees its bridged objects where no hook sees it).
         let unseenDeallocations = run.ledgers.values.reduce(0) { total, ledger in
             let types = ledger.types
             return total
                 + ledger.unseenDeallocations.reduce(0) { sum, entry in
-                    guard let type = types[entry.key], !Self.isInternalType(type.name) || run.request.watch.censusShowsInternals
+                    guard let type = types[entry.key],
+                        type.budget != .none || !Self.isInternalType(type.name) || run.request.watch.censusShowsInternals
                     else { return sum }
                     return sum + entry.value
                 }
