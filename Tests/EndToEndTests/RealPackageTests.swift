@@ -38,10 +38,12 @@ final class RealPackageTests: XCTestCase {
         let result = Harness.run(["swift", "package", "leak-audit", "--census", "--leaks-per-test"], directory: package.path)
         XCTAssertEqual(result.status, 0, result.log)
         let ran = try XCTUnwrap(Self.swiftTestingCount(result.stdout), result.log)
-        XCTAssertTrue(result.stderr.contains("\(ran) tests ran"), result.log)
-        XCTAssertTrue(result.stderr.contains("tests: 0 of \(ran) tests left instances alive"), result.log)
-        XCTAssertTrue(result.stderr.contains("(Swift Testing, \(ran) tests)"), result.log)
-        XCTAssertTrue(result.stderr.contains("census: "), result.log)
+        // The report's lines wrap at 80 columns in a log: read them whole.
+        let report = result.stderr.replacingOccurrences(of: "\n  ", with: " ")
+        XCTAssertTrue(report.contains("\(ran) tests ran"), result.log)
+        XCTAssertTrue(report.contains("tests: 0 of \(ran) tests left instances alive"), result.log)
+        XCTAssertTrue(report.contains("(Swift Testing, \(ran) tests)"), result.log)
+        XCTAssertTrue(report.contains("census: "), result.log)
     }
 
     func testSwiftArgumentParserBundleWithCensusAndLeaksPerTest() throws {
@@ -81,7 +83,7 @@ final class RealPackageTests: XCTestCase {
             [Harness.leakAudit, "run", "--census", "swift", "test", "--skip-build", "--package-path", package.path],
             directory: package.path)
         XCTAssertEqual(text.status, 0, text.stderr)
-        XCTAssertTrue(text.stderr.contains("\(ran) tests ran"), text.stderr)
+        XCTAssertTrue(text.stderr.replacingOccurrences(of: "\n  ", with: " ").contains("\(ran) tests ran"), text.stderr)
     }
 
     /// `Executed N tests` from XCTest's last summary line.
