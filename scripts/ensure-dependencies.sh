@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing leak-audit needs, when missing: elfutils' libdw and libelf
-# headers (Debian: libdw-dev, libelf-dev) and, for the tests' JSON Schema checks, Python's
-# jsonschema. Safe to run repeatedly; does nothing when everything is there.
+# headers (Debian: libdw-dev, libelf-dev) and, for the tests, Python's jsonschema (JSON Schema
+# checks) and tmux (the text report on a terminal). Safe to run repeatedly; does nothing when everything is there.
 set -euo pipefail
 
 as_root() {
@@ -14,6 +14,13 @@ if ! pkg-config --exists libdw 2>/dev/null || [ ! -f /usr/include/elfutils/libdw
     echo "leak-audit: installing libdw-dev, libelf-dev and pkg-config" >&2
     as_root apt-get update -qq
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libdw-dev libelf-dev pkg-config >/dev/null
+fi
+
+# The end-to-end tests read the text report on a real terminal, through tmux.
+if [ "${1:-}" = "--with-test-tools" ] && ! command -v tmux >/dev/null; then
+    echo "leak-audit: installing tmux for the terminal tests" >&2
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
 fi
 
 if [ "${1:-}" = "--with-test-tools" ] && ! python3 -c 'import jsonschema' 2>/dev/null; then

@@ -128,6 +128,29 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(output.stdout, "", "the target did not run")
     }
 
+    func testOnATerminalTheReportFitsItsWidth() throws {
+        // A real terminal, 100 columns wide, through tmux: the report uses the terminal's width
+        // (a log or a pipe gets 80 columns).
+        let fixture = try Harness.fixture("ViewModelRetention")
+        let session = "leak-audit-\(getpid())"
+        let done = FileManager.default.temporaryDirectory.appendingPathComponent("\(session).done").path
+        let command = "cd \(Harness.packageRoot.path) && \(Harness.leakAudit) run \(fixture); touch \(done); sleep 60"
+        let start = Harness.run(["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "50", command])
+        XCTAssertEqual(start.status, 0, start.log)
+        defer { _ = Harness.run(["tmux", "kill-session", "-t", session]) }
+        for _ in 0..<200 where !FileManager.default.fileExists(atPath: done) { usleep(50_000) }
+        let screen = Harness.run(["tmux", "capture-pane", "-p", "-t", session]).stdout
+        let lines = screen.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("EXCEEDED ViewModelRetention.LoginViewModel: max 1, peak 3") }, screen)
+        // 96 columns: whole on this terminal, shortened in a log.
+        let line = try Harness.line(of: "LoginViewModel(title:", inFixtureSource: "Sources/ViewModelRetention/main.swift")
+        XCTAssertTrue(
+            lines.contains(
+                "      ViewModelRetention.Presenter.open(_:) at Fixtures/Sources/ViewModelRetention/main.swift:\(line)"),
+            screen)
+        XCTAssertTrue(lines.allSatisfy { $0.count <= 100 }, screen)
+    }
+
     func testNoSubcommandIsAUsageError() {
         let bare = Harness.run([Harness.leakAudit])
         XCTAssertEqual(bare.status, 64)
