@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing leak-audit needs, when missing: elfutils' libdw and libelf
 # headers (Debian: libdw-dev, libelf-dev) and, for the tests, Python's jsonschema (JSON Schema
-# checks) and tmux (the text report on a terminal). Safe to run repeatedly; does nothing when everything is there.
+# checks) and script(1) (the text report on a terminal). Safe to run repeatedly; does nothing when everything is there.
 set -euo pipefail
 
 as_root() {
@@ -16,11 +16,11 @@ if ! pkg-config --exists libdw 2>/dev/null || [ ! -f /usr/include/elfutils/libdw
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libdw-dev libelf-dev pkg-config >/dev/null
 fi
 
-# The end-to-end tests read the text report on a real terminal, through tmux.
-if [ "${1:-}" = "--with-test-tools" ] && ! command -v tmux >/dev/null; then
-    echo "leak-audit: installing tmux for the terminal tests" >&2
+# The end-to-end tests read the text report on a real terminal: script(1), from bsdutils.
+if [ "${1:-}" = "--with-test-tools" ] && ! command -v script >/dev/null; then
+    echo "leak-audit: installing bsdutils (script) for the terminal tests" >&2
     as_root apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bsdutils >/dev/null
 fi
 
 if [ "${1:-}" = "--with-test-tools" ] && ! python3 -c 'import jsonschema' 2>/dev/null; then
