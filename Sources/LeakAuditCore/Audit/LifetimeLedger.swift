@@ -246,10 +246,7 @@ struct LifetimeLedger {
     /// Freezes what test `id` leaked: its instances still alive now, when its grace period ended.
     private mutating func settle(_ id: UInt32) {
         guard var test = tests[id] else { return }
-        test.leaked = test.live.compactMap { object, typeID in
-            guard Int(typeID) < typeSlots.count, let instance = typeSlots[Int(typeID)]?.live[object] else { return nil }
-            return Leak(typeID: typeID, site: instance.site, object: object, sequence: instance.sequence)
-        }
+        test.leaked = aliveNow(test)
         tests[id] = test
     }
 
@@ -257,13 +254,6 @@ struct LifetimeLedger {
     /// test that never settled (Swift Testing reports no phases; the process may end within a
     /// grace period).
     func leaksByTest() -> [(name: String, started: Bool, leaks: [Leak])] {
-        tests.sorted { $0.key < $1.key }.map { id, test in
-            if let leaked = test.leaked { return (test.name, test.started, leaked) }
-            let leaks = test.live.compactMap { object, typeID -> Leak? in
-                guard Int(typeID) < typeSlots.count, let instance = typeSlots[Int(typeID)]?.live[object] else { return nil }
-                return Leak(typeID: typeID, site: instance.site, object: object, sequence: instance.sequence)
-            }
-            return (test.name, test.started, leaks)
-        }
+        tests.sorted { $0.key < $1.key }.map { _, test in (test.name, test.started, test.leaked ?? aliveNow(test)) }
     }
 }
