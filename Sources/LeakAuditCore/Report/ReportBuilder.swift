@@ -4,7 +4,12 @@ struct ReportBuilder {
     var toolVersion: String
 
     func build(from run: RecordedRun) -> AuditReport {
-        let processes = run.ledgers.sorted { $0.key < $1.key }.map { _, ledger in report(of: ledger, watch: run.request.watch) }
+        let ledgers = run.ledgers.sorted { $0.key < $1.key }.map(\.value)
+        let processes = ledgers.map { report(of: $0, watch: run.request.watch) }
+        let target = AuditReport.Target(
+            path: run.request.target, arguments: run.request.arguments, attached: run.attached,
+            attachedProcesses: run.attachedProcesses, outcome: run.outcome, kind: run.targetKind,
+            processes: ledgers.compactMap(Self.auditedProcess), skippedProcesses: run.skippedProcesses)
         let types = Self.mergedByName(processes.flatMap(\.types))
             .sorted { ($0.exceeded ? 0 : 1, $0.name) < ($1.exceeded ? 0 : 1, $1.name) }
         let inconsistentEvents = run.ledgers.values.reduce(0) { $0 + $1.inconsistentEvents }
@@ -68,7 +73,7 @@ struct ReportBuilder {
             notAudited = .neverAttached
         } else if run.staticRuntime {
             notAudited = .staticRuntime
-        } else if Self.testsRun(run) == 0 {
+        } else if target.testsRun == 0 {
             // Test bundles ran and reported every test, and there were none: a filter that matched
             // nothing, or a bundle run for the testing library its tests do not use.
             notAudited = .noTestsRan
@@ -93,16 +98,12 @@ struct ReportBuilder {
         let audited = notAudited == nil
         return AuditReport(
             tool: .init(name: "leak-audit", version: toolVersion),
-            target: .init(
-                path: run.request.target, arguments: run.request.arguments, attached: run.attached,
-                attachedProcesses: run.attachedProcesses, outcome: run.outcome, kind: run.targetKind,
-                processes: run.ledgers.sorted { $0.key < $1.key }.compactMap { _, ledger in Self.auditedProcess(ledger) },
-                skippedProcesses: run.skippedProcesses),
+            target: target,
             notAudited: notAudited,
             types: audited ? types : [],
             census: audited ? census : nil,
             tests: audited && run.request.watch.leaksPerTest ? Self.mergedTests(processes.flatMap(\.tests)) : nil,
-            watchedInstances: audited ? run.ledgers.values.reduce(0) { $0 + $1.types.values.reduce(0) { $0 + $1.allocated } } : 0,
+            watchedInstances: audited ? ledgers.reduce(0) { $0 + $1.types.values.reduce(0) { $0 + $1.allocated } } : 0,
             droppedRecords: run.droppedRecords,
             tornRecords: run.tornSlots,
             warnings: warnings
@@ -377,14 +378,6 @@ struct ReportBuilder {
     /// True for a type of XCTest or Swift Testing.
     static func isHarnessType(_ name: String) -> Bool {
         harnessModules.contains(String(name.prefix { $0 != "." && $0 != "<" }))
-    }
-
-    /// Tests that ran in the run's test bundles, nil when none ran or one's tests were not counted.
-    static func testsRun(_ run: RecordedRun) -> Int? {
-        AuditReport.Target(
-            path: "", arguments: [], attached: true, attachedProcesses: 0, outcome: .exited(code: 0),
-            processes: run.ledgers.values.compactMap(auditedProcess)
-        ).testsRun
     }
 
     /// What a process said of itself when it attached, and how many tests it started.
