@@ -142,11 +142,9 @@ struct ReportBuilder {
             for (site, count) in counts.sorted(by: {
                 ($0.key.stackID, $0.key.test ?? .max) < ($1.key.stackID, $1.key.test ?? .max)
             }) {
-                let constructing = AuditReport.AllocationGroup.constructingFrame(
-                    in: frames(ofStack: site.stackID), typeName: typeName)
                 let key =
-                    constructing.map { Key(line: "\($0.function ?? "")|\($0.file ?? ""):\($0.line ?? 0)", test: site.test) }
-                    ?? Key(stackID: site.stackID, test: site.test)
+                    AuditReport.AllocationGroup.constructingSite(in: frames(ofStack: site.stackID), typeName: typeName)
+                    .map { Key(line: $0, test: site.test) } ?? Key(stackID: site.stackID, test: site.test)
                 let truncated = ledger.truncatedStacks.contains(site.stackID)
                 if var group = merged[key] {
                     group.count += count
@@ -315,9 +313,7 @@ struct ReportBuilder {
             if let known = stacks[key] { return known }
             let symbolized = frames(leak.site.stackID)
             let typeName = typeNames[leak.typeID] ?? ""
-            let line = AuditReport.AllocationGroup.constructingFrame(in: symbolized, typeName: typeName).map {
-                "\($0.function ?? "")|\($0.file ?? ""):\($0.line ?? 0)"
-            }
+            let line = AuditReport.AllocationGroup.constructingSite(in: symbolized, typeName: typeName)
             let answer = (symbolized.contains(where: isOneTimeInitialization), line)
             stacks[key] = answer
             return answer
