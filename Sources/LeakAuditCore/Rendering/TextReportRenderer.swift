@@ -168,9 +168,9 @@ public struct TextReportRenderer: ReportRenderer {
         }
         let hidden = groups.count - shown.count
         if hidden > 0 {
-            let sites = hidden == 1 ? "site" : "sites"
             lines.append(
-                "\(indent)… and \(hidden) more allocation \(sites) (--verbose shows them here, --format json lists them all)")
+                "\(indent)… and \(counted(hidden, "more allocation site")) (--verbose shows them here, --format json lists them all)"
+            )
         }
         return lines
     }
@@ -383,7 +383,7 @@ public struct TextReportRenderer: ReportRenderer {
         let shown = groups.prefix(Self.processGroupsShown).map { $0.count > 1 ? "\($0.text) ×\($0.count)" : $0.text }
         let more = groups.dropFirst(Self.processGroupsShown).reduce(0) { $0 + $1.count }
         var line = "audited: " + (shown.isEmpty ? "no process" : shown.joined(separator: ", "))
-        if more > 0 { line += " and \(more) more \(more == 1 ? "process" : "processes") (--format json lists them)" }
+        if more > 0 { line += " and \(counted(more, "more process", plural: "more processes")) (--format json lists them)" }
         if report.target.skippedProcesses > 0 {
             let skipped = counted(
                 report.target.skippedProcesses, "SwiftPM manifest or build process", plural: "SwiftPM manifest or build processes"
@@ -541,8 +541,7 @@ public struct TextReportRenderer: ReportRenderer {
         for frame in frames {
             if frame.file != nil && (frame.line ?? 0) == 0 { continue }
             result.append(frame)
-            let function = frame.function ?? ""
-            if function == "main" || (function.hasSuffix("_main") && !function.contains(" ")) { break }
+            if ReadableStack.isEntryPoint(frame) { break }
         }
         guard let lastWithLine = result.lastIndex(where: { ($0.line ?? 0) > 0 }) else { return result }
         return Array(result[...lastWithLine])
@@ -550,20 +549,9 @@ public struct TextReportRenderer: ReportRenderer {
 
     /// `function at file:line`, or what is known of the frame.
     func describe(_ frame: SymbolizedFrame) -> String {
-        var text = Self.escaped(frame.function.map(Self.withoutReturnType) ?? "??")
-        if let file = frame.file {
-            let prefix = workingDirectory.hasSuffix("/") ? workingDirectory : workingDirectory + "/"
-            let shown = file.hasPrefix(prefix) ? String(file.dropFirst(prefix.count)) : file
-            text += " at \(Self.escaped(shown))"
-            if let line = frame.line { text += ":\(line)" }
-        } else if let module = frame.module {
-            let offset = frame.moduleOffset.map { "+0x" + String($0, radix: 16) } ?? ""
-            text += " in \(Self.escaped(module))\(offset)"
-        } else {
-            text += " at 0x" + String(frame.address, radix: 16)
-        }
-        if frame.inlined { text += " [inlined]" }
-        return text
+        let place = place(of: frame)
+        return Self.escaped(frame.function.map(Self.withoutReturnType) ?? "??") + place.joiner + place.text
+            + (frame.inlined ? " [inlined]" : "")
     }
 
     /// `A.f(x: Swift.Int) -> Swift.String` without ` -> Swift.String`: only the last arrow at
