@@ -62,10 +62,8 @@ static bool la_program_lies_in(const char *exe_link, const char *directory) {
 static int la_find_package_api(struct dl_phdr_info *info, size_t size, void *context) {
     (void)size;
     bool *found = context;
-    const char *name = info->dlpi_name;
-    if (name == NULL) return 0;
-    const char *base = strrchr(name, '/');
-    base = base != NULL ? base + 1 : name;
+    if (info->dlpi_name == NULL) return 0;
+    const char *base = la_base_name(info->dlpi_name);
     if (strncmp(base, "libPackageDescription.so", 24) == 0 || strncmp(base, "libPackagePlugin.so", 19) == 0) {
         *found = true;
         return 1;
@@ -78,17 +76,35 @@ bool la_process_is_test_process(void) {
         || dlsym(RTLD_DEFAULT, "$s7Testing4TestV7currentACSgvgZ") != NULL;
 }
 
+/// This process's command line, its arguments separated by NUL bytes, into `out` (at most
+/// `capacity - 1` bytes, cut there, and always NUL-terminated); returns its length without the
+/// last argument's terminator. 0 when /proc cannot tell.
+static size_t la_command_line(char *out, size_t capacity) {
+    size_t length = 0;
+    FILE *file = fopen("/proc/self/cmdline", "re");
+    if (file != NULL) {
+        length = fread(out, 1, capacity - 1, file);
+        fclose(file);
+    }
+    if (length > 0 && out[length - 1] == '\0') length--;
+    out[length] = '\0';
+    return length;
+}
+
+/// The argument after `argument` in a command line of `length` bytes, or NULL after the last.
+static const char *la_next_argument(const char *arguments, size_t length, const char *argument) {
+    const char *next = argument + strlen(argument) + 1;
+    return next <= arguments + length ? next : NULL;
+}
+
 /// True when this process's arguments ask a test bundle only to list its tests.
 static bool la_lists_tests_only(void) {
     char arguments[4096];
-    FILE *file = fopen("/proc/self/cmdline", "re");
-    if (file == NULL) return false;
-    size_t length = fread(arguments, 1, sizeof arguments - 1, file);
-    fclose(file);
-    arguments[length] = '\0';
-    // Arguments are NUL-separated; the program's own name is skipped.
-    for (size_t index = strlen(arguments) + 1; index < length; index += strlen(arguments + index) + 1) {
-        if (strcmp(arguments + index, "--dump-tests-json") == 0 || strcmp(arguments + index, "--list-tests") == 0) return true;
+    size_t length = la_command_line(arguments, sizeof arguments);
+    // The program's own name is skipped.
+    for (const char *argument = la_next_argument(arguments, length, arguments); argument != NULL;
+         argument = la_next_argument(arguments, length, argument)) {
+        if (strcmp(argument, "--dump-tests-json") == 0 || strcmp(argument, "--list-tests") == 0) return true;
     }
     return false;
 }
@@ -118,19 +134,11 @@ uint32_t la_process_role_locked(la_process_state *state) {
 static int la_find_swift_runtime_need(struct dl_phdr_info *info, size_t size, void *context) {
     (void)size;
     bool *needs = context;
-    const ElfW(Dyn) *dynamic = NULL;
-    for (int index = 0; index < info->dlpi_phnum; index++) {
-        if (info->dlpi_phdr[index].p_type == PT_DYNAMIC) {
-            dynamic = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[index].p_vaddr);
-        }
-    }
+    const ElfW(Dyn) *dynamic = la_dynamic_section(info);
     if (dynamic == NULL) return 1;
     const char *strings = NULL;
     for (const ElfW(Dyn) *entry = dynamic; entry->d_tag != DT_NULL; entry++) {
-        if (entry->d_tag == DT_STRTAB) {
-            uintptr_t value = entry->d_un.d_ptr;
-            strings = (const char *)(value < info->dlpi_addr ? value + info->dlpi_addr : value);
-        }
+        if (entry->d_tag == DT_STRTAB) strings = (const char *)la_dynamic_pointer(info, entry->d_un.d_ptr);
     }
     if (strings == NULL) return 1;
     for (const ElfW(Dyn) *entry = dynamic; entry->d_tag != DT_NULL; entry++) {
@@ -148,25 +156,15 @@ bool la_main_program_is_swift(void) {
 }
 
 void la_process_announce_locked(la_process_state *state, uint32_t flags) {
-    char command_line[LA_WIRE_MAX_COMMAND_LINE];
-    size_t length = 0;
-    FILE *file = fopen("/proc/self/cmdline", "re");
-    if (file != NULL) {
-        length = fread(command_line, 1, sizeof command_line, file);
-        fclose(file);
-    }
-    // The arguments are NUL-terminated: drop the last terminator, keep the separators.
-    if (length > 0 && command_line[length - 1] == '\0') length--;
+    char command_line[LA_WIRE_MAX_COMMAND_LINE + 1];
+    size_t length = la_command_line(command_line, sizeof command_line);
     if (la_process_is_test_process()) {
         flags |= LA_PROCESS_TEST_BUNDLE;
-        for (size_t index = 0; index + 1 < length; index++) {
-            if ((index == 0 || command_line[index - 1] == '\0')
-                && strcmp(command_line + index, "--testing-library") == 0) {
-                size_t value = index + strlen("--testing-library") + 1;
-                if (value < length && strncmp(command_line + value, "swift-testing", length - value) == 0
-                    && strlen(command_line + value) == strlen("swift-testing")) {
-                    flags |= LA_PROCESS_SWIFT_TESTING;
-                }
+        for (const char *argument = command_line; argument != NULL;
+             argument = la_next_argument(command_line, length, argument)) {
+            const char *value = la_next_argument(command_line, length, argument);
+            if (strcmp(argument, "--testing-library") == 0 && value != NULL && strcmp(value, "swift-testing") == 0) {
+                flags |= LA_PROCESS_SWIFT_TESTING;
             }
         }
         bool swift_testing = (flags & LA_PROCESS_SWIFT_TESTING) != 0;

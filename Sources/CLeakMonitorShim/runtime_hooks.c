@@ -105,20 +105,23 @@ typedef struct la_image_tables {
     size_t relocation_counts[2];
 } la_image_tables;
 
-/// glibc stores most dynamic-section pointers already relocated; the vDSO's are not. Anything
-/// below the load bias is still an offset.
-static uintptr_t la_dynamic_pointer(const struct dl_phdr_info *info, uintptr_t value) {
+uintptr_t la_dynamic_pointer(const struct dl_phdr_info *info, uintptr_t value) {
     return value < info->dlpi_addr ? value + info->dlpi_addr : value;
 }
 
-static bool la_read_tables(const struct dl_phdr_info *info, la_image_tables *tables) {
-    memset(tables, 0, sizeof *tables);
+const ElfW(Dyn) *la_dynamic_section(const struct dl_phdr_info *info) {
     const ElfW(Dyn) *dynamic = NULL;
     for (int index = 0; index < info->dlpi_phnum; index++) {
         if (info->dlpi_phdr[index].p_type == PT_DYNAMIC) {
             dynamic = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[index].p_vaddr);
         }
     }
+    return dynamic;
+}
+
+static bool la_read_tables(const struct dl_phdr_info *info, la_image_tables *tables) {
+    memset(tables, 0, sizeof *tables);
+    const ElfW(Dyn) *dynamic = la_dynamic_section(info);
     if (dynamic == NULL) return false;
     for (; dynamic->d_tag != DT_NULL; dynamic++) {
         switch (dynamic->d_tag) {
@@ -262,10 +265,7 @@ static int la_patch_visit(struct dl_phdr_info *info, size_t size, void *context)
 static int la_patch_test_scopes_visit(struct dl_phdr_info *info, size_t size, void *context) {
     (void)size;
     uint32_t *routed = context;
-    const char *name = info->dlpi_name;
-    const char *base = name != NULL ? strrchr(name, '/') : NULL;
-    base = base != NULL ? base + 1 : name;
-    if (base == NULL || strncmp(base, "libTesting.so", 13) != 0) return 0;
+    if (info->dlpi_name == NULL || strncmp(la_base_name(info->dlpi_name), "libTesting.so", 13) != 0) return 0;
     *routed += la_patch_image(la_state(), info, LA_PATCH_TEST_SCOPES);
     return 0;
 }

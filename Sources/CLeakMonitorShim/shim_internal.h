@@ -4,6 +4,7 @@
 
 #include "leak_audit_wire.h"
 #include "leak_monitor_shim.h"
+#include <link.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -203,6 +204,18 @@ LA_HIDDEN bool la_modules_contain(uintptr_t address);
 /// Routes swift_deallocClassInstance of every loaded image through the shim's hook, once per
 /// image. Caller holds the slow lock. Returns false when deallocations cannot be observed.
 LA_HIDDEN bool la_hooks_install(void);
+
+/// The dynamic section of a loaded image, or NULL when it has none.
+LA_HIDDEN const ElfW(Dyn) *la_dynamic_section(const struct dl_phdr_info *info);
+/// A dynamic-section pointer as an address: glibc stores most already relocated; the vDSO's are
+/// not, and anything below the load bias is still an offset.
+LA_HIDDEN uintptr_t la_dynamic_pointer(const struct dl_phdr_info *info, uintptr_t value);
+
+/// The file name part of a path: what follows its last slash.
+static inline const char *la_base_name(const char *path) {
+    const char *slash = __builtin_strrchr(path, '/');
+    return slash != NULL ? slash + 1 : path;
+}
 
 /// Looks up the runtime's entry points once; false when deallocations cannot be observed (a
 /// static runtime). Caller holds the slow lock.
