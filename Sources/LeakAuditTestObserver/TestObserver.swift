@@ -57,8 +57,10 @@ private struct ShimTestAPI: Sendable {
     }
 }
 
-/// Test ids by name, so that the resolver interns each Swift Testing test once.
-private let swiftTestingIDs = Mutex<[String: UInt32]>([:])
+/// The shim's ids of Swift Testing tests, by the test's own ID: the resolver runs on every
+/// allocation of a test run and the scope probe around every task-local push and pop, so a known
+/// test costs a lookup, not a name built from its ID.
+private let swiftTestingIDs = Mutex<[Test.ID: UInt32]>([:])
 
 /// A Swift Testing test's name in reports: its ID (`Module.Suite/function()`) without the source
 /// location that the ID of a test function ends with, as `swift test --filter` reads it.
@@ -71,10 +73,9 @@ private func reportName(of test: Test) -> String {
 
 /// The shim's id for a Swift Testing test (or suite), interned once per name.
 private func swiftTestingID(of test: Test, _ api: ShimTestAPI) -> UInt32 {
-    let name = reportName(of: test)
-    if let known = swiftTestingIDs.withLock({ $0[name] }) { return known }
-    let id = api.id(of: name)
-    swiftTestingIDs.withLock { $0[name] = id }
+    if let known = swiftTestingIDs.withLock({ $0[test.id] }) { return known }
+    let id = api.id(of: reportName(of: test))
+    swiftTestingIDs.withLock { $0[test.id] = id }
     return id
 }
 
