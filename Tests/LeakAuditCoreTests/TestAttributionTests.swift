@@ -27,6 +27,18 @@ final class TestAttributionTests: XCTestCase {
         mutating func free(_ type: UInt32, _ object: UInt64) {
             apply(.deallocated(typeID: type, object: object, sequence: sequence))
         }
+        /// The test bundle's process attaches, with these LA_PROCESS_* flags.
+        mutating func attach(_ commandLine: [String], flags: Int) {
+            apply(.processAttached(AttachedProcess(pid: 7, commandLine: commandLine, flags: UInt32(flags))))
+        }
+    }
+
+    /// A run of AppPackageTests.xctest that recorded `replay`.
+    private func recordedRun(_ replay: Replay, watch: WatchOptions = WatchOptions()) -> RecordedRun {
+        RecordedRun(
+            request: AuditRequest(target: "AppPackageTests.xctest", arguments: [], watch: watch),
+            resolvedPath: "/b/AppPackageTests.xctest", outcome: .exited(code: 0), attached: true, staticRuntime: false,
+            ledgers: [0: replay.ledger], attachedProcesses: 1, droppedRecords: 0, tornSlots: 0, stackTableFull: false)
     }
 
     private func leaks(_ replay: Replay) -> [String: Int] {
@@ -67,13 +79,11 @@ final class TestAttributionTests: XCTestCase {
         XCTAssertEqual(leaks(replay), ["AppTests/cases(_:)": 1])
     }
 
-    func testTestsThatRanAreCountedAndSuitesSeenOnlyOnAllocationsAreNot() {
+    func testTestsThatRanAreCountedAndSuitesSeenOnlyOnAllocationsAreNot() throws {
         var replay = Replay()
-        replay.apply(
-            .processAttached(
-                AttachedProcess(
-                    pid: 7, commandLine: ["AppPackageTests.xctest", "--testing-library", "swift-testing"],
-                    flags: UInt32(LA_PROCESS_TEST_BUNDLE | LA_PROCESS_SWIFT_TESTING | LA_PROCESS_TESTS_OBSERVED))))
+        replay.attach(
+            ["AppPackageTests.xctest", "--testing-library", "swift-testing"],
+            flags: LA_PROCESS_TEST_BUNDLE | LA_PROCESS_SWIFT_TESTING | LA_PROCESS_TESTS_OBSERVED)
         replay.type(0, "App.Model", budget: .pattern(index: 0))
         replay.type(1, "Testing.Runner", budget: .pattern(index: 0))
         replay.test(0, "AppTests")  // a suite: allocations only
@@ -87,15 +97,9 @@ final class TestAttributionTests: XCTestCase {
             replay.phase(id, LA_TEST_FINISHED)
             replay.phase(id, LA_TEST_SETTLED)
         }
-        var watch = WatchOptions(budgets: [try! BudgetPattern(parsing: "*=100", origin: "--budget")])
+        var watch = WatchOptions(budgets: [try BudgetPattern(parsing: "*=100", origin: "--budget")])
         watch.leaksPerTest = true
-        var request = AuditRequest(target: "AppPackageTests.xctest", arguments: [], watch: watch)
-        request.arguments = []
-        let run = RecordedRun(
-            request: request, resolvedPath: "/b/AppPackageTests.xctest", outcome: .exited(code: 0), attached: true,
-            staticRuntime: false, ledgers: [0: replay.ledger], attachedProcesses: 1, droppedRecords: 0, tornSlots: 0,
-            stackTableFull: false)
-        let report = ReportBuilder(toolVersion: "1").build(from: run)
+        let report = ReportBuilder(toolVersion: "1").build(from: recordedRun(replay, watch: watch))
         XCTAssertNil(report.notAudited)
         XCTAssertEqual(report.target.testsRun, 2)
         XCTAssertEqual(report.target.processes.map(\.testingLibrary), [.swiftTesting])
@@ -110,26 +114,15 @@ final class TestAttributionTests: XCTestCase {
 
     func testATestBundleThatRanNoTestIsNotAudited() {
         var replay = Replay()
-        replay.apply(
-            .processAttached(
-                AttachedProcess(
-                    pid: 7, commandLine: ["AppPackageTests.xctest"],
-                    flags: UInt32(LA_PROCESS_TEST_BUNDLE | LA_PROCESS_TESTS_OBSERVED))))
-        var run = RecordedRun(
-            request: AuditRequest(target: "AppPackageTests.xctest", arguments: []), resolvedPath: "/b/AppPackageTests.xctest",
-            outcome: .exited(code: 0), attached: true, staticRuntime: false, ledgers: [0: replay.ledger],
-            attachedProcesses: 1, droppedRecords: 0, tornSlots: 0, stackTableFull: false)
-        let report = ReportBuilder(toolVersion: "1").build(from: run)
+        replay.attach(["AppPackageTests.xctest"], flags: LA_PROCESS_TEST_BUNDLE | LA_PROCESS_TESTS_OBSERVED)
+        let report = ReportBuilder(toolVersion: "1").build(from: recordedRun(replay))
         XCTAssertEqual(report.notAudited, .noTestsRan)
         XCTAssertEqual(report.verdict, .notAudited)
 
         // Tests that could not be counted are not claimed to be none.
         var uncounted = Replay()
-        uncounted.apply(
-            .processAttached(
-                AttachedProcess(pid: 7, commandLine: ["AppPackageTests.xctest"], flags: UInt32(LA_PROCESS_TEST_BUNDLE))))
-        run.ledgers = [0: uncounted.ledger]
-        XCTAssertNil(ReportBuilder(toolVersion: "1").build(from: run).notAudited)
+        uncounted.attach(["AppPackageTests.xctest"], flags: LA_PROCESS_TEST_BUNDLE)
+        XCTAssertNil(ReportBuilder(toolVersion: "1").build(from: recordedRun(uncounted)).notAudited)
     }
 
     func testOneTimeInitializerFramesMarkGlobalState() {
