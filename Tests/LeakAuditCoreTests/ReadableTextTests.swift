@@ -90,6 +90,11 @@ final class ReadableTextTests: XCTestCase {
         XCTAssertEqual(
             ReadableStack.readableFunction("App.(unknown context at $55d7f1c0b9dc).Local.run() -> ()"), "App.(local).Local.run()")
         XCTAssertEqual(ReadableStack.readableFunction("App.Box<A>.store(A) -> ()"), "App.Box<A>.store(_:)")
+        // A private type's initializer returns that private type: seen on swift-log's WarnOnceBox.
+        XCTAssertEqual(
+            ReadableStack.readableFunction(
+                "Logging.(WarnOnceBox in _D650F6EB1B9EADA39E73492B4BECA56B).init() -> Logging.(WarnOnceBox in _D650F6EB1B9EADA39E73492B4BECA56B)"
+            ), "Logging.WarnOnceBox.init()")
     }
 
     func testLinesFitTheWidthByShorteningPathsThenNames() {

@@ -106,7 +106,7 @@ enum ReadableStack {
     /// A demangled function name made readable: no return type, async continuations read as the
     /// function they belong to, and private discriminators (`(name in _D650…)`) as the name.
     static func readableFunction(_ function: String) -> String {
-        var text = TextReportRenderer.withoutReturnType(function)
+        var text = function
         for marker in ["suspend resume partial function for ", "await resume partial function for "] {
             if let range = text.firstRange(of: marker) { text = String(text[range.upperBound...]) }
         }
@@ -129,7 +129,9 @@ enum ReadableStack {
             }
         }
         result += rest
-        return compactSignatures(result.replacingUnknownContexts())
+        // After the discriminators: a return type naming a private type (`-> App.(Box in _0A…)`)
+        // reads as a closure's ` in `, and would be kept.
+        return compactSignatures(TextReportRenderer.withoutReturnType(result).replacingUnknownContexts())
     }
 
     /// Parameter lists as Swift names functions, labels only (`open(Swift.String)` →
