@@ -85,6 +85,10 @@ final class ReadableTextTests: XCTestCase {
                 "closure #1 (Swift.String) -> Logging.LogHandler in App.Tests.errorAndAbove() throws -> ()"),
             "closure #1 in App.Tests.errorAndAbove()")
         XCTAssertEqual(
+            ReadableStack.readableFunction(
+                "closure #1 @Sendable (Swift.String) -> Logging.LogHandler in LoggingTests.GlobalLoggerTest.traceAndAbove() throws -> ()"
+            ), "closure #1 in LoggingTests.GlobalLoggerTest.traceAndAbove()")
+        XCTAssertEqual(
             ReadableStack.readableFunction("App.Screen.init(title: Swift.String, onClose: @escaping () -> ()) -> App.Screen"),
             "App.Screen.init(title:onClose:)")
         XCTAssertEqual(

@@ -179,14 +179,14 @@ enum ReadableStack {
             }
             parameters.append(current)
             let previous = result.last
-            let afterClosureNumber = result.wholeMatch(of: #/.*closure #\d+ /#) != nil
-            if afterClosureNumber {
-                // `closure #1 (A) -> B in f()`: skip the signature up to ` in `.
+            // `closure #1 (A) -> B in f()`, `closure #1 @Sendable (A) -> B in f()`: the signature, with
+            // its attributes, up to ` in ` is skipped.
+            if let closure = result.wholeMatch(of: #/(.*closure #\d+)( @\w+)* /#) {
                 var skip = end + 1
                 let rest = String(characters[skip...])
                 if let inRange = rest.firstRange(of: " in ") {
                     skip += rest.distance(from: rest.startIndex, to: inRange.lowerBound)
-                    result.removeLast()  // the space before the signature
+                    result = String(closure.output.1)
                     index = skip
                     continue
                 }
