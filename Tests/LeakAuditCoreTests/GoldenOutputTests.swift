@@ -1,0 +1,222 @@
+import Foundation
+import XCTest
+
+@testable import LeakAuditCore
+
+/// Every output format of a few reports built by hand, compared byte for byte with the files in
+/// Golden/: a refactoring must not change what leaves the process. When a change to the output is
+/// meant, write the files again with `LEAK_AUDIT_UPDATE_GOLDEN=1 swift test --filter GoldenOutputTests`
+/// and review the diff like any other change.
+///
+/// scripts/output-snapshot.sh does the same for real runs of the fixture programs.
+final class GoldenOutputTests: XCTestCase {
+    private static let cwd = "/home/dev/project"
+    private static let goldenDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Golden")
+
+    /// Every renderer, and the extension of its golden file.
+    private static var renderers: [(name: String, renderer: any ReportRenderer)] {
+        [
+            ("txt", TextReportRenderer(workingDirectory: cwd, width: 80)),
+            ("verbose.txt", TextReportRenderer(workingDirectory: cwd, width: 80, verbose: true)),
+            ("json", JSONReportRenderer()),
+            ("sarif", SARIFReportRenderer(workingDirectory: cwd)),
+            ("xml", JUnitReportRenderer(workingDirectory: cwd)),
+            ("github", GitHubActionsReportRenderer(workingDirectory: cwd)),
+        ]
+    }
+
+    func testEveryFormatOfEverySampleMatchesItsGoldenFile() throws {
+        let update = ProcessInfo.processInfo.environment["LEAK_AUDIT_UPDATE_GOLDEN"] == "1"
+        if update {
+            try FileManager.default.createDirectory(at: Self.goldenDirectory, withIntermediateDirectories: true)
+        }
+        for (sample, report) in Self.samples {
+            for (ext, renderer) in Self.renderers {
+                let rendered = renderer.render(report)
+                let file = Self.goldenDirectory.appendingPathComponent("\(sample).\(ext)")
+                if update {
+                    try Data(rendered.utf8).write(to: file)
+                    continue
+                }
+                let golden = try String(contentsOf: file, encoding: .utf8)
+                XCTAssertEqual(
+                    rendered, golden,
+                    "\(sample).\(ext) differs from Golden/\(sample).\(ext); if the change is meant, run with LEAK_AUDIT_UPDATE_GOLDEN=1"
+                )
+            }
+        }
+    }
+
+    // MARK: - Samples
+
+    private static let samples: [(String, AuditReport)] = [
+        ("leaky-with-policy", leakyWithPolicy()),
+        ("tests-and-census", testsAndCensus()),
+        ("crashed", crashed()),
+        ("clean", clean()),
+        ("not-audited", notAudited()),
+    ]
+
+    private static func frame(
+        _ function: String?, _ file: String? = nil, _ line: Int? = nil, module: String? = "/home/dev/project/.build/debug/App",
+        column: Int? = nil, inlined: Bool = false
+    ) -> SymbolizedFrame {
+        SymbolizedFrame(
+            address: 0x5000, module: module, moduleOffset: module == nil ? nil : 0x1000, function: function, file: file,
+            line: line, column: column, inlined: inlined)
+    }
+
+    private static var mainStack: [SymbolizedFrame] {
+        [
+            frame(
+                "App.LoginViewModel.init(title: Swift.String) -> App.LoginViewModel", "\(cwd)/Sources/App/Login.swift", 11,
+                column: 9),
+            frame("reabstraction thunk helper", "\(cwd)/<compiler-generated>", 0),
+            frame(
+                "closure #1 @Sendable () -> () in App.Presenter.open(Swift.String) -> ()", "\(cwd)/Sources/App/Presenter.swift",
+                31, inlined: true),
+            frame("App.Presenter.open(Swift.String) -> ()", "\(cwd)/Sources/App/Presenter.swift", 29),
+            frame("App_main", "\(cwd)/Sources/App/main.swift", 43),
+            frame("__libc_start_call_main", nil, nil, module: "/lib/x86_64-linux-gnu/libc.so.6"),
+            frame(nil, nil, nil, module: nil),
+        ]
+    }
+
+    private static var otherStack: [SymbolizedFrame] {
+        [
+            frame("libfoo_alloc", nil, nil, module: "/usr/lib/libfoo.so"),
+            frame("App.Factory.make() -> App.LoginViewModel", "/elsewhere/Factory.swift", 7),
+        ]
+    }
+
+    private static func report(
+        path: String = ".build/debug/App", outcome: TargetOutcome = .exited(code: 0),
+        notAudited: AuditReport.NotAuditedReason? = nil, types: [AuditReport.TrackedType] = []
+    ) -> AuditReport {
+        AuditReport(
+            tool: .init(name: "leak-audit", version: "0.1.0"),
+            target: .init(path: path, arguments: ["--flag", "a b"], attached: true, attachedProcesses: 1, outcome: outcome),
+            notAudited: notAudited, types: types, droppedRecords: 0, tornRecords: 0, warnings: [])
+    }
+
+    /// Four types over budget (failing, suppressed, baselined, larger than the baseline), one within
+    /// budget, one from a budget pattern, a tricky name, warnings and a baseline with a gone entry.
+    private static func leakyWithPolicy() -> AuditReport {
+        let pattern = BudgetPattern(pattern: "App.*Cache", max: 1, origin: "--budget")
+        var report = report(types: [
+            .init(
+                name: "App.LoginViewModel", max: 1, peakLive: 4, liveAtExit: 3, allocatedTotal: 9,
+                allocations: [
+                    .init(count: 3, frames: mainStack, truncated: false), .init(count: 1, frames: otherStack, truncated: true),
+                ]),
+            .init(
+                name: "App.ImageCache", budget: .pattern(pattern), max: 1, peakLive: 3, liveAtExit: 3, allocatedTotal: 3,
+                allocations: [.init(count: 3, frames: otherStack, truncated: false)], status: .baselined(recorded: 2)),
+            .init(
+                name: "App.Legacy<\"q\" & 'a', b: 100%>\nnext", max: 0, peakLive: 2, liveAtExit: 2, allocatedTotal: 2,
+                allocations: [.init(count: 2, frames: mainStack, truncated: false)],
+                status: .suppressed(Suppression(.type("App.Legacy*"), reason: "fixed in #123", origin: ".leak-audit.json"))),
+            .init(
+                name: "App.Session", max: 2, peakLive: 5, liveAtExit: 0, allocatedTotal: 5,
+                allocations: [.init(count: 5, frames: [], truncated: false)], status: .largerThanBaseline(recorded: 1)),
+            .init(name: "App.Settings", max: 2, peakLive: 1, liveAtExit: 0, allocatedTotal: 1, allocations: []),
+        ])
+        report.warnings = [
+            "2 records were not written (leak-audit stopped reading, or a record was larger than the ring), so counts may be off"
+        ]
+        report.droppedRecords = 2
+        report.tornRecords = 1
+        report.watchedInstances = 20
+        report.baseline = .init(
+            path: "leak-baseline.json",
+            gone: [.init(key: .type("App.Fixed"), count: 1, sites: ["Sources/App/Fixed.swift:3"])])
+        return report
+    }
+
+    /// A test run: per-test leaks (one global-state entry), a census with folded types, processes.
+    private static func testsAndCensus() -> AuditReport {
+        var report = report(path: ".build/debug/AppPackageTests.xctest")
+        report.target.kind = .swiftTestBundle
+        report.target.attachedProcesses = 2
+        report.target.skippedProcesses = 1
+        report.target.processes = [
+            .init(pid: 100, commandLine: [".build/debug/AppPackageTests.xctest"], testingLibrary: .xctest, testsRun: 3),
+            .init(
+                pid: 101, commandLine: [".build/debug/AppPackageTests.xctest", "--testing-library", "swift-testing"],
+                testingLibrary: .swiftTesting, testsRun: 2),
+        ]
+        let testStack = [
+            frame("App.Screen.init() -> App.Screen", "\(cwd)/Sources/App/Screen.swift", 4),
+            frame("AppTests.ScreenTests.testOpen() -> ()", "\(cwd)/Tests/AppTests/ScreenTests.swift", 12),
+        ]
+        let onceStack = [
+            frame("App.Logger.init() -> App.Logger", "\(cwd)/Sources/App/Logger.swift", 2),
+            frame("one-time initialization function for shared", "\(cwd)/Sources/App/Logger.swift", 9),
+            frame("swift_once", nil, nil, module: "/usr/lib/swift/linux/libswiftCore.so"),
+        ]
+        report.tests = [
+            .init(
+                name: "AppTests.ScreenTests/testOpen",
+                leaked: [
+                    .init(
+                        type: "App.Screen", count: 2,
+                        allocations: [.init(count: 2, frames: testStack, truncated: false, test: "AppTests.ScreenTests/testOpen")]
+                    )
+                ],
+                globalState: [
+                    .init(
+                        type: "App.Logger", count: 1,
+                        allocations: [
+                            .init(count: 1, frames: onceStack, truncated: false, test: "AppTests.ScreenTests/testOpen")
+                        ],
+                        globalStateReason: .oneTimeInitializer)
+                ]),
+            .init(name: "AppTests.ScreenTests/testClose", leaked: []),
+            .init(
+                name: "AppTests/screenTest()",
+                leaked: [
+                    .init(
+                        type: "App.Screen", count: 1, allocations: [.init(count: 1, frames: testStack, truncated: false)],
+                        status: .suppressed(Suppression(.file("Sources/App/*"), origin: ".leak-audit.json")))
+                ]),
+        ]
+        report.census = .init(
+            entries: [
+                .init(
+                    name: "App.Screen", liveAtExit: 3, isInternal: false,
+                    allocations: [.init(count: 3, frames: testStack, truncated: false)]),
+                .init(
+                    name: "App.Logger", liveAtExit: 1, isInternal: false,
+                    allocations: [.init(count: 1, frames: onceStack, truncated: false)]),
+            ],
+            foldedTypes: 4, foldedInstances: 40, foldedTestCaseTypes: 1, foldedTestCaseInstances: 2)
+        report.watchedInstances = 57
+        return report
+    }
+
+    /// A leak, then a crash.
+    private static func crashed() -> AuditReport {
+        report(
+            outcome: .signaled(signal: 6),
+            types: [
+                .init(
+                    name: "App.LoginViewModel", max: 0, peakLive: 1, liveAtExit: 1, allocatedTotal: 1,
+                    allocations: [.init(count: 1, frames: mainStack, truncated: false)])
+            ])
+    }
+
+    /// Nothing over budget.
+    private static func clean() -> AuditReport {
+        report(types: [.init(name: "App.Settings", max: 2, peakLive: 2, liveAtExit: 0, allocatedTotal: 6, allocations: [])])
+    }
+
+    /// A program that never attached.
+    private static func notAudited() -> AuditReport {
+        var report = report(path: "./Tool", notAudited: .neverAttached)
+        report.target.attached = false
+        report.target.attachedProcesses = 0
+        report.target.kind = .dynamicSwift
+        return report
+    }
+}
