@@ -3,7 +3,6 @@ import PackageDescription
 
 let package = Package(
     name: "leak-audit",
-    platforms: [.macOS(.v15)],
     products: [
         // What user code links: no third-party dependencies, no unsafeFlags.
         .library(name: "LeakMonitor", targets: ["LeakMonitor"]),

@@ -13,7 +13,6 @@ func scenario(_ name: String, _ dependencies: [Target.Dependency] = [leakMonitor
 
 let package = Package(
     name: "Fixtures",
-    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "leak-audit", path: ".."),
         // A separate package, so that its library is linked as a shared object, not statically.

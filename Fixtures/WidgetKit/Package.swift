@@ -5,7 +5,6 @@ import PackageDescription
 
 let package = Package(
     name: "WidgetKit",
-    platforms: [.macOS(.v15)],
     products: [.library(name: "WidgetKit", type: .dynamic, targets: ["WidgetKit"])],
     dependencies: [.package(name: "leak-audit", path: "../..")],
     targets: [

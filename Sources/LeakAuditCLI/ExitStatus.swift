@@ -30,7 +30,6 @@ enum ExitStatus: Int32, CaseIterable {
     init(_ error: LeakAuditError) {
         switch error {
         case .targetNotFound, .targetNotOnPath, .targetNotExecutable, .targetSpawnFailed: self = .targetNotStarted
-        case .outputNotWritable: self = .usageError
         case .channelUnavailable, .preloadLibraryMissing: self = .internalError
         }
     }

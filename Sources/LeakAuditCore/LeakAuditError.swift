@@ -12,8 +12,6 @@ public enum LeakAuditError: Error, Equatable, CustomStringConvertible {
     case channelUnavailable(call: String, errno: Int32)
     /// libLeakAuditPreload.so is not next to the leak-audit executable.
     case preloadLibraryMissing(path: String)
-    /// The report could not be written.
-    case outputNotWritable(path: String, errno: Int32)
 
     /// One line: what went wrong, naming the thing, and what to do.
     public var description: String {
@@ -30,8 +28,6 @@ public enum LeakAuditError: Error, Equatable, CustomStringConvertible {
             "cannot create the record channel (\(call)): \(systemErrorMessage(code))"
         case .preloadLibraryMissing(let path):
             "'\(path)' is missing: build every product (swift build -c release), which puts it beside leak-audit"
-        case .outputNotWritable(let path, let code):
-            "cannot write the report to '\(path)': \(systemErrorMessage(code)); check the directory exists and is writable"
         }
     }
 }

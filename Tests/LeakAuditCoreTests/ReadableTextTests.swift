@@ -159,7 +159,7 @@ final class ReadableTextTests: XCTestCase {
         let frames = (1...9).map { frame("App.level\($0)() -> ()", "/work/Sources/App/Deep.swift", $0) }
         let text = TextReportRenderer(workingDirectory: "/work", width: 80).render(
             report([.init(count: 1, frames: frames, truncated: false)]))
-        XCTAssertEqual(body(text).count, TextReportRenderer.sourceFramesShown + 1)
+        XCTAssertEqual(body(text).count, ReportPhrases.sourceFramesShown + 1)
         XCTAssertEqual(body(text).last, "      … 4 more frames (--verbose or --format json shows them)")
     }
 

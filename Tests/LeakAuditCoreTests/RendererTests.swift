@@ -128,12 +128,12 @@ final class RendererTests: XCTestCase {
             frame("A.f() -> ()", "/home/dev/project/x.swift", 1),
             frame("A.g() -> ()", "/home/dev/project-other/y.swift", 2),
         ]
-        let renderer = TextReportRenderer(workingDirectory: "/home/dev/project/")
+        let renderer = ReportPhrases(workingDirectory: "/home/dev/project/")
         XCTAssertEqual(frames.map(renderer.describe), ["A.f() at x.swift:1", "A.g() at /home/dev/project-other/y.swift:2"])
     }
 
     func testTextFramesAfterMainAreCut() {
-        let renderer = TextReportRenderer(workingDirectory: "/")
+        let renderer = ReportPhrases(workingDirectory: "/")
         let afterCMain = renderer.readableFrames([
             frame("f()", "/a.swift", 1), frame("main", nil, nil), frame("__libc_start_main", nil, nil),
         ])
@@ -150,7 +150,7 @@ final class RendererTests: XCTestCase {
     }
 
     func testTextThunksWithFileButNoLineAreSkippedAndFramesWithoutFileKeptBetweenSourceFrames() {
-        let renderer = TextReportRenderer(workingDirectory: "/")
+        let renderer = ReportPhrases(workingDirectory: "/")
         let frames = renderer.readableFrames([
             frame("thunk A", "/t.swift", nil),
             frame("thunk B", "/t.swift", 0),
@@ -188,15 +188,15 @@ final class RendererTests: XCTestCase {
             ("", ""),
         ]
         for (input, expected) in cases {
-            XCTAssertEqual(TextReportRenderer.withoutReturnType(input), expected, input)
+            XCTAssertEqual(SwiftName.withoutReturnType(input), expected, input)
         }
     }
 
     func testTextEscapesControlCharactersFromTheTarget() {
         XCTAssertEqual(
-            TextReportRenderer.escaped("a\u{1B}[31mred\u{7}\n\t\u{7F}\u{85}é🦊"),
+            ReportPhrases.escaped("a\u{1B}[31mred\u{7}\n\t\u{7F}\u{85}é🦊"),
             "a\\u{1b}[31mred\\u{7}\\u{a}\\u{9}\\u{7f}\\u{85}é🦊")
-        XCTAssertEqual(TextReportRenderer.escaped("\u{0}"), "\\u{0}")
+        XCTAssertEqual(ReportPhrases.escaped("\u{0}"), "\\u{0}")
 
         let hostile = report(
             path: "./evil\u{1B}]0;pwned\u{7}",

@@ -125,7 +125,7 @@ struct LifetimeLedger {
     mutating func apply(_ event: WireEvent) {
         switch event {
         case .typeDefined(let id, let rawName, let max, let budget, let heldByXCTest):
-            let name = Self.stableTypeName(rawName)
+            let name = SwiftName.stableTypeName(rawName)
             let slot = Int(id)
             if slot >= typeSlots.count { typeSlots += Array(repeating: nil, count: slot + 1 - typeSlots.count) }
             if typeSlots[slot] == nil {
@@ -197,32 +197,6 @@ struct LifetimeLedger {
         if Int(typeID) >= typeSlots.count || typeSlots[Int(typeID)]?.deallocate(object) != true {
             inconsistentEvents += 1
         }
-    }
-
-    /// `App.(unknown context at $55d7f1c0b9dc).Local` as `App.(unknown context).Local`: the runtime
-    /// names a type declared inside a function by an address that changes with every run (ASLR),
-    /// which would split one type into several across processes and make reports impossible to
-    /// compare.
-    static func stableTypeName(_ name: String) -> String {
-        let marker = Array("(unknown context at $".utf8)
-        let bytes = Array(name.utf8)
-        guard bytes.count >= marker.count else { return name }
-        var result: [UInt8] = []
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == marker[0], index + marker.count <= bytes.count,
-                bytes[index..<(index + marker.count)].elementsEqual(marker)
-            {
-                result += Array("(unknown context)".utf8)
-                index += marker.count
-                while index < bytes.count && bytes[index] != UInt8(ascii: ")") { index += 1 }
-                index += 1  // the closing parenthesis
-            } else {
-                result.append(bytes[index])
-                index += 1
-            }
-        }
-        return String(decoding: result, as: UTF8.self)
     }
 
     /// The allocation sites (stack and test) of the instances alive at `type`'s peak, one per instance.

@@ -22,33 +22,33 @@ public struct GitHubActionsReportRenderer: ReportRenderer {
 
     /// Renders the report as workflow commands, one a line.
     public func render(_ report: AuditReport) -> String {
-        let text = TextReportRenderer(workingDirectory: workingDirectory)
+        let phrases = ReportPhrases(workingDirectory: workingDirectory)
         var commands: [String] = []
-        if let explanation = text.notAuditedExplanation(report) {
+        if let explanation = phrases.notAuditedExplanation(report) {
             commands.append(
                 Self.command(
                     "error", [("title", "leak-audit: not audited")], message: explanation.joined(separator: "\n")))
         } else {
             for type in report.exceededTypes {
-                let (command, note) = Self.severity(type.status, text)
+                let (command, note) = Self.severity(type.status, phrases)
                 commands.append(
                     annotation(
-                        command, at: type.annotatedFrame, title: "\(TextReportRenderer.escaped(type.name)) over budget\(note)",
-                        message: text.exceededBlock(type, baseline: report.baseline)))
+                        command, at: type.annotatedFrame, title: "\(ReportPhrases.escaped(type.name)) over budget\(note)",
+                        message: phrases.exceededBlock(type, baseline: report.baseline)))
             }
             for test in report.tests ?? [] {
                 for leaked in test.leaked {
-                    let name = TextReportRenderer.escaped(test.name)
-                    let type = TextReportRenderer.escaped(leaked.type)
-                    let (command, note) = Self.severity(leaked.status, text)
-                    let comparison = TextReportRenderer.baselineComparison(leaked.status, report.baseline, unit: "")
+                    let name = ReportPhrases.escaped(test.name)
+                    let type = ReportPhrases.escaped(leaked.type)
+                    let (command, note) = Self.severity(leaked.status, phrases)
+                    let comparison = ReportPhrases.baselineComparison(leaked.status, report.baseline, unit: "")
                     commands.append(
                         annotation(
                             command, at: leaked.allocations.lazy.compactMap { $0.locatedFrame(typeName: leaked.type) }.first,
                             title: "\(name) leaked \(type)\(note)",
                             message: ["LEAKED \(name): \(leaked.count) \(type) alive after the test"]
                                 + (comparison.map { ["  " + $0] } ?? [])
-                                + text.renderGroups(leaked.allocations, indent: "  ", typeName: leaked.type)))
+                                + phrases.allocationSites(leaked.allocations, indent: "  ", typeName: leaked.type)))
                 }
             }
             if let baseline = report.baseline, !baseline.gone.isEmpty {
@@ -65,16 +65,16 @@ public struct GitHubActionsReportRenderer: ReportRenderer {
         for warning in report.warnings {
             commands.append(Self.command("warning", [("title", "leak-audit")], message: warning))
         }
-        commands.append(Self.command("notice", [("title", "leak-audit")], message: text.summarySentence(report)))
+        commands.append(Self.command("notice", [("title", "leak-audit")], message: phrases.summarySentence(report)))
         return commands.joined(separator: "\n") + "\n"
     }
 
     /// `error` for a failing finding, `notice` with a title suffix for a suppressed or baselined one.
-    private static func severity(_ status: FindingStatus, _ text: TextReportRenderer) -> (String, String) {
+    private static func severity(_ status: FindingStatus, _ phrases: ReportPhrases) -> (String, String) {
         switch status {
         case .failing: ("error", "")
         case .largerThanBaseline: ("error", " (larger than the baseline)")
-        case .suppressed(let suppression): ("notice", " (suppressed \(text.suppressionLine(suppression)))")
+        case .suppressed(let suppression): ("notice", " (suppressed \(phrases.suppressionLine(suppression)))")
         case .baselined: ("notice", " (baselined)")
         }
     }
@@ -107,7 +107,7 @@ public struct GitHubActionsReportRenderer: ReportRenderer {
             case "%": result += "%25"
             case "\r": result += "%0D"
             case "\n": result += "%0A"
-            default: result += TextReportRenderer.escaped(String(scalar))
+            default: result += ReportPhrases.escaped(String(scalar))
             }
         }
         return result

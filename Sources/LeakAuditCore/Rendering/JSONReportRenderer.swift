@@ -140,13 +140,7 @@ struct JSONReportV1: Encodable {
         var baselineCount: Int?
 
         init(_ status: FindingStatus?) {
-            switch status {
-            case nil: self.status = nil
-            case .failing: self.status = "failing"
-            case .largerThanBaseline: self.status = "largerThanBaseline"
-            case .suppressed: self.status = "suppressed"
-            case .baselined: self.status = "baselined"
-            }
+            self.status = status?.name
             suppression = status?.suppression.map {
                 Suppression(rule: $0.rule, kind: $0.kind, pattern: $0.pattern, reason: $0.reason, origin: $0.origin)
             }
@@ -292,33 +286,17 @@ struct JSONReportV1: Encodable {
             case .exited(let code): Exit(code: code)
             case .signaled(let signal): Exit(signal: signal)
             }
-        let reason: String? =
-            switch report.notAudited {
-            case .neverAttached: "neverAttached"
-            case .staticRuntime: "staticRuntime"
-            case .recordFormatMismatch: "recordFormatMismatch"
-            case .notSwift: "notSwift"
-            case .noTestsRan: "noTestsRan"
-            case nil: nil
-            }
         target = Target(
             path: report.target.path, arguments: report.target.arguments, attached: report.target.attached,
             attachedProcesses: report.target.attachedProcesses, exit: exit,
-            notAuditedReason: reason,
+            notAuditedReason: report.notAudited?.name,
             processes: report.target.processes.map {
                 Process(
                     pid: $0.pid, commandLine: $0.commandLine, testingLibrary: $0.testingLibrary?.rawValue, testsRun: $0.testsRun)
             },
             skippedProcesses: report.target.skippedProcesses, testsRun: report.target.testsRun)
-        let verdict =
-            switch report.verdict {
-            case .clean: "clean"
-            case .budgetExceeded: "budgetExceeded"
-            case .targetFailed: "targetFailed"
-            case .notAudited: "notAudited"
-            }
         summary = Summary(
-            verdict: verdict,
+            verdict: report.verdict.name,
             trackedTypes: report.types.count,
             exceededTypes: report.exceededTypes.count,
             instancesOverBudget: report.exceededTypes.reduce(0) { $0 + $1.peakLive - $1.max },

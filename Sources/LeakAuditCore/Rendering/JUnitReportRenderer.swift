@@ -50,19 +50,19 @@ public struct JUnitReportRenderer: ReportRenderer {
 
     /// Renders the report as a JUnit XML document.
     public func render(_ report: AuditReport) -> String {
-        let text = TextReportRenderer(workingDirectory: workingDirectory)
+        let phrases = ReportPhrases(workingDirectory: workingDirectory)
         var types = TestSuite(name: Self.suiteName, cases: [])
         var suites: [TestSuite] = []
-        if let explanation = text.notAuditedExplanation(report) {
+        if let explanation = phrases.notAuditedExplanation(report) {
             types.cases.append(
                 TestCase(
                     className: Self.suiteName, name: report.target.path,
                     outcome: .error(
-                        message: text.summarySentence(report), type: "not-audited",
+                        message: phrases.summarySentence(report), type: "not-audited",
                         body: explanation.joined(separator: "\n"))))
         } else {
-            types.cases = report.types.map { typeCase($0, text, report.baseline) }
-            if let census = report.census { types.systemOut = text.renderCensus(census).joined(separator: "\n") }
+            types.cases = report.types.map { typeCase($0, phrases, report.baseline) }
+            if let census = report.census { types.systemOut = phrases.censusBlock(census).joined(separator: "\n") }
         }
         var notes = report.warnings.map { "warning: \($0)" }
         if !report.target.outcome.succeeded { notes.append("the target \(report.target.outcome.phrase)") }
@@ -75,7 +75,7 @@ public struct JUnitReportRenderer: ReportRenderer {
         suites.append(types)
         if let tests = report.tests, report.notAudited == nil {
             suites.append(
-                TestSuite(name: Self.suiteName + " tests", cases: tests.map { testCase($0, text, report.baseline) }))
+                TestSuite(name: Self.suiteName + " tests", cases: tests.map { testCase($0, phrases, report.baseline) }))
         }
 
         let total = TestSuite(name: Self.suiteName, cases: suites.flatMap(\.cases))
@@ -88,7 +88,7 @@ public struct JUnitReportRenderer: ReportRenderer {
                 ("leak-audit.version", report.tool.version),
                 ("target", report.target.path),
                 ("target.outcome", report.target.outcome.phrase),
-                ("summary", text.summarySentence(report)),
+                ("summary", phrases.summarySentence(report)),
             ]
             for (name, value) in properties {
                 xml += "      <property name=\"\(Self.attribute(name))\" value=\"\(Self.attribute(value))\"/>\n"
@@ -105,14 +105,14 @@ public struct JUnitReportRenderer: ReportRenderer {
 
     /// A tracked type: it passes within its budget and fails over it.
     private func typeCase(
-        _ type: AuditReport.TrackedType, _ text: TextReportRenderer, _ baseline: AuditReport.BaselineComparison?
+        _ type: AuditReport.TrackedType, _ phrases: ReportPhrases, _ baseline: AuditReport.BaselineComparison?
     ) -> TestCase {
         guard type.exceeded else {
             return TestCase(className: type.moduleName ?? Self.suiteName, name: type.name, outcome: .passed)
         }
         let surplus = type.peakLive.subtractingReportingOverflow(type.max).partialValue
-        let counts = "\(text.budget(type)), peak \(type.peakLive), alive at exit \(type.liveAtExit) (\(surplus) over budget)"
-        if let skipped = Self.skippedMessage(type.status, text) {
+        let counts = "\(phrases.budget(type)), peak \(type.peakLive), alive at exit \(type.liveAtExit) (\(surplus) over budget)"
+        if let skipped = Self.skippedMessage(type.status, phrases) {
             return TestCase(
                 className: type.moduleName ?? Self.suiteName, name: type.name, outcome: .skipped(message: "\(skipped): \(counts)")
             )
@@ -120,16 +120,16 @@ public struct JUnitReportRenderer: ReportRenderer {
         return TestCase(
             className: type.moduleName ?? Self.suiteName, name: type.name,
             outcome: .failure(
-                message: counts, type: SARIFReportRenderer.budgetExceededRuleID,
-                body: text.exceededBlock(type, baseline: baseline).joined(separator: "\n")))
+                message: counts, type: FindingRule.budgetExceeded.id,
+                body: phrases.exceededBlock(type, baseline: baseline).joined(separator: "\n")))
     }
 
     /// `suppressed by type:App.X (.leak-audit.json): reason` or `baselined (the baseline records 2)`,
     /// nil for a failing finding.
-    private static func skippedMessage(_ status: FindingStatus, _ text: TextReportRenderer) -> String? {
+    private static func skippedMessage(_ status: FindingStatus, _ phrases: ReportPhrases) -> String? {
         switch status {
         case .failing, .largerThanBaseline: nil
-        case .suppressed(let suppression): "suppressed \(text.suppressionLine(suppression))"
+        case .suppressed(let suppression): "suppressed \(phrases.suppressionLine(suppression))"
         case .baselined(let recorded): "baselined (the baseline records \(recorded))"
         }
     }
@@ -137,7 +137,7 @@ public struct JUnitReportRenderer: ReportRenderer {
     /// An audited test (`--leaks-per-test`): `Module.Class/testName` becomes class name
     /// `Module.Class` and name `testName`; it fails when it left instances alive.
     private func testCase(
-        _ test: AuditReport.TestReport, _ text: TextReportRenderer, _ baseline: AuditReport.BaselineComparison?
+        _ test: AuditReport.TestReport, _ phrases: ReportPhrases, _ baseline: AuditReport.BaselineComparison?
     ) -> TestCase {
         var className = Self.suiteName
         var name = test.name
@@ -149,25 +149,25 @@ public struct JUnitReportRenderer: ReportRenderer {
         let failing = test.leaked.filter(\.status.fails)
         guard !failing.isEmpty else {
             let reasons = test.leaked.compactMap { leaked in
-                Self.skippedMessage(leaked.status, text).map {
-                    "\(leaked.count) \(TextReportRenderer.escaped(leaked.type)) \($0)"
+                Self.skippedMessage(leaked.status, phrases).map {
+                    "\(leaked.count) \(ReportPhrases.escaped(leaked.type)) \($0)"
                 }
             }
             return TestCase(className: className, name: name, outcome: .skipped(message: reasons.joined(separator: "; ")))
         }
-        let summary = failing.map { "\($0.count) \(TextReportRenderer.escaped($0.type))" }.joined(separator: ", ")
-        var body = ["LEAKED \(TextReportRenderer.escaped(test.name)): \(summary)"]
+        let summary = failing.map { "\($0.count) \(ReportPhrases.escaped($0.type))" }.joined(separator: ", ")
+        var body = ["LEAKED \(ReportPhrases.escaped(test.name)): \(summary)"]
         for leaked in failing {
-            body.append("  \(leaked.count) \(TextReportRenderer.escaped(leaked.type)) alive after the test:")
-            if let comparison = TextReportRenderer.baselineComparison(leaked.status, baseline, unit: "") {
+            body.append("  \(leaked.count) \(ReportPhrases.escaped(leaked.type)) alive after the test:")
+            if let comparison = ReportPhrases.baselineComparison(leaked.status, baseline, unit: "") {
                 body.append("    " + comparison)
             }
-            body.append(contentsOf: text.renderGroups(leaked.allocations, indent: "    ", typeName: leaked.type))
+            body.append(contentsOf: phrases.allocationSites(leaked.allocations, indent: "    ", typeName: leaked.type))
         }
         return TestCase(
             className: className, name: name,
             outcome: .failure(
-                message: "left \(summary) alive after it finished", type: SARIFReportRenderer.testLeakedRuleID,
+                message: "left \(summary) alive after it finished", type: FindingRule.testLeaked.id,
                 body: body.joined(separator: "\n")))
     }
 

@@ -19,9 +19,9 @@ public struct SARIFReportRenderer: ReportRenderer {
     /// The schema the log declares in `$schema`.
     public static let schemaURI = "https://json.schemastore.org/sarif-2.1.0.json"
     /// The rule of a type whose live count went over its budget.
-    public static let budgetExceededRuleID = "budget-exceeded"
+    public static let budgetExceededRuleID = FindingRule.budgetExceeded.id
     /// The rule of a test that left instances alive after it finished (`--leaks-per-test`).
-    public static let testLeakedRuleID = "test-leaked"
+    public static let testLeakedRuleID = FindingRule.testLeaked.id
     /// The URI base id of paths under the working directory.
     public static let sourceRootBaseID = "%SRCROOT%"
 
@@ -38,11 +38,11 @@ public struct SARIFReportRenderer: ReportRenderer {
         stableJSON(log(report), what: "the SARIF log")
     }
 
-    private var text: TextReportRenderer { TextReportRenderer(workingDirectory: workingDirectory) }
+    private var phrases: ReportPhrases { ReportPhrases(workingDirectory: workingDirectory) }
 
     private func log(_ report: AuditReport) -> SARIFLog {
         var notifications: [SARIFLog.Notification] = []
-        if let explanation = text.notAuditedExplanation(report) {
+        if let explanation = phrases.notAuditedExplanation(report) {
             notifications.append(.init(level: "error", message: .init(explanation.joined(separator: "\n"))))
         }
         for warning in report.warnings { notifications.append(.init(level: "warning", message: .init(warning))) }
@@ -73,41 +73,22 @@ public struct SARIFReportRenderer: ReportRenderer {
         (report.tests ?? []).flatMap { test in test.leaked.map { result(test, $0, report.baseline) } }
     }
 
-    private static let budgetExceededRule = SARIFLog.Rule(
-        id: budgetExceededRuleID,
-        name: "BudgetExceeded",
-        shortDescription: .init("More instances of a type were alive at once than its budget allows."),
-        fullDescription: .init(
-            "A type declares, or is given by a budget pattern, the most instances that may be alive at once; "
-                + "more were alive at the same time. The result points at the line that allocated them: "
-                + "something keeps those instances alive after their owner is done with them."),
-        help: .init(
-            "Find what still holds the instances allocated at this line (a long-lived owner, a closure "
-                + "capturing them strongly, a strong array of observers) and release them, or raise the "
-                + "type's max if that many may legitimately be alive."),
-        defaultConfiguration: .init(level: "error"),
-        properties: .init(tags: ["memory", "leak"]))
+    private static let budgetExceededRule = rule(.budgetExceeded, tags: ["memory", "leak"])
 
-    private static let testLeakedRule = SARIFLog.Rule(
-        id: testLeakedRuleID,
-        name: "TestLeaked",
-        shortDescription: .init("A test left instances alive after it finished."),
-        fullDescription: .init(
-            "Instances of one of the package's classes that a test allocated were still alive when the test "
-                + "finished and its grace period ended (--leaks-per-test). The result points at the line that "
-                + "allocated them."),
-        help: .init(
-            "Find what still holds the instances allocated at this line once the test is over (a shared "
-                + "cache or singleton, a closure capturing them strongly, an observer never removed) and "
-                + "release them in the code or in the test's tear-down."),
-        defaultConfiguration: .init(level: "error"),
-        properties: .init(tags: ["memory", "leak", "test"]))
+    private static let testLeakedRule = rule(.testLeaked, tags: ["memory", "leak", "test"])
+
+    /// A finding rule as SARIF declares it.
+    private static func rule(_ rule: FindingRule, tags: [String]) -> SARIFLog.Rule {
+        SARIFLog.Rule(
+            id: rule.id, name: rule.name, shortDescription: .init(rule.summary), fullDescription: .init(rule.explanation),
+            help: .init(rule.help), defaultConfiguration: .init(level: "error"), properties: .init(tags: tags))
+    }
 
     private func result(_ type: AuditReport.TrackedType, _ baseline: AuditReport.BaselineComparison?) -> SARIFLog.Result {
         let surplus = type.peakLive.subtractingReportingOverflow(type.max).partialValue
         let message =
-            "\(TextReportRenderer.escaped(type.name)) exceeded its budget: "
-            + "\(text.budget(type))\(type.budget == .code ? " (declared in code)" : ""), "
+            "\(ReportPhrases.escaped(type.name)) exceeded its budget: "
+            + "\(phrases.budget(type))\(type.budget == .code ? " (declared in code)" : ""), "
             + "peak \(type.peakLive), alive at exit \(type.liveAtExit) (\(surplus) over budget)."
         return result(
             ruleID: Self.budgetExceededRuleID, ruleIndex: 0, message: message, typeName: type.name,
@@ -124,7 +105,7 @@ public struct SARIFReportRenderer: ReportRenderer {
         _ baseline: AuditReport.BaselineComparison?
     ) -> SARIFLog.Result {
         let message =
-            "\(TextReportRenderer.escaped(test.name)) left \(leaked.count) \(TextReportRenderer.escaped(leaked.type)) "
+            "\(ReportPhrases.escaped(test.name)) left \(leaked.count) \(ReportPhrases.escaped(leaked.type)) "
             + "alive after it finished."
         return result(
             ruleID: Self.testLeakedRuleID, ruleIndex: 1, message: message, typeName: leaked.type,
@@ -142,7 +123,7 @@ public struct SARIFReportRenderer: ReportRenderer {
     ) -> SARIFLog.Result {
         var message = message
         var properties = properties
-        properties.findingStatus = JSONReportV1.Finding(status).status
+        properties.findingStatus = status.name
         properties.baselineCount = status.recorded
         var suppressions: [SARIFLog.Suppression]?
         var baselineState: String?
@@ -177,7 +158,7 @@ public struct SARIFReportRenderer: ReportRenderer {
             guard let frame = group.locatedFrame(typeName: typeName) else { continue }
             var other = self.location(frame)
             other.id = related.count
-            other.message = .init("\(group.count) × allocated at \(text.describe(frame))")
+            other.message = .init("\(group.count) × allocated at \(phrases.describe(frame))")
             related.append(other)
         }
         let stacks = allocations.map { group in
@@ -186,7 +167,7 @@ public struct SARIFReportRenderer: ReportRenderer {
                 frames: group.frames.map { SARIFLog.StackFrame(location: stackLocation($0), module: $0.module) })
         }
         let flows = allocations.compactMap { group -> SARIFLog.CodeFlow? in
-            let steps = text.readableFrames(group.frames).filter(\.hasSourceLine).reversed()
+            let steps = phrases.readableFrames(group.frames).filter(\.hasSourceLine).reversed()
             guard !steps.isEmpty else { return nil }
             return SARIFLog.CodeFlow(
                 message: .init("\(group.count) × allocated"),
@@ -267,18 +248,6 @@ extension AuditReport.BudgetOrigin {
         switch self {
         case .code: nil
         case .pattern(let pattern): pattern
-        }
-    }
-}
-
-extension AuditVerdict {
-    /// The verdict's name, as in the JSON report.
-    fileprivate var name: String {
-        switch self {
-        case .clean: "clean"
-        case .budgetExceeded: "budgetExceeded"
-        case .targetFailed: "targetFailed"
-        case .notAudited: "notAudited"
         }
     }
 }

@@ -94,31 +94,9 @@ public struct Baseline: Sendable, Hashable {
     /// inside functions, and the source location that ends a Swift Testing test's ID, left out.
     public static func stableKey(_ key: Entry.Key) -> Entry.Key {
         switch key {
-        case .type(let type): .type(stableTypeName(type))
-        case .test(let test, let type): .test(test: stableTestName(test), type: stableTypeName(type))
+        case .type(let type): .type(SwiftName.stableTypeName(type))
+        case .test(let test, let type): .test(test: SwiftName.stableTestName(test), type: SwiftName.stableTypeName(type))
         }
-    }
-
-    /// `App.(unknown context at $5581f2a0c4e8).Local` → `App.(unknown context).Local`: the address
-    /// changes from run to run.
-    static func stableTypeName(_ name: String) -> String {
-        let marker = "(unknown context at $"
-        var result = ""
-        var rest = Substring(name)
-        while let range = rest.firstRange(of: marker) {
-            result += rest[..<range.lowerBound] + "(unknown context"
-            rest = rest[range.upperBound...].drop(while: \.isHexDigit)
-        }
-        return result + rest
-    }
-
-    /// `M.Suite/test()/File.swift:18:6` → `M.Suite/test()`: Swift Testing's test IDs end with the
-    /// test's source location, which moves with unrelated edits above it.
-    static func stableTestName(_ name: String) -> String {
-        guard let slash = name.lastIndex(of: "/") else { return name }
-        let parts = name[name.index(after: slash)...].split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count >= 3, parts.suffix(2).allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isNumber) }) else { return name }
-        return String(name[..<slash])
     }
 
     /// The function that allocated each group, without return type or line: the first frame with a
@@ -128,7 +106,7 @@ public struct Baseline: Sendable, Hashable {
         return groups.compactMap { group in
             let located = group.frames.filter(\.hasSourceLine)
             let frame = located.first { !($0.function ?? "").hasPrefix(typePrefix) } ?? located.first
-            return frame?.function.map { stableTypeName(TextReportRenderer.withoutReturnType($0)) }
+            return frame?.function.map { SwiftName.stableTypeName(SwiftName.withoutReturnType($0)) }
         }
     }
 

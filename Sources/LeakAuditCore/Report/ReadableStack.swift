@@ -131,7 +131,7 @@ enum ReadableStack {
         result += rest
         // After the discriminators: a return type naming a private type (`-> App.(Box in _0A…)`)
         // reads as a closure's ` in `, and would be kept.
-        return compactSignatures(TextReportRenderer.withoutReturnType(result).replacingUnknownContexts())
+        return compactSignatures(SwiftName.withoutReturnType(result).replacingUnknownContexts())
     }
 
     /// Parameter lists as Swift names functions, labels only (`open(Swift.String)` →

@@ -61,7 +61,7 @@ public struct Suppression: Sendable, Hashable {
             return everyGroup(allocations) { frame in
                 guard let function = frame.function else { return false }
                 return globMatches(pattern, function)
-                    || globMatches(pattern, TextReportRenderer.withoutReturnType(function))
+                    || globMatches(pattern, SwiftName.withoutReturnType(function))
             }
         case .file(let pattern):
             return everyGroup(allocations) { frame in

@@ -31,9 +31,6 @@ public struct BudgetPattern: Sendable, Hashable {
 
     /// `App.*ViewModel=1`, as given.
     public var description: String { "\(pattern)=\(max)" }
-
-    /// True when `typeName` matches the pattern, exactly as the preloaded library decides it.
-    public func matches(_ typeName: String) -> Bool { globMatches(pattern, typeName) }
 }
 
 /// Whether `text` matches `pattern` (`*` any run of characters, `?` one, everything else itself):

@@ -1,0 +1,367 @@
+import FoundationEssentials
+
+/// How a report's parts are put into words for people: why a target was not audited, a type's
+/// budget, its allocation sites as readable stacks, an exceeded type's block, the census, a
+/// suppression, the verdict. The text report is assembled from these, and the formats that carry
+/// prose for people (JUnit's failure bodies, GitHub's annotations, SARIF's messages) quote the
+/// same phrases, so that every format says a thing the same way and none borrows from another.
+///
+/// Stacks are tightened for reading (JSON keeps every frame): paths under the working directory
+/// are shown relative to it, return types are left out of function names, compiler thunks that
+/// have no line are skipped, and frames below the program's entry point are cut.
+public struct ReportPhrases: Sendable {
+    /// Paths under this directory are shown relative to it.
+    public var workingDirectory: String
+    /// The widest a line may be (a terminal's columns; 80 for a log or a file); nil for no limit.
+    /// Longer lines are shortened in the middle of their paths and names.
+    public var width: Int?
+    /// Show every allocation site and every frame, unfolded (`--verbose`).
+    public var verbose: Bool
+
+    /// Creates the phrases; `workingDirectory` defaults to the process's.
+    public init(workingDirectory: String? = nil, width: Int? = nil, verbose: Bool = false) {
+        self.workingDirectory = workingDirectory ?? FileManager.default.currentDirectoryPath
+        self.width = width
+        self.verbose = verbose
+    }
+
+    /// Source frames shown per allocation site, from the line that constructed the instances out.
+    public static let sourceFramesShown = 5
+
+    /// Allocation sites shown per type or test.
+    public static let sitesShown = 3
+
+    /// Why the target could not be audited and what to do, fitted to what the target is; nil when
+    /// it was audited.
+    public func notAuditedExplanation(_ report: AuditReport) -> [String]? {
+        let target = "'\(Self.escaped(report.target.path))'"
+        let outcome = "it \(report.target.outcome.phrase)"
+        let optIn = [
+            "  Run it with --census to list the class instances still alive at exit, give budgets by type name",
+            "  (--budget 'App.*ViewModel=1'), or make types opt in: MemoryLeakMonitorable and",
+            "  MemoryLeakMonitor.validate(self) in init.",
+        ]
+        let notSwift = [
+            "leak-audit: \(target) is not a Swift program (it does not load the Swift runtime) and started none",
+            "  that could be audited, so nothing was (\(outcome)). leak-audit audits Swift programs and test",
+            "  bundles: give it one (.build/debug/<Package>PackageTests.xctest), or a command that starts one",
+            "  (swift test).",
+        ]
+        switch report.notAudited {
+        case .neverAttached:
+            switch report.target.kind {
+            case .swiftTestBundle:
+                return [
+                    "leak-audit: \(target) is a Swift test bundle, but none of its types opted in and no budget or",
+                    "  census was asked for, so nothing was audited (\(outcome)).",
+                ] + optIn
+            case .dynamicSwift:
+                return [
+                    "leak-audit: \(target) is a Swift program, but none of its types opted in and no budget or",
+                    "  census was asked for, so nothing was audited (\(outcome)).",
+                ] + optIn
+            case .staticSwift: return staticRuntimeExplanation(target)
+            case .notSwift: return notSwift
+            case .other, nil:
+                return [
+                    "leak-audit: \(target) started no Swift program whose types opted in, and no budget or census",
+                    "  was asked for, so nothing was audited (\(outcome)).",
+                ] + optIn
+            }
+        case .recordFormatMismatch:
+            return [
+                "leak-audit: \(target) links a LeakMonitor that writes another record format than this",
+                "  leak-audit (\(report.tool.version)) reads; build it against the same leak-audit release.",
+            ]
+        case .staticRuntime:
+            return staticRuntimeExplanation(target)
+        case .notSwift:
+            if report.target.kind == .notSwift { return notSwift }
+            return [
+                "leak-audit: \(target) started no Swift program with the Swift runtime linked dynamically, so",
+                "  nothing was audited (\(outcome)). leak-audit watches Swift class instances.",
+            ]
+        case .noTestsRan:
+            return [
+                "leak-audit: no test ran in \(target) (\(outcome)), so nothing was audited.",
+                "  Check the test names given (XCTest: Module.Class/testName; --list-tests lists them). A test",
+                "  bundle runs XCTest's tests unless started with --testing-library swift-testing; swift test",
+                "  runs both.",
+            ]
+        case nil:
+            return nil
+        }
+    }
+
+    private func staticRuntimeExplanation(_ target: String) -> [String] {
+        [
+            "leak-audit: \(target) links the Swift runtime statically (-static-stdlib), so allocations and",
+            "  deallocations cannot be observed and live counts would be wrong; rebuild it without -static-stdlib.",
+        ]
+    }
+
+    /// `max 1`, or `max 1 from 'App.*ViewModel=1' (--budget)` for a pattern's budget.
+    public func budget(_ type: AuditReport.TrackedType) -> String {
+        switch type.budget {
+        case .code: "max \(type.max)"
+        case .pattern(let pattern):
+            "max \(type.max) from '\(Self.escaped(pattern.description))' (\(Self.escaped(pattern.origin)))"
+        }
+    }
+
+    /// The allocation sites of `typeName`'s instances, most first: the first few unless verbose,
+    /// each as the frames that matter (ReadableStack), fitted to the width.
+    public func allocationSites(_ groups: [AuditReport.AllocationGroup], indent: String, typeName: String) -> [String] {
+        var lines: [String] = []
+        let shown = verbose ? groups : Array(groups.prefix(Self.sitesShown))
+        for group in shown {
+            let test = group.test.map { " in \(Self.escaped($0))" } ?? ""
+            lines.append(fitted("\(indent)\(group.count) × allocated\(test) at"))
+            if group.frames.isEmpty { lines.append("\(indent)    (no stack recorded)") }
+            let entries = ReadableStack.entries(group.frames, typeName: typeName, limit: verbose ? nil : Self.sourceFramesShown)
+            for entry in entries {
+                switch entry {
+                case .frame(let frame, let times):
+                    lines.append(contentsOf: self.lines("\(indent)    ", frame, suffix: times > 1 ? " × \(times)" : ""))
+                case .cycle(let length, let times):
+                    lines.append("\(indent)    … the \(length) frames above, \(times) times over (recursion)")
+                case .folded(let count, let modules):
+                    // As many module names as fit.
+                    let head = "\(indent)    … \(counted(count, "frame")) in "
+                    var names = modules.map(Self.escaped)
+                    var text = head + names.joined(separator: ", ")
+                    while let width, !verbose, text.count > width, names.count > 1 {
+                        names.removeLast()
+                        text = head + names.joined(separator: ", ") + ", …"
+                    }
+                    lines.append(fitted(text))
+                case .more(let count):
+                    lines.append("\(indent)    … \(counted(count, "more frame")) (--verbose or --format json shows them)")
+                }
+            }
+            if group.truncated { lines.append("\(indent)    … (deeper frames not recorded)") }
+        }
+        let hidden = groups.count - shown.count
+        if hidden > 0 {
+            lines.append(
+                "\(indent)… and \(counted(hidden, "more allocation site")) (--verbose shows them here, --format json lists them all)"
+            )
+        }
+        return lines
+    }
+
+    /// `prefix` and a frame, `function at path:line`, shortened in the middle of the path (keeping
+    /// the file name) and then of the function name until the line fits the width.
+    private func lines(_ prefix: String, _ frame: SymbolizedFrame, suffix: String) -> [String] {
+        let function = Self.escaped(
+            verbose ? (frame.function ?? "??") : (frame.function.map(ReadableStack.readableFunction) ?? "??"))
+        let inlined = frame.inlined ? " [inlined]" : ""
+        var place = place(of: frame)
+        let full = prefix + function + place.joiner + place.text + inlined + suffix
+        guard let width, !verbose, full.count > width else { return [full] }
+        // One line if shortening the path (down to its file name) is enough; else the place goes on
+        // a line of its own, and each part gives way in its middle only if it alone is too wide.
+        let fixed = prefix.count + function.count + place.joiner.count + inlined.count + suffix.count
+        if place.isPath {
+            let short = Self.elidedPath(place.text, to: width - fixed)
+            if fixed + short.count <= width { return [prefix + function + place.joiner + short + inlined + suffix] }
+        }
+        let first = prefix + Self.elided(function, to: Swift.max(width - prefix.count - suffix.count, 24), keepingEnd: 16)
+        let placePrefix = prefix + "  " + place.joiner.dropFirst()
+        if place.isPath { place.text = Self.elidedPath(place.text, to: width - placePrefix.count - inlined.count) }
+        return [first + suffix, placePrefix + place.text + inlined]
+    }
+
+    /// Where a frame is: ` at ` and its path:line (relative to the working directory), ` in ` and
+    /// its module+0xoffset, or ` at ` and its address.
+    private func place(of frame: SymbolizedFrame) -> (joiner: String, text: String, isPath: Bool) {
+        if let file = frame.file {
+            let path = Self.escaped(relativePath(file, under: workingDirectory))
+            return (" at ", path + (frame.line.map { ":\($0)" } ?? ""), true)
+        } else if let module = frame.module {
+            let offset = frame.moduleOffset.map { "+0x" + String($0, radix: 16) } ?? ""
+            return (" in ", Self.escaped(module) + offset, true)
+        }
+        return (" at ", "0x" + String(frame.address, radix: 16), false)
+    }
+
+    /// `path` at most `length` characters long: its first directory, `…`, and as many of its last
+    /// components as fit (always the file name).
+    public static func elidedPath(_ path: String, to length: Int) -> String {
+        guard path.count > length else { return path }
+        let components = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard components.count > 2 else { return elided(path, to: length, keepingEnd: length / 2) }
+        let head = components[0] + "/…"
+        var tail = components[components.count - 1]
+        // Never shorter than the file name and line: where the frame is matters most.
+        guard head.count + 1 + tail.count <= length else { return "…/" + tail }
+        for component in components.dropFirst().dropLast().reversed() {
+            let candidate = component + "/" + tail
+            guard head.count + 1 + candidate.count <= length else { break }
+            tail = candidate
+        }
+        return head + "/" + tail
+    }
+
+    /// Prose (a warning, the verdict) broken between words to the width, continued two spaces in.
+    public func wrapped(_ text: String) -> [String] {
+        guard let width, !verbose, text.count > width else { return [text] }
+        let indent = String(text.prefix { $0 == " " })
+        var lines: [String] = []
+        var current = indent
+        for word in text.dropFirst(indent.count).split(separator: " ") {
+            let candidate = current.count == indent.count ? current + word : current + " " + word
+            if candidate.count > width && current.count > indent.count {
+                lines.append(current)
+                current = indent + "  " + word
+            } else {
+                current = candidate
+            }
+        }
+        lines.append(current)
+        return lines.map(fitted)
+    }
+
+    /// `text` cut to the width in its middle.
+    private func fitted(_ text: String) -> String {
+        guard let width, !verbose else { return text }
+        return Self.elided(text, to: width, keepingEnd: width / 3)
+    }
+
+    /// `text` at most `length` characters long: its start, `…`, and its last `keepingEnd` characters.
+    public static func elided(_ text: String, to length: Int, keepingEnd: Int) -> String {
+        guard text.count > length, length > 1 else { return text }
+        let end = Swift.min(keepingEnd, length - 1)
+        return String(text.prefix(length - 1 - end)) + "…" + String(text.suffix(end))
+    }
+
+    /// An exceeded type's block: its counts, how it compares with the baseline when there is one,
+    /// then its allocation stacks.
+    public func exceededBlock(_ type: AuditReport.TrackedType, baseline: AuditReport.BaselineComparison? = nil) -> [String] {
+        let surplus = type.peakLive.subtractingReportingOverflow(type.max).partialValue
+        // Too wide for one line: the counts go on the next; only a name wider than a line gives way.
+        let counts = "\(budget(type)), peak \(type.peakLive), alive at exit \(type.liveAtExit)"
+        var headline = ["EXCEEDED \(Self.escaped(type.name)): \(counts)"]
+        if let width, !verbose, headline[0].count > width {
+            headline = [fitted("EXCEEDED \(Self.escaped(type.name)):"), fitted("  " + counts)]
+        }
+        var lines = headline + ["  \(type.peakLive) alive at the peak (\(surplus) over budget), allocated at:"]
+        if let comparison = Self.baselineComparison(type.status, baseline, unit: " over budget") {
+            lines.insert(contentsOf: wrapped("  " + comparison), at: headline.count)
+        }
+        return lines + allocationSites(type.allocations, indent: "  ", typeName: type.name)
+    }
+
+    /// `larger than the baseline, which records 2 over budget`, `new: not in the baseline`, or nil
+    /// without a baseline.
+    public static func baselineComparison(
+        _ status: FindingStatus, _ baseline: AuditReport.BaselineComparison?, unit: String
+    ) -> String? {
+        guard let baseline else { return nil }
+        let file = "'\(escaped(baseline.path))'"
+        switch status {
+        case .largerThanBaseline(let recorded): return "larger than the baseline \(file), which records \(recorded)\(unit)"
+        case .failing: return "new: not in the baseline \(file)"
+        case .suppressed, .baselined: return nil
+        }
+    }
+
+    /// `by type:App.Legacy* (.leak-audit.json): the reason`.
+    public func suppressionLine(_ suppression: Suppression) -> String {
+        let reason = suppression.reason.map { ": \(Self.escaped($0))" } ?? ""
+        return "by \(Self.escaped(suppression.rule)) (\(Self.escaped(suppression.origin)))\(reason)"
+    }
+
+    public func censusBlock(_ census: AuditReport.Census) -> [String] {
+        let instances = census.entries.reduce(0) { $0 + $1.liveAtExit }
+        var heading = "census: \(counted(instances, "instance")) of \(counted(census.entries.count, "type")) alive at exit"
+        var folded: [String] = []
+        if census.foldedTypes > 0 {
+            folded.append(
+                "\(counted(census.foldedInstances, "instance")) of \(counted(census.foldedTypes, "runtime and Foundation type"))")
+        }
+        if census.foldedTestCaseInstances > 0 {
+            folded.append(
+                "\(counted(census.foldedTestCaseInstances, "test case object")) that XCTest keeps until the run ends")
+        }
+        if !folded.isEmpty { heading += " (" + folded.joined(separator: "; ") + " folded; --census-all shows them)" }
+        var lines = wrapped(heading)
+        for entry in census.entries {
+            lines.append("  \(entry.liveAtExit) \(Self.escaped(entry.name))")
+            lines.append(contentsOf: allocationSites(entry.allocations, indent: "    ", typeName: entry.name))
+        }
+        lines.append("")
+        return lines
+    }
+
+    /// The verdict and how the target ended, without the `leak-audit: ` prefix.
+    public func summarySentence(_ report: AuditReport) -> String {
+        let processes =
+            report.target.attachedProcesses > 1
+            ? " (\(counted(report.target.attachedProcesses, "process", plural: "processes")) attached)" : ""
+        let outcome = "'\(Self.escaped(report.target.path))'\(processes) \(report.target.outcome.phrase)"
+        let statuses = report.findingStatuses
+        let suppressed = statuses.filter { $0.suppression != nil }.count
+        let baselined = statuses.filter { if case .baselined = $0 { true } else { false } }.count
+        let gone = report.baseline?.gone.count ?? 0
+        let notFailing = [(suppressed, "suppressed"), (baselined, "baselined"), (gone, "gone from the baseline")]
+            .filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }.joined(separator: ", ")
+        // "No type over budget" would not be true with suppressed or baselined ones.
+        let nothing = suppressed + baselined > 0 ? "nothing failing" : "no type over budget"
+        let tracked = "\(report.types.count) tracked" + (notFailing.isEmpty ? "" : "; \(notFailing)")
+        // What was exercised: the tests that ran under audit and the objects watched.
+        var exercised: [String] = []
+        if let testsRun = report.target.testsRun { exercised.append("\(counted(testsRun, "test")) ran") }
+        if report.watchedInstances > 0 {
+            exercised.append("\(counted(report.watchedInstances, "object")) watched")
+        }
+        let watched = exercised.isEmpty ? "" : "; " + exercised.joined(separator: ", ")
+        switch report.verdict {
+        case .clean:
+            return "\(nothing) (\(tracked))\(watched); \(outcome)"
+        case .budgetExceeded:
+            let leakingTests = report.tests?.filter { $0.leaked.contains(where: \.status.fails) }.count ?? 0
+            let tests = leakingTests > 0 ? ", \(counted(leakingTests, "test")) left instances alive" : ""
+            let others = notFailing.isEmpty ? "" : " (\(notFailing))"
+            return
+                "\(report.failingTypes.count) of \(counted(report.types.count, "tracked type")) over budget\(tests)\(others); \(outcome)"
+        case .targetFailed:
+            return "\(nothing) (\(tracked))\(watched), but \(outcome)"
+        case .notAudited:
+            return "not audited; \(outcome)"
+        }
+    }
+
+    /// The frames worth reading: thunks without a line dropped, nothing below the entry point, and
+    /// nothing after the last frame with a source line (the runtime, Dispatch or XCTest calling in).
+    public func readableFrames(_ frames: [SymbolizedFrame]) -> [SymbolizedFrame] {
+        var result: [SymbolizedFrame] = []
+        for frame in frames {
+            if frame.file != nil && (frame.line ?? 0) == 0 { continue }
+            result.append(frame)
+            if ReadableStack.isEntryPoint(frame) { break }
+        }
+        guard let lastWithLine = result.lastIndex(where: { ($0.line ?? 0) > 0 }) else { return result }
+        return Array(result[...lastWithLine])
+    }
+
+    /// `function at file:line`, or what is known of the frame.
+    public func describe(_ frame: SymbolizedFrame) -> String {
+        let place = place(of: frame)
+        return Self.escaped(frame.function.map(SwiftName.withoutReturnType) ?? "??") + place.joiner + place.text
+            + (frame.inlined ? " [inlined]" : "")
+    }
+
+    /// Makes a string from the target safe for a terminal: control characters become escapes.
+    public static func escaped(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value) {
+                result += "\\u{" + String(scalar.value, radix: 16) + "}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+}

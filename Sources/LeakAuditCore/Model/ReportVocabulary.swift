@@ -1,0 +1,129 @@
+// The report's stable vocabulary: the names of its verdicts, reasons and statuses, and the rules
+// its findings belong to. Every renderer reads these, so that a format never borrows words from
+// another; the JSON report, the SARIF log and the baseline rely on them never changing.
+
+extension AuditVerdict {
+    /// The verdict's name in machine-readable reports: `clean`, `budgetExceeded`, `targetFailed`,
+    /// `notAudited`.
+    public var name: String {
+        switch self {
+        case .clean: "clean"
+        case .budgetExceeded: "budgetExceeded"
+        case .targetFailed: "targetFailed"
+        case .notAudited: "notAudited"
+        }
+    }
+}
+
+extension AuditReport.NotAuditedReason {
+    /// The reason's name in machine-readable reports (`neverAttached`, `staticRuntime`, …).
+    public var name: String {
+        switch self {
+        case .neverAttached: "neverAttached"
+        case .staticRuntime: "staticRuntime"
+        case .recordFormatMismatch: "recordFormatMismatch"
+        case .notSwift: "notSwift"
+        case .noTestsRan: "noTestsRan"
+        }
+    }
+}
+
+extension FindingStatus {
+    /// The status's name in machine-readable reports: `failing`, `largerThanBaseline`,
+    /// `suppressed`, `baselined`.
+    public var name: String {
+        switch self {
+        case .failing: "failing"
+        case .largerThanBaseline: "largerThanBaseline"
+        case .suppressed: "suppressed"
+        case .baselined: "baselined"
+        }
+    }
+}
+
+extension TargetOutcome {
+    /// "exited with code 0", "killed by signal 6 (SIGABRT)".
+    public var phrase: String {
+        switch self {
+        case .exited(let code): "exited with code \(code)"
+        case .signaled(let signal): "killed by signal \(signal)" + (signalNames[signal].map { " (\($0))" } ?? "")
+        }
+    }
+}
+
+private let signalNames: [Int32: String] = [
+    1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS",
+    8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM",
+]
+
+/// The kinds of finding, each a rule that code-scanning and test reports name.
+public enum FindingRule: String, Sendable, CaseIterable {
+    /// A type had more instances alive at once than its budget allows.
+    case budgetExceeded = "budget-exceeded"
+    /// A test left instances alive after it finished (`--leaks-per-test`).
+    case testLeaked = "test-leaked"
+
+    /// The rule's stable id: `budget-exceeded`, `test-leaked`.
+    public var id: String { rawValue }
+
+    /// The rule's name in UpperCamelCase: `BudgetExceeded`, `TestLeaked`.
+    public var name: String {
+        switch self {
+        case .budgetExceeded: "BudgetExceeded"
+        case .testLeaked: "TestLeaked"
+        }
+    }
+
+    /// One sentence: what the rule finds.
+    public var summary: String {
+        switch self {
+        case .budgetExceeded: "More instances of a type were alive at once than its budget allows."
+        case .testLeaked: "A test left instances alive after it finished."
+        }
+    }
+
+    /// What the rule finds and where its findings point, in a few sentences.
+    public var explanation: String {
+        switch self {
+        case .budgetExceeded:
+            "A type declares, or is given by a budget pattern, the most instances that may be alive at once; "
+                + "more were alive at the same time. The result points at the line that allocated them: "
+                + "something keeps those instances alive after their owner is done with them."
+        case .testLeaked:
+            "Instances of one of the package's classes that a test allocated were still alive when the test "
+                + "finished and its grace period ended (--leaks-per-test). The result points at the line that "
+                + "allocated them."
+        }
+    }
+
+    /// What to do about a finding.
+    public var help: String {
+        switch self {
+        case .budgetExceeded:
+            "Find what still holds the instances allocated at this line (a long-lived owner, a closure "
+                + "capturing them strongly, a strong array of observers) and release them, or raise the "
+                + "type's max if that many may legitimately be alive."
+        case .testLeaked:
+            "Find what still holds the instances allocated at this line once the test is over (a shared "
+                + "cache or singleton, a closure capturing them strongly, an observer never removed) and "
+                + "release them in the code or in the test's tear-down."
+        }
+    }
+}
+
+/// `1 test`, `2 tests`, `1 process`, `3 processes`: a count and its noun, in the number that
+/// agrees with it. Every report and message that counts something says it this way.
+package func counted(_ count: Int, _ singular: String, plural: String? = nil) -> String {
+    "\(count) \(count == 1 ? singular : plural ?? singular + "s")"
+}
+
+/// `counted` for unsigned counts (records, slots).
+package func counted(_ count: UInt64, _ singular: String, plural: String? = nil) -> String {
+    "\(count) \(count == 1 ? singular : plural ?? singular + "s")"
+}
+
+/// `path` relative to `directory` when it lies under it, else `path` unchanged.
+package func relativePath(_ path: String, under directory: String) -> String {
+    let prefix = directory.hasSuffix("/") ? directory : directory + "/"
+    return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path
+}
