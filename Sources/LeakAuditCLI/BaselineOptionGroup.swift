@@ -17,10 +17,9 @@ struct BaselineOptionGroup: ParsableArguments {
             valueName: "file"))
     var writeBaseline: String?
 
-    /// The baseline to compare with, read before the target runs.
-    func load() throws(BaselineError) -> Baseline? {
-        guard let baseline else { return nil }
-        return try Baseline.load(path: baseline)
+    /// Adds the baseline to compare with to the settings.
+    func apply(to settings: inout AuditSettings) {
+        settings.baselineFile = baseline
     }
 }
 

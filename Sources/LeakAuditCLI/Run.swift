@@ -48,21 +48,17 @@ struct Run: ParsableCommand {
     }
 
     func run() throws {
-        // A bad pattern or configuration file is one line that names it, not the usage.
-        var (watchOptions, suppressions): (WatchOptions, [Suppression])
-        do {
-            (watchOptions, suppressions) = try watch.resolve()
-        } catch {
-            printError("\(error)")
-            throw ExitCode(ExitStatus.usageError.rawValue)
-        }
-        tests.apply(to: &watchOptions)
-        // Read the baseline and open every output first: a bad file must not cost a whole run.
+        // A bad pattern, configuration or baseline file is one line that names it, not the usage;
+        // and so is a bad output, opened before the run: a bad file must not cost a whole run.
+        var settings = AuditSettings()
+        watch.apply(to: &settings)
+        tests.apply(to: &settings)
+        baseline.apply(to: &settings)
+        let configuration: AuditConfiguration
         let outputs: ReportOutputs
         let baselineDestination: ReportSink?
-        var policy = FindingPolicy(suppressions: suppressions)
         do {
-            policy.baseline = try baseline.load()
+            configuration = try AuditConfiguration(settings)
             outputs = try ReportOutputs.open(report)
             do {
                 baselineDestination = try baseline.openDestination()
@@ -77,8 +73,7 @@ struct Run: ParsableCommand {
 
         let auditReport: AuditReport
         do {
-            var request = AuditRequest(target: target, arguments: targetArguments, watch: watchOptions)
-            request.policy = policy
+            var request = AuditRequest(target: target, arguments: targetArguments, configuration: configuration)
             request.argumentBytes = Self.rawTrailingArguments(count: targetArguments.count)
             auditReport = try audit(request, toolVersion: leakAuditVersion)
         } catch {

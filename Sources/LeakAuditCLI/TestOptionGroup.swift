@@ -30,10 +30,10 @@ struct TestOptionGroup: ParsableArguments {
         }
     }
 
-    /// Adds these options to the watch options.
-    func apply(to watch: inout WatchOptions) {
-        watch.leaksPerTest = leaksPerTest
-        watch.testGraceMilliseconds = gracePeriod
-        watch.failsOnGlobalState = failOnGlobalState
+    /// Adds these options to the settings.
+    func apply(to settings: inout AuditSettings) {
+        settings.leaksPerTest = leaksPerTest
+        settings.gracePeriodMilliseconds = gracePeriod
+        settings.failsOnGlobalState = failOnGlobalState
     }
 }

@@ -1,5 +1,4 @@
 import ArgumentParser
-import FoundationEssentials
 import LeakAuditCore
 
 /// Budgets for types that never opted in, and the census of survivors.
@@ -13,7 +12,7 @@ struct WatchOptionGroup: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Read budgets and suppressions from this configuration file (docs/configuration.md). Without it, ./\(Configuration.defaultFileName) is read when present.",
+            "Read budgets and suppressions from this configuration file (docs/configuration.md). Without it, ./\(ConfigurationFile.defaultFileName) is read when present.",
             valueName: "file"))
     var config: String?
 
@@ -28,21 +27,11 @@ struct WatchOptionGroup: ParsableArguments {
         help: "In the census, also show the Swift runtime's, Foundation's and XCTest's own types (folded by default).")
     var censusAll = false
 
-    /// The watch options (the configuration file's budgets after the command line's), and the
-    /// configuration file's suppressions.
-    func resolve() throws(ConfigurationError) -> (watch: WatchOptions, suppressions: [Suppression]) {
-        var configuration: Configuration?
-        if let config {
-            configuration = try Configuration.load(path: config)
-        } else if FileManager.default.fileExists(atPath: Configuration.defaultFileName) {
-            configuration = try Configuration.load(path: Configuration.defaultFileName)
-        }
-        var fromCommandLine: [BudgetPattern] = []
-        for text in budgets { fromCommandLine.append(try BudgetPattern(parsing: text, origin: "--budget")) }
-        let watch = WatchOptions(
-            budgets: fromCommandLine + (configuration?.budgets ?? []),
-            census: census || censusAll || (configuration?.census ?? false),
-            censusShowsInternals: censusAll)
-        return (watch, configuration?.suppressions ?? [])
+    /// Adds these options to the settings.
+    func apply(to settings: inout AuditSettings) {
+        settings.budgets = budgets
+        settings.configurationFile = config
+        settings.census = census
+        settings.censusAll = censusAll
     }
 }

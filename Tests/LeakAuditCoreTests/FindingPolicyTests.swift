@@ -356,7 +356,7 @@ final class FindingPolicyTests: XCTestCase {
               {"function": "*ImageCache.shared*"},
               {"file": "*/Vendor/*", "reason": "not ours"}]}
             """#)
-        let configuration = try Configuration.load(path: path)
+        let configuration = try ConfigurationFile.load(path: path)
         XCTAssertEqual(
             configuration.suppressions,
             [
@@ -369,7 +369,7 @@ final class FindingPolicyTests: XCTestCase {
             #"{"version": 1, "suppressions": [{"reason": "why"}]}"#,
             #"{"version": 1, "suppressions": [{"type": ""}]}"#,
         ] {
-            XCTAssertThrowsError(try Configuration.load(path: try temporaryFile(text)), text) { error in
+            XCTAssertThrowsError(try ConfigurationFile.load(path: try temporaryFile(text)), text) { error in
                 XCTAssertTrue("\(error)".contains("suppressions[0]"), "\(error)")
             }
         }

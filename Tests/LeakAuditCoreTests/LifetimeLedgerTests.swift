@@ -233,27 +233,28 @@ final class LifetimeLedgerTests: XCTestCase {
         torn: UInt64 = 0,
         stackTableFull: Bool = false
     ) -> RecordedRun {
-        RecordedRun(
+        var flags: ChannelFlags = [.instrumented]
+        if staticRuntime { flags.insert(.staticRuntime) }
+        if recordFormatMismatch { flags.insert(.recordFormatMismatch) }
+        if stackTableFull { flags.insert(.stackTableFull) }
+        return RecordedRun(
             request: AuditRequest(target: "./app", arguments: ["--flag"]),
-            resolvedPath: "/work/app",
+            plan: RunPlan(executablePath: "/work/app", watch: WatchOptions()),
             outcome: outcome,
-            attached: attached,
-            staticRuntime: staticRuntime,
-            recordFormatMismatch: recordFormatMismatch,
-            ledgers: [0: replay.ledger],
-            attachedProcesses: attached ? 1 : 0,
-            droppedRecords: dropped,
-            tornSlots: torn,
-            stackTableFull: stackTableFull
+            received: Reception(
+                ledgers: [0: replay.ledger],
+                channel: ChannelSummary(
+                    attached: attached, attachedProcesses: attached ? 1 : 0, droppedRecords: dropped, flags: flags),
+                tornSlots: torn)
         )
     }
 
     func testAProcessThatOnlyNamedTestsAuditedNothing() throws {
         // The preloaded library attaches to name tests; without LeakMonitor or a budget nothing is tracked.
         var run = recordedRun(Replay())
-        run.instrumented = false
+        run.received.channel.flags.remove(.instrumented)
         XCTAssertEqual(ReportBuilder(toolVersion: "1").build(from: run).notAudited, .neverAttached)
-        run.instrumented = true
+        run.received.channel.flags.insert(.instrumented)
         XCTAssertNil(ReportBuilder(toolVersion: "1").build(from: run).notAudited)
     }
 

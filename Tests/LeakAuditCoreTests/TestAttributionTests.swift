@@ -37,8 +37,8 @@ final class TestAttributionTests: XCTestCase {
     private func recordedRun(_ replay: Replay, watch: WatchOptions = WatchOptions()) -> RecordedRun {
         RecordedRun(
             request: AuditRequest(target: "AppPackageTests.xctest", arguments: [], watch: watch),
-            resolvedPath: "/b/AppPackageTests.xctest", outcome: .exited(code: 0), attached: true, staticRuntime: false,
-            ledgers: [0: replay.ledger], attachedProcesses: 1, droppedRecords: 0, tornSlots: 0, stackTableFull: false)
+            plan: RunPlan(executablePath: "/b/AppPackageTests.xctest", watch: watch), outcome: .exited(code: 0),
+            received: Reception(ledgers: [0: replay.ledger], channel: ChannelSummary(attached: true, attachedProcesses: 1)))
     }
 
     private func leaks(_ replay: Replay) -> [String: Int] {

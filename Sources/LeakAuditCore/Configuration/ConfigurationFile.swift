@@ -11,7 +11,7 @@ import FoundationEssentials
 /// {"version": 1, "budgets": [{"type": "App.*ViewModel", "max": 1}], "census": false,
 ///  "suppressions": [{"type": "App.Legacy*", "reason": "fixed in #123"}]}
 /// ```
-public struct Configuration: Sendable, Hashable {
+public struct ConfigurationFile: Sendable, Hashable {
     /// The file name read from the working directory when present.
     public static let defaultFileName = ".leak-audit.json"
     /// The format version this leak-audit reads.
@@ -25,7 +25,7 @@ public struct Configuration: Sendable, Hashable {
     public var suppressions: [Suppression] = []
 
     /// Reads and validates a configuration file.
-    public static func load(path: String) throws(ConfigurationError) -> Configuration {
+    public static func load(path: String) throws(ConfigurationError) -> ConfigurationFile {
         let data = try Data(readingFile: path)
         let file: ConfigurationFileV1
         do {
@@ -62,7 +62,7 @@ public struct Configuration: Sendable, Hashable {
             }
             suppressions.append(suppression)
         }
-        return Configuration(budgets: budgets, census: file.census, suppressions: suppressions)
+        return ConfigurationFile(budgets: budgets, census: file.census, suppressions: suppressions)
     }
 }
 
@@ -115,6 +115,8 @@ public enum ConfigurationError: Error, Equatable, CustomStringConvertible {
     case unsupportedVersion(path: String, version: Int)
     /// A budget is not `PATTERN=N` with N ≥ 0.
     case invalidBudget(text: String, origin: String)
+    /// The baseline file (`--baseline`) cannot be used.
+    case baseline(BaselineError)
 
     /// One line naming the file or value and what to do.
     public var description: String {
@@ -124,9 +126,11 @@ public enum ConfigurationError: Error, Equatable, CustomStringConvertible {
         case .invalid(let path, let reason):
             "configuration '\(path)' is invalid: \(reason); see docs/configuration.md"
         case .unsupportedVersion(let path, let version):
-            "configuration '\(path)' has version \(version); this leak-audit reads version \(Configuration.version)"
+            "configuration '\(path)' has version \(version); this leak-audit reads version \(ConfigurationFile.version)"
         case .invalidBudget(let text, let origin):
             "budget '\(text)' (\(origin)) is not PATTERN=N with N a whole number ≥ 0, e.g. 'App.*ViewModel=1'"
+        case .baseline(let error):
+            error.description
         }
     }
 }

@@ -1,44 +1,61 @@
 /// Turns a recorded run into a report: exact counts from the ledger, and, for the types over
 /// budget only, symbolized allocation stacks.
 struct ReportBuilder {
+    /// The version the report names as its tool's.
     var toolVersion: String
+    /// Makes the symbolizer of one process's loaded images.
+    var makeSymbolizer: ([ModuleImage]) -> any AddressSymbolizer = currentPlatform().makeSymbolizer
+
+    /// One process's findings, before processes are merged.
+    private struct ProcessFindings {
+        var types: [AuditReport.TrackedType]
+        var census: [AuditReport.CensusEntry]
+        var tests: [AuditReport.TestReport]
+        /// Type records naming a budget pattern this run did not give.
+        var unknownBudgets: Int
+        /// Why some frames have less detail than they could.
+        var symbolizationProblems: [String]
+    }
 
     func build(from run: RecordedRun) -> AuditReport {
-        let ledgers = run.ledgers.sorted { $0.key < $1.key }.map(\.value)
-        let processes = ledgers.map { report(of: $0, watch: run.request.watch) }
+        let watch = run.plan.watch
+        let channel = run.received.channel
+        let ledgers = run.received.ledgers.sorted { $0.key < $1.key }.map(\.value)
+        let processes = ledgers.map { report(of: $0, watch: watch) }
         let target = AuditReport.Target(
-            path: run.request.target, arguments: run.request.arguments, attached: run.attached,
-            attachedProcesses: run.attachedProcesses, outcome: run.outcome, kind: run.targetKind,
-            processes: ledgers.compactMap(Self.auditedProcess), skippedProcesses: run.skippedProcesses)
+            path: run.request.target, arguments: run.request.arguments, attached: channel.attached,
+            attachedProcesses: channel.attachedProcesses, outcome: run.outcome, kind: run.plan.targetKind,
+            processes: ledgers.compactMap(Self.auditedProcess), skippedProcesses: channel.skippedProcesses)
         let types = Self.mergedByName(processes.flatMap(\.types))
             .sorted { ($0.exceeded ? 0 : 1, $0.name) < ($1.exceeded ? 0 : 1, $1.name) }
-        let inconsistentEvents = run.ledgers.values.reduce(0) { $0 + $1.inconsistentEvents }
+        let inconsistentEvents =
+            ledgers.reduce(0) { $0 + $1.inconsistentEvents } + processes.reduce(0) { $0 + $1.unknownBudgets }
         // Only the types the report shows: budgeted ones, and the runtime's and Foundation's own only
         // when the census shows them (CoreFoundation frees its bridged objects where no hook sees it).
-        let unseenDeallocations = run.ledgers.values.reduce(0) { total, ledger in
+        let unseenDeallocations = ledgers.reduce(0) { total, ledger in
             let types = ledger.types
             return total
                 + ledger.unseenDeallocations.reduce(0) { sum, entry in
                     guard let type = types[entry.key],
-                        type.budget != .none || !Self.isInternalType(type.name) || run.request.watch.censusShowsInternals
+                        type.budget != .none || !Self.isInternalType(type.name) || watch.censusShowsInternals
                     else { return sum }
                     return sum + entry.value
                 }
         }
 
         var warnings: [String] = []
-        if run.droppedRecords > 0 {
+        if channel.droppedRecords > 0 {
             warnings.append(
-                "\(counted(run.droppedRecords, "record")) \(run.droppedRecords == 1 ? "was" : "were") not written (leak-audit stopped reading, or a record was larger than the ring), so counts may be off"
+                "\(counted(channel.droppedRecords, "record")) \(channel.droppedRecords == 1 ? "was" : "were") not written (leak-audit stopped reading, or a record was larger than the ring), so counts may be off"
             )
         }
-        if run.tooManyProcesses {
+        if channel.flags.contains(.tooManyProcesses) {
             warnings.append("more than 256 instrumented processes: the later ones were not audited")
         }
-        if run.typeTableFull {
+        if channel.flags.contains(.typeTableFull) {
             warnings.append("more distinct types than leak-audit keeps (16,384): later types were not tracked")
         }
-        if run.stackTableFull {
+        if channel.flags.contains(.stackTableFull) {
             warnings.append("more distinct allocation stacks than leak-audit keeps: some allocations have no stack")
         }
         if unseenDeallocations > 0 {
@@ -50,41 +67,23 @@ struct ReportBuilder {
             warnings.append(
                 "\(counted(inconsistentEvents, "record")) referred to unknown types or instances")
         }
-        for budget in run.request.watch.budgets where !types.contains(where: { $0.budget == .pattern(budget) }) {
+        for budget in watch.budgets where !types.contains(where: { $0.budget == .pattern(budget) }) {
             warnings.append(
                 "budget '\(budget.description)' (\(budget.origin)) matched no type that was allocated, or only types whose max is declared in code"
             )
         }
-
-        let notAudited: AuditReport.NotAuditedReason?
-        if run.recordFormatMismatch && !run.attached {
-            notAudited = .recordFormatMismatch
-        } else if !run.attached, run.request.watch.watchesAllocations {
-            // Watched without LeakMonitor: if a Swift process ran under the preloaded library,
-            // nothing attaching only means nothing matched; if none did, say why.
-            if run.watchedProcesses > 0 {
-                notAudited = nil
-            } else {
-                notAudited = run.targetKind == .staticSwift ? .staticRuntime : .notSwift
-            }
-        } else if !run.attached || (!run.instrumented && !run.request.watch.watchesAllocations) {
-            // The preloaded library attaches to name tests even where nothing links LeakMonitor and
-            // no budget was given: that audits nothing.
-            notAudited = .neverAttached
-        } else if run.staticRuntime {
-            notAudited = .staticRuntime
-        } else if target.testsRun == 0 {
-            // Test bundles ran and reported every test, and there were none: a filter that matched
-            // nothing, or a bundle run for the testing library its tests do not use.
-            notAudited = .noTestsRan
-        } else {
-            notAudited = nil
+        // Missing or unreadable debug information: frames the user sees with less than they could.
+        var problems: [String] = []
+        for problem in processes.flatMap(\.symbolizationProblems) where !problems.contains(problem) {
+            problems.append(problem)
         }
+        warnings += problems.map { "symbolization: \($0)" }
 
+        let notAudited = Self.notAuditedReason(run, target: target)
         var census: AuditReport.Census?
-        if run.request.watch.census {
+        if watch.census {
             let entries = Self.mergedCensus(processes.flatMap(\.census))
-            let all = run.request.watch.censusShowsInternals
+            let all = watch.censusShowsInternals
             let shown = all ? entries : entries.filter { !$0.isInternal && !$0.isTestCase }
             let folded = all ? [] : entries.filter(\.isInternal)
             // XCTest keeps every test case object until the run ends: the harness's, not a leak.
@@ -102,19 +101,17 @@ struct ReportBuilder {
             notAudited: notAudited,
             types: audited ? types : [],
             census: audited ? census : nil,
-            tests: audited && run.request.watch.leaksPerTest ? Self.mergedTests(processes.flatMap(\.tests)) : nil,
+            tests: audited && watch.leaksPerTest ? Self.mergedTests(processes.flatMap(\.tests)) : nil,
             watchedInstances: audited ? ledgers.reduce(0) { $0 + $1.types.values.reduce(0) { $0 + $1.allocated } } : 0,
-            droppedRecords: run.droppedRecords,
-            tornRecords: run.tornSlots,
+            droppedRecords: channel.droppedRecords,
+            tornRecords: run.received.tornSlots,
             warnings: warnings
         )
     }
 
     /// One process's tracked types (with symbolized stacks for those over budget) and census.
-    private func report(of ledger: LifetimeLedger, watch: WatchOptions) -> (
-        types: [AuditReport.TrackedType], census: [AuditReport.CensusEntry], tests: [AuditReport.TestReport]
-    ) {
-        let symbolizer = Symbolizer(modules: ledger.modules)
+    private func report(of ledger: LifetimeLedger, watch: WatchOptions) -> ProcessFindings {
+        let symbolizer = makeSymbolizer(ledger.modules)
         var resolved: [UInt64: [SymbolizedFrame]] = [:]
         func frames(ofStack stackID: UInt32) -> [SymbolizedFrame] {
             let symbolized = (ledger.stacks[stackID] ?? []).flatMap { address in
@@ -172,12 +169,20 @@ struct ReportBuilder {
 
         var types: [AuditReport.TrackedType] = []
         var census: [AuditReport.CensusEntry] = []
+        var unknownBudgets = 0
         let ledgerTypes = ledger.types
         for type in ledgerTypes.values {
             let budget: AuditReport.BudgetOrigin?
             switch type.budget {
             case .code: budget = .code
-            case .pattern(let index): budget = watch.budgets.indices.contains(index) ? .pattern(watch.budgets[index]) : .code
+            case .pattern(let index):
+                // A damaged record can name a position this run's LEAK_AUDIT_WATCH never had.
+                if let pattern = watch.budgetPattern(at: index) {
+                    budget = .pattern(pattern)
+                } else {
+                    unknownBudgets += 1
+                    budget = nil
+                }
             case .none: budget = nil
             }
             if let budget {
@@ -237,49 +242,9 @@ struct ReportBuilder {
                 tests.append(AuditReport.TestReport(name: name, leaked: leaked, globalState: global, ran: started))
             }
         }
-        return (types, census, tests)
-    }
-
-    /// Test reports of several processes, one per test name, in name order.
-    static func mergedTests(_ tests: [AuditReport.TestReport]) -> [AuditReport.TestReport] {
-        var merged: [String: AuditReport.TestReport] = [:]
-        // The same type left alive by the same test in two processes is one entry.
-        func merging(_ types: [AuditReport.TestReport.LeakedType], into existing: inout [AuditReport.TestReport.LeakedType]) {
-            for leaked in types {
-                if let index = existing.firstIndex(where: { $0.type == leaked.type }) {
-                    existing[index].count += leaked.count
-                    existing[index].allocations = mergedGroups(existing[index].allocations + leaked.allocations)
-                } else {
-                    existing.append(leaked)
-                }
-            }
-        }
-        for test in tests {
-            guard var entry = merged[test.name] else {
-                merged[test.name] = test
-                continue
-            }
-            merging(test.leaked, into: &entry.leaked)
-            merging(test.globalState, into: &entry.globalState)
-            entry.ran = entry.ran || test.ran
-            merged[test.name] = entry
-        }
-        return merged.values.sorted { $0.name < $1.name }
-    }
-
-    /// Census entries of several processes, one per name, most instances first.
-    static func mergedCensus(_ entries: [AuditReport.CensusEntry]) -> [AuditReport.CensusEntry] {
-        var merged: [String: AuditReport.CensusEntry] = [:]
-        for entry in entries {
-            if var existing = merged[entry.name] {
-                existing.liveAtExit += entry.liveAtExit
-                existing.allocations = mergedGroups(existing.allocations + entry.allocations)
-                merged[entry.name] = existing
-            } else {
-                merged[entry.name] = entry
-            }
-        }
-        return merged.values.sorted { ($0.liveAtExit, $1.name) > ($1.liveAtExit, $0.name) }
+        return ProcessFindings(
+            types: types, census: census, tests: tests, unknownBudgets: unknownBudgets,
+            symbolizationProblems: symbolizer.problems)
     }
 
     /// Modules of the toolchain whose types users cannot act on.
@@ -289,74 +254,6 @@ struct ReportBuilder {
         "Testing", "_Testing_Foundation", "Dispatch", "Synchronization", "Observation", "Distributed", "RegexBuilder",
         "__C", "_SwiftConcurrencyShims",
     ]
-
-    /// The instances tests left alive that are global state rather than the tests' leaks, and why
-    /// (docs/design.md, "Global state"):
-    /// - allocated under a one-time initializer (a lazily initialised global or static);
-    /// - or made by a line whose instances outlived the end of each of at least two tests that ran
-    ///   it, and of which at most half those tests' are still alive at the end of the run: each
-    ///   test's were held past its end and released when a later test replaced them (a logging or
-    ///   metrics bootstrap per test). A line whose instances die within the tests that do not leak, or that
-    ///   keeps every leaking test's instances alive, stays each test's leak.
-    static func globalState(
-        among leaks: [(test: String, leak: LifetimeLedger.Leak)], outlived: [(test: String, leak: LifetimeLedger.Leak)],
-        in ledger: LifetimeLedger, frames: (UInt32) -> [SymbolizedFrame]
-    ) -> [LifetimeLedger.Leak: AuditReport.GlobalStateReason] {
-        struct StackKey: Hashable {
-            var stackID: UInt32
-            var typeID: UInt32
-        }
-        var stacks: [StackKey: (once: Bool, line: String?)] = [:]
-        let typeNames = ledger.types.mapValues(\.name)
-        func stack(_ leak: LifetimeLedger.Leak) -> (once: Bool, line: String?) {
-            let key = StackKey(stackID: leak.site.stackID, typeID: leak.typeID)
-            if let known = stacks[key] { return known }
-            let symbolized = frames(leak.site.stackID)
-            let typeName = typeNames[leak.typeID] ?? ""
-            let line = AuditReport.AllocationGroup.constructingSite(in: symbolized, typeName: typeName)
-            let answer = (symbolized.contains(where: isOneTimeInitialization), line)
-            stacks[key] = answer
-            return answer
-        }
-        struct LineKey: Hashable {
-            var typeID: UInt32
-            var line: String
-        }
-        func lineKey(_ leak: LifetimeLedger.Leak) -> LineKey? {
-            stack(leak).line.map { LineKey(typeID: leak.typeID, line: $0) }
-        }
-        // Lines whose instances every test that kept them past its end later lost to another.
-        var outlivedByLine: [LineKey: [(test: String, leak: LifetimeLedger.Leak)]] = [:]
-        for entry in outlived {
-            if let key = lineKey(entry.leak) { outlivedByLine[key, default: []].append(entry) }
-        }
-        var replacedLines: Set<LineKey> = []
-        for (key, entries) in outlivedByLine {
-            let tests = Set(entries.map(\.test))
-            let stillAlive = Set(entries.filter { ledger.isAlive($0.leak) }.map(\.test))
-            // Replacement is the rule, not the exception: at most half the tests still hold theirs
-            // (two globals bootstrapped from one line keep two tests' instances).
-            if tests.count >= 2 && stillAlive.count * 2 <= tests.count { replacedLines.insert(key) }
-        }
-        var reasons: [LifetimeLedger.Leak: AuditReport.GlobalStateReason] = [:]
-        for (_, leak) in leaks {
-            if stack(leak).once {
-                reasons[leak] = .oneTimeInitializer
-            } else if let key = lineKey(leak), replacedLines.contains(key) {
-                reasons[leak] = .replacedByLaterTests
-            }
-        }
-        return reasons
-    }
-
-    /// True for a frame of a one-time initializer: a lazily initialised global or static variable's
-    /// initializer (`one-time initialization function for X`), or the runtime's `swift_once`
-    /// machinery that calls it. An instance allocated under one is global state.
-    static func isOneTimeInitialization(_ frame: SymbolizedFrame) -> Bool {
-        guard let function = frame.function else { return false }
-        return function.hasPrefix("one-time initialization function for ") || function == "swift_once"
-            || function.hasPrefix("swift::threading_impl::once") || function.hasPrefix("swift::once")
-    }
 
     /// True for a type whose instances a test can leak: one with a budget, or with every class
     /// watched, one of the package's own classes; never the harness's, the toolchain's, or a test
@@ -393,56 +290,6 @@ struct ReportBuilder {
         return internalModules.contains(String(module)) || module.hasPrefix("_")
     }
 
-    /// One entry per type name across processes. A budget holds within each process, so the entry
-    /// shows the budget, the peak and the allocation groups of the process that went furthest over
-    /// (or came closest), whose counts add up to that peak, and is exceeded when any process
-    /// exceeded; instances at exit and allocations over the run are summed.
-    static func mergedByName(_ types: [AuditReport.TrackedType]) -> [AuditReport.TrackedType] {
-        var merged: [String: AuditReport.TrackedType] = [:]
-        var order: [String] = []
-        for type in types {
-            guard var existing = merged[type.name] else {
-                merged[type.name] = type
-                order.append(type.name)
-                continue
-            }
-            if type.peakLive.subtractingReportingOverflow(type.max).partialValue
-                > existing.peakLive.subtractingReportingOverflow(existing.max).partialValue
-            {
-                existing.max = type.max
-                existing.peakLive = type.peakLive
-                existing.allocations = type.allocations
-            }
-            existing.liveAtExit += type.liveAtExit
-            existing.allocatedTotal += type.allocatedTotal
-            merged[type.name] = existing
-        }
-        return order.compactMap { merged[$0] }
-    }
-
-    private static func mergedGroups(_ groups: [AuditReport.AllocationGroup]) -> [AuditReport.AllocationGroup] {
-        struct Key: Hashable {
-            var frames: [SymbolizedFrame]
-            var test: String?
-        }
-        var byKey: [Key: AuditReport.AllocationGroup] = [:]
-        var order: [Key] = []
-        for group in groups {
-            // Addresses differ between processes (ASLR): compare what the frames say.
-            let frames = group.frames.map {
-                SymbolizedFrame(
-                    address: 0, module: $0.module, moduleOffset: $0.moduleOffset, function: $0.function, file: $0.file,
-                    line: $0.line, column: $0.column, inlined: $0.inlined)
-            }
-            let key = Key(frames: frames, test: group.test)
-            if byKey[key] == nil { order.append(key) }
-            byKey[key, default: AuditReport.AllocationGroup(count: 0, frames: group.frames, truncated: false, test: group.test)]
-                .count += group.count
-            if group.truncated { byKey[key]?.truncated = true }
-        }
-        return order.compactMap { byKey[$0] }.sorted { $0.count > $1.count }
-    }
-
     /// LeakMonitor's and the shim's own frames, which sit on top of every captured stack.
     static func isMonitorFrame(_ frame: SymbolizedFrame) -> Bool {
         if let file = frame.file, file.contains("/Sources/LeakMonitor/") || file.contains("/Sources/CLeakMonitorShim/") {
@@ -452,13 +299,4 @@ struct ReportBuilder {
         return function.hasPrefix("leakaudit_") || function.hasPrefix("la_")
             || function.contains("LeakMonitor.MemoryLeakMonitor.")
     }
-}
-
-/// Runs `request` under leak-audit and returns the report, its findings judged by the request's
-/// policy (suppressions and baseline); throws when the target cannot start.
-public func audit(_ request: AuditRequest, toolVersion: String) throws(LeakAuditError) -> AuditReport {
-    let run = try recordRun(request)
-    var report = ReportBuilder(toolVersion: toolVersion).build(from: run)
-    request.policy.apply(to: &report)
-    return report
 }

@@ -6,7 +6,7 @@
 /// that cannot be opened degrades to module + offset and leaves a reason in `diagnostics`.
 ///
 /// Not thread-safe: use one instance from one thread (or task) at a time.
-public final class Symbolizer {
+public final class Symbolizer: AddressSymbolizer {
     /// The modules, sorted by start address.
     private let modules: [ModuleImage]
     /// Opened modules by index into `modules`; nil for a module that failed to open.
@@ -36,6 +36,9 @@ public final class Symbolizer {
         openFailures
             + resolvers.keys.sorted().compactMap { resolvers[$0] ?? nil }.flatMap(\.diagnostics)
     }
+
+    /// `diagnostics` as lines for the report.
+    var problems: [String] { diagnostics.map(\.description) }
 
     /// Resolves one return address into frames, innermost inlined frame first and the physical
     /// frame last.

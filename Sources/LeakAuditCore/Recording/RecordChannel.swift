@@ -1,20 +1,19 @@
-import CLeakAuditHost
 import LeakAuditWire
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// The reading end of the record stream: an anonymous shared ring that the target inherits and
-/// appends to (see docs/record-format.md). Because it is shared memory, every record the target
-/// committed is here even when the target dies abruptly.
+/// The reading end of the record stream: a ring in memory shared with the target's processes,
+/// which append to it (see docs/record-format.md). Because it is shared memory, every record the
+/// target committed is here even when the target dies abruptly. The platform provides the memory
+/// (`SharedRegion`); this type only reads and writes the ring's layout.
 public final class RecordChannel {
-    /// The channel's descriptor, named in LEAK_AUDIT_CHANNEL.
-    public let fileDescriptor: Int32
     /// How many 32-byte slots the ring holds (a power of two).
     public let slotCapacity: UInt64
+    /// The memory the ring lives in.
+    let region: any SharedRegion
     private let mapping: UnsafeMutableRawPointer
-    private let mappingLength: Int
 
     /// 2^19 slots: 16 MiB.
     public static let defaultSlotCapacity: UInt64 = 1 << 19
@@ -22,45 +21,33 @@ public final class RecordChannel {
     /// The environment variable through which the target finds the channel.
     public static let environmentVariable = LA_WIRE_ENV_CHANNEL
 
-    /// The variable's value: this process's pid and the channel's descriptor.
-    public var environmentValue: String { "\(getpid()):\(fileDescriptor)" }
+    /// The variable's value: how the target's processes find the shared memory.
+    public var environmentValue: String { region.handle }
 
-    /// Creates and maps a ring of `slotCapacity` slots (rounded up to a power of two); 2^19 slots
-    /// are 16 MiB, enough for the target to run a whole polling interval ahead of the reader.
-    public init(slotCapacity requested: UInt64 = defaultSlotCapacity) throws(LeakAuditError) {
-        let slotCapacity =
-            UInt64(1) << UInt64(64 - max(requested, 2).subtractingReportingOverflow(1).partialValue.leadingZeroBitCount)
-        let fd = leakaudit_host_memfd_create("leak-audit-records")
-        guard fd >= 0 else { throw .channelUnavailable(call: "memfd_create", errno: errno) }
-        let length = Int(LA_WIRE_HEADER_SIZE) + Int(slotCapacity) * Int(LA_WIRE_SLOT_SIZE)
-        guard ftruncate(fd, off_t(length)) == 0 else {
-            let code = errno
-            close(fd)
-            throw .channelUnavailable(call: "ftruncate", errno: code)
-        }
-        guard let base = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0),
-            base != MAP_FAILED
-        else {
-            let code = errno
-            close(fd)
-            throw .channelUnavailable(call: "mmap", errno: code)
-        }
-        fileDescriptor = fd
+    /// The bytes a ring of `slotCapacity` slots needs, header included.
+    static func byteCount(slotCapacity: UInt64) -> Int {
+        Int(LA_WIRE_HEADER_SIZE) + Int(slotCapacity) * Int(LA_WIRE_SLOT_SIZE)
+    }
+
+    /// `requested` rounded up to a power of two, at least 2.
+    static func roundedSlotCapacity(_ requested: UInt64) -> UInt64 {
+        UInt64(1) << UInt64(64 - max(requested, 2).subtractingReportingOverflow(1).partialValue.leadingZeroBitCount)
+    }
+
+    /// Lays out an empty ring of `slotCapacity` slots (a power of two) in `region`, which must
+    /// hold `byteCount(slotCapacity:)` zeroed bytes, and writes its header.
+    init(region: any SharedRegion, slotCapacity: UInt64) {
+        precondition(region.length >= Self.byteCount(slotCapacity: slotCapacity), "the shared region is too small")
+        self.region = region
         self.slotCapacity = slotCapacity
-        mapping = base
-        mappingLength = length
-        let header = base.assumingMemoryBound(to: la_wire_header.self)
+        mapping = region.base
+        let header = mapping.assumingMemoryBound(to: la_wire_header.self)
         header.pointee.version = LA_WIRE_VERSION
         header.pointee.slot_size = LA_WIRE_SLOT_SIZE
         header.pointee.slot_capacity = slotCapacity
         header.pointee.reader_pid = getpid()
         // The magic goes last: a target never sees a half-written header as valid.
         withUnsafeMutablePointer(to: &header.pointee.magic) { $0.pointee = LA_WIRE_MAGIC }
-    }
-
-    deinit {
-        munmap(mapping, mappingLength)
-        close(fileDescriptor)
     }
 
     private var header: UnsafeMutablePointer<la_wire_header> {

@@ -4,24 +4,13 @@ import Synchronization
     import Glibc
 #endif
 
-/// How the target ended.
-public enum TargetOutcome: Sendable, Hashable {
-    /// It called exit (or returned from main) with this status.
-    case exited(code: Int32)
-    /// A signal ended it.
-    case signaled(signal: Int32)
-
-    /// True for exit status 0.
-    public var succeeded: Bool { self == .exited(code: 0) }
-}
-
 /// The pid signals are forwarded to; 0 while no target runs.
 private let forwardingTarget = Atomic<Int32>(0)
 
 /// A child process started with the terminal's standard streams and the caller's environment plus
 /// the given variables, and with SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to leak-audit forwarded
 /// to it, so that the report is still written when a user or CI stops the run.
-struct TargetProcess {
+struct TargetProcess: RunningTarget {
     let pid: pid_t
     let executablePath: String
 

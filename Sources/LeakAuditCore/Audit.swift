@@ -1,0 +1,43 @@
+import FoundationEssentials
+
+/// Runs `request` under leak-audit and returns its report, findings judged by the request's
+/// policy; throws when the target cannot be started. The flow, stage by stage (docs/design.md):
+///
+/// 1. plan: find the target, see what it is, decide how to watch it (Recording/RecordedRun.swift);
+/// 2. record: start it with the record channel and decode what its processes write, as they
+///    write it, into one ledger per process until it ends (Recording/);
+/// 3. report: exact counts from the ledgers, symbolized stacks for what the report shows
+///    (Reporting/ReportBuilder.swift);
+/// 4. judge: suppressions, then the baseline (Reporting/FindingPolicy.swift).
+///
+/// Rendering the report and mapping its verdict to an exit code are the caller's.
+public func audit(_ request: AuditRequest, toolVersion: String) throws(LeakAuditError) -> AuditReport {
+    try audit(request, toolVersion: toolVersion, on: currentPlatform())
+}
+
+/// `audit(_:toolVersion:)` on a given platform.
+func audit(_ request: AuditRequest, toolVersion: String, on platform: some AuditPlatform) throws(LeakAuditError)
+    -> AuditReport
+{
+    let inherited = ProcessInfo.processInfo.environment
+    // 1. Plan.
+    var plan = try RunPlan(request, on: platform, inherited: inherited)
+
+    // 2. Record.
+    let slots = RecordChannel.roundedSlotCapacity(RunPlan.channelSlots(inherited: inherited))
+    let region = try platform.makeSharedRegion(byteCount: RecordChannel.byteCount(slotCapacity: slots))
+    let channel = RecordChannel(region: region, slotCapacity: slots)
+    plan.environment[RecordChannel.environmentVariable] = channel.environmentValue
+    let target = try platform.launch(
+        executablePath: plan.executablePath, displayName: request.target,
+        arguments: request.argumentBytes ?? request.arguments.map { Array($0.utf8) }, environment: plan.environment)
+    let (outcome, received) = Reception.receive(from: channel, while: target, watch: plan.watch)
+    let run = RecordedRun(request: request, plan: plan, outcome: outcome, received: received)
+
+    // 3. Report.
+    var report = ReportBuilder(toolVersion: toolVersion, makeSymbolizer: platform.makeSymbolizer).build(from: run)
+
+    // 4. Judge.
+    request.configuration.policy.apply(to: &report)
+    return report
+}

@@ -1,0 +1,24 @@
+/// What to audit and how: the target, its arguments, and the configuration.
+public struct AuditRequest: Sendable {
+    /// The program or .xctest bundle, as given on the command line.
+    public var target: String
+    /// Arguments passed to it unchanged.
+    public var arguments: [String]
+    /// The arguments' bytes as the caller received them, passed to the target instead of
+    /// `arguments` when set (arguments need not be valid UTF-8).
+    public var argumentBytes: [[UInt8]]?
+    /// What to watch and which findings fail the run.
+    public var configuration: AuditConfiguration
+
+    /// Creates a request.
+    public init(target: String, arguments: [String], configuration: AuditConfiguration = AuditConfiguration()) {
+        self.target = target
+        self.arguments = arguments
+        self.configuration = configuration
+    }
+
+    /// Creates a request that watches `watch` and judges findings by `policy`.
+    public init(target: String, arguments: [String], watch: WatchOptions, policy: FindingPolicy = FindingPolicy()) {
+        self.init(target: target, arguments: arguments, configuration: AuditConfiguration(watch: watch, policy: policy))
+    }
+}

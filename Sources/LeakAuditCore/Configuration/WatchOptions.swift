@@ -1,0 +1,48 @@
+/// What leak-audit watches besides the types that opted in through LeakMonitor.
+public struct WatchOptions: Sendable, Hashable {
+    /// Budgets by type pattern, in order: the first that matches a type gives its budget.
+    public var budgets: [BudgetPattern]
+    /// List the class types still alive when the target exits.
+    public var census: Bool
+    /// Show runtime and Foundation internals in the census instead of folding them.
+    public var censusShowsInternals: Bool
+    /// Report, and fail on, instances a test left alive after it finished.
+    public var leaksPerTest: Bool = false
+    /// How long after a test finishes its instances may still be released (work that finishes
+    /// asynchronously) before they count as leaked by it.
+    public var testGraceMilliseconds: Int = 100
+    /// With `leaksPerTest`: judge instances a test created as global state (under a one-time
+    /// initializer) like any other leak, instead of reporting them apart.
+    public var failsOnGlobalState: Bool = false
+    /// Name the test of each allocation: set for test bundles and `swift test` targets.
+    var attributesTests = false
+    /// Watch every class's allocations, as the census does, whether or not the census is shown:
+    /// set for test runs, so that they count the objects they watched and `leaksPerTest` judges
+    /// every class of the package.
+    var watchesEveryClass = false
+
+    /// Creates watch options; the default watches nothing more.
+    public init(budgets: [BudgetPattern] = [], census: Bool = false, censusShowsInternals: Bool = false) {
+        self.budgets = budgets
+        self.census = census
+        self.censusShowsInternals = censusShowsInternals
+    }
+
+    /// True when the target's allocations must be watched.
+    var watchesAllocations: Bool { !budgets.isEmpty || census || watchesEveryClass }
+
+    /// The budget pattern that a type record names by its position among the `budget` lines of
+    /// LEAK_AUDIT_WATCH, which `environmentValue` writes in `budgets` order; nil for a position
+    /// this run never wrote. The one reader of that position, beside its one writer.
+    func budgetPattern(at index: Int) -> BudgetPattern? {
+        budgets.indices.contains(index) ? budgets[index] : nil
+    }
+
+    /// LEAK_AUDIT_WATCH's value (see leak_audit_wire.h): one item per line.
+    func environmentValue(targetPath: String) -> String {
+        var lines = budgets.map { "budget \($0.max) \($0.pattern)" }
+        if census || watchesEveryClass { lines.append("census \(targetPath)") }
+        if attributesTests || leaksPerTest { lines.append("tests \(testGraceMilliseconds)") }
+        return lines.joined(separator: "\n")
+    }
+}

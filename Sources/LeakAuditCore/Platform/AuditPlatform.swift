@@ -1,0 +1,80 @@
+// The seam between the pipeline and the operating system. Audit.swift and everything it calls see
+// only these protocols; Platform/Linux/ implements them (posix_spawn, memfd, /proc, ELF, libdw,
+// LD_PRELOAD). A second platform would add a folder beside Linux/ and a line in
+// `currentPlatform()`, and change nothing in the pipeline.
+
+/// What an audit needs from the operating system: finding, inspecting and starting the target,
+/// sharing the record ring with it, loading leak-audit's helper libraries into it, and
+/// symbolizing the addresses it recorded.
+protocol AuditPlatform {
+    /// Finds `command` as a shell would: a path when it contains a slash, else on PATH.
+    func resolveExecutable(_ command: String) throws(LeakAuditError) -> String
+
+    /// What the executable at `path` is, as far as auditing it goes.
+    func inspectExecutable(at path: String) -> TargetKind
+
+    /// The absolute, symlink-free form of `path`, or `path` itself when it cannot be resolved.
+    func canonicalPath(_ path: String) -> String
+
+    /// The path of one of leak-audit's helper libraries, built beside the leak-audit executable.
+    ///
+    /// - Throws: `LeakAuditError.preloadLibraryMissing` when it is not there.
+    func helperLibrary(_ library: HelperLibrary) throws(LeakAuditError) -> String
+
+    /// The environment variables that make a started program load `library` before its own,
+    /// keeping what `inherited` already asks to load.
+    func environment(preloading library: String, inherited: [String: String]) -> [String: String]
+
+    /// Memory of `byteCount` zeroed bytes that the target and every process it starts can map.
+    func makeSharedRegion(byteCount: Int) throws(LeakAuditError) -> any SharedRegion
+
+    /// Starts `executablePath` with `arguments` (argv[1...], as bytes) and `environment` added to
+    /// leak-audit's own, forwarding the signals that stop a run to it.
+    func launch(executablePath: String, displayName: String, arguments: [[UInt8]], environment: [String: String])
+        throws(LeakAuditError) -> any RunningTarget
+
+    /// A symbolizer for the images one process had loaded.
+    func makeSymbolizer(modules: [ModuleImage]) -> any AddressSymbolizer
+}
+
+/// leak-audit's libraries that a target may load.
+enum HelperLibrary: Sendable {
+    /// The capture shim, preloaded to watch types that never opted in (and to name tests).
+    case preload
+    /// The XCTest observer and Swift Testing probe, loaded by the preloaded shim into test bundles.
+    case testObserver
+}
+
+/// Memory shared with the target's processes, mapped in leak-audit for as long as this lives.
+protocol SharedRegion: AnyObject {
+    /// The first byte.
+    var base: UnsafeMutableRawPointer { get }
+    /// Its size in bytes.
+    var length: Int { get }
+    /// How the target's processes find it: the value of LEAK_AUDIT_CHANNEL.
+    var handle: String { get }
+}
+
+/// A started target.
+protocol RunningTarget {
+    /// The outcome once the target has ended, without waiting; nil while it runs.
+    func poll() -> TargetOutcome?
+}
+
+/// Turns return addresses recorded in a target into frames, out of the target's process.
+protocol AddressSymbolizer {
+    /// The frames at `returnAddress`: inlined frames first, the physical frame last; never empty.
+    func symbolize(_ returnAddress: UInt64) -> [SymbolizedFrame]
+    /// Why some frames have less detail than they could (missing or unreadable debug
+    /// information), once each, as lines for the report.
+    var problems: [String] { get }
+}
+
+/// The platform leak-audit runs on.
+func currentPlatform() -> some AuditPlatform {
+    #if os(Linux)
+        LinuxPlatform()
+    #else
+        #error("leak-audit runs on Linux; a second platform implements AuditPlatform (Platform/AuditPlatform.swift)")
+    #endif
+}

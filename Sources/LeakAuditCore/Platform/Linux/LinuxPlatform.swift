@@ -1,0 +1,106 @@
+import CLeakAuditHost
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Linux: posix_spawn, an inherited memfd for the ring, LD_PRELOAD for the helper libraries,
+/// `/proc/self/exe` to find them, ELF headers to tell what a target is, and elfutils' libdw to
+/// symbolize.
+struct LinuxPlatform: AuditPlatform {
+    func resolveExecutable(_ command: String) throws(LeakAuditError) -> String {
+        try TargetProcess.resolve(command)
+    }
+
+    func inspectExecutable(at path: String) -> TargetKind {
+        TargetKind.inspect(path: path)
+    }
+
+    func canonicalPath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    func helperLibrary(_ library: HelperLibrary) throws(LeakAuditError) -> String {
+        let name =
+            switch library {
+            case .preload: "libLeakAuditPreload.so"
+            case .testObserver: "libLeakAuditTestObserver.so"
+            }
+        let executable = canonicalPath("/proc/self/exe")
+        let directory = executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        let path = directory + "/" + name
+        guard access(path, R_OK) == 0 else { throw .preloadLibraryMissing(path: path) }
+        return path
+    }
+
+    func environment(preloading library: String, inherited: [String: String]) -> [String: String] {
+        let existing = inherited["LD_PRELOAD"] ?? ""
+        return ["LD_PRELOAD": existing.isEmpty ? library : "\(library):\(existing)"]
+    }
+
+    func makeSharedRegion(byteCount: Int) throws(LeakAuditError) -> any SharedRegion {
+        try MemfdRegion(byteCount: byteCount)
+    }
+
+    func launch(executablePath: String, displayName: String, arguments: [[UInt8]], environment: [String: String])
+        throws(LeakAuditError) -> any RunningTarget
+    {
+        try TargetProcess.spawn(
+            executablePath: executablePath, displayName: displayName, arguments: arguments, extraEnvironment: environment)
+    }
+
+    func makeSymbolizer(modules: [ModuleImage]) -> any AddressSymbolizer {
+        Symbolizer(modules: modules)
+    }
+}
+
+/// An anonymous shared file (memfd) that child processes inherit, mapped here. The target finds it
+/// by leak-audit's pid and the descriptor (`<pid>:<fd>`), and opens it through /proc.
+final class MemfdRegion: SharedRegion {
+    let base: UnsafeMutableRawPointer
+    let length: Int
+    /// The memfd, which the target maps again from /proc.
+    let fileDescriptor: Int32
+
+    var handle: String { "\(getpid()):\(fileDescriptor)" }
+
+    init(byteCount: Int) throws(LeakAuditError) {
+        let fd = leakaudit_host_memfd_create("leak-audit-records")
+        guard fd >= 0 else { throw .channelUnavailable(call: "memfd_create", errno: errno) }
+        guard ftruncate(fd, off_t(byteCount)) == 0 else {
+            let code = errno
+            close(fd)
+            throw .channelUnavailable(call: "ftruncate", errno: code)
+        }
+        guard let mapped = mmap(nil, byteCount, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0),
+            mapped != MAP_FAILED
+        else {
+            let code = errno
+            close(fd)
+            throw .channelUnavailable(call: "mmap", errno: code)
+        }
+        base = mapped
+        length = byteCount
+        fileDescriptor = fd
+    }
+
+    deinit {
+        munmap(base, length)
+        close(fileDescriptor)
+    }
+}
+
+extension RecordChannel {
+    /// The memfd of a ring made by `LinuxPlatform`, -1 for one in other memory.
+    var fileDescriptor: Int32 { (region as? MemfdRegion)?.fileDescriptor ?? -1 }
+
+    /// A ring of `slotCapacity` slots (rounded up to a power of two) in a new memfd; 2^19 slots
+    /// are 16 MiB, enough for the target to run a whole polling interval ahead of the reader.
+    convenience init(slotCapacity requested: UInt64 = defaultSlotCapacity) throws(LeakAuditError) {
+        let slotCapacity = Self.roundedSlotCapacity(requested)
+        let region = try MemfdRegion(byteCount: Self.byteCount(slotCapacity: slotCapacity))
+        self.init(region: region, slotCapacity: slotCapacity)
+    }
+}

@@ -1,0 +1,184 @@
+import LeakAuditWire
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What leak-audit decided before starting the target: which program it is, what its file is,
+/// how it is watched, and what its environment must hold for that.
+struct RunPlan {
+    /// The program, found as a shell would find it.
+    var executablePath: String
+    /// What the program's file is (nil when it was not inspected): decides the advice when
+    /// nothing could be audited.
+    var targetKind: TargetKind?
+    /// The request's watch options with what the target adds: test runs name the test of each
+    /// allocation and watch every class.
+    var watch: WatchOptions
+    /// Variables added to the target's environment (the channel's comes when it exists).
+    var environment: [String: String] = [:]
+
+    /// Plans the run of `request` on `platform`: finds the target, inspects it, and decides how to
+    /// watch it and which helper library to preload.
+    ///
+    /// - Throws: when the target cannot be found or a needed helper library is missing.
+    init(_ request: AuditRequest, on platform: some AuditPlatform, inherited: [String: String])
+        throws(LeakAuditError)
+    {
+        let path = try platform.resolveExecutable(request.target)
+        let targetKind = platform.inspectExecutable(at: path)
+        var watch = request.configuration.watch
+        // Test bundles and `swift test` name the test of each allocation, with no option.
+        let base = path.split(separator: "/").last.map(String.init) ?? path
+        watch.attributesTests =
+            base.hasSuffix(".xctest") || base == "swift" || base == "swift-test" || targetKind == .swiftTestBundle
+            || watch.leaksPerTest
+        let preload = try? platform.helperLibrary(.preload)
+        // A test run watches every class, so that it can say how many objects its tests made and
+        // judge each test by all of them.
+        watch.watchesEveryClass = watch.attributesTests && preload != nil
+        if watch.leaksPerTest {
+            // Without the libraries no test is named, and every test would look clean.
+            _ = try platform.helperLibrary(.preload)
+            _ = try platform.helperLibrary(.testObserver)
+        }
+        var environment: [String: String] = [:]
+        if watch.watchesAllocations || (watch.attributesTests && preload != nil) {
+            // Types that never opted in are watched from a preloaded copy of the shim.
+            let library = try platform.helperLibrary(.preload)
+            environment = platform.environment(preloading: library, inherited: inherited)
+            environment[String(cString: LA_WIRE_ENV_WATCH)] = watch.environmentValue(
+                targetPath: platform.canonicalPath(path))
+        } else {
+            // A value inherited from an enclosing run would name patterns this run does not have.
+            environment[String(cString: LA_WIRE_ENV_WATCH)] = ""
+        }
+        self.init(executablePath: path, targetKind: targetKind, watch: watch, environment: environment)
+    }
+
+    init(executablePath: String, targetKind: TargetKind? = nil, watch: WatchOptions, environment: [String: String] = [:]) {
+        self.executablePath = executablePath
+        self.targetKind = targetKind
+        self.watch = watch
+        self.environment = environment
+    }
+
+    /// The ring's size: LEAK_AUDIT_CHANNEL_SLOTS (64 to 2^26 slots, a power of two) when set —
+    /// tests shrink it to exercise wrap-around and a writer waiting for the reader — else the
+    /// default.
+    static func channelSlots(inherited: [String: String]) -> UInt64 {
+        let requested = inherited["LEAK_AUDIT_CHANNEL_SLOTS"].flatMap { UInt64($0) }
+        return requested.map { Swift.min(Swift.max($0, 64), 1 << 26) } ?? RecordChannel.defaultSlotCapacity
+    }
+}
+
+/// What the channel's header says once the target is gone: written by the processes that attached.
+struct ChannelSummary {
+    /// A process attached.
+    var attached: Bool
+    /// How many processes attached (at most LA_WIRE_MAX_PROCESSES are audited).
+    var attachedProcesses: Int
+    /// Swift processes whose allocations the preloaded library watched.
+    var watchedProcesses = 0
+    /// Swift processes left out: SwiftPM's manifests and plugins, build helpers.
+    var skippedProcesses = 0
+    /// Records the target could not write.
+    var droppedRecords: UInt64 = 0
+    /// What went wrong or was found while writing.
+    var flags: ChannelFlags = [.instrumented]
+
+    /// The header of `channel`, read now.
+    init(_ channel: RecordChannel) {
+        attached = channel.attachedPID != 0
+        attachedProcesses = Swift.min(channel.attachedProcesses, Int(LA_WIRE_MAX_PROCESSES))
+        watchedProcesses = channel.watchedProcesses
+        skippedProcesses = channel.skippedProcesses
+        droppedRecords = channel.droppedRecords
+        flags = ChannelFlags(rawValue: channel.flags)
+    }
+
+    init(
+        attached: Bool, attachedProcesses: Int, watchedProcesses: Int = 0, skippedProcesses: Int = 0,
+        droppedRecords: UInt64 = 0, flags: ChannelFlags = [.instrumented]
+    ) {
+        self.attached = attached
+        self.attachedProcesses = attachedProcesses
+        self.watchedProcesses = watchedProcesses
+        self.skippedProcesses = skippedProcesses
+        self.droppedRecords = droppedRecords
+        self.flags = flags
+    }
+}
+
+/// The header's LA_FLAG_* bits.
+struct ChannelFlags: OptionSet {
+    let rawValue: UInt32
+
+    /// The Swift runtime is linked statically: deallocations were invisible.
+    static let staticRuntime = ChannelFlags(rawValue: UInt32(LA_FLAG_STATIC_RUNTIME))
+    /// A process's LeakMonitor writes another record format version.
+    static let recordFormatMismatch = ChannelFlags(rawValue: UInt32(LA_FLAG_VERSION_MISMATCH))
+    /// Some allocations have no stack: the stack table was full.
+    static let stackTableFull = ChannelFlags(rawValue: UInt32(LA_FLAG_STACK_TABLE_FULL))
+    /// Later types were not tracked: the type table was full.
+    static let typeTableFull = ChannelFlags(rawValue: UInt32(LA_FLAG_TYPE_TABLE_FULL))
+    /// More processes than the channel has indices: the later ones were not audited.
+    static let tooManyProcesses = ChannelFlags(rawValue: UInt32(LA_FLAG_TOO_MANY_PROCESSES))
+    /// A process linking LeakMonitor attached (the preloaded library alone also attaches, to name
+    /// tests).
+    static let instrumented = ChannelFlags(rawValue: UInt32(LA_FLAG_INSTRUMENTED))
+}
+
+/// What the target's processes wrote, decoded.
+struct Reception {
+    /// One ledger per attached process, by process index: ids and addresses are per process.
+    var ledgers: [UInt8: LifetimeLedger]
+    /// The channel's header.
+    var channel: ChannelSummary
+    /// Records torn by the target's death or damaged.
+    var tornSlots: UInt64 = 0
+
+    /// Decodes `channel` into one ledger per process while `target` runs, and once more after it
+    /// ended, so that every committed record is read.
+    static func receive(from channel: RecordChannel, while target: any RunningTarget, watch: WatchOptions)
+        -> (outcome: TargetOutcome, received: Reception)
+    {
+        var decoder = RecordDecoder()
+        // One slot per possible process index: an array access per event, not a hash lookup.
+        var ledgers = [LifetimeLedger?](repeating: nil, count: Int(LA_WIRE_MAX_PROCESSES))
+        let watchesAllocations = watch.watchesAllocations
+        func apply(_ event: WireEvent, _ process: UInt8) {
+            let slot = Int(process)
+            if ledgers[slot] == nil { ledgers[slot] = LifetimeLedger(watchesAllocations: watchesAllocations) }
+            ledgers[slot]?.apply(event)
+        }
+        let outcome: TargetOutcome
+        while true {
+            if let ended = target.poll() {
+                outcome = ended
+                break
+            }
+            decoder.decode(channel, targetFinished: false, into: apply)
+            usleep(1_000)
+        }
+        decoder.decode(channel, targetFinished: true, into: apply)
+        let received = Reception(
+            ledgers: Dictionary(
+                uniqueKeysWithValues: ledgers.enumerated().compactMap { index, ledger in ledger.map { (UInt8(index), $0) } }),
+            channel: ChannelSummary(channel), tornSlots: decoder.tornSlots)
+        return (outcome, received)
+    }
+}
+
+/// Everything one run of the target left, before symbolization: what was asked, what was decided,
+/// how it ended, and what was received.
+struct RecordedRun {
+    /// What was asked.
+    var request: AuditRequest
+    /// What was decided before the target started.
+    var plan: RunPlan
+    /// How the target ended.
+    var outcome: TargetOutcome
+    /// What its processes wrote.
+    var received: Reception
+}
