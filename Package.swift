@@ -43,11 +43,17 @@ let package = Package(
         ),
         // System calls of the leak-audit executable that Swift's Glibc module lacks.
         .target(name: "CLeakAuditHost", cSettings: [.define("_GNU_SOURCE")]),
-        .target(name: "LeakAuditCore", dependencies: ["LeakAuditWire", "CLeakAuditHost", "CLibDW"]),
+        // The report model and its vocabulary: what an audit found. Depends on nothing.
+        .target(name: "LeakAuditModel"),
+        // One renderer per output format, each reading only the model.
+        .target(name: "LeakAuditRendering", dependencies: ["LeakAuditModel"]),
+        // The pipeline: plan, record, report, judge (Audit.swift); Linux behind Platform/.
+        .target(
+            name: "LeakAuditCore", dependencies: ["LeakAuditModel", "LeakAuditWire", "CLeakAuditHost", "CLibDW"]),
         .executableTarget(
             name: "LeakAuditCLI",
             dependencies: [
-                "LeakAuditCore",
+                "LeakAuditCore", "LeakAuditModel", "LeakAuditRendering",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -61,7 +67,10 @@ let package = Package(
             dependencies: ["LeakAuditCLI"]
         ),
         .testTarget(name: "LeakMonitorTests", dependencies: ["LeakMonitor"]),
-        .testTarget(name: "LeakAuditCoreTests", dependencies: ["LeakAuditCore"]),
+        .testTarget(name: "LeakAuditCoreTests", dependencies: ["LeakAuditCore", "LeakAuditModel", "LeakAuditRendering"]),
+        .testTarget(
+            name: "LeakAuditRenderingTests", dependencies: ["LeakAuditRendering", "LeakAuditModel"],
+            exclude: ["Golden"]),
         // Builds Fixtures/ and runs the real leak-audit executable on it.
         .testTarget(name: "EndToEndTests", dependencies: ["LeakAuditCLI"]),
     ]

@@ -1,5 +1,6 @@
 import ArgumentParser
 import LeakAuditCore
+import LeakAuditModel
 
 /// Adopting leak-audit in a package that already leaks: record today's findings, then fail only on
 /// new or larger ones.

@@ -1,4 +1,5 @@
 import LeakAuditCore
+import LeakAuditModel
 
 /// leak-audit's exit codes; the README and `--help` document the same table.
 enum ExitStatus: Int32, CaseIterable {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import LeakAuditCore
+import LeakAuditModel
 
 @main
 struct LeakAudit: ParsableCommand {

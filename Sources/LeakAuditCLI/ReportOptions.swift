@@ -1,5 +1,7 @@
 import ArgumentParser
 import LeakAuditCore
+import LeakAuditModel
+import LeakAuditRendering
 
 extension ReportFormat: ExpressibleByArgument {}
 

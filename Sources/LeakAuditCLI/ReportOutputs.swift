@@ -1,4 +1,6 @@
 import LeakAuditCore
+import LeakAuditModel
+import LeakAuditRendering
 
 /// Every report one run writes: the primary report and each `--output-FORMAT` file, opened before
 /// the target runs so that a bad path costs no run, and written after it.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import LeakAuditCore
+import LeakAuditModel
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,6 @@
 import ArgumentParser
 import LeakAuditCore
+import LeakAuditModel
 
 /// Per-test attribution: which test left instances alive.
 struct TestOptionGroup: ParsableArguments {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import LeakAuditCore
+import LeakAuditModel
 
 /// Budgets for types that never opted in, and the census of survivors.
 struct WatchOptionGroup: ParsableArguments {

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LeakAuditModel
 
 /// Runs `request` under leak-audit and returns its report, findings judged by the request's
 /// policy; throws when the target cannot be started. The flow, stage by stage (docs/design.md):

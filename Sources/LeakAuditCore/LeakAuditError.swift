@@ -1,3 +1,5 @@
+import LeakAuditModel
+
 /// Everything that can stop an audit before it produces a report.
 public enum LeakAuditError: Error, Equatable, CustomStringConvertible {
     /// The target path names no file, and no directory of PATH holds it.

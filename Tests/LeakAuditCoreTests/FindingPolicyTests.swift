@@ -1,7 +1,9 @@
 import Foundation
+import LeakAuditRendering
 import XCTest
 
 @testable import LeakAuditCore
+@testable import LeakAuditModel
 
 /// Suppressions and baselines on reports built by hand: which findings match, how the baseline
 /// classifies them, that its file is stable, and how each renderer shows the result.

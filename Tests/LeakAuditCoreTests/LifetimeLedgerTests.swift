@@ -1,6 +1,7 @@
 import XCTest
 
 @testable import LeakAuditCore
+@testable import LeakAuditModel
 
 /// LifetimeLedger's replay into exact counts, and the ReportBuilder that turns a ledger into a
 /// report.

@@ -2,6 +2,7 @@ import LeakAuditWire
 import XCTest
 
 @testable import LeakAuditCore
+@testable import LeakAuditModel
 
 /// RecordDecoder against a real RecordChannel, written to through a second shared mapping of its
 /// descriptor exactly as the target's shim writes it.

@@ -1,5 +1,6 @@
 import Foundation
 import LeakAuditCore
+import LeakAuditModel
 import XCTest
 
 #if canImport(Glibc)

@@ -1,7 +1,9 @@
+import LeakAuditRendering
 import LeakAuditWire
 import XCTest
 
 @testable import LeakAuditCore
+@testable import LeakAuditModel
 
 /// Which test left what alive: test phases replayed into the ledger, the tests that ran, and the
 /// report's per-test findings.

@@ -2,6 +2,7 @@ import LeakAuditWire
 import XCTest
 
 @testable import LeakAuditCore
+@testable import LeakAuditModel
 
 #if canImport(Glibc)
     import Glibc

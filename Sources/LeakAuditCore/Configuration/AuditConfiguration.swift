@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LeakAuditModel
 
 /// What an audit watches and which of its findings fail the run, from every source at once: the
 /// command line, the configuration file (the one given, or `.leak-audit.json` in the working

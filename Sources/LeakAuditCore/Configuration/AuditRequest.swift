@@ -1,3 +1,5 @@
+import LeakAuditModel
+
 /// What to audit and how: the target, its arguments, and the configuration.
 public struct AuditRequest: Sendable {
     /// The program or .xctest bundle, as given on the command line.

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LeakAuditModel
 
 // The baseline file (`--baseline FILE`, `--write-baseline FILE`): reading, validating and writing
 // format version 1 (docs/configuration.md). The baseline itself is part of the report model.

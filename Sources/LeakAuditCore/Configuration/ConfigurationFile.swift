@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LeakAuditModel
 
 #if canImport(Glibc)
     import Glibc

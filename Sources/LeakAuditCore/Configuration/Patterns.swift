@@ -1,3 +1,4 @@
+import LeakAuditModel
 import LeakAuditWire
 
 extension BudgetPattern {

@@ -1,3 +1,5 @@
+import LeakAuditModel
+
 /// What leak-audit watches besides the types that opted in through LeakMonitor.
 public struct WatchOptions: Sendable, Hashable {
     /// Budgets by type pattern, in order: the first that matches a type gives its budget.

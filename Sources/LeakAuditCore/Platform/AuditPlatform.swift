@@ -1,3 +1,5 @@
+import LeakAuditModel
+
 // The seam between the pipeline and the operating system. Audit.swift and everything it calls see
 // only these protocols; Platform/Linux/ implements them (posix_spawn, memfd, /proc, ELF, libdw,
 // LD_PRELOAD). A second platform would add a folder beside Linux/ and a line in

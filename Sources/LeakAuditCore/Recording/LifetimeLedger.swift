@@ -1,3 +1,4 @@
+import LeakAuditModel
 import LeakAuditWire
 
 /// Replays allocation and deallocation events, in stream order, into exact per-type counts.

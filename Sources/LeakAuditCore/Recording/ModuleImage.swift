@@ -1,3 +1,5 @@
+import LeakAuditModel
+
 /// One loaded ELF image of the target as recorded while it ran.
 ///
 /// The capture side records these from `dl_iterate_phdr` (and `/proc/self/exe` for the main

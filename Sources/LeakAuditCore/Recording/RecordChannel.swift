@@ -1,3 +1,4 @@
+import LeakAuditModel
 import LeakAuditWire
 
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import LeakAuditModel
 import LeakAuditWire
 
 /// Decodes the channel's slots into events, incrementally, while the target runs and after.

@@ -1,3 +1,4 @@
+import LeakAuditModel
 import LeakAuditWire
 
 #if canImport(Glibc)
@@ -47,11 +48,11 @@ struct RunPlan {
             // Types that never opted in are watched from a preloaded copy of the shim.
             let library = try platform.helperLibrary(.preload)
             environment = platform.environment(preloading: library, inherited: inherited)
-            environment[String(cString: LA_WIRE_ENV_WATCH)] = watch.environmentValue(
+            environment[LA_WIRE_ENV_WATCH] = watch.environmentValue(
                 targetPath: platform.canonicalPath(path))
         } else {
             // A value inherited from an enclosing run would name patterns this run does not have.
-            environment[String(cString: LA_WIRE_ENV_WATCH)] = ""
+            environment[LA_WIRE_ENV_WATCH] = ""
         }
         self.init(executablePath: path, targetKind: targetKind, watch: watch, environment: environment)
     }

@@ -1,3 +1,4 @@
+import LeakAuditModel
 import LeakAuditWire
 
 /// One decoded record of the stream, in the order the target committed them.

@@ -1,3 +1,5 @@
+import LeakAuditModel
+
 // Whether a run audited anything at all, and if not, why: a report of a target that could not be
 // audited must say so (exit 3) rather than look clean.
 

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LeakAuditModel
 
 /// Decides which findings fail the run: suppressions from the configuration file first, then the
 /// baseline. A finding is a type over budget or, with `--leaks-per-test`, a type a test left alive.

@@ -1,3 +1,5 @@
+import LeakAuditModel
+
 // Global state among what tests left alive (docs/design.md, "Global state"): instances made by a
 // one-time initializer, or by a line whose instances later tests replaced, are reported apart from
 // the tests' leaks.

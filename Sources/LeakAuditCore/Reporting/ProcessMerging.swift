@@ -1,3 +1,5 @@
+import LeakAuditModel
+
 // One report of several processes: `swift test` runs a test bundle once per testing library, and a
 // program may start others. Types, census entries, tests and allocation groups of the same name
 // are merged into one entry each.

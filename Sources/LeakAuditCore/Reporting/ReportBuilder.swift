@@ -1,3 +1,5 @@
+import LeakAuditModel
+
 /// Turns a recorded run into a report: exact counts from the ledger, and, for the types over
 /// budget only, symbolized allocation stacks.
 struct ReportBuilder {

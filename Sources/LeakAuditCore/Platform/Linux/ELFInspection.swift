@@ -1,3 +1,5 @@
+import LeakAuditModel
+
 #if canImport(Glibc)
     import Glibc
 #endif

@@ -1,4 +1,5 @@
 import CLeakAuditHost
+import LeakAuditModel
 
 #if canImport(Glibc)
     import Glibc

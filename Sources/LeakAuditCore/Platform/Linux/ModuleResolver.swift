@@ -1,4 +1,5 @@
 import CLibDW
+import LeakAuditModel
 
 extension Symbolizer {
     /// One module opened with libdw, with the indexes that make repeated lookups cheap.

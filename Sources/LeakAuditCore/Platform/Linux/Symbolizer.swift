@@ -1,3 +1,5 @@
+import LeakAuditModel
+
 /// Turns return addresses captured in a target into functions, files, lines and inlined frames,
 /// out of the target's process, with elfutils.
 ///

@@ -1,3 +1,5 @@
+import LeakAuditModel
+
 /// A libdw failure met while symbolizing; each case names the call that failed.
 ///
 /// `Symbolizer.symbolize(_:)` never throws: a failing module degrades to module + offset and

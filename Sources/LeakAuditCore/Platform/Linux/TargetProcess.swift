@@ -1,3 +1,4 @@
+import LeakAuditModel
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LeakAuditModel
 
 /// The report for code-scanning tools: a SARIF 2.1.0 log with one run, one `budget-exceeded`
 /// result per type over budget and, with `--leaks-per-test`, one `test-leaked` result per test and

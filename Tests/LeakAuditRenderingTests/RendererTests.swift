@@ -1,7 +1,8 @@
 import Foundation
 import XCTest
 
-@testable import LeakAuditCore
+@testable import LeakAuditModel
+@testable import LeakAuditRendering
 
 /// The text and JSON renderers on reports built by hand, and AuditReport's verdict.
 final class RendererTests: XCTestCase {

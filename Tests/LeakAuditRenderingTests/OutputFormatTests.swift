@@ -1,7 +1,8 @@
 import Foundation
 import XCTest
 
-@testable import LeakAuditCore
+@testable import LeakAuditModel
+@testable import LeakAuditRendering
 
 /// The SARIF, JUnit and GitHub Actions renderers on reports built by hand: structure, schema
 /// validity, counts, well-formedness and escaping.

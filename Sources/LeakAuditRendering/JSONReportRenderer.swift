@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LeakAuditModel
 
 /// The report for tools: JSON of schema version 1, described by docs/report-schema.json.
 public struct JSONReportRenderer: ReportRenderer {

@@ -1,3 +1,5 @@
+import LeakAuditModel
+
 /// Turns a report into the bytes of one output format.
 public protocol ReportRenderer {
     /// Renders the whole report.

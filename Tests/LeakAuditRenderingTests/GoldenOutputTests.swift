@@ -1,7 +1,8 @@
 import Foundation
 import XCTest
 
-@testable import LeakAuditCore
+@testable import LeakAuditModel
+@testable import LeakAuditRendering
 
 /// Every output format of a few reports built by hand, compared byte for byte with the files in
 /// Golden/: a refactoring must not change what leaves the process. When a change to the output is

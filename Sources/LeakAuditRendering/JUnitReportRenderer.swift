@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LeakAuditModel
 
 /// The report for CI test reports: JUnit XML with one `<testsuite name="leak-audit">` whose test
 /// cases are the audited types and, with `--leaks-per-test`, a `<testsuite name="leak-audit tests">`

@@ -5,7 +5,7 @@
 extension SymbolizedFrame {
     /// True when the frame names a real source file and a line, which an annotation can point at
     /// (`<compiler-generated>`, a macro's generated expansion and line 0 cannot).
-    var hasSourceLine: Bool {
+    package var hasSourceLine: Bool {
         guard let file, let line, line > 0 else { return false }
         return !(file.split(separator: "/").last ?? "").hasPrefix("<") && !file.contains("/swift-generated-sources/")
     }
@@ -15,7 +15,7 @@ extension AuditReport.AllocationGroup {
     /// Where a finding about these instances of `typeName` points: the line that constructed
     /// them (`constructingFrame(in:typeName:)`), not the type's own initializer, which is the same
     /// line for every instance.
-    func locatedFrame(typeName: String) -> SymbolizedFrame? {
+    package func locatedFrame(typeName: String) -> SymbolizedFrame? {
         Self.constructingFrame(in: frames, typeName: typeName)
     }
 
@@ -24,18 +24,18 @@ extension AuditReport.AllocationGroup {
     /// chain inside them), the first frame with a source line past it; when no frame is one of the
     /// type's initializers, the first frame with a source line outside a leading run of initializers;
     /// and when every such frame is an initializer, the first frame with a source line.
-    static func constructingFrame(in frames: [SymbolizedFrame], typeName: String) -> SymbolizedFrame? {
+    package static func constructingFrame(in frames: [SymbolizedFrame], typeName: String) -> SymbolizedFrame? {
         constructingIndex(in: frames, typeName: typeName).map { frames[$0] }
     }
 
     /// The constructing line of `typeName`'s instances as one comparable key (`function|file:line`):
     /// stacks that share it are one allocation site. Nil when no frame has a source line.
-    static func constructingSite(in frames: [SymbolizedFrame], typeName: String) -> String? {
+    package static func constructingSite(in frames: [SymbolizedFrame], typeName: String) -> String? {
         constructingFrame(in: frames, typeName: typeName).map { "\($0.function ?? "")|\($0.file ?? ""):\($0.line ?? 0)" }
     }
 
     /// The index of `constructingFrame(in:typeName:)`.
-    static func constructingIndex(in frames: [SymbolizedFrame], typeName: String) -> Int? {
+    package static func constructingIndex(in frames: [SymbolizedFrame], typeName: String) -> Int? {
         // `App.Box<Swift.Int>` is initialised by `App.Box.init(…)`.
         let owner = String(typeName.prefix { $0 != "<" }) + "."
         let past: Int
@@ -48,7 +48,7 @@ extension AuditReport.AllocationGroup {
     }
 
     /// True for an initializer of the type whose qualified name (with a trailing dot) is `owner`.
-    static func isInitializer(_ function: String, of owner: String) -> Bool {
+    package static func isInitializer(_ function: String, of owner: String) -> Bool {
         // `(extension in App):App.Tree<A where A == App.Command.Type>.init(root:)` is `App.Tree.init(root:)`.
         var name = Substring(function)
         if name.hasPrefix("(extension in "), let colon = name.firstIndex(of: ":") { name = name[name.index(after: colon)...] }
@@ -67,7 +67,7 @@ extension AuditReport.AllocationGroup {
     }
 
     /// True for an initializer's frame: `A.init(…)`, `A.__allocating_init(…)`.
-    static func isInitializer(_ function: String) -> Bool {
+    package static func isInitializer(_ function: String) -> Bool {
         function.contains(".init(") || function.contains("__allocating_init(")
     }
 }

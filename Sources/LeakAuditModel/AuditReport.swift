@@ -7,6 +7,12 @@ public struct AuditReport: Sendable {
         public var name: String
         /// leak-audit's version.
         public var version: String
+
+        /// Creates the value from its parts.
+        package init(name: String, version: String) {
+            self.name = name
+            self.version = version
+        }
     }
 
     /// The audited program.
@@ -42,6 +48,21 @@ public struct AuditReport: Sendable {
             }
             return total
         }
+
+        /// Creates the value from its parts.
+        package init(
+            path: String, arguments: [String], attached: Bool, attachedProcesses: Int, outcome: TargetOutcome,
+            kind: TargetKind? = nil, processes: [AuditedProcess] = [], skippedProcesses: Int = 0
+        ) {
+            self.path = path
+            self.arguments = arguments
+            self.attached = attached
+            self.attachedProcesses = attachedProcesses
+            self.outcome = outcome
+            self.kind = kind
+            self.processes = processes
+            self.skippedProcesses = skippedProcesses
+        }
     }
 
     /// One audited process of the run.
@@ -62,6 +83,14 @@ public struct AuditReport: Sendable {
         public var testingLibrary: TestingLibrary?
         /// Tests it started; nil when it is no test bundle or its tests could not be observed.
         public var testsRun: Int?
+
+        /// Creates the value from its parts.
+        package init(pid: Int32, commandLine: [String], testingLibrary: TestingLibrary? = nil, testsRun: Int? = nil) {
+            self.pid = pid
+            self.commandLine = commandLine
+            self.testingLibrary = testingLibrary
+            self.testsRun = testsRun
+        }
     }
 
     /// Instances of one type alive at its peak that were allocated by the same stack.
@@ -76,6 +105,14 @@ public struct AuditReport: Sendable {
         /// The test that was running when these instances were allocated (`Module.Class/testName`
         /// for XCTest, the test's ID for Swift Testing), or nil outside tests.
         public var test: String? = nil
+
+        /// Creates the value from its parts.
+        package init(count: Int, frames: [SymbolizedFrame], truncated: Bool, test: String? = nil) {
+            self.count = count
+            self.frames = frames
+            self.truncated = truncated
+            self.test = test
+        }
     }
 
     /// What one test left alive after it finished and its grace period ended.
@@ -92,6 +129,18 @@ public struct AuditReport: Sendable {
             public var status: FindingStatus = .failing
             /// For instances reported as global state, why they are.
             public var globalStateReason: GlobalStateReason? = nil
+
+            /// Creates the value from its parts.
+            package init(
+                type: String, count: Int, allocations: [AllocationGroup], status: FindingStatus = .failing,
+                globalStateReason: GlobalStateReason? = nil
+            ) {
+                self.type = type
+                self.count = count
+                self.allocations = allocations
+                self.status = status
+                self.globalStateReason = globalStateReason
+            }
         }
 
         /// The test's name.
@@ -105,6 +154,14 @@ public struct AuditReport: Sendable {
         /// True when the test was seen starting (false for a suite, or a test whose start was not
         /// observed, that only allocated).
         public var ran: Bool = true
+
+        /// Creates the value from its parts.
+        package init(name: String, leaked: [LeakedType], globalState: [LeakedType] = [], ran: Bool = true) {
+            self.name = name
+            self.leaked = leaked
+            self.globalState = globalState
+            self.ran = ran
+        }
     }
 
     /// Why instances a test left alive are global state rather than its leak.
@@ -151,6 +208,21 @@ public struct AuditReport: Sendable {
         public var fails: Bool { exceeded && status.fails }
         /// Instances alive at the peak beyond the budget: what a baseline records for a type.
         public var overBudget: Int { Swift.max(0, peakLive.subtractingReportingOverflow(max).partialValue) }
+
+        /// Creates the value from its parts.
+        package init(
+            name: String, budget: BudgetOrigin = .code, max: Int, peakLive: Int, liveAtExit: Int, allocatedTotal: Int,
+            allocations: [AllocationGroup], status: FindingStatus = .failing
+        ) {
+            self.name = name
+            self.budget = budget
+            self.max = max
+            self.peakLive = peakLive
+            self.liveAtExit = liveAtExit
+            self.allocatedTotal = allocatedTotal
+            self.allocations = allocations
+            self.status = status
+        }
     }
 
     /// The baseline a run was compared with (`--baseline FILE`).
@@ -160,6 +232,12 @@ public struct AuditReport: Sendable {
         /// Its entries that no unsuppressed finding of this run matched: leaks that were fixed, so
         /// the baseline can be written again, smaller.
         public var gone: [Baseline.Entry]
+
+        /// Creates the value from its parts.
+        package init(path: String, gone: [Baseline.Entry]) {
+            self.path = path
+            self.gone = gone
+        }
     }
 
     /// One class type still alive when the target exited.
@@ -177,6 +255,15 @@ public struct AuditReport: Sendable {
 
         /// The survivors grouped by allocation stack, most first.
         public var allocations: [AllocationGroup]
+
+        /// Creates the value from its parts.
+        package init(name: String, liveAtExit: Int, isInternal: Bool, isTestCase: Bool = false, allocations: [AllocationGroup]) {
+            self.name = name
+            self.liveAtExit = liveAtExit
+            self.isInternal = isInternal
+            self.isTestCase = isTestCase
+            self.allocations = allocations
+        }
     }
 
     /// The class types alive at exit (`--census`), most instances first.
@@ -192,6 +279,18 @@ public struct AuditReport: Sendable {
         public var foldedTestCaseTypes: Int = 0
         /// Their instances.
         public var foldedTestCaseInstances: Int = 0
+
+        /// Creates the value from its parts.
+        package init(
+            entries: [CensusEntry], foldedTypes: Int, foldedInstances: Int, foldedTestCaseTypes: Int = 0,
+            foldedTestCaseInstances: Int = 0
+        ) {
+            self.entries = entries
+            self.foldedTypes = foldedTypes
+            self.foldedInstances = foldedInstances
+            self.foldedTestCaseTypes = foldedTestCaseTypes
+            self.foldedTestCaseInstances = foldedTestCaseInstances
+        }
     }
 
     /// Why the report cannot vouch for the target.
@@ -255,6 +354,25 @@ public struct AuditReport: Sendable {
         if testLeaks.contains(where: \.leaked.status.fails) { return .budgetExceeded }
         if !target.outcome.succeeded { return .targetFailed }
         return .clean
+    }
+
+    /// Creates the value from its parts.
+    package init(
+        tool: Tool, target: Target, notAudited: NotAuditedReason? = nil, types: [TrackedType], census: Census? = nil,
+        tests: [TestReport]? = nil, watchedInstances: Int = 0, droppedRecords: UInt64, tornRecords: UInt64, warnings: [String],
+        baseline: BaselineComparison? = nil
+    ) {
+        self.tool = tool
+        self.target = target
+        self.notAudited = notAudited
+        self.types = types
+        self.census = census
+        self.tests = tests
+        self.watchedInstances = watchedInstances
+        self.droppedRecords = droppedRecords
+        self.tornRecords = tornRecords
+        self.warnings = warnings
+        self.baseline = baseline
     }
 }
 

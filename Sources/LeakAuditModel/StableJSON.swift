@@ -5,7 +5,7 @@ import FoundationEssentials
 ///
 /// Encoding the plain value types these files are made of cannot fail; a failure would be a bug
 /// worth a trap, named by `what`.
-func stableJSON(_ value: some Encodable, what: String) -> String {
+package func stableJSON(_ value: some Encodable, what: String) -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
     guard let data = try? encoder.encode(value) else { preconditionFailure("\(what) could not be encoded") }

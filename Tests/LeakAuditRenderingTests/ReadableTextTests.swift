@@ -1,6 +1,7 @@
 import XCTest
 
-@testable import LeakAuditCore
+@testable import LeakAuditModel
+@testable import LeakAuditRendering
 
 /// The text report as a person reads it on real code: the frames that matter, recursion
 /// collapsed, the runtime and harness folded, names as Swift spells them, lines that fit.
@@ -156,7 +157,7 @@ final class ReadableTextTests: XCTestCase {
     }
 
     func testOnlyTheFirstFewSourceFramesAreShown() {
-        let frames = (1...9).map { frame("App.level\($0)() -> ()", "/work/Sources/App/Deep.swift", $0) }
+        let frames = (1...9).map { (level: Int) in frame("App.level\(level)() -> ()", "/work/Sources/App/Deep.swift", level) }
         let text = TextReportRenderer(workingDirectory: "/work", width: 80).render(
             report([.init(count: 1, frames: frames, truncated: false)]))
         XCTAssertEqual(body(text).count, ReportPhrases.sourceFramesShown + 1)

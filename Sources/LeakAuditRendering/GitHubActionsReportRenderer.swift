@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LeakAuditModel
 
 /// The report for GitHub Actions: workflow commands, which the runner turns into annotations on
 /// the lines they name.
