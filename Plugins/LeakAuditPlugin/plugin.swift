@@ -212,7 +212,8 @@ struct PluginInvocation {
     /// Whether `--help` was given.
     var showsHelp = false
 
-    /// `leak-audit run` options that take no value; every other option takes one.
+    /// `leak-audit run` options that take no value; every other option takes one. The plugin cannot
+    /// link leak-audit's code: PluginAgreementTests checks this list against `leak-audit run`.
     private static let leakAuditFlags: Set<String> = [
         "--census", "--census-all", "--leaks-per-test", "--fail-on-global-state", "--verbose",
     ]
@@ -320,7 +321,8 @@ struct Console {
     }
 }
 
-/// The plugin's own exit statuses, and what leak-audit's mean.
+/// The plugin's own exit statuses, and what leak-audit's mean (PluginAgreementTests checks both
+/// against `leak-audit run --help`).
 enum PluginExit {
     /// A bad plugin option, or a package without tests: leak-audit's usage status.
     static let usageError: Int32 = 64
