@@ -22,6 +22,38 @@ final class CommandLineTests: XCTestCase {
         }
     }
 
+    func testAProgramWithoutDebugInformationIsNamedInAWarning() throws {
+        // The same program, once as built and once stripped of its DWARF (its symbols stay).
+        let built = try Harness.fixture("ViewModelRetention")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-stripped-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let stripped = directory.appendingPathComponent("ViewModelRetention").path
+        let strip = Harness.run(["strip", "--strip-debug", "-o", stripped, built])
+        XCTAssertEqual(strip.status, 0, strip.log)
+
+        func debugWarnings(_ audit: Harness.Audit) -> [String] {
+            ((audit.json["summary"] as? [String: Any])?["warnings"] as? [String] ?? []).filter {
+                $0.contains("has no debug information")
+            }
+        }
+        let withDebugInformation = try Harness.audit(path: built)
+        XCTAssertEqual(withDebugInformation.status, 1, withDebugInformation.stderr)
+        XCTAssertEqual(debugWarnings(withDebugInformation), [])
+
+        let withoutDebugInformation = try Harness.audit(path: stripped)
+        XCTAssertEqual(withoutDebugInformation.status, 1, withoutDebugInformation.stderr)
+        XCTAssertEqual(
+            debugWarnings(withoutDebugInformation),
+            [
+                "symbolization: '\(stripped)' has no debug information, so its frames show no file or line; build it with debug information (swift build's default) and do not strip it"
+            ])
+        // The leak is still found and named by function.
+        let model = try XCTUnwrap(
+            withoutDebugInformation.types.first { $0["name"] as? String == "ViewModelRetention.LoginViewModel" })
+        XCTAssertEqual(model["exceeded"] as? Bool, true)
+    }
+
     func testCleanTextReportSaysSo() throws {
         let result = Harness.run([Harness.leakAudit, "run", try Harness.fixture("ViewModelRetention"), "clean"])
         XCTAssertEqual(result.status, 0)

@@ -97,13 +97,24 @@ struct ReportBuilder {
         // Counts from a target that could not be audited mean nothing (without observed
         // deallocations every instance looks alive forever): report none rather than wrong ones.
         let audited = notAudited == nil
+        let tests = audited && watch.leaksPerTest ? Self.mergedTests(processes.flatMap(\.tests)) : nil
+        if audited {
+            var shown: [AuditReport.AllocationGroup] = types.filter(\.exceeded).flatMap(\.allocations)
+            shown += (census?.entries ?? []).flatMap(\.allocations)
+            shown += (tests ?? []).flatMap { $0.leaked + $0.globalState }.flatMap(\.allocations)
+            for module in Self.modulesWithoutDebugInformation(in: shown) {
+                warnings.append(
+                    "symbolization: '\(module)' has no debug information, so its frames show no file or line; build it with debug information (swift build's default) and do not strip it"
+                )
+            }
+        }
         return AuditReport(
             tool: .init(name: "leak-audit", version: toolVersion),
             target: target,
             notAudited: notAudited,
             types: audited ? types : [],
             census: audited ? census : nil,
-            tests: audited && watch.leaksPerTest ? Self.mergedTests(processes.flatMap(\.tests)) : nil,
+            tests: tests,
             watchedInstances: audited ? ledgers.reduce(0) { $0 + $1.types.values.reduce(0) { $0 + $1.allocated } } : 0,
             droppedRecords: channel.droppedRecords,
             tornRecords: run.received.tornSlots,
@@ -247,6 +258,27 @@ struct ReportBuilder {
         return ProcessFindings(
             types: types, census: census, tests: tests, unknownBudgets: unknownBudgets,
             symbolizationProblems: symbolizer.problems)
+    }
+
+    /// The program's own modules (not the system's or the toolchain's libraries) that the report's
+    /// stacks pass through without one frame that has a source file: they were built without
+    /// debug information or stripped, which the user must know to read the stacks.
+    static func modulesWithoutDebugInformation(in groups: [AuditReport.AllocationGroup]) -> [String] {
+        var located: [String: Bool] = [:]
+        var order: [String] = []
+        for frame in groups.flatMap(\.frames) {
+            guard let module = frame.module, !isSystemModule(module) else { continue }
+            if located[module] == nil { order.append(module) }
+            located[module] = (located[module] ?? false) || frame.file != nil
+        }
+        return order.filter { located[$0] == false }
+    }
+
+    /// True for a library of the system (`/lib`, `/usr/lib`) or the Swift toolchain (`…/lib/swift/`),
+    /// which ship without debug information.
+    static func isSystemModule(_ path: String) -> Bool {
+        ["/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/usr/libexec/"].contains { path.hasPrefix($0) }
+            || path.contains("/lib/swift/") || path.hasPrefix("[") || path.hasPrefix("linux-vdso")
     }
 
     /// Modules of the toolchain whose types users cannot act on.
