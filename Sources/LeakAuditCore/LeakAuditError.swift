@@ -36,6 +36,8 @@ public enum LeakAuditError: Error, Equatable, CustomStringConvertible {
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 func systemErrorMessage(_ code: Int32) -> String {

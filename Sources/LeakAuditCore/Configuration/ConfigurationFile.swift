@@ -3,6 +3,8 @@ import LeakAuditModel
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// A configuration file (`--config FILE`, or `.leak-audit.json` in the working directory),

@@ -3,6 +3,8 @@ import LeakAuditWire
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// The reading end of the record stream: a ring in memory shared with the target's processes,

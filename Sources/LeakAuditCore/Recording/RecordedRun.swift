@@ -3,6 +3,8 @@ import LeakAuditWire
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// What leak-audit decided before starting the target: which program it is, what its file is,
