@@ -11,3 +11,19 @@ package func stableJSON(_ value: some Encodable, what: String) -> String {
     guard let data = try? encoder.encode(value) else { preconditionFailure("\(what) could not be encoded") }
     return String(decoding: data, as: UTF8.self) + "\n"
 }
+
+/// An optional that a JSON file writes as `null` when absent instead of leaving its key out (what
+/// Codable does by default), so that every object of a documented schema has all of its keys.
+@propertyWrapper
+package struct ExplicitNull<Value: Encodable>: Encodable {
+    package var wrappedValue: Value?
+
+    package init(wrappedValue: Value?) {
+        self.wrappedValue = wrappedValue
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
+    }
+}

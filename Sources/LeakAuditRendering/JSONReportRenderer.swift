@@ -25,26 +25,12 @@ struct JSONReportV1: Encodable {
     struct Exit: Encodable {
         var code: Int32?
         var signal: Int32?
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encodeIfPresent(code, forKey: .code)
-            try container.encodeIfPresent(signal, forKey: .signal)
-        }
-        enum CodingKeys: String, CodingKey { case code, signal }
     }
     struct Process: Encodable {
         var pid: Int32
         var commandLine: [String]
-        var testingLibrary: String?
-        var testsRun: Int?
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(pid, forKey: .pid)
-            try container.encode(commandLine, forKey: .commandLine)
-            try container.encode(testingLibrary, forKey: .testingLibrary)
-            try container.encode(testsRun, forKey: .testsRun)
-        }
-        enum CodingKeys: String, CodingKey { case pid, commandLine, testingLibrary, testsRun }
+        @ExplicitNull var testingLibrary: String?
+        @ExplicitNull var testsRun: Int?
     }
     struct Target: Encodable {
         var path: String
@@ -52,25 +38,10 @@ struct JSONReportV1: Encodable {
         var attached: Bool
         var attachedProcesses: Int
         var exit: Exit
-        var notAuditedReason: String?
+        @ExplicitNull var notAuditedReason: String?
         var processes: [Process]
         var skippedProcesses: Int
-        var testsRun: Int?
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(path, forKey: .path)
-            try container.encode(arguments, forKey: .arguments)
-            try container.encode(attached, forKey: .attached)
-            try container.encode(attachedProcesses, forKey: .attachedProcesses)
-            try container.encode(exit, forKey: .exit)
-            try container.encode(notAuditedReason, forKey: .notAuditedReason)
-            try container.encode(processes, forKey: .processes)
-            try container.encode(skippedProcesses, forKey: .skippedProcesses)
-            try container.encode(testsRun, forKey: .testsRun)
-        }
-        enum CodingKeys: String, CodingKey {
-            case path, arguments, attached, attachedProcesses, exit, notAuditedReason, processes, skippedProcesses, testsRun
-        }
+        @ExplicitNull var testsRun: Int?
     }
     struct Summary: Encodable {
         var verdict: String
@@ -84,55 +55,26 @@ struct JSONReportV1: Encodable {
     }
     struct Frame: Encodable {
         var address: String
-        var module: String?
-        var moduleOffset: String?
-        var function: String?
-        var file: String?
-        var line: Int?
-        var column: Int?
+        @ExplicitNull var module: String?
+        @ExplicitNull var moduleOffset: String?
+        @ExplicitNull var function: String?
+        @ExplicitNull var file: String?
+        @ExplicitNull var line: Int?
+        @ExplicitNull var column: Int?
         var inlined: Bool
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(address, forKey: .address)
-            try container.encode(module, forKey: .module)
-            try container.encode(moduleOffset, forKey: .moduleOffset)
-            try container.encode(function, forKey: .function)
-            try container.encode(file, forKey: .file)
-            try container.encode(line, forKey: .line)
-            try container.encode(column, forKey: .column)
-            try container.encode(inlined, forKey: .inlined)
-        }
-        enum CodingKeys: String, CodingKey { case address, module, moduleOffset, function, file, line, column, inlined }
     }
     struct Allocation: Encodable {
         var count: Int
         var truncated: Bool
-        var test: String?
+        @ExplicitNull var test: String?
         var frames: [Frame]
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(count, forKey: .count)
-            try container.encode(truncated, forKey: .truncated)
-            try container.encode(test, forKey: .test)  // null outside tests
-            try container.encode(frames, forKey: .frames)
-        }
-        enum CodingKeys: String, CodingKey { case count, truncated, test, frames }
     }
     struct Suppression: Encodable {
         var rule: String
         var kind: String
         var pattern: String
-        var reason: String?
+        @ExplicitNull var reason: String?
         var origin: String
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(rule, forKey: .rule)
-            try container.encode(kind, forKey: .kind)
-            try container.encode(pattern, forKey: .pattern)
-            try container.encode(reason, forKey: .reason)
-            try container.encode(origin, forKey: .origin)
-        }
-        enum CodingKeys: String, CodingKey { case rule, kind, pattern, reason, origin }
     }
     /// How a finding counts: `status`, the suppression that matched, and what the baseline records.
     struct Finding {
@@ -147,29 +89,14 @@ struct JSONReportV1: Encodable {
             }
             baselineCount = status?.recorded
         }
-
-        func encode<Key: CodingKey>(
-            into container: inout KeyedEncodingContainer<Key>, status statusKey: Key, suppression suppressionKey: Key,
-            baselineCount baselineKey: Key
-        ) throws {
-            try container.encode(status, forKey: statusKey)
-            try container.encode(suppression, forKey: suppressionKey)
-            try container.encode(baselineCount, forKey: baselineKey)
-        }
     }
     struct LeakedType: Encodable {
         var type: String
         var count: Int
         var allocations: [Allocation]
-        var finding: Finding
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(type, forKey: .type)
-            try container.encode(count, forKey: .count)
-            try container.encode(allocations, forKey: .allocations)
-            try finding.encode(into: &container, status: .status, suppression: .suppression, baselineCount: .baselineCount)
-        }
-        enum CodingKeys: String, CodingKey { case type, count, allocations, status, suppression, baselineCount }
+        @ExplicitNull var status: String?
+        @ExplicitNull var suppression: Suppression?
+        @ExplicitNull var baselineCount: Int?
     }
     struct GlobalState: Encodable {
         var type: String
@@ -197,23 +124,9 @@ struct JSONReportV1: Encodable {
         var allocatedTotal: Int
         var exceeded: Bool
         var allocations: [Allocation]
-        var finding: Finding
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(name, forKey: .name)
-            try container.encode(budget, forKey: .budget)
-            try container.encode(max, forKey: .max)
-            try container.encode(peakLive, forKey: .peakLive)
-            try container.encode(liveAtExit, forKey: .liveAtExit)
-            try container.encode(allocatedTotal, forKey: .allocatedTotal)
-            try container.encode(exceeded, forKey: .exceeded)
-            try container.encode(allocations, forKey: .allocations)
-            try finding.encode(into: &container, status: .status, suppression: .suppression, baselineCount: .baselineCount)
-        }
-        enum CodingKeys: String, CodingKey {
-            case name, budget, max, peakLive, liveAtExit, allocatedTotal, exceeded, allocations, status, suppression,
-                baselineCount
-        }
+        @ExplicitNull var status: String?
+        @ExplicitNull var suppression: Suppression?
+        @ExplicitNull var baselineCount: Int?
     }
     struct Findings: Encodable {
         var failing: Int
@@ -226,15 +139,6 @@ struct JSONReportV1: Encodable {
         var test: String?
         var overBudget: Int?
         var count: Int?
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(kind, forKey: .kind)
-            try container.encode(type, forKey: .type)
-            try container.encodeIfPresent(test, forKey: .test)
-            try container.encodeIfPresent(overBudget, forKey: .overBudget)
-            try container.encodeIfPresent(count, forKey: .count)
-        }
-        enum CodingKeys: String, CodingKey { case kind, type, test, overBudget, count }
     }
     struct Baseline: Encodable {
         var path: String
@@ -261,24 +165,10 @@ struct JSONReportV1: Encodable {
     var target: Target
     var summary: Summary
     var types: [TrackedType]
-    var census: Census?
+    @ExplicitNull var census: Census?  // null without --census
 
-    var tests: [Test]?
-    var baseline: Baseline?
-
-    enum CodingKeys: String, CodingKey { case schemaVersion, tool, target, summary, types, census, tests, baseline }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(schemaVersion, forKey: .schemaVersion)
-        try container.encode(tool, forKey: .tool)
-        try container.encode(target, forKey: .target)
-        try container.encode(summary, forKey: .summary)
-        try container.encode(types, forKey: .types)
-        try container.encode(census, forKey: .census)  // null without --census
-        try container.encode(tests, forKey: .tests)  // null without --leaks-per-test
-        try container.encode(baseline, forKey: .baseline)  // null without --baseline
-    }
+    @ExplicitNull var tests: [Test]?  // null without --leaks-per-test
+    @ExplicitNull var baseline: Baseline?  // null without --baseline
 
     init(_ report: AuditReport) {
         tool = Tool(name: report.tool.name, version: report.tool.version)
@@ -375,5 +265,25 @@ extension JSONReportV1.Frame {
             column: frame.column,
             inlined: frame.inlined
         )
+    }
+}
+
+extension JSONReportV1.LeakedType {
+    init(type: String, count: Int, allocations: [JSONReportV1.Allocation], finding: JSONReportV1.Finding) {
+        self.init(
+            type: type, count: count, allocations: allocations, status: finding.status, suppression: finding.suppression,
+            baselineCount: finding.baselineCount)
+    }
+}
+
+extension JSONReportV1.TrackedType {
+    init(
+        name: String, budget: JSONReportV1.Budget, max: Int, peakLive: Int, liveAtExit: Int, allocatedTotal: Int,
+        exceeded: Bool, allocations: [JSONReportV1.Allocation], finding: JSONReportV1.Finding
+    ) {
+        self.init(
+            name: name, budget: budget, max: max, peakLive: peakLive, liveAtExit: liveAtExit, allocatedTotal: allocatedTotal,
+            exceeded: exceeded, allocations: allocations, status: finding.status, suppression: finding.suppression,
+            baselineCount: finding.baselineCount)
     }
 }

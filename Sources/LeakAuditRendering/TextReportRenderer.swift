@@ -1,4 +1,3 @@
-import FoundationEssentials
 import LeakAuditModel
 
 /// The report for people: one block per failing type over budget with its allocation stacks as
@@ -6,24 +5,14 @@ import LeakAuditModel
 /// one line per suppressed and per baselined finding and per baseline entry that is gone, then the
 /// verdict. Its blocks and sentences are the report's phrases (ReportPhrases), laid out as sections.
 public struct TextReportRenderer: ReportRenderer {
-    /// Paths under this directory are shown relative to it.
-    public var workingDirectory: String
-    /// The widest a line may be (a terminal's columns; 80 for a log or a file); nil for no limit.
-    /// Longer lines are shortened in the middle of their paths and names.
-    public var width: Int?
-    /// Show every allocation site and every frame, unfolded (`--verbose`).
-    public var verbose: Bool
+    /// How its parts are put into words: the working directory paths are shown relative to, the
+    /// width lines are fitted to (nil for no limit), and whether every site and frame is shown.
+    public var phrases: ReportPhrases
 
-    /// Creates the renderer; `workingDirectory` defaults to the process's.
+    /// Creates the renderer; `workingDirectory` defaults to the process's. Lines are fitted to
+    /// `width` (a terminal's columns; 80 for a log or a file) unless `verbose` shows everything.
     public init(workingDirectory: String? = nil, width: Int? = nil, verbose: Bool = false) {
-        self.workingDirectory = workingDirectory ?? FileManager.default.currentDirectoryPath
-        self.width = width
-        self.verbose = verbose
-    }
-
-    /// The phrases, fitted to this renderer's width.
-    private var phrases: ReportPhrases {
-        ReportPhrases(workingDirectory: workingDirectory, width: width, verbose: verbose)
+        phrases = ReportPhrases(workingDirectory: workingDirectory, width: width, verbose: verbose)
     }
 
     /// Renders the report as plain text (no colour, so it reads the same in a CI log).
