@@ -1,36 +1,36 @@
 // The writing end of the record channel: maps the shared ring that leak-audit passed down and
-// appends slots to it with one atomic add per record and no system call.
+// appends slots to it with one atomic add per record and no system call. When to map it, and what
+// a process writes first, is lifecycle.c's to decide.
 #include "shim_internal.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
-#include <sys/stat.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-bool la_channel_active(void) { return __atomic_load_n(&la_state()->slots, __ATOMIC_ACQUIRE) != NULL; }
+bool la_channel_active(void) { return __atomic_load_n(&la_state()->channel.slots, __ATOMIC_ACQUIRE) != NULL; }
 
 bool leakaudit_is_attached(void) { return la_channel_active(); }
 
 void la_channel_set_flag(uint32_t flag) {
-    la_wire_header *header = la_state()->header;
+    la_wire_header *header = la_state()->channel.header;
     if (header != NULL) __atomic_fetch_or(&header->flags, flag, __ATOMIC_RELEASE);
 }
 
 /// The slot with index `index`, in the ring.
 static inline uint64_t *la_slot_at(const la_process_state *state, uint64_t index) {
-    return (uint64_t *)(state->slots + (index & (state->slot_capacity - 1)) * LA_WIRE_SLOT_SIZE);
+    return (uint64_t *)(state->channel.slots + (index & (state->channel.slot_capacity - 1)) * LA_WIRE_SLOT_SIZE);
 }
 
 /// Counts a record that will never be written.
 static void la_drop(la_process_state *state) {
-    __atomic_fetch_add(&state->header->dropped, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&state->channel.header->dropped, 1, __ATOMIC_RELAXED);
     la_channel_set_flag(LA_FLAG_OVERFLOW);
 }
 
@@ -41,14 +41,15 @@ static void la_drop(la_process_state *state) {
 /// run slows down, nothing is lost), unless leak-audit is gone, in which case nothing more is
 /// written and nothing waits again.
 static uint64_t la_reserve(la_process_state *state, uint64_t count) {
-    la_wire_header *header = state->header;
-    if (count > state->slot_capacity || (__atomic_load_n(&header->flags, __ATOMIC_RELAXED) & LA_FLAG_READER_GONE)) {
+    la_wire_header *header = state->channel.header;
+    uint64_t capacity = state->channel.slot_capacity;
+    if (count > capacity || (__atomic_load_n(&header->flags, __ATOMIC_RELAXED) & LA_FLAG_READER_GONE)) {
         la_drop(state);
         return UINT64_MAX;
     }
     uint64_t first = __atomic_fetch_add(&header->next_slot, count, __ATOMIC_RELAXED);
     unsigned waits = 0;
-    while (first + count > __atomic_load_n(&header->consumed_slot, __ATOMIC_ACQUIRE) + state->slot_capacity) {
+    while (first + count > __atomic_load_n(&header->consumed_slot, __ATOMIC_ACQUIRE) + capacity) {
         // A pid of 0 would make kill() test the process group: no reader says where it is.
         pid_t reader = header->reader_pid;
         if (++waits % 1024 == 0 && (reader <= 0 || (kill(reader, 0) != 0 && errno == ESRCH))) {
@@ -63,20 +64,20 @@ static uint64_t la_reserve(la_process_state *state, uint64_t count) {
 
 void la_channel_event(uint8_t kind, uint8_t subkind, uint32_t id, uint64_t word1, uint64_t word2, uint64_t word3) {
     la_process_state *state = la_state();
-    if (__atomic_load_n(&state->slots, __ATOMIC_ACQUIRE) == NULL) return;
+    if (__atomic_load_n(&state->channel.slots, __ATOMIC_ACQUIRE) == NULL) return;
     uint64_t index = la_reserve(state, 1);
     if (index == UINT64_MAX) return;
     uint64_t *slot = la_slot_at(state, index);
     slot[1] = word1;
     slot[2] = word2;
     slot[3] = word3;
-    uint64_t tag = (uint64_t)kind | ((uint64_t)subkind << 8) | state->process_tag | ((uint64_t)id << 32);
+    uint64_t tag = (uint64_t)kind | ((uint64_t)subkind << 8) | state->channel.process_tag | ((uint64_t)id << 32);
     __atomic_store_n(&slot[0], tag, __ATOMIC_RELEASE);
 }
 
 void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void *payload, size_t length) {
     la_process_state *state = la_state();
-    if (__atomic_load_n(&state->slots, __ATOMIC_ACQUIRE) == NULL) return;
+    if (__atomic_load_n(&state->channel.slots, __ATOMIC_ACQUIRE) == NULL) return;
     uint64_t continuation_slots = (length + LA_WIRE_CONT_PAYLOAD - 1) / LA_WIRE_CONT_PAYLOAD;
     uint64_t total = 1 + continuation_slots;
     if (total > 0xFFFFFFFFu) {
@@ -100,11 +101,10 @@ void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void 
     head[1] = id;
     head[2] = length;
     head[3] = value;
-    uint64_t tag = (uint64_t)LA_SLOT_BLOB_HEAD | ((uint64_t)blob_kind << 8) | state->process_tag | (total << 32);
+    uint64_t tag =
+        (uint64_t)LA_SLOT_BLOB_HEAD | ((uint64_t)blob_kind << 8) | state->channel.process_tag | (total << 32);
     __atomic_store_n(&head[0], tag, __ATOMIC_RELEASE);
 }
-
-bool leakaudit_is_under_leak_audit(void) { return __atomic_load_n(&la_state()->under_leak_audit, __ATOMIC_ACQUIRE); }
 
 /// Opens the channel named by `value` ("<pid>:<fd>"); -1 when it cannot be had. `inherited` is set
 /// to this process's inherited copy of the descriptor when it has one: the caller closes it once
@@ -139,25 +139,24 @@ static int la_open_channel(const char *value, int *inherited) {
     return fcntl((int)fd, F_DUPFD_CLOEXEC, 0);
 }
 
-/// True when this copy of the shim is the one leak-audit preloads (libLeakAuditPreload.so) rather
-/// than one linked into the program through LeakMonitor.
-static bool la_is_preload_copy(void) {
-    Dl_info info;
-    return dladdr((void *)&la_is_preload_copy, &info) != 0 && info.dli_fname != NULL
-        && strstr(info.dli_fname, "libLeakAuditPreload") != NULL;
+la_wire_header *la_channel_map_header(const char *spec) {
+    int inherited = -1;
+    int fd = la_open_channel(spec, &inherited);
+    if (fd < 0) return NULL;
+    la_wire_header *header = mmap(NULL, LA_WIRE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    return header == MAP_FAILED ? NULL : header;
 }
 
-void la_channel_attach_locked(la_process_state *state) {
-    if (state->attach_attempted || state->channel_spec[0] == '\0') return;
-    state->attach_attempted = true;
-    // Only the user's processes are audited, not the toolchain's or SwiftPM's (process_role.c).
-    if (la_process_role_locked(state) != LA_ROLE_AUDITED) return;
+void la_channel_unmap_header(la_wire_header *header) { munmap(header, LA_WIRE_HEADER_SIZE); }
+
+bool la_channel_map_locked(la_process_state *state, const char *spec) {
     int inherited = -1;
-    int fd = la_open_channel(state->channel_spec, &inherited);
-    if (fd < 0) return;
+    int fd = la_open_channel(spec, &inherited);
+    if (fd < 0) return false;
 
     void *first_page = mmap(NULL, LA_WIRE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (first_page == MAP_FAILED) { close(fd); return; }
+    if (first_page == MAP_FAILED) { close(fd); return false; }
     la_wire_header *peek = first_page;
     if (peek->magic == LA_WIRE_MAGIC && peek->version != LA_WIRE_VERSION) {
         // Tell leak-audit why nothing arrives, rather than look uninstrumented.
@@ -168,13 +167,13 @@ void la_channel_attach_locked(la_process_state *state) {
         && (peek->slot_capacity & (peek->slot_capacity - 1)) == 0;
     uint64_t capacity = peek->slot_capacity;
     munmap(first_page, LA_WIRE_HEADER_SIZE);
-    if (!valid) { close(fd); return; }
+    if (!valid) { close(fd); return false; }
     if (inherited >= 0 && inherited != fd) close(inherited);
 
     size_t length = LA_WIRE_HEADER_SIZE + capacity * LA_WIRE_SLOT_SIZE;
     void *mapping = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
     close(fd);
-    if (mapping == MAP_FAILED) return;
+    if (mapping == MAP_FAILED) return false;
 
     // Every instrumented process of the run attaches (`swift test` starts the test bundle once
     // per testing library; a script may start several programs). Each takes an index that its
@@ -184,90 +183,14 @@ void la_channel_attach_locked(la_process_state *state) {
     if (index >= LA_WIRE_MAX_PROCESSES) {
         __atomic_fetch_or(&header->flags, LA_FLAG_TOO_MANY_PROCESSES, __ATOMIC_RELEASE);
         munmap(mapping, length);
-        return;
+        return false;
     }
     int32_t expected = 0;
     __atomic_compare_exchange_n(&header->attached_pid, &expected, (int32_t)getpid(), false, __ATOMIC_ACQ_REL,
                                 __ATOMIC_ACQUIRE);
-    state->process_tag = (uint64_t)index << 16;
-    state->header = mapping;
-    state->slot_capacity = capacity;
-    __atomic_store_n(&state->slots, (uint8_t *)mapping + LA_WIRE_HEADER_SIZE, __ATOMIC_RELEASE);
-    la_process_announce_locked(state, 0);
-    la_modules_sync();
-    if (!la_hooks_install()) la_channel_set_flag(LA_FLAG_STATIC_RUNTIME);
-    la_channel_set_flag(LA_FLAG_ATTACHED);
-}
-
-/// Counts this process in the header's `watched_processes` (`skipped` false), so that leak-audit
-/// can tell a watched run where no type matched from one where no Swift code ran at all, or in
-/// `skipped_processes` (`skipped` true): a Swift process of SwiftPM's or a build helper, which the
-/// report mentions as not audited. Maps only the header page; the process takes no index.
-static void la_channel_count(la_process_state *state, bool skipped) {
-    int inherited = -1;
-    int fd = la_open_channel(state->channel_spec, &inherited);
-    if (fd < 0) return;
-    la_wire_header *header = mmap(NULL, LA_WIRE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (header == MAP_FAILED) return;
-    if (header->magic == LA_WIRE_MAGIC && header->version == LA_WIRE_VERSION) {
-        __atomic_fetch_add(skipped ? &header->skipped_processes : &header->watched_processes, 1, __ATOMIC_RELEASE);
-    }
-    munmap(header, LA_WIRE_HEADER_SIZE);
-}
-
-/// Notes LEAK_AUDIT_CHANNEL, if set. Runs before main, single-threaded, in every copy of the shim
-/// loaded at start-up (they share one state); a copy in a library loaded later finds the work
-/// done and returns without locking (its constructor runs under the dynamic linker's lock, which
-/// a thread holding the slow lock may be waiting for). A program linking LeakMonitor attaches at
-/// once, so that it is audited even if it never validates; the preloaded copy attaches only when
-/// this process first tracks something, so that the many processes a run may start (compilers
-/// under `swift test`) do not each take a process index. The variable stays set: instrumented
-/// processes this one starts attach too.
-__attribute__((constructor)) static void la_channel_constructor(void) {
-    la_process_state *state = la_state();
-    bool preload = la_is_preload_copy();
-    // The preloaded copy's work (the test observer, the hooks) is never skipped: a LeakMonitor
-    // copy in a library may have constructed first.
-    if (!preload && __atomic_load_n(&state->constructed, __ATOMIC_ACQUIRE)) return;
-    const char *value = getenv(LA_WIRE_ENV_CHANNEL);
-    if (value == NULL || *value == '\0') {
-        __atomic_store_n(&state->constructed, true, __ATOMIC_RELEASE);
-        return;
-    }
-    // Under leak-audit no violation stops the process, whether or not it gets the channel.
-    __atomic_store_n(&state->under_leak_audit, true, __ATOMIC_RELEASE);
-    // At start-up nothing else holds the lock. A copy in a library loaded later runs this under
-    // the dynamic linker's lock, which a thread holding the slow lock may be waiting for (dladdr,
-    // dl_iterate_phdr): it then leaves attaching to the first type registration.
-    if (pthread_mutex_trylock(&state->slow_lock) != 0) return;
-    if (state->channel_spec[0] == '\0' && strlen(value) < sizeof state->channel_spec) strcpy(state->channel_spec, value);
-    uint32_t role = la_process_role_locked(state);
-    la_watch_parse_locked(state);
-    if (role != LA_ROLE_AUDITED) {
-        // Not the user's process: nothing is watched or attached. SwiftPM's and the build's Swift
-        // processes are counted, so that the report can say they were left out.
-        if (preload && role != LA_ROLE_TOOLCHAIN && role != LA_ROLE_TEST_LISTING
-            && (role == LA_ROLE_PACKAGE_MANIFEST_OR_PLUGIN || la_main_program_is_swift())) {
-            la_channel_count(state, true);
-        }
-    } else if (!preload) {
-        la_channel_attach_locked(state);
-        la_channel_set_flag(LA_FLAG_INSTRUMENTED);
-    } else {
-        la_tests_install_locked(state);
-        if (state->tests_requested && la_process_is_test_process()) {
-            // A test bundle attaches at once, so that the report lists it and its test count even
-            // when it runs no test or tracks nothing.
-            la_channel_attach_locked(state);
-        } else if (state->watch_allocations && la_hooks_install() && state->patched_slot_count > 0) {
-            // Allocations are watched from the start; the channel comes when something is tracked.
-            // (The preloaded library brings libswiftCore into every process, so only an image that
-            // calls the runtime, and so had an entry routed, makes this a Swift process.)
-            la_channel_count(state, false);
-        }
-    }
-    // Only the preloaded copy defers: a copy linked through LeakMonitor must still attach.
-    if (!preload) __atomic_store_n(&state->constructed, true, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&state->slow_lock);
+    state->channel.process_tag = (uint64_t)index << 16;
+    state->channel.header = mapping;
+    state->channel.slot_capacity = capacity;
+    __atomic_store_n(&state->channel.slots, (uint8_t *)mapping + LA_WIRE_HEADER_SIZE, __ATOMIC_RELEASE);
+    return true;
 }

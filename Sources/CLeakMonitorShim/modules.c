@@ -9,19 +9,19 @@
 #include <string.h>
 #include <unistd.h>
 
-// known_modules is guarded by the slow lock.
+// The module map (state->modules) is guarded by the slow lock.
 
 bool la_modules_contain(uintptr_t address) {
     const la_process_state *state = la_state();
-    for (int index = 0; index < state->known_module_count; index++) {
-        if (address >= state->known_modules[index].start && address < state->known_modules[index].end) return true;
+    for (int index = 0; index < state->modules.count; index++) {
+        if (address >= state->modules.known[index].start && address < state->modules.known[index].end) return true;
     }
     return false;
 }
 
 static bool la_known_start(const la_process_state *state, uintptr_t start) {
-    for (int index = 0; index < state->known_module_count; index++) {
-        if (state->known_modules[index].start == start) return true;
+    for (int index = 0; index < state->modules.count; index++) {
+        if (state->modules.known[index].start == start) return true;
     }
     return false;
 }
@@ -65,7 +65,7 @@ static int la_module_visit(struct dl_phdr_info *info, size_t size, void *context
         if (start < low) low = start;
         if (start + phdr->p_memsz > high) high = start + phdr->p_memsz;
     }
-    if (high == 0 || la_known_start(state, low) || state->known_module_count >= LA_MAX_MODULES) return 0;
+    if (high == 0 || la_known_start(state, low) || state->modules.count >= LA_MAX_MODULES) return 0;
 
     char path[PATH_MAX];
     size_t path_size = 0;
@@ -82,9 +82,9 @@ static int la_module_visit(struct dl_phdr_info *info, size_t size, void *context
     uint8_t build_id[64];
     size_t build_id_size = la_build_id(info, build_id, sizeof build_id);
 
-    state->known_modules[state->known_module_count].start = low;
-    state->known_modules[state->known_module_count].end = high;
-    int module_index = state->known_module_count++;
+    state->modules.known[state->modules.count].start = low;
+    state->modules.known[state->modules.count].end = high;
+    int module_index = state->modules.count++;
 
     size_t payload_size = sizeof(la_wire_module) + build_id_size + path_size;
     uint8_t *payload = malloc(payload_size);

@@ -127,8 +127,8 @@ uint32_t la_process_role(void) {
 }
 
 uint32_t la_process_role_locked(la_process_state *state) {
-    if (state->role == LA_ROLE_UNKNOWN) state->role = la_process_role();
-    return state->role;
+    if (state->lifecycle.role == LA_ROLE_UNKNOWN) state->lifecycle.role = la_process_role();
+    return state->lifecycle.role;
 }
 
 static int la_find_swift_runtime_need(struct dl_phdr_info *info, size_t size, void *context) {
@@ -168,7 +168,8 @@ void la_process_announce_locked(la_process_state *state, uint32_t flags) {
             }
         }
         bool swift_testing = (flags & LA_PROCESS_SWIFT_TESTING) != 0;
-        bool observed = swift_testing ? state->test_scopes_observed : state->tests_installed && state->test_observer_loaded;
+        bool observed =
+            swift_testing ? state->tests.scopes_observed : state->tests.installed && state->tests.observer_loaded;
         if (observed) flags |= LA_PROCESS_TESTS_OBSERVED;
     }
     la_channel_blob(LA_BLOB_PROCESS, (uint64_t)getpid(), flags, command_line, length);

@@ -7,17 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static inline uint64_t la_mix(uintptr_t value) {
-    return (uint64_t)(value >> 4) * 0x9E3779B97F4A7C15ull;
-}
+/// Where `metadata` goes in the type map: the top 32 bits of its hash.
+static inline uint64_t la_type_map_hash(const void *metadata) { return la_hash_pointer((uintptr_t)metadata) >> 32; }
 
 int32_t la_type_lookup_in(const la_process_state *state, const void *metadata) {
-    uint32_t mask = LA_TYPE_MAP_CAPACITY - 1;
-    for (uint32_t index = (uint32_t)(la_mix((uintptr_t)metadata) >> 32) & mask;; index = (index + 1) & mask) {
-        const void *seen = __atomic_load_n(&state->type_map[index].metadata, __ATOMIC_ACQUIRE);
-        if (seen == NULL) return -1;
-        if (seen == metadata) return state->type_map[index].id;
-    }
+    const la_metadata_entry *entry =
+        la_metadata_find(state->registry.type_map, LA_TYPE_MAP_CAPACITY - 1, la_type_map_hash(metadata), metadata);
+    return entry != NULL ? entry->type_id : -1;
 }
 
 int32_t leakaudit_type_lookup(const void *metadata) { return la_type_lookup_in(la_state(), metadata); }
@@ -38,7 +34,7 @@ int32_t la_type_register_locked(la_process_state *state, const void *metadata, c
                                 int64_t max, uint32_t budget_source, uint32_t pattern_index, uint32_t flags) {
     int32_t id = la_type_lookup_in(state, metadata);
     if (id >= 0) return id;
-    id = __atomic_load_n(&state->type_total, __ATOMIC_RELAXED);
+    id = __atomic_load_n(&state->registry.type_total, __ATOMIC_RELAXED);
     char *copy = malloc(name_length > 0 ? name_length : 1);
     if (id >= LA_MAX_TYPES || copy == NULL) {
         free(copy);
@@ -48,12 +44,12 @@ int32_t la_type_register_locked(la_process_state *state, const void *metadata, c
     // A process whose shim copy attaches only when needed attaches now. Deallocations must be
     // routed through the hook before the first instance is tracked, and images loaded since the
     // last registration (dlopen) must be routed too.
-    la_channel_attach_locked(state);
+    la_lifecycle_attach_locked(state);
     la_hooks_install();
     la_modules_sync();
 
     memcpy(copy, name, name_length);
-    la_type *type = &state->types[id];
+    la_type *type = &state->registry.types[id];
     type->metadata = metadata;
     type->max = max;
     type->name = copy;
@@ -63,14 +59,10 @@ int32_t la_type_register_locked(la_process_state *state, const void *metadata, c
     type->flags = flags;
     la_type_write_record(type, id);
 
-    uint32_t mask = LA_TYPE_MAP_CAPACITY - 1;
-    uint32_t index = (uint32_t)(la_mix((uintptr_t)metadata) >> 32) & mask;
-    while (state->type_map[index].metadata != NULL) index = (index + 1) & mask;
     // The id becomes valid before it can be found: a thread that finds it in the map must not
     // see it rejected by leakaudit_track as out of range.
-    __atomic_store_n(&state->type_total, id + 1, __ATOMIC_RELEASE);
-    state->type_map[index].id = id;
-    __atomic_store_n(&state->type_map[index].metadata, metadata, __ATOMIC_RELEASE);
+    __atomic_store_n(&state->registry.type_total, id + 1, __ATOMIC_RELEASE);
+    la_metadata_insert(state->registry.type_map, LA_TYPE_MAP_CAPACITY - 1, la_type_map_hash(metadata), metadata, id);
     return id;
 }
 
@@ -86,7 +78,7 @@ void leakaudit_type_claim(int32_t type_id, const char *name, size_t name_length,
     la_process_state *state = la_state();
     if (type_id < 0 || type_id >= leakaudit_type_count()) return;
     pthread_mutex_lock(&state->slow_lock);
-    la_type *type = &state->types[type_id];
+    la_type *type = &state->registry.types[type_id];
     char *copy = malloc(name_length > 0 ? name_length : 1);
     if (copy != NULL && __atomic_load_n(&type->budget_source, __ATOMIC_RELAXED) != LA_BUDGET_CODE) {
         // The old name stays allocated: readers in other threads may still hold it.
@@ -105,11 +97,11 @@ void leakaudit_type_claim(int32_t type_id, const char *name, size_t name_length,
     pthread_mutex_unlock(&state->slow_lock);
 }
 
-int32_t leakaudit_type_count(void) { return __atomic_load_n(&la_state()->type_total, __ATOMIC_ACQUIRE); }
+int32_t leakaudit_type_count(void) { return __atomic_load_n(&la_state()->registry.type_total, __ATOMIC_ACQUIRE); }
 
 bool leakaudit_type_counts_get(int32_t type_id, leakaudit_type_counts *out) {
     if (type_id < 0 || type_id >= leakaudit_type_count()) return false;
-    const la_type *type = &la_state()->types[type_id];
+    const la_type *type = &la_state()->registry.types[type_id];
     out->live = __atomic_load_n(&type->live, __ATOMIC_ACQUIRE);
     out->peak = __atomic_load_n(&type->peak, __ATOMIC_ACQUIRE);
     out->max = type->max;
@@ -118,26 +110,25 @@ bool leakaudit_type_counts_get(int32_t type_id, leakaudit_type_counts *out) {
 
 const char *leakaudit_type_name(int32_t type_id, size_t *length) {
     if (type_id < 0 || type_id >= leakaudit_type_count()) return NULL;
-    const la_type *type = &la_state()->types[type_id];
+    const la_type *type = &la_state()->registry.types[type_id];
     *length = type->name_length;
     return type->name;
 }
 
 void leakaudit_reset_peaks(void) {
-    la_type *types = la_state()->types;
+    la_type *types = la_state()->registry.types;
     int32_t total = leakaudit_type_count();
     for (int32_t id = 0; id < total; id++) {
         __atomic_store_n(&types[id].peak, __atomic_load_n(&types[id].live, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
     }
 }
 
-// The set of tracked objects -------------------------------------------------------------------
+// The set of tracked objects ----------------------------------------------------------------------
 //
-// Striped open-addressing hash sets, so threads tracking different objects rarely contend. An
-// entry is 8 bytes and a stripe grows at half load: 16 to 32 bytes per live tracked instance.
-
-#define LA_SLOT_EMPTY_VALUE ((uintptr_t)0)
-#define LA_SLOT_TOMBSTONE ((uintptr_t)1)
+// Striped open-addressing hash sets of addresses (hash_set.h), so threads tracking different
+// objects rarely contend: the top six bits of an address's hash pick its stripe, the low bits its
+// slot. An entry is 8 bytes and a stripe grows at half load: 16 to 32 bytes per live tracked
+// instance.
 
 #if defined(__x86_64__)
 #define LA_CPU_RELAX() __builtin_ia32_pause()
@@ -155,12 +146,9 @@ static inline void la_spin_lock(uint32_t *lock) {
 
 static inline void la_spin_unlock(uint32_t *lock) { __atomic_store_n(lock, 0, __ATOMIC_RELEASE); }
 
-/// Places `object` in a table known to have room and not to contain it.
-static void la_place(uintptr_t *slots, size_t capacity, uintptr_t object, uint64_t hash) {
-    size_t mask = capacity - 1;
-    size_t index = (size_t)hash & mask;
-    while (slots[index] > LA_SLOT_TOMBSTONE) index = (index + 1) & mask;
-    slots[index] = object;
+/// The stripe that holds `hash`'s address.
+static inline la_stripe *la_stripe_of(la_process_state *state, uint64_t hash) {
+    return &state->registry.stripes[hash >> 58];
 }
 
 /// Rebuilds a stripe without tombstones, doubling it when live entries fill a quarter or more.
@@ -171,7 +159,7 @@ static bool la_stripe_grow(la_stripe *stripe) {
     if (slots == NULL) return false;
     for (size_t index = 0; index < stripe->capacity; index++) {
         uintptr_t object = stripe->slots[index];
-        if (object > LA_SLOT_TOMBSTONE) la_place(slots, capacity, object, la_mix(object));
+        if (object > LA_HASH_SET_TOMBSTONE) la_hash_set_place(slots, capacity - 1, la_hash_pointer(object), object);
     }
     free(stripe->slots);
     stripe->slots = slots;
@@ -182,61 +170,36 @@ static bool la_stripe_grow(la_stripe *stripe) {
 
 /// Adds `object`; false when it was already present (or memory ran out).
 static bool la_set_insert(la_process_state *state, uintptr_t object) {
-    uint64_t hash = la_mix(object);
-    la_stripe *stripe = &state->stripes[hash >> 58];
+    uint64_t hash = la_hash_pointer(object);
+    la_stripe *stripe = la_stripe_of(state, hash);
     la_spin_lock(&stripe->lock);
     if ((stripe->used + 1) * 2 > stripe->capacity && !la_stripe_grow(stripe)) {
         la_spin_unlock(&stripe->lock);
         return false;
     }
-    size_t mask = stripe->capacity - 1;
-    size_t index = (size_t)hash & mask;
-    size_t tombstone = SIZE_MAX;
-    for (;; index = (index + 1) & mask) {
-        uintptr_t seen = stripe->slots[index];
-        if (seen == object) { la_spin_unlock(&stripe->lock); return false; }
-        if (seen == LA_SLOT_TOMBSTONE && tombstone == SIZE_MAX) tombstone = index;
-        if (seen == LA_SLOT_EMPTY_VALUE) break;
-    }
-    if (tombstone != SIZE_MAX) {
-        index = tombstone;
-    } else {
-        stripe->used++;
-    }
-    stripe->slots[index] = object;
-    stripe->live++;
+    la_hash_set_insertion insertion = la_hash_set_insert(stripe->slots, stripe->capacity - 1, hash, object);
+    if (insertion == LA_HASH_SET_FILLED_EMPTY) stripe->used++;
+    if (insertion != LA_HASH_SET_PRESENT) stripe->live++;
     la_spin_unlock(&stripe->lock);
-    return true;
+    return insertion != LA_HASH_SET_PRESENT;
 }
 
 /// Removes `object`; false when it was not tracked.
 static bool la_set_remove(la_process_state *state, uintptr_t object) {
-    uint64_t hash = la_mix(object);
-    la_stripe *stripe = &state->stripes[hash >> 58];
+    uint64_t hash = la_hash_pointer(object);
+    la_stripe *stripe = la_stripe_of(state, hash);
     la_spin_lock(&stripe->lock);
-    bool found = false;
-    if (stripe->capacity > 0) {
-        size_t mask = stripe->capacity - 1;
-        for (size_t index = (size_t)hash & mask;; index = (index + 1) & mask) {
-            uintptr_t seen = stripe->slots[index];
-            if (seen == LA_SLOT_EMPTY_VALUE) break;
-            if (seen == object) {
-                stripe->slots[index] = LA_SLOT_TOMBSTONE;
-                stripe->live--;
-                found = true;
-                break;
-            }
-        }
-    }
+    bool found = stripe->capacity > 0 && la_hash_set_remove(stripe->slots, stripe->capacity - 1, hash, object);
+    if (found) stripe->live--;
     la_spin_unlock(&stripe->lock);
     return found;
 }
 
-// Tracking ---------------------------------------------------------------------------------------
+// Tracking ----------------------------------------------------------------------------------------
 
 bool la_registry_track(la_process_state *state, const void *object, int32_t type_id, const void *entry_frame,
                        bool fresh_allocation, int64_t *live_after) {
-    la_type *type = &state->types[type_id];
+    la_type *type = &state->registry.types[type_id];
     // A fresh allocation at an address still in the set means its previous object was freed
     // where no hook saw it: it is recorded all the same, and leak-audit retires the old one.
     if (!la_set_insert(state, (uintptr_t)object) && !fresh_allocation) {
@@ -251,7 +214,7 @@ bool la_registry_track(la_process_state *state, const void *object, int32_t type
            && !__atomic_compare_exchange_n(&type->peak, &peak, live, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
     }
     la_channel_event(LA_SLOT_ALLOC, 0, (uint32_t)type_id, (uint64_t)(uintptr_t)object, stack,
-                     state->tests_requested ? la_test_tag(state) : 0);
+                     state->tests.requested ? la_test_tag(state) : 0);
     *live_after = live;
     return true;
 }
@@ -259,8 +222,8 @@ bool la_registry_track(la_process_state *state, const void *object, int32_t type
 leakaudit_track_result leakaudit_track(const void *object, int32_t type_id) {
     leakaudit_track_result result = {.live = 0, .max = 0, .inserted = false, .claim_needed = false};
     la_process_state *state = la_state();
-    if (type_id < 0 || type_id >= __atomic_load_n(&state->type_total, __ATOMIC_ACQUIRE)) return result;
-    la_type *type = &state->types[type_id];
+    if (type_id < 0 || type_id >= __atomic_load_n(&state->registry.type_total, __ATOMIC_ACQUIRE)) return result;
+    la_type *type = &state->registry.types[type_id];
     result.max = type->max;
     // A type first seen through a budget pattern or the census: the code's budget wins.
     result.claim_needed = __atomic_load_n(&type->budget_source, __ATOMIC_ACQUIRE) != LA_BUDGET_CODE;
@@ -270,13 +233,13 @@ leakaudit_track_result leakaudit_track(const void *object, int32_t type_id) {
 
 void la_registry_on_dealloc(const void *object) {
     la_process_state *state = la_state();
-    if (__atomic_load_n(&state->type_total, __ATOMIC_RELAXED) == 0) return;
+    if (__atomic_load_n(&state->registry.type_total, __ATOMIC_RELAXED) == 0) return;
     // A Swift heap object starts with its metadata pointer, which stays the dynamic type's
     // through deinitialization.
     const void *metadata = *(const void *const *)object;
     int32_t type_id = la_type_lookup_in(state, metadata);
     if (type_id < 0) return;
     if (!la_set_remove(state, (uintptr_t)object)) return;
-    __atomic_sub_fetch(&state->types[type_id].live, 1, __ATOMIC_ACQ_REL);
+    __atomic_sub_fetch(&state->registry.types[type_id].live, 1, __ATOMIC_ACQ_REL);
     la_channel_event(LA_SLOT_DEALLOC, 0, (uint32_t)type_id, (uint64_t)(uintptr_t)object, 0, 0);
 }

@@ -31,7 +31,7 @@ __attribute__((visibility("default"))) void *leakaudit_hook_swift_allocObject(co
 /// watched (budget patterns, census). The capture starts at this frame, so the first frame
 /// recorded is the allocating code's.
 void *leakaudit_hook_swift_allocObject(const void *metadata, size_t size, size_t align_mask) {
-    void *object = la_state()->real_alloc(metadata, size, align_mask);
+    void *object = la_state()->hooks.real_alloc(metadata, size, align_mask);
     if (object != NULL) la_watch_on_alloc(object, metadata, __builtin_frame_address(0));
     return object;
 }
@@ -44,18 +44,18 @@ __attribute__((visibility("default"))) void leakaudit_hook_swift_deallocObject(v
 /// since only tracked class metadata is looked up.
 void leakaudit_hook_swift_deallocObject(void *object, size_t size, size_t align_mask) {
     if (object != NULL) la_registry_on_dealloc(object);
-    la_state()->real_dealloc_object(object, size, align_mask);
+    la_state()->hooks.real_dealloc_object(object, size, align_mask);
 }
 
 void leakaudit_hook_swift_deallocClassInstance(void *object, size_t size, size_t align_mask) {
     if (object != NULL) la_registry_on_dealloc(object);
-    la_state()->real_dealloc(object, size, align_mask);
+    la_state()->hooks.real_dealloc(object, size, align_mask);
 }
 
 void leakaudit_hook_swift_deallocPartialClassInstance(void *object, const void *metadata, size_t size,
                                                       size_t align_mask) {
     if (object != NULL) la_registry_on_dealloc(object);
-    la_state()->real_dealloc_partial(object, metadata, size, align_mask);
+    la_state()->hooks.real_dealloc_partial(object, metadata, size, align_mask);
 }
 
 __attribute__((visibility("default"))) void leakaudit_hook_swift_task_localValuePush(const void *key, void *value,
@@ -72,22 +72,22 @@ static inline uint32_t la_test_scope_probe_now(uint32_t (*probe)(void)) {
 /// when a test starts and ends, in whatever task runs it.
 void leakaudit_hook_swift_task_localValuePush(const void *key, void *value, const void *value_type) {
     la_process_state *state = la_state();
-    uint32_t (*probe)(void) = __atomic_load_n(&state->test_scope_probe, __ATOMIC_ACQUIRE);
+    uint32_t (*probe)(void) = __atomic_load_n(&state->tests.scope_probe, __ATOMIC_ACQUIRE);
     uint32_t before = la_test_scope_probe_now(probe);
-    state->real_task_local_push(key, value, value_type);
+    state->hooks.real_task_local_push(key, value, value_type);
     la_test_scope_around(before, la_test_scope_probe_now(probe));
 }
 
 void leakaudit_hook_swift_task_localValuePop(void) {
     la_process_state *state = la_state();
-    uint32_t (*probe)(void) = __atomic_load_n(&state->test_scope_probe, __ATOMIC_ACQUIRE);
+    uint32_t (*probe)(void) = __atomic_load_n(&state->tests.scope_probe, __ATOMIC_ACQUIRE);
     uint32_t before = la_test_scope_probe_now(probe);
-    state->real_task_local_pop();
+    state->hooks.real_task_local_pop();
     la_test_scope_around(before, la_test_scope_probe_now(probe));
 }
 
 bool leakaudit_observes_deallocations(void) {
-    return __atomic_load_n(&la_state()->hooks_usable, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&la_state()->hooks.usable, __ATOMIC_ACQUIRE);
 }
 
 #if defined(__x86_64__)
@@ -163,10 +163,10 @@ static bool la_hook_for(la_process_state *state, la_patch_set set, const char *n
     if (set == LA_PATCH_TEST_SCOPES) {
         if (strcmp(name, "swift_task_localValuePush") == 0) {
             *hook = (void *)leakaudit_hook_swift_task_localValuePush;
-            *real = (void *)state->real_task_local_push;
+            *real = (void *)state->hooks.real_task_local_push;
         } else if (strcmp(name, "swift_task_localValuePop") == 0) {
             *hook = (void *)leakaudit_hook_swift_task_localValuePop;
-            *real = (void *)state->real_task_local_pop;
+            *real = (void *)state->hooks.real_task_local_pop;
         } else {
             return false;
         }
@@ -175,19 +175,19 @@ static bool la_hook_for(la_process_state *state, la_patch_set set, const char *n
     if (strcmp(name, "swift_deallocObject") == 0) {
         // Every heap object (boxes, closure contexts) is freed this way: only worth the cost when
         // Foundation's own types may be watched.
-        if (!state->watch_allocations) return false;
+        if (!state->watch.allocations) return false;
         *hook = (void *)leakaudit_hook_swift_deallocObject;
-        *real = (void *)state->real_dealloc_object;
+        *real = (void *)state->hooks.real_dealloc_object;
     } else if (strcmp(name, "swift_allocObject") == 0) {
-        if (!state->watch_allocations) return false;
+        if (!state->watch.allocations) return false;
         *hook = (void *)leakaudit_hook_swift_allocObject;
-        *real = (void *)state->real_alloc;
+        *real = (void *)state->hooks.real_alloc;
     } else if (strcmp(name, "swift_deallocClassInstance") == 0) {
         *hook = (void *)leakaudit_hook_swift_deallocClassInstance;
-        *real = (void *)state->real_dealloc;
+        *real = (void *)state->hooks.real_dealloc;
     } else if (strcmp(name, "swift_deallocPartialClassInstance") == 0) {
         *hook = (void *)leakaudit_hook_swift_deallocPartialClassInstance;
-        *real = (void *)state->real_dealloc_partial;
+        *real = (void *)state->hooks.real_dealloc_partial;
     } else {
         return false;
     }
@@ -249,16 +249,16 @@ static uint32_t la_patch_image(la_process_state *state, const struct dl_phdr_inf
 static int la_patch_visit(struct dl_phdr_info *info, size_t size, void *context) {
     (void)size;
     la_process_state *state = context;
-    if (state->patched_image_count >= LA_MAX_PATCHED_IMAGES) return 1;
-    for (int index = 0; index < state->patched_image_count; index++) {
-        if (state->patched_images[index] == info->dlpi_addr) return 0;
+    if (state->hooks.patched_image_count >= LA_MAX_PATCHED_IMAGES) return 1;
+    for (int index = 0; index < state->hooks.patched_image_count; index++) {
+        if (state->hooks.patched_images[index] == info->dlpi_addr) return 0;
     }
-    state->patched_images[state->patched_image_count++] = info->dlpi_addr;
+    state->hooks.patched_images[state->hooks.patched_image_count++] = info->dlpi_addr;
     const char *name = info->dlpi_name;
     // The runtime calls its own entry points directly; its table has nothing of ours to route.
     if (name != NULL && strstr(name, "libswiftCore.so") != NULL) return 0;
     if (name != NULL && strncmp(name, "linux-vdso", 10) == 0) return 0;
-    state->patched_slot_count += la_patch_image(state, info, LA_PATCH_RUNTIME);
+    state->hooks.patched_slot_count += la_patch_image(state, info, LA_PATCH_RUNTIME);
     return 0;
 }
 
@@ -271,12 +271,12 @@ static int la_patch_test_scopes_visit(struct dl_phdr_info *info, size_t size, vo
 }
 
 bool la_hooks_install_test_scopes(void) {
-    la_process_state *state = la_state();
-    if (state->real_task_local_push == NULL) {
-        state->real_task_local_push = (la_task_local_push_fn)dlsym(RTLD_DEFAULT, "swift_task_localValuePush");
-        state->real_task_local_pop = (la_task_local_pop_fn)dlsym(RTLD_DEFAULT, "swift_task_localValuePop");
+    la_hooks_state *hooks = &la_state()->hooks;
+    if (hooks->real_task_local_push == NULL) {
+        hooks->real_task_local_push = (la_task_local_push_fn)dlsym(RTLD_DEFAULT, "swift_task_localValuePush");
+        hooks->real_task_local_pop = (la_task_local_pop_fn)dlsym(RTLD_DEFAULT, "swift_task_localValuePop");
     }
-    if (state->real_task_local_push == NULL || state->real_task_local_pop == NULL) return false;
+    if (hooks->real_task_local_push == NULL || hooks->real_task_local_pop == NULL) return false;
     uint32_t routed = 0;
     dl_iterate_phdr(la_patch_test_scopes_visit, &routed);
     // Both a push and a pop entry, or the scopes cannot be followed.
@@ -284,24 +284,24 @@ bool la_hooks_install_test_scopes(void) {
 }
 
 bool la_hooks_check(void) {
-    la_process_state *state = la_state();
-    if (!state->hooks_checked) {
-        state->hooks_checked = true;
-        state->real_dealloc = (la_dealloc_fn)dlsym(RTLD_DEFAULT, "swift_deallocClassInstance");
-        state->real_dealloc_partial = (la_dealloc_partial_fn)dlsym(RTLD_DEFAULT, "swift_deallocPartialClassInstance");
-        state->real_alloc = (la_alloc_fn)dlsym(RTLD_DEFAULT, "swift_allocObject");
-        state->real_dealloc_object = (la_dealloc_fn)dlsym(RTLD_DEFAULT, "swift_deallocObject");
-        bool found = state->real_dealloc != NULL && state->real_dealloc_partial != NULL && state->real_alloc != NULL;
+    la_hooks_state *hooks = &la_state()->hooks;
+    if (!hooks->checked) {
+        hooks->checked = true;
+        hooks->real_dealloc = (la_dealloc_fn)dlsym(RTLD_DEFAULT, "swift_deallocClassInstance");
+        hooks->real_dealloc_partial = (la_dealloc_partial_fn)dlsym(RTLD_DEFAULT, "swift_deallocPartialClassInstance");
+        hooks->real_alloc = (la_alloc_fn)dlsym(RTLD_DEFAULT, "swift_allocObject");
+        hooks->real_dealloc_object = (la_dealloc_fn)dlsym(RTLD_DEFAULT, "swift_deallocObject");
+        bool found = hooks->real_dealloc != NULL && hooks->real_dealloc_partial != NULL && hooks->real_alloc != NULL;
         if (found) {
             // With -static-stdlib the runtime lives in the main program, whose calls to it are
             // direct: there is no table entry to route, so deallocations stay invisible.
             Dl_info where;
-            found = dladdr((void *)state->real_dealloc, &where) != 0 && where.dli_fname != NULL
+            found = dladdr((void *)hooks->real_dealloc, &where) != 0 && where.dli_fname != NULL
                 && strstr(where.dli_fname, "libswiftCore.so") != NULL;
         }
-        __atomic_store_n(&state->hooks_usable, found, __ATOMIC_RELEASE);
+        __atomic_store_n(&hooks->usable, found, __ATOMIC_RELEASE);
     }
-    return state->hooks_usable;
+    return hooks->usable;
 }
 
 bool la_hooks_install(void) {

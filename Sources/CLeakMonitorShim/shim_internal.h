@@ -1,7 +1,14 @@
-// Declarations shared by the shim's C files; not part of its interface.
+// Declarations shared by the shim's C files; not part of its interface (include/leak_monitor_shim.h
+// is). One section per file, in the order a process meets them: it starts and attaches
+// (lifecycle.c), learns what it is (process_role.c), maps the channel (channel.c), writes its
+// module map (modules.c), routes the runtime through its hooks (runtime_hooks.c), decides what to
+// watch (watch.c), tracks instances (registry.c) with their stacks (stacks.c) and tests (tests.c).
+// A section holds that file's types, its part of the process state and its functions, in the
+// file's order; the last section (process_state.c) puts the parts together into the one state.
 #ifndef LEAK_MONITOR_SHIM_INTERNAL_H
 #define LEAK_MONITOR_SHIM_INTERNAL_H
 
+#include "hash_set.h"
 #include "leak_audit_wire.h"
 #include "leak_monitor_shim.h"
 #include <link.h>
@@ -12,76 +19,35 @@
 
 #define LA_HIDDEN __attribute__((visibility("hidden")))
 
-/// Deepest backtrace captured per allocation.
-#define LA_MAX_FRAMES 48
+/// Everything the shim keeps in this process (process_state.c, at the end of this header).
+typedef struct la_process_state la_process_state;
 
-#define LA_MAX_MODULES 2048
-#define LA_MAX_PATCHED_IMAGES 2048
-#define LA_MAX_TYPES 16384
-#define LA_TYPE_MAP_CAPACITY (LA_MAX_TYPES * 2)
-#define LA_STRIPES 64
-#define LA_STACK_TABLE_CAPACITY (1u << 18)
+/// The file name part of a path: what follows its last slash.
+static inline const char *la_base_name(const char *path) {
+    const char *slash = __builtin_strrchr(path, '/');
+    return slash != NULL ? slash + 1 : path;
+}
 
-typedef struct la_type {
-    const void *metadata;
-    int64_t live;  // atomic
-    int64_t peak;  // atomic
-    int64_t max;
-    char *name;
-    size_t name_length;
-    uint32_t budget_source;  // LA_BUDGET_*; changes only under the slow lock (atomic reads)
-    uint32_t pattern_index;
-    uint32_t flags;          // LA_TYPE_*
-} la_type;
+// lifecycle.c — start-up, attaching, and counting the processes that do not attach ----------------
 
-/// A `budget` item of LEAK_AUDIT_WATCH.
-typedef struct la_budget_pattern {
-    char *pattern;
-    int64_t max;
-} la_budget_pattern;
+/// lifecycle.c's part of the state: whether leak-audit started this process, what the process is,
+/// and how far attaching got.
+typedef struct la_lifecycle_state {
+    bool constructed;        // atomic: the first constructor (at start-up) has run
+    bool under_leak_audit;   // atomic: LEAK_AUDIT_CHANNEL was set, attached or not
+    bool attach_attempted;   // the channel was mapped, or trying failed for good
+    uint32_t role;           // LA_ROLE_*, decided once under the slow lock (process_role.c)
+    char channel_spec[64];   // LEAK_AUDIT_CHANNEL's value, for an attach deferred until needed
+} la_lifecycle_state;
 
-/// What the allocation hook decided for one class metadata.
-typedef struct la_alloc_decision {
-    const void *metadata;  // atomic; NULL = empty; published after type_id
-    int32_t type_id;       // -1: not tracked at allocation
-} la_alloc_decision;
+/// Maps the channel now if this process is under leak-audit, is audited and has not tried yet,
+/// then announces the process, writes its module map and installs the hooks. Caller holds the
+/// slow lock.
+LA_HIDDEN void la_lifecycle_attach_locked(la_process_state *state);
 
-#define LA_ALLOC_DECISIONS (1u << 17)
+// process_role.c — which processes of a run are audited -------------------------------------------
 
-typedef void *(*la_alloc_fn)(const void *metadata, size_t size, size_t align_mask);
-
-typedef struct la_type_map_entry {
-    const void *metadata;  // atomic; NULL = empty; published after id
-    int32_t id;
-} la_type_map_entry;
-
-typedef struct la_stripe {
-    uint32_t lock;  // spinlock; critical sections are a few probes long
-    uint32_t padding;
-    uintptr_t *slots;
-    size_t capacity;  // power of two, or 0
-    size_t used;      // live entries plus tombstones
-    size_t live;
-    char cache_line_padding[24];
-} la_stripe;
-
-typedef struct la_stack_entry {
-    uint64_t hash;  // atomic; 0 = empty. Published last, so readers see id and frames.
-    uint32_t id;
-    uint32_t frame_count;
-    const uintptr_t *frames;
-} la_stack_entry;
-
-typedef struct la_known_module {
-    uintptr_t start;
-    uintptr_t end;
-} la_known_module;
-
-typedef void (*la_dealloc_fn)(void *object, size_t size, size_t align_mask);
-typedef void (*la_task_local_push_fn)(const void *key, void *value, const void *value_type);
-typedef void (*la_task_local_pop_fn)(void);
-
-/// What a process of the run is (process_role.c): only LA_ROLE_AUDITED processes attach or watch.
+/// What a process of the run is: only LA_ROLE_AUDITED processes attach or watch.
 enum {
     LA_ROLE_UNKNOWN = 0,
     /// The user's program, test bundle or anything else that is not one of the roles below.
@@ -96,74 +62,272 @@ enum {
     /// `swift test --filter` does first: it runs no test.
     LA_ROLE_TEST_LISTING,
 };
-typedef void (*la_dealloc_partial_fn)(void *object, const void *metadata, size_t size, size_t align_mask);
 
-/// Everything the shim keeps, in one place per process.
+/// True when XCTest or Swift Testing is loaded: a test bundle.
+LA_HIDDEN bool la_process_is_test_process(void);
+/// What this process is (LA_ROLE_*): a toolchain program, a SwiftPM manifest or plugin, a build
+/// helper, or a process to audit.
+LA_HIDDEN uint32_t la_process_role(void);
+/// The cached role of this process. Caller holds the slow lock.
+LA_HIDDEN uint32_t la_process_role_locked(la_process_state *state);
+/// True when the main program itself needs the Swift runtime (not only the preloaded library).
+LA_HIDDEN bool la_main_program_is_swift(void);
+/// Writes this process's blob (pid, command line, LA_PROCESS_* flags): right after it attaches.
+/// Caller holds the slow lock.
+LA_HIDDEN void la_process_announce_locked(la_process_state *state, uint32_t flags);
+
+// channel.c — the writing end of the record channel -----------------------------------------------
+
+/// channel.c's part of the state: the mapped ring. Every record reads all four fields, so they
+/// sit together.
+typedef struct la_channel_state {
+    la_wire_header *header;
+    uint8_t *slots;          // non-NULL once attached (atomic)
+    uint64_t slot_capacity;
+    uint64_t process_tag;    // this process's index, placed at tag bits 16..23
+} la_channel_state;
+
+/// True once the record channel is mapped.
+LA_HIDDEN bool la_channel_active(void);
+/// Sets header flag bits.
+LA_HIDDEN void la_channel_set_flag(uint32_t flag);
+/// Appends one event slot (alloc, dealloc or test), waiting for room in the ring; drops it, and
+/// counts it, only when leak-audit is gone. `subkind` goes to tag bits 8..15.
+LA_HIDDEN void la_channel_event(uint8_t kind, uint8_t subkind, uint32_t id, uint64_t word1, uint64_t word2,
+                                uint64_t word3);
+/// Appends a blob (type, stack or module record).
+LA_HIDDEN void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void *payload, size_t length);
+/// Maps the header page of the channel named `spec` (LEAK_AUDIT_CHANNEL's "<pid>:<fd>"), without
+/// taking a process index; NULL when it cannot be had. The caller checks its magic and version.
+LA_HIDDEN la_wire_header *la_channel_map_header(const char *spec);
+/// Unmaps a header page that la_channel_map_header returned.
+LA_HIDDEN void la_channel_unmap_header(la_wire_header *header);
+/// Maps the whole ring of the channel named `spec`, checks its layout, and takes this process's
+/// index in it; true when records can be written from now on. Caller holds the slow lock.
+LA_HIDDEN bool la_channel_map_locked(la_process_state *state, const char *spec);
+
+// modules.c — the module map: which images are loaded where ---------------------------------------
+
+#define LA_MAX_MODULES 2048
+
+typedef struct la_known_module {
+    uintptr_t start;
+    uintptr_t end;
+} la_known_module;
+
+/// modules.c's part of the state: the images already written. Guarded by the slow lock.
+typedef struct la_modules_state {
+    la_known_module known[LA_MAX_MODULES];
+    int count;
+} la_modules_state;
+
+/// True when `address` lies in an image already written. Caller holds the slow lock.
+LA_HIDDEN bool la_modules_contain(uintptr_t address);
+/// Writes a module record for every loaded image not written before. Caller holds the slow lock.
+LA_HIDDEN void la_modules_sync(void);
+
+// runtime_hooks.c — routing the Swift runtime's entry points through the shim's hooks -------------
+
+#define LA_MAX_PATCHED_IMAGES 2048
+
+typedef void *(*la_alloc_fn)(const void *metadata, size_t size, size_t align_mask);
+typedef void (*la_dealloc_fn)(void *object, size_t size, size_t align_mask);
+typedef void (*la_dealloc_partial_fn)(void *object, const void *metadata, size_t size, size_t align_mask);
+typedef void (*la_task_local_push_fn)(const void *key, void *value, const void *value_type);
+typedef void (*la_task_local_pop_fn)(void);
+
+/// runtime_hooks.c's part of the state: the runtime's real entry points, which the hooks forward
+/// to (set before any table entry points at a hook), and the images already routed (guarded by
+/// the slow lock).
+typedef struct la_hooks_state {
+    bool checked;
+    bool usable;  // atomic
+    la_dealloc_fn real_dealloc;
+    la_dealloc_partial_fn real_dealloc_partial;
+    la_alloc_fn real_alloc;
+    la_dealloc_fn real_dealloc_object;
+    la_task_local_push_fn real_task_local_push;
+    la_task_local_pop_fn real_task_local_pop;
+    uint32_t patched_slot_count;  // table entries routed through a hook: 0 in a process without Swift code
+    int patched_image_count;
+    uintptr_t patched_images[LA_MAX_PATCHED_IMAGES];
+} la_hooks_state;
+
+/// A dynamic-section pointer as an address: glibc stores most already relocated; the vDSO's are
+/// not, and anything below the load bias is still an offset.
+LA_HIDDEN uintptr_t la_dynamic_pointer(const struct dl_phdr_info *info, uintptr_t value);
+/// The dynamic section of a loaded image, or NULL when it has none.
+LA_HIDDEN const ElfW(Dyn) *la_dynamic_section(const struct dl_phdr_info *info);
+/// Routes Swift Testing's (libTesting's) task-local pushes and pops through the test-scope hooks.
+/// Caller holds the slow lock. Returns false when libTesting is not loaded or has no such entries.
+LA_HIDDEN bool la_hooks_install_test_scopes(void);
+/// Looks up the runtime's entry points once; false when deallocations cannot be observed (a
+/// static runtime). Caller holds the slow lock.
+LA_HIDDEN bool la_hooks_check(void);
+/// Routes swift_deallocClassInstance of every loaded image through the shim's hook, once per
+/// image. Caller holds the slow lock. Returns false when deallocations cannot be observed.
+LA_HIDDEN bool la_hooks_install(void);
+
+// watch.c — budget patterns and the census (LEAK_AUDIT_WATCH) -------------------------------------
+
+#define LA_ALLOC_DECISIONS (1u << 17)
+
+/// A `budget` item of LEAK_AUDIT_WATCH.
+typedef struct la_budget_pattern {
+    char *pattern;
+    int64_t max;
+} la_budget_pattern;
+
+/// watch.c's part of the state: what LEAK_AUDIT_WATCH asks for, and what the allocation hook
+/// decided per class metadata (a type id, or -1: not tracked at allocation).
+typedef struct la_watch_state {
+    bool parsed;
+    bool allocations;  // any budget pattern, or census here: hook swift_allocObject
+    bool census;       // census every class of this process
+    int budget_pattern_count;
+    la_budget_pattern *budget_patterns;
+    uint32_t decision_count;
+    la_metadata_entry decisions[LA_ALLOC_DECISIONS];
+} la_watch_state;
+
+/// Reads LEAK_AUDIT_WATCH once. Caller holds the slow lock.
+LA_HIDDEN void la_watch_parse_locked(la_process_state *state);
+/// Stops the allocation hook tracking `metadata`: its code claimed the type, and validate
+/// counts it from now on. Caller holds the slow lock.
+LA_HIDDEN void la_watch_forget_locked(la_process_state *state, const void *metadata);
+/// Called by the allocation hook for every Swift heap object just allocated.
+LA_HIDDEN void la_watch_on_alloc(const void *object, const void *metadata, const void *entry_frame);
+
+// registry.c — tracked types and instances --------------------------------------------------------
+
+#define LA_MAX_TYPES 16384
+#define LA_TYPE_MAP_CAPACITY (LA_MAX_TYPES * 2)
+#define LA_STRIPES 64
+
+typedef struct la_type {
+    const void *metadata;
+    int64_t live;  // atomic
+    int64_t peak;  // atomic
+    int64_t max;
+    char *name;
+    size_t name_length;
+    uint32_t budget_source;  // LA_BUDGET_*; changes only under the slow lock (atomic reads)
+    uint32_t pattern_index;
+    uint32_t flags;          // LA_TYPE_*
+} la_type;
+
+/// One stripe of the set of tracked objects (a hash set of addresses, hash_set.h), on a cache
+/// line of its own so that threads tracking different objects rarely contend.
+typedef struct la_stripe {
+    uint32_t lock;  // spinlock; critical sections are a few probes long
+    uint32_t padding;
+    uintptr_t *slots;
+    size_t capacity;  // power of two, or 0
+    size_t used;      // live entries plus tombstones
+    size_t live;
+    char cache_line_padding[24];
+} la_stripe;
+
+/// registry.c's part of the state: the types, the map from metadata to type id, and the set of
+/// tracked objects.
+typedef struct la_registry_state {
+    int32_t type_total;  // atomic; ids below it are complete
+    la_type types[LA_MAX_TYPES];
+    la_metadata_entry type_map[LA_TYPE_MAP_CAPACITY];
+    la_stripe stripes[LA_STRIPES];
+} la_registry_state;
+
+/// Looks a type up by metadata without locking.
+LA_HIDDEN int32_t la_type_lookup_in(const la_process_state *state, const void *metadata);
+/// Registers a type under the slow lock; returns its id (the existing one for known metadata), or
+/// -1 when the table is full.
+LA_HIDDEN int32_t la_type_register_locked(la_process_state *state, const void *metadata, const char *name,
+                                          size_t name_length, int64_t max, uint32_t budget_source,
+                                          uint32_t pattern_index, uint32_t flags);
+/// Adds `object` to the live set and records its allocation; false when it was already tracked
+/// (unless `fresh_allocation`: the allocator just returned it, so any earlier object there is gone).
+LA_HIDDEN bool la_registry_track(la_process_state *state, const void *object, int32_t type_id, const void *entry_frame,
+                                 bool fresh_allocation, int64_t *live_after);
+/// Called by the deallocation hook for every Swift class instance about to be freed.
+LA_HIDDEN void la_registry_on_dealloc(const void *object);
+
+// stacks.c — allocation backtraces, captured and interned -----------------------------------------
+
+/// Deepest backtrace captured per allocation.
+#define LA_MAX_FRAMES 48
+#define LA_STACK_TABLE_CAPACITY (1u << 18)
+
+typedef struct la_stack_entry {
+    uint64_t hash;  // atomic; 0 = empty. Published last, so readers see id and frames.
+    uint32_t id;
+    uint32_t frame_count;
+    const uintptr_t *frames;
+} la_stack_entry;
+
+/// stacks.c's part of the state: every distinct stack written so far, read without locking and
+/// added to under the slow lock.
+typedef struct la_stacks_state {
+    uint32_t total;
+    la_stack_entry table[LA_STACK_TABLE_CAPACITY];
+} la_stacks_state;
+
+/// Captures the backtrace above `entry_frame` (the exported entry point's own frame, taken with
+/// __builtin_frame_address(0), which forces that function to keep a frame pointer even where the
+/// shim is built without them) and returns its stack id (LA_STACK_NONE when unavailable).
+LA_HIDDEN uint32_t la_stack_capture_and_intern(const void *entry_frame);
+
+// tests.c — naming the test that allocated each tracked instance ----------------------------------
+
+/// tests.c's part of the state: what LEAK_AUDIT_WATCH's `tests` line asked for (watch.c parses
+/// it), the test observer, and the running test.
+typedef struct la_tests_state {
+    bool requested;        // `tests` line: attribute allocations to tests
+    bool installed;        // the observer was loaded (or found unnecessary)
+    bool observer_loaded;  // the observer's install function ran in this test bundle
+    bool scopes_observed;  // Swift Testing's task-local entries were routed through the hooks
+    uint32_t grace_ms;     // `tests` line: grace after each test
+    uint32_t current;      // atomic; LA_TEST_NONE when no test runs
+    uint32_t (*resolver)(void);  // atomic
+    // Swift Testing's test scopes: the probe names the calling task's running test (not a suite),
+    // and is asked around each task-local push and pop of Swift Testing's own code.
+    uint32_t (*scope_probe)(void);                   // atomic
+    void (*scope_changed)(uint32_t test, uint32_t phase);  // atomic
+    char **names;          // guarded by the slow lock
+    uint32_t count;
+} la_tests_state;
+
+/// The test to attribute an allocation on this thread to, plus one (0: none).
+LA_HIDDEN uint64_t la_test_tag(la_process_state *state);
+/// Loads the test observer into a test bundle's process when `tests` was requested. Caller holds
+/// the slow lock.
+LA_HIDDEN void la_tests_install_locked(la_process_state *state);
+/// Called by the task-local hooks with the probe's answers before and after a push or pop: tells
+/// the observer which test finished and which started, if any changed.
+LA_HIDDEN void la_test_scope_around(uint32_t before, uint32_t after);
+
+// process_state.c — the one state of the process, shared by every copy of the shim ----------------
+
+/// Everything the shim keeps, in one place per process: each file's part, and the lock that
+/// serialises their slow paths.
 ///
 /// LeakMonitor is a static library, so a process can hold several copies of the shim (the
 /// executable and a shared library can each link one), and the dynamic linker may bind one
 /// copy's calls to another copy's exported functions. Every copy therefore finds this state
 /// through one exported symbol looked up in the global scope (la_state), so that all copies
 /// share one registry, one channel and one set of hooks. Zero-initialised, so it lives in .bss
-/// and costs memory only for the pages touched.
-typedef struct la_process_state {
-    // channel.c
+/// and costs memory only for the pages touched: the small parts come first, the large tables
+/// last. Its layout is private to one build of the shim; process_state.c versions the symbol.
+struct la_process_state {
     pthread_mutex_t slow_lock;  // serialises every slow path; all-zero is PTHREAD_MUTEX_INITIALIZER
-    la_wire_header *header;
-    uint8_t *slots;             // non-NULL once attached (atomic)
-    uint64_t slot_capacity;
-    bool attach_attempted;      // the channel was mapped, or trying failed for good
-    bool under_leak_audit;      // atomic: LEAK_AUDIT_CHANNEL was set, attached or not
-    char channel_spec[64];      // LEAK_AUDIT_CHANNEL's value, for an attach deferred until needed
-    uint64_t process_tag;       // this process's index, placed at tag bits 16..23
-    uint32_t role;              // LA_ROLE_*, decided once under the slow lock (process_role.c)
-    // watch.c
-    bool watch_parsed;
-    bool watch_allocations;     // any budget pattern, or census here: hook swift_allocObject
-    bool census;                // census every class of this process
-    la_budget_pattern *budget_patterns;
-    int budget_pattern_count;
-    la_alloc_decision alloc_decisions[LA_ALLOC_DECISIONS];
-    uint32_t alloc_decision_count;
-    bool constructed;           // atomic: the first constructor (at start-up) has run
-    uint32_t test_grace_ms;     // `tests` line: attribute allocations to tests; grace after each
-    bool tests_requested;
-    bool tests_installed;       // the observer was loaded (or found unnecessary)
-    bool test_observer_loaded;  // the observer's install function ran in this test bundle
-    // tests.c
-    uint32_t current_test;      // atomic; LA_TEST_NONE when no test runs
-    uint32_t (*test_resolver)(void);  // atomic
-    // Swift Testing's test scopes (tests.c): the probe names the calling task's running test (not a
-    // suite), and is asked around each task-local push and pop of Swift Testing's own code.
-    uint32_t (*test_scope_probe)(void);                   // atomic
-    void (*test_scope_changed)(uint32_t test, uint32_t phase);  // atomic
-    bool test_scopes_observed;  // Swift Testing's task-local entries were routed through the hooks
-    la_task_local_push_fn real_task_local_push;
-    la_task_local_pop_fn real_task_local_pop;
-    char **test_names;          // guarded by the slow lock
-    uint32_t test_count;
-    // modules.c
-    la_known_module known_modules[LA_MAX_MODULES];
-    int known_module_count;
-    // runtime_hooks.c
-    la_dealloc_fn real_dealloc;
-    la_dealloc_partial_fn real_dealloc_partial;
-    la_alloc_fn real_alloc;
-    la_dealloc_fn real_dealloc_object;
-    bool hooks_checked;
-    bool hooks_usable;  // atomic
-    uintptr_t patched_images[LA_MAX_PATCHED_IMAGES];
-    int patched_image_count;
-    uint32_t patched_slot_count;  // table entries routed through a hook: 0 in a process without Swift code
-    // registry.c
-    int32_t type_total;  // atomic; ids below it are complete
-    la_type types[LA_MAX_TYPES];
-    la_type_map_entry type_map[LA_TYPE_MAP_CAPACITY];
-    la_stripe stripes[LA_STRIPES];
-    // stacks.c
-    uint32_t stack_total;
-    la_stack_entry stack_table[LA_STACK_TABLE_CAPACITY];
-} la_process_state;
+    la_lifecycle_state lifecycle;
+    la_channel_state channel;
+    la_tests_state tests;
+    la_hooks_state hooks;
+    la_watch_state watch;
+    la_modules_state modules;
+    la_registry_state registry;
+    la_stacks_state stacks;
+};
 
 /// This copy's pointer to the process's one shim state, once resolved.
 extern LA_HIDDEN la_process_state *la_resolved_state;
@@ -175,111 +339,5 @@ static inline la_process_state *la_state(void) {
     la_process_state *state = __atomic_load_n(&la_resolved_state, __ATOMIC_ACQUIRE);
     return __builtin_expect(state != NULL, 1) ? state : la_state_resolve();
 }
-
-// channel.c -------------------------------------------------------------------------------------
-
-/// True once the record channel is mapped.
-LA_HIDDEN bool la_channel_active(void);
-/// Maps the channel now if this process is under leak-audit and has not tried yet. Caller holds
-/// the slow lock.
-LA_HIDDEN void la_channel_attach_locked(la_process_state *state);
-/// Appends one event slot (alloc, dealloc or test), waiting for room in the ring; drops it, and
-/// counts it, only when leak-audit is gone. `subkind` goes to tag bits 8..15.
-LA_HIDDEN void la_channel_event(uint8_t kind, uint8_t subkind, uint32_t id, uint64_t word1, uint64_t word2,
-                                uint64_t word3);
-/// Appends a blob (type, stack or module record).
-LA_HIDDEN void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void *payload, size_t length);
-/// Sets header flag bits.
-LA_HIDDEN void la_channel_set_flag(uint32_t flag);
-
-// modules.c -------------------------------------------------------------------------------------
-
-/// Writes a module record for every loaded image not written before. Caller holds the slow lock.
-LA_HIDDEN void la_modules_sync(void);
-/// True when `address` lies in an image already written. Caller holds the slow lock.
-LA_HIDDEN bool la_modules_contain(uintptr_t address);
-
-// runtime_hooks.c -------------------------------------------------------------------------------
-
-/// Routes swift_deallocClassInstance of every loaded image through the shim's hook, once per
-/// image. Caller holds the slow lock. Returns false when deallocations cannot be observed.
-LA_HIDDEN bool la_hooks_install(void);
-
-/// The dynamic section of a loaded image, or NULL when it has none.
-LA_HIDDEN const ElfW(Dyn) *la_dynamic_section(const struct dl_phdr_info *info);
-/// A dynamic-section pointer as an address: glibc stores most already relocated; the vDSO's are
-/// not, and anything below the load bias is still an offset.
-LA_HIDDEN uintptr_t la_dynamic_pointer(const struct dl_phdr_info *info, uintptr_t value);
-
-/// The file name part of a path: what follows its last slash.
-static inline const char *la_base_name(const char *path) {
-    const char *slash = __builtin_strrchr(path, '/');
-    return slash != NULL ? slash + 1 : path;
-}
-
-/// Looks up the runtime's entry points once; false when deallocations cannot be observed (a
-/// static runtime). Caller holds the slow lock.
-LA_HIDDEN bool la_hooks_check(void);
-/// Routes Swift Testing's (libTesting's) task-local pushes and pops through the test-scope hooks.
-/// Caller holds the slow lock. Returns false when libTesting is not loaded or has no such entries.
-LA_HIDDEN bool la_hooks_install_test_scopes(void);
-
-// process_role.c --------------------------------------------------------------------------------
-
-/// What this process is (LA_ROLE_*): a toolchain program, a SwiftPM manifest or plugin, a build
-/// helper, or a process to audit.
-LA_HIDDEN uint32_t la_process_role(void);
-/// True when XCTest or Swift Testing is loaded: a test bundle.
-LA_HIDDEN bool la_process_is_test_process(void);
-/// The cached role of this process. Caller holds the slow lock.
-LA_HIDDEN uint32_t la_process_role_locked(la_process_state *state);
-/// True when the main program itself needs the Swift runtime (not only the preloaded library).
-LA_HIDDEN bool la_main_program_is_swift(void);
-/// Writes this process's blob (pid, command line, LA_PROCESS_* flags): right after it attaches.
-/// Caller holds the slow lock.
-LA_HIDDEN void la_process_announce_locked(la_process_state *state, uint32_t flags);
-
-// registry.c ------------------------------------------------------------------------------------
-
-/// Called by the deallocation hook for every Swift class instance about to be freed.
-LA_HIDDEN void la_registry_on_dealloc(const void *object);
-/// Registers a type under the slow lock; returns its id (the existing one for known metadata), or
-/// -1 when the table is full.
-LA_HIDDEN int32_t la_type_register_locked(la_process_state *state, const void *metadata, const char *name,
-                                          size_t name_length, int64_t max, uint32_t budget_source,
-                                          uint32_t pattern_index, uint32_t flags);
-/// The test to attribute an allocation on this thread to, plus one (0: none).
-LA_HIDDEN uint64_t la_test_tag(la_process_state *state);
-/// Loads the test observer into a test bundle's process when `tests` was requested. Caller holds
-/// the slow lock.
-LA_HIDDEN void la_tests_install_locked(la_process_state *state);
-/// Called by the task-local hooks with the probe's answers before and after a push or pop: tells
-/// the observer which test finished and which started, if any changed.
-LA_HIDDEN void la_test_scope_around(uint32_t before, uint32_t after);
-
-/// Stops the allocation hook tracking `metadata`: its code claimed the type, and validate
-/// counts it from now on. Caller holds the slow lock.
-LA_HIDDEN void la_watch_forget_locked(la_process_state *state, const void *metadata);
-/// Looks a type up by metadata without locking.
-LA_HIDDEN int32_t la_type_lookup_in(const la_process_state *state, const void *metadata);
-/// Adds `object` to the live set and records its allocation; false when it was already tracked
-/// (unless `fresh_allocation`: the allocator just returned it, so any earlier object there is gone).
-LA_HIDDEN bool la_registry_track(la_process_state *state, const void *object, int32_t type_id, const void *entry_frame,
-                                 bool fresh_allocation, int64_t *live_after);
-
-// watch.c ---------------------------------------------------------------------------------------
-
-/// Reads LEAK_AUDIT_WATCH once. Caller holds the slow lock.
-LA_HIDDEN void la_watch_parse_locked(la_process_state *state);
-/// Called by the allocation hook for every Swift heap object just allocated.
-LA_HIDDEN void la_watch_on_alloc(const void *object, const void *metadata, const void *entry_frame);
-
-// stacks.c --------------------------------------------------------------------------------------
-
-/// Captures the backtrace above `entry_frame` (the exported entry point's own frame, taken with
-/// __builtin_frame_address(0), which forces that function to keep a frame pointer even where the
-/// shim is built without them) and returns its stack id (LA_STACK_NONE when unavailable).
-LA_HIDDEN uint32_t la_stack_capture_and_intern(const void *entry_frame);
-
 
 #endif

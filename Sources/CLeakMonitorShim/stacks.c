@@ -71,22 +71,22 @@ static bool la_entry_matches(const la_stack_entry *entry, const uintptr_t *frame
 /// not have yet) before publishing it, so that no allocation record can refer to an unwritten stack.
 static uint32_t la_stack_insert(la_process_state *state, const uintptr_t *frames, int count, bool truncated, uint64_t hash) {
     pthread_mutex_lock(&state->slow_lock);
-    uint32_t mask = LA_STACK_TABLE_CAPACITY - 1;
-    uint32_t index = (uint32_t)hash & mask;
+    size_t mask = LA_STACK_TABLE_CAPACITY - 1;
     uint32_t result = LA_STACK_NONE;
-    for (;;) {
-        la_stack_entry *entry = &state->stack_table[index];
+    // Probed again under the lock: another thread may have added the stack since the lookup.
+    for (size_t index = la_probe_first(hash, mask);; index = la_probe_next(index, mask)) {
+        la_stack_entry *entry = &state->stacks.table[index];
         uint64_t seen = __atomic_load_n(&entry->hash, __ATOMIC_ACQUIRE);
         if (seen == hash && la_entry_matches(entry, frames, count)) { result = entry->id; break; }
         if (seen == 0) {
-            if (state->stack_total >= LA_STACK_TABLE_LIMIT) { la_channel_set_flag(LA_FLAG_STACK_TABLE_FULL); break; }
+            if (state->stacks.total >= LA_STACK_TABLE_LIMIT) { la_channel_set_flag(LA_FLAG_STACK_TABLE_FULL); break; }
             uintptr_t *copy = malloc((size_t)(count > 0 ? count : 1) * sizeof(uintptr_t));
             if (copy == NULL) break;
             memcpy(copy, frames, (size_t)count * sizeof(uintptr_t));
             for (int frame = 0; frame < count; frame++) {
                 if (!la_modules_contain(frames[frame])) { la_modules_sync(); break; }
             }
-            uint32_t id = state->stack_total++;
+            uint32_t id = state->stacks.total++;
             la_channel_blob(LA_BLOB_STACK, id, truncated ? 1 : 0, copy, (size_t)count * sizeof(uintptr_t));
             entry->id = id;
             entry->frame_count = (uint32_t)count;
@@ -95,7 +95,6 @@ static uint32_t la_stack_insert(la_process_state *state, const uintptr_t *frames
             result = id;
             break;
         }
-        index = (index + 1) & mask;
     }
     pthread_mutex_unlock(&state->slow_lock);
     return result;
@@ -107,10 +106,10 @@ uint32_t la_stack_capture_and_intern(const void *entry_frame) {
     int count = la_capture(entry_frame, frames, LA_MAX_FRAMES, &truncated);
     uint64_t hash = la_stack_hash(frames, count);
     la_process_state *state = la_state();
-    uint32_t mask = LA_STACK_TABLE_CAPACITY - 1;
+    size_t mask = LA_STACK_TABLE_CAPACITY - 1;
     // Lock-free lookup: entries are never removed or moved once published.
-    for (uint32_t index = (uint32_t)hash & mask;; index = (index + 1) & mask) {
-        const la_stack_entry *entry = &state->stack_table[index];
+    for (size_t index = la_probe_first(hash, mask);; index = la_probe_next(index, mask)) {
+        const la_stack_entry *entry = &state->stacks.table[index];
         uint64_t seen = __atomic_load_n(&entry->hash, __ATOMIC_ACQUIRE);
         if (seen == 0) return la_stack_insert(state, frames, count, truncated, hash);
         if (seen == hash && la_entry_matches(entry, frames, count)) return entry->id;

@@ -14,25 +14,26 @@
 uint32_t leakaudit_test_intern(const char *name, size_t name_length) {
     la_process_state *state = la_state();
     pthread_mutex_lock(&state->slow_lock);
-    la_channel_attach_locked(state);
+    la_lifecycle_attach_locked(state);
     uint32_t id = LA_TEST_NONE;
-    for (uint32_t index = 0; index < state->test_count; index++) {
-        if (strlen(state->test_names[index]) == name_length && memcmp(state->test_names[index], name, name_length) == 0) {
+    for (uint32_t index = 0; index < state->tests.count; index++) {
+        const char *known = state->tests.names[index];
+        if (strlen(known) == name_length && memcmp(known, name, name_length) == 0) {
             id = index;
             break;
         }
     }
-    if (id == LA_TEST_NONE && state->test_count < LA_TEST_NONE - 1) {
-        char **grown = realloc(state->test_names, (state->test_count + 1) * sizeof *grown);
+    if (id == LA_TEST_NONE && state->tests.count < LA_TEST_NONE - 1) {
+        char **grown = realloc(state->tests.names, (state->tests.count + 1) * sizeof *grown);
         char *copy = strndup(name, name_length);
         if (grown != NULL && copy != NULL) {
-            state->test_names = grown;
-            id = state->test_count++;
+            state->tests.names = grown;
+            id = state->tests.count++;
             grown[id] = copy;
             la_channel_blob(LA_BLOB_TEST, id, 0, name, name_length);
         } else {
             free(copy);
-            if (grown != NULL) state->test_names = grown;
+            if (grown != NULL) state->tests.names = grown;
         }
     }
     pthread_mutex_unlock(&state->slow_lock);
@@ -45,23 +46,23 @@ void leakaudit_test_event(uint32_t test_id, uint32_t phase) {
 }
 
 void leakaudit_test_set_current(uint32_t test_id) {
-    __atomic_store_n(&la_state()->current_test, test_id, __ATOMIC_RELEASE);
+    __atomic_store_n(&la_state()->tests.current, test_id, __ATOMIC_RELEASE);
 }
 
 void leakaudit_test_set_resolver(uint32_t (*resolver)(void)) {
-    __atomic_store_n(&la_state()->test_resolver, resolver, __ATOMIC_RELEASE);
+    __atomic_store_n(&la_state()->tests.resolver, resolver, __ATOMIC_RELEASE);
 }
 
 uint64_t la_test_tag(la_process_state *state) {
-    uint32_t (*resolver)(void) = __atomic_load_n(&state->test_resolver, __ATOMIC_ACQUIRE);
+    uint32_t (*resolver)(void) = __atomic_load_n(&state->tests.resolver, __ATOMIC_ACQUIRE);
     uint32_t test = resolver != NULL ? resolver() : LA_TEST_NONE;
-    if (test == LA_TEST_NONE) test = __atomic_load_n(&state->current_test, __ATOMIC_ACQUIRE);
+    if (test == LA_TEST_NONE) test = __atomic_load_n(&state->tests.current, __ATOMIC_ACQUIRE);
     return test == LA_TEST_NONE ? 0 : (uint64_t)test + 1;
 }
 
 void la_tests_install_locked(la_process_state *state) {
-    if (!state->tests_requested || state->tests_installed) return;
-    state->tests_installed = true;
+    if (!state->tests.requested || state->tests.installed) return;
+    state->tests.installed = true;
     // Only test bundles: XCTest or Swift Testing already loaded.
     if (dlsym(RTLD_DEFAULT, "$s6XCTest0A17ObservationCenterC6sharedACvgZ") == NULL
         && dlsym(RTLD_DEFAULT, "$s7Testing4TestV7currentACSgvgZ") == NULL) {
@@ -79,25 +80,25 @@ void la_tests_install_locked(la_process_state *state) {
     if (observer == NULL) return;
     void (*install)(uint32_t) = (void (*)(uint32_t))dlsym(observer, "leakaudit_observer_install");
     if (install == NULL) return;
-    install(state->test_grace_ms);
-    state->test_observer_loaded = true;
+    install(state->tests.grace_ms);
+    state->tests.observer_loaded = true;
     // Swift Testing tells observers nothing: its tests are seen starting and ending through the
     // task-local scopes its runner sets up for each test (tests.c, runtime_hooks.c).
-    if (__atomic_load_n(&state->test_scope_probe, __ATOMIC_ACQUIRE) != NULL && la_hooks_check()) {
-        state->test_scopes_observed = la_hooks_install_test_scopes();
+    if (__atomic_load_n(&state->tests.scope_probe, __ATOMIC_ACQUIRE) != NULL && la_hooks_check()) {
+        state->tests.scopes_observed = la_hooks_install_test_scopes();
     }
 }
 
 void leakaudit_test_observe_scopes(uint32_t (*probe)(void), void (*changed)(uint32_t test_id, uint32_t phase)) {
     la_process_state *state = la_state();
-    __atomic_store_n(&state->test_scope_changed, changed, __ATOMIC_RELEASE);
-    __atomic_store_n(&state->test_scope_probe, probe, __ATOMIC_RELEASE);
+    __atomic_store_n(&state->tests.scope_changed, changed, __ATOMIC_RELEASE);
+    __atomic_store_n(&state->tests.scope_probe, probe, __ATOMIC_RELEASE);
 }
 
 void la_test_scope_around(uint32_t before, uint32_t after) {
     if (before == after) return;
     la_process_state *state = la_state();
-    void (*changed)(uint32_t, uint32_t) = __atomic_load_n(&state->test_scope_changed, __ATOMIC_ACQUIRE);
+    void (*changed)(uint32_t, uint32_t) = __atomic_load_n(&state->tests.scope_changed, __ATOMIC_ACQUIRE);
     if (changed == NULL) return;
     if (before != LA_TEST_NONE) changed(before, LA_TEST_FINISHED);
     if (after != LA_TEST_NONE) changed(after, LA_TEST_STARTED);

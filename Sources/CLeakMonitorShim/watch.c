@@ -10,8 +10,8 @@
 #include <string.h>
 
 void la_watch_parse_locked(la_process_state *state) {
-    if (state->watch_parsed) return;
-    state->watch_parsed = true;
+    if (state->watch.parsed) return;
+    state->watch.parsed = true;
     const char *spec = getenv(LA_WIRE_ENV_WATCH);
     if (spec == NULL || *spec == '\0') return;
     // The toolchain's programs, SwiftPM's manifests and plugins and build helpers are Swift
@@ -26,29 +26,29 @@ void la_watch_parse_locked(la_process_state *state) {
             errno = 0;
             long long max = strtoll(line + 7, &after, 10);
             if (errno == 0 && after != line + 7 && *after == ' ' && after < line + length) {
-                if (state->budget_pattern_count == capacity) {
+                if (state->watch.budget_pattern_count == capacity) {
                     capacity = capacity == 0 ? 8 : capacity * 2;
-                    la_budget_pattern *grown = realloc(state->budget_patterns, (size_t)capacity * sizeof *grown);
+                    la_budget_pattern *grown = realloc(state->watch.budget_patterns, (size_t)capacity * sizeof *grown);
                     if (grown == NULL) return;
-                    state->budget_patterns = grown;
+                    state->watch.budget_patterns = grown;
                 }
                 size_t pattern_length = (size_t)(line + length - (after + 1));
                 char *pattern = strndup(after + 1, pattern_length);
                 if (pattern == NULL) return;
-                state->budget_patterns[state->budget_pattern_count++] =
+                state->watch.budget_patterns[state->watch.budget_pattern_count++] =
                     (la_budget_pattern){.pattern = pattern, .max = max < 0 ? 0 : max};
             }
         } else if (length > 6 && strncmp(line, "tests ", 6) == 0) {
             long grace = strtol(line + 6, NULL, 10);
-            state->tests_requested = true;
-            state->current_test = LA_TEST_NONE;
-            state->test_grace_ms = grace < 0 ? 0 : (uint32_t)grace;
+            state->tests.requested = true;
+            state->tests.current = LA_TEST_NONE;
+            state->tests.grace_ms = grace < 0 ? 0 : (uint32_t)grace;
         } else if (length >= 6 && strncmp(line, "census", 6) == 0) {
-            state->census = true;
+            state->watch.census = true;
         }
         line = end != NULL ? end + 1 : line + length;
     }
-    state->watch_allocations = state->budget_pattern_count > 0 || state->census;
+    state->watch.allocations = state->watch.budget_pattern_count > 0 || state->watch.census;
 }
 
 typedef struct la_type_name_pair {
@@ -73,7 +73,7 @@ static bool la_is_xctest_case(const void *metadata, la_type_name_pair (*get_type
 static int32_t la_watch_decide_locked(la_process_state *state, const void *metadata) {
     int32_t existing = la_type_lookup_in(state, metadata);
     if (existing >= 0) {
-        uint32_t source = __atomic_load_n(&state->types[existing].budget_source, __ATOMIC_ACQUIRE);
+        uint32_t source = __atomic_load_n(&state->registry.types[existing].budget_source, __ATOMIC_ACQUIRE);
         return source == LA_BUDGET_CODE ? -1 : existing;
     }
     // Class metadata: kind 0 without Objective-C interop, an isa pointer with it. Boxes, closure
@@ -89,42 +89,35 @@ static int32_t la_watch_decide_locked(la_process_state *state, const void *metad
     // inside libswiftCore, whose calls to the runtime are direct and never reach the hook: they
     // would look alive forever, so they are not watched at all.
     if (name.length > 6 && memcmp(name.data, "Swift.", 6) == 0) return -1;
-    uint32_t flags = state->tests_requested && la_is_xctest_case(metadata, get_type_name) ? LA_TYPE_XCTEST_CASE : 0;
-    for (int index = 0; index < state->budget_pattern_count; index++) {
-        const la_budget_pattern *pattern = &state->budget_patterns[index];
+    uint32_t flags = state->tests.requested && la_is_xctest_case(metadata, get_type_name) ? LA_TYPE_XCTEST_CASE : 0;
+    for (int index = 0; index < state->watch.budget_pattern_count; index++) {
+        const la_budget_pattern *pattern = &state->watch.budget_patterns[index];
         if (la_wire_glob_matches(pattern->pattern, name.data, name.length)) {
             return la_type_register_locked(state, metadata, name.data, name.length, pattern->max, LA_BUDGET_PATTERN,
                                            (uint32_t)index, flags);
         }
     }
-    if (state->census) {
+    if (state->watch.census) {
         return la_type_register_locked(state, metadata, name.data, name.length, INT64_MAX, LA_BUDGET_NONE, 0, flags);
     }
     return -1;
 }
 
-static inline uint32_t la_decision_slot(const void *metadata) {
-    return (uint32_t)(((uintptr_t)metadata >> 4) * 0x9E3779B97F4A7C15ull >> 40) & (LA_ALLOC_DECISIONS - 1);
-}
+/// Where `metadata` goes in the decision table: its hash from bit 40 up.
+static inline uint64_t la_decision_hash(const void *metadata) { return la_hash_pointer((uintptr_t)metadata) >> 40; }
 
 /// The cached decision for `metadata`, or -2 when there is none yet.
 static int32_t la_watch_cached(const la_process_state *state, const void *metadata) {
-    for (uint32_t index = la_decision_slot(metadata);; index = (index + 1) & (LA_ALLOC_DECISIONS - 1)) {
-        const void *seen = __atomic_load_n(&state->alloc_decisions[index].metadata, __ATOMIC_ACQUIRE);
-        if (seen == NULL) return -2;
-        if (seen == metadata) return __atomic_load_n(&state->alloc_decisions[index].type_id, __ATOMIC_ACQUIRE);
-    }
+    const la_metadata_entry *entry =
+        la_metadata_find(state->watch.decisions, LA_ALLOC_DECISIONS - 1, la_decision_hash(metadata), metadata);
+    return entry != NULL ? __atomic_load_n(&entry->type_id, __ATOMIC_ACQUIRE) : -2;
 }
 
 void la_watch_forget_locked(la_process_state *state, const void *metadata) {
-    for (uint32_t index = la_decision_slot(metadata);; index = (index + 1) & (LA_ALLOC_DECISIONS - 1)) {
-        const void *seen = __atomic_load_n(&state->alloc_decisions[index].metadata, __ATOMIC_ACQUIRE);
-        if (seen == NULL) return;
-        if (seen == metadata) {
-            __atomic_store_n(&state->alloc_decisions[index].type_id, -1, __ATOMIC_RELEASE);
-            return;
-        }
-    }
+    la_metadata_entry *entry =
+        la_metadata_find(state->watch.decisions, LA_ALLOC_DECISIONS - 1, la_decision_hash(metadata), metadata);
+    // Only the decision changes: a claimed type is tracked by validate, never at allocation.
+    if (entry != NULL) __atomic_store_n(&entry->type_id, -1, __ATOMIC_RELEASE);
 }
 
 static __thread bool la_in_watch_slow_path;
@@ -143,12 +136,10 @@ void la_watch_on_alloc(const void *object, const void *metadata, const void *ent
             type_id = la_watch_decide_locked(state, metadata);
             // A full table stops caching (three quarters keeps probes short): decisions are made
             // again each time, which is slow but still right.
-            if (state->alloc_decision_count < LA_ALLOC_DECISIONS / 4 * 3) {
-                uint32_t index = la_decision_slot(metadata);
-                while (state->alloc_decisions[index].metadata != NULL) index = (index + 1) & (LA_ALLOC_DECISIONS - 1);
-                state->alloc_decisions[index].type_id = type_id;
-                __atomic_store_n(&state->alloc_decisions[index].metadata, metadata, __ATOMIC_RELEASE);
-                state->alloc_decision_count++;
+            if (state->watch.decision_count < LA_ALLOC_DECISIONS / 4 * 3) {
+                la_metadata_insert(state->watch.decisions, LA_ALLOC_DECISIONS - 1, la_decision_hash(metadata), metadata,
+                                   type_id);
+                state->watch.decision_count++;
             }
         }
         pthread_mutex_unlock(&state->slow_lock);

@@ -16,19 +16,7 @@
 #pragma clang assume_nonnull begin
 #endif
 
-/// Result of leakaudit_track.
-typedef struct leakaudit_track_result {
-    /// Instances of the type alive after this one was added.
-    int64_t live;
-    /// The type's budget as registered.
-    int64_t max;
-    /// False when the object was already tracked (validate called twice on one instance, or the
-    /// allocation hook tracked it for a budget pattern).
-    bool inserted;
-    /// True when the type's budget came from a pattern or the census: call leakaudit_type_claim so
-    /// that the budget declared in code wins.
-    bool claim_needed;
-} leakaudit_track_result;
+// Types and their budgets (registry.c) ------------------------------------------------------------
 
 /// Live and peak counts of one tracked type.
 typedef struct leakaudit_type_counts {
@@ -47,10 +35,6 @@ int32_t leakaudit_type_register(const void *metadata, const char *name, size_t n
 /// Makes the code's report name and budget the type's, replacing a pattern's or the census's.
 void leakaudit_type_claim(int32_t type_id, const char *name, size_t name_length, int64_t max);
 
-/// Records that `object`, an instance of type `type_id`, passed validation: adds it to the live
-/// set, captures its allocation backtrace and appends an allocation record when attached.
-leakaudit_track_result leakaudit_track(const void *object, int32_t type_id);
-
 /// Number of registered types; ids run from 0 to this value minus one.
 int32_t leakaudit_type_count(void);
 
@@ -59,6 +43,31 @@ bool leakaudit_type_counts_get(int32_t type_id, leakaudit_type_counts *out);
 
 /// Returns the report name of type `type_id` (not NUL-terminated) and its length, or NULL.
 const char *_Nullable leakaudit_type_name(int32_t type_id, size_t *length);
+
+/// Sets every type's peak to its current live count.
+void leakaudit_reset_peaks(void);
+
+// Tracking instances (registry.c) -----------------------------------------------------------------
+
+/// Result of leakaudit_track.
+typedef struct leakaudit_track_result {
+    /// Instances of the type alive after this one was added.
+    int64_t live;
+    /// The type's budget as registered.
+    int64_t max;
+    /// False when the object was already tracked (validate called twice on one instance, or the
+    /// allocation hook tracked it for a budget pattern).
+    bool inserted;
+    /// True when the type's budget came from a pattern or the census: call leakaudit_type_claim so
+    /// that the budget declared in code wins.
+    bool claim_needed;
+} leakaudit_track_result;
+
+/// Records that `object`, an instance of type `type_id`, passed validation: adds it to the live
+/// set, captures its allocation backtrace and appends an allocation record when attached.
+leakaudit_track_result leakaudit_track(const void *object, int32_t type_id);
+
+// Tests (tests.c) ---------------------------------------------------------------------------------
 
 /// Returns the id of the test named `name` in this process, recording the name the first time;
 /// LA_TEST_NONE when it cannot be recorded.
@@ -82,8 +91,7 @@ void leakaudit_test_set_resolver(uint32_t (*_Nullable resolver)(void));
 /// (LA_TEST_STARTED). Call it from the test observer's install function.
 void leakaudit_test_observe_scopes(uint32_t (*probe)(void), void (*changed)(uint32_t test_id, uint32_t phase));
 
-/// Sets every type's peak to its current live count.
-void leakaudit_reset_peaks(void);
+// This process under leak-audit (lifecycle.c, channel.c, runtime_hooks.c) -------------------------
 
 /// True when leak-audit started this process and the record channel is mapped.
 bool leakaudit_is_attached(void);
