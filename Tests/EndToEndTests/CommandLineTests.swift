@@ -118,7 +118,7 @@ final class CommandLineTests: XCTestCase {
             "swift", "build", "--static-swift-stdlib", "--product", "ViewModelRetention",
             "--package-path", Harness.fixturesRoot.path, "--scratch-path", scratch,
         ])
-        XCTAssertEqual(build.status, 0, build.stderr)
+        XCTAssertEqual(build.status, 0, build.stdout + build.stderr)
         let audit = try Harness.audit(path: scratch + "/debug/ViewModelRetention")
         XCTAssertEqual(audit.status, 3)
         XCTAssertEqual(audit.target["notAuditedReason"] as? String, "staticRuntime")

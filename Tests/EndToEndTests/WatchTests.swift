@@ -219,7 +219,7 @@ final class WatchTests: XCTestCase {
             "swift", "build", "--static-swift-stdlib", "--product", "Uninstrumented", "--package-path",
             Harness.fixturesRoot.path, "--scratch-path", scratch,
         ])
-        XCTAssertEqual(build.status, 0, build.stderr)
+        XCTAssertEqual(build.status, 0, build.stdout + build.stderr)
         let staticRuntime = try Harness.audit(path: scratch + "/debug/Uninstrumented", extraOptions: ["--census"])
         XCTAssertEqual(staticRuntime.status, 3)
         XCTAssertEqual(staticRuntime.target["notAuditedReason"] as? String, "staticRuntime")
