@@ -1,5 +1,91 @@
 #include "leak_audit_host.h"
 
+#include <elf.h>
+#include <errno.h>
+#include <linux/futex.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 int leakaudit_host_memfd_create(const char *name) { return memfd_create(name, 0); }
+
+int leakaudit_host_stop_thread(pid_t tid, int timeout_ms) {
+    if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) return errno;
+    if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0) {
+        int error = errno;
+        ptrace(PTRACE_DETACH, tid, NULL, NULL);
+        return error;
+    }
+    for (int waited = 0; waited <= timeout_ms; waited++) {
+        int status = 0;
+        pid_t result = waitpid(tid, &status, __WALL | WNOHANG);
+        if (result == tid) {
+            if (WIFEXITED(status) || WIFSIGNALED(status)) return ESRCH;
+            if (WIFSTOPPED(status)) {
+                // A signal arriving now would be delivered by this stop and lost on detach: pass it
+                // back with the stop ended, and stop again.
+                int signal = WSTOPSIG(status);
+                if ((status >> 16) == PTRACE_EVENT_STOP) return 0;
+                ptrace(PTRACE_CONT, tid, NULL, (void *)(uintptr_t)signal);
+                ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+            }
+            continue;
+        }
+        if (result < 0 && errno != EINTR) return errno;
+        struct timespec interval = {.tv_sec = 0, .tv_nsec = 1000 * 1000};
+        nanosleep(&interval, NULL);
+    }
+    ptrace(PTRACE_DETACH, tid, NULL, NULL);
+    return ETIMEDOUT;
+}
+
+int leakaudit_host_thread_registers(pid_t tid, leakaudit_thread_registers *registers) {
+    memset(registers, 0, sizeof *registers);
+#if defined(__x86_64__)
+    struct user_regs_struct values;
+    struct iovec vector = {.iov_base = &values, .iov_len = sizeof values};
+    if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &vector) != 0) return errno;
+    registers->instruction_pointer = values.rip;
+    registers->stack_pointer = values.rsp;
+    registers->frame_pointer = values.rbp;
+    registers->thread_pointer = values.fs_base;
+    uint64_t general[] = {values.rax, values.rbx, values.rcx, values.rdx, values.rsi, values.rdi, values.rbp,
+                          values.r8,  values.r9,  values.r10, values.r11, values.r12, values.r13, values.r14,
+                          values.r15};
+    memcpy(registers->general, general, sizeof general);
+    registers->general_count = sizeof general / sizeof general[0];
+    return 0;
+#elif defined(__aarch64__)
+    struct user_regs_struct values;
+    struct iovec vector = {.iov_base = &values, .iov_len = sizeof values};
+    if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &vector) != 0) return errno;
+    registers->instruction_pointer = values.pc;
+    registers->stack_pointer = values.sp;
+    registers->frame_pointer = values.regs[29];
+    uint64_t tls = 0;
+    struct iovec tls_vector = {.iov_base = &tls, .iov_len = sizeof tls};
+    if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_ARM_TLS, &tls_vector) == 0) registers->thread_pointer = tls;
+    memcpy(registers->general, values.regs, sizeof values.regs);
+    registers->general_count = 31;
+    return 0;
+#else
+    (void)tid;
+    return ENOSYS;
+#endif
+}
+
+void leakaudit_host_resume_thread(pid_t tid) { ptrace(PTRACE_DETACH, tid, NULL, NULL); }
+
+ssize_t leakaudit_host_read_memory(pid_t pid, uint64_t address, void *buffer, size_t length) {
+    struct iovec local = {.iov_base = buffer, .iov_len = length};
+    struct iovec remote = {.iov_base = (void *)(uintptr_t)address, .iov_len = length};
+    return process_vm_readv(pid, &local, 1, &remote, 1, 0);
+}
+
+void leakaudit_host_futex_wake(uint32_t *address) { syscall(SYS_futex, address, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0); }

@@ -12,6 +12,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
+#include <time.h>
 #include <unistd.h>
 
 bool la_channel_active(void) { return __atomic_load_n(&la_state()->channel.slots, __ATOMIC_ACQUIRE) != NULL; }
@@ -26,6 +29,13 @@ void la_channel_set_flag(uint32_t flag) {
 /// The slot with index `index`, in the ring.
 static inline uint64_t *la_slot_at(const la_process_state *state, uint64_t index) {
     return (uint64_t *)(state->channel.slots + (index & (state->channel.slot_capacity - 1)) * LA_WIRE_SLOT_SIZE);
+}
+
+/// True when leak-audit, whose pid the header holds, is gone. (A pid of 0 would make kill() test
+/// the process group: no reader says where it is.)
+static bool la_reader_gone(const la_wire_header *header) {
+    pid_t reader = header->reader_pid;
+    return reader <= 0 || (kill(reader, 0) != 0 && errno == ESRCH);
 }
 
 /// Counts a record that will never be written.
@@ -50,9 +60,7 @@ static uint64_t la_reserve(la_process_state *state, uint64_t count) {
     uint64_t first = __atomic_fetch_add(&header->next_slot, count, __ATOMIC_RELAXED);
     unsigned waits = 0;
     while (first + count > __atomic_load_n(&header->consumed_slot, __ATOMIC_ACQUIRE) + capacity) {
-        // A pid of 0 would make kill() test the process group: no reader says where it is.
-        pid_t reader = header->reader_pid;
-        if (++waits % 1024 == 0 && (reader <= 0 || (kill(reader, 0) != 0 && errno == ESRCH))) {
+        if (++waits % 1024 == 0 && la_reader_gone(header)) {
             la_channel_set_flag(LA_FLAG_READER_GONE);
             la_drop(state);
             return UINT64_MAX;
@@ -193,4 +201,20 @@ bool la_channel_map_locked(la_process_state *state, const char *spec) {
     state->channel.slot_capacity = capacity;
     __atomic_store_n(&state->channel.slots, (uint8_t *)mapping + LA_WIRE_HEADER_SIZE, __ATOMIC_RELEASE);
     return true;
+}
+
+void la_channel_await_heap_walk(void) {
+    la_process_state *state = la_state();
+    if (__atomic_load_n(&state->channel.slots, __ATOMIC_ACQUIRE) == NULL) return;
+    la_wire_header *header = state->channel.header;
+    la_wire_walk *walk = la_wire_walk_slot(header, (uint32_t)(state->channel.process_tag >> 16));
+    __atomic_store_n(&walk->requested, 1, __ATOMIC_RELEASE);
+    // Wake up every 100 ms to see whether leak-audit is still there: a shared futex on the
+    // mapped channel, which leak-audit wakes once it has answered.
+    for (uint32_t waited = 0; waited < LA_WIRE_WALK_TIMEOUT_MS; waited += 100) {
+        if (__atomic_load_n(&walk->answered, __ATOMIC_ACQUIRE) != LA_WALK_PENDING) return;
+        struct timespec interval = {.tv_sec = 0, .tv_nsec = 100 * 1000 * 1000};
+        syscall(SYS_futex, &walk->answered, FUTEX_WAIT, LA_WALK_PENDING, &interval, NULL, 0);
+        if (la_reader_gone(header)) return;
+    }
 }

@@ -3,9 +3,10 @@
 // tracks something) or never; attaching maps the channel (channel.c), announces the process,
 // writes its module map (modules.c) and routes the runtime through the hooks (runtime_hooks.c).
 // The Swift processes that never attach are counted in the channel's header, so that the report
-// can tell them apart from processes that ran no Swift code. Nothing happens at exit: every record
-// is written as it happens, so a crash loses nothing, and the channel's mapping ends with the
-// process.
+// can tell them apart from processes that ran no Swift code. At exit nothing needs writing: every
+// record is written as it happens, so a crash loses nothing, and the channel's mapping ends with
+// the process. Only when leak-audit asks who holds the instances still alive (`--retainers`) does
+// an exiting process wait while leak-audit copies its memory (la_lifecycle_exit).
 #include "shim_internal.h"
 
 #include <dlfcn.h>
@@ -104,4 +105,15 @@ __attribute__((constructor)) static void la_lifecycle_start(void) {
     // Only the preloaded copy defers: a copy linked through LeakMonitor must still attach.
     if (!preload) __atomic_store_n(&state->lifecycle.constructed, true, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&state->slow_lock);
+}
+
+/// At exit, after the program's atexit handlers and before the process's memory is gone: when
+/// leak-audit asked for retaining paths, waits while it stops this process's threads and copies
+/// its memory (channel.c). Swift runs no destructors for globals at exit, so the heap is still as
+/// the program left it. Runs in every copy of the shim; the first does the work.
+__attribute__((destructor)) static void la_lifecycle_exit(void) {
+    la_process_state *state = la_state();
+    if (!state->lifecycle.walk_at_exit) return;
+    if (__atomic_exchange_n(&state->lifecycle.exit_walk_started, true, __ATOMIC_ACQ_REL)) return;
+    la_channel_await_heap_walk();
 }

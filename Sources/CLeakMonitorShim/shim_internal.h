@@ -38,6 +38,8 @@ typedef struct la_lifecycle_state {
     bool attach_attempted;   // the channel was mapped, or trying failed for good
     uint32_t role;           // LA_ROLE_*, decided once under the slow lock (process_role.c)
     char channel_spec[64];   // LEAK_AUDIT_CHANNEL's value, for an attach deferred until needed
+    bool walk_at_exit;       // LEAK_AUDIT_WATCH asked for `retainers`: wait at exit for the heap walk
+    bool exit_walk_started;  // atomic: one copy of the shim has begun the exit walk
 } la_lifecycle_state;
 
 /// Maps the channel now if this process is under leak-audit, is audited and has not tried yet,
@@ -105,6 +107,9 @@ LA_HIDDEN void la_channel_unmap_header(la_wire_header *header);
 /// Maps the whole ring of the channel named `spec`, checks its layout, and takes this process's
 /// index in it; true when records can be written from now on. Caller holds the slow lock.
 LA_HIDDEN bool la_channel_map_locked(la_process_state *state, const char *spec);
+/// Asks leak-audit to copy this process's memory for the heap walk and waits until it answers,
+/// at most LA_WIRE_WALK_TIMEOUT_MS, and not once leak-audit is gone. Does nothing unattached.
+LA_HIDDEN void la_channel_await_heap_walk(void);
 
 // modules.c — the module map: which images are loaded where ---------------------------------------
 

@@ -45,6 +45,8 @@ void la_watch_parse_locked(la_process_state *state) {
             state->tests.grace_ms = grace < 0 ? 0 : (uint32_t)grace;
         } else if (length >= 6 && strncmp(line, "census", 6) == 0) {
             state->watch.census = true;
+        } else if (length == 9 && strncmp(line, "retainers", 9) == 0) {
+            state->lifecycle.walk_at_exit = true;
         }
         line = end != NULL ? end + 1 : line + length;
     }

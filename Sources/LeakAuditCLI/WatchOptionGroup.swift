@@ -28,11 +28,18 @@ struct WatchOptionGroup: ParsableArguments {
         help: "In the census, also show the Swift runtime's, Foundation's and XCTest's own types (folded by default).")
     var censusAll = false
 
+    @Flag(
+        help:
+            "For every instance still alive at exit of a type over budget (and, with --leaks-per-test, every instance a test left alive), show who holds it: the path from a global, a thread's stack, a task or a cycle, field by field, and the memory it keeps alive. The target's threads are stopped while its memory is copied."
+    )
+    var retainers = false
+
     /// Adds these options to the settings.
     func apply(to settings: inout AuditSettings) {
         settings.budgets = budgets
         settings.configurationFile = config
         settings.census = census
         settings.censusAll = censusAll
+        settings.retainers = retainers
     }
 }

@@ -32,7 +32,8 @@ func audit(_ request: AuditRequest, toolVersion: String, on platform: some Audit
     let target = try platform.launch(
         executablePath: plan.executablePath, displayName: request.target,
         arguments: request.argumentBytes ?? request.arguments.map { Array($0.utf8) }, environment: plan.environment)
-    let (outcome, received) = Reception.receive(from: channel, while: target, watch: plan.watch)
+    let (outcome, received) = Reception.receive(
+        from: channel, while: target, watch: plan.watch, copyProcess: platform.copyProcess)
     let run = RecordedRun(request: request, plan: plan, outcome: outcome, received: received)
 
     // 3. Report.

@@ -129,6 +129,8 @@ public struct AuditReport: Sendable {
             public var status: FindingStatus = .failing
             /// For instances reported as global state, why they are.
             public var globalStateReason: GlobalStateReason? = nil
+            /// With `--retainers`: who holds those still alive at exit; nil when not asked.
+            public var retainers: [Retainer]? = nil
 
             /// Creates the value from its parts.
             package init(
@@ -208,6 +210,12 @@ public struct AuditReport: Sendable {
         public var fails: Bool { exceeded && status.fails }
         /// Instances alive at the peak beyond the budget: what a baseline records for a type.
         public var overBudget: Int { Swift.max(0, peakLive.subtractingReportingOverflow(max).partialValue) }
+        /// With `--retainers`, for an exceeded type: who holds its instances alive at exit, most
+        /// instances first; nil when not asked.
+        public var retainers: [Retainer]? = nil
+        /// With `--retainers`: why some instances alive at exit have no path (a process that did
+        /// not exit normally, or could not be stopped), once per reason.
+        public var retainersUnavailable: [String] = []
 
         /// Creates the value from its parts.
         package init(

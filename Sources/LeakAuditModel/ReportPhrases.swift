@@ -249,7 +249,81 @@ public struct ReportPhrases: Sendable {
         if let comparison = Self.baselineComparison(type.status, baseline, unit: " over budget") {
             lines.insert(contentsOf: wrapped("  " + comparison), at: headline.count)
         }
-        return lines + allocationSites(type.allocations, indent: "  ", typeName: type.name)
+        lines += allocationSites(type.allocations, indent: "  ", typeName: type.name)
+        if let retainers = type.retainers {
+            lines += retainerLines(retainers, unavailable: type.retainersUnavailable, indent: "  ")
+        }
+        return lines
+    }
+
+    /// `held by` lines (`--retainers`): one per group of instances with the same path, then why
+    /// some have none.
+    public func retainerLines(_ retainers: [Retainer], unavailable: [String], indent: String) -> [String] {
+        var lines: [String] = []
+        for retainer in retainers {
+            lines += wrapped(
+                "\(indent)\(retainer.count) × held by \(Self.retainerRoot(retainer.root)): \(Self.retainerChain(retainer))")
+        }
+        for reason in unavailable { lines += wrapped("\(indent)who holds the rest is unknown: \(reason)") }
+        if retainers.isEmpty && unavailable.isEmpty { lines.append("\(indent)no instance was alive at exit to hold") }
+        return lines
+    }
+
+    /// `global App.router`, `a cycle of 2 objects…`, `the stack of thread 'main' in f()`.
+    public static func retainerRoot(_ root: Retainer.Root) -> String {
+        let thread = root.thread.map { " of thread '\(escaped($0))'" } ?? ""
+        switch root.kind {
+        case .global: return "global \(escaped(root.name))"
+        case .threadLocal: return "thread-local storage\(thread)"
+        case .stack: return "a local in \(escaped(root.name))\(thread)"
+        case .register: return "a register\(thread) in \(escaped(root.name))"
+        case .task: return "async task \(escaped(root.name))"
+        case .cycle, .unknown: return escaped(root.name)
+        }
+    }
+
+    /// `AppRouter.stack → [i] Screen.viewModel → LoginViewModel`: each object's type without its
+    /// module, how it holds the next, collection storage folded into the step after it.
+    public static func retainerChain(_ retainer: Retainer) -> String {
+        let path = retainer.path
+        guard let first = path.first else { return "" }
+        var text = first.isCollectionStorage ? "" : shortTypeName(first.type)
+        for (index, step) in path.enumerated().dropFirst() {
+            let isLast = index == path.count - 1
+            if step.via.hasPrefix("[") {
+                text += " → " + escaped(step.via)
+            } else if text.isEmpty {
+                text += escaped(step.via)
+            } else if step.via == "captured" || step.via == "captured var" || step.via == "(memory)" {
+                text += " → (\(step.via))"
+            } else {
+                text += "." + escaped(step.via)
+            }
+            if step.isCollectionStorage && !isLast { continue }
+            text += (step.via.hasPrefix("[") ? " " : " → ") + shortTypeName(step.type)
+        }
+        return text
+    }
+
+    /// A type's name without its module: `App.Outer.Inner<App.Model>` reads `Outer.Inner<Model>`.
+    public static func shortTypeName(_ name: String) -> String {
+        var result = ""
+        var token = ""
+        func flush() {
+            let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+            result += parts.count > 1 && parts[0].first?.isLetter == true ? parts.dropFirst().joined(separator: ".") : token
+            token = ""
+        }
+        for character in name {
+            if character.isLetter || character.isNumber || character == "_" || character == "." {
+                token.append(character)
+            } else {
+                flush()
+                result.append(character)
+            }
+        }
+        flush()
+        return escaped(result)
     }
 
     /// `larger than the baseline, which records 2 over budget`, `new: not in the baseline`, or nil

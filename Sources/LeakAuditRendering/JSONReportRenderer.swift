@@ -97,6 +97,29 @@ struct JSONReportV1: Encodable {
         @ExplicitNull var status: String?
         @ExplicitNull var suppression: Suppression?
         @ExplicitNull var baselineCount: Int?
+        /// Only with --retainers (absent otherwise).
+        var retainers: [Retainer]? = nil
+    }
+    /// Who holds instances: a group of the same path shape (docs/retainers.md).
+    struct Retainer: Encodable {
+        struct Root: Encodable {
+            var kind: String
+            var name: String
+            var thread: String?
+        }
+        struct Step: Encodable {
+            var via: String
+            var type: String
+        }
+        var count: Int
+        var root: Root
+        var path: [Step]
+
+        init(_ retainer: LeakAuditModel.Retainer) {
+            count = retainer.count
+            root = Root(kind: retainer.root.kind.rawValue, name: retainer.root.name, thread: retainer.root.thread)
+            path = retainer.path.map { Step(via: $0.via, type: $0.type) }
+        }
     }
     struct GlobalState: Encodable {
         var type: String
@@ -127,6 +150,10 @@ struct JSONReportV1: Encodable {
         @ExplicitNull var status: String?
         @ExplicitNull var suppression: Suppression?
         @ExplicitNull var baselineCount: Int?
+        /// Only with --retainers (absent otherwise).
+        var retainers: [Retainer]? = nil
+        /// Only with --retainers: why some instances have no path.
+        var retainersUnavailable: [String]? = nil
     }
     struct Findings: Encodable {
         var failing: Int
@@ -207,9 +234,11 @@ struct JSONReportV1: Encodable {
                 Test(
                     name: test.name, ran: test.ran,
                     leaked: test.leaked.map {
-                        LeakedType(
+                        var leaked = LeakedType(
                             type: $0.type, count: $0.count, allocations: allocations($0.allocations),
                             finding: Finding($0.status))
+                        leaked.retainers = $0.retainers?.map(Retainer.init)
+                        return leaked
                     },
                     globalState: test.globalState.map {
                         GlobalState(
@@ -225,10 +254,13 @@ struct JSONReportV1: Encodable {
                 case .code: Budget(source: "code")
                 case .pattern(let pattern): Budget(source: "pattern", pattern: pattern.description, origin: pattern.origin)
                 }
-            return TrackedType(
+            var tracked = TrackedType(
                 name: type.name, budget: budget, max: type.max, peakLive: type.peakLive, liveAtExit: type.liveAtExit,
                 allocatedTotal: type.allocatedTotal, exceeded: type.exceeded, allocations: allocations(type.allocations),
                 finding: Finding(type.exceeded ? type.status : nil))
+            tracked.retainers = type.retainers?.map(Retainer.init)
+            if type.retainers != nil { tracked.retainersUnavailable = type.retainersUnavailable }
+            return tracked
         }
         baseline = report.baseline.map { comparison in
             Baseline(

@@ -14,3 +14,7 @@ _Static_assert(offsetof(la_wire_header, watched_processes) == 64, "la_wire_heade
 _Static_assert(sizeof(la_wire_type) == 8, "la_wire_type layout changed: bump LA_WIRE_VERSION");
 _Static_assert(sizeof(la_wire_module) == 24, "la_wire_module layout changed: bump LA_WIRE_VERSION");
 _Static_assert(LA_WIRE_HEADER_SIZE >= sizeof(la_wire_header), "header page too small");
+_Static_assert(sizeof(la_wire_walk) == 8, "la_wire_walk layout changed: bump LA_WIRE_VERSION");
+_Static_assert(LA_WIRE_WALKS_OFFSET >= sizeof(la_wire_header), "walk handshakes overlap the header fields");
+_Static_assert(LA_WIRE_WALKS_OFFSET + LA_WIRE_MAX_PROCESSES * sizeof(la_wire_walk) <= LA_WIRE_HEADER_SIZE,
+               "walk handshakes do not fit the header page");

@@ -4,8 +4,39 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /// Creates an anonymous shared file that child processes inherit (no close-on-exec), or -1 with errno.
 int leakaudit_host_memfd_create(const char *name);
+
+/// A stopped thread's registers, as a heap walk reads them.
+typedef struct leakaudit_thread_registers {
+    uint64_t instruction_pointer;
+    uint64_t stack_pointer;
+    uint64_t frame_pointer;
+    /// The thread pointer (x86_64 fs_base, aarch64 tpidr_el0): where its thread-local storage is.
+    uint64_t thread_pointer;
+    /// Every general-purpose register: a reference may live only in one.
+    uint64_t general[34];
+    uint32_t general_count;
+} leakaudit_thread_registers;
+
+/// Stops thread `tid` of another process (ptrace seize and interrupt) and waits until it is
+/// stopped, at most `timeout_ms`. Returns 0, or an errno value: EPERM when tracing is not allowed,
+/// ESRCH when the thread is gone, ETIMEDOUT.
+int leakaudit_host_stop_thread(pid_t tid, int timeout_ms);
+
+/// Reads the registers of a thread that leakaudit_host_stop_thread stopped. Returns 0 or an errno.
+int leakaudit_host_thread_registers(pid_t tid, leakaudit_thread_registers *registers);
+
+/// Lets a thread that leakaudit_host_stop_thread stopped run on (ptrace detach).
+void leakaudit_host_resume_thread(pid_t tid);
+
+/// Copies `length` bytes at `address` in process `pid` into `buffer`; returns the bytes copied
+/// (fewer at an unmapped page), or -1 with errno.
+ssize_t leakaudit_host_read_memory(pid_t pid, uint64_t address, void *buffer, size_t length);
+
+/// Wakes every process waiting (FUTEX_WAIT, shared) on the 32-bit word at `address`.
+void leakaudit_host_futex_wake(uint32_t *address);
 
 #endif

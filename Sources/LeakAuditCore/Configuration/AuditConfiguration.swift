@@ -40,6 +40,7 @@ public struct AuditConfiguration: Sendable {
             budgets: fromCommandLine + (file?.budgets ?? []),
             census: settings.census || settings.censusAll || (file?.census ?? false),
             censusShowsInternals: settings.censusAll)
+        watch.retainers = settings.retainers || (file?.retainers ?? false)
         watch.leaksPerTest = settings.leaksPerTest
         watch.testGraceMilliseconds = settings.gracePeriodMilliseconds
         watch.failsOnGlobalState = settings.failsOnGlobalState
@@ -68,6 +69,8 @@ public struct AuditSettings: Sendable, Hashable {
     public var census = false
     /// `--census-all`.
     public var censusAll = false
+    /// `--retainers`.
+    public var retainers = false
     /// `--leaks-per-test`.
     public var leaksPerTest = false
     /// `--grace-period MS`.

@@ -24,6 +24,8 @@ public struct ConfigurationFile: Sendable, Hashable {
     public var budgets: [BudgetPattern]
     /// Whether to take the census, when the command line does not say.
     public var census: Bool?
+    /// Whether to find who holds the instances left alive, when the command line does not say.
+    public var retainers: Bool?
     /// Findings that are reported but do not fail the run, in file order.
     public var suppressions: [Suppression] = []
 
@@ -65,7 +67,8 @@ public struct ConfigurationFile: Sendable, Hashable {
             }
             suppressions.append(suppression)
         }
-        return ConfigurationFile(budgets: budgets, census: file.census, suppressions: suppressions)
+        return ConfigurationFile(
+            budgets: budgets, census: file.census, retainers: file.retainers, suppressions: suppressions)
     }
 }
 
@@ -105,6 +108,7 @@ struct ConfigurationFileV1: Decodable {
     var version: Int
     var budgets: [Budget]?
     var census: Bool?
+    var retainers: Bool?
     var suppressions: [Suppression]?
 }
 

@@ -13,6 +13,9 @@ public struct WatchOptions: Sendable, Hashable {
     /// How long after a test finishes its instances may still be released (work that finishes
     /// asynchronously) before they count as leaked by it.
     public var testGraceMilliseconds: Int = 100
+    /// Find who holds each instance still alive when a process exits (`--retainers`): the
+    /// process waits at exit while leak-audit copies its memory.
+    public var retainers = false
     /// With `leaksPerTest`: judge instances a test created as global state (under a one-time
     /// initializer) like any other leak, instead of reporting them apart.
     public var failsOnGlobalState: Bool = false
@@ -45,6 +48,7 @@ public struct WatchOptions: Sendable, Hashable {
         var lines = budgets.map { "budget \($0.max) \($0.pattern)" }
         if census || watchesEveryClass { lines.append("census \(targetPath)") }
         if attributesTests || leaksPerTest { lines.append("tests \(testGraceMilliseconds)") }
+        if retainers { lines.append("retainers") }
         return lines.joined(separator: "\n")
     }
 }

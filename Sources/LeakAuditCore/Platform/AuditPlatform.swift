@@ -37,6 +37,10 @@ protocol AuditPlatform {
 
     /// A symbolizer for the images one process had loaded.
     func makeSymbolizer(modules: [ModuleImage]) -> any AddressSymbolizer
+
+    /// Stops every thread of process `pid` (a descendant), copies its memory and registers, and
+    /// lets it run on.
+    func copyProcess(_ pid: Int32) -> Result<ProcessSnapshot, SnapshotFailure>
 }
 
 /// leak-audit's libraries that a target may load.
@@ -67,6 +71,8 @@ protocol RunningTarget {
 protocol AddressSymbolizer {
     /// The frames at `returnAddress`: inlined frames first, the physical frame last; never empty.
     func symbolize(_ returnAddress: UInt64) -> [SymbolizedFrame]
+    /// The global or static variable whose storage holds `address`, demangled; nil if unknown.
+    func variable(at address: UInt64) -> String?
     /// Why some frames have less detail than they could (missing or unreadable debug
     /// information), once each, as lines for the report.
     var problems: [String] { get }

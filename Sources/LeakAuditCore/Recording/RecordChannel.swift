@@ -1,3 +1,4 @@
+import CLeakAuditHost
 import LeakAuditModel
 import LeakAuditWire
 
@@ -103,6 +104,23 @@ public final class RecordChannel {
     }
 
     /// Tells the target that every index below `index` is decoded, so their places can be reused.
+    /// Process `index`'s heap-walk handshake (la_wire_walk): `requested`, then `answered`.
+    private func walk(_ index: Int) -> UnsafeMutableRawPointer {
+        mapping + Int(LA_WIRE_WALKS_OFFSET) + index * MemoryLayout<la_wire_walk>.stride
+    }
+
+    /// Whether process `index` waits at exit for its heap walk.
+    func walkRequested(by index: Int) -> Bool {
+        la_wire_load_acquire_u32(walk(index)) != 0
+    }
+
+    /// Lets process `index` go on exiting, its memory copied or not, and wakes it.
+    func answerWalk(of index: Int, copied: Bool) {
+        let answered = walk(index) + MemoryLayout<UInt32>.stride
+        la_wire_store_release_u32(answered, UInt32(copied ? LA_WALK_COPIED : LA_WALK_REFUSED))
+        leakaudit_host_futex_wake(answered.assumingMemoryBound(to: UInt32.self))
+    }
+
     func publishConsumed(upTo index: UInt64) {
         la_wire_store_release_u64(&header.pointee.consumed_slot, index)
     }

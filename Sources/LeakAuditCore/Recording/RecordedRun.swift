@@ -54,7 +54,7 @@ struct RunPlan {
                 targetPath: platform.canonicalPath(path))
         } else {
             // A value inherited from an enclosing run would name patterns this run does not have.
-            environment[LA_WIRE_ENV_WATCH] = ""
+            environment[LA_WIRE_ENV_WATCH] = watch.retainers ? watch.environmentValue(targetPath: path) : ""
         }
         self.init(executablePath: path, targetKind: targetKind, watch: watch, environment: environment)
     }
@@ -140,12 +140,15 @@ struct Reception {
     var channel: ChannelSummary
     /// Records torn by the target's death or damaged.
     var tornSlots: UInt64 = 0
+    /// With `--retainers`: the heap walk of each process that waited for it at exit.
+    var heapWalks: [UInt8: HeapWalk.Outcome] = [:]
 
     /// Decodes `channel` into one ledger per process while `target` runs, and once more after it
     /// ended, so that every committed record is read.
-    static func receive(from channel: RecordChannel, while target: any RunningTarget, watch: WatchOptions)
-        -> (outcome: TargetOutcome, received: Reception)
-    {
+    static func receive(
+        from channel: RecordChannel, while target: any RunningTarget, watch: WatchOptions,
+        copyProcess: (Int32) -> Result<ProcessSnapshot, SnapshotFailure> = { _ in .failure(.processGone) }
+    ) -> (outcome: TargetOutcome, received: Reception) {
         var decoder = RecordDecoder()
         // One slot per possible process index: an array access per event, not a hash lookup.
         var ledgers = [LifetimeLedger?](repeating: nil, count: Int(LA_WIRE_MAX_PROCESSES))
@@ -155,6 +158,7 @@ struct Reception {
             if ledgers[slot] == nil { ledgers[slot] = LifetimeLedger(watchesAllocations: watchesAllocations) }
             ledgers[slot]?.apply(event)
         }
+        var heapWalks: [UInt8: HeapWalk.Outcome] = [:]
         let outcome: TargetOutcome
         while true {
             if let ended = target.poll() {
@@ -162,13 +166,19 @@ struct Reception {
                 break
             }
             decoder.decode(channel, targetFinished: false, into: apply)
+            if watch.retainers && HeapWalk.hasPendingRequest(on: channel, walked: heapWalks) {
+                // A process asks only once its records are written: decoding again now puts all of
+                // them in its ledger before its heap is searched.
+                decoder.decode(channel, targetFinished: false, into: apply)
+                HeapWalk.answerRequests(on: channel, ledgers: ledgers, walked: &heapWalks, copyProcess: copyProcess)
+            }
             usleep(1_000)
         }
         decoder.decode(channel, targetFinished: true, into: apply)
         let received = Reception(
             ledgers: Dictionary(
                 uniqueKeysWithValues: ledgers.enumerated().compactMap { index, ledger in ledger.map { (UInt8(index), $0) } }),
-            channel: ChannelSummary(channel), tornSlots: decoder.tornSlots)
+            channel: ChannelSummary(channel), tornSlots: decoder.tornSlots, heapWalks: heapWalks)
         return (outcome, received)
     }
 }

@@ -14,6 +14,10 @@ extension ReportBuilder {
                 if let index = existing.firstIndex(where: { $0.type == leaked.type }) {
                     existing[index].count += leaked.count
                     existing[index].allocations = mergedGroups(existing[index].allocations + leaked.allocations)
+                    if existing[index].retainers != nil || leaked.retainers != nil {
+                        existing[index].retainers = RetainerNaming.grouped(
+                            (existing[index].retainers ?? []) + (leaked.retainers ?? []))
+                    }
                 } else {
                     existing.append(leaked)
                 }
@@ -69,6 +73,12 @@ extension ReportBuilder {
             }
             existing.liveAtExit += type.liveAtExit
             existing.allocatedTotal += type.allocatedTotal
+            if existing.retainers != nil || type.retainers != nil {
+                existing.retainers = RetainerNaming.grouped((existing.retainers ?? []) + (type.retainers ?? []))
+            }
+            for reason in type.retainersUnavailable where !existing.retainersUnavailable.contains(reason) {
+                existing.retainersUnavailable.append(reason)
+            }
             merged[type.name] = existing
         }
         return order.compactMap { merged[$0] }

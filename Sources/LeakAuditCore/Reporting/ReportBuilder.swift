@@ -22,8 +22,9 @@ struct ReportBuilder {
     func build(from run: RecordedRun) -> AuditReport {
         let watch = run.plan.watch
         let channel = run.received.channel
-        let ledgers = run.received.ledgers.sorted { $0.key < $1.key }.map(\.value)
-        let processes = ledgers.map { report(of: $0, watch: watch) }
+        let indexed = run.received.ledgers.sorted { $0.key < $1.key }
+        let ledgers = indexed.map(\.value)
+        let processes = indexed.map { report(of: $0.value, walk: run.received.heapWalks[$0.key], watch: watch) }
         let target = AuditReport.Target(
             path: run.request.target, arguments: run.request.arguments, attached: channel.attached,
             attachedProcesses: channel.attachedProcesses, outcome: run.outcome, kind: run.plan.targetKind,
@@ -123,8 +124,9 @@ struct ReportBuilder {
     }
 
     /// One process's tracked types (with symbolized stacks for those over budget) and census.
-    private func report(of ledger: LifetimeLedger, watch: WatchOptions) -> ProcessFindings {
+    private func report(of ledger: LifetimeLedger, walk: HeapWalk.Outcome?, watch: WatchOptions) -> ProcessFindings {
         let symbolizer = makeSymbolizer(ledger.modules)
+        let naming = RetainerNaming(symbolizer: symbolizer, modules: ledger.modules, walk: walk)
         var resolved: [UInt64: [SymbolizedFrame]] = [:]
         func frames(ofStack stackID: UInt32) -> [SymbolizedFrame] {
             let symbolized = (ledger.stacks[stackID] ?? []).flatMap { address in
@@ -204,6 +206,10 @@ struct ReportBuilder {
                     allocatedTotal: type.allocated, allocations: [])
                 if tracked.exceeded {
                     tracked.allocations = groups(LifetimeLedger.sitesAliveAtPeak(of: type), typeName: type.name)
+                    if watch.retainers {
+                        (tracked.retainers, tracked.retainersUnavailable) = naming.retainers(
+                            of: type.live.keys, typeName: type.name)
+                    }
                 }
                 types.append(tracked)
             }
@@ -241,9 +247,14 @@ struct ReportBuilder {
             func leakedTypes(_ leaks: [LifetimeLedger.Leak]) -> [AuditReport.TestReport.LeakedType] {
                 Dictionary(grouping: leaks, by: \.typeID).compactMap { typeID, leaks -> AuditReport.TestReport.LeakedType? in
                     guard let type = ledgerTypes[typeID] else { return nil }
-                    return .init(
+                    var leaked = AuditReport.TestReport.LeakedType(
                         type: type.name, count: leaks.count, allocations: groups(leaks.map(\.site), typeName: type.name),
                         globalStateReason: leaks.lazy.compactMap { globalState[$0] }.first)
+                    if watch.retainers {
+                        leaked.retainers =
+                            naming.retainers(of: leaks.filter(ledger.isAlive).map(\.object), typeName: type.name).retainers
+                    }
+                    return leaked
                 }.sorted { ($0.count, $1.type) > ($1.count, $0.type) }
             }
             for (name, started, leaks) in byTest {

@@ -77,6 +77,37 @@ typedef struct la_wire_header {
 /// Processes of one run that can attach: the index is 8 bits of a tag.
 #define LA_WIRE_MAX_PROCESSES 256u
 
+/// A process's heap walk (`--retainers`), one per process index, at LA_WIRE_WALKS_OFFSET in the
+/// header page. A process about to exit sets `requested` and waits on `answered` (a shared futex
+/// word) while leak-audit stops its threads and copies its memory; leak-audit sets `answered` to
+/// one of LA_WALK_* once the copy is taken or refused. A process waits at most
+/// LA_WIRE_WALK_TIMEOUT_MS, and not at all once leak-audit is gone.
+typedef struct la_wire_walk {
+    uint32_t requested;  ///< atomic: 1 once the process waits; written by the target.
+    uint32_t answered;   ///< atomic futex word: LA_WALK_*; written by leak-audit.
+} la_wire_walk;
+
+/// Where the walk handshakes start in the header page: LA_WIRE_MAX_PROCESSES of them fill its
+/// second half.
+#define LA_WIRE_WALKS_OFFSET 2048u
+/// The longest a process waits for leak-audit to copy its memory.
+#define LA_WIRE_WALK_TIMEOUT_MS 30000u
+
+/// Values of la_wire_walk.answered.
+enum {
+    /// Not answered yet.
+    LA_WALK_PENDING = 0,
+    /// The process's memory was copied: it may go on exiting.
+    LA_WALK_COPIED = 1,
+    /// leak-audit could not copy it (the reason is in the report): it may go on exiting.
+    LA_WALK_REFUSED = 2,
+};
+
+/// The walk handshake of process `index` in the header page at `header`.
+static inline la_wire_walk *la_wire_walk_slot(void *header, uint32_t index) {
+    return (la_wire_walk *)((uint8_t *)header + LA_WIRE_WALKS_OFFSET) + index;
+}
+
 /// Slot kinds: the low 8 bits of a slot's tag. Zero means "not committed".
 enum {
     LA_SLOT_EMPTY = 0,
@@ -174,8 +205,9 @@ typedef struct la_wire_type {
 /// The environment variable with what to watch besides instrumented types, one item per line:
 /// `budget <max> <pattern>` (a type name where `*` matches any run of characters and `?` one), and
 /// `census <path>` (census every class, in every process but the Swift toolchain's own programs;
-/// <path> is the target's, for information), and `tests <grace milliseconds>` (name the test that
-/// allocated each instance, in test bundles, with LA_SLOT_TEST events).
+/// <path> is the target's, for information), `tests <grace milliseconds>` (name the test that
+/// allocated each instance, in test bundles, with LA_SLOT_TEST events), and `retainers` (an
+/// attached process waits at exit until leak-audit has copied its memory: la_wire_walk).
 #define LA_WIRE_ENV_WATCH "LEAK_AUDIT_WATCH"
 
 /// Fixed part of a module blob's payload.
@@ -199,6 +231,11 @@ static inline uint64_t la_wire_load_acquire_u64(const void *address) {
 /// Atomically stores a 64-bit word of the shared mapping with release ordering.
 static inline void la_wire_store_release_u64(void *address, uint64_t value) {
     __atomic_store_n((uint64_t *)address, value, __ATOMIC_RELEASE);
+}
+
+/// Atomically stores a 32-bit word of the shared mapping with release ordering.
+static inline void la_wire_store_release_u32(void *address, uint32_t value) {
+    __atomic_store_n((uint32_t *)address, value, __ATOMIC_RELEASE);
 }
 
 /// Atomically loads a 32-bit word of the shared mapping with acquire ordering.

@@ -55,6 +55,10 @@ struct LinuxPlatform: AuditPlatform {
     func makeSymbolizer(modules: [ModuleImage]) -> any AddressSymbolizer {
         Symbolizer(modules: modules)
     }
+
+    func copyProcess(_ pid: Int32) -> Result<ProcessSnapshot, SnapshotFailure> {
+        ProcessCopier.copy(pid)
+    }
 }
 
 /// An anonymous shared file (memfd) that child processes inherit, mapped here. The target finds it

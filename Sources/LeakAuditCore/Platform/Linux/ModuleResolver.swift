@@ -22,8 +22,8 @@ extension Symbolizer {
             var column: Int?
         }
 
-        /// A function symbol of the ELF symbol table, at runtime addresses.
-        private struct FunctionSymbol {
+        /// A function or data symbol of the ELF symbol table, at runtime addresses.
+        private struct ELFSymbol {
             var address: UInt64
             var size: UInt64
             /// 2 global, 1 weak, 0 local: the name to keep when several share an address.
@@ -89,7 +89,9 @@ extension Symbolizer {
         /// Kept alive for `dwfl`, which holds on to the pointer.
         private let callbacks: UnsafeMutablePointer<Dwfl_Callbacks>
 
-        private var symbols: [FunctionSymbol]? = nil
+        private var symbols: [ELFSymbol]? = nil
+        /// Data symbols (variables), sorted by address, built on first use.
+        private var variables: [ELFSymbol]? = nil
         private var compileUnits: [CompileUnit]? = nil
         private var compileUnitIndex = RangeIndex([])
         /// Runtime address minus DWARF address.
@@ -219,7 +221,17 @@ extension Symbolizer {
 
         /// The name of the function symbol whose extent holds `pc`, demangled when Swift.
         private func functionSymbol(containing pc: UInt64) -> String? {
-            let symbols = loadSymbols()
+            symbol(containing: pc, in: loadSymbols())
+        }
+
+        /// The name of the variable (a data symbol) whose extent holds runtime address `address`,
+        /// demangled when Swift; nil when no sized data symbol covers it.
+        func variableSymbol(containing address: UInt64) -> String? {
+            if variables == nil { variables = indexSymbols { $0 == STT_OBJECT || $0 == STT_TLS } }
+            return symbol(containing: address, in: variables ?? [])
+        }
+
+        private func symbol(containing pc: UInt64, in symbols: [ELFSymbol]) -> String? {
             var lower = 0
             var upper = symbols.count
             while lower < upper {
@@ -241,9 +253,16 @@ extension Symbolizer {
 
         /// Builds the sorted function-symbol index once; `dwfl_module_addrinfo` would scan the
         /// whole table on every lookup.
-        private func loadSymbols() -> [FunctionSymbol] {
+        private func loadSymbols() -> [ELFSymbol] {
             if let symbols { return symbols }
-            var found: [FunctionSymbol] = []
+            let unique = indexSymbols { $0 == STT_FUNC || $0 == STT_GNU_IFUNC }
+            symbols = unique
+            return unique
+        }
+
+        /// The symbols whose type `accepts`, sorted by address, one per address.
+        private func indexSymbols(_ accepts: (Int32) -> Bool) -> [ELFSymbol] {
+            var found: [ELFSymbol] = []
             let count = dwfl_module_getsymtab(module)
             if count < 0 {
                 record(.dwflModuleGetsymtab(path: path, message: lastDwflError()))
@@ -269,12 +288,12 @@ extension Symbolizer {
                     else { continue }
                     let type = Int32(symbol.st_info & 0xf)
                     let binding = Int32(symbol.st_info >> 4)
-                    guard type == STT_FUNC || type == STT_GNU_IFUNC,
+                    guard accepts(type),
                         sectionIndex != SHN_UNDEF, address != 0, name.pointee != 0
                     else { continue }
                     let rank: UInt8 = binding == STB_GLOBAL ? 2 : binding == STB_WEAK ? 1 : 0
                     found.append(
-                        FunctionSymbol(
+                        ELFSymbol(
                             address: address,
                             size: symbol.st_size,
                             rank: rank,
@@ -289,12 +308,11 @@ extension Symbolizer {
                     $1.address, $0.size == 0 ? 0 : 1, $0.rank
                 )
             }
-            var unique: [FunctionSymbol] = []
+            var unique: [ELFSymbol] = []
             unique.reserveCapacity(found.count)
             for symbol in found where unique.last?.address != symbol.address {
                 unique.append(symbol)
             }
-            symbols = unique
             return unique
         }
 

@@ -56,6 +56,13 @@ public final class Symbolizer: AddressSymbolizer {
         return frames
     }
 
+    /// The variable whose storage holds `address` (a global or static), as its data symbol names
+    /// it, demangled; nil when no symbol covers it.
+    public func variable(at address: UInt64) -> String? {
+        guard let moduleIndex = moduleIndex(containing: address) else { return nil }
+        return resolver(for: moduleIndex)?.variableSymbol(containing: address)
+    }
+
     private func resolve(_ returnAddress: UInt64) -> [SymbolizedFrame] {
         // The return address may already belong to the next function (or module) when the call
         // was the last instruction.

@@ -93,6 +93,8 @@ struct TargetProcess: RunningTarget {
         var status: Int32 = 0
         let result = waitpid(pid, &status, WNOHANG)
         guard result == pid else { return nil }
+        // A stop of a thread leak-audit traced for a heap walk is not the target's end.
+        if status & 0xFF == 0x7F { return nil }
         forwardingTarget.store(0, ordering: .releasing)
         for signalNumber in Self.forwardedSignals { signal(signalNumber, SIG_DFL) }
         let terminatingSignal = status & 0x7F

@@ -1,0 +1,78 @@
+/// A copy of a stopped process: its memory regions, threads and their registers, taken while every
+/// thread was stopped, so that its heap can be walked after the process ran on (docs/retainers.md).
+/// Addresses are the process's own.
+struct ProcessSnapshot {
+    /// A mapped region, as /proc/<pid>/maps lists it, with what was copied of it.
+    struct Region {
+        /// First address of the mapping.
+        var start: UInt64
+        /// One past its last address.
+        var end: UInt64
+        var isWritable: Bool
+        var isExecutable: Bool
+        /// The mapped file's path, a kernel name such as `[heap]` or `[stack]`, or empty for
+        /// anonymous memory.
+        var path: String
+        /// The address of `bytes[0]`: a thread's stack is copied from its stack pointer up.
+        var copiedStart: UInt64
+        /// The copied bytes: empty when the region was not copied (code, device mappings).
+        var bytes: [UInt8]
+
+        /// The copied part's end.
+        var copiedEnd: UInt64 { copiedStart + UInt64(bytes.count) }
+    }
+
+    /// A thread, stopped.
+    struct Thread {
+        var id: Int32
+        /// Its name (/proc/<pid>/task/<tid>/comm).
+        var name: String
+        var instructionPointer: UInt64
+        var stackPointer: UInt64
+        var framePointer: UInt64
+        /// Where its thread-local storage is (x86_64 fs_base).
+        var threadPointer: UInt64
+        /// Every general-purpose register.
+        var registers: [UInt64]
+    }
+
+    var pid: Int32
+    /// Sorted by start address, not overlapping.
+    var regions: [Region]
+    var threads: [Thread]
+
+    /// The copied region holding `address`, by binary search.
+    func regionIndex(containing address: UInt64) -> Int? {
+        var low = 0
+        var high = regions.count
+        while low < high {
+            let middle = (low + high) / 2
+            if regions[middle].end <= address {
+                low = middle + 1
+            } else {
+                high = middle
+            }
+        }
+        guard low < regions.count, regions[low].start <= address, address < regions[low].end else { return nil }
+        return low
+    }
+}
+
+/// Why a process's memory could not be copied, for the report.
+enum SnapshotFailure: Error, Equatable {
+    /// The kernel refused to let leak-audit trace the process (ptrace): `detail` says how to allow it.
+    case notPermitted(detail: String)
+    /// The process ended before it could be stopped.
+    case processGone
+    /// Another system call failed.
+    case failed(call: String, errno: Int32)
+
+    /// One line for the report.
+    var message: String {
+        switch self {
+        case .notPermitted(let detail): "leak-audit may not stop the process to copy its memory (\(detail))"
+        case .processGone: "the process ended before its memory could be copied"
+        case .failed(let call, let errno): "\(call) failed (\(systemErrorMessage(errno)))"
+        }
+    }
+}

@@ -1,0 +1,467 @@
+/// Reads Swift's runtime structures out of a process snapshot: which addresses are live heap
+/// objects, their types' names, and which of their words are strong references and under which
+/// name (stored property, array index, dictionary key, closure capture). The layouts are the Swift
+/// runtime's (swift/ABI/Metadata.h, HeapObject.h, RefCount.h) on 64-bit Linux, without
+/// Objective-C interoperability. Everything read comes from the target: a value that does not
+/// fit the layout makes the address "not an object" or the word "not a reference", never a trap.
+final class SwiftLayout {
+    let memory: SnapshotMemory
+
+    /// What is known about one heap object's type, cached per metadata pointer.
+    struct ObjectType {
+        enum Kind {
+            /// A class instance: stored properties, then (for collection storage) elements.
+            case classInstance
+            /// A closure context (HeapLocalVariable metadata): captures from `firstCapture` on.
+            case closureContext
+            /// A box for a captured `var` (HeapGenericLocalVariable): the value at `firstCapture`.
+            case box
+            /// An async task: its frames are read word by word.
+            case task
+            /// Another runtime object (an error box, a job): read word by word.
+            case other
+        }
+        var kind: Kind
+        /// The type's name, module-qualified, generic arguments included.
+        var name: String
+        /// The class's instance size (the end of its stored properties); 0 when unknown.
+        var instanceSize: Int
+        /// Stored properties of the class and its superclasses, sorted by offset.
+        var fields: [Field]
+        /// Where a closure context's captures or a box's value start.
+        var firstCapture: Int = 16
+        /// Capture offsets that hold no strong reference (unowned, unmanaged or raw-pointer
+        /// captures whose place is known), and whether a capture's place could not be known.
+        var captureExclusions: [Range<Int>] = []
+        var capturesUncertain = false
+        /// Swift collection storage, read element by element.
+        var collection: Collection?
+        /// The size of a box's value (0: unknown).
+        var boxedSize: Int = 0
+    }
+
+    struct Field {
+        var offset: Int
+        var name: String
+        var ownership: Ownership
+    }
+
+    /// How a stored property holds what it points to.
+    enum Ownership {
+        case strong
+        /// weak, unowned, unowned(unsafe), Unmanaged, or a raw pointer: never keeps an object alive.
+        case notOwning
+    }
+
+    enum Collection {
+        /// _ContiguousArrayStorage<Element>: `count` elements from offset 32.
+        case array(element: TypeSummary)
+        /// _DictionaryStorage<Key, Value> (or _SetStorage, `value` nil).
+        case hashed(key: TypeSummary, value: TypeSummary?)
+    }
+
+    /// What a collection needs to know of a generic argument.
+    struct TypeSummary {
+        var name: String
+        var stride: Int
+        var isString: Bool
+        var isInteger: Bool
+    }
+
+    private var types: [UInt64: ObjectType?] = [:]
+    private var descriptorNames: [UInt64: String?] = [:]
+
+    init(memory: SnapshotMemory) {
+        self.memory = memory
+    }
+
+    // MARK: - Objects
+
+    /// Bits of a native reference that carry no address: Swift's spare bits on x86_64 and
+    /// aarch64 (multi-payload enums keep their tags there).
+    static let pointerMask: UInt64 = 0x0FFF_FFFF_FFFF_FFF8
+
+    /// The type of the live object at `address`, or nil when no live object starts there.
+    func objectType(at address: UInt64) -> ObjectType? {
+        guard address & 7 == 0, address > 0xFFFF, memory.isWritable(address),
+            let metadata = memory.word(address), metadata & 7 == 0, metadata > 0xFFFF,
+            let refCounts = memory.word(address &+ 8), refCountsAreLive(refCounts, object: address)
+        else { return nil }
+        if let cached = types[metadata] { return cached }
+        let type = readType(metadata: metadata)
+        types[metadata] = type
+        return type
+    }
+
+    /// A live object's reference counts: not deinitializing, an unowned count of at least one,
+    /// and a side table (when there is one) that points back at the object.
+    private func refCountsAreLive(_ bits: UInt64, object: UInt64) -> Bool {
+        if bits == UInt64.max || bits & 0x7FFF_FFFF_FFFF_FFFF == 0x7FFF_FFFF_FFFF_FFFF { return true }  // immortal
+        if bits & (1 << 63) != 0 {
+            // UseSlowRC: the rest is the side table's address, shifted right by 3.
+            let sideTable = (bits << 3) & Self.pointerMask
+            return memory.word(sideTable) == object
+        }
+        let isDeiniting = bits & (1 << 32) != 0
+        let unowned = (bits >> 1) & 0x7FFF_FFFF
+        return !isDeiniting && unowned >= 1
+    }
+
+    private func readType(metadata: UInt64) -> ObjectType? {
+        guard let kind = memory.word(metadata) else { return nil }
+        switch kind {
+        case 0: return readClass(metadata: metadata)
+        case 0x400: return readClosureContext(metadata: metadata)
+        case 0x500: return readBox(metadata: metadata)
+        case 0x501: return ObjectType(kind: .other, name: "Swift.Error box", instanceSize: 0, fields: [])
+        case 0x502: return ObjectType(kind: .task, name: "async task", instanceSize: 0, fields: [])
+        case 0x503: return ObjectType(kind: .other, name: "job", instanceSize: 0, fields: [])
+        default: return nil
+        }
+    }
+
+    // MARK: - Classes
+
+    private struct ClassDescriptor {
+        var address: UInt64
+        var flags: UInt32
+        var name: String
+        var fieldDescriptor: UInt64?
+        var numFields: Int
+        var fieldOffsetVectorOffset: Int
+        var isGeneric: Bool
+        var hasResilientSuperclass: Bool
+        var metadataPositiveSize: Int
+        var numImmediateMembers: Int
+        var resilientBounds: UInt64?
+    }
+
+    /// Class metadata (no Objective-C interop): kind, superclass, flags, instance address point,
+    /// instance size, alignment mask, class size, class address point, description, ivar
+    /// destroyer, then the class's members.
+    private func classDescriptor(ofMetadata metadata: UInt64) -> ClassDescriptor? {
+        guard let description = memory.word(metadata &+ 40), description & 3 == 0,
+            let flags = memory.uint32(description), flags & 0x1F == 16
+        else { return nil }
+        let kindFlags = flags >> 16
+        return ClassDescriptor(
+            address: description, flags: flags, name: memory.relative(description &+ 8).flatMap { memory.cString($0) } ?? "",
+            fieldDescriptor: memory.relative(description &+ 16),
+            numFields: Int(memory.uint32(description &+ 36) ?? 0),
+            fieldOffsetVectorOffset: Int(memory.uint32(description &+ 40) ?? 0),
+            isGeneric: flags & 0x80 != 0,
+            hasResilientSuperclass: kindFlags & (1 << 13) != 0,
+            metadataPositiveSize: Int(memory.uint32(description &+ 28) ?? 0),
+            numImmediateMembers: Int(memory.uint32(description &+ 32) ?? 0),
+            resilientBounds: memory.relative(description &+ 24))
+    }
+
+    /// Where a class's immediate members (field offsets, generic arguments) start, in words from
+    /// the metadata's address point.
+    private func immediateMembersStart(_ descriptor: ClassDescriptor) -> Int? {
+        if descriptor.hasResilientSuperclass {
+            guard let bounds = descriptor.resilientBounds, let offset = memory.word(bounds) else { return nil }
+            return Int(truncatingIfNeeded: Int64(bitPattern: offset)) / 8
+        }
+        return descriptor.metadataPositiveSize - descriptor.numImmediateMembers
+    }
+
+    private func readClass(metadata: UInt64) -> ObjectType? {
+        guard let descriptor = classDescriptor(ofMetadata: metadata),
+            let sizes = memory.word(metadata &+ 24)
+        else { return nil }
+        let instanceSize = Int(sizes & 0xFFFF_FFFF)
+        guard instanceSize >= 16, instanceSize < 1 << 24 else { return nil }
+        var fields: [Field] = []
+        var current: UInt64? = metadata
+        var depth = 0
+        while let classMetadata = current, depth < 32, let classDescriptor = self.classDescriptor(ofMetadata: classMetadata) {
+            fields += storedProperties(of: classDescriptor, metadata: classMetadata)
+            current = memory.word(classMetadata &+ 8).flatMap { $0 == 0 ? nil : $0 }
+            depth += 1
+        }
+        fields.sort { $0.offset < $1.offset }
+        let name = typeName(classMetadata: metadata, descriptor: descriptor)
+        var type = ObjectType(kind: .classInstance, name: name, instanceSize: instanceSize, fields: fields)
+        type.collection = collection(of: descriptor, metadata: metadata)
+        // A collection's storage is named as the collection it stores.
+        switch type.collection {
+        case .array(let element)?: type.name = "[\(element.name)]"
+        case .hashed(let key, let value?)?: type.name = "[\(key.name): \(value.name)]"
+        case .hashed(let key, nil)?: type.name = "Set<\(key.name)>"
+        case nil: break
+        }
+        return type
+    }
+
+    /// The stored properties a class declares itself, with their offsets from its metadata's field
+    /// offset vector.
+    private func storedProperties(of descriptor: ClassDescriptor, metadata: UInt64) -> [Field] {
+        guard descriptor.numFields > 0, descriptor.numFields < 4096, let fieldDescriptor = descriptor.fieldDescriptor,
+            let start = immediateMembersStart(descriptor)
+        else { return [] }
+        let vector =
+            descriptor.hasResilientSuperclass
+            ? metadata &+ UInt64(bitPattern: Int64((start + descriptor.fieldOffsetVectorOffset) * 8))
+            : metadata &+ UInt64(descriptor.fieldOffsetVectorOffset * 8)
+        let records = fieldRecords(fieldDescriptor)
+        var fields: [Field] = []
+        for (index, record) in records.enumerated() where index < descriptor.numFields {
+            guard let offset = memory.word(vector &+ UInt64(index * 8)), offset < 1 << 24 else { continue }
+            fields.append(Field(offset: Int(offset), name: record.name, ownership: ownership(ofMangledType: record.type)))
+        }
+        return fields
+    }
+
+    /// A field descriptor's records: (name, mangled type name address).
+    private func fieldRecords(_ descriptor: UInt64) -> [(name: String, type: UInt64?)] {
+        guard let sizes = memory.uint32(descriptor &+ 8), let count = memory.uint32(descriptor &+ 12), count < 4096
+        else { return [] }
+        let recordSize = UInt64(sizes >> 16)
+        guard recordSize >= 12 else { return [] }
+        return (0..<UInt64(count)).map { index in
+            let record = descriptor &+ 16 &+ index &* recordSize
+            let name = memory.relative(record &+ 8).flatMap { memory.cString($0) } ?? "field \(index)"
+            return (name, memory.relative(record &+ 4))
+        }
+    }
+
+    /// Whether a stored property or capture of the mangled type at `address` owns what it points
+    /// to. The mangled name may hold symbolic references (a byte 1...0x17 and 4 bytes, or
+    /// 0x18...0x1F and 8): only its own characters are read.
+    func ownership(ofMangledType address: UInt64?) -> Ownership {
+        guard let characters = mangledCharacters(address) else { return .strong }
+        var text = characters
+        // An optional's suffix does not change the ownership of what it wraps.
+        if text.hasSuffix("Sg") { text.removeLast(2) }
+        if text.hasSuffix("Xw") || text.hasSuffix("Xo") || text.hasSuffix("Xu") { return .notOwning }
+        for prefix in ["s9UnmanagedV", "Sp", "SP", "Sv", "SV", "s13OpaquePointerV"] where text.hasPrefix(prefix) {
+            return .notOwning
+        }
+        return .strong
+    }
+
+    /// A mangled name's characters, each symbolic reference replaced by `#`.
+    private func mangledCharacters(_ address: UInt64?) -> String? {
+        guard let address else { return nil }
+        var result: [UInt8] = []
+        var position = address
+        while result.count < 512, let byte = memory.byte(position), byte != 0 {
+            switch byte {
+            case 0x01...0x17:
+                result.append(UInt8(ascii: "#"))
+                position &+= 5
+            case 0x18...0x1F:
+                result.append(UInt8(ascii: "#"))
+                position &+= 9
+            default:
+                result.append(byte)
+                position &+= 1
+            }
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+
+    // MARK: - Closure contexts and boxes
+
+    /// HeapLocalVariable metadata: kind, offset to the first capture (32 bits), capture
+    /// descriptor (NumCaptureTypes, NumMetadataSources, NumBindings, then one mangled type per
+    /// capture).
+    private func readClosureContext(metadata: UInt64) -> ObjectType? {
+        guard let offset = memory.uint32(metadata &+ 8), offset >= 16, offset < 4096 else { return nil }
+        var type = ObjectType(kind: .closureContext, name: "closure context", instanceSize: 0, fields: [])
+        type.firstCapture = Int(offset)
+        guard let descriptor = memory.word(metadata &+ 16), descriptor != 0,
+            let count = memory.uint32(descriptor), count < 1024
+        else { return type }
+        // Captures are laid out in order; a reference-sized capture takes 8 bytes. Past the
+        // first capture of another size, places are unknown.
+        var position = Int(offset)
+        var placesKnown = true
+        for index in 0..<UInt64(count) {
+            let mangled = memory.relative(descriptor &+ 12 &+ index &* 4)
+            let owns = ownership(ofMangledType: mangled) == .strong
+            let characters = mangledCharacters(mangled) ?? ""
+            let isReference =
+                characters.hasSuffix("Xw") || characters.hasSuffix("Xo") || characters.hasSuffix("Xu")
+                || characters == "#" || characters.hasSuffix("C") || characters == "Bb" || characters == "Bo"
+            if !owns {
+                if placesKnown && isReference {
+                    type.captureExclusions.append(position..<position + 8)
+                } else {
+                    type.capturesUncertain = true
+                }
+            }
+            if placesKnown && isReference { position += 8 } else { placesKnown = false }
+        }
+        return type
+    }
+
+    /// HeapGenericLocalVariable (a box): kind, value offset (32 bits), boxed type's metadata.
+    private func readBox(metadata: UInt64) -> ObjectType? {
+        guard let offset = memory.uint32(metadata &+ 8), offset >= 16, offset < 4096 else { return nil }
+        var type = ObjectType(kind: .box, name: "captured variable", instanceSize: 0, fields: [])
+        type.firstCapture = Int(offset)
+        if let boxed = memory.word(metadata &+ 16), let summary = summary(ofTypeMetadata: boxed) {
+            type.name = "captured \(summary.name)"
+            type.boxedSize = summary.stride
+        }
+        return type
+    }
+
+    // MARK: - Collections
+
+    private func collection(of descriptor: ClassDescriptor, metadata: UInt64) -> Collection? {
+        guard descriptor.isGeneric, isStandardLibrary(descriptor) else { return nil }
+        let arguments = genericArguments(classMetadata: metadata, descriptor: descriptor)
+        switch descriptor.name {
+        case "_ContiguousArrayStorage":
+            guard let element = arguments.first, let summary = summary(ofTypeMetadata: element) else { return nil }
+            return .array(element: summary)
+        case "_DictionaryStorage":
+            guard arguments.count >= 2, let key = summary(ofTypeMetadata: arguments[0]),
+                let value = summary(ofTypeMetadata: arguments[1])
+            else { return nil }
+            return .hashed(key: key, value: value)
+        case "_SetStorage":
+            guard let element = arguments.first, let summary = summary(ofTypeMetadata: element) else { return nil }
+            return .hashed(key: summary, value: nil)
+        default:
+            return nil
+        }
+    }
+
+    private func isStandardLibrary(_ descriptor: ClassDescriptor) -> Bool {
+        guard let parent = memory.relativeIndirectable(descriptor.address &+ 4),
+            let flags = memory.uint32(parent), flags & 0x1F == 0
+        else { return false }
+        return memory.relative(parent &+ 8).flatMap { memory.cString($0) } == "Swift"
+    }
+
+    /// The type arguments of a generic class's metadata (witness tables left out).
+    private func genericArguments(classMetadata metadata: UInt64, descriptor: ClassDescriptor) -> [UInt64] {
+        guard descriptor.isGeneric, let start = immediateMembersStart(descriptor) else { return [] }
+        // The generic header follows the 44 bytes of a class descriptor's own fields.
+        let header = descriptor.address &+ 44
+        guard let parameterCount = memory.uint16(header &+ 8), parameterCount < 64 else { return [] }
+        var arguments: [UInt64] = []
+        var slot = 0
+        for index in 0..<UInt64(parameterCount) {
+            guard let parameter = memory.byte(header &+ 16 &+ index) else { break }
+            guard parameter & 0x80 != 0 else { continue }  // no key argument
+            if let argument = memory.word(metadata &+ UInt64(bitPattern: Int64((start + slot) * 8))) {
+                arguments.append(argument)
+            }
+            slot += 1
+        }
+        return arguments
+    }
+
+    /// A type's name, stride and whether it is a String or an integer, from its metadata.
+    func summary(ofTypeMetadata metadata: UInt64) -> TypeSummary? {
+        guard let valueWitnesses = memory.word(metadata &- 8), let stride = memory.word(valueWitnesses &+ 72),
+            stride < 1 << 20
+        else { return nil }
+        let name = typeName(metadata: metadata, depth: 0)
+        return TypeSummary(
+            name: name, stride: Int(stride), isString: name == "Swift.String",
+            isInteger: ["Swift.Int", "Swift.UInt", "Swift.Int64", "Swift.Int32", "Swift.UInt64", "Swift.UInt32"].contains(name))
+    }
+
+    // MARK: - Names
+
+    /// The name of the type whose metadata is at `metadata`, module-qualified, with generic
+    /// arguments.
+    func typeName(metadata: UInt64, depth: Int = 0) -> String {
+        guard depth < 6, let kind = memory.word(metadata) else { return "?" }
+        switch kind {
+        case 0:
+            guard let descriptor = classDescriptor(ofMetadata: metadata) else { return "?" }
+            return typeName(classMetadata: metadata, descriptor: descriptor, depth: depth)
+        case 0x200, 0x201, 0x202:
+            guard let description = memory.word(metadata &+ 8) else { return "?" }
+            let base = qualifiedName(descriptor: description)
+            guard let flags = memory.uint32(description), flags & 0x80 != 0 else { return base }
+            // Struct and enum descriptors have 28 bytes of their own fields before the generic
+            // header; their arguments follow the description in the metadata.
+            let header = description &+ 28
+            guard let parameterCount = memory.uint16(header &+ 8), parameterCount < 16 else { return base }
+            var arguments: [String] = []
+            var slot: UInt64 = 0
+            for index in 0..<UInt64(parameterCount) {
+                guard let parameter = memory.byte(header &+ 16 &+ index), parameter & 0x80 != 0 else { continue }
+                if let argument = memory.word(metadata &+ 16 &+ slot * 8) {
+                    arguments.append(typeName(metadata: argument, depth: depth + 1))
+                }
+                slot += 1
+            }
+            return decorated(base, arguments)
+        case 0x301: return "(tuple)"
+        case 0x302: return "(function)"
+        case 0x303:
+            // Existential metadata: kind, flags (bit 31 clear: class-bound), protocol count.
+            guard let flags = memory.uint32(metadata &+ 8), let protocols = memory.uint32(metadata &+ 12) else { return "?" }
+            if protocols == 0 { return flags & 0x8000_0000 == 0 ? "Swift.AnyObject" : "Any" }
+            return "(existential)"
+        default: return "?"
+        }
+    }
+
+    private func typeName(classMetadata: UInt64, descriptor: ClassDescriptor, depth: Int = 0) -> String {
+        let base = qualifiedName(descriptor: descriptor.address)
+        guard descriptor.isGeneric else { return base }
+        let arguments = genericArguments(classMetadata: classMetadata, descriptor: descriptor).map {
+            typeName(metadata: $0, depth: depth + 1)
+        }
+        return decorated(base, arguments)
+    }
+
+    private func decorated(_ base: String, _ arguments: [String]) -> String {
+        switch (base, arguments.count) {
+        case ("Swift.Optional", 1): return arguments[0] + "?"
+        case ("Swift.Array", 1): return "[\(arguments[0])]"
+        case ("Swift.Dictionary", 2): return "[\(arguments[0]): \(arguments[1])]"
+        case (_, 0): return base
+        default: return base + "<" + arguments.joined(separator: ", ") + ">"
+        }
+    }
+
+    /// `Module.Outer.Name` from a context descriptor and its parents; anonymous contexts (private
+    /// declarations) and extensions add nothing.
+    func qualifiedName(descriptor: UInt64) -> String {
+        if let cached = descriptorNames[descriptor] { return cached ?? "?" }
+        var parts: [String] = []
+        var current: UInt64? = descriptor
+        var depth = 0
+        while let context = current, depth < 16, let flags = memory.uint32(context) {
+            let kind = flags & 0x1F
+            if kind == 0 || kind >= 16, let name = memory.relative(context &+ 8).flatMap({ memory.cString($0) }) {
+                parts.append(name)
+            }
+            current = memory.relativeIndirectable(context &+ 4)
+            depth += 1
+        }
+        let name = parts.isEmpty ? nil : parts.reversed().joined(separator: ".")
+        descriptorNames[descriptor] = .some(name)
+        return name ?? "?"
+    }
+
+    // MARK: - Strings
+
+    /// The Swift String whose 16 bytes are at `address`: small strings inline, native large
+    /// strings from their storage object; nil for other representations.
+    func string(at address: UInt64) -> String? {
+        guard let countAndFlags = memory.word(address), let object = memory.word(address &+ 8) else { return nil }
+        let discriminator = UInt8(truncatingIfNeeded: object >> 56)
+        if discriminator & 0x20 != 0 {
+            // Small: up to 15 UTF-8 bytes in the two words, the count in the discriminator's low nibble.
+            let count = Int(discriminator & 0x0F)
+            guard let bytes = memory.bytes(address, count: 16) else { return nil }
+            return String(validating: bytes.prefix(count), as: UTF8.self)
+        }
+        // Large native: storage object at the address bits, UTF-8 after its 32-byte header.
+        let count = Int(countAndFlags & 0x0000_FFFF_FFFF_FFFF)
+        guard count <= 256, let bytes = memory.bytes((object & Self.pointerMask) &+ 32, count: count) else { return nil }
+        return String(validating: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,68 @@
+/// Who holds instances still alive (`--retainers`): a group of instances whose retaining paths
+/// have the same shape — the same root and the same steps, array indexes and dictionary keys
+/// aside — with their count.
+public struct Retainer: Sendable, Hashable {
+    /// What kind of root a path starts at.
+    public enum RootKind: String, Sendable, Hashable {
+        /// A global or static variable.
+        case global
+        /// Thread-local storage.
+        case threadLocal
+        /// A slot in a thread's stack frame.
+        case stack
+        /// A register of a stopped thread.
+        case register
+        /// A running or suspended async task.
+        case task
+        /// A cycle of strong references that nothing else reaches.
+        case cycle
+        /// No holder was found (see `Root.name`).
+        case unknown
+    }
+
+    /// Where the path starts.
+    public struct Root: Sendable, Hashable {
+        public var kind: RootKind
+        /// The variable (`App.router`), the function whose frame holds it, or what the cycle or
+        /// the missing holder is.
+        public var name: String
+        /// The thread, for stack, register and thread-local roots.
+        public var thread: String?
+
+        public init(kind: RootKind, name: String, thread: String? = nil) {
+            self.kind = kind
+            self.name = name
+            self.thread = thread
+        }
+    }
+
+    /// One object on the path, and how the one before holds it.
+    public struct Step: Sendable, Hashable {
+        /// How the previous object (or the root, for the first step) holds this one: a stored
+        /// property's name, `[i]` for an array element, `["key"]` or `[key]` for a dictionary
+        /// value, `captured` for a closure's capture.
+        public var via: String
+        /// This object's type, module-qualified: the last step's is the leaked type.
+        public var type: String
+        /// True for a collection's storage (an array's, a dictionary's): shown folded into the
+        /// next step.
+        public var isCollectionStorage: Bool
+
+        public init(via: String, type: String, isCollectionStorage: Bool = false) {
+            self.via = via
+            self.type = type
+            self.isCollectionStorage = isCollectionStorage
+        }
+    }
+
+    /// Instances with this path.
+    public var count: Int
+    public var root: Root
+    public var path: [Step]
+
+    public init(count: Int, root: Root, path: [Step]) {
+        self.count = count
+        self.root = root
+        self.path = path
+    }
+}
