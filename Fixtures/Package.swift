@@ -31,6 +31,8 @@ let package = Package(
         scenario("InterruptedWhileLeaking"),
         scenario("LargeLeak"),
         scenario("AsyncRequests"),
+        // Holders of different kinds (a task, a cycle, an enum payload), for --retainers.
+        scenario("RetainerKinds"),
         scenario("DynamicLibraryType", [.product(name: "WidgetKit", package: "WidgetKit"), leakMonitor]),
         // Allocation-heavy, for the benchmark.
         scenario("AllocationChurn"),

@@ -262,11 +262,29 @@ public struct ReportPhrases: Sendable {
         var lines: [String] = []
         for retainer in retainers {
             lines += wrapped(
-                "\(indent)\(retainer.count) × held by \(Self.retainerRoot(retainer.root)): \(Self.retainerChain(retainer))")
+                "\(indent)\(retainer.count) × held by \(Self.retainerRoot(retainer.root)): \(Self.retainerChain(retainer))"
+                    + (retainer.retainedBytes > 0 ? " (retains \(Self.byteCount(retainer.retainedBytes)))" : ""))
         }
         for reason in unavailable { lines += wrapped("\(indent)who holds the rest is unknown: \(reason)") }
-        if retainers.isEmpty && unavailable.isEmpty { lines.append("\(indent)no instance was alive at exit to hold") }
+        if retainers.isEmpty && unavailable.isEmpty {
+            lines.append("\(indent)none of them was alive when its process was walked")
+        }
         return lines
+    }
+
+    /// `512 bytes`, `12.3 KB`, `1.2 MB` (powers of 1,000, as file sizes are usually shown).
+    public static func byteCount(_ bytes: Int) -> String {
+        if bytes < 1_000 { return "\(bytes) bytes" }
+        let units = ["KB", "MB", "GB", "TB"]
+        var value = Double(bytes) / 1_000
+        var unit = 0
+        while value >= 1_000 && unit < units.count - 1 {
+            value /= 1_000
+            unit += 1
+        }
+        let tenths = (value * 10).rounded() / 10
+        let text = tenths == tenths.rounded() ? String(Int(tenths)) : String(tenths)
+        return "\(text) \(units[unit])"
     }
 
     /// `global App.router`, `a cycle of 2 objects…`, `the stack of thread 'main' in f()`.
@@ -277,7 +295,7 @@ public struct ReportPhrases: Sendable {
         case .threadLocal: return "thread-local storage\(thread)"
         case .stack: return "a local in \(escaped(root.name))\(thread)"
         case .register: return "a register\(thread) in \(escaped(root.name))"
-        case .task: return "async task \(escaped(root.name))"
+        case .task: return root.name.isEmpty ? "an async task" : "the async task running \(escaped(root.name))"
         case .cycle, .unknown: return escaped(root.name)
         }
     }
@@ -290,16 +308,24 @@ public struct ReportPhrases: Sendable {
         var text = first.isCollectionStorage ? "" : shortTypeName(first.type)
         for (index, step) in path.enumerated().dropFirst() {
             let isLast = index == path.count - 1
-            if step.via.hasPrefix("[") {
-                text += " → " + escaped(step.via)
+            if step.via.hasPrefix(".") {
+                // An enum's case: `Session.state (.loading) → RequestViewModel`.
+                text += " (\(escaped(step.via)))"
+            } else if step.via.hasPrefix("[") {
+                text += (text.isEmpty ? "" : " → ") + escaped(step.via)
             } else if text.isEmpty {
                 text += escaped(step.via)
-            } else if step.via == "captured" || step.via == "captured var" || step.via == "(memory)" {
+            } else if step.via.hasPrefix("(") {
+                text += " → " + step.via
+            } else if step.via == "captured" || step.via == "captured var" {
                 text += " → (\(step.via))"
             } else {
                 text += "." + escaped(step.via)
             }
-            if step.isCollectionStorage && !isLast { continue }
+            // A collection's storage, or an enum whose case the next step names, is not an object
+            // of its own to the reader.
+            let enumFollows = !isLast && path[index + 1].via.hasPrefix(".")
+            if (step.isCollectionStorage || enumFollows) && !isLast { continue }
             text += (step.via.hasPrefix("[") ? " " : " → ") + shortTypeName(step.type)
         }
         return text

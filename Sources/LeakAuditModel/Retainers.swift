@@ -59,10 +59,14 @@ public struct Retainer: Sendable, Hashable {
     public var count: Int
     public var root: Root
     public var path: [Step]
+    /// The bytes releasing these instances would free: what they alone keep alive, themselves
+    /// included, as their dominator subtrees in the heap's graph add up.
+    public var retainedBytes: Int
 
-    public init(count: Int, root: Root, path: [Step]) {
+    public init(count: Int, root: Root, path: [Step], retainedBytes: Int = 0) {
         self.count = count
         self.root = root
         self.path = path
+        self.retainedBytes = retainedBytes
     }
 }

@@ -112,11 +112,13 @@ struct JSONReportV1: Encodable {
             var type: String
         }
         var count: Int
+        var retainedBytes: Int
         var root: Root
         var path: [Step]
 
         init(_ retainer: LeakAuditModel.Retainer) {
             count = retainer.count
+            retainedBytes = retainer.retainedBytes
             root = Root(kind: retainer.root.kind.rawValue, name: retainer.root.name, thread: retainer.root.thread)
             path = retainer.path.map { Step(via: $0.via, type: $0.type) }
         }

@@ -79,6 +79,9 @@ public struct TextReportRenderer: ReportRenderer {
                     lines.append("    \(ReportPhrases.escaped(type.type)): \(comparison)")
                 }
                 lines.append(contentsOf: phrases.allocationSites(type.allocations, indent: "    ", typeName: type.type))
+                if let retainers = type.retainers {
+                    lines.append(contentsOf: phrases.retainerLines(retainers, unavailable: [], indent: "    "))
+                }
             }
         }
         let creators = tests.filter { !$0.globalState.isEmpty }

@@ -66,8 +66,36 @@ final class RetainersTests: XCTestCase {
         XCTAssertEqual(found.first?.3, ["WeakObservers.strong", "observers", "[i]"])
     }
 
+    func testTaskCycleEnumPayloadAndWeakWatcherEachGetTheirHolder() throws {
+        let audit = try Harness.audit("RetainerKinds", ["leaky"], extraOptions: ["--retainers"])
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        // A detached task that never ends holds its view model through the closures it runs.
+        let polling = try retainers(audit, ".PollingViewModel")
+        XCTAssertEqual(polling.map(\.0), [3], "\(polling)")
+        XCTAssertEqual(polling.first?.1, "task")
+        XCTAssertEqual(polling.first?.3.last, "captured")
+        // Two nodes that hold each other keep the image: the cycle is named, then the property.
+        let image = try retainers(audit, ".ImageViewModel")
+        XCTAssertEqual(image.map(\.0), [3], "\(image)")
+        XCTAssertEqual(image.first?.1, "cycle")
+        XCTAssertEqual(image.first?.3.last, "image")
+        let imageGroup = try XCTUnwrap((try audit.type(".ImageViewModel")["retainers"] as? [[String: Any]])?.first)
+        // Each image keeps its 2 MB of pixels: releasing the three frees at least 6 MB.
+        XCTAssertGreaterThanOrEqual(imageGroup["retainedBytes"] as? Int ?? 0, 6_000_000)
+        // An enum payload: the property, then the case.
+        let requests = try retainers(audit, ".RequestViewModel")
+        XCTAssertEqual(requests.map(\.0).reduce(0, +), 3, "\(requests)")
+        XCTAssertTrue(requests.contains { $0.3 == ["RetainerKinds.session", "state", ".loading"] }, "\(requests)")
+        XCTAssertTrue(requests.contains { $0.3 == ["RetainerKinds.session", "history", "[i]", ".loading"] }, "\(requests)")
+        // The watcher's weak and unowned references to each document never hold it: the store does.
+        let documents = try retainers(audit, ".DocumentViewModel")
+        XCTAssertEqual(documents.map(\.0), [3], "\(documents)")
+        XCTAssertEqual(documents.first?.3, ["RetainerKinds.store", "open", "[i]"])
+        XCTAssertFalse(audit.stderr.contains("Watcher"), audit.stderr)
+    }
+
     func testCleanTwinsHaveNothingToExplain() throws {
-        for fixture in ["ViewModelRetention", "DismissalCapture", "WeakObservers"] {
+        for fixture in ["ViewModelRetention", "DismissalCapture", "WeakObservers", "RetainerKinds"] {
             let audit = try Harness.audit(fixture, ["clean"], extraOptions: ["--retainers"])
             XCTAssertEqual(audit.status, 0, "\(fixture): \(audit.stderr)")
             XCTAssertTrue(audit.types.allSatisfy { $0["retainers"] == nil }, "\(fixture): \(audit.types)")

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import LeakAuditModel
 
 /// Turns the paths a process's heap walk found into the report's retainers: roots named by the
@@ -41,9 +42,22 @@ struct RetainerNaming {
     }
 
     private func retainer(_ path: RetainerSearch.Path, typeName leakedType: String) -> Retainer {
-        var steps = path.steps.enumerated().map { index, step in
-            Retainer.Step(
-                via: index == 0 ? "" : via(step.hold), type: typeName(of: step), isCollectionStorage: step.isCollectionStorage)
+        var steps: [Retainer.Step] = []
+        for (index, step) in path.steps.enumerated() {
+            // An enum on the way is a step of its own: `state` holds a `LoadState`, whose case
+            // `.loading` holds the object.
+            var enumCase: RetainerSearch.EnumCase? = nil
+            if case .property(_, let found?) = step.hold { enumCase = found }
+            if case .element(_, let found?) = step.hold { enumCase = found }
+            if index > 0, let enumCase {
+                steps.append(Retainer.Step(via: via(step.hold), type: enumCase.type))
+                steps.append(Retainer.Step(via: "." + enumCase.name, type: typeName(of: step)))
+                continue
+            }
+            steps.append(
+                Retainer.Step(
+                    via: index == 0 ? "" : via(step.hold), type: typeName(of: step), isCollectionStorage: step.isCollectionStorage
+                ))
         }
         if !steps.isEmpty { steps[steps.count - 1].type = leakedType }
         let root: Retainer.Root
@@ -56,6 +70,16 @@ struct RetainerNaming {
             root = Retainer.Root(kind: .stack, name: functionName(function, innermost: innermost), thread: thread)
         case .register(_, let thread, let function):
             root = Retainer.Root(kind: .register, name: functionName(function, innermost: true), thread: thread)
+        case .task(let functions):
+            // Else by the first closure it holds that has a name of the program's.
+            let held = path.steps.lazy.compactMap(\.closure).compactMap(closureName).first { !$0.contains("thunk") }
+            let name = taskName(functions)
+            root = Retainer.Root(
+                kind: .task,
+                name: name.isEmpty ? held.map { SwiftName.withoutReturnType(Self.withoutPartialApply($0)) } ?? "" : name)
+        case .heldByCycle(let members):
+            root = Retainer.Root(
+                kind: .cycle, name: "a cycle of \(members) object\(members == 1 ? "" : "s") that nothing else holds, through")
         case .cycle:
             let objects = Swift.max(1, path.steps.count - 1)
             root = Retainer.Root(
@@ -64,31 +88,62 @@ struct RetainerNaming {
             root = Retainer.Root(
                 kind: .unknown,
                 name:
-                    "no global, stack, thread-local or cycle holds it: held from memory that is not a Swift object, or retained without a reference (Unmanaged.passRetained)"
+                    "no global, stack, thread-local, task or cycle holds it: held from memory that is not a Swift object, or retained without a reference (Unmanaged.passRetained)"
             )
         }
         if !steps.isEmpty, path.root != .cycle { steps[0].via = root.name }
-        return Retainer(count: 1, root: root, path: steps)
+        return Retainer(
+            count: 1, root: root, path: steps, retainedBytes: path.insideAnotherInstance ? 0 : path.retainedBytes)
+    }
+
+    /// The closure whose code (or, for an async closure, whose async function pointer) is at
+    /// `address`.
+    private func closureName(_ address: UInt64) -> String? {
+        if let function = symbolizer.symbolize(address + 1).last?.function { return function }
+        guard let variable = symbolizer.variable(at: address) else { return nil }
+        let prefix = "async function pointer to "
+        return variable.hasPrefix(prefix) ? String(variable.dropFirst(prefix.count)) : variable
+    }
+
+    /// A task by the closure it runs: the first of its code addresses that names a function of
+    /// the program rather than a thunk, without the resume-point prefix.
+    private func taskName(_ functions: [UInt64]) -> String {
+        for address in functions {
+            guard var name = symbolizer.symbolize(address + 1).last?.function, !name.contains("thunk") else { continue }
+            let parts = name.components(separatedBy: "partial function for ")
+            if parts.count > 1 { name = parts.dropFirst().joined(separator: "partial function for ") }
+            return SwiftName.withoutReturnType(name)
+        }
+        return ""
     }
 
     private func via(_ hold: RetainerSearch.Hold) -> String {
         switch hold {
-        case .property(let name): name
-        case .element(let index): "[\(index)]"
+        case .property(let name, _): name
+        case .element(let index, _): "[\(index)]"
         case .value(let key): key.map { "[\($0)]" } ?? "[key]"
         case .member: "[member]"
         case .capture: "captured"
         case .boxedValue: "captured var"
-        case .word: "(memory)"
+        case .word: "(in its memory)"
         }
     }
 
     private func typeName(of step: RetainerSearch.Step) -> String {
-        guard step.type == "closure context", let closure = step.closure,
-            let function = symbolizer.symbolize(closure + 1).last?.function
+        guard step.type == "closure context", let closure = step.closure, let function = closureName(closure)
         else { return step.type }
-        let name = function.hasPrefix("partial apply for ") ? String(function.dropFirst(18)) : function
-        return "context of \(SwiftName.withoutReturnType(name))"
+        // The code beside a context is often a thunk the compiler made, not the closure itself.
+        guard !function.contains("thunk") else { return step.type }
+        return "context of \(SwiftName.withoutReturnType(Self.withoutPartialApply(function)))"
+    }
+
+    /// A closure's name without the compiler's `partial apply forwarder for`.
+    private static func withoutPartialApply(_ function: String) -> String {
+        var name = function
+        for prefix in ["partial apply forwarder for ", "partial apply for "] where name.hasPrefix(prefix) {
+            name = String(name.dropFirst(prefix.count))
+        }
+        return name
     }
 
     /// `App.router` for the variable whose storage holds `slot`, else the image and offset.
@@ -140,6 +195,7 @@ struct RetainerNaming {
                 continue
             }
             group.count += retainer.count
+            group.retainedBytes += retainer.retainedBytes
             for index in group.path.indices where group.path[index].via != retainer.path[index].via {
                 group.path[index].via = key.path[index].via
             }

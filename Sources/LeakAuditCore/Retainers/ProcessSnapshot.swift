@@ -13,10 +13,12 @@ struct ProcessSnapshot {
         /// The mapped file's path, a kernel name such as `[heap]` or `[stack]`, or empty for
         /// anonymous memory.
         var path: String
+        /// Where the mapping starts in its file.
+        var fileOffset: UInt64 = 0
         /// The address of `bytes[0]`: a thread's stack is copied from its stack pointer up.
         var copiedStart: UInt64
-        /// The copied bytes: empty when the region was not copied (code, device mappings).
-        var bytes: [UInt8]
+        /// The copied bytes: empty when the region was not copied (device mappings).
+        var bytes: RegionBytes
 
         /// The copied part's end.
         var copiedEnd: UInt64 { copiedStart + UInt64(bytes.count) }
@@ -75,4 +77,35 @@ enum SnapshotFailure: Error, Equatable {
         case .failed(let call, let errno): "\(call) failed (\(systemErrorMessage(errno)))"
         }
     }
+}
+
+/// A region's bytes, owned: copied out of the process (malloc'd), or, for code and read-only data
+/// that the loader never writes, the mapped file itself (the page cache's pages, not a copy).
+final class RegionBytes {
+    let buffer: UnsafeRawBufferPointer
+    private let release: (UnsafeRawBufferPointer) -> Void
+
+    var count: Int { buffer.count }
+    var isEmpty: Bool { buffer.isEmpty }
+
+    /// No bytes.
+    init() {
+        buffer = UnsafeRawBufferPointer(start: nil, count: 0)
+        release = { _ in }
+    }
+
+    /// Takes ownership of `buffer`; `release` frees it.
+    init(_ buffer: UnsafeRawBufferPointer, release: @escaping (UnsafeRawBufferPointer) -> Void) {
+        self.buffer = buffer
+        self.release = release
+    }
+
+    /// A copy of `bytes` (for tests and small regions).
+    convenience init(copying bytes: [UInt8]) {
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 16)
+        storage.copyBytes(from: bytes)
+        self.init(UnsafeRawBufferPointer(storage)) { $0.deallocate() }
+    }
+
+    deinit { release(buffer) }
 }

@@ -1,15 +1,17 @@
 /// Who holds each instance still alive in a process snapshot: a breadth-first search over strong
 /// references from the process's roots, so that each object reached gets a shortest path from
 /// the first kind of root that reaches it (globals and thread-locals, then thread stacks and
-/// registers); an instance no root reaches is explained by a cycle through it when there is one.
-/// See docs/retainers.md.
+/// registers, then async tasks); an instance no root reaches is explained by a cycle through it,
+/// or by the cycle or unreferenced object that holds it. What each instance alone keeps alive
+/// comes from the dominator tree of the whole heap. See docs/retainers.md.
 struct RetainerSearch {
     /// How one object holds the next.
     enum Hold: Hashable {
-        /// A stored property (of a struct inside it too: the outermost property is named).
-        case property(String)
-        /// An array element.
-        case element(Int)
+        /// A stored property (of a struct inside it too: the outermost property is named), and the
+        /// enum case whose payload the reference is, when the property is an enum.
+        case property(String, enumCase: EnumCase? = nil)
+        /// An array element, and the enum case whose payload it is, for an array of enums.
+        case element(Int, enumCase: EnumCase? = nil)
         /// A dictionary value, by its key when it reads as text.
         case value(key: String?)
         /// A dictionary key or a set member.
@@ -20,6 +22,12 @@ struct RetainerSearch {
         case boxedValue
         /// A word of a runtime object (an async task's frames, an error box).
         case word
+    }
+
+    /// An enum's case on the way: `LoadState` `.loading`.
+    struct EnumCase: Hashable {
+        var type: String
+        var name: String
     }
 
     /// Where a path starts.
@@ -33,8 +41,13 @@ struct RetainerSearch {
         case stack(thread: Int32, threadName: String, function: UInt64, innermost: Bool)
         /// A register of a stopped thread.
         case register(thread: Int32, threadName: String, function: UInt64)
+        /// An async task (running or suspended), with the code addresses in its header (the
+        /// function it runs, where it resumes), the program's first.
+        case task(functions: [UInt64])
         /// A cycle of strong references that nothing else reaches: the path goes round it.
         case cycle
+        /// A cycle of `members` objects that nothing else reaches holds the path's first object.
+        case heldByCycle(members: Int)
         /// No root, object or cycle found: held from memory the walk does not read, or
         /// over-retained.
         case unknown
@@ -53,18 +66,37 @@ struct RetainerSearch {
     struct Path {
         var root: Root
         var steps: [Step]
+        /// The bytes the instance alone keeps alive, itself included (its dominator subtree).
+        var retainedBytes = 0
+        /// Another of the instances searched dominates this one: its bytes are in that one's.
+        var insideAnotherInstance = false
     }
 
     private let layout: SwiftLayout
     private let memory: SnapshotMemory
     private var objects: [UInt64] = []
-    private var nodeTypes: [SwiftLayout.ObjectType] = []
+    /// Each node's type, as an index into the layout's type table.
+    private var nodeTypeIndexes: [Int32] = []
     private var nodeIndex: [UInt64: Int32] = [:]
     /// For each node reached: the node it was reached from (or -1 - the root's index), and how.
     private var parent: [Int32] = []
     private var parentHold: [Hold?] = []
     private var parentClosure: [UInt64?] = []
+    private var nodeSizes: [Int] = []
     private var roots: [Root] = []
+    /// The nodes each root phase started from, for the dominator tree.
+    private var seeds: [Int32] = []
+    /// Strong references among the objects no root reaches, both ways, built on first need.
+    private var unreachedGraph: (forward: [Int32: [Edge]], backward: [Int32: [Edge]])? = nil
+    /// The nodes that lie on a cycle of unreached objects.
+    private var onUnreachedCycle: Set<Int32> = []
+
+    /// A strong reference: the other end, and how it holds.
+    private struct Edge {
+        var node: Int32
+        var hold: Hold
+        var closure: UInt64?
+    }
 
     init(snapshot: ProcessSnapshot) {
         memory = SnapshotMemory(snapshot)
@@ -75,29 +107,63 @@ struct RetainerSearch {
     /// each loaded image's data is.
     static func paths(of instances: [UInt64], in snapshot: ProcessSnapshot, modules: [ModuleImage]) -> [UInt64: Path] {
         var search = RetainerSearch(snapshot: snapshot)
+        search.enumerateHeap()
         search.reachFromRoots(modules: modules)
         var result: [UInt64: Path] = [:]
         for instance in instances {
             if let path = search.path(to: instance) { result[instance] = path }
         }
+        let targets = instances.compactMap { search.nodeIndex[$0] }.filter { $0 >= 0 }
+        let (retained, dominators) = search.retainedSizes(extraEntries: targets)
+        let explained = Set(targets)
+        for node in targets {
+            let address = search.objects[Int(node)]
+            result[address]?.retainedBytes = retained[Int(node)]
+            // Nested inside another searched instance of its type (a list of leaked models):
+            // counted there, so that a group's bytes are not counted twice.
+            var current = dominators[Int(node)]
+            var depth = 0
+            while current >= 0, depth < 100_000 {
+                if explained.contains(current), search.nodeType(current).name == search.nodeType(node).name {
+                    result[address]?.insideAnotherInstance = true
+                    break
+                }
+                current = dominators[Int(current)]
+                depth += 1
+            }
+        }
         return result
+    }
+
+    /// Makes a node of every Swift object among malloc's blocks in use, so that objects no root
+    /// reaches (tasks, cycles) are known too.
+    private mutating func enumerateHeap() {
+        for block in MallocHeap.blocks(in: memory) {
+            if let node = node(at: block.address) { nodeSizes[Int(node)] = block.size }
+        }
     }
 
     // MARK: - Nodes
 
+    private func nodeType(_ node: Int32) -> SwiftLayout.ObjectType {
+        layout.typeTable[Int(nodeTypeIndexes[Int(node)])]
+    }
+
     /// The node of the live object at `address`, adding it on first sight; nil when none starts there.
     private mutating func node(at address: UInt64) -> Int32? {
         if let known = nodeIndex[address] { return known >= 0 ? known : nil }
-        guard let type = layout.objectType(at: address) else {
+        guard let typeIndex = layout.objectTypeIndex(at: address) else {
             nodeIndex[address] = -1
             return nil
         }
+        let type = layout.typeTable[Int(typeIndex)]
         let index = Int32(objects.count)
         objects.append(address)
-        nodeTypes.append(type)
+        nodeTypeIndexes.append(typeIndex)
         parent.append(Int32.min)
         parentHold.append(nil)
         parentClosure.append(nil)
+        nodeSizes.append(extent(of: address, fallback: type.instanceSize))
         nodeIndex[address] = index
         return index
     }
@@ -118,17 +184,30 @@ struct RetainerSearch {
     /// Calls `body` with each object the node holds strongly, and how.
     private mutating func forEachReference(of node: Int32, _ body: (inout Self, Int32, Hold, UInt64?) -> Void) {
         let address = objects[Int(node)]
-        let type = nodeTypes[Int(node)]
-        let end = extent(of: address, fallback: type.instanceSize)
-        func visit(_ search: inout Self, offset: Int, hold: Hold, closureAllowed: Bool = true) {
+        let type = nodeType(node)
+        let end = nodeSizes[Int(node)]
+        func visit(_ search: inout Self, offset: Int, hold: Hold, closureAllowed: Bool = true, enumDescriptor: UInt64? = nil) {
             guard let word = search.memory.word(address &+ UInt64(offset)) else { return }
             let target = word & SwiftLayout.pointerMask
             guard let targetNode = search.node(at: target) else { return }
+            var hold = hold
+            if let enumDescriptor, let (type, name) = search.layout.payloadCase(ofEnum: enumDescriptor, holding: target) {
+                switch hold {
+                case .property(let property, _): hold = .property(property, enumCase: EnumCase(type: type, name: name))
+                case .element(let index, _): hold = .element(index, enumCase: EnumCase(type: type, name: name))
+                default: break
+                }
+            }
+            // A function value is two words, its code (or async function pointer) and its context;
+            // the code names the closure.
             var closure: UInt64? = nil
-            if closureAllowed, search.nodeTypes[Int(targetNode)].kind == .closureContext, offset >= 8,
-                let function = search.memory.word(address &+ UInt64(offset - 8)), search.isCode(function)
-            {
-                closure = function
+            if closureAllowed, search.nodeType(targetNode).kind == .closureContext {
+                for neighbour in [offset - 8, offset + 8] where neighbour >= 16 {
+                    if let function = search.memory.word(address &+ UInt64(neighbour)), search.isImageConstant(function) {
+                        closure = function
+                        break
+                    }
+                }
             }
             body(&search, targetNode, hold, closure)
         }
@@ -141,7 +220,9 @@ struct RetainerSearch {
                 while fieldIndex + 1 < type.fields.count, type.fields[fieldIndex + 1].offset <= offset { fieldIndex += 1 }
                 if fieldIndex >= 0 {
                     let field = type.fields[fieldIndex]
-                    if field.ownership == .strong { visit(&self, offset: offset, hold: .property(field.name)) }
+                    if field.ownership == .strong {
+                        visit(&self, offset: offset, hold: .property(field.name), enumDescriptor: field.enumDescriptor)
+                    }
                 }
                 offset += 8
             }
@@ -153,7 +234,7 @@ struct RetainerSearch {
                 for index in 0..<Swift.min(Int(count), capacity) {
                     var word = 32 + index * stride
                     while word + 8 <= 32 + (index + 1) * stride {
-                        visit(&self, offset: word, hold: .element(index))
+                        visit(&self, offset: word, hold: .element(index), enumDescriptor: element.enumDescriptor)
                         word += 8
                     }
                 }
@@ -246,6 +327,14 @@ struct RetainerSearch {
     }
 
     /// Whether `address` lies in code: a mapped, executable region of the snapshot.
+    /// Whether `address` lies in an image's read-only mapping: code, or an async function's
+    /// descriptor (an async closure's "function" points at one).
+    private func isImageConstant(_ address: UInt64) -> Bool {
+        guard let index = memory.snapshot.regionIndex(containing: address) else { return false }
+        let region = memory.snapshot.regions[index]
+        return !region.isWritable && region.path.hasPrefix("/")
+    }
+
     private func isCode(_ address: UInt64) -> Bool {
         guard let index = memory.snapshot.regionIndex(containing: address) else { return false }
         return memory.snapshot.regions[index].isExecutable
@@ -263,6 +352,7 @@ struct RetainerSearch {
             else { return }
             search.roots.append(root)
             search.parent[Int(node)] = -Int32(search.roots.count)
+            search.seeds.append(node)
             queue.append(node)
         }
         // 1. Globals: the writable data of every loaded image.
@@ -312,6 +402,29 @@ struct RetainerSearch {
             }
         }
         breadthFirst(&queue)
+        // 3. Async tasks no stack or global reaches: running or suspended, held by the executor.
+        for node in objects.indices where nodeType(Int32(node)).kind == .task && parent[node] == Int32.min {
+            roots.append(.task(functions: taskFunctions(Int32(node))))
+            parent[node] = -Int32(roots.count)
+            seeds.append(Int32(node))
+            queue.append(Int32(node))
+        }
+        breadthFirst(&queue)
+    }
+
+    /// The code addresses in a task's first words that are not the runtime's own: the function
+    /// it was started with, where it resumes.
+    private func taskFunctions(_ node: Int32) -> [UInt64] {
+        let address = objects[Int(node)]
+        var found: [UInt64] = []
+        for offset in stride(from: 16, to: Swift.min(nodeSizes[Int(node)], 1 << 16), by: 8) {
+            guard let word = memory.word(address &+ UInt64(offset)), isCode(word),
+                let index = memory.snapshot.regionIndex(containing: word)
+            else { continue }
+            let path = memory.snapshot.regions[index].path
+            if !path.contains("libswift_Concurrency") && !path.contains("libswiftCore") { found.append(word) }
+        }
+        return found
     }
 
     /// A thread's frames, innermost first, by its frame-pointer chain: where each starts on the
@@ -351,25 +464,258 @@ struct RetainerSearch {
         if parent[Int(target)] != Int32.min {
             var steps: [Step] = []
             var current = target
-            while parent[Int(current)] >= 0 {
+            // A task on the way is the root that matters: what keeps the task (its executor, the
+            // thread running it) is the runtime's, not the program's.
+            while parent[Int(current)] >= 0, nodeType(current).kind != .task {
                 steps.append(step(to: current))
                 current = parent[Int(current)]
             }
+            if nodeType(current).kind == .task && current != target {
+                return Path(root: .task(functions: taskFunctions(current)), steps: [step(to: current)] + steps.reversed())
+            }
             steps.append(
                 Step(
-                    hold: .property(""), type: nodeTypes[Int(current)].name,
-                    isCollectionStorage: nodeTypes[Int(current)].collection != nil))
+                    hold: .property(""), type: nodeType(current).name,
+                    isCollectionStorage: nodeType(current).collection != nil))
             let root = roots[Int(-parent[Int(current)] - 1)]
             return Path(root: root, steps: steps.reversed())
         }
         if let cycle = cycle(through: target) { return Path(root: .cycle, steps: cycle) }
-        return Path(root: .unknown, steps: [Step(hold: .property(""), type: nodeTypes[Int(target)].name)])
+        return heldFromOutside(target)
+    }
+
+    /// For an unreached instance on no cycle: the nearest unreached object that holds it and lies
+    /// on a cycle, or else the farthest one that nothing holds (over-retained, or held from memory
+    /// that is not a Swift object), and the path from there.
+    private mutating func heldFromOutside(_ target: Int32) -> Path {
+        let graph = unreachedEdges()
+        var next: [Int32: Edge] = [:]  // toward the target
+        var queue: [Int32] = [target]
+        var head = 0
+        var chosen: Int32? = nil
+        var farthest = target
+        while head < queue.count {
+            let node = queue[head]
+            head += 1
+            if node != target, onUnreachedCycle.contains(node) {
+                chosen = node
+                break
+            }
+            let holders = graph.backward[node] ?? []
+            if holders.isEmpty { farthest = node }
+            for holder in holders where holder.node != target && next[holder.node] == nil {
+                next[holder.node] = Edge(node: node, hold: holder.hold, closure: holder.closure)
+                queue.append(holder.node)
+            }
+        }
+        let start = chosen ?? farthest
+        var steps = [
+            Step(hold: .property(""), type: nodeType(start).name, isCollectionStorage: nodeType(start).collection != nil)
+        ]
+        var current = start
+        while current != target, let edge = next[current] {
+            steps.append(
+                Step(
+                    hold: edge.hold, type: nodeType(edge.node).name, closure: edge.closure,
+                    isCollectionStorage: nodeType(edge.node).collection != nil))
+            current = edge.node
+        }
+        guard let cycleStart = chosen else { return Path(root: .unknown, steps: steps) }
+        return Path(root: .heldByCycle(members: cycleSize(containing: cycleStart)), steps: steps)
+    }
+
+    /// The strong references among objects no root reached, and which of them lie on a cycle
+    /// (a strongly connected component of more than one object, or one holding itself).
+    private mutating func unreachedEdges() -> (forward: [Int32: [Edge]], backward: [Int32: [Edge]]) {
+        if let unreachedGraph { return unreachedGraph }
+        var forward: [Int32: [Edge]] = [:]
+        var backward: [Int32: [Edge]] = [:]
+        for node in objects.indices where parent[node] == Int32.min {
+            forEachReference(of: Int32(node)) { search, target, hold, closure in
+                guard search.parent[Int(target)] == Int32.min else { return }
+                forward[Int32(node), default: []].append(Edge(node: target, hold: hold, closure: closure))
+                backward[target, default: []].append(Edge(node: Int32(node), hold: hold, closure: closure))
+            }
+        }
+        onUnreachedCycle = Self.nodesOnCycles(forward)
+        unreachedGraph = (forward, backward)
+        return (forward, backward)
+    }
+
+    /// The nodes of `graph` on a cycle, by Tarjan's strongly connected components (iterative).
+    private static func nodesOnCycles(_ graph: [Int32: [Edge]]) -> Set<Int32> {
+        var index: [Int32: Int] = [:]
+        var low: [Int32: Int] = [:]
+        var onStack: Set<Int32> = []
+        var stack: [Int32] = []
+        var result: Set<Int32> = []
+        var counter = 0
+        for start in graph.keys where index[start] == nil {
+            var work: [(node: Int32, edge: Int)] = [(start, 0)]
+            index[start] = counter
+            low[start] = counter
+            counter += 1
+            stack.append(start)
+            onStack.insert(start)
+            while let (node, edge) = work.last {
+                let edges = graph[node] ?? []
+                if edge < edges.count {
+                    work[work.count - 1].edge += 1
+                    let target = edges[edge].node
+                    if index[target] == nil {
+                        index[target] = counter
+                        low[target] = counter
+                        counter += 1
+                        stack.append(target)
+                        onStack.insert(target)
+                        work.append((target, 0))
+                    } else if onStack.contains(target) {
+                        low[node] = Swift.min(low[node]!, index[target]!)
+                    }
+                    continue
+                }
+                work.removeLast()
+                if let parentNode = work.last?.node { low[parentNode] = Swift.min(low[parentNode]!, low[node]!) }
+                guard low[node] == index[node] else { continue }
+                var component: [Int32] = []
+                while let member = stack.popLast() {
+                    onStack.remove(member)
+                    component.append(member)
+                    if member == node { break }
+                }
+                let selfHeld = (graph[node] ?? []).contains { $0.node == node }
+                if component.count > 1 || selfHeld { result.formUnion(component) }
+            }
+        }
+        return result
+    }
+
+    /// How many unreached objects share a cycle with `node` (its strongly connected component).
+    private func cycleSize(containing node: Int32) -> Int {
+        guard let graph = unreachedGraph else { return 1 }
+        // Objects reachable from the node that reach it back.
+        var forwardSeen: Set<Int32> = [node]
+        var queue = [node]
+        while let current = queue.popLast() {
+            for edge in graph.forward[current] ?? []
+            where onUnreachedCycle.contains(edge.node) && forwardSeen.insert(edge.node).inserted {
+                queue.append(edge.node)
+            }
+        }
+        var backwardSeen: Set<Int32> = [node]
+        queue = [node]
+        while let current = queue.popLast() {
+            for edge in graph.backward[current] ?? []
+            where forwardSeen.contains(edge.node) && backwardSeen.insert(edge.node).inserted {
+                queue.append(edge.node)
+            }
+        }
+        return backwardSeen.count
+    }
+
+    // MARK: - Retained size
+
+    /// Each node's retained size (the bytes of its dominator subtree) and its immediate dominator
+    /// (-1: the virtual root), over the graph of every strong reference, entered from the roots'
+    /// objects, then `extraEntries` if unreached, then any object still unreached. Cooper, Harvey
+    /// and Kennedy's iterative algorithm on reverse postorder.
+    private mutating func retainedSizes(extraEntries: [Int32]) -> (retained: [Int], dominators: [Int32]) {
+        let count = objects.count
+        // Successors of every node, once.
+        var successorStart = [Int](repeating: 0, count: count + 1)
+        var successors: [Int32] = []
+        for node in 0..<count {
+            successorStart[node] = successors.count
+            forEachReference(of: Int32(node)) { _, target, _, _ in successors.append(target) }
+        }
+        successorStart[count] = successors.count
+        // Depth-first from the virtual root: postorder numbers.
+        var order = [Int32](repeating: -1, count: count)  // postorder number
+        var postorder: [Int32] = []
+        postorder.reserveCapacity(count)
+        var visited = [Bool](repeating: false, count: count)
+        var entries: [Int32] = []
+        func visit(_ start: Int32) {
+            guard !visited[Int(start)] else { return }
+            entries.append(start)
+            visited[Int(start)] = true
+            var work: [(Int32, Int)] = [(start, successorStart[Int(start)])]
+            while let (node, next) = work.last {
+                if next < successorStart[Int(node) + 1] {
+                    work[work.count - 1].1 += 1
+                    let target = successors[next]
+                    if !visited[Int(target)] {
+                        visited[Int(target)] = true
+                        work.append((target, successorStart[Int(target)]))
+                    }
+                } else {
+                    work.removeLast()
+                    order[Int(node)] = Int32(postorder.count)
+                    postorder.append(node)
+                }
+            }
+        }
+        for seed in seeds { visit(seed) }
+        for entry in extraEntries { visit(entry) }
+        for node in 0..<count { visit(Int32(node)) }
+        // Predecessors, in the same compact form.
+        var predecessorStart = [Int](repeating: 0, count: count + 1)
+        for target in successors { predecessorStart[Int(target) + 1] += 1 }
+        for node in 0..<count { predecessorStart[node + 1] += predecessorStart[node] }
+        var predecessors = [Int32](repeating: 0, count: successors.count)
+        var filled = predecessorStart
+        for node in 0..<count {
+            for index in successorStart[node]..<successorStart[node + 1] {
+                let target = Int(successors[index])
+                predecessors[filled[target]] = Int32(node)
+                filled[target] += 1
+            }
+        }
+        filled = []
+        let root: Int32 = -1
+        var dominator = [Int32](repeating: -2, count: count)  // -2: not yet known
+        let isEntry = Set(entries)
+        for entry in entries { dominator[Int(entry)] = root }
+        func intersect(_ first: Int32, _ second: Int32) -> Int32 {
+            var a = first
+            var b = second
+            while a != b {
+                if a == root || b == root { return root }
+                while a != root, b != root, order[Int(a)] < order[Int(b)] { a = dominator[Int(a)] }
+                while a != root, b != root, order[Int(b)] < order[Int(a)] { b = dominator[Int(b)] }
+                if a == root || b == root { return root }
+            }
+            return a
+        }
+        var changed = true
+        while changed {
+            changed = false
+            for node in postorder.reversed() where !isEntry.contains(node) {
+                var candidate: Int32 = -2
+                for index in predecessorStart[Int(node)]..<predecessorStart[Int(node) + 1] {
+                    let predecessor = predecessors[index]
+                    guard dominator[Int(predecessor)] != -2 else { continue }
+                    candidate = candidate == -2 ? predecessor : intersect(predecessor, candidate)
+                }
+                if candidate != -2, dominator[Int(node)] != candidate {
+                    dominator[Int(node)] = candidate
+                    changed = true
+                }
+            }
+        }
+        // Subtree sums, children before their dominators (postorder).
+        var retained = nodeSizes
+        for node in postorder {
+            let up = dominator[Int(node)]
+            if up >= 0 { retained[Int(up)] += retained[Int(node)] }
+        }
+        return (retained, dominator.map { $0 < 0 ? -1 : $0 })
     }
 
     private func step(to node: Int32) -> Step {
         Step(
-            hold: parentHold[Int(node)] ?? .word, type: nodeTypes[Int(node)].name, closure: parentClosure[Int(node)],
-            isCollectionStorage: nodeTypes[Int(node)].collection != nil)
+            hold: parentHold[Int(node)] ?? .word, type: nodeType(node).name, closure: parentClosure[Int(node)],
+            isCollectionStorage: nodeType(node).collection != nil)
     }
 
     /// The shortest cycle of strong references from `start` back to it, among objects no root
@@ -393,16 +739,16 @@ struct RetainerSearch {
             }
         }
         guard let closing else { return nil }
-        var steps = [Step(hold: closing.1, type: nodeTypes[Int(start)].name, closure: closing.2)]
+        var steps = [Step(hold: closing.1, type: nodeType(start).name, closure: closing.2)]
         var current = closing.0
         while current != start, let (from, hold, closure) = previous[current] {
             steps.append(
                 Step(
-                    hold: hold, type: nodeTypes[Int(current)].name, closure: closure,
-                    isCollectionStorage: nodeTypes[Int(current)].collection != nil))
+                    hold: hold, type: nodeType(current).name, closure: closure,
+                    isCollectionStorage: nodeType(current).collection != nil))
             current = from
         }
-        steps.append(Step(hold: .property(""), type: nodeTypes[Int(start)].name))
+        steps.append(Step(hold: .property(""), type: nodeType(start).name))
         return steps.reversed()
     }
 }

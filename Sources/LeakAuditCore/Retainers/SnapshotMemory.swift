@@ -2,79 +2,71 @@
 /// does not hold answers nil: the bytes came from the target, and nothing in them is trusted.
 final class SnapshotMemory {
     let snapshot: ProcessSnapshot
-    /// The region of the last read: reads cluster, so most skip the binary search.
-    private var lastRegion = 0
+    /// Each region's copied range and bytes, in the snapshot's order, for reads without copying
+    /// region values.
+    private let starts: [UInt64]
+    private let ends: [UInt64]
+    private let bases: [UnsafeRawPointer?]
+    private let writable: [Bool]
+    /// The last region read: reads cluster, so most skip the binary search.
+    private var lastStart: UInt64 = 1
+    private var lastEnd: UInt64 = 0
+    private var lastBase: UnsafeRawPointer? = nil
+    private var lastWritable = false
 
     init(_ snapshot: ProcessSnapshot) {
         self.snapshot = snapshot
+        starts = snapshot.regions.map(\.copiedStart)
+        ends = snapshot.regions.map(\.copiedEnd)
+        bases = snapshot.regions.map { $0.bytes.buffer.baseAddress }
+        writable = snapshot.regions.map(\.isWritable)
     }
 
-    /// The index of the copied region holding the `count` bytes at `address`.
-    @inline(__always) private func region(holding address: UInt64, count: UInt64) -> Int? {
-        let regions = snapshot.regions
-        if lastRegion < regions.count {
-            let region = regions[lastRegion]
-            if address >= region.copiedStart, address &+ count <= region.copiedEnd, address &+ count >= address {
-                return lastRegion
-            }
+    /// The pointer to the `count` bytes at `address` in the copy, or nil.
+    @inline(__always) private func pointer(_ address: UInt64, _ count: UInt64) -> UnsafeRawPointer? {
+        let last = address &+ count
+        guard last >= address else { return nil }
+        if address >= lastStart, last <= lastEnd, let base = lastBase {
+            return base + Int(address - lastStart)
         }
-        guard let index = snapshot.regionIndex(containing: address) else { return nil }
-        let region = regions[index]
-        guard address >= region.copiedStart, address &+ count <= region.copiedEnd, address &+ count >= address else {
-            return nil
-        }
-        lastRegion = index
-        return index
+        guard let index = snapshot.regionIndex(containing: address), let base = bases[index],
+            address >= starts[index], last <= ends[index]
+        else { return nil }
+        (lastStart, lastEnd, lastBase, lastWritable) = (starts[index], ends[index], base, writable[index])
+        return base + Int(address - starts[index])
     }
 
     /// The 64-bit word at `address` (any alignment).
     func word(_ address: UInt64) -> UInt64? {
-        guard let index = region(holding: address, count: 8) else { return nil }
-        let region = snapshot.regions[index]
-        return region.bytes.withUnsafeBytes {
-            $0.loadUnaligned(fromByteOffset: Int(address - region.copiedStart), as: UInt64.self)
-        }
+        pointer(address, 8)?.loadUnaligned(as: UInt64.self)
     }
 
     func uint32(_ address: UInt64) -> UInt32? {
-        guard let index = region(holding: address, count: 4) else { return nil }
-        let region = snapshot.regions[index]
-        return region.bytes.withUnsafeBytes {
-            $0.loadUnaligned(fromByteOffset: Int(address - region.copiedStart), as: UInt32.self)
-        }
+        pointer(address, 4)?.loadUnaligned(as: UInt32.self)
     }
 
     func uint16(_ address: UInt64) -> UInt16? {
-        guard let index = region(holding: address, count: 2) else { return nil }
-        let region = snapshot.regions[index]
-        return region.bytes.withUnsafeBytes {
-            $0.loadUnaligned(fromByteOffset: Int(address - region.copiedStart), as: UInt16.self)
-        }
+        pointer(address, 2)?.loadUnaligned(as: UInt16.self)
     }
 
     func byte(_ address: UInt64) -> UInt8? {
-        guard let index = region(holding: address, count: 1) else { return nil }
-        let region = snapshot.regions[index]
-        return region.bytes[Int(address - region.copiedStart)]
+        pointer(address, 1)?.load(as: UInt8.self)
     }
 
-    /// Up to `limit` bytes at `address`, stopping at the end of the copy.
+    /// The `count` bytes at `address`, all in one region, or nil.
     func bytes(_ address: UInt64, count: Int) -> [UInt8]? {
-        guard count >= 0, let index = region(holding: address, count: UInt64(count)) else { return nil }
-        let region = snapshot.regions[index]
-        let start = Int(address - region.copiedStart)
-        return Array(region.bytes[start..<start + count])
+        guard count >= 0, let start = pointer(address, UInt64(count)) else { return nil }
+        return Array(UnsafeRawBufferPointer(start: start, count: count))
     }
 
     /// The NUL-terminated string at `address`, at most `limit` bytes; nil when unreadable,
     /// unterminated or not UTF-8.
     func cString(_ address: UInt64, limit: Int = 1024) -> String? {
-        guard let index = region(holding: address, count: 1) else { return nil }
-        let region = snapshot.regions[index]
-        let start = Int(address - region.copiedStart)
-        let end = Swift.min(region.bytes.count, start + limit)
-        guard let terminator = region.bytes[start..<end].firstIndex(of: 0) else { return nil }
-        return String(validating: region.bytes[start..<terminator], as: UTF8.self)
+        guard let start = pointer(address, 1) else { return nil }
+        let available = Int(lastEnd - address)
+        let bytes = UnsafeRawBufferPointer(start: start, count: Swift.min(available, limit))
+        guard let terminator = bytes.firstIndex(of: 0) else { return nil }
+        return String(validating: bytes[..<terminator], as: UTF8.self)
     }
 
     /// The target of the 32-bit relative pointer at `address` (nil when its value is 0).
@@ -94,7 +86,7 @@ final class SnapshotMemory {
 
     /// Whether `address` lies in a copied, writable region: where objects live.
     func isWritable(_ address: UInt64) -> Bool {
-        guard let index = region(holding: address, count: 8) else { return false }
-        return snapshot.regions[index].isWritable
+        guard pointer(address, 8) != nil else { return false }
+        return lastWritable
     }
 }

@@ -44,6 +44,9 @@ final class SwiftLayout {
         var offset: Int
         var name: String
         var ownership: Ownership
+        /// The enum's context descriptor, when the property's type is an enum (or an optional
+        /// one) of this or another image: its cases name a payload on the path.
+        var enumDescriptor: UInt64? = nil
     }
 
     /// How a stored property holds what it points to.
@@ -66,9 +69,14 @@ final class SwiftLayout {
         var stride: Int
         var isString: Bool
         var isInteger: Bool
+        /// The enum's context descriptor, when the argument is an enum.
+        var enumDescriptor: UInt64? = nil
     }
 
-    private var types: [UInt64: ObjectType?] = [:]
+    /// Types read so far, by metadata address: an index into `typeTable`, or -1 for metadata that
+    /// is not an object's.
+    private var typeIndexes: [UInt64: Int32] = [:]
+    private(set) var typeTable: [ObjectType] = []
     private var descriptorNames: [UInt64: String?] = [:]
 
     init(memory: SnapshotMemory) {
@@ -83,14 +91,25 @@ final class SwiftLayout {
 
     /// The type of the live object at `address`, or nil when no live object starts there.
     func objectType(at address: UInt64) -> ObjectType? {
+        objectTypeIndex(at: address).map { typeTable[Int($0)] }
+    }
+
+    /// The index in `typeTable` of the type of the live object at `address`, or nil when no live
+    /// object starts there.
+    func objectTypeIndex(at address: UInt64) -> Int32? {
         guard address & 7 == 0, address > 0xFFFF, memory.isWritable(address),
             let metadata = memory.word(address), metadata & 7 == 0, metadata > 0xFFFF,
             let refCounts = memory.word(address &+ 8), refCountsAreLive(refCounts, object: address)
         else { return nil }
-        if let cached = types[metadata] { return cached }
-        let type = readType(metadata: metadata)
-        types[metadata] = type
-        return type
+        if let cached = typeIndexes[metadata] { return cached >= 0 ? cached : nil }
+        guard let type = readType(metadata: metadata) else {
+            typeIndexes[metadata] = -1
+            return nil
+        }
+        let index = Int32(typeTable.count)
+        typeTable.append(type)
+        typeIndexes[metadata] = index
+        return index
     }
 
     /// A live object's reference counts: not deinitializing, an unowned count of at least one,
@@ -208,7 +227,10 @@ final class SwiftLayout {
         var fields: [Field] = []
         for (index, record) in records.enumerated() where index < descriptor.numFields {
             guard let offset = memory.word(vector &+ UInt64(index * 8)), offset < 1 << 24 else { continue }
-            fields.append(Field(offset: Int(offset), name: record.name, ownership: ownership(ofMangledType: record.type)))
+            fields.append(
+                Field(
+                    offset: Int(offset), name: record.name, ownership: ownership(ofMangledType: record.type),
+                    enumDescriptor: enumDescriptor(ofMangledType: record.type)))
         }
         return fields
     }
@@ -260,6 +282,46 @@ final class SwiftLayout {
             }
         }
         return String(decoding: result, as: UTF8.self)
+    }
+
+    // MARK: - Enums
+
+    /// The context descriptor a mangled type name refers to directly (a symbolic reference, then
+    /// nothing or an optional's `Sg`), when it is an enum's.
+    private func enumDescriptor(ofMangledType address: UInt64?) -> UInt64? {
+        guard let address, let marker = memory.byte(address), marker == 1 || marker == 2,
+            let target = memory.relative(address &+ 1)
+        else { return nil }
+        let rest = [memory.byte(address &+ 5), memory.byte(address &+ 6), memory.byte(address &+ 7)]
+        guard rest[0] == 0 || (rest[0] == UInt8(ascii: "S") && rest[1] == UInt8(ascii: "g") && rest[2] == 0) else { return nil }
+        let descriptor = marker == 1 ? target : memory.word(target)
+        guard let descriptor, let flags = memory.uint32(descriptor), flags & 0x1F == 18 else { return nil }
+        return descriptor
+    }
+
+    /// The case of the enum described at `descriptor` whose payload is the class of `object` (or
+    /// one of its superclasses): `(enum's name, case name)`; nil when no case, or more than one,
+    /// has that class as its whole payload.
+    func payloadCase(ofEnum descriptor: UInt64, holding object: UInt64) -> (type: String, name: String)? {
+        var classes: Set<UInt64> = []
+        var metadata = memory.word(object)
+        while let current = metadata, current != 0, classes.count < 32, memory.word(current) == 0,
+            let description = memory.word(current &+ 40)
+        {
+            classes.insert(description)
+            metadata = memory.word(current &+ 8)
+        }
+        guard let fields = memory.relative(descriptor &+ 16) else { return nil }
+        var matches: [String] = []
+        for record in fieldRecords(fields) {
+            guard let mangled = record.type, let marker = memory.byte(mangled), marker == 1 || marker == 2,
+                memory.byte(mangled &+ 5) == 0, let target = memory.relative(mangled &+ 1)
+            else { continue }
+            let payload = marker == 1 ? target : memory.word(target)
+            if let payload, classes.contains(payload) { matches.append(record.name) }
+        }
+        guard matches.count == 1 else { return nil }
+        return (qualifiedName(descriptor: descriptor), matches[0])
     }
 
     // MARK: - Closure contexts and boxes
@@ -363,9 +425,11 @@ final class SwiftLayout {
             stride < 1 << 20
         else { return nil }
         let name = typeName(metadata: metadata, depth: 0)
+        let isEnum = memory.word(metadata) == 0x201
         return TypeSummary(
             name: name, stride: Int(stride), isString: name == "Swift.String",
-            isInteger: ["Swift.Int", "Swift.UInt", "Swift.Int64", "Swift.Int32", "Swift.UInt64", "Swift.UInt32"].contains(name))
+            isInteger: ["Swift.Int", "Swift.UInt", "Swift.Int64", "Swift.Int32", "Swift.UInt64", "Swift.UInt32"].contains(name),
+            enumDescriptor: isEnum ? memory.word(metadata &+ 8) : nil)
     }
 
     // MARK: - Names

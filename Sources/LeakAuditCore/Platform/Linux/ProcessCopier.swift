@@ -59,7 +59,10 @@ enum ProcessCopier {
                 // A stack is live only above its thread's stack pointer (less a red zone).
                 let pointers = threads.map(\.stackPointer).filter { region.start <= $0 && $0 < region.end }
                 if let lowest = pointers.min() { region.copiedStart = Swift.max(region.start, lowest &- 128) }
-                region.bytes = read(pid, from: region.copiedStart, to: region.end)
+                region.bytes =
+                    region.isExecutable && region.path.hasPrefix("/")
+                    ? (mapFile(region) ?? read(pid, from: region.copiedStart, to: region.end))
+                    : read(pid, from: region.copiedStart, to: region.end)
             }
             regions.append(region)
         }
@@ -74,19 +77,34 @@ enum ProcessCopier {
         return !["[vvar]", "[vsyscall]", "[vdso]", "[vvar_vclock]"].contains(region.path)
     }
 
-    private static func read(_ pid: Int32, from start: UInt64, to end: UInt64) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: Int(end - start))
+    private static func read(_ pid: Int32, from start: UInt64, to end: UInt64) -> RegionBytes {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(end - start), alignment: 16)
         var copied = 0
-        bytes.withUnsafeMutableBytes { buffer in
-            while copied < buffer.count {
-                let chunk = Swift.min(buffer.count - copied, 1 << 22)
-                let result = leakaudit_host_read_memory(pid, start + UInt64(copied), buffer.baseAddress! + copied, chunk)
-                if result <= 0 { break }
-                copied += result
-            }
+        while copied < buffer.count {
+            let chunk = Swift.min(buffer.count - copied, 1 << 22)
+            let result = leakaudit_host_read_memory(pid, start + UInt64(copied), buffer.baseAddress! + copied, chunk)
+            if result <= 0 { break }
+            copied += result
         }
-        bytes.removeSubrange(copied...)
-        return bytes
+        return RegionBytes(UnsafeRawBufferPointer(rebasing: buffer[0..<copied])) { _ in buffer.deallocate() }
+    }
+
+    /// An executable mapping's bytes from its file: code and read-only data that the loader never
+    /// relocates (the linker may put type descriptors there) are the file's own, and mapping the
+    /// file costs the page cache's pages instead of a copy. nil when the file cannot be mapped
+    /// (replaced since, or gone).
+    private static func mapFile(_ region: ProcessSnapshot.Region) -> RegionBytes? {
+        let descriptor = open(region.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var status = stat()
+        let length = Int(region.end - region.start)
+        guard fstat(descriptor, &status) == 0, Int(status.st_size) >= Int(region.fileOffset) + length else { return nil }
+        let mapping = mmap(nil, length, PROT_READ, MAP_PRIVATE, descriptor, off_t(region.fileOffset))
+        guard let mapping, mapping != MAP_FAILED else { return nil }
+        return RegionBytes(UnsafeRawBufferPointer(start: mapping, count: length)) {
+            munmap(UnsafeMutableRawPointer(mutating: $0.baseAddress), $0.count)
+        }
     }
 
     private static func threadIDs(of pid: Int32) -> [Int32] {
@@ -132,7 +150,8 @@ enum ProcessCopier {
             regions.append(
                 ProcessSnapshot.Region(
                     start: start, end: end, isWritable: permissions[1] == UInt8(ascii: "w"),
-                    isExecutable: permissions[2] == UInt8(ascii: "x"), path: path, copiedStart: start, bytes: []))
+                    isExecutable: permissions[2] == UInt8(ascii: "x"), path: path, fileOffset: UInt64(fields[2], radix: 16) ?? 0,
+                    copiedStart: start, bytes: RegionBytes()))
         }
         return regions
     }

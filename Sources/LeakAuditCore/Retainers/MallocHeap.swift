@@ -1,0 +1,80 @@
+/// The blocks glibc's malloc handed out, found in a process snapshot by walking its chunks: the
+/// main arena's `[heap]`, each thread arena's 64 MiB-aligned heaps, and the chunks it mapped on
+/// their own. Every Swift object is such a block, so this finds the objects nothing in the roots
+/// reaches: async tasks, and what only a cycle or non-Swift memory holds. A chain of chunk sizes
+/// that does not end exactly where its heap ends is dropped, never half-trusted; a process that
+/// uses another allocator has no chain, and the search then starts from the roots alone.
+enum MallocHeap {
+    /// A block in use: its user address and its usable size.
+    struct Block {
+        var address: UInt64
+        var size: Int
+    }
+
+    /// glibc's HEAP_MAX_SIZE on 64-bit systems: a thread arena's heaps are aligned to it.
+    static let arenaHeapAlignment: UInt64 = 64 << 20
+    /// The sizes a heap's `heap_info` header has had: 48 bytes since glibc 2.35 (which added
+    /// `pagesize`), 32 before.
+    static let heapInfoSizes: [UInt64] = [48, 32]
+
+    /// Every block in use.
+    static func blocks(in memory: SnapshotMemory) -> [Block] {
+        var blocks: [Block] = []
+        for region in memory.snapshot.regions where region.isWritable && !region.bytes.isEmpty {
+            guard region.copiedStart == region.start else { continue }  // a stack
+            if region.path == "[heap]" {
+                // The main arena: chunks from the start of the break area (after a little alignment).
+                for skip in stride(from: UInt64(0), through: 64, by: 16) {
+                    if walk(memory, from: region.start + skip, to: region.copiedEnd, into: &blocks) { break }
+                }
+            } else if region.path.isEmpty, region.start % arenaHeapAlignment == 0,
+                let size = memory.word(region.start + 16), size > 64, size <= region.copiedEnd - region.start
+            {
+                // A thread arena's heap: heap_info, then (in the arena's first heap, which its
+                // arena pointer names) the arena's malloc_state, then chunks.
+                let end = region.start + size
+                let arena = memory.word(region.start) ?? 0
+                var starts: [UInt64] = []
+                if heapInfoSizes.contains(arena &- region.start) {
+                    starts = Array(stride(from: arena + 0x800, through: region.start + 0x1000, by: 16))
+                } else {
+                    starts = heapInfoSizes.map { region.start + $0 }
+                }
+                for first in starts where walk(memory, from: first, to: end, into: &blocks) { break }
+            } else if region.path.isEmpty, let header = memory.word(region.start + 8), header & 2 != 0,
+                let slack = memory.word(region.start), slack < 4096, slack & 15 == 0
+            {
+                // A chunk mmapped on its own: its size (with IS_MMAPPED) fills the mapping.
+                let chunk = region.start + slack
+                guard let size = memory.word(chunk + 8).map({ $0 & ~7 }), size >= 32, chunk + size <= region.copiedEnd
+                else { continue }
+                blocks.append(Block(address: chunk + 16, size: Int(size) - 16))
+            }
+        }
+        return blocks
+    }
+
+    /// Walks the chunk chain from `start`; appends its blocks in use and returns true only when the
+    /// chain ends exactly at `end` (the top chunk's end).
+    private static func walk(_ memory: SnapshotMemory, from start: UInt64, to end: UInt64, into blocks: inout [Block])
+        -> Bool
+    {
+        var found: [Block] = []
+        var chunk = start
+        while chunk < end {
+            guard let header = memory.word(chunk + 8) else { return false }
+            let size = header & ~7
+            guard size >= 32, size & 15 == 0, chunk + size <= end, header & 2 == 0 else { return false }
+            let next = chunk + size
+            if next == end { break }  // the top chunk: free
+            guard let nextHeader = memory.word(next + 8) else { return false }
+            // A chunk is in use when the next one says its previous is (tcache and fastbin blocks
+            // also read as in use: their first words are free-list links, never an object's).
+            if nextHeader & 1 != 0 { found.append(Block(address: chunk + 16, size: Int(size) - 8)) }
+            chunk = next
+        }
+        guard chunk + (memory.word(chunk + 8).map { $0 & ~7 } ?? 0) == end else { return false }
+        blocks += found
+        return true
+    }
+}
