@@ -15,34 +15,61 @@
 
 int leakaudit_host_memfd_create(const char *name) { return memfd_create(name, 0); }
 
-int leakaudit_host_stop_thread(pid_t tid, int timeout_ms) {
-    if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) return errno;
-    if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0) {
-        int error = errno;
-        ptrace(PTRACE_DETACH, tid, NULL, NULL);
-        return error;
-    }
-    for (int waited = 0; waited <= timeout_ms; waited++) {
-        int status = 0;
-        pid_t result = waitpid(tid, &status, __WALL | WNOHANG);
-        if (result == tid) {
-            if (WIFEXITED(status) || WIFSIGNALED(status)) return ESRCH;
-            if (WIFSTOPPED(status)) {
-                // A signal arriving now would be delivered by this stop and lost on detach: pass it
-                // back with the stop ended, and stop again.
-                int signal = WSTOPSIG(status);
-                if ((status >> 16) == PTRACE_EVENT_STOP) return 0;
-                ptrace(PTRACE_CONT, tid, NULL, (void *)(uintptr_t)signal);
-                ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
-            }
+int leakaudit_host_stop_threads(const pid_t *tids, int count, int *results, int timeout_ms) {
+    int pending = 0;
+    for (int index = 0; index < count; index++) {
+        results[index] = 0;
+        if (ptrace(PTRACE_SEIZE, tids[index], NULL, NULL) != 0) {
+            results[index] = errno;
             continue;
         }
-        if (result < 0 && errno != EINTR) return errno;
-        struct timespec interval = {.tv_sec = 0, .tv_nsec = 1000 * 1000};
-        nanosleep(&interval, NULL);
+        if (ptrace(PTRACE_INTERRUPT, tids[index], NULL, NULL) != 0) {
+            results[index] = errno;
+            ptrace(PTRACE_DETACH, tids[index], NULL, NULL);
+            continue;
+        }
+        results[index] = -1;  // seized, not yet seen stopped
+        pending++;
     }
-    ptrace(PTRACE_DETACH, tid, NULL, NULL);
-    return ETIMEDOUT;
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    while (pending > 0) {
+        int progressed = 0;
+        for (int index = 0; index < count; index++) {
+            if (results[index] != -1) continue;
+            int status = 0;
+            pid_t result = waitpid(tids[index], &status, __WALL | WNOHANG);
+            if (result == 0 || (result < 0 && errno == EINTR)) continue;
+            progressed = 1;
+            if (result < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
+                results[index] = ESRCH;
+                pending--;
+            } else if (WIFSTOPPED(status) && (status >> 16) == PTRACE_EVENT_STOP) {
+                results[index] = 0;
+                pending--;
+            } else if (WIFSTOPPED(status)) {
+                // A signal arriving now would be delivered by this stop and lost on detach: pass it
+                // back with the stop ended, and stop again.
+                ptrace(PTRACE_CONT, tids[index], NULL, (void *)(uintptr_t)WSTOPSIG(status));
+                ptrace(PTRACE_INTERRUPT, tids[index], NULL, NULL);
+            }
+        }
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long elapsed = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+        if (elapsed > timeout_ms) break;
+        if (!progressed) {
+            struct timespec interval = {.tv_sec = 0, .tv_nsec = 50 * 1000};
+            nanosleep(&interval, NULL);
+        }
+    }
+    for (int index = 0; index < count; index++) {
+        if (results[index] == -1) {
+            ptrace(PTRACE_DETACH, tids[index], NULL, NULL);
+            results[index] = ETIMEDOUT;
+        }
+    }
+    return 0;
 }
 
 int leakaudit_host_thread_registers(pid_t tid, leakaudit_thread_registers *registers) {

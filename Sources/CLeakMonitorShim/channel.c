@@ -203,18 +203,22 @@ bool la_channel_map_locked(la_process_state *state, const char *spec) {
     return true;
 }
 
-void la_channel_await_heap_walk(void) {
+void la_channel_await_heap_walk(bool at_exit) {
     la_process_state *state = la_state();
     if (__atomic_load_n(&state->channel.slots, __ATOMIC_ACQUIRE) == NULL) return;
     la_wire_header *header = state->channel.header;
     la_wire_walk *walk = la_wire_walk_slot(header, (uint32_t)(state->channel.process_tag >> 16));
-    __atomic_store_n(&walk->requested, 1, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&state->channel.walk_lock);
+    uint32_t number = ++state->channel.walk_requests & ~LA_WALK_AT_EXIT;
+    __atomic_store_n(&walk->requested, number | (at_exit ? LA_WALK_AT_EXIT : 0), __ATOMIC_RELEASE);
     // Wake up every 100 ms to see whether leak-audit is still there: a shared futex on the
     // mapped channel, which leak-audit wakes once it has answered.
     for (uint32_t waited = 0; waited < LA_WIRE_WALK_TIMEOUT_MS; waited += 100) {
-        if (__atomic_load_n(&walk->answered, __ATOMIC_ACQUIRE) != LA_WALK_PENDING) return;
+        uint32_t answered = __atomic_load_n(&walk->answered, __ATOMIC_ACQUIRE);
+        if (answered == number) break;
         struct timespec interval = {.tv_sec = 0, .tv_nsec = 100 * 1000 * 1000};
-        syscall(SYS_futex, &walk->answered, FUTEX_WAIT, LA_WALK_PENDING, &interval, NULL, 0);
-        if (la_reader_gone(header)) return;
+        syscall(SYS_futex, &walk->answered, FUTEX_WAIT, answered, &interval, NULL, 0);
+        if (la_reader_gone(header)) break;
     }
+    pthread_mutex_unlock(&state->channel.walk_lock);
 }

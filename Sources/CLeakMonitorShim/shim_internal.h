@@ -38,7 +38,7 @@ typedef struct la_lifecycle_state {
     bool attach_attempted;   // the channel was mapped, or trying failed for good
     uint32_t role;           // LA_ROLE_*, decided once under the slow lock (process_role.c)
     char channel_spec[64];   // LEAK_AUDIT_CHANNEL's value, for an attach deferred until needed
-    bool walk_at_exit;       // LEAK_AUDIT_WATCH asked for `retainers`: wait at exit for the heap walk
+    bool retainers;          // LEAK_AUDIT_WATCH asked for `retainers`: wait for heap walks
     bool exit_walk_started;  // atomic: one copy of the shim has begun the exit walk
 } la_lifecycle_state;
 
@@ -87,6 +87,8 @@ typedef struct la_channel_state {
     uint8_t *slots;          // non-NULL once attached (atomic)
     uint64_t slot_capacity;
     uint64_t process_tag;    // this process's index, placed at tag bits 16..23
+    pthread_mutex_t walk_lock;  // one heap-walk request at a time (zero is PTHREAD_MUTEX_INITIALIZER)
+    uint32_t walk_requests;     // heap-walk requests made, under walk_lock
 } la_channel_state;
 
 /// True once the record channel is mapped.
@@ -107,9 +109,10 @@ LA_HIDDEN void la_channel_unmap_header(la_wire_header *header);
 /// Maps the whole ring of the channel named `spec`, checks its layout, and takes this process's
 /// index in it; true when records can be written from now on. Caller holds the slow lock.
 LA_HIDDEN bool la_channel_map_locked(la_process_state *state, const char *spec);
-/// Asks leak-audit to copy this process's memory for the heap walk and waits until it answers,
-/// at most LA_WIRE_WALK_TIMEOUT_MS, and not once leak-audit is gone. Does nothing unattached.
-LA_HIDDEN void la_channel_await_heap_walk(void);
+/// Asks leak-audit to walk this process's heap (at exit, or after a test settled) and waits until
+/// it answers, at most LA_WIRE_WALK_TIMEOUT_MS, and not once leak-audit is gone. Does nothing
+/// unattached.
+LA_HIDDEN void la_channel_await_heap_walk(bool at_exit);
 
 // modules.c — the module map: which images are loaded where ---------------------------------------
 

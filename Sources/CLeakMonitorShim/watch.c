@@ -46,7 +46,7 @@ void la_watch_parse_locked(la_process_state *state) {
         } else if (length >= 6 && strncmp(line, "census", 6) == 0) {
             state->watch.census = true;
         } else if (length == 9 && strncmp(line, "retainers", 9) == 0) {
-            state->lifecycle.walk_at_exit = true;
+            state->lifecycle.retainers = true;
         }
         line = end != NULL ? end + 1 : line + length;
     }

@@ -19,6 +19,26 @@ package enum SwiftName {
         return result + rest
     }
 
+    /// `M.Store.(_cache in _5A3C40C2646077B8D814F0D76D84FE01)` → `M.Store._cache`: a private
+    /// declaration's name carries its file's discriminator, which means nothing to a reader.
+    package static func withoutPrivateDiscriminators(_ name: String) -> String {
+        var result = ""
+        var rest = Substring(name)
+        while let open = rest.firstIndex(of: "(") {
+            let inside = rest[rest.index(after: open)...]
+            guard let close = inside.firstIndex(of: ")"), let marker = inside[..<close].firstRange(of: " in _"),
+                inside[marker.upperBound..<close].allSatisfy(\.isHexDigit)
+            else {
+                result += rest[...open]
+                rest = inside
+                continue
+            }
+            result += rest[..<open] + inside[..<marker.lowerBound]
+            rest = inside[inside.index(after: close)...]
+        }
+        return result + rest
+    }
+
     /// `M.Suite/test()/File.swift:18:6` → `M.Suite/test()`: Swift Testing's test IDs end with the
     /// test's source location, which moves with unrelated edits above it.
     package static func stableTestName(_ name: String) -> String {

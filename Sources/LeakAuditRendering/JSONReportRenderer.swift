@@ -128,6 +128,8 @@ struct JSONReportV1: Encodable {
         var count: Int
         var reason: String
         var allocations: [Allocation]
+        /// Only with --retainers (absent otherwise).
+        var retainers: [Retainer]? = nil
     }
     struct Test: Encodable {
         var name: String
@@ -246,7 +248,7 @@ struct JSONReportV1: Encodable {
                         GlobalState(
                             type: $0.type, count: $0.count,
                             reason: ($0.globalStateReason ?? .oneTimeInitializer).rawValue,
-                            allocations: allocations($0.allocations))
+                            allocations: allocations($0.allocations), retainers: $0.retainers?.map(Retainer.init))
                     })
             }
         }

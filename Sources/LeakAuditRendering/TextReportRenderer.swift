@@ -100,6 +100,10 @@ public struct TextReportRenderer: ReportRenderer {
                     contentsOf: phrases.wrapped(
                         "  GLOBAL STATE first created by \(ReportPhrases.escaped(test.name)): \(summary.joined(separator: ", "))")
                 )
+                for type in test.globalState {
+                    guard let retainers = type.retainers, !retainers.isEmpty else { continue }
+                    lines.append(contentsOf: phrases.retainerLines(retainers, unavailable: [], indent: "    "))
+                }
             }
         }
         lines.append("")

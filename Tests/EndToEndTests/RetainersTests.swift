@@ -94,6 +94,26 @@ final class RetainersTests: XCTestCase {
         XCTAssertFalse(audit.stderr.contains("Watcher"), audit.stderr)
     }
 
+    func testATestsLeakIsTracedWhenTheTestSettles() throws {
+        let audit = try Harness.audit(
+            "FixturesPackageTests.xctest", ["ScreenTests.ScreenTests"], extraOptions: ["--leaks-per-test", "--retainers"])
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let tests = audit.json["tests"] as? [[String: Any]] ?? []
+        let leaking = try XCTUnwrap(tests.first { $0["name"] as? String == "ScreenTests.ScreenTests/testLeaksScreens" })
+        let leaked = try XCTUnwrap((leaking["leaked"] as? [[String: Any]])?.first)
+        let groups = try XCTUnwrap(leaked["retainers"] as? [[String: Any]], "\(leaked)")
+        XCTAssertEqual(groups.map { $0["count"] as? Int }, [3])
+        let root = groups.first?["root"] as? [String: Any]
+        XCTAssertEqual(root?["kind"] as? String, "global")
+        XCTAssertEqual(root?["name"] as? String, "ScreenTests.ScreenHistory.visited")
+        XCTAssertEqual(
+            (groups.first?["path"] as? [[String: Any]])?.map { $0["via"] as? String },
+            ["ScreenTests.ScreenHistory.visited", "[i]"])
+        // The clean test left nothing, so nothing was walked for it.
+        let clean = try XCTUnwrap(tests.first { $0["name"] as? String == "ScreenTests.ScreenTests/testReleasesScreens" })
+        XCTAssertEqual((clean["leaked"] as? [Any])?.count, 0)
+    }
+
     func testCleanTwinsHaveNothingToExplain() throws {
         for fixture in ["ViewModelRetention", "DismissalCapture", "WeakObservers", "RetainerKinds"] {
             let audit = try Harness.audit(fixture, ["clean"], extraOptions: ["--retainers"])

@@ -6,6 +6,8 @@
 //   AllocationChurn churn N          creates and drops N tracked view models, with untracked work
 //   AllocationChurn validate-cost N  ns per validate (and per tracked deallocation), net of allocation
 //   AllocationChurn retain N         bytes of RSS per tracked live instance, net of the instance
+//   AllocationChurn heap N           N live objects, 20,000 of them view models leaked in a global
+//                                    registry (budget them with --budget), for what --retainers costs
 import LeakMonitor
 
 #if canImport(Glibc)
@@ -311,7 +313,49 @@ func retain(count: Int) {
 // MARK: - Entry point
 
 let usage = "usage: AllocationChurn churn|validate-cost|retain COUNT"
-let modes: [String: (Int) -> Void] = ["churn": churn(count:), "validate-cost": validateCost(count:), "retain": retain(count:)]
+// MARK: - heap: a large live heap with leaked tracked instances, for --retainers
+
+/// A background object: most of a heap is objects like it, alive and unrelated to the leak.
+final class CacheEntry {
+    var next: CacheEntry?
+    var value = 0
+}
+
+/// Leaked: 20,000 alive at exit. Budgeted by the benchmark (`--budget`), not in code, so that the
+/// mode also runs standalone.
+final class DetailViewModel {
+    let entry = CacheEntry()
+}
+
+final class Registry {
+    var models: [DetailViewModel] = []
+    var cache: [CacheEntry] = []
+}
+
+let registry = Registry()
+
+/// Keeps `count` objects alive: chains of untracked entries, and 20,000 leaked view models (each
+/// with its entry) in a global registry.
+func heap(count: Int) {
+    let leaked = 20_000
+    let background = Swift.max(0, count - 2 * leaked)
+    for index in 0..<background {
+        let entry = CacheEntry()
+        entry.value = index
+        if index % 100 != 0, let last = registry.cache.last {
+            entry.next = last
+            registry.cache[registry.cache.count - 1] = entry
+        } else {
+            registry.cache.append(entry)
+        }
+    }
+    for _ in 0..<leaked { registry.models.append(DetailViewModel()) }
+    print("objects \(background + 2 * leaked)")
+}
+
+let modes: [String: (Int) -> Void] = [
+    "churn": churn(count:), "validate-cost": validateCost(count:), "retain": retain(count:), "heap": heap(count:),
+]
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count == 2, let mode = modes[arguments[0]], let count = Int(arguments[1]), count > 0 else {
     fail(usage, status: 64)

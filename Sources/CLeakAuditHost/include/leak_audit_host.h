@@ -21,15 +21,16 @@ typedef struct leakaudit_thread_registers {
     uint32_t general_count;
 } leakaudit_thread_registers;
 
-/// Stops thread `tid` of another process (ptrace seize and interrupt) and waits until it is
-/// stopped, at most `timeout_ms`. Returns 0, or an errno value: EPERM when tracing is not allowed,
-/// ESRCH when the thread is gone, ETIMEDOUT.
-int leakaudit_host_stop_thread(pid_t tid, int timeout_ms);
+/// Stops threads `tids` of another process (ptrace seize and interrupt, all at once, then waits
+/// until each is stopped, at most `timeout_ms` in all). `results[i]` is 0 for a stopped thread,
+/// else an errno value: EPERM when tracing is not allowed, ESRCH when the thread is gone,
+/// ETIMEDOUT (the thread was let go). Returns 0.
+int leakaudit_host_stop_threads(const pid_t *tids, int count, int *results, int timeout_ms);
 
-/// Reads the registers of a thread that leakaudit_host_stop_thread stopped. Returns 0 or an errno.
+/// Reads the registers of a thread that leakaudit_host_stop_threads stopped. Returns 0 or an errno.
 int leakaudit_host_thread_registers(pid_t tid, leakaudit_thread_registers *registers);
 
-/// Lets a thread that leakaudit_host_stop_thread stopped run on (ptrace detach).
+/// Lets a thread that leakaudit_host_stop_threads stopped run on (ptrace detach).
 void leakaudit_host_resume_thread(pid_t tid);
 
 /// Copies `length` bytes at `address` in process `pid` into `buffer`; returns the bytes copied

@@ -109,15 +109,20 @@ public final class RecordChannel {
         mapping + Int(LA_WIRE_WALKS_OFFSET) + index * MemoryLayout<la_wire_walk>.stride
     }
 
-    /// Whether process `index` waits at exit for its heap walk.
-    func walkRequested(by index: Int) -> Bool {
-        la_wire_load_acquire_u32(walk(index)) != 0
+    /// The heap-walk request process `index` waits on, if any: its number, and whether the
+    /// process is exiting (else a test of it settled).
+    func pendingWalk(of index: Int) -> (number: UInt32, atExit: Bool)? {
+        let requested = la_wire_load_acquire_u32(walk(index))
+        let number = requested & ~UInt32(LA_WALK_AT_EXIT)
+        let answered = la_wire_load_acquire_u32(walk(index) + MemoryLayout<UInt32>.stride)
+        guard number != 0, number != answered else { return nil }
+        return (number, requested & UInt32(LA_WALK_AT_EXIT) != 0)
     }
 
-    /// Lets process `index` go on exiting, its memory copied or not, and wakes it.
-    func answerWalk(of index: Int, copied: Bool) {
+    /// Answers request `number` of process `index`, which then goes on, and wakes it.
+    func answerWalk(of index: Int, number: UInt32) {
         let answered = walk(index) + MemoryLayout<UInt32>.stride
-        la_wire_store_release_u32(answered, UInt32(copied ? LA_WALK_COPIED : LA_WALK_REFUSED))
+        la_wire_store_release_u32(answered, number)
         leakaudit_host_futex_wake(answered.assumingMemoryBound(to: UInt32.self))
     }
 

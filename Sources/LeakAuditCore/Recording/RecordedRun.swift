@@ -140,8 +140,8 @@ struct Reception {
     var channel: ChannelSummary
     /// Records torn by the target's death or damaged.
     var tornSlots: UInt64 = 0
-    /// With `--retainers`: the heap walk of each process that waited for it at exit.
-    var heapWalks: [UInt8: HeapWalk.Outcome] = [:]
+    /// With `--retainers`: the heap walks, at each process's exit and after tests.
+    var heapWalks = HeapWalks()
 
     /// Decodes `channel` into one ledger per process while `target` runs, and once more after it
     /// ended, so that every committed record is read.
@@ -158,7 +158,7 @@ struct Reception {
             if ledgers[slot] == nil { ledgers[slot] = LifetimeLedger(watchesAllocations: watchesAllocations) }
             ledgers[slot]?.apply(event)
         }
-        var heapWalks: [UInt8: HeapWalk.Outcome] = [:]
+        var heapWalks = HeapWalks()
         let outcome: TargetOutcome
         while true {
             if let ended = target.poll() {
@@ -166,11 +166,11 @@ struct Reception {
                 break
             }
             decoder.decode(channel, targetFinished: false, into: apply)
-            if watch.retainers && HeapWalk.hasPendingRequest(on: channel, walked: heapWalks) {
+            if watch.retainers && heapWalks.hasPendingRequest(on: channel) {
                 // A process asks only once its records are written: decoding again now puts all of
                 // them in its ledger before its heap is searched.
                 decoder.decode(channel, targetFinished: false, into: apply)
-                HeapWalk.answerRequests(on: channel, ledgers: ledgers, walked: &heapWalks, copyProcess: copyProcess)
+                heapWalks.answerRequests(on: channel, ledgers: ledgers, watch: watch, copyProcess: copyProcess)
             }
             usleep(1_000)
         }

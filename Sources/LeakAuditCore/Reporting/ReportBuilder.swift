@@ -24,7 +24,10 @@ struct ReportBuilder {
         let channel = run.received.channel
         let indexed = run.received.ledgers.sorted { $0.key < $1.key }
         let ledgers = indexed.map(\.value)
-        let processes = indexed.map { report(of: $0.value, walk: run.received.heapWalks[$0.key], watch: watch) }
+        let walks = run.received.heapWalks
+        let processes = indexed.map {
+            report(of: $0.value, walk: walks.atExit[$0.key], afterTests: walks.afterTests[$0.key] ?? [:], watch: watch)
+        }
         let target = AuditReport.Target(
             path: run.request.target, arguments: run.request.arguments, attached: channel.attached,
             attachedProcesses: channel.attachedProcesses, outcome: run.outcome, kind: run.plan.targetKind,
@@ -124,9 +127,12 @@ struct ReportBuilder {
     }
 
     /// One process's tracked types (with symbolized stacks for those over budget) and census.
-    private func report(of ledger: LifetimeLedger, walk: HeapWalk.Outcome?, watch: WatchOptions) -> ProcessFindings {
+    private func report(
+        of ledger: LifetimeLedger, walk: HeapWalks.Outcome?, afterTests: [HeapWalks.Instance: RetainerSearch.Path],
+        watch: WatchOptions
+    ) -> ProcessFindings {
         let symbolizer = makeSymbolizer(ledger.modules)
-        let naming = RetainerNaming(symbolizer: symbolizer, modules: ledger.modules, walk: walk)
+        let naming = RetainerNaming(symbolizer: symbolizer, modules: ledger.modules, walk: walk, afterTests: afterTests)
         var resolved: [UInt64: [SymbolizedFrame]] = [:]
         func frames(ofStack stackID: UInt32) -> [SymbolizedFrame] {
             let symbolized = (ledger.stacks[stackID] ?? []).flatMap { address in
@@ -251,8 +257,7 @@ struct ReportBuilder {
                         type: type.name, count: leaks.count, allocations: groups(leaks.map(\.site), typeName: type.name),
                         globalStateReason: leaks.lazy.compactMap { globalState[$0] }.first)
                     if watch.retainers {
-                        leaked.retainers =
-                            naming.retainers(of: leaks.filter(ledger.isAlive).map(\.object), typeName: type.name).retainers
+                        leaked.retainers = naming.retainers(ofLeaks: leaks, aliveAtExit: ledger.isAlive, typeName: type.name)
                     }
                     return leaked
                 }.sorted { ($0.count, $1.type) > ($1.count, $0.type) }

@@ -7,7 +7,27 @@ import LeakAuditModel
 struct RetainerNaming {
     let symbolizer: any AddressSymbolizer
     let modules: [ModuleImage]
-    let walk: HeapWalk.Outcome?
+    /// The process's walk at exit.
+    let walk: HeapWalks.Outcome?
+    /// Paths found when tests settled, for the instances they left.
+    var afterTests: [HeapWalks.Instance: RetainerSearch.Path] = [:]
+
+    /// The retainers of the instances a test left: from the walk when it settled, else from the
+    /// walk at exit for those still alive then.
+    func retainers(ofLeaks leaks: [LifetimeLedger.Leak], aliveAtExit: (LifetimeLedger.Leak) -> Bool, typeName: String)
+        -> [Retainer]
+    {
+        var found: [Retainer] = []
+        var atExit: [UInt64] = []
+        for leak in leaks {
+            if let path = afterTests[HeapWalks.Instance(object: leak.object, sequence: leak.sequence)] {
+                found.append(retainer(path, typeName: typeName))
+            } else if aliveAtExit(leak) {
+                atExit.append(leak.object)
+            }
+        }
+        return Self.grouped(found + retainers(of: atExit, typeName: typeName).retainers)
+    }
 
     /// The retainers of `instances` (of type `typeName`), most instances first, and why some
     /// have none.
@@ -152,7 +172,8 @@ struct RetainerNaming {
             // `App.router : App.AppRouter` names the variable and then its type.
             let variable = name.components(separatedBy: " : ").first ?? name
             // `static App.Store.shared` is still a global: its storage outlives every instance.
-            return variable.hasPrefix("static ") ? String(variable.dropFirst(7)) : variable
+            return SwiftName.withoutPrivateDiscriminators(
+                variable.hasPrefix("static ") ? String(variable.dropFirst(7)) : variable)
         }
         guard let module = modules.first(where: { $0.contains(slot) }) else { return "0x" + String(slot, radix: 16) }
         let file = module.path.split(separator: "/").last.map(String.init) ?? module.path

@@ -80,8 +80,13 @@ struct RetainerSearch {
     private var nodeIndex: [UInt64: Int32] = [:]
     /// For each node reached: the node it was reached from (or -1 - the root's index), and how.
     private var parent: [Int32] = []
-    private var parentHold: [Hold?] = []
-    private var parentClosure: [UInt64?] = []
+    /// How each node's parent holds it, as an index into `holds` (-1: not reached): most holds
+    /// repeat (a property's name), so a node costs 4 bytes, not a `Hold`.
+    private var parentHold: [Int32] = []
+    private var holds: [Hold] = []
+    private var holdIndexes: [Hold: Int32] = [:]
+    /// The closure's code for the nodes reached as a closure's context.
+    private var parentClosure: [Int32: UInt64] = [:]
     private var nodeSizes: [Int] = []
     private var roots: [Root] = []
     /// The nodes each root phase started from, for the dominator tree.
@@ -145,6 +150,15 @@ struct RetainerSearch {
 
     // MARK: - Nodes
 
+    /// `hold`'s index in `holds`, added on first sight.
+    private mutating func holdIndex(_ hold: Hold) -> Int32 {
+        if let index = holdIndexes[hold] { return index }
+        let index = Int32(holds.count)
+        holds.append(hold)
+        holdIndexes[hold] = index
+        return index
+    }
+
     private func nodeType(_ node: Int32) -> SwiftLayout.ObjectType {
         layout.typeTable[Int(nodeTypeIndexes[Int(node)])]
     }
@@ -161,8 +175,7 @@ struct RetainerSearch {
         objects.append(address)
         nodeTypeIndexes.append(typeIndex)
         parent.append(Int32.min)
-        parentHold.append(nil)
-        parentClosure.append(nil)
+        parentHold.append(-1)
         nodeSizes.append(extent(of: address, fallback: type.instanceSize))
         nodeIndex[address] = index
         return index
@@ -450,8 +463,8 @@ struct RetainerSearch {
             forEachReference(of: node) { search, target, hold, closure in
                 guard search.parent[Int(target)] == Int32.min else { return }
                 search.parent[Int(target)] = node
-                search.parentHold[Int(target)] = hold
-                search.parentClosure[Int(target)] = closure
+                search.parentHold[Int(target)] = search.holdIndex(hold)
+                if let closure { search.parentClosure[target] = closure }
                 queue.append(target)
             }
         }
@@ -714,7 +727,8 @@ struct RetainerSearch {
 
     private func step(to node: Int32) -> Step {
         Step(
-            hold: parentHold[Int(node)] ?? .word, type: nodeType(node).name, closure: parentClosure[Int(node)],
+            hold: parentHold[Int(node)] >= 0 ? holds[Int(parentHold[Int(node)])] : .word, type: nodeType(node).name,
+            closure: parentClosure[node],
             isCollectionStorage: nodeType(node).collection != nil)
     }
 

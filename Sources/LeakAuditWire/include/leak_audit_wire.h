@@ -77,14 +77,16 @@ typedef struct la_wire_header {
 /// Processes of one run that can attach: the index is 8 bits of a tag.
 #define LA_WIRE_MAX_PROCESSES 256u
 
-/// A process's heap walk (`--retainers`), one per process index, at LA_WIRE_WALKS_OFFSET in the
-/// header page. A process about to exit sets `requested` and waits on `answered` (a shared futex
-/// word) while leak-audit stops its threads and copies its memory; leak-audit sets `answered` to
-/// one of LA_WALK_* once the copy is taken or refused. A process waits at most
-/// LA_WIRE_WALK_TIMEOUT_MS, and not at all once leak-audit is gone.
+/// A process's heap walks (`--retainers`), one handshake per process index, at
+/// LA_WIRE_WALKS_OFFSET in the header page. A process asks when it is about to exit, and (naming
+/// tests) each time a test settles: it stores the request's number (1, 2, …; with
+/// LA_WALK_AT_EXIT set when it exits) in `requested` and waits on `answered` (a shared futex
+/// word) until it holds that number, while leak-audit stops its threads and copies its memory (or
+/// decides that nothing needs it). One request at a time per process. A process waits at most
+/// LA_WIRE_WALK_TIMEOUT_MS per request, and not at all once leak-audit is gone.
 typedef struct la_wire_walk {
-    uint32_t requested;  ///< atomic: 1 once the process waits; written by the target.
-    uint32_t answered;   ///< atomic futex word: LA_WALK_*; written by leak-audit.
+    uint32_t requested;  ///< atomic: the request's number, | LA_WALK_AT_EXIT; written by the target.
+    uint32_t answered;   ///< atomic futex word: the number of the last request answered.
 } la_wire_walk;
 
 /// Where the walk handshakes start in the header page: LA_WIRE_MAX_PROCESSES of them fill its
@@ -93,15 +95,9 @@ typedef struct la_wire_walk {
 /// The longest a process waits for leak-audit to copy its memory.
 #define LA_WIRE_WALK_TIMEOUT_MS 30000u
 
-/// Values of la_wire_walk.answered.
-enum {
-    /// Not answered yet.
-    LA_WALK_PENDING = 0,
-    /// The process's memory was copied: it may go on exiting.
-    LA_WALK_COPIED = 1,
-    /// leak-audit could not copy it (the reason is in the report): it may go on exiting.
-    LA_WALK_REFUSED = 2,
-};
+/// Set in la_wire_walk.requested when the process asks at exit; the request's number is in the
+/// other bits.
+#define LA_WALK_AT_EXIT 0x80000000u
 
 /// The walk handshake of process `index` in the header page at `header`.
 static inline la_wire_walk *la_wire_walk_slot(void *header, uint32_t index) {

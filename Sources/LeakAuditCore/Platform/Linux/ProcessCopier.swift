@@ -24,20 +24,20 @@ enum ProcessCopier {
             if listed.isEmpty && stopped.isEmpty { return .failure(.processGone) }
             let new = listed.filter { !seen.contains($0) }
             if new.isEmpty { break }
-            for thread in new {
-                seen.insert(thread)
-                let error = leakaudit_host_stop_thread(thread, stopTimeoutMilliseconds)
-                switch error {
-                case 0: stopped.append(thread)
-                case ESRCH: continue
-                case EPERM:
-                    return .failure(
-                        .notPermitted(
-                            detail:
-                                "ptrace: \(systemErrorMessage(EPERM)); allow tracing descendants: kernel.yama.ptrace_scope 0 or 1, and CAP_SYS_PTRACE or a seccomp profile that permits ptrace in a container"
-                        ))
-                default: return .failure(.failed(call: "ptrace", errno: error))
-                }
+            seen.formUnion(new)
+            var results = [Int32](repeating: 0, count: new.count)
+            leakaudit_host_stop_threads(new, Int32(new.count), &results, stopTimeoutMilliseconds)
+            // Every thread stopped is let go again (the defer above), whatever went wrong with another.
+            for (thread, error) in zip(new, results) where error == 0 { stopped.append(thread) }
+            if results.contains(EPERM) {
+                return .failure(
+                    .notPermitted(
+                        detail:
+                            "ptrace: \(systemErrorMessage(EPERM)); allow tracing descendants: kernel.yama.ptrace_scope 0 or 1, and CAP_SYS_PTRACE or a seccomp profile that permits ptrace in a container"
+                    ))
+            }
+            if let error = results.first(where: { $0 != 0 && $0 != ESRCH }) {
+                return .failure(.failed(call: "ptrace", errno: error))
             }
         }
         guard !stopped.isEmpty else { return .failure(.processGone) }

@@ -1,0 +1,94 @@
+import LeakAuditWire
+
+/// The heap walks of a run (`--retainers`). A process that exits waits until leak-audit has
+/// copied it (the platform's `copyProcess`), and so does a test process each time one of its tests
+/// settles (its grace period over), copied then only if the test left instances alive. Each copy
+/// is searched at once for who holds the instances the report will show, then dropped.
+struct HeapWalks {
+    /// What the walk of one process at its exit found.
+    enum Outcome {
+        /// The path found for each instance, by address.
+        case searched([UInt64: RetainerSearch.Path])
+        /// Why the process could not be walked, for the report.
+        case failed(String)
+    }
+
+    /// An instance a test left: its address and allocation sequence, which together tell it from
+    /// a later instance at the same address.
+    struct Instance: Hashable {
+        var object: UInt64
+        var sequence: UInt64
+    }
+
+    /// The walk of each process at its exit, by process index.
+    private(set) var atExit: [UInt8: Outcome] = [:]
+    /// Paths of the instances tests left, found when each test settled, by process index.
+    private(set) var afterTests: [UInt8: [Instance: RetainerSearch.Path]] = [:]
+    /// Tests whose leaks were looked for, by process index.
+    private var walkedTests: [UInt8: Set<UInt32>] = [:]
+
+    /// Whether a process waits for a walk.
+    func hasPendingRequest(on channel: RecordChannel) -> Bool {
+        (0..<Swift.min(channel.attachedProcesses, Int(LA_WIRE_MAX_PROCESSES))).contains {
+            channel.pendingWalk(of: $0) != nil
+        }
+    }
+
+    /// Answers every process that waits: one exiting is copied and searched for every instance
+    /// the report may show; one whose test settled is copied only if a test settled since its last
+    /// walk left instances alive, and searched for those.
+    mutating func answerRequests(
+        on channel: RecordChannel, ledgers: [LifetimeLedger?], watch: WatchOptions,
+        copyProcess: (Int32) -> Result<ProcessSnapshot, SnapshotFailure>
+    ) {
+        let processes = Swift.min(channel.attachedProcesses, ledgers.count)
+        for index in 0..<processes {
+            guard let request = channel.pendingWalk(of: index) else { continue }
+            // The process goes on once answered, while its copy is searched.
+            defer { channel.answerWalk(of: index, number: request.number) }
+            guard let ledger = ledgers[index], let pid = ledger.process?.pid else {
+                if request.atExit { atExit[UInt8(index)] = .failed("the process did not say who it was") }
+                continue
+            }
+            if request.atExit {
+                guard atExit[UInt8(index)] == nil else { continue }
+                switch copyProcess(pid) {
+                case .success(let snapshot):
+                    atExit[UInt8(index)] = .searched(
+                        RetainerSearch.paths(of: Self.instancesToExplain(ledger), in: snapshot, modules: ledger.modules))
+                case .failure(let failure):
+                    atExit[UInt8(index)] = .failed(failure.message)
+                }
+                continue
+            }
+            // Only the instances the report judges (not the harness's, the runtime's or
+            // Foundation's): a test that left only those needs no copy.
+            var instances: [Instance] = []
+            let types = ledger.types
+            for (id, test) in ledger.tests where walkedTests[UInt8(index), default: []].contains(id) == false {
+                guard let leaked = test.leaked else { continue }
+                walkedTests[UInt8(index), default: []].insert(id)
+                for leak in leaked where types[leak.typeID].map({ ReportBuilder.isJudgedPerTest($0, watch: watch) }) == true {
+                    instances.append(Instance(object: leak.object, sequence: leak.sequence))
+                }
+            }
+            guard !instances.isEmpty, case .success(let snapshot) = copyProcess(pid) else { continue }
+            let paths = RetainerSearch.paths(of: instances.map(\.object), in: snapshot, modules: ledger.modules)
+            for instance in instances {
+                if let path = paths[instance.object] { afterTests[UInt8(index), default: [:]][instance] = path }
+            }
+        }
+    }
+
+    /// The live instances a report can show: of types over budget, and those tests left alive.
+    static func instancesToExplain(_ ledger: LifetimeLedger) -> [UInt64] {
+        var instances: [UInt64] = []
+        for type in ledger.types.values where type.peak > type.max {
+            instances.append(contentsOf: type.live.keys)
+        }
+        for test in ledger.tests.values {
+            for leak in test.leaked ?? [] where ledger.isAlive(leak) { instances.append(leak.object) }
+        }
+        return Array(Set(instances))
+    }
+}
