@@ -3,7 +3,7 @@
 /// line of the user's (the runtime, Foundation, the test harness, compiler thunks and
 /// macro-generated code) folded into one entry per run. Reports keep every frame; this is only
 /// what the text report shows.
-enum ReadableStack {
+package enum ReadableStack {
     /// One line of a readable stack.
     enum Entry: Equatable {
         /// A frame with a source line, `times` times in a row (a directly recursive function).
@@ -105,30 +105,12 @@ enum ReadableStack {
 
     /// A demangled function name made readable: no return type, async continuations read as the
     /// function they belong to, and private discriminators (`(name in _D650…)`) as the name.
-    static func readableFunction(_ function: String) -> String {
+    package static func readableFunction(_ function: String) -> String {
         var text = function
         for marker in ["suspend resume partial function for ", "await resume partial function for "] {
             if let range = text.firstRange(of: marker) { text = String(text[range.upperBound...]) }
         }
-        // `(name in _0123456789ABCDEF0123456789ABCDEF)` → `name`
-        var result = ""
-        var rest = Substring(text)
-        while let open = rest.firstIndex(of: "(") {
-            result += rest[..<open]
-            let afterOpen = rest.index(after: open)
-            if let inRange = rest[afterOpen...].firstRange(of: " in _"),
-                let close = rest[inRange.upperBound...].firstIndex(of: ")"),
-                rest[inRange.upperBound..<close].allSatisfy({ $0.isHexDigit }),
-                !rest[afterOpen..<inRange.lowerBound].contains("(")
-            {
-                result += rest[afterOpen..<inRange.lowerBound]
-                rest = rest[rest.index(after: close)...]
-            } else {
-                result += "("
-                rest = rest[afterOpen...]
-            }
-        }
-        result += rest
+        let result = SwiftName.withoutPrivateDiscriminators(text)
         // After the discriminators: a return type naming a private type (`-> App.(Box in _0A…)`)
         // reads as a closure's ` in `, and would be kept.
         return compactSignatures(SwiftName.withoutReturnType(result).replacingUnknownContexts())

@@ -92,6 +92,11 @@ final class RetainersTests: XCTestCase {
         XCTAssertEqual(documents.map(\.0), [3], "\(documents)")
         XCTAssertEqual(documents.first?.3, ["RetainerKinds.store", "open", "[i]"])
         XCTAssertFalse(audit.stderr.contains("Watcher"), audit.stderr)
+        // A thread waiting forever holds its upload model in a local of the function it runs.
+        let uploads = try retainers(audit, ".UploadViewModel")
+        XCTAssertEqual(uploads.map(\.0), [3], "\(uploads)")
+        XCTAssertEqual(uploads.first?.1, "stack")
+        XCTAssertEqual(uploads.first?.2, "RetainerKinds.uploadLoop(started:release:done:)")
     }
 
     func testATestsLeakIsTracedWhenTheTestSettles() throws {

@@ -1,10 +1,12 @@
-// Four ways a screen's model outlives the screen, each with a different holder, for --retainers:
+// Five ways a screen's model outlives the screen, each with a different holder, for --retainers:
 // a detached task that never ends and captures its view model; an image model kept by two nodes
 // that hold each other (a cycle it is not part of); a request model in an enum payload of a
-// global session's history; and a document kept by a store, which a watcher also refers to
-// weakly and unowned: the watcher must never be named as its holder. Three screens open and
-// close, one at a time (every budget is 1). The clean twin cancels each task and waits for it,
-// breaks the cycle, clears the history, and closes the document.
+// global session's history; a document kept by a store, which a watcher also refers to weakly
+// and unowned (the watcher must never be named as its holder); and an upload model in a local
+// variable of a thread that waits forever. Three screens open and close, one at a time (every
+// budget is 1). The clean twin cancels each task and waits for it, breaks the cycle, clears the
+// history, closes the document, and lets each upload thread finish.
+import Foundation
 import LeakMonitor
 
 final class PollingViewModel: MemoryLeakMonitorable {
@@ -57,6 +59,21 @@ final class Watcher {
     }
 }
 
+final class UploadViewModel: MemoryLeakMonitorable {
+    var max: Int { 1 }
+    init() { MemoryLeakMonitor.validate(self) }
+    func finish() {}
+}
+
+/// Runs on its own thread; the model lives in this function's frame until the upload is released.
+func uploadLoop(started: DispatchSemaphore, release: DispatchSemaphore, done: DispatchSemaphore) {
+    let model = UploadViewModel()
+    started.signal()
+    release.wait()
+    model.finish()
+    done.signal()
+}
+
 final class DocumentStore {
     var open: [DocumentViewModel] = []
 }
@@ -84,6 +101,11 @@ func openScreen() async {
     let document = DocumentViewModel()
     watchers.append(Watcher(document))
     store.open.append(document)
+    let started = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let done = DispatchSemaphore(value: 0)
+    Thread { uploadLoop(started: started, release: release, done: done) }.start()
+    started.wait()
     try? await Task.sleep(nanoseconds: 20_000_000)
     // The screen closes.
     if !leaky {
@@ -93,6 +115,8 @@ func openScreen() async {
         session.state = .idle
         session.history.removeAll()
         store.open.removeAll()
+        release.signal()
+        done.wait()
     }
 }
 

@@ -96,7 +96,7 @@ struct RetainerNaming {
             let name = taskName(functions)
             root = Retainer.Root(
                 kind: .task,
-                name: name.isEmpty ? held.map { SwiftName.withoutReturnType(Self.withoutPartialApply($0)) } ?? "" : name)
+                name: name.isEmpty ? held.map { ReadableStack.readableFunction(Self.withoutPartialApply($0)) } ?? "" : name)
         case .heldByCycle(let members):
             root = Retainer.Root(
                 kind: .cycle, name: "a cycle of \(members) object\(members == 1 ? "" : "s") that nothing else holds, through")
@@ -132,7 +132,7 @@ struct RetainerNaming {
             guard var name = symbolizer.symbolize(address + 1).last?.function, !name.contains("thunk") else { continue }
             let parts = name.components(separatedBy: "partial function for ")
             if parts.count > 1 { name = parts.dropFirst().joined(separator: "partial function for ") }
-            return SwiftName.withoutReturnType(name)
+            return ReadableStack.readableFunction(name)
         }
         return ""
     }
@@ -154,7 +154,7 @@ struct RetainerNaming {
         else { return step.type }
         // The code beside a context is often a thunk the compiler made, not the closure itself.
         guard !function.contains("thunk") else { return step.type }
-        return "context of \(SwiftName.withoutReturnType(Self.withoutPartialApply(function)))"
+        return "context of \(ReadableStack.readableFunction(Self.withoutPartialApply(function)))"
     }
 
     /// A closure's name without the compiler's `partial apply forwarder for`.
@@ -184,7 +184,7 @@ struct RetainerNaming {
         // symbolize takes a return address and looks up the call before it.
         let frames = symbolizer.symbolize(innermost ? address + 1 : address)
         guard let function = frames.last?.function else { return "0x" + String(address, radix: 16) }
-        return SwiftName.withoutReturnType(function)
+        return ReadableStack.readableFunction(function)
     }
 
     /// Retainers with the same root and steps (array indexes and dictionary keys aside) as one,

@@ -17,15 +17,19 @@ enum MallocHeap {
     /// `pagesize`), 32 before.
     static let heapInfoSizes: [UInt64] = [48, 32]
 
-    /// Every block in use.
-    static func blocks(in memory: SnapshotMemory) -> [Block] {
+    /// Every block in use, sorted by address, and the address ranges whose chunks were walked
+    /// (every object there is among the blocks).
+    static func blocks(in memory: SnapshotMemory) -> (blocks: [Block], walked: [Range<UInt64>]) {
         var blocks: [Block] = []
+        var walked: [Range<UInt64>] = []
         for region in memory.snapshot.regions where region.isWritable && !region.bytes.isEmpty {
             guard region.copiedStart == region.start else { continue }  // a stack
             if region.path == "[heap]" {
                 // The main arena: chunks from the start of the break area (after a little alignment).
-                for skip in stride(from: UInt64(0), through: 64, by: 16) {
-                    if walk(memory, from: region.start + skip, to: region.copiedEnd, into: &blocks) { break }
+                for skip in stride(from: UInt64(0), through: 64, by: 16)
+                where walk(memory, from: region.start + skip, to: region.copiedEnd, into: &blocks) {
+                    walked.append(region.start..<region.copiedEnd)
+                    break
                 }
             } else if region.path.isEmpty, region.start % arenaHeapAlignment == 0,
                 let size = memory.word(region.start + 16), size > 64, size <= region.copiedEnd - region.start
@@ -40,18 +44,30 @@ enum MallocHeap {
                 } else {
                     starts = heapInfoSizes.map { region.start + $0 }
                 }
-                for first in starts where walk(memory, from: first, to: end, into: &blocks) { break }
-            } else if region.path.isEmpty, let header = memory.word(region.start + 8), header & 2 != 0,
-                let slack = memory.word(region.start), slack < 4096, slack & 15 == 0
-            {
-                // A chunk mmapped on its own: its size (with IS_MMAPPED) fills the mapping.
-                let chunk = region.start + slack
-                guard let size = memory.word(chunk + 8).map({ $0 & ~7 }), size >= 32, chunk + size <= region.copiedEnd
-                else { continue }
-                blocks.append(Block(address: chunk + 16, size: Int(size) - 16))
+                for first in starts where walk(memory, from: first, to: end, into: &blocks) {
+                    walked.append(region.start..<end)
+                    break
+                }
+            } else if region.path.isEmpty, let header = memory.word(region.start + 8), header & 2 != 0 {
+                // Chunks mmapped on their own, one per mapping (the kernel shows adjacent ones as
+                // one region): each starts at its alignment slack and its size (with IS_MMAPPED)
+                // reaches the next.
+                var position = region.start
+                while position < region.copiedEnd, let slack = memory.word(position), slack < 4096, slack & 15 == 0,
+                    let header = memory.word(position + slack + 8), header & 2 != 0
+                {
+                    let chunk = position + slack
+                    let size = header & ~7
+                    guard size >= 32, chunk + size <= region.copiedEnd else { break }
+                    blocks.append(Block(address: chunk + 16, size: Int(size) - 16))
+                    position = chunk + size
+                }
+                if position > region.start { walked.append(region.start..<position) }
             }
         }
-        return blocks
+        blocks.sort { $0.address < $1.address }
+        walked.sort { $0.lowerBound < $1.lowerBound }
+        return (blocks, walked)
     }
 
     /// Walks the chunk chain from `start`; appends its blocks in use and returns true only when the

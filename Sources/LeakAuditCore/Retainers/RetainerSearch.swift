@@ -77,7 +77,11 @@ struct RetainerSearch {
     private var objects: [UInt64] = []
     /// Each node's type, as an index into the layout's type table.
     private var nodeTypeIndexes: [Int32] = []
-    private var nodeIndex: [UInt64: Int32] = [:]
+    /// The first `enumeratedCount` nodes are malloc's objects, in address order: found by binary
+    /// search. Other addresses (objects outside walked heaps, and what is no object) by hash.
+    private var enumeratedCount = 0
+    private var walkedHeaps: [Range<UInt64>] = []
+    private var otherNodes: [UInt64: Int32] = [:]
     /// For each node reached: the node it was reached from (or -1 - the root's index), and how.
     private var parent: [Int32] = []
     /// How each node's parent holds it, as an index into `holds` (-1: not reached): most holds
@@ -118,7 +122,7 @@ struct RetainerSearch {
         for instance in instances {
             if let path = search.path(to: instance) { result[instance] = path }
         }
-        let targets = instances.compactMap { search.nodeIndex[$0] }.filter { $0 >= 0 }
+        let targets = instances.compactMap { search.node(at: $0) }
         let (retained, dominators) = search.retainedSizes(extraEntries: targets)
         let explained = Set(targets)
         for node in targets {
@@ -143,9 +147,39 @@ struct RetainerSearch {
     /// Makes a node of every Swift object among malloc's blocks in use, so that objects no root
     /// reaches (tasks, cycles) are known too.
     private mutating func enumerateHeap() {
-        for block in MallocHeap.blocks(in: memory) {
-            if let node = node(at: block.address) { nodeSizes[Int(node)] = block.size }
+        let (blocks, walked) = MallocHeap.blocks(in: memory)
+        for block in blocks {
+            guard let typeIndex = layout.objectTypeIndex(at: block.address) else { continue }
+            objects.append(block.address)
+            nodeTypeIndexes.append(typeIndex)
+            parent.append(Int32.min)
+            parentHold.append(-1)
+            nodeSizes.append(block.size)
         }
+        enumeratedCount = objects.count
+        walkedHeaps = walked
+    }
+
+    /// The enumerated node at `address`, by binary search; nil when none starts there.
+    private func enumeratedNode(at address: UInt64) -> Int32? {
+        var low = 0
+        var high = enumeratedCount
+        while low < high {
+            let middle = (low + high) / 2
+            if objects[middle] < address { low = middle + 1 } else { high = middle }
+        }
+        return low < enumeratedCount && objects[low] == address ? Int32(low) : nil
+    }
+
+    /// Whether `address` lies in a heap whose chunks were walked.
+    private func inWalkedHeap(_ address: UInt64) -> Bool {
+        var low = 0
+        var high = walkedHeaps.count
+        while low < high {
+            let middle = (low + high) / 2
+            if walkedHeaps[middle].upperBound <= address { low = middle + 1 } else { high = middle }
+        }
+        return low < walkedHeaps.count && walkedHeaps[low].contains(address)
     }
 
     // MARK: - Nodes
@@ -165,9 +199,12 @@ struct RetainerSearch {
 
     /// The node of the live object at `address`, adding it on first sight; nil when none starts there.
     private mutating func node(at address: UInt64) -> Int32? {
-        if let known = nodeIndex[address] { return known >= 0 ? known : nil }
+        if let node = enumeratedNode(at: address) { return node }
+        // In a walked heap, every object is among the enumerated ones.
+        if inWalkedHeap(address) { return nil }
+        if let known = otherNodes[address] { return known >= 0 ? known : nil }
         guard let typeIndex = layout.objectTypeIndex(at: address) else {
-            nodeIndex[address] = -1
+            otherNodes[address] = -1
             return nil
         }
         let type = layout.typeTable[Int(typeIndex)]
@@ -177,7 +214,7 @@ struct RetainerSearch {
         parent.append(Int32.min)
         parentHold.append(-1)
         nodeSizes.append(extent(of: address, fallback: type.instanceSize))
-        nodeIndex[address] = index
+        otherNodes[address] = index
         return index
     }
 
@@ -379,10 +416,15 @@ struct RetainerSearch {
                 }
             }
         }
-        // Thread-local storage: static TLS blocks lie just below each thread's thread pointer.
+        // Thread-local storage: static TLS blocks lie just below each thread's thread pointer, above
+        // its outermost frame when it is on the thread's stack.
         for thread in snapshot.threads where thread.threadPointer > 0x10000 {
-            var slot = (thread.threadPointer &- 0x4000) & ~7
-            while slot < thread.threadPointer &+ 0x100 {
+            let framesEnd = frames(of: thread).end
+            // Static TLS is a few hundred bytes here; the thread descriptor above the thread pointer
+            // holds pthread_setspecific's first values.
+            var slot = (thread.threadPointer &- 0x1000) & ~7
+            if framesEnd <= thread.threadPointer, framesEnd > slot { slot = (framesEnd + 7) & ~7 }
+            while slot < thread.threadPointer &+ 0x900 {
                 if let value = memory.word(slot) {
                     seed(&self, value, .threadLocal(thread: thread.id, threadName: thread.name), &queue)
                 }
@@ -392,7 +434,7 @@ struct RetainerSearch {
         breadthFirst(&queue)
         // 2. Thread stacks, frame by frame, and registers.
         for thread in snapshot.threads {
-            let frames = self.frames(of: thread)
+            let frames = self.frames(of: thread).frames
             for register in thread.registers {
                 seed(
                     &self, register,
@@ -442,17 +484,50 @@ struct RetainerSearch {
 
     /// A thread's frames, innermost first, by its frame-pointer chain: where each starts on the
     /// stack and the code address that names its function.
-    private func frames(of thread: ProcessSnapshot.Thread) -> [(start: UInt64, function: UInt64)] {
+    private func frames(of thread: ProcessSnapshot.Thread) -> (frames: [(start: UInt64, function: UInt64)], end: UInt64) {
         var frames: [(start: UInt64, function: UInt64)] = [(thread.stackPointer, thread.instructionPointer)]
-        var framePointer = thread.framePointer
+        var framePointer =
+            isFrameRecord(thread.framePointer, above: thread.stackPointer)
+            ? thread.framePointer : firstFrameRecord(above: thread.stackPointer) ?? thread.framePointer
+        var end = thread.stackPointer
         while frames.count < 4096, framePointer > frames[frames.count - 1].start,
             let next = memory.word(framePointer), let returnAddress = memory.word(framePointer &+ 8), returnAddress != 0
         {
             frames.append((framePointer &+ 16, returnAddress))
+            end = framePointer &+ 16
             guard next > framePointer else { break }
             framePointer = next
         }
-        return frames
+        return (frames, end)
+    }
+
+    /// Whether `address` holds a frame record (the caller's frame pointer, then a return address
+    /// into code) whose chain goes on up the stack for two more records or ends.
+    private func isFrameRecord(_ address: UInt64, above stackPointer: UInt64, links: Int = 0) -> Bool {
+        var current = address
+        for link in 0..<3 {
+            guard current > stackPointer, current & 7 == 0, let next = memory.word(current),
+                let returnAddress = memory.word(current &+ 8), isCode(returnAddress)
+            else { return false }
+            if next == 0 { return link >= links }
+            guard next > current, next - current < 1 << 20 else { return false }
+            current = next
+        }
+        return true
+    }
+
+    /// The first frame record above the stack pointer, for a thread stopped in code that keeps no
+    /// frame pointer (the C library's system call wrappers): its frames up to there are counted
+    /// as the innermost function's.
+    private func firstFrameRecord(above stackPointer: UInt64) -> UInt64? {
+        var slot = (stackPointer + 7) & ~7
+        let limit = stackPointer &+ 16_384
+        while slot < limit {
+            // Found by scanning, a record must link to another before the chain may end.
+            if isFrameRecord(slot, above: stackPointer, links: 1) { return slot }
+            slot += 8
+        }
+        return nil
     }
 
     private mutating func breadthFirst(_ queue: inout [Int32]) {
