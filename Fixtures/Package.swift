@@ -33,6 +33,8 @@ let package = Package(
         scenario("AsyncRequests"),
         // Holders of different kinds (a task, a cycle, an enum payload), for --retainers.
         scenario("RetainerKinds"),
+        // A NotificationCenter block and an Observation onChange closure holding view models.
+        scenario("ObserverRetention"),
         scenario("DynamicLibraryType", [.product(name: "WidgetKit", package: "WidgetKit"), leakMonitor]),
         // Allocation-heavy, for the benchmark.
         scenario("AllocationChurn"),

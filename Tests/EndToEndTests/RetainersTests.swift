@@ -119,8 +119,60 @@ final class RetainersTests: XCTestCase {
         XCTAssertEqual((clean["leaked"] as? [Any])?.count, 0)
     }
 
+    func testObserversThatCaptureAViewModelAreTracedThroughFoundationAndObservation() throws {
+        let audit = try Harness.audit("ObserverRetention", ["leaky"], extraOptions: ["--retainers"])
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        // A NotificationCenter block: the default center's registrar holds it.
+        let profile = try retainers(audit, ".ProfileViewModel")
+        XCTAssertEqual(profile.map(\.0), [3], "\(profile)")
+        XCTAssertEqual(profile.first?.1, "global")
+        XCTAssertEqual(profile.first?.3.dropFirst().first, "registrar")
+        XCTAssertEqual(profile.first?.3.last, "captured")
+        let profilePath = try XCTUnwrap(
+            (try audit.type(".ProfileViewModel")["retainers"] as? [[String: Any]])?.first?["path"] as? [[String: Any]])
+        XCTAssertEqual((profilePath.first?["type"] as? String)?.hasSuffix(".NotificationCenter"), true, "\(profilePath)")
+        // An Observation onChange closure: the global cart's registrar holds it.
+        let cart = try retainers(audit, ".CartViewModel")
+        XCTAssertEqual(cart.map(\.0), [3], "\(cart)")
+        XCTAssertEqual(cart.first?.2, "ObserverRetention.cart")
+        XCTAssertEqual(Array(cart.first?.3.prefix(2) ?? []), ["ObserverRetention.cart", "_$observationRegistrar"])
+        XCTAssertEqual(cart.first?.3.last, "captured")
+    }
+
+    func testATestThatLeaksACycleShowsTheCycleThroughTheClosure() throws {
+        let audit = try Harness.audit(
+            "FixturesPackageTests.xctest", ["ScreenTests.CheckoutTests"], extraOptions: ["--leaks-per-test", "--retainers"])
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let tests = audit.json["tests"] as? [[String: Any]] ?? []
+        let leaking = try XCTUnwrap(
+            tests.first { $0["name"] as? String == "ScreenTests.CheckoutTests/testDismissLeaksController" })
+        let leaked = try XCTUnwrap((leaking["leaked"] as? [[String: Any]])?.first)
+        let group = try XCTUnwrap((leaked["retainers"] as? [[String: Any]])?.first, "\(leaked)")
+        XCTAssertEqual((group["root"] as? [String: Any])?["kind"] as? String, "cycle")
+        let path = group["path"] as? [[String: Any]] ?? []
+        XCTAssertEqual(path.map { $0["via"] as? String }, ["", "onDismiss", "captured"])
+        XCTAssertEqual(
+            path.map { $0["type"] as? String },
+            [
+                "ScreenTests.CheckoutController",
+                "context of closure #1 in ScreenTests.CheckoutTests.testDismissLeaksController()",
+                "ScreenTests.CheckoutController",
+            ])
+        let clean = try XCTUnwrap(
+            tests.first { $0["name"] as? String == "ScreenTests.CheckoutTests/testDismissReleasesController" })
+        XCTAssertEqual((clean["leaked"] as? [Any])?.count, 0)
+        let text = Harness.run([
+            Harness.leakAudit, "run", "--leaks-per-test", "--retainers", try Harness.fixture("FixturesPackageTests.xctest"),
+            "ScreenTests.CheckoutTests",
+        ])
+        XCTAssertTrue(
+            text.stderr.replacingOccurrences(of: "\n      ", with: " ").contains(
+                "held by a cycle of 2 objects that nothing else holds: CheckoutController.onDismiss → context of closure #1 in CheckoutTests.testDismissLeaksController() → (captured) → CheckoutController"
+            ), text.stderr)
+    }
+
     func testCleanTwinsHaveNothingToExplain() throws {
-        for fixture in ["ViewModelRetention", "DismissalCapture", "WeakObservers", "RetainerKinds"] {
+        for fixture in ["ViewModelRetention", "DismissalCapture", "WeakObservers", "RetainerKinds", "ObserverRetention"] {
             let audit = try Harness.audit(fixture, ["clean"], extraOptions: ["--retainers"])
             XCTAssertEqual(audit.status, 0, "\(fixture): \(audit.stderr)")
             XCTAssertTrue(audit.types.allSatisfy { $0["retainers"] == nil }, "\(fixture): \(audit.types)")

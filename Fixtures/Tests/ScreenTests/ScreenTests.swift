@@ -49,3 +49,38 @@ final class ThemeTests: XCTestCase {
         XCTAssertEqual(ThemeStore.shared.max, 1)
     }
 }
+
+/// A checkout controller whose dismissal closure captures it: a cycle that outlives its test.
+/// CheckoutTests/testDismissLeaksController leaks it; testDismissReleasesController captures
+/// weakly, its clean twin.
+final class CheckoutController: MemoryLeakMonitorable {
+    var max: Int { 1 }
+    var onDismiss: (() -> Void)?
+    private(set) var dismissed = false
+    init() { MemoryLeakMonitor.validate(self) }
+    func dismiss() { dismissed = true }
+}
+
+final class CheckoutTests: XCTestCase {
+    func testDismissLeaksController() {
+        let controller = CheckoutController()
+        let title = "Checkout"
+        controller.onDismiss = {
+            controller.dismiss()
+            _ = title
+        }
+        controller.onDismiss?()
+        XCTAssertTrue(controller.dismissed)
+    }
+
+    func testDismissReleasesController() {
+        let controller = CheckoutController()
+        let title = "Checkout"
+        controller.onDismiss = { [weak controller] in
+            controller?.dismiss()
+            _ = title
+        }
+        controller.onDismiss?()
+        XCTAssertTrue(controller.dismissed)
+    }
+}
