@@ -58,7 +58,7 @@ enum MallocHeap {
                 {
                     let chunk = position + slack
                     let size = header & ~7
-                    guard size >= 32, chunk + size <= region.copiedEnd else { break }
+                    guard size >= 32, chunk < region.copiedEnd, size <= region.copiedEnd - chunk else { break }
                     blocks.append(Block(address: chunk + 16, size: Int(size) - 16))
                     position = chunk + size
                 }
@@ -80,7 +80,7 @@ enum MallocHeap {
         while chunk < end {
             guard let header = memory.word(chunk + 8) else { return false }
             let size = header & ~7
-            guard size >= 32, size & 15 == 0, chunk + size <= end, header & 2 == 0 else { return false }
+            guard size >= 32, size & 15 == 0, size <= end - chunk, header & 2 == 0 else { return false }
             let next = chunk + size
             if next == end { break }  // the top chunk: free
             guard let nextHeader = memory.word(next + 8) else { return false }
@@ -89,7 +89,7 @@ enum MallocHeap {
             if nextHeader & 1 != 0 { found.append(Block(address: chunk + 16, size: Int(size) - 8)) }
             chunk = next
         }
-        guard chunk + (memory.word(chunk + 8).map { $0 & ~7 } ?? 0) == end else { return false }
+        guard chunk &+ (memory.word(chunk &+ 8).map { $0 & ~7 } ?? 0) == end else { return false }
         blocks += found
         return true
     }

@@ -279,7 +279,7 @@ struct RetainerSearch {
             switch type.collection {
             case .array(let element)?:
                 let stride = element.stride
-                guard stride > 0, let count = memory.word(address &+ 16), count < 1 << 32 else { break }
+                guard stride > 0, end > 32, let count = memory.word(address &+ 16), count < 1 << 32 else { break }
                 let capacity = (end - 32) / stride
                 for index in 0..<Swift.min(Int(count), capacity) {
                     var word = 32 + index * stride
@@ -347,6 +347,8 @@ struct RetainerSearch {
             let rawKeys = memory.word(address &+ UInt64(keysOffset))
         else { return }
         let buckets = 1 << Int(scale)
+        // Every bucket's key (and value) must fit in the object: a damaged scale reads nothing.
+        guard buckets <= end / Swift.max(1, key.stride + (value?.stride ?? 0)) else { return }
         let bitmap = (type.instanceSize + 7) & ~7
         let keysStart = Int(truncatingIfNeeded: Int64(bitPattern: rawKeys &- address))
         var valuesStart: Int? = nil

@@ -221,7 +221,7 @@ final class SwiftLayout {
         else { return [] }
         let vector =
             descriptor.hasResilientSuperclass
-            ? metadata &+ UInt64(bitPattern: Int64((start + descriptor.fieldOffsetVectorOffset) * 8))
+            ? metadata &+ UInt64(bitPattern: Int64((start &+ descriptor.fieldOffsetVectorOffset) &* 8))
             : metadata &+ UInt64(descriptor.fieldOffsetVectorOffset * 8)
         let records = fieldRecords(fieldDescriptor)
         var fields: [Field] = []
@@ -411,7 +411,7 @@ final class SwiftLayout {
         for index in 0..<UInt64(parameterCount) {
             guard let parameter = memory.byte(header &+ 16 &+ index) else { break }
             guard parameter & 0x80 != 0 else { continue }  // no key argument
-            if let argument = memory.word(metadata &+ UInt64(bitPattern: Int64((start + slot) * 8))) {
+            if let argument = memory.word(metadata &+ UInt64(bitPattern: Int64((start &+ slot) &* 8))) {
                 arguments.append(argument)
             }
             slot += 1

@@ -1,0 +1,77 @@
+import XCTest
+
+@testable import LeakAuditCore
+
+/// The heap walk reads memory the target wrote: whatever it holds, the search ends, without a
+/// trap, and names no holder for what is not an object.
+final class RetainerSearchTests: XCTestCase {
+    /// A generator with a fixed seed, so that a failure can be replayed.
+    private struct SplitMix64: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var value = state
+            value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+            return value ^ (value >> 31)
+        }
+    }
+
+    /// Regions like a process's (a heap, an arena-aligned heap, an image's data, a stack), filled
+    /// with words that are mostly addresses inside them, small numbers, or anything.
+    private func hostileSnapshot(_ random: inout SplitMix64) -> ProcessSnapshot {
+        let layout: [(start: UInt64, size: Int, writable: Bool, path: String)] = [
+            (0x5555_0000_0000, 4096, false, "/usr/lib/libfake.so"),
+            (0x5555_0000_1000, 8192, true, "/usr/lib/libfake.so"),
+            (0x5555_1000_0000, 65_536, true, "[heap]"),
+            (0x7f00_0000_0000, 32_768, true, ""),
+            (0x7f00_0400_0000, 16_384, true, ""),
+            (0x7ffe_0000_0000, 16_384, true, "[stack]"),
+        ]
+        let starts = layout.map(\.start)
+        var regions: [ProcessSnapshot.Region] = []
+        for region in layout {
+            var words = [UInt64](repeating: 0, count: region.size / 8)
+            for index in words.indices {
+                switch random.next() % 6 {
+                case 0, 1:
+                    let base = starts[Int(random.next() % UInt64(starts.count))]
+                    words[index] = base + (random.next() % 8192) & ~7
+                case 2: words[index] = random.next() % 0x1000
+                case 3: words[index] = 0
+                case 4: words[index] = UInt64(0x400 + random.next() % 0x200)  // runtime metadata kinds
+                default: words[index] = random.next()
+                }
+            }
+            let bytes = words.withUnsafeBytes { Array($0) }
+            regions.append(
+                ProcessSnapshot.Region(
+                    start: region.start, end: region.start + UInt64(region.size), isWritable: region.writable,
+                    isExecutable: false, path: region.path, copiedStart: region.start, bytes: RegionBytes(copying: bytes)))
+        }
+        let thread = ProcessSnapshot.Thread(
+            id: 1, name: "main", instructionPointer: 0x5555_0000_0010, stackPointer: 0x7ffe_0000_0100,
+            framePointer: 0x7ffe_0000_0200, threadPointer: 0x7f00_0000_4000,
+            registers: (0..<16).map { _ in starts[Int(random.next() % UInt64(starts.count))] + 16 })
+        return ProcessSnapshot(pid: 1, regions: regions, threads: [thread])
+    }
+
+    func testHostileMemoryNeverTrapsOrHangs() {
+        var random = SplitMix64(state: 0x1EAC_A0D1)
+        let module = ModuleImage(
+            path: "/usr/lib/libfake.so", buildID: [], loadBias: 0x5555_0000_0000, start: 0x5555_0000_0000,
+            end: 0x5555_0000_3000)
+        for _ in 0..<60 {
+            let snapshot = hostileSnapshot(&random)
+            let instances = (0..<16).map { _ in 0x5555_1000_0000 + (random.next() % 65_536) & ~15 }
+            let paths = RetainerSearch.paths(of: instances, in: snapshot, modules: [module])
+            // Random words are never a live Swift object: no path, and no holder named.
+            XCTAssertTrue(paths.isEmpty, "\(paths)")
+        }
+    }
+
+    func testAnEmptySnapshotExplainsNothing() {
+        let snapshot = ProcessSnapshot(pid: 1, regions: [], threads: [])
+        XCTAssertTrue(RetainerSearch.paths(of: [0x1000, 0xFFFF_FFFF_FFFF_FFF0], in: snapshot, modules: []).isEmpty)
+    }
+}
