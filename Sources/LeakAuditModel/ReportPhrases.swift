@@ -265,7 +265,8 @@ public struct ReportPhrases: Sendable {
                 "\(indent)\(retainer.count) × held by \(Self.retainerRoot(retainer.root)): \(Self.retainerChain(retainer))"
                     + (retainer.retainedBytes > 0 ? " (retains \(Self.byteCount(retainer.retainedBytes)))" : ""))
         }
-        for reason in unavailable { lines += wrapped("\(indent)who holds the rest is unknown: \(reason)") }
+        let which = retainers.isEmpty ? "them" : "the rest"
+        for reason in unavailable { lines += wrapped("\(indent)who holds \(which) is unknown: \(reason)") }
         if retainers.isEmpty && unavailable.isEmpty {
             lines.append("\(indent)none of them was alive when its process was walked")
         }

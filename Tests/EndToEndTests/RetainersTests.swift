@@ -171,6 +171,16 @@ final class RetainersTests: XCTestCase {
             ), text.stderr)
     }
 
+    func testATargetThatCrashesSaysWhyNoHolderIsKnown() throws {
+        let audit = try Harness.audit("CrashAfterLeak", ["leaky"], extraOptions: ["--retainers"])
+        let type = try audit.type(".DocumentViewModel")
+        XCTAssertEqual((type["retainers"] as? [Any])?.count, 0)
+        let reasons = type["retainersUnavailable"] as? [String] ?? []
+        XCTAssertTrue(reasons.contains { $0.contains("did not exit normally") }, "\(reasons)")
+        let text = Harness.run([Harness.leakAudit, "run", "--retainers", try Harness.fixture("CrashAfterLeak"), "leaky"])
+        XCTAssertTrue(text.stderr.contains("who holds them is unknown: the process did not exit normally"), text.stderr)
+    }
+
     func testCleanTwinsHaveNothingToExplain() throws {
         for fixture in ["ViewModelRetention", "DismissalCapture", "WeakObservers", "RetainerKinds", "ObserverRetention"] {
             let audit = try Harness.audit(fixture, ["clean"], extraOptions: ["--retainers"])
