@@ -273,6 +273,21 @@ public struct ReportPhrases: Sendable {
         return lines
     }
 
+    /// One sentence per retainer group, most instances first, at most `limit` then how many more:
+    /// `Held by global App.router: AppRouter.stack → [i] Screen.viewModel → LoginViewModel (3
+    /// instances, retains 1.2 MB).` Empty without retainers. For the messages of SARIF, JUnit and
+    /// GitHub, which carry no stack block.
+    public static func retainerSentences(_ retainers: [Retainer]?, limit: Int = 3) -> String {
+        guard let retainers, !retainers.isEmpty else { return "" }
+        var sentences = retainers.prefix(limit).map { retainer in
+            let count = "\(retainer.count) instance\(retainer.count == 1 ? "" : "s")"
+            let retains = retainer.retainedBytes > 0 ? ", retains \(byteCount(retainer.retainedBytes))" : ""
+            return "Held by \(retainerRoot(retainer.root)): \(retainerChain(retainer)) (\(count)\(retains))."
+        }
+        if retainers.count > limit { sentences.append("And \(retainers.count - limit) more holders.") }
+        return sentences.joined(separator: " ")
+    }
+
     /// `512 bytes`, `12.3 KB`, `1.2 MB` (powers of 1,000, as file sizes are usually shown).
     public static func byteCount(_ bytes: Int) -> String {
         if bytes < 1_000 { return "\(bytes) bytes" }

@@ -49,7 +49,8 @@ public struct GitHubActionsReportRenderer: ReportRenderer {
                             title: "\(name) leaked \(type)\(note)",
                             message: ["LEAKED \(name): \(leaked.count) \(type) alive after the test"]
                                 + (comparison.map { ["  " + $0] } ?? [])
-                                + phrases.allocationSites(leaked.allocations, indent: "  ", typeName: leaked.type)))
+                                + phrases.allocationSites(leaked.allocations, indent: "  ", typeName: leaked.type)
+                                + (leaked.retainers.map { phrases.retainerLines($0, unavailable: [], indent: "  ") } ?? [])))
                 }
             }
             if let baseline = report.baseline, !baseline.gone.isEmpty {

@@ -121,7 +121,9 @@ public struct JUnitReportRenderer: ReportRenderer {
         return TestCase(
             className: type.moduleName ?? Self.suiteName, name: type.name,
             outcome: .failure(
-                message: counts, type: FindingRule.budgetExceeded.id,
+                message: type.retainers?.isEmpty == false
+                    ? counts + ". " + ReportPhrases.retainerSentences(type.retainers) : counts,
+                type: FindingRule.budgetExceeded.id,
                 body: phrases.exceededBlock(type, baseline: baseline).joined(separator: "\n")))
     }
 
@@ -164,11 +166,18 @@ public struct JUnitReportRenderer: ReportRenderer {
                 body.append("    " + comparison)
             }
             body.append(contentsOf: phrases.allocationSites(leaked.allocations, indent: "    ", typeName: leaked.type))
+            if let retainers = leaked.retainers {
+                body.append(contentsOf: phrases.retainerLines(retainers, unavailable: [], indent: "    "))
+            }
         }
+        let held = failing.map { ReportPhrases.retainerSentences($0.retainers) }.filter { !$0.isEmpty }
         return TestCase(
             className: className, name: name,
             outcome: .failure(
-                message: "left \(summary) alive after it finished", type: FindingRule.testLeaked.id,
+                message: held.isEmpty
+                    ? "left \(summary) alive after it finished"
+                    : (["left \(summary) alive after it finished."] + held).joined(separator: " "),
+                type: FindingRule.testLeaked.id,
                 body: body.joined(separator: "\n")))
     }
 

@@ -87,10 +87,11 @@ public struct SARIFReportRenderer: ReportRenderer {
 
     private func result(_ type: AuditReport.TrackedType, _ baseline: AuditReport.BaselineComparison?) -> SARIFLog.Result {
         let surplus = type.peakLive.subtractingReportingOverflow(type.max).partialValue
-        let message =
+        var message =
             "\(ReportPhrases.escaped(type.name)) exceeded its budget: "
             + "\(phrases.budget(type))\(type.budget == .code ? " (declared in code)" : ""), "
             + "peak \(type.peakLive), alive at exit \(type.liveAtExit) (\(surplus) over budget)."
+        if type.retainers?.isEmpty == false { message += " " + ReportPhrases.retainerSentences(type.retainers) }
         return result(
             ruleID: Self.budgetExceededRuleID, ruleIndex: 0, message: message, typeName: type.name,
             allocations: type.allocations, allocated: { "\($0) of the \(type.peakLive) alive at the peak were allocated here." },
@@ -105,9 +106,10 @@ public struct SARIFReportRenderer: ReportRenderer {
         _ test: AuditReport.TestReport, _ leaked: AuditReport.TestReport.LeakedType,
         _ baseline: AuditReport.BaselineComparison?
     ) -> SARIFLog.Result {
-        let message =
+        var message =
             "\(ReportPhrases.escaped(test.name)) left \(leaked.count) \(ReportPhrases.escaped(leaked.type)) "
             + "alive after it finished."
+        if leaked.retainers?.isEmpty == false { message += " " + ReportPhrases.retainerSentences(leaked.retainers) }
         return result(
             ruleID: Self.testLeakedRuleID, ruleIndex: 1, message: message, typeName: leaked.type,
             allocations: leaked.allocations, allocated: { "\($0) of them were allocated here." },

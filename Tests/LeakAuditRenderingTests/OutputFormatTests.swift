@@ -385,6 +385,68 @@ final class OutputFormatTests: XCTestCase {
             ), String(first))
     }
 
+    // MARK: - Retainers
+
+    /// Who holds the leaked instances: a global array and a closure cycle.
+    private var retainers: [Retainer] {
+        [
+            Retainer(
+                count: 2, root: .init(kind: .global, name: "App.router"),
+                path: [
+                    .init(via: "App.router", type: "App.AppRouter"),
+                    .init(via: "stack", type: "[App.Screen]", isCollectionStorage: true),
+                    .init(via: "[i]", type: "App.Screen"), .init(via: "viewModel", type: "App.LoginViewModel"),
+                ], retainedBytes: 1_200_000),
+            Retainer(
+                count: 1, root: .init(kind: .cycle, name: "a cycle of 2 objects that nothing else holds"),
+                path: [
+                    .init(via: "", type: "App.LoginViewModel"),
+                    .init(via: "onFinish", type: "context of closure #1 in App.LoginViewModel.init()"),
+                    .init(via: "captured", type: "App.LoginViewModel"),
+                ]),
+        ]
+    }
+
+    func testEveryFormatCarriesWhoHoldsTheInstances() throws {
+        var held = type("App.LoginViewModel", max: 1, peak: 3, atExit: 3)
+        held.retainers = retainers
+        var tests = testsReport()
+        tests[1].leaked[0].retainers = retainers
+        let leaky = report(types: [held], tests: tests)
+        let global =
+            "Held by global App.router: AppRouter.stack → [i] Screen.viewModel → LoginViewModel (2 instances, retains 1.2 MB)."
+        let cycle =
+            "Held by a cycle of 2 objects that nothing else holds: LoginViewModel.onFinish → context of closure #1 in LoginViewModel.init() → (captured) → LoginViewModel (1 instance)."
+
+        let text = TextReportRenderer(workingDirectory: Self.cwd).render(leaky)
+        XCTAssertTrue(text.contains("2 × held by global App.router"), text)
+
+        let log = try json(SARIFReportRenderer(workingDirectory: Self.cwd).render(leaky))
+        let results = try XCTUnwrap((log["runs"] as? [[String: Any]])?.first?["results"] as? [[String: Any]])
+        let messages = results.compactMap { ($0["message"] as? [String: Any])?["text"] as? String }
+        XCTAssertEqual(messages.count, 2)
+        for message in messages {
+            XCTAssertTrue(message.contains(global) && message.contains(cycle), message)
+        }
+        assertValidSARIF(SARIFReportRenderer(workingDirectory: Self.cwd).render(leaky))
+
+        let junit = JUnitReportRenderer(workingDirectory: Self.cwd).render(leaky)
+        let parsed = try parseJUnit(junit)
+        let suites = try XCTUnwrap(parsed["suites"] as? [[String: Any]])
+        let failures = suites.flatMap { $0["cases"] as? [[String: Any]] ?? [] }.compactMap { $0["failure"] as? [String: Any] }
+        XCTAssertEqual(failures.count, 2)
+        for failure in failures {
+            let message = (failure["attributes"] as? [String: String])?["message"] ?? ""
+            XCTAssertTrue(message.contains(global) && message.contains(cycle), message)
+            XCTAssertTrue((failure["text"] as? String)?.contains("1 × held by a cycle") == true, "\(failure)")
+        }
+
+        let github = GitHubActionsReportRenderer(workingDirectory: Self.cwd).render(leaky)
+        let errors = github.split(separator: "\n").filter { $0.hasPrefix("::error") }
+        XCTAssertEqual(errors.count, 2)
+        for error in errors { XCTAssertTrue(error.contains("held by global App.router"), String(error)) }
+    }
+
     // MARK: - JUnit
 
     func testJUnitHasOneTestCasePerTypeWithCountsAndTheStackInTheFailure() throws {
