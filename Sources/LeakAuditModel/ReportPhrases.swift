@@ -333,7 +333,7 @@ public struct ReportPhrases: Sendable {
                 text += escaped(step.via)
             } else if step.via.hasPrefix("(") {
                 text += " → " + step.via
-            } else if step.via == "captured" || step.via == "captured var" {
+            } else if step.via.hasPrefix("captured") {
                 text += " → (\(step.via))"
             } else {
                 text += "." + escaped(step.via)

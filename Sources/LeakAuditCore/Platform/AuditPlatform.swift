@@ -73,6 +73,9 @@ protocol AddressSymbolizer {
     func symbolize(_ returnAddress: UInt64) -> [SymbolizedFrame]
     /// The global or static variable whose storage holds `address`, demangled; nil if unknown.
     func variable(at address: UInt64) -> String?
+    /// The parameters, captures among them, of the closure whose code is at `address`: names as
+    /// in the source and their types' names; empty when unknown.
+    func closureParameters(at address: UInt64) -> [(name: String, type: String?)]
     /// Why some frames have less detail than they could (missing or unreadable debug
     /// information), once each, as lines for the report.
     var problems: [String] { get }

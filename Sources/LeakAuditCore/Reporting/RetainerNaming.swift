@@ -74,10 +74,13 @@ struct RetainerNaming {
                 steps.append(Retainer.Step(via: "." + enumCase.name, type: typeName(of: step)))
                 continue
             }
-            steps.append(
-                Retainer.Step(
-                    via: index == 0 ? "" : via(step.hold), type: typeName(of: step), isCollectionStorage: step.isCollectionStorage
-                ))
+            var how = index == 0 ? "" : via(step.hold)
+            if step.hold == .capture, index > 0, let closure = path.steps[index - 1].closure,
+                let variable = capturedVariable(closure: closure, holding: step.type)
+            {
+                how = "captured " + variable
+            }
+            steps.append(Retainer.Step(via: how, type: typeName(of: step), isCollectionStorage: step.isCollectionStorage))
         }
         if !steps.isEmpty { steps[steps.count - 1].type = leakedType }
         let root: Retainer.Root
@@ -114,6 +117,20 @@ struct RetainerNaming {
         if !steps.isEmpty, path.root != .cycle { steps[0].via = root.name }
         return Retainer(
             count: 1, root: root, path: steps, retainedBytes: path.insideAnotherInstance ? 0 : path.retainedBytes)
+    }
+
+    /// The variable a closure captured that holds an object of type `type`: the closure's one
+    /// parameter of that type in its debug information (a closure's captures are its trailing
+    /// parameters), or its only parameter; nil when that is not one name.
+    private func capturedVariable(closure: UInt64, holding type: String) -> String? {
+        let parameters = symbolizer.closureParameters(at: closure)
+        let simpleName = type.split(separator: ".").last.map(String.init) ?? type
+        let matching = parameters.filter { parameter in
+            guard let parameterType = parameter.type else { return false }
+            return parameterType == type || parameterType == simpleName || parameterType.hasSuffix("." + simpleName)
+        }
+        if matching.count == 1 { return matching[0].name }
+        return parameters.count == 1 ? parameters[0].name : nil
     }
 
     /// The closure whose code (or, for an async closure, whose async function pointer) is at

@@ -92,6 +92,8 @@ extension Symbolizer {
         private var symbols: [ELFSymbol]? = nil
         /// Data symbols (variables), sorted by address, built on first use.
         private var variables: [ELFSymbol]? = nil
+        /// Function symbols by name, built on first use.
+        private var symbolAddresses: [String: UInt64]? = nil
         private var compileUnits: [CompileUnit]? = nil
         private var compileUnitIndex = RangeIndex([])
         /// Runtime address minus DWARF address.
@@ -232,6 +234,11 @@ extension Symbolizer {
         }
 
         private func symbol(containing pc: UInt64, in symbols: [ELFSymbol]) -> String? {
+            mangledSymbol(containing: pc, in: symbols).map { demangleSymbol($0) ?? $0 }
+        }
+
+        /// The symbol's own (mangled) name whose extent holds `pc`.
+        private func mangledSymbol(containing pc: UInt64, in symbols: [ELFSymbol]) -> String? {
             var lower = 0
             var upper = symbols.count
             while lower < upper {
@@ -242,13 +249,70 @@ extension Symbolizer {
             var candidate = lower - 1
             while candidate >= 0, candidate >= lower - 4 {
                 let symbol = symbols[candidate]
-                if pc < symbol.address &+ symbol.size {
-                    let name = String(cString: symbol.name)
-                    return demangleSymbol(name) ?? name
-                }
+                if pc < symbol.address &+ symbol.size { return String(cString: symbol.name) }
                 candidate -= 1
             }
             return nil
+        }
+
+        /// The parameters of the closure whose code, partial-apply forwarder or async function
+        /// pointer is at runtime address `address`, in order: for a closure, its explicit
+        /// parameters then its captures, named as the source names them. Empty when the module has
+        /// no DWARF for it.
+        func closureParameters(at address: UInt64) -> [(name: String, type: String?)] {
+            if variables == nil { variables = indexSymbols { $0 == STT_OBJECT || $0 == STT_TLS } }
+            guard
+                let mangled = mangledSymbol(containing: address, in: loadSymbols())
+                    ?? mangledSymbol(containing: address, in: variables ?? [])
+            else { return [] }
+            // `…TA` is a partial-apply forwarder, `…Tu` an async function pointer: the closure is
+            // the symbol without them.
+            var closure = mangled
+            for suffix in ["TATu", "TA", "Tu"] where closure.hasSuffix(suffix) {
+                closure.removeLast(suffix.count)
+                break
+            }
+            guard let target = closure == mangled ? address : functionAddress(named: closure),
+                let (unitIndex, dwarfPC) = compileUnit(containing: target),
+                var function = functionDIE(inUnit: unitIndex, containing: dwarfPC)
+            else { return [] }
+            var parameters: [(name: String, type: String?)] = []
+            forEachChild(of: &function) { child in
+                guard Int(dwarf_tag(&child)) == DW_TAG_formal_parameter else { return }
+                var attribute = Dwarf_Attribute()
+                guard dwarf_attr_integrate(&child, UInt32(DW_AT_name), &attribute) != nil,
+                    let name = dwarf_formstring(&attribute)
+                else { return }
+                parameters.append((String(cString: name), typeName(of: child)))
+            }
+            return parameters
+        }
+
+        /// The name of the type `die` has (`DW_AT_type`), through unnamed qualifiers and typedefs.
+        private func typeName(of die: Dwarf_Die) -> String? {
+            var current = die
+            for _ in 0..<8 {
+                var attribute = Dwarf_Attribute()
+                var type = Dwarf_Die()
+                guard dwarf_attr_integrate(&current, UInt32(DW_AT_type), &attribute) != nil,
+                    dwarf_formref_die(&attribute, &type) != nil
+                else { return nil }
+                if dwarf_attr_integrate(&type, UInt32(DW_AT_name), &attribute) != nil, let name = dwarf_formstring(&attribute) {
+                    return String(cString: name)
+                }
+                current = type
+            }
+            return nil
+        }
+
+        /// The runtime address of the function symbol named `mangled`.
+        private func functionAddress(named mangled: String) -> UInt64? {
+            if symbolAddresses == nil {
+                var addresses: [String: UInt64] = [:]
+                for symbol in loadSymbols() { addresses[String(cString: symbol.name)] = symbol.address }
+                symbolAddresses = addresses
+            }
+            return symbolAddresses?[mangled]
         }
 
         /// Builds the sorted function-symbol index once; `dwfl_module_addrinfo` would scan the

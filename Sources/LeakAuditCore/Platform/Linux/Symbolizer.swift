@@ -63,6 +63,13 @@ public final class Symbolizer: AddressSymbolizer {
         return resolver(for: moduleIndex)?.variableSymbol(containing: address)
     }
 
+    /// The parameters (a closure's captures among them) of the closure whose code, forwarder or
+    /// async function pointer is at `address`, in order, with their types' names.
+    public func closureParameters(at address: UInt64) -> [(name: String, type: String?)] {
+        guard let moduleIndex = moduleIndex(containing: address) else { return [] }
+        return resolver(for: moduleIndex)?.closureParameters(at: address) ?? []
+    }
+
     private func resolve(_ returnAddress: UInt64) -> [SymbolizedFrame] {
         // The return address may already belong to the next function (or module) when the call
         // was the last instruction.
