@@ -35,6 +35,8 @@ let package = Package(
         scenario("RetainerKinds"),
         // A NotificationCenter block and an Observation onChange closure holding view models.
         scenario("ObserverRetention"),
+        // 200,000 live objects and 50 heavy leaks in a global cache.
+        scenario("LargeHeapRetention"),
         scenario("DynamicLibraryType", [.product(name: "WidgetKit", package: "WidgetKit"), leakMonitor]),
         // Allocation-heavy, for the benchmark.
         scenario("AllocationChurn"),

@@ -172,6 +172,19 @@ final class RetainersTests: XCTestCase {
             ), text.stderr)
     }
 
+    func testHeavyLeaksAmongALargeHeapAreFoundWithWhatTheyKeep() throws {
+        let audit = try Harness.audit("LargeHeapRetention", ["leaky"], extraOptions: ["--retainers"])
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let found = try retainers(audit, ".PhotoViewModel")
+        XCTAssertEqual(found.map(\.0), [50], "\(found)")
+        XCTAssertEqual(found.first?.2, "LargeHeapRetention.app")
+        XCTAssertEqual(found.first?.3, ["LargeHeapRetention.app", "thumbnails", "byPhoto", "[i]"])
+        let group = try XCTUnwrap((try audit.type(".PhotoViewModel")["retainers"] as? [[String: Any]])?.first)
+        // 50 view models of 100 KB of pixels each: releasing them frees at least 5 MB.
+        XCTAssertGreaterThanOrEqual(group["retainedBytes"] as? Int ?? 0, 5_000_000)
+        XCTAssertTrue(audit.stderr.isEmpty || !audit.stderr.contains("Record"), audit.stderr)
+    }
+
     func testATargetThatCrashesSaysWhyNoHolderIsKnown() throws {
         let audit = try Harness.audit("CrashAfterLeak", ["leaky"], extraOptions: ["--retainers"])
         let type = try audit.type(".DocumentViewModel")
@@ -183,7 +196,9 @@ final class RetainersTests: XCTestCase {
     }
 
     func testCleanTwinsHaveNothingToExplain() throws {
-        for fixture in ["ViewModelRetention", "DismissalCapture", "WeakObservers", "RetainerKinds", "ObserverRetention"] {
+        for fixture in [
+            "ViewModelRetention", "DismissalCapture", "WeakObservers", "RetainerKinds", "ObserverRetention", "LargeHeapRetention",
+        ] {
             let audit = try Harness.audit(fixture, ["clean"], extraOptions: ["--retainers"])
             XCTAssertEqual(audit.status, 0, "\(fixture): \(audit.stderr)")
             XCTAssertTrue(audit.types.allSatisfy { $0["retainers"] == nil }, "\(fixture): \(audit.types)")

@@ -52,10 +52,15 @@ struct HeapWalks {
             }
             if request.atExit {
                 guard atExit[UInt8(index)] == nil else { continue }
+                // Nothing over budget and nothing a test left: no copy is needed.
+                let instances = Self.instancesToExplain(ledger)
+                guard !instances.isEmpty else {
+                    atExit[UInt8(index)] = .searched([:])
+                    continue
+                }
                 switch copyProcess(pid) {
                 case .success(let snapshot):
-                    atExit[UInt8(index)] = .searched(
-                        RetainerSearch.paths(of: Self.instancesToExplain(ledger), in: snapshot, modules: ledger.modules))
+                    atExit[UInt8(index)] = .searched(RetainerSearch.paths(of: instances, in: snapshot, modules: ledger.modules))
                 case .failure(let failure):
                     atExit[UInt8(index)] = .failed(failure.message)
                 }
