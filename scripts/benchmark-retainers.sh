@@ -22,32 +22,11 @@ cd "$root"
 HEAP_N=${HEAP_N:-1000000}
 REPS=${REPS:-5}
 
-root_scratch=()
-fixtures_scratch=()
-[[ -n ${LEAK_AUDIT_BENCH_SCRATCH:-} ]] && root_scratch=(--scratch-path "$LEAK_AUDIT_BENCH_SCRATCH")
-[[ -n ${LEAK_AUDIT_BENCH_FIXTURES_SCRATCH:-} ]] && fixtures_scratch=(--scratch-path "$LEAK_AUDIT_BENCH_FIXTURES_SCRATCH")
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-die() {
-    echo "benchmark-retainers: $*" >&2
-    exit 1
-}
-
-echo "building leak-audit and AllocationChurn (release)..." >&2
-swift build -c release "${root_scratch[@]}" >"$work/build-root.log" 2>&1 \
-    || { cat "$work/build-root.log" >&2; die "swift build of leak-audit failed"; }
-swift build -c release --package-path Fixtures "${fixtures_scratch[@]}" --product AllocationChurn \
-    >"$work/build-fixtures.log" 2>&1 \
-    || { cat "$work/build-fixtures.log" >&2; die "swift build of Fixtures' AllocationChurn failed"; }
-leak_audit="$(swift build -c release "${root_scratch[@]}" --show-bin-path)/leak-audit"
-churn="$(swift build -c release --package-path Fixtures "${fixtures_scratch[@]}" --show-bin-path)/AllocationChurn"
+benchmark_name=benchmark-retainers
+# shellcheck source=scripts/benchmark-common.sh
+source "$root/scripts/benchmark-common.sh"
 [[ -x /usr/bin/time ]] && /usr/bin/time -f %M true >/dev/null 2>&1 || die "GNU time (/usr/bin/time) is needed for peak RSS"
 
-median() {
-    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 
 # run OPTION N: one audited run; prints "milliseconds peak-KB".
 run() {

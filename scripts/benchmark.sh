@@ -34,41 +34,17 @@ CHURN_REPS=${CHURN_REPS:-7}
 RETAIN_N=${RETAIN_N:-1000000}
 RETAIN_REPS=${RETAIN_REPS:-3}
 
-root_scratch=()
-fixtures_scratch=()
-[[ -n ${LEAK_AUDIT_BENCH_SCRATCH:-} ]] && root_scratch=(--scratch-path "$LEAK_AUDIT_BENCH_SCRATCH")
-[[ -n ${LEAK_AUDIT_BENCH_FIXTURES_SCRATCH:-} ]] && fixtures_scratch=(--scratch-path "$LEAK_AUDIT_BENCH_FIXTURES_SCRATCH")
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-die() {
-    echo "benchmark: $*" >&2
-    exit 1
-}
-
 # --- build ---------------------------------------------------------------------------------------
 
-echo "building leak-audit and AllocationChurn (release)..." >&2
-swift build -c release "${root_scratch[@]}" >"$work/build-root.log" 2>&1 \
-    || { cat "$work/build-root.log" >&2; die "swift build of leak-audit failed"; }
-swift build -c release --package-path Fixtures "${fixtures_scratch[@]}" --product AllocationChurn \
-    >"$work/build-fixtures.log" 2>&1 \
-    || { cat "$work/build-fixtures.log" >&2; die "swift build of Fixtures' AllocationChurn failed"; }
-leak_audit="$(swift build -c release "${root_scratch[@]}" --show-bin-path)/leak-audit"
-churn="$(swift build -c release --package-path Fixtures "${fixtures_scratch[@]}" --show-bin-path)/AllocationChurn"
-[[ -x $leak_audit ]] || die "no leak-audit binary at $leak_audit"
-[[ -x $churn ]] || die "no AllocationChurn binary at $churn"
+benchmark_name=benchmark
+# shellcheck source=scripts/benchmark-common.sh
+source "$root/scripts/benchmark-common.sh"
 
 gnu_time=""
 [[ -x /usr/bin/time ]] && /usr/bin/time -f %M true >/dev/null 2>&1 && gnu_time=/usr/bin/time
 
 # --- helpers -------------------------------------------------------------------------------------
 
-# median VALUE...: the middle value (mean of the two middle ones for an even count).
-median() {
-    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 
 # field NAME FILE: the value of the `NAME value` line the fixture printed.
 field() {
