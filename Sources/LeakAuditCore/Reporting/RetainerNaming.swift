@@ -80,6 +80,14 @@ struct RetainerNaming {
             {
                 how = "captured " + variable
             }
+            if index > 0, step.type != "closure context", let closure = step.closure, let name = closureName(closure),
+                !name.contains("thunk")
+            {
+                // The object is a closure's whole context: the closure is a step of its own.
+                steps.append(Retainer.Step(via: how, type: ReadableStack.readableFunction(Self.withoutPartialApply(name))))
+                let variable = capturedVariable(closure: closure, holding: step.type)
+                how = variable.map { "captured " + $0 } ?? "captured"
+            }
             steps.append(Retainer.Step(via: how, type: typeName(of: step), isCollectionStorage: step.isCollectionStorage))
         }
         if !steps.isEmpty { steps[steps.count - 1].type = leakedType }

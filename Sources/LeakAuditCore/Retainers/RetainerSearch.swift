@@ -258,6 +258,12 @@ struct RetainerSearch {
                         break
                     }
                 }
+            } else if closureAllowed, case .property = hold, offset >= 24,
+                let function = search.memory.word(address &+ UInt64(offset - 8)), search.isCode(function)
+            {
+                // A closure that captures one object takes that object as its context: the
+                // property holds the closure, and the closure the object.
+                closure = function
             }
             body(&search, targetNode, hold, closure)
         }
@@ -379,12 +385,11 @@ struct RetainerSearch {
     }
 
     /// Whether `address` lies in code: a mapped, executable region of the snapshot.
-    /// Whether `address` lies in an image's read-only mapping: code, or an async function's
-    /// descriptor (an async closure's "function" points at one).
+    /// Whether `address` lies in a mapping of an image's file: code, or an async function's
+    /// descriptor (an async closure's "function" points at one, in read-only or relocated data).
     private func isImageConstant(_ address: UInt64) -> Bool {
         guard let index = memory.snapshot.regionIndex(containing: address) else { return false }
-        let region = memory.snapshot.regions[index]
-        return !region.isWritable && region.path.hasPrefix("/")
+        return memory.snapshot.regions[index].path.hasPrefix("/")
     }
 
     private func isCode(_ address: UInt64) -> Bool {
