@@ -145,6 +145,18 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(directory.status, 4)
     }
 
+    func testADeviceGivenAsAFileIsOneLineAndExit64() throws {
+        // /dev/zero never ends: reading it whole would fill memory and trap.
+        for option in ["--config", "--baseline"] {
+            let result = Harness.run([Harness.leakAudit, "run", option, "/dev/zero", try Harness.fixture("ViewModelRetention")])
+            XCTAssertEqual(result.status, 64, result.stderr)
+            XCTAssertTrue(result.stderr.hasPrefix("leak-audit: error: cannot read"), result.stderr)
+            XCTAssertTrue(result.stderr.contains("'/dev/zero': larger than 64 megabytes"), result.stderr)
+            XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr)
+            XCTAssertEqual(result.stdout, "", "the target did not run")
+        }
+    }
+
     func testUsageErrorsExit64() throws {
         let missing = Harness.run([Harness.leakAudit, "run"])
         XCTAssertEqual(missing.status, 64)

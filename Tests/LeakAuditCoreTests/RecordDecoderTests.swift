@@ -1,3 +1,4 @@
+import Foundation
 import LeakAuditWire
 import XCTest
 
@@ -441,5 +442,38 @@ final class RecordDecoderTests: XCTestCase {
         XCTAssertEqual(ledger.stacks, [0: [0x10, 0x20], 1: [0x30]])
         XCTAssertEqual(ledger.truncatedStacks, [1])
         XCTAssertEqual(ledger.inconsistentEvents, 0)
+    }
+
+    // MARK: - Hostile values
+
+    func testAHugeNextSlotSizesNoLoopAndCountsAsTorn() throws {
+        let (channel, writer) = try makeChannel(slots: 64)
+        writer.typeBlob(id: 1, name: "App.ViewModel", max: 1)
+        writer.allocated(typeID: 1, object: 0xA0, stackID: 0)
+        let written = writer.nextSlot
+        // A process writing into the channel claims nearly 2^64 slots.
+        writer.nextSlot = UInt64.max - 3
+        var decoder = RecordDecoder()
+        var ledger = LifetimeLedger()
+        let started = Date()
+        decoder.decode(channel, targetFinished: false) { event, _ in ledger.apply(event) }
+        decoder.decode(channel, targetFinished: true) { event, _ in ledger.apply(event) }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "one ring per pass, whatever next_slot says")
+        XCTAssertEqual(ledger.types[1]?.live.count, 1, "what was written before is decoded")
+        XCTAssertEqual(decoder.tornSlots, UInt64.max - 3 - written)
+    }
+
+    func testATypeIDNearTheTopSizesNoTable() throws {
+        let (channel, writer) = try makeChannel()
+        writer.typeBlob(id: 0xFFFF_FFF0, name: "App.Huge", max: 1)
+        writer.allocated(typeID: 0xFFFF_FFF1, object: 0xA0, stackID: 0)
+        writer.typeBlob(id: 2, name: "App.ViewModel", max: 1)
+        writer.allocated(typeID: 2, object: 0xB0, stackID: 0)
+        var decoder = RecordDecoder()
+        var ledger = LifetimeLedger()
+        decoder.decode(channel, targetFinished: true) { event, _ in ledger.apply(event) }
+        XCTAssertEqual(ledger.inconsistentEvents, 2)
+        XCTAssertEqual(Array(ledger.types.keys), [2])
+        XCTAssertEqual(ledger.types[2]?.live.count, 1)
     }
 }

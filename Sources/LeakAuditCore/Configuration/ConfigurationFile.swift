@@ -73,6 +73,9 @@ public struct ConfigurationFile: Sendable, Hashable {
 }
 
 extension Data {
+    /// The most a configuration or baseline file may hold.
+    static let largestReadableFile = 64_000_000
+
     /// The whole file at `path`, read with POSIX calls so that the error names the cause.
     init(readingFile path: String) throws(ConfigurationError) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
@@ -88,6 +91,12 @@ extension Data {
             }
             if count == 0 { break }
             bytes += buffer[..<count]
+            // A configuration, suppression or baseline file is a few kilobytes: a device or a
+            // runaway file (`/dev/zero`) must not fill memory.
+            guard bytes.count <= Self.largestReadableFile else {
+                throw .unreadable(
+                    path: path, reason: "larger than \(Self.largestReadableFile / 1_000_000) megabytes, so not a leak-audit file")
+            }
         }
         self.init(bytes)
     }

@@ -51,6 +51,10 @@ struct LifetimeLedger {
         }
     }
 
+    /// Type ids at or above it are damage: the shim hands out at most 16,384 (LA_MAX_TYPES), from
+    /// 0; the limit leaves room for a later shim with a larger table.
+    static let typeIDLimit = 1 << 16
+
     /// Types by id; ids are dense from 0, so an array indexed by id replaces a hash lookup per
     /// event.
     private var typeSlots: [TypeLedger?] = []
@@ -128,6 +132,12 @@ struct LifetimeLedger {
         case .typeDefined(let id, let rawName, let max, let budget, let heldByXCTest):
             let name = SwiftName.stableTypeName(rawName)
             let slot = Int(id)
+            // Ids are dense from 0 and a writer has at most LA_MAX_TYPES: a larger one is damage,
+            // and must not size the table.
+            guard slot < Self.typeIDLimit else {
+                inconsistentEvents += 1
+                return
+            }
             if slot >= typeSlots.count { typeSlots += Array(repeating: nil, count: slot + 1 - typeSlots.count) }
             if typeSlots[slot] == nil {
                 typeSlots[slot] = TypeLedger(name: name, max: max, budget: budget, heldByXCTest: heldByXCTest)
@@ -174,6 +184,10 @@ struct LifetimeLedger {
 
     private mutating func allocate(typeID: UInt32, object: UInt64, instance: Instance) {
         let slot = Int(typeID)
+        guard slot < Self.typeIDLimit else {
+            inconsistentEvents += 1
+            return
+        }
         if slot >= typeSlots.count || typeSlots[slot] == nil {
             // Allocated before its type was defined (a damaged stream): counted under a placeholder.
             inconsistentEvents += 1

@@ -18,7 +18,17 @@ struct RecordDecoder {
     /// - Parameter targetFinished: true once the target can write no more.
     mutating func decode(_ channel: RecordChannel, targetFinished: Bool, into sink: (WireEvent, _ process: UInt8) -> Void) {
         defer { channel.publishConsumed(upTo: cursor) }
-        let end = channel.reservedSlots
+        // No committed slot lies a whole ring past the cursor (its writer would still be waiting
+        // for room): one pass reads at most one ring, so a damaged `next_slot` sizes no loop.
+        let reserved = channel.reservedSlots
+        let end = reserved > cursor ? Swift.min(reserved, cursor &+ channel.slotCapacity) : cursor
+        defer {
+            // Once the target is gone, what was reserved beyond and never written is torn.
+            if targetFinished && reserved > cursor {
+                tornSlots &+= reserved &- cursor
+                cursor = reserved
+            }
+        }
         while cursor < end {
             // Writers blocked on a full ring must not wait for a long decode to finish.
             if cursor % 4096 == 0 { channel.publishConsumed(upTo: cursor) }
