@@ -11,8 +11,9 @@ struct TestOptionGroup: ParsableArguments {
     )
     var leaksPerTest = false
 
+    // Unconditional: `--grace-period -5` is a bad value to name, not a missing one.
     @Option(
-        name: .customLong("grace-period"),
+        name: .customLong("grace-period"), parsing: .unconditional,
         help: ArgumentHelp(
             "Milliseconds after a test finishes during which its instances may still be released (work it started that finishes asynchronously) before they count as leaked by it.",
             valueName: "ms"))

@@ -157,6 +157,30 @@ final class CommandLineTests: XCTestCase {
         }
     }
 
+    func testBadValuesAreNamedOnOneEscapedLine() throws {
+        let target = try Harness.fixture("ViewModelRetention")
+        // A newline in a pattern must not end the line: a CI log could read the rest as a command.
+        let budget = Harness.run([Harness.leakAudit, "run", "--budget", "App.X\n::error::injected=x", target])
+        XCTAssertEqual(budget.status, 64)
+        XCTAssertEqual(budget.stderr.split(separator: "\n").count, 1, budget.stderr)
+        XCTAssertTrue(budget.stderr.contains("'App.X\\u{a}::error::injected=x'"), budget.stderr)
+        // A pattern that matches nothing is warned about with its control characters escaped.
+        let warning = Harness.run([Harness.leakAudit, "run", "--budget", "App.\u{1B}[31mRed=1", target, "clean"])
+        XCTAssertFalse(warning.stderr.contains("\u{1B}"), warning.stderr)
+        XCTAssertTrue(warning.stderr.contains("App.\\u{1b}[31mRed"), warning.stderr)
+        // Valid JSON whose number does not fit is not called invalid JSON.
+        let config = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString).json")
+        try Data(#"{"version": 1.5}"#.utf8).write(to: config)
+        defer { try? FileManager.default.removeItem(at: config) }
+        let version = Harness.run([Harness.leakAudit, "run", "--config", config.path, target])
+        XCTAssertEqual(version.status, 64)
+        XCTAssertTrue(version.stderr.contains("not a whole number"), version.stderr)
+        // A negative grace period is a bad value, not a missing one.
+        let grace = Harness.run([Harness.leakAudit, "run", "--grace-period", "-5", target])
+        XCTAssertEqual(grace.status, 64)
+        XCTAssertTrue(grace.stderr.contains("--grace-period '-5' must be between 0 and 600000"), grace.stderr)
+    }
+
     func testUsageErrorsExit64() throws {
         let missing = Harness.run([Harness.leakAudit, "run"])
         XCTAssertEqual(missing.status, 64)

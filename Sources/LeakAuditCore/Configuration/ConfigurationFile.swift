@@ -40,6 +40,13 @@ public struct ConfigurationFile: Sendable, Hashable {
         } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
             let location = context.codingPath.map(\.stringValue).joined(separator: ".")
             throw .invalid(path: path, reason: "wrong type at \"\(location)\"")
+        } catch let DecodingError.dataCorrupted(context) where !context.codingPath.isEmpty {
+            let location = context.codingPath.map(\.stringValue).joined(separator: ".")
+            throw .invalid(path: path, reason: "a value \"\(location)\" cannot take")
+        } catch  where (try? JSONDecoder().decode(AnyJSON.self, from: data)) != nil {
+            // Valid JSON that the decoder still refuses: a number a whole-number key cannot take
+            // (`"version": 1.5`).
+            throw .invalid(path: path, reason: "a number that is not a whole number where one is expected (\"version\", \"max\")")
         } catch {
             throw .invalid(path: path, reason: "not valid JSON")
         }
@@ -144,9 +151,35 @@ public enum ConfigurationError: Error, Equatable, CustomStringConvertible {
         case .unsupportedVersion(let path, let version):
             "configuration '\(path)' has version \(version); this leak-audit reads version \(ConfigurationFile.version)"
         case .invalidBudget(let text, let origin):
-            "budget '\(text)' (\(origin)) is not PATTERN=N with N a whole number ≥ 0, e.g. 'App.*ViewModel=1'"
+            // Control characters would end the line, and a CI log could read the rest as a command.
+            "budget '\(ReportPhrases.escaped(text))' (\(ReportPhrases.escaped(origin))) is not PATTERN=N with N a whole number ≥ 0, e.g. 'App.*ViewModel=1'"
         case .baseline(let error):
             error.description
         }
+    }
+}
+
+/// Any JSON value, read only to tell a file that is not JSON from JSON that the format refuses.
+private struct AnyJSON: Decodable {
+    init(from decoder: any Decoder) throws {
+        if var array = try? decoder.unkeyedContainer() {
+            while !array.isAtEnd { _ = try array.decode(AnyJSON.self) }
+            return
+        }
+        if let object = try? decoder.container(keyedBy: AnyKey.self) {
+            for key in object.allKeys { _ = try object.decode(AnyJSON.self, forKey: key) }
+            return
+        }
+        let value = try decoder.singleValueContainer()
+        if value.decodeNil() { return }
+        if (try? value.decode(Bool.self)) != nil || (try? value.decode(Double.self)) != nil { return }
+        _ = try value.decode(String.self)
+    }
+
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 }

@@ -75,7 +75,7 @@ struct ReportBuilder {
         }
         for budget in watch.budgets where !types.contains(where: { $0.budget == .pattern(budget) }) {
             warnings.append(
-                "budget '\(budget.description)' (\(budget.origin)) matched no type that was allocated, or only types whose max is declared in code"
+                "budget '\(ReportPhrases.escaped(budget.description))' (\(ReportPhrases.escaped(budget.origin))) matched no type that was allocated, or only types whose max is declared in code"
             )
         }
         // Missing or unreadable debug information: frames the user sees with less than they could.
