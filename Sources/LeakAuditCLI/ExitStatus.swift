@@ -30,7 +30,8 @@ enum ExitStatus: Int32, CaseIterable {
 
     init(_ error: LeakAuditError) {
         switch error {
-        case .targetNotFound, .targetNotOnPath, .targetNotExecutable, .targetSpawnFailed: self = .targetNotStarted
+        case .targetNotFound, .targetNotOnPath, .targetNotExecutable, .targetNotAProgram, .targetSpawnFailed:
+            self = .targetNotStarted
         case .channelUnavailable, .preloadLibraryMissing: self = .internalError
         }
     }

@@ -8,6 +8,9 @@ public enum LeakAuditError: Error, Equatable, CustomStringConvertible {
     case targetNotOnPath(name: String)
     /// The target exists but cannot be executed (a directory, or no execute permission).
     case targetNotExecutable(path: String)
+    /// The target can be executed but is no program the system can run (an empty file, neither
+    /// ELF nor a `#!` script).
+    case targetNotAProgram(path: String)
     /// posix_spawn failed for another reason.
     case targetSpawnFailed(path: String, errno: Int32)
     /// The record channel could not be created or mapped.
@@ -24,6 +27,8 @@ public enum LeakAuditError: Error, Equatable, CustomStringConvertible {
             "target '\(name)' is not on PATH; to run the one in this directory, write './\(name)'"
         case .targetNotExecutable(let path):
             "target '\(path)' is not executable: pass a program or an .xctest bundle built by swift build"
+        case .targetNotAProgram(let path):
+            "target '\(path)' is not a program the system can run (empty, or neither ELF nor a #! script): pass a program or an .xctest bundle built by swift build"
         case .targetSpawnFailed(let path, let code):
             "target '\(path)' could not be started: \(systemErrorMessage(code))"
         case .channelUnavailable(let call, let code):

@@ -157,6 +157,19 @@ final class CommandLineTests: XCTestCase {
         }
     }
 
+    func testAnEmptyExecutableFileIsNotAProgramWithExitCode4() throws {
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-empty-\(UUID().uuidString)")
+        try Data().write(to: empty)
+        defer { try? FileManager.default.removeItem(at: empty) }
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: empty.path)
+        let result = Harness.run([Harness.leakAudit, "run", empty.path])
+        XCTAssertEqual(result.status, 4)
+        XCTAssertEqual(
+            result.stderr,
+            "leak-audit: error: target '\(empty.path)' is not a program the system can run (empty, or neither ELF nor a #! script): pass a program or an .xctest bundle built by swift build\n"
+        )
+    }
+
     func testBadValuesAreNamedOnOneEscapedLine() throws {
         let target = try Harness.fixture("ViewModelRetention")
         // A newline in a pattern must not end the line: a CI log could read the rest as a command.

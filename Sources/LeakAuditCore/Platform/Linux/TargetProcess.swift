@@ -64,7 +64,8 @@ struct TargetProcess: RunningTarget {
         guard result == 0 else {
             switch result {
             case ENOENT: throw .targetNotFound(path: displayName)
-            case EACCES, ENOEXEC: throw .targetNotExecutable(path: displayName)
+            case EACCES: throw .targetNotExecutable(path: displayName)
+            case ENOEXEC: throw .targetNotAProgram(path: displayName)
             default: throw .targetSpawnFailed(path: displayName, errno: result)
             }
         }
