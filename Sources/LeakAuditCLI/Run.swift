@@ -35,6 +35,12 @@ struct Run: ParsableCommand {
 
     @OptionGroup(title: "Baseline") var baseline: BaselineOptionGroup
 
+    @Option(
+        help: ArgumentHelp(
+            "Stop the target when it runs longer than this: SIGTERM, then SIGKILL 5 seconds later. The report holds what it wrote until then and says it was stopped.",
+            valueName: "seconds"))
+    var timeout: Int?
+
     @Argument(help: ArgumentHelp("The program or .xctest bundle to run.", valueName: "target"))
     var target: String
 
@@ -43,6 +49,9 @@ struct Run: ParsableCommand {
     var targetArguments: [String] = []
 
     func validate() throws {
+        if let timeout, timeout <= 0 || timeout > 604_800 {
+            throw ValidationError("--timeout '\(timeout)' must be between 1 and 604800 seconds")
+        }
         if let path = baseline.writeBaseline, report.destinations.contains(where: { $0.path == path }) {
             throw ValidationError("'\(path)' is given for a report and the baseline; give each its own file")
         }
@@ -76,6 +85,7 @@ struct Run: ParsableCommand {
         do {
             var request = AuditRequest(target: target, arguments: targetArguments, configuration: configuration)
             request.argumentBytes = Self.rawTrailingArguments(count: targetArguments.count)
+            request.timeoutSeconds = timeout
             auditReport = try audit(request, toolVersion: leakAuditVersion)
         } catch {
             outputs.discard()

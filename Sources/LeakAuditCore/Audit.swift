@@ -33,7 +33,8 @@ func audit(_ request: AuditRequest, toolVersion: String, on platform: some Audit
         executablePath: plan.executablePath, displayName: request.target,
         arguments: request.argumentBytes ?? request.arguments.map { Array($0.utf8) }, environment: plan.environment)
     let (outcome, received) = Reception.receive(
-        from: channel, while: target, watch: plan.watch, copyProcess: platform.copyProcess)
+        from: channel, while: target, watch: plan.watch, timeoutSeconds: request.timeoutSeconds,
+        copyProcess: platform.copyProcess)
     let run = RecordedRun(request: request, plan: plan, outcome: outcome, received: received)
 
     // 3. Report.

@@ -157,6 +157,23 @@ final class CommandLineTests: XCTestCase {
         }
     }
 
+    func testATargetThatOutrunsTheTimeoutIsStoppedAndReported() throws {
+        let started = Date()
+        let leaky = try Harness.audit("InterruptedWhileLeaking", ["leaky"], extraOptions: ["--timeout", "1"])
+        XCTAssertLessThan(Date().timeIntervalSince(started), 30, "the fixture waits 60 s unless stopped")
+        XCTAssertEqual(leaky.status, 1, "what it leaked before the timeout is reported: \(leaky.stderr)")
+        XCTAssertEqual((try leaky.type(".UploadTask"))["liveAtExit"] as? Int, 2)
+        XCTAssertEqual((leaky.target["exit"] as? [String: Any])?["signal"] as? Int, 15)
+        let warnings = (leaky.json["summary"] as? [String: Any])?["warnings"] as? [String] ?? []
+        XCTAssertTrue(warnings.contains { $0.contains("longer than --timeout 1 s and was stopped") }, "\(warnings)")
+        // Without a leak, a stopped target is a failed target.
+        let clean = try Harness.audit("InterruptedWhileLeaking", ["clean"], extraOptions: ["--timeout", "1"])
+        XCTAssertEqual(clean.status, 2, clean.stderr)
+        let zero = Harness.run([Harness.leakAudit, "run", "--timeout", "0", try Harness.fixture("InterruptedWhileLeaking")])
+        XCTAssertEqual(zero.status, 64)
+        XCTAssertTrue(zero.stderr.contains("--timeout '0' must be between 1 and 604800 seconds"), zero.stderr)
+    }
+
     func testAnEmptyExecutableFileIsNotAProgramWithExitCode4() throws {
         let empty = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-empty-\(UUID().uuidString)")
         try Data().write(to: empty)

@@ -11,6 +11,8 @@ public struct AuditRequest: Sendable {
     public var argumentBytes: [[UInt8]]?
     /// What to watch and which findings fail the run.
     public var configuration: AuditConfiguration
+    /// `--timeout`: stop the target after this many seconds (SIGTERM, then SIGKILL).
+    public var timeoutSeconds: Int?
 
     /// Creates a request.
     public init(target: String, arguments: [String], configuration: AuditConfiguration = AuditConfiguration()) {

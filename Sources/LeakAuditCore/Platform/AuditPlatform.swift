@@ -65,6 +65,8 @@ protocol SharedRegion: AnyObject {
 protocol RunningTarget {
     /// The outcome once the target has ended, without waiting; nil while it runs.
     func poll() -> TargetOutcome?
+    /// Sends `signal` to the target.
+    func send(_ signal: Int32)
 }
 
 /// Turns return addresses recorded in a target into frames, out of the target's process.

@@ -142,13 +142,18 @@ struct Reception {
     var tornSlots: UInt64 = 0
     /// With `--retainers`: the heap walks, at each process's exit and after tests.
     var heapWalks = HeapWalks()
+    /// `--timeout` ran out and the target was stopped.
+    var timedOut = false
 
     /// Decodes `channel` into one ledger per process while `target` runs, and once more after it
     /// ended, so that every committed record is read.
     static func receive(
-        from channel: RecordChannel, while target: any RunningTarget, watch: WatchOptions,
+        from channel: RecordChannel, while target: any RunningTarget, watch: WatchOptions, timeoutSeconds: Int? = nil,
         copyProcess: (Int32) -> Result<ProcessSnapshot, SnapshotFailure> = { _ in .failure(.processGone) }
     ) -> (outcome: TargetOutcome, received: Reception) {
+        let clock = ContinuousClock()
+        let started = clock.now
+        var stoppedAt: ContinuousClock.Instant? = nil
         var decoder = RecordDecoder()
         // One slot per possible process index: an array access per event, not a hash lookup.
         var ledgers = [LifetimeLedger?](repeating: nil, count: Int(LA_WIRE_MAX_PROCESSES))
@@ -166,6 +171,15 @@ struct Reception {
                 break
             }
             decoder.decode(channel, targetFinished: false, into: apply)
+            if let timeoutSeconds {
+                // Stopped as a person would stop it: asked first, then killed.
+                if stoppedAt == nil, clock.now - started > .seconds(timeoutSeconds) {
+                    target.send(SIGTERM)
+                    stoppedAt = clock.now
+                } else if let stoppedAt, clock.now - stoppedAt > .seconds(5) {
+                    target.send(SIGKILL)
+                }
+            }
             if watch.retainers && heapWalks.hasPendingRequest(on: channel) {
                 // A process asks only once its records are written: decoding again now puts all of
                 // them in its ledger before its heap is searched.
@@ -178,7 +192,7 @@ struct Reception {
         let received = Reception(
             ledgers: Dictionary(
                 uniqueKeysWithValues: ledgers.enumerated().compactMap { index, ledger in ledger.map { (UInt8(index), $0) } }),
-            channel: ChannelSummary(channel), tornSlots: decoder.tornSlots, heapWalks: heapWalks)
+            channel: ChannelSummary(channel), tornSlots: decoder.tornSlots, heapWalks: heapWalks, timedOut: stoppedAt != nil)
         return (outcome, received)
     }
 }

@@ -50,6 +50,11 @@ struct ReportBuilder {
         }
 
         var warnings: [String] = []
+        if run.received.timedOut, let seconds = run.request.timeoutSeconds {
+            warnings.append(
+                "the target ran longer than --timeout \(seconds) s and was stopped (SIGTERM, then SIGKILL after 5 s): the report holds what its processes wrote until then"
+            )
+        }
         if channel.droppedRecords > 0 {
             warnings.append(
                 "\(counted(channel.droppedRecords, "record")) \(channel.droppedRecords == 1 ? "was" : "were") not written (leak-audit stopped reading, or a record was larger than the ring), so counts may be off"

@@ -89,6 +89,10 @@ struct TargetProcess: RunningTarget {
         return copy
     }
 
+    func send(_ signal: Int32) {
+        kill(pid, signal)
+    }
+
     /// Returns the outcome if the target has ended, without waiting; reaps it.
     func poll() -> TargetOutcome? {
         var status: Int32 = 0
