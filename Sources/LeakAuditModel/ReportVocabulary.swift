@@ -51,6 +51,11 @@ extension TargetOutcome {
     }
 }
 
+/// `SIGTERM` for 15, `signal 42` for a number without a name here.
+package func signalName(_ signal: Int32) -> String {
+    signalNames[signal] ?? "signal \(signal)"
+}
+
 private let signalNames: [Int32: String] = [
     1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS",
     8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM",

@@ -308,6 +308,13 @@ final class CommandLineTests: XCTestCase {
             XCTAssertEqual((target["exit"] as? [String: Any])?["signal"] as? Int, Int(signal), name)
             let types = try XCTUnwrap(json["types"] as? [[String: Any]])
             XCTAssertEqual(types.first?["peakLive"] as? Int, 2, name)
+            // The report says it is partial, and why.
+            let warnings = (json["summary"] as? [String: Any])?["warnings"] as? [String] ?? []
+            XCTAssertTrue(
+                warnings.contains {
+                    $0.hasPrefix("leak-audit received \(name) and passed it to the target: the report is partial")
+                },
+                "\(name): \(warnings)")
             try Harness.validateAgainstSchema(path)
         }
     }

@@ -67,6 +67,8 @@ protocol RunningTarget {
     func poll() -> TargetOutcome?
     /// Sends `signal` to the target.
     func send(_ signal: Int32)
+    /// The signal leak-audit itself received (and passed to the target), if any.
+    var receivedSignal: Int32? { get }
 }
 
 /// Turns return addresses recorded in a target into frames, out of the target's process.

@@ -144,6 +144,8 @@ struct Reception {
     var heapWalks = HeapWalks()
     /// `--timeout` ran out and the target was stopped.
     var timedOut = false
+    /// A signal leak-audit received and passed to the target (SIGINT from a user, SIGTERM from CI).
+    var receivedSignal: Int32? = nil
 
     /// Decodes `channel` into one ledger per process while `target` runs, and once more after it
     /// ended, so that every committed record is read.
@@ -192,7 +194,8 @@ struct Reception {
         let received = Reception(
             ledgers: Dictionary(
                 uniqueKeysWithValues: ledgers.enumerated().compactMap { index, ledger in ledger.map { (UInt8(index), $0) } }),
-            channel: ChannelSummary(channel), tornSlots: decoder.tornSlots, heapWalks: heapWalks, timedOut: stoppedAt != nil)
+            channel: ChannelSummary(channel), tornSlots: decoder.tornSlots, heapWalks: heapWalks, timedOut: stoppedAt != nil,
+            receivedSignal: target.receivedSignal)
         return (outcome, received)
     }
 }

@@ -50,6 +50,11 @@ struct ReportBuilder {
         }
 
         var warnings: [String] = []
+        if let signal = run.received.receivedSignal {
+            warnings.append(
+                "leak-audit received \(signalName(signal)) and passed it to the target: the report is partial, it holds what the target's processes wrote until they ended"
+            )
+        }
         if run.received.timedOut, let seconds = run.request.timeoutSeconds {
             warnings.append(
                 "the target ran longer than --timeout \(seconds) s and was stopped (SIGTERM, then SIGKILL after 5 s): the report holds what its processes wrote until then"

@@ -7,6 +7,8 @@ import Synchronization
 
 /// The pid signals are forwarded to; 0 while no target runs.
 private let forwardingTarget = Atomic<Int32>(0)
+/// The first signal leak-audit received and forwarded; 0 for none.
+private let forwardedSignal = Atomic<Int32>(0)
 
 /// A child process started with the terminal's standard streams and the caller's environment plus
 /// the given variables, and with SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to leak-audit forwarded
@@ -74,6 +76,7 @@ struct TargetProcess: RunningTarget {
             signal(signalNumber) { received in
                 let target = forwardingTarget.load(ordering: .acquiring)
                 if target > 0 { kill(target, received) }
+                _ = forwardedSignal.compareExchange(expected: 0, desired: received, ordering: .relaxed)
             }
         }
         return TargetProcess(pid: pid, executablePath: executablePath)
@@ -87,6 +90,11 @@ struct TargetProcess: RunningTarget {
         }
         copy[bytes.count] = 0
         return copy
+    }
+
+    var receivedSignal: Int32? {
+        let signal = forwardedSignal.load(ordering: .relaxed)
+        return signal == 0 ? nil : signal
     }
 
     func send(_ signal: Int32) {
