@@ -37,6 +37,12 @@ let package = Package(
         scenario("ObserverRetention"),
         // 200,000 live objects and 50 heavy leaks in a global cache.
         scenario("LargeHeapRetention"),
+        // Every way a process can end or turn on its environment, after leaking (docs/reliability.md).
+        scenario("FaultEndings"),
+        // Many threads creating and freeing at once, with the counts they made (docs/reliability.md).
+        scenario("ConcurrentLoad"),
+        // Writes into leak-audit's channel what LeakMonitor never would (no LeakMonitor).
+        .executableTarget(name: "HostileWriter"),
         scenario("DynamicLibraryType", [.product(name: "WidgetKit", package: "WidgetKit"), leakMonitor]),
         // Allocation-heavy, for the benchmark.
         scenario("AllocationChurn"),

@@ -336,6 +336,7 @@ enum PluginExit {
         case 2: return "no type exceeded its budget, but the tests failed"
         case 3: return "the tests could not be audited (or no test ran)"
         case 4: return "the tests could not be started"
+        case 5: return "the report is incomplete: records were lost or damaged"
         case 64: return "usage or configuration error"
         case 70: return "internal error"
         default: return status > 128 ? "leak-audit was killed by signal \(status - 128)" : "unexpected status"

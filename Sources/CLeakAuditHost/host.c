@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-int leakaudit_host_memfd_create(const char *name) { return memfd_create(name, 0); }
+int leakaudit_host_memfd_create(const char *name) { return memfd_create(name, MFD_CLOEXEC); }
 
 int leakaudit_host_stop_threads(const pid_t *tids, int count, int *results, int timeout_ms) {
     int pending = 0;

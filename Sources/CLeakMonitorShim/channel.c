@@ -114,11 +114,11 @@ void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void 
     __atomic_store_n(&head[0], tag, __ATOMIC_RELEASE);
 }
 
-/// Opens the channel named by `value` ("<pid>:<fd>"); -1 when it cannot be had. `inherited` is set
-/// to this process's inherited copy of the descriptor when it has one: the caller closes it once
-/// the channel is verified, so that children do not inherit it (they open it by path).
-static int la_open_channel(const char *value, int *inherited) {
-    *inherited = -1;
+/// Opens the channel named by `value` ("<pid>:<fd>": leak-audit's pid and its descriptor of the
+/// memfd) through /proc; -1 when it cannot be had. No process inherits the memfd (leak-audit
+/// creates it close-on-exec), so only processes that may open another's /proc/<pid>/fd (the same
+/// user's) can write into the channel, and a stray descriptor number can never be taken for it.
+static int la_open_channel(const char *value) {
     char *end = NULL;
     errno = 0;
     long pid = strtol(value, &end, 10);
@@ -126,30 +126,13 @@ static int la_open_channel(const char *value, int *inherited) {
     const char *fd_text = end + 1;
     long fd = strtol(fd_text, &end, 10);
     if (errno != 0 || end == fd_text || *end != '\0' || fd < 0 || fd > 1 << 20) return -1;
-
-    // Look at the inherited descriptor before opening anything: open() could reuse its number.
-    struct stat inherited_stat, channel_stat;
-    bool has_inherited = fstat((int)fd, &inherited_stat) == 0 && S_ISREG(inherited_stat.st_mode);
     char path[64];
     snprintf(path, sizeof path, "/proc/%ld/fd/%ld", pid, fd);
-    int channel = open(path, O_RDWR | O_CLOEXEC);
-    if (channel >= 0) {
-        // Only the very same file counts as inherited, never an unrelated one with that number.
-        if (has_inherited && fstat(channel, &channel_stat) == 0 && channel_stat.st_dev == inherited_stat.st_dev
-            && channel_stat.st_ino == inherited_stat.st_ino) {
-            *inherited = (int)fd;
-        }
-        return channel;
-    }
-    // No /proc: the inherited descriptor itself, if there is one; the magic check decides.
-    if (!has_inherited) return -1;
-    *inherited = (int)fd;
-    return fcntl((int)fd, F_DUPFD_CLOEXEC, 0);
+    return open(path, O_RDWR | O_CLOEXEC);
 }
 
 la_wire_header *la_channel_map_header(const char *spec) {
-    int inherited = -1;
-    int fd = la_open_channel(spec, &inherited);
+    int fd = la_open_channel(spec);
     if (fd < 0) return NULL;
     la_wire_header *header = mmap(NULL, LA_WIRE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
@@ -158,9 +141,19 @@ la_wire_header *la_channel_map_header(const char *spec) {
 
 void la_channel_unmap_header(la_wire_header *header) { munmap(header, LA_WIRE_HEADER_SIZE); }
 
+/// In a child that fork() made (without exec yet): the child is a copy of its parent, with the
+/// parent's instances and index, so its records would corrupt the parent's. It writes none from
+/// now on, and so can tear none if it is killed; it is counted so that the report can say so. If
+/// it execs, the new image's shim attaches as a process of its own.
+static void la_channel_forked_child(void) {
+    la_process_state *state = la_state();
+    if (__atomic_load_n(&state->channel.slots, __ATOMIC_ACQUIRE) == NULL) return;
+    __atomic_store_n(&state->channel.slots, NULL, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&state->channel.header->forked_processes, 1, __ATOMIC_RELEASE);
+}
+
 bool la_channel_map_locked(la_process_state *state, const char *spec) {
-    int inherited = -1;
-    int fd = la_open_channel(spec, &inherited);
+    int fd = la_open_channel(spec);
     if (fd < 0) return false;
 
     void *first_page = mmap(NULL, LA_WIRE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -176,7 +169,6 @@ bool la_channel_map_locked(la_process_state *state, const char *spec) {
     uint64_t capacity = peek->slot_capacity;
     munmap(first_page, LA_WIRE_HEADER_SIZE);
     if (!valid) { close(fd); return false; }
-    if (inherited >= 0 && inherited != fd) close(inherited);
 
     size_t length = LA_WIRE_HEADER_SIZE + capacity * LA_WIRE_SLOT_SIZE;
     void *mapping = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
@@ -200,6 +192,8 @@ bool la_channel_map_locked(la_process_state *state, const char *spec) {
     state->channel.header = mapping;
     state->channel.slot_capacity = capacity;
     __atomic_store_n(&state->channel.slots, (uint8_t *)mapping + LA_WIRE_HEADER_SIZE, __ATOMIC_RELEASE);
+    // Once per process: a process maps the channel at most once (attach_attempted).
+    pthread_atfork(NULL, NULL, la_channel_forked_child);
     return true;
 }
 

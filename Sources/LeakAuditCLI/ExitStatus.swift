@@ -14,6 +14,8 @@ enum ExitStatus: Int32, CaseIterable {
     case notAudited = 3
     /// The target could not be started: missing, not executable.
     case targetNotStarted = 4
+    /// No failing finding, but records were lost or damaged on the way: the run is not clean.
+    case incomplete = 5
     /// leak-audit itself failed (the record channel could not be created).
     case internalError = 70
     /// A usage or configuration error: bad option, missing target, unwritable output.
@@ -23,6 +25,7 @@ enum ExitStatus: Int32, CaseIterable {
         switch verdict {
         case .clean: self = .clean
         case .budgetExceeded: self = .budgetExceeded
+        case .incomplete: self = .incomplete
         case .targetFailed: self = .targetFailed
         case .notAudited: self = .notAudited
         }
@@ -30,7 +33,8 @@ enum ExitStatus: Int32, CaseIterable {
 
     init(_ error: LeakAuditError) {
         switch error {
-        case .targetNotFound, .targetNotOnPath, .targetNotExecutable, .targetNotAProgram, .targetSpawnFailed:
+        case .targetNotFound, .targetNotOnPath, .targetNotExecutable, .targetNotAProgram, .targetRunsAsAnotherUser,
+            .targetSpawnFailed:
             self = .targetNotStarted
         case .channelUnavailable, .preloadLibraryMissing: self = .internalError
         }
@@ -52,7 +56,13 @@ enum ExitStatus: Int32, CaseIterable {
               runtime statically, is not a Swift program, its
               LeakMonitor is from another leak-audit release, or it
               ran tests and not one test ran (a filter matched none)
-          4   the target could not be started (not found, not executable)
+          4   the target could not be started (not found, not executable,
+              or set-user-ID to another user)
+          5   no type exceeded its budget, but the report is incomplete:
+              records were lost or damaged on the way (a target that
+              wrote into leak-audit's channel, a full channel), or more
+              types or processes ran than leak-audit keeps; the counts
+              may be wrong, so the run is not clean (wins over 2)
           64  usage or configuration error (also a bad --baseline file)
           70  internal error (the record channel or the preloaded
               library could not be set up)

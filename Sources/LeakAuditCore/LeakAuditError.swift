@@ -11,6 +11,9 @@ public enum LeakAuditError: Error, Equatable, CustomStringConvertible {
     /// The target can be executed but is no program the system can run (an empty file, neither
     /// ELF nor a `#!` script).
     case targetNotAProgram(path: String)
+    /// The target is set-user-ID or set-group-ID to another user or group: it would run as them,
+    /// and could not open leak-audit's channel, which only the same user's processes may.
+    case targetRunsAsAnotherUser(path: String)
     /// posix_spawn failed for another reason.
     case targetSpawnFailed(path: String, errno: Int32)
     /// The record channel could not be created or mapped.
@@ -29,6 +32,8 @@ public enum LeakAuditError: Error, Equatable, CustomStringConvertible {
             "target '\(path)' is not executable: pass a program or an .xctest bundle built by swift build"
         case .targetNotAProgram(let path):
             "target '\(path)' is not a program the system can run (empty, or neither ELF nor a #! script): pass a program or an .xctest bundle built by swift build"
+        case .targetRunsAsAnotherUser(let path):
+            "target '\(path)' is set-user-ID or set-group-ID, so it would run as another user, whose process cannot write into leak-audit's channel: audit a copy without that bit (cp, then chmod u-s,g-s)"
         case .targetSpawnFailed(let path, let code):
             "target '\(path)' could not be started: \(systemErrorMessage(code))"
         case .channelUnavailable(let call, let code):

@@ -332,8 +332,14 @@ public struct AuditReport: Sendable {
     public var watchedInstances: Int = 0
     /// Records the target could not write because the channel was full.
     public var droppedRecords: UInt64
-    /// Records torn by the target's death or damaged.
+    /// Records torn by the target's death: begun and never finished.
     public var tornRecords: UInt64
+    /// Records no writer could have written (malformed, or naming a type, stack or instance never
+    /// defined): the stream was damaged.
+    public var damagedRecords: UInt64 = 0
+    /// More types or processes than the channel keeps (16,384 types, 256 processes): the later
+    /// ones were not audited.
+    public var exceededCapacity = false
     /// Problems worth a line in the report that do not change the verdict.
     public var warnings: [String]
     /// The baseline this run was compared with, nil without `--baseline`.
@@ -355,11 +361,17 @@ public struct AuditReport: Sendable {
         exceededTypes.map(\.status) + testLeaks.map(\.leaked.status)
     }
 
+    /// True when records were lost or damaged on the way, or types or processes went unaudited for
+    /// want of room: the counts may be wrong, so the run is never clean.
+    public var isIncomplete: Bool { droppedRecords > 0 || damagedRecords > 0 || exceededCapacity }
+
     /// The verdict this report gates on: suppressed and baselined findings do not count.
     public var verdict: AuditVerdict {
         if notAudited != nil { return .notAudited }
         if types.contains(where: \.fails) { return .budgetExceeded }
         if testLeaks.contains(where: \.leaked.status.fails) { return .budgetExceeded }
+        // Before the target's failure: "no leak" is what an incomplete stream cannot say.
+        if isIncomplete { return .incomplete }
         if !target.outcome.succeeded { return .targetFailed }
         return .clean
     }
@@ -367,8 +379,8 @@ public struct AuditReport: Sendable {
     /// Creates the value from its parts.
     package init(
         tool: Tool, target: Target, notAudited: NotAuditedReason? = nil, types: [TrackedType], census: Census? = nil,
-        tests: [TestReport]? = nil, watchedInstances: Int = 0, droppedRecords: UInt64, tornRecords: UInt64, warnings: [String],
-        baseline: BaselineComparison? = nil
+        tests: [TestReport]? = nil, watchedInstances: Int = 0, droppedRecords: UInt64, tornRecords: UInt64,
+        damagedRecords: UInt64 = 0, exceededCapacity: Bool = false, warnings: [String], baseline: BaselineComparison? = nil
     ) {
         self.tool = tool
         self.target = target
@@ -379,6 +391,8 @@ public struct AuditReport: Sendable {
         self.watchedInstances = watchedInstances
         self.droppedRecords = droppedRecords
         self.tornRecords = tornRecords
+        self.damagedRecords = damagedRecords
+        self.exceededCapacity = exceededCapacity
         self.warnings = warnings
         self.baseline = baseline
     }
@@ -425,6 +439,9 @@ public enum AuditVerdict: Sendable, Hashable {
     /// At least one type exceeded its budget, or (`--leaks-per-test`) a test left instances alive,
     /// whatever the target's outcome, and that finding is neither suppressed nor within the baseline.
     case budgetExceeded
+    /// No failing finding, but records were lost or damaged, or types or processes went unaudited
+    /// for want of room: the counts may be wrong, so the run cannot be called clean.
+    case incomplete
     /// No type exceeded its budget, but the target exited non-zero or was killed by a signal.
     case targetFailed
     /// The target never attached, or its deallocations could not be observed.

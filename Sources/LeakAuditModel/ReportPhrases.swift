@@ -410,6 +410,16 @@ public struct ReportPhrases: Sendable {
         return lines
     }
 
+    /// What the record stream lost on the way ("12 records lost, 3 records damaged"), nil when
+    /// nothing was: why a report is incomplete.
+    public func incompleteness(_ report: AuditReport) -> String? {
+        var losses: [String] = []
+        if report.droppedRecords > 0 { losses.append("\(counted(report.droppedRecords, "record")) lost") }
+        if report.damagedRecords > 0 { losses.append("\(counted(report.damagedRecords, "record")) damaged") }
+        if report.exceededCapacity { losses.append("more types or processes than leak-audit keeps") }
+        return losses.isEmpty ? nil : losses.joined(separator: ", ")
+    }
+
     /// The verdict and how the target ended, without the `leak-audit: ` prefix.
     public func summarySentence(_ report: AuditReport) -> String {
         let processes =
@@ -441,6 +451,9 @@ public struct ReportPhrases: Sendable {
             let others = notFailing.isEmpty ? "" : " (\(notFailing))"
             return
                 "\(report.failingTypes.count) of \(counted(report.types.count, "tracked type")) over budget\(tests)\(others); \(outcome)"
+        case .incomplete:
+            return
+                "\(nothing) (\(tracked))\(watched), but the report is incomplete (\(incompleteness(report) ?? "")), so the run is not clean; \(outcome)"
         case .targetFailed:
             return "\(nothing) (\(tracked))\(watched), but \(outcome)"
         case .notAudited:

@@ -3,12 +3,13 @@
 // another; the JSON report, the SARIF log and the baseline rely on them never changing.
 
 extension AuditVerdict {
-    /// The verdict's name in machine-readable reports: `clean`, `budgetExceeded`, `targetFailed`,
-    /// `notAudited`.
+    /// The verdict's name in machine-readable reports: `clean`, `budgetExceeded`, `incomplete`,
+    /// `targetFailed`, `notAudited`.
     public var name: String {
         switch self {
         case .clean: "clean"
         case .budgetExceeded: "budgetExceeded"
+        case .incomplete: "incomplete"
         case .targetFailed: "targetFailed"
         case .notAudited: "notAudited"
         }

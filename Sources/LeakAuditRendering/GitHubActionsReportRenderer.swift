@@ -64,6 +64,12 @@ public struct GitHubActionsReportRenderer: ReportRenderer {
                             + gone).joined(separator: "\n")))
             }
         }
+        if let losses = phrases.incompleteness(report) {
+            commands.append(
+                Self.command(
+                    "error", [("title", "leak-audit: incomplete")],
+                    message: "the report is incomplete (\(losses)): its counts may be wrong"))
+        }
         for warning in report.warnings {
             commands.append(Self.command("warning", [("title", "leak-audit")], message: warning))
         }

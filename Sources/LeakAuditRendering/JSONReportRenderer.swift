@@ -51,6 +51,8 @@ struct JSONReportV1: Encodable {
         var findings: Findings
         var droppedRecords: UInt64
         var tornRecords: UInt64
+        var damagedRecords: UInt64
+        var incomplete: Bool
         var warnings: [String]
     }
     struct Frame: Encodable {
@@ -228,6 +230,8 @@ struct JSONReportV1: Encodable {
                 baselined: report.findingStatuses.filter { if case .baselined = $0 { true } else { false } }.count),
             droppedRecords: report.droppedRecords,
             tornRecords: report.tornRecords,
+            damagedRecords: report.damagedRecords,
+            incomplete: report.isIncomplete,
             warnings: report.warnings
         )
         func allocations(_ groups: [AuditReport.AllocationGroup]) -> [Allocation] {

@@ -63,6 +63,15 @@ public struct JUnitReportRenderer: ReportRenderer {
                         body: explanation.joined(separator: "\n"))))
         } else {
             types.cases = report.types.map { typeCase($0, phrases, report.baseline) }
+            if let losses = phrases.incompleteness(report) {
+                // A CI test report must not look green over counts that may be wrong.
+                types.cases.append(
+                    TestCase(
+                        className: Self.suiteName, name: "record stream",
+                        outcome: .error(
+                            message: "the report is incomplete (\(losses)): its counts may be wrong", type: "incomplete",
+                            body: report.warnings.joined(separator: "\n"))))
+            }
             if let census = report.census { types.systemOut = phrases.censusBlock(census).joined(separator: "\n") }
         }
         var notes = report.warnings.map { "warning: \($0)" }

@@ -46,6 +46,9 @@ public struct SARIFReportRenderer: ReportRenderer {
         if let explanation = phrases.notAuditedExplanation(report) {
             notifications.append(.init(level: "error", message: .init(explanation.joined(separator: "\n"))))
         }
+        if let losses = phrases.incompleteness(report) {
+            notifications.append(.init(level: "error", message: .init("the report is incomplete: \(losses)")))
+        }
         for warning in report.warnings { notifications.append(.init(level: "warning", message: .init(warning))) }
         let root = workingDirectory.hasSuffix("/") ? workingDirectory : workingDirectory + "/"
         let run = SARIFLog.Run(
@@ -55,7 +58,7 @@ public struct SARIFReportRenderer: ReportRenderer {
                     rules: [Self.budgetExceededRule, Self.testLeakedRule])),
             invocations: [
                 .init(
-                    executionSuccessful: report.notAudited == nil,
+                    executionSuccessful: report.notAudited == nil && !report.isIncomplete,
                     toolExecutionNotifications: notifications.isEmpty ? nil : notifications)
             ],
             originalUriBaseIds: [Self.sourceRootBaseID: .init(uri: "file://" + Self.percentEncoded(root))],

@@ -32,7 +32,7 @@ public struct TextReportRenderer: ReportRenderer {
         for warning in report.warnings { lines.append(contentsOf: phrases.wrapped("warning: \(warning)")) }
         // Slots reserved by a writer that then found leak-audit gone stay empty too: with drops, the
         // torn count is not evidence of a crash.
-        if report.tornRecords > 0 && report.droppedRecords == 0 {
+        if report.tornRecords > 0 && !report.isIncomplete {
             let records = counted(report.tornRecords, "record")
             lines.append(
                 "note: \(records) \(report.tornRecords == 1 ? "was" : "were") cut short when the target ended; everything else was received"

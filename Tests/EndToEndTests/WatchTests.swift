@@ -68,6 +68,10 @@ final class WatchTests: XCTestCase {
             (#"{"budgets": []}"#, #"missing "version""#),
             (#"{"version": 1, "budgets": [{"type": "A", "max": "one"}]}"#, "wrong type"),
             ("not json", "not valid JSON"),
+            ("", "it is empty"),
+            (#"{"version": 1, "budget": [{"type": "A", "max": 1}]}"#, #"unknown key "budget" (known: version, budgets"#),
+            (#"{"version": 1, "budgets": [{"type": "A", "max": 1, "min": 0}]}"#, #"unknown key "min" in budgets[0]"#),
+            (#"{"version": 1, "suppressions": [{"type": "A", "why": "x"}]}"#, #"unknown key "why" in suppressions[0]"#),
         ]
         for (text, expected) in cases {
             let path = directory + "/config-\(UUID().uuidString).json"
@@ -85,6 +89,12 @@ final class WatchTests: XCTestCase {
         let missing = Harness.run([Harness.leakAudit, "run", "--config", directory + "/none.json", target])
         XCTAssertEqual(missing.status, 64)
         XCTAssertTrue(missing.stderr.contains("cannot read configuration"), missing.stderr)
+        // A FIFO no process writes to reads as empty at once, rather than waiting forever.
+        let fifo = directory + "/fifo"
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        let unwritten = Harness.run(["timeout", "60", Harness.leakAudit, "run", "--config", fifo, target])
+        XCTAssertEqual(unwritten.status, 64, unwritten.log)
+        XCTAssertEqual(unwritten.stderr, "leak-audit: error: cannot read configuration '\(fifo)': it is empty\n")
     }
 
     func testPatternThatMatchesNothingIsAWarningNotAFailure() throws {

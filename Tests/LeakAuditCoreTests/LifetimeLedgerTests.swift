@@ -177,7 +177,7 @@ final class LifetimeLedgerTests: XCTestCase {
         var replay = Replay()
         replay.alloc(4, 0xA, stack: 0)
         replay.alloc(4, 0xB, stack: 0)
-        XCTAssertEqual(replay.ledger.inconsistentEvents, 1, "counted once, when the type is first met")
+        XCTAssertEqual(replay.ledger.inconsistentEvents, 2, "each record naming a type never defined")
         let type = try replay.type(4)
         XCTAssertEqual(type.name, "<type 4>")
         XCTAssertEqual(type.max, Int.max)
@@ -315,7 +315,28 @@ final class LifetimeLedgerTests: XCTestCase {
         XCTAssertTrue(damaged.warnings[0].hasPrefix("12 records were not written"), damaged.warnings[0])
         XCTAssertTrue(damaged.warnings[1].contains("allocation stacks"), damaged.warnings[1])
         XCTAssertTrue(damaged.warnings[2].hasPrefix("1 record referred to unknown"), damaged.warnings[2])
-        XCTAssertEqual(damaged.verdict, .targetFailed)
+        XCTAssertEqual(damaged.damagedRecords, 1)
+        XCTAssertEqual(damaged.verdict, .incomplete, "counts that may be wrong are never clean, nor only a failed target")
+
+        // Each loss alone makes a run that exited 0 incomplete; torn records and a full stack
+        // table (counts stay exact) do not.
+        var consistent = Replay()
+        consistent.define(1, "App.Fine", max: 1)
+        consistent.alloc(1, 0xA0, stack: 0)
+        XCTAssertEqual(ReportBuilder(toolVersion: "1").build(from: recordedRun(consistent)).verdict, .clean)
+        XCTAssertEqual(
+            ReportBuilder(toolVersion: "1").build(from: recordedRun(consistent, torn: 2, stackTableFull: true)).verdict, .clean)
+        XCTAssertEqual(ReportBuilder(toolVersion: "1").build(from: recordedRun(consistent, dropped: 1)).verdict, .incomplete)
+        XCTAssertEqual(ReportBuilder(toolVersion: "1").build(from: recordedRun(replay)).verdict, .incomplete)
+        var full = recordedRun(consistent)
+        full.received.channel.flags.insert(.typeTableFull)
+        XCTAssertEqual(ReportBuilder(toolVersion: "1").build(from: full).verdict, .incomplete)
+        var forged = recordedRun(consistent)
+        forged.received.damagedSlots = 4
+        let forgedReport = ReportBuilder(toolVersion: "1").build(from: forged)
+        XCTAssertEqual(forgedReport.verdict, .incomplete)
+        XCTAssertEqual(forgedReport.damagedRecords, 4)
+        XCTAssertTrue(forgedReport.warnings.contains { $0.hasPrefix("4 records in leak-audit's channel were no record") })
 
         let detached = ReportBuilder(toolVersion: "1").build(from: recordedRun(Replay(), attached: false, staticRuntime: true))
         XCTAssertEqual(detached.notAudited, .neverAttached, "never attached wins over static runtime")

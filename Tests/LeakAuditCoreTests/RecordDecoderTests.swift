@@ -134,7 +134,8 @@ final class RecordDecoderTests: XCTestCase {
             pid: 4242, commandLine: ["/b/AppPackageTests.xctest", "--testing-library", "swift-testing"], flags: flags)
         XCTAssertEqual(events, [.processAttached(expected)])
         XCTAssertTrue(expected.isTestBundle && expected.runsSwiftTesting && expected.testsObserved)
-        XCTAssertGreaterThan(decoder.tornSlots, 0)
+        XCTAssertEqual(decoder.damagedSlots, 1, "the oversized command line's head")
+        XCTAssertGreaterThan(decoder.tornSlots, 0, "its continuations, skipped as orphans")
     }
 
     func testModuleBlobWhoseSizesOverrunThePayloadIsRejected() throws {
@@ -147,7 +148,8 @@ final class RecordDecoderTests: XCTestCase {
         var decoder = RecordDecoder()
         let events = drain(&decoder, channel, targetFinished: true)
         XCTAssertEqual(events, [.allocated(typeID: 1, object: 0x10, stackID: 0, sequence: 3)])
-        XCTAssertEqual(decoder.tornSlots, 3, "the rejected head and its two continuations")
+        XCTAssertEqual(decoder.damagedSlots, 1, "the rejected head")
+        XCTAssertEqual(decoder.tornSlots, 2, "its two continuations")
     }
 
     // MARK: - Events
@@ -330,7 +332,8 @@ final class RecordDecoderTests: XCTestCase {
         XCTAssertEqual(drain(&decoder, channel, targetFinished: true), [.typeDefined(id: 5, name: "App.Fine", max: 2)])
         // The damaged head alone, then its two continuations one by one: a damaged head's slot
         // count is not trusted to skip anything well-formed.
-        XCTAssertEqual(decoder.tornSlots, 3)
+        XCTAssertEqual(decoder.damagedSlots, 1)
+        XCTAssertEqual(decoder.tornSlots, 2)
         XCTAssertEqual(decoder.cursor, channel.reservedSlots)
     }
 
@@ -350,7 +353,8 @@ final class RecordDecoderTests: XCTestCase {
                 .allocated(typeID: 1, object: 0x5, stackID: 0, sequence: 1),
                 .allocated(typeID: 1, object: 0x6, stackID: 0, sequence: 2),
             ])
-        XCTAssertEqual(decoder.tornSlots, 1)
+        XCTAssertEqual(decoder.damagedSlots, 1)
+        XCTAssertEqual(decoder.tornSlots, 0)
     }
 
     func testBlobWithLengthBeyondItsSlotsOrUnknownKindIsRejected() throws {
@@ -367,8 +371,9 @@ final class RecordDecoderTests: XCTestCase {
 
         var decoder = RecordDecoder()
         XCTAssertEqual(drain(&decoder, channel, targetFinished: true), [])
-        // Three rejected heads, each followed by its continuations skipped as orphans (1 + 1).
-        XCTAssertEqual(decoder.tornSlots, 5)
+        // Three rejected heads, the first two followed by a continuation skipped as an orphan.
+        XCTAssertEqual(decoder.damagedSlots, 3)
+        XCTAssertEqual(decoder.tornSlots, 2)
     }
 
     func testGarbageTagIsSkippedAlone() throws {
@@ -380,7 +385,8 @@ final class RecordDecoderTests: XCTestCase {
         var decoder = RecordDecoder()
         XCTAssertEqual(
             drain(&decoder, channel, targetFinished: false), [.allocated(typeID: 1, object: 0x1, stackID: 0, sequence: 1)])
-        XCTAssertEqual(decoder.tornSlots, 1)
+        XCTAssertEqual(decoder.damagedSlots, 1)
+        XCTAssertEqual(decoder.tornSlots, 0)
     }
 
     func testTheRingWrapsAndDecodedSlotsAreRetiredAndPublished() throws {
@@ -444,9 +450,31 @@ final class RecordDecoderTests: XCTestCase {
         XCTAssertEqual(ledger.inconsistentEvents, 0)
     }
 
+    func testASlotWhoseWriterDiedIsSkippedWhenLeakAuditSaysSoAndTheRestIsRead() throws {
+        let (channel, writer) = try makeChannel(slots: 64)
+        writer.allocated(typeID: 1, object: 0xA, stackID: 0)
+        _ = writer.reserve(1)  // a process killed between reserve and commit
+        writer.allocated(typeID: 1, object: 0xB, stackID: 0)
+        var decoder = RecordDecoder()
+        XCTAssertEqual(
+            drain(&decoder, channel, targetFinished: false), [.allocated(typeID: 1, object: 0xA, stackID: 0, sequence: 0)])
+        XCTAssertTrue(decoder.isWaiting(on: channel))
+        decoder.skipWaitingSlot(channel)
+        XCTAssertFalse(decoder.isWaiting(on: channel))
+        XCTAssertEqual(writer.consumedSlot, 2, "writers waiting for room behind it may go on")
+        XCTAssertEqual(
+            drain(&decoder, channel, targetFinished: false), [.allocated(typeID: 1, object: 0xB, stackID: 0, sequence: 2)])
+        XCTAssertEqual(decoder.tornSlots, 1)
+        XCTAssertEqual(decoder.damagedSlots, 0)
+        // Nothing is skipped where nothing waits.
+        decoder.skipWaitingSlot(channel)
+        XCTAssertEqual(decoder.cursor, 3)
+        XCTAssertEqual(decoder.tornSlots, 1)
+    }
+
     // MARK: - Hostile values
 
-    func testAHugeNextSlotSizesNoLoopAndCountsAsTorn() throws {
+    func testAHugeNextSlotSizesNoLoopAndCountsAsDamage() throws {
         let (channel, writer) = try makeChannel(slots: 64)
         writer.typeBlob(id: 1, name: "App.ViewModel", max: 1)
         writer.allocated(typeID: 1, object: 0xA0, stackID: 0)
@@ -460,7 +488,8 @@ final class RecordDecoderTests: XCTestCase {
         decoder.decode(channel, targetFinished: true) { event, _ in ledger.apply(event) }
         XCTAssertLessThan(Date().timeIntervalSince(started), 5, "one ring per pass, whatever next_slot says")
         XCTAssertEqual(ledger.types[1]?.live.count, 1, "what was written before is decoded")
-        XCTAssertEqual(decoder.tornSlots, UInt64.max - 3 - written)
+        XCTAssertEqual(decoder.tornSlots, 0, "no writer tore \(UInt64.max - 3 - written) records")
+        XCTAssertEqual(decoder.damagedSlots, 1, "the header")
     }
 
     func testATypeIDNearTheTopSizesNoTable() throws {

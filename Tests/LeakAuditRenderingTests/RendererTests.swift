@@ -332,6 +332,22 @@ final class RendererTests: XCTestCase {
         XCTAssertFalse(full.contains("note:"), full)
     }
 
+    func testAnIncompleteRunSaysWhatWasLostInItsVerdictLine() {
+        var damaged = report(types: [type("App.Fine", max: 1, peak: 1, atExit: 0)], dropped: 2)
+        damaged.damagedRecords = 3
+        let text = TextReportRenderer(workingDirectory: "/").render(damaged)
+        XCTAssertEqual(
+            lines(text).dropLast().last,
+            "leak-audit: no type over budget (1 tracked), but the report is incomplete (2 records lost, 3 records damaged), so the run is not clean; '.build/debug/App' exited with code 0"
+        )
+        let github = GitHubActionsReportRenderer(workingDirectory: "/").render(damaged)
+        let command = "::error title=leak-audit%3A incomplete::the report is incomplete (2 records lost, 3 records damaged)"
+        XCTAssertTrue(github.contains(command), github)
+        let junit = JUnitReportRenderer(workingDirectory: "/").render(damaged)
+        XCTAssertTrue(junit.contains("errors=\"1\""), junit)
+        XCTAssertTrue(junit.contains("type=\"incomplete\""), junit)
+    }
+
     // MARK: - JSON
 
     private func json(_ report: AuditReport) throws -> [String: Any] {
@@ -379,7 +395,7 @@ final class RendererTests: XCTestCase {
             Set(summary.keys),
             [
                 "verdict", "trackedTypes", "exceededTypes", "instancesOverBudget", "findings", "droppedRecords", "tornRecords",
-                "warnings",
+                "damagedRecords", "incomplete", "warnings",
             ]
         )
         XCTAssertEqual(summary["findings"] as? [String: Int], ["failing": 1, "suppressed": 0, "baselined": 0])
@@ -428,6 +444,7 @@ final class RendererTests: XCTestCase {
             (report(types: [fine]), "clean", nil),
             (leakyReport(), "budgetExceeded", nil),
             (report(outcome: .exited(code: 1), types: [fine]), "targetFailed", nil),
+            (report(types: [fine], dropped: 3), "incomplete", nil),
             (report(attached: false, notAudited: .neverAttached), "notAudited", "neverAttached"),
             (report(notAudited: .staticRuntime), "notAudited", "staticRuntime"),
             (report(attached: false, notAudited: .recordFormatMismatch), "notAudited", "recordFormatMismatch"),
@@ -576,6 +593,12 @@ final class RendererTests: XCTestCase {
         XCTAssertEqual(report(outcome: .signaled(signal: 6), types: [exceeded]).verdict, .budgetExceeded)
         XCTAssertEqual(report(outcome: .exited(code: 1), types: [fine]).verdict, .targetFailed)
         XCTAssertEqual(report(outcome: .signaled(signal: 15)).verdict, .targetFailed)
+        XCTAssertEqual(report(types: [fine], dropped: 1).verdict, .incomplete, "lost records are never clean")
+        XCTAssertEqual(
+            report(outcome: .exited(code: 1), types: [fine], dropped: 1).verdict, .incomplete,
+            "incomplete wins over a failed target: 'no leak' is what it cannot say")
+        XCTAssertEqual(report(types: [exceeded], dropped: 1).verdict, .budgetExceeded, "a leak found still fails as one")
+        XCTAssertEqual(report(types: [fine], torn: 4).verdict, .clean, "records cut short by the end are not losses")
         XCTAssertEqual(report(notAudited: .neverAttached).verdict, .notAudited)
         XCTAssertEqual(
             report(outcome: .signaled(signal: 9), notAudited: .staticRuntime, types: [exceeded]).verdict, .notAudited,

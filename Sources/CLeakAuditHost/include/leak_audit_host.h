@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/// Creates an anonymous shared file that child processes inherit (no close-on-exec), or -1 with errno.
+/// Creates an anonymous shared file, close-on-exec (children open it through /proc), or -1 with errno.
 int leakaudit_host_memfd_create(const char *name);
 
 /// A stopped thread's registers, as a heap walk reads them.

@@ -51,6 +51,10 @@ public struct ConfigurationFile: Sendable, Hashable {
             throw .invalid(path: path, reason: "not valid JSON")
         }
         guard file.version == version else { throw .unsupportedVersion(path: path, version: file.version) }
+        // A misspelt key ("budget") would otherwise be ignored, and its budgets with it.
+        if let keys = try? JSONDecoder().decode(UsedKeys.self, from: data), let unknown = keys.firstUnknown {
+            throw .invalid(path: path, reason: "unknown key \"\(unknown.key)\"\(unknown.place) (known: \(unknown.known))")
+        }
         var budgets: [BudgetPattern] = []
         for entry in file.budgets ?? [] {
             guard !entry.type.isEmpty, !entry.type.contains("\n"), entry.max >= 0 else {
@@ -85,9 +89,12 @@ extension Data {
 
     /// The whole file at `path`, read with POSIX calls so that the error names the cause.
     init(readingFile path: String) throws(ConfigurationError) {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // Opened without waiting: a FIFO that no process writes to would block open() forever. It
+        // then reads as empty; a pipe with a writer (`--config <(…)`) reads as usual.
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { throw .unreadable(path: path, reason: systemErrorMessage(errno)) }
         defer { close(descriptor) }
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
@@ -96,7 +103,10 @@ extension Data {
                 if errno == EINTR { continue }
                 throw .unreadable(path: path, reason: systemErrorMessage(errno))
             }
-            if count == 0 { break }
+            if count == 0 {
+                guard !bytes.isEmpty else { throw .unreadable(path: path, reason: "it is empty") }
+                break
+            }
             bytes += buffer[..<count]
             // A configuration, suppression or baseline file is a few kilobytes: a device or a
             // runaway file (`/dev/zero`) must not fill memory.
@@ -159,6 +169,49 @@ public enum ConfigurationError: Error, Equatable, CustomStringConvertible {
     }
 }
 
+/// The keys a configuration file uses, at its top and in each budget and suppression, read only to
+/// name one that version 1 does not have.
+private struct UsedKeys: Decodable {
+    var top: [String]
+    var budgets: [[String]]
+    var suppressions: [[String]]
+
+    private struct Keys: Decodable {
+        var names: [String]
+        init(from decoder: any Decoder) throws {
+            names = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue)
+        }
+    }
+
+    init(from decoder: any Decoder) throws {
+        let object = try decoder.container(keyedBy: AnyKey.self)
+        top = object.allKeys.map(\.stringValue)
+        func keys(_ name: String) -> [[String]] {
+            guard let key = AnyKey(stringValue: name) else { return [] }
+            return ((try? object.decode([Keys].self, forKey: key)) ?? []).map(\.names)
+        }
+        budgets = keys("budgets")
+        suppressions = keys("suppressions")
+    }
+
+    /// The first key that version 1 does not know, where it is, and the keys known there.
+    var firstUnknown: (key: String, place: String, known: String)? {
+        let places: [(keys: [[String]], place: (Int) -> String, known: [String])] = [
+            ([top], { _ in "" }, ["version", "budgets", "census", "retainers", "suppressions"]),
+            (budgets, { " in budgets[\($0)]" }, ["type", "max"]),
+            (suppressions, { " in suppressions[\($0)]" }, ["type", "function", "file", "reason"]),
+        ]
+        for (keys, place, known) in places {
+            for (index, names) in keys.enumerated() {
+                if let unknown = names.sorted().first(where: { !known.contains($0) }) {
+                    return (unknown, place(index), known.joined(separator: ", "))
+                }
+            }
+        }
+        return nil
+    }
+}
+
 /// Any JSON value, read only to tell a file that is not JSON from JSON that the format refuses.
 private struct AnyJSON: Decodable {
     init(from decoder: any Decoder) throws {
@@ -175,11 +228,12 @@ private struct AnyJSON: Decodable {
         if (try? value.decode(Bool.self)) != nil || (try? value.decode(Double.self)) != nil { return }
         _ = try value.decode(String.self)
     }
+}
 
-    private struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init?(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
+/// A JSON object's key, whatever it is.
+private struct AnyKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
 }

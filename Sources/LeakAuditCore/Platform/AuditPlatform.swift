@@ -69,6 +69,8 @@ protocol RunningTarget {
     func send(_ signal: Int32)
     /// The signal leak-audit itself received (and passed to the target), if any.
     var receivedSignal: Int32? { get }
+    /// Whether process `pid` of the target's tree has ended: it is gone, or a zombie.
+    func hasEnded(process pid: Int32) -> Bool
 }
 
 /// Turns return addresses recorded in a target into frames, out of the target's process.

@@ -25,6 +25,9 @@ struct LifetimeLedger {
         var budget: WireBudget = .code
         /// A subclass of XCTestCase: XCTest keeps its instances until the run ends.
         var heldByXCTest = false
+        /// False for a placeholder: a type whose instances came before (or without) its
+        /// definition, which only a damaged stream has. Reports show no such type.
+        var defined = true
         var live: [UInt64: Instance] = [:]
         var peak = 0
         var peakSequence: UInt64 = 0
@@ -145,6 +148,7 @@ struct LifetimeLedger {
                 typeSlots[slot]?.name = name
                 typeSlots[slot]?.max = max
                 typeSlots[slot]?.budget = budget
+                typeSlots[slot]?.defined = true
             }
         case .stackDefined(let id, let returnAddresses, let truncated):
             stacks[id] = returnAddresses
@@ -190,10 +194,11 @@ struct LifetimeLedger {
         }
         if slot >= typeSlots.count || typeSlots[slot] == nil {
             // Allocated before its type was defined (a damaged stream): counted under a placeholder.
-            inconsistentEvents += 1
             if slot >= typeSlots.count { typeSlots += Array(repeating: nil, count: slot + 1 - typeSlots.count) }
-            typeSlots[slot] = TypeLedger(name: "<type \(typeID)>", max: Int.max)
+            typeSlots[slot] = TypeLedger(name: "<type \(typeID)>", max: Int.max, defined: false)
         }
+        // Each record naming a type not defined (yet) is damage, not only the first.
+        if typeSlots[slot]?.defined == false { inconsistentEvents += 1 }
         // An address allocated again while its object still counts as alive: that object was
         // freed where no hook saw it. It dies now, or it would hide the new one.
         if tracksOwners, let previous = owners[object] {

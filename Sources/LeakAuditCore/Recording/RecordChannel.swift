@@ -76,6 +76,8 @@ public final class RecordChannel {
 
     /// Swift processes whose allocations the preloaded library watched.
     public var watchedProcesses: Int { Int(la_wire_load_acquire_u32(&header.pointee.watched_processes)) }
+    /// Children that attached processes forked without exec: they stopped writing.
+    public var forkedProcesses: Int { Int(la_wire_load_acquire_u32(&header.pointee.forked_processes)) }
 
     /// Records the target did not write: leak-audit had stopped reading, or one was larger than the ring.
     public var droppedRecords: UInt64 { la_wire_load_acquire_u64(&header.pointee.dropped) }

@@ -5,12 +5,17 @@ import LeakAuditWire
 ///
 /// Slots are committed out of order by concurrent writers. While the target lives, decoding stops
 /// at the first uncommitted slot and resumes there later. Once the target is gone an uncommitted
-/// slot can never complete (its writer died mid-record): it is skipped and counted as torn.
+/// slot can never complete (its writer died mid-record): it is skipped and counted as torn. A
+/// committed slot no writer could have written is counted as damaged: a damaged stream, which
+/// makes the report incomplete.
 struct RecordDecoder {
     /// The next slot to decode.
     private(set) var cursor: UInt64 = 0
-    /// Slots that were reserved but never committed, or malformed.
+    /// Slots that were reserved but never committed: their writer died, or the target ended, first.
     private(set) var tornSlots: UInt64 = 0
+    /// Committed slots that are no record (an unknown kind, a malformed blob), and a `next_slot`
+    /// further ahead than any writer can reserve: the stream was damaged.
+    private(set) var damagedSlots: UInt64 = 0
 
     /// Decodes every committed slot from the cursor on and passes each event, with the index of
     /// the process that wrote it, to `sink`, retiring
@@ -22,10 +27,13 @@ struct RecordDecoder {
         // for room): one pass reads at most one ring, so a damaged `next_slot` sizes no loop.
         let reserved = channel.reservedSlots
         let end = reserved > cursor ? Swift.min(reserved, cursor &+ channel.slotCapacity) : cursor
+        // Writers reserve at most a ring ahead of the reader, plus one record each while they wait
+        // for room: a larger gap is a damaged header, and its empty slots are no torn records.
+        let impossibleGap = reserved > cursor && reserved &- cursor > channel.slotCapacity &+ Self.mostWaitingWriters
         defer {
             // Once the target is gone, what was reserved beyond and never written is torn.
             if targetFinished && reserved > cursor {
-                tornSlots &+= reserved &- cursor
+                if impossibleGap { damagedSlots &+= 1 } else { tornSlots &+= reserved &- cursor }
                 cursor = reserved
             }
         }
@@ -39,7 +47,7 @@ struct RecordDecoder {
             switch kind {
             case UInt32(LA_SLOT_EMPTY):
                 guard targetFinished else { return }
-                tornSlots += 1
+                if !impossibleGap { tornSlots += 1 }
             case UInt32(LA_SLOT_ALLOC):
                 sink(
                     .allocated(
@@ -56,17 +64,41 @@ struct RecordDecoder {
                 if let event = decodeBlob(channel, kind: blobKind, slotCount: length, id: word1, length: word2, value: word3) {
                     sink(event, process)
                 } else {
-                    tornSlots += 1
-                    length = 1  // a damaged head: its continuations are skipped one by one
+                    // Writers commit a blob's continuations before its head: a committed head
+                    // without them, or with a wrong length or kind, is damage.
+                    damagedSlots += 1
+                    length = 1  // its continuations are skipped one by one
                 }
-            default:
-                // A continuation whose head was torn, or garbage: skip it alone.
+            case UInt32(LA_SLOT_BLOB_CONT):
+                // A continuation whose head was torn, or that followed a damaged head: skip it alone.
                 tornSlots += 1
+            default:
+                // No writer commits any other kind.
+                damagedSlots += 1
             }
             for index in cursor..<(cursor + length) { channel.retire(index) }
             cursor += length
         }
     }
+
+    /// Whether the cursor waits on a slot that was reserved and is not committed.
+    func isWaiting(on channel: RecordChannel) -> Bool {
+        channel.reservedSlots > cursor && channel.slot(cursor).0 & 0xFF == UInt64(LA_SLOT_EMPTY)
+    }
+
+    /// Skips the uncommitted slot the cursor waits on, counting it torn: leak-audit decided that
+    /// its writer died (another process of the target may write on, and would otherwise wait for
+    /// room forever behind it).
+    mutating func skipWaitingSlot(_ channel: RecordChannel) {
+        guard isWaiting(on: channel) else { return }
+        tornSlots += 1
+        cursor += 1
+        channel.publishConsumed(upTo: cursor)
+    }
+
+    /// A bound on the writers that can wait for room at once, each with a record reserved beyond
+    /// the ring: threads of the processes of one run.
+    static let mostWaitingWriters: UInt64 = 1 << 16
 
     private func decodeBlob(_ channel: RecordChannel, kind: UInt32, slotCount: UInt64, id: UInt64, length: UInt64, value: UInt64)
         -> WireEvent?

@@ -85,6 +85,8 @@ struct ChannelSummary {
     var watchedProcesses = 0
     /// Swift processes left out: SwiftPM's manifests and plugins, build helpers.
     var skippedProcesses = 0
+    /// Children forked without exec by attached processes: not audited.
+    var forkedProcesses = 0
     /// Records the target could not write.
     var droppedRecords: UInt64 = 0
     /// What went wrong or was found while writing.
@@ -96,6 +98,7 @@ struct ChannelSummary {
         attachedProcesses = Swift.min(channel.attachedProcesses, Int(LA_WIRE_MAX_PROCESSES))
         watchedProcesses = channel.watchedProcesses
         skippedProcesses = channel.skippedProcesses
+        forkedProcesses = channel.forkedProcesses
         droppedRecords = channel.droppedRecords
         flags = ChannelFlags(rawValue: channel.flags)
     }
@@ -138,8 +141,10 @@ struct Reception {
     var ledgers: [UInt8: LifetimeLedger]
     /// The channel's header.
     var channel: ChannelSummary
-    /// Records torn by the target's death or damaged.
+    /// Records torn by the target's death: reserved and never written.
     var tornSlots: UInt64 = 0
+    /// Slots no writer could have written: a damaged stream.
+    var damagedSlots: UInt64 = 0
     /// With `--retainers`: the heap walks, at each process's exit and after tests.
     var heapWalks = HeapWalks()
     /// `--timeout` ran out and the target was stopped.
@@ -167,12 +172,32 @@ struct Reception {
         }
         var heapWalks = HeapWalks()
         let outcome: TargetOutcome
+        // The slot the decoder has waited on, and since when: a writer that died between reserve
+        // and commit while other processes of the target write on.
+        var waiting: (slot: UInt64, since: ContinuousClock.Instant)? = nil
         while true {
             if let ended = target.poll() {
                 outcome = ended
                 break
             }
             decoder.decode(channel, targetFinished: false, into: apply)
+            if decoder.isWaiting(on: channel) {
+                if waiting?.slot != decoder.cursor {
+                    waiting = (decoder.cursor, clock.now)
+                } else if let since = waiting?.since, clock.now - since > .seconds(1) {
+                    // A record takes microseconds to write: after a second, the writer is taken for
+                    // dead once an attached process has ended (or after 30 s, for one that died
+                    // before it said who it is), and its slot is torn.
+                    let ended = ledgers.contains { $0?.process.map { target.hasEnded(process: $0.pid) } ?? false }
+                    if ended || clock.now - since > .seconds(30) {
+                        decoder.skipWaitingSlot(channel)
+                        waiting = nil
+                        continue
+                    }
+                }
+            } else {
+                waiting = nil
+            }
             if let timeoutSeconds {
                 // Stopped as a person would stop it: asked first, then killed.
                 if stoppedAt == nil, clock.now - started > .seconds(timeoutSeconds) {
@@ -194,7 +219,8 @@ struct Reception {
         let received = Reception(
             ledgers: Dictionary(
                 uniqueKeysWithValues: ledgers.enumerated().compactMap { index, ledger in ledger.map { (UInt8(index), $0) } }),
-            channel: ChannelSummary(channel), tornSlots: decoder.tornSlots, heapWalks: heapWalks, timedOut: stoppedAt != nil,
+            channel: ChannelSummary(channel), tornSlots: decoder.tornSlots, damagedSlots: decoder.damagedSlots,
+            heapWalks: heapWalks, timedOut: stoppedAt != nil,
             receivedSignal: target.receivedSignal)
         return (outcome, received)
     }

@@ -65,6 +65,12 @@ struct ReportBuilder {
                 "\(counted(channel.droppedRecords, "record")) \(channel.droppedRecords == 1 ? "was" : "were") not written (leak-audit stopped reading, or a record was larger than the ring), so counts may be off"
             )
         }
+        if channel.forkedProcesses > 0 {
+            let forked = channel.forkedProcesses
+            warnings.append(
+                "\(counted(forked, "child", plural: "children")) forked without exec \(forked == 1 ? "was" : "were") not audited (\(forked == 1 ? "it is a copy" : "each is a copy") of the parent, whose instances are counted there); a child that execs is audited as a process of its own"
+            )
+        }
         if channel.flags.contains(.tooManyProcesses) {
             warnings.append("more than 256 instrumented processes: the later ones were not audited")
         }
@@ -81,7 +87,13 @@ struct ReportBuilder {
         }
         if inconsistentEvents > 0 {
             warnings.append(
-                "\(counted(inconsistentEvents, "record")) referred to unknown types or instances")
+                "\(counted(inconsistentEvents, "record")) referred to unknown types or instances: the record stream was damaged, so counts may be wrong"
+            )
+        }
+        if run.received.damagedSlots > 0 {
+            warnings.append(
+                "\(counted(run.received.damagedSlots, "record")) in leak-audit's channel \(run.received.damagedSlots == 1 ? "was" : "were") no record LeakMonitor writes: something else wrote into it, so counts may be wrong"
+            )
         }
         for budget in watch.budgets where !types.contains(where: { $0.budget == .pattern(budget) }) {
             warnings.append(
@@ -132,6 +144,8 @@ struct ReportBuilder {
             watchedInstances: audited ? ledgers.reduce(0) { $0 + $1.types.values.reduce(0) { $0 + $1.allocated } } : 0,
             droppedRecords: channel.droppedRecords,
             tornRecords: run.received.tornSlots,
+            damagedRecords: run.received.damagedSlots &+ UInt64(inconsistentEvents),
+            exceededCapacity: channel.flags.contains(.typeTableFull) || channel.flags.contains(.tooManyProcesses),
             warnings: warnings
         )
     }
@@ -202,7 +216,8 @@ struct ReportBuilder {
         var census: [AuditReport.CensusEntry] = []
         var unknownBudgets = 0
         let ledgerTypes = ledger.types
-        for type in ledgerTypes.values {
+        // A placeholder names no type the target defined: its records count as damaged instead.
+        for type in ledgerTypes.values where type.defined {
             let budget: AuditReport.BudgetOrigin?
             switch type.budget {
             case .code: budget = .code

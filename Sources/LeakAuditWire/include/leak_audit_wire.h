@@ -25,8 +25,8 @@
 #define LA_WIRE_HEADER_SIZE 4096u
 #define LA_WIRE_SLOT_SIZE 32u
 /// "<leak-audit's pid>:<descriptor>": the target opens /proc/<pid>/fd/<descriptor>, which works
-/// through intermediate processes that close inherited descriptors (`swift test` does), and falls
-/// back to the inherited descriptor where /proc is unavailable.
+/// through intermediate processes that close inherited descriptors (`swift test` does) and only
+/// for the same user's processes; the descriptor itself is close-on-exec, never inherited.
 #define LA_WIRE_ENV_CHANNEL "LEAK_AUDIT_CHANNEL"
 
 /// Header flags, set by the target.
@@ -72,6 +72,8 @@ typedef struct la_wire_header {
     uint32_t skipped_processes;   ///< atomic: Swift processes of the run that are not the user's
                                   ///< (SwiftPM manifests and plugins, build helpers) and were
                                   ///< therefore neither watched nor attached.
+    uint32_t forked_processes;    ///< atomic: children an attached process forked without exec;
+                                  ///< each stopped writing (its records would be its parent's).
 } la_wire_header;
 
 /// Processes of one run that can attach: the index is 8 bits of a tag.

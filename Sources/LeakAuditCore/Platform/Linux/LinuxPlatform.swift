@@ -61,8 +61,9 @@ struct LinuxPlatform: AuditPlatform {
     }
 }
 
-/// An anonymous shared file (memfd) that child processes inherit, mapped here. The target finds it
-/// by leak-audit's pid and the descriptor (`<pid>:<fd>`), and opens it through /proc.
+/// An anonymous shared file (memfd), mapped here. No child inherits it (close-on-exec): the target
+/// finds it by leak-audit's pid and the descriptor (`<pid>:<fd>`) and opens it through /proc, which
+/// only the same user's processes may (docs/reliability.md, "The channel").
 final class MemfdRegion: SharedRegion {
     let base: UnsafeMutableRawPointer
     let length: Int

@@ -23,12 +23,12 @@ struct TargetProcess: RunningTarget {
     static func resolve(_ command: String) throws(LeakAuditError) -> String {
         if command.contains("/") {
             try checkExecutable(command)
-            return command
+            return try checkRunsAsCaller(command)
         }
         let searchPath = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
         for directory in searchPath.split(separator: ":", omittingEmptySubsequences: false) {
             let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + command
-            if (try? checkExecutable(candidate)) != nil { return candidate }
+            if (try? checkExecutable(candidate)) != nil { return try checkRunsAsCaller(candidate) }
         }
         if (try? checkExecutable("./" + command)) != nil { throw .targetNotOnPath(name: command) }
         throw .targetNotFound(path: command)
@@ -39,6 +39,19 @@ struct TargetProcess: RunningTarget {
         guard stat(path, &info) == 0 else { throw .targetNotFound(path: path) }
         let isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
         guard !isDirectory, access(path, X_OK) == 0 else { throw .targetNotExecutable(path: path) }
+    }
+
+    /// Refuses a set-user-ID or set-group-ID program of another user or group rather than run it
+    /// unaudited: it would run as them (docs/reliability.md, "The channel").
+    private static func checkRunsAsCaller(_ path: String) throws(LeakAuditError) -> String {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return path }
+        if (info.st_mode & S_ISUID != 0 && info.st_uid != geteuid())
+            || (info.st_mode & S_ISGID != 0 && info.st_gid != getegid())
+        {
+            throw .targetRunsAsAnotherUser(path: path)
+        }
+        return path
     }
 
     /// Starts `executablePath` with `arguments` (argv[1...]) and `extraEnvironment` added.
@@ -99,6 +112,20 @@ struct TargetProcess: RunningTarget {
 
     func send(_ signal: Int32) {
         kill(pid, signal)
+    }
+
+    func hasEnded(process pid: Int32) -> Bool {
+        if kill(pid, 0) != 0 && errno == ESRCH { return true }
+        // A zombie still answers kill: its state, after "pid (comm)", is Z.
+        let descriptor = open("/proc/\(pid)/stat", O_RDONLY)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var stat = [UInt8](repeating: 0, count: 512)
+        let count = read(descriptor, &stat, stat.count)
+        guard count > 0, let nameEnd = stat[..<count].lastIndex(of: UInt8(ascii: ")")), nameEnd + 2 < count else {
+            return false
+        }
+        return stat[nameEnd + 2] == UInt8(ascii: "Z")
     }
 
     /// Returns the outcome if the target has ended, without waiting; reaps it.

@@ -1,0 +1,185 @@
+import Foundation
+import XCTest
+
+/// What leak-audit does when the target misbehaves: it writes into leak-audit's channel what
+/// LeakMonitor never would (docs/reliability.md lists every case and what was observed).
+final class ReliabilityTests: XCTestCase {
+    /// `timeout 120 leak-audit run --output-json TMP args…`: a hang fails the test instead of CI.
+    private func audit(_ arguments: [String]) throws -> (result: Harness.CommandResult, json: [String: Any]) {
+        let jsonPath = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString).json").path
+        let result = Harness.run(["timeout", "120", Harness.leakAudit, "run", "--output-json", jsonPath] + arguments)
+        XCTAssertNotEqual(result.status, 124, "leak-audit hung: \(result.log)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: jsonPath))
+        try Harness.validateAgainstSchema(jsonPath)
+        return (result, try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any]))
+    }
+
+    /// How a target ended, as the JSON report says it: `{"code": n}` or `{"signal": n}`.
+    private func ending(_ json: [String: Any]) -> String {
+        let exit = (json["target"] as? [String: Any])?["exit"] as? [String: Any] ?? [:]
+        if let code = exit["code"] as? Int { return "code \(code)" }
+        if let signal = exit["signal"] as? Int { return "signal \(signal)" }
+        return "unknown"
+    }
+
+    private func sessions(_ json: [String: Any]) throws -> [String: Any] {
+        let types = json["types"] as? [[String: Any]] ?? []
+        return try XCTUnwrap(types.first { ($0["name"] as? String) == "FaultEndings.Session" }, "\(types)")
+    }
+
+    func testEveryEndingReportsEveryRecordWrittenBeforeItAndHowTheTargetEnded() throws {
+        let fixture = try Harness.fixture("FaultEndings")
+        // The ending, the sessions alive at the peak, and how the target ended ("signal" alone: any).
+        let cases: [(String, Int, String)] = [
+            ("return", 3, "code 0"), ("exit", 3, "code 7"), ("_exit", 3, "code 7"), ("trap", 3, "signal"),
+            ("abort", 3, "signal 6"), ("segv", 3, "signal 11"), ("sigkill", 3, "signal 9"), ("stack-overflow", 3, "signal 11"),
+            ("close-fds", 5, "code 0"), ("dup2-fds", 5, "code 0"), ("setrlimit", 5, "code 0"), ("chdir", 5, "code 0"),
+            ("unsetenv", 5, "code 0"), ("clearenv", 5, "code 0"),
+        ]
+        for (name, peak, outcome) in cases {
+            let (result, json) = try audit([fixture, name])
+            XCTAssertEqual(result.status, 1, "\(name): the sessions over budget fail the run: \(result.log)")
+            let session = try sessions(json)
+            XCTAssertEqual(session["peakLive"] as? Int, peak, "\(name): \(result.log)")
+            XCTAssertEqual(session["allocatedTotal"] as? Int, peak, "\(name)")
+            XCTAssertTrue(ending(json).hasPrefix(outcome), "\(name): \(ending(json)), expected \(outcome)")
+            XCTAssertEqual((json["summary"] as? [String: Any])?["incomplete"] as? Bool, false, "\(name): \(result.log)")
+        }
+    }
+
+    func testThreadsStillWritingWhenMainReturnsLoseNothingCommitted() throws {
+        let (result, json) = try audit([try Harness.fixture("FaultEndings"), "threads-at-exit"])
+        XCTAssertEqual(result.status, 1, result.log)
+        XCTAssertEqual(ending(json), "code 0")
+        let session = try sessions(json)
+        XCTAssertGreaterThanOrEqual(session["peakLive"] as? Int ?? 0, 3)
+        XCTAssertGreaterThan(session["allocatedTotal"] as? Int ?? 0, 3, "the threads' sessions are counted")
+        XCTAssertEqual((json["summary"] as? [String: Any])?["verdict"] as? String, "budgetExceeded")
+    }
+
+    func testOutOfMemoryUnderAnAddressSpaceLimitStillReports() throws {
+        let fixture = try Harness.fixture("FaultEndings")
+        let (result, json) = try audit(["sh", "-c", "ulimit -v 4000000 && exec \"$0\" oom", fixture])
+        XCTAssertEqual(result.status, 1, result.log)
+        XCTAssertEqual(try sessions(json)["peakLive"] as? Int, 3, result.log)
+        XCTAssertTrue(ending(json).hasPrefix("signal"), "\(ending(json)): \(result.log)")
+    }
+
+    func testForkedChildrenNeitherCorruptNorBlockTheParentsRecords() throws {
+        let fixture = try Harness.fixture("FaultEndings")
+        // fork and exec: the child is a process of its own, with its own three sessions.
+        let (execd, execJSON) = try audit([fixture, "fork-exec"])
+        XCTAssertEqual(execd.status, 1, execd.log)
+        let target = try XCTUnwrap(execJSON["target"] as? [String: Any])
+        XCTAssertEqual(target["attachedProcesses"] as? Int, 2, execd.log)
+        XCTAssertEqual(try sessions(execJSON)["peakLive"] as? Int, 3)
+        XCTAssertEqual(try sessions(execJSON)["liveAtExit"] as? Int, 6)
+
+        // fork without exec, the child killed while it allocates: the parent's counts are exact,
+        // the child (a copy of the parent) writes nothing, and more than a ring of the parent's
+        // records after the kill are all read.
+        let (forked, forkJSON) = try audit([fixture, "fork-killed"])
+        XCTAssertEqual(forked.status, 1, forked.log)
+        XCTAssertEqual(ending(forkJSON), "code 0")
+        let session = try sessions(forkJSON)
+        XCTAssertEqual(session["peakLive"] as? Int, 5, forked.log)
+        XCTAssertEqual(session["liveAtExit"] as? Int, 5)
+        XCTAssertEqual(session["allocatedTotal"] as? Int, 600_005)
+        let summary = try XCTUnwrap(forkJSON["summary"] as? [String: Any])
+        XCTAssertEqual(summary["incomplete"] as? Bool, false, forked.log)
+        XCTAssertTrue(
+            (summary["warnings"] as? [String] ?? []).contains { $0.hasPrefix("1 child forked without exec was not audited") },
+            forked.log)
+    }
+
+    /// The counts ConcurrentLoad printed for itself: `peak N total N alive N`.
+    private func selfCounted(_ stdout: String) throws -> [String: Int] {
+        let line = try XCTUnwrap(stdout.split(separator: "\n").first { $0.hasPrefix("ConcurrentLoad:") }, stdout)
+        let words = line.split(separator: " ").map(String.init)
+        var counts: [String: Int] = [:]
+        for (index, word) in words.enumerated() where ["peak", "total", "alive"].contains(word) {
+            counts[word] = Int(words[index + 1])
+        }
+        return counts
+    }
+
+    func testSixtyFourThreadsCreatingAndFreeingAtOnceAreCountedExactly() throws {
+        let fixture = try Harness.fixture("ConcurrentLoad")
+        // Opted in through LeakMonitor, then watched through --budget without it.
+        for (arguments, options, name) in [
+            (["64", "10000"], [String](), "ConcurrentLoad.Session"),
+            (["64", "10000", "plain"], ["--budget", "ConcurrentLoad.Plain=1"], "ConcurrentLoad.Plain"),
+        ] {
+            let (result, json) = try audit(options + [fixture] + arguments)
+            XCTAssertEqual(result.status, 1, result.log)
+            let counted = try selfCounted(result.stdout)
+            let types = json["types"] as? [[String: Any]] ?? []
+            let type = try XCTUnwrap(types.first { ($0["name"] as? String) == name }, "\(types)")
+            XCTAssertEqual(type["peakLive"] as? Int, counted["peak"], name)
+            XCTAssertEqual(type["allocatedTotal"] as? Int, counted["total"], name)
+            XCTAssertEqual(type["liveAtExit"] as? Int, counted["alive"], name)
+            let summary = try XCTUnwrap(json["summary"] as? [String: Any])
+            XCTAssertEqual(summary["droppedRecords"] as? Int, 0, name)
+            XCTAssertEqual(summary["incomplete"] as? Bool, false, name)
+        }
+    }
+
+    func testOnlyTheSameUsersProcessesCanOpenTheChannelAndNoneInheritsIt() throws {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
+            throw XCTSkip("needs root and setpriv, to try the channel as another user")
+        }
+        // A shell under leak-audit: does it hold the memfd, and can user nobody open it?
+        let script = #"""
+            pid=${LEAK_AUDIT_CHANNEL%%:*}; fd=${LEAK_AUDIT_CHANNEL#*:}
+            echo "inherited: $(ls -l /proc/$$/fd | grep -c 'memfd:leak-audit-records')"
+            exec 3<>"/proc/$pid/fd/$fd" && echo "same user: opened" && exec 3>&-
+            setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "exec 3<>/proc/$pid/fd/$fd" 2>/dev/null \
+                && echo "other user: opened" || echo "other user: denied"
+            """#
+        let result = Harness.run([Harness.leakAudit, "run", "sh", "-c", script])
+        XCTAssertTrue(result.stdout.contains("inherited: 0"), result.log)
+        XCTAssertTrue(result.stdout.contains("same user: opened"), result.log)
+        XCTAssertTrue(result.stdout.contains("other user: denied"), result.log)
+    }
+
+    func testASetUserIDTargetOfAnotherUserIsRefusedWithExit4() throws {
+        guard getuid() == 0 else { throw XCTSkip("needs root, to give a copy of a fixture to another user") }
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("setuid-\(UUID().uuidString)").path
+        try FileManager.default.copyItem(atPath: try Harness.fixture("FaultEndings"), toPath: copy)
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        XCTAssertEqual(chown(copy, 65534, 65534), 0)
+        XCTAssertEqual(chmod(copy, 0o4755), 0)
+        let result = Harness.run([Harness.leakAudit, "run", copy])
+        XCTAssertEqual(result.status, 4, result.log)
+        XCTAssertEqual(
+            result.stderr,
+            "leak-audit: error: target '\(copy)' is set-user-ID or set-group-ID, so it would run as another user, whose process cannot write into leak-audit's channel: audit a copy without that bit (cp, then chmod u-s,g-s)\n"
+        )
+        XCTAssertFalse(result.stdout.contains("FaultEndings:"), "it was not started")
+    }
+
+    func testAProcessWritingIntoTheChannelNeverGetsACleanReport() throws {
+        let hostile = try Harness.fixture("HostileWriter")
+        for mode in ["unknown-types", "huge-type-id", "huge-next-slot", "dropped-max", "garbage"] {
+            let (result, json) = try audit([hostile, mode])
+            XCTAssertEqual(result.status, 5, "\(mode): \(result.log)")
+            XCTAssertTrue(result.stdout.contains("HostileWriter: wrote \(mode)"), "\(mode): \(result.log)")
+            let summary = try XCTUnwrap(json["summary"] as? [String: Any])
+            XCTAssertEqual(summary["verdict"] as? String, "incomplete", mode)
+            XCTAssertEqual(summary["incomplete"] as? Bool, true, mode)
+            let damaged = try XCTUnwrap(summary["damagedRecords"] as? NSNumber).uint64Value
+            let dropped = try XCTUnwrap(summary["droppedRecords"] as? NSNumber).uint64Value
+            XCTAssertGreaterThan(damaged + (dropped > 0 ? 1 : 0), 0, mode)
+            // No type the target never defined is reported as if it were one.
+            let names = (json["types"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+            XCTAssertFalse(names.contains { $0.hasPrefix("<type") }, "\(mode): \(names)")
+            // The text report's verdict, its lines unwrapped.
+            let text = result.stderr.replacingOccurrences(of: "\n  ", with: " ")
+            XCTAssertTrue(text.contains("but the report is incomplete ("), "\(mode): \(result.log)")
+            XCTAssertFalse(result.stderr.contains("Fatal error"), "\(mode): \(result.log)")
+        }
+        // Every record of a type never defined counts, not only the first.
+        let (_, json) = try audit([hostile, "unknown-types"])
+        XCTAssertEqual((json["summary"] as? [String: Any])?["damagedRecords"] as? Int, 100)
+    }
+}
