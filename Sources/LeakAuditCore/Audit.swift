@@ -38,7 +38,9 @@ func audit(_ request: AuditRequest, toolVersion: String, on platform: some Audit
     let run = RecordedRun(request: request, plan: plan, outcome: outcome, received: received)
 
     // 3. Report.
-    var report = ReportBuilder(toolVersion: toolVersion, makeSymbolizer: platform.makeSymbolizer).build(from: run)
+    var report = ReportBuilder(
+        toolVersion: toolVersion, makeSymbolizer: platform.makeSymbolizer, inspectExecutable: platform.inspectExecutable(at:)
+    ).build(from: run)
 
     // 4. Judge.
     request.configuration.policy.apply(to: &report)

@@ -125,6 +125,13 @@ final class CommandLineTests: XCTestCase {
         let text = Harness.run([Harness.leakAudit, "run", scratch + "/debug/ViewModelRetention"])
         XCTAssertEqual(text.status, 3)
         XCTAssertTrue(text.stderr.contains("links the Swift runtime statically"), text.stderr)
+        // --budget preloads a library that brings the shared runtime along, whose hooks the
+        // program never calls: still not audited, never counts that only grow.
+        let budgeted = try Harness.audit(
+            path: scratch + "/debug/ViewModelRetention", extraOptions: ["--budget", "ViewModelRetention.*=1"])
+        XCTAssertEqual(budgeted.status, 3, budgeted.stderr)
+        XCTAssertEqual(budgeted.target["notAuditedReason"] as? String, "staticRuntime")
+        XCTAssertEqual(budgeted.types.count, 0)
     }
 
     func testMissingTargetIsOneLineWithExitCode4() {

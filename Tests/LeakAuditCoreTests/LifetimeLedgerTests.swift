@@ -259,6 +259,31 @@ final class LifetimeLedgerTests: XCTestCase {
         XCTAssertNil(ReportBuilder(toolVersion: "1").build(from: run).notAudited)
     }
 
+    func testAProcessWithAStaticRuntimeIsLeftOutAndAloneIsNotAudited() throws {
+        // Its instances never die in the stream: counts that would say 1,000 alive.
+        func process(_ path: String) -> LifetimeLedger {
+            var replay = Replay()
+            replay.ledger.apply(.moduleLoaded(ModuleImage(path: path, buildID: [], loadBias: 0, start: 0, end: 1)))
+            replay.define(1, "App.Session", max: 1)
+            for object in UInt64(1)...1_000 { replay.alloc(1, object, stack: 0) }
+            return replay.ledger
+        }
+        let inspect: (String) -> TargetKind = { $0 == "/b/static" ? .staticSwift : .dynamicSwift }
+        var alone = recordedRun(Replay())
+        alone.received.ledgers = [0: process("/b/static")]
+        let notAudited = ReportBuilder(toolVersion: "1", inspectExecutable: inspect).build(from: alone)
+        XCTAssertEqual(notAudited.notAudited, .staticRuntime)
+        XCTAssertEqual(notAudited.types, [], "no numbers the tool could not observe")
+
+        var mixed = alone
+        mixed.received.ledgers[1] = process("/b/dynamic")
+        let report = ReportBuilder(toolVersion: "1", inspectExecutable: inspect).build(from: mixed)
+        XCTAssertNil(report.notAudited)
+        XCTAssertEqual(report.types.map(\.allocatedTotal), [1_000], "the dynamic process's only")
+        XCTAssertTrue(
+            report.warnings.contains { $0.hasPrefix("'/b/static' links the Swift runtime statically") }, "\(report.warnings)")
+    }
+
     func testReportBuilderGroupsInstancesAliveAtPeakByStackMostFirst() throws {
         var replay = Replay()
         replay.define(1, "App.Leaky", max: 1)

@@ -7,6 +7,8 @@ struct ReportBuilder {
     var toolVersion: String
     /// Makes the symbolizer of one process's loaded images.
     var makeSymbolizer: ([ModuleImage]) -> any AddressSymbolizer = currentPlatform().makeSymbolizer
+    /// What the executable at a path is: tells the processes whose Swift runtime is static.
+    var inspectExecutable: (String) -> TargetKind = currentPlatform().inspectExecutable(at:)
 
     /// One process's findings, before processes are merged.
     private struct ProcessFindings {
@@ -22,7 +24,14 @@ struct ReportBuilder {
     func build(from run: RecordedRun) -> AuditReport {
         let watch = run.plan.watch
         let channel = run.received.channel
-        let indexed = run.received.ledgers.sorted { $0.key < $1.key }
+        // A program with the Swift runtime linked in (-static-stdlib) calls it directly: the hooks
+        // of the preloaded library, which brings the shared runtime along, never see its
+        // deallocations, and every instance would look alive forever. Its counts are left out.
+        let everyProcess = run.received.ledgers.sorted { $0.key < $1.key }
+        let staticRuntime = everyProcess.filter { _, ledger in
+            ledger.modules.first.map { inspectExecutable($0.path) == .staticSwift } ?? false
+        }
+        let indexed = everyProcess.filter { index, _ in !staticRuntime.contains { $0.key == index } }
         let ledgers = indexed.map(\.value)
         let walks = run.received.heapWalks
         let processes = indexed.map {
@@ -50,6 +59,12 @@ struct ReportBuilder {
         }
 
         var warnings: [String] = []
+        if !staticRuntime.isEmpty && !indexed.isEmpty {
+            let programs = staticRuntime.compactMap { $0.value.modules.first.map { "'\(ReportPhrases.escaped($0.path))'" } }
+            warnings.append(
+                "\(programs.joined(separator: ", ")) \(programs.count == 1 ? "links" : "link") the Swift runtime statically, so \(programs.count == 1 ? "its" : "their") deallocations could not be seen: left out of the counts; rebuild without -static-stdlib to audit \(programs.count == 1 ? "it" : "them")"
+            )
+        }
         if let signal = run.received.receivedSignal {
             warnings.append(
                 "leak-audit received \(signalName(signal)) and passed it to the target: the report is partial, it holds what the target's processes wrote until they ended"
@@ -107,7 +122,8 @@ struct ReportBuilder {
         }
         warnings += problems.map { "symbolization: \($0)" }
 
-        let notAudited = Self.notAuditedReason(run, target: target)
+        let notAudited =
+            Self.notAuditedReason(run, target: target) ?? (indexed.isEmpty && !staticRuntime.isEmpty ? .staticRuntime : nil)
         var census: AuditReport.Census?
         if watch.census {
             let entries = Self.mergedCensus(processes.flatMap(\.census))
