@@ -481,11 +481,15 @@ public struct ReportPhrases: Sendable {
             + (frame.inlined ? " [inlined]" : "")
     }
 
-    /// Makes a string from the target safe for a terminal: control characters become escapes.
+    /// Makes a string from the target safe for a terminal and a log: control characters, line and
+    /// paragraph separators and the bidirectional controls (which can make a line read other than
+    /// it is) become escapes.
     public static func escaped(_ text: String) -> String {
         var result = ""
         for scalar in text.unicodeScalars {
-            if scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value) {
+            if scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
+                || Self.invisibleControls.contains(scalar.value)
+            {
                 result += "\\u{" + String(scalar.value, radix: 16) + "}"
             } else {
                 result.unicodeScalars.append(scalar)
@@ -493,4 +497,10 @@ public struct ReportPhrases: Sendable {
         }
         return result
     }
+
+    /// The bidirectional marks, embeddings, overrides and isolates, and the line and paragraph
+    /// separators: invisible, yet they change how a line reads or where it ends.
+    private static let invisibleControls: Set<UInt32> = [
+        0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069,
+    ]
 }

@@ -29,7 +29,10 @@ public struct TextReportRenderer: ReportRenderer {
             lines.append(contentsOf: renderGone(report))
         }
         if let processes = processesLine(report) { lines.append(contentsOf: phrases.wrapped(processes)) }
-        for warning in report.warnings { lines.append(contentsOf: phrases.wrapped("warning: \(warning)")) }
+        // Warnings quote paths and names from the target.
+        for warning in report.warnings {
+            lines.append(contentsOf: phrases.wrapped("warning: \(ReportPhrases.escaped(warning))"))
+        }
         // Slots reserved by a writer that then found leak-audit gone stay empty too: with drops, the
         // torn count is not evidence of a crash.
         if report.tornRecords > 0 && !report.isIncomplete {

@@ -64,17 +64,21 @@ final class CommandLineTests: XCTestCase {
     }
 
     func testNamesFromTheTargetAreEscapedInTextAndJSON() throws {
-        let expected = "Tricky \"quoted\" \\ ünïcödé 🦊 tab\there bell\u{7}"
+        let expected =
+            "Tricky \"quoted\" \\ ünïcödé 🦊 tab\there bell\u{7} <b>&amp; 100% a::b, c:d\nline\rcr \u{1B}[31mred\u{1B}[0m \u{202E}txt.exe"
         let audit = try Harness.audit("EscapingNames")
         XCTAssertEqual(audit.status, 1)
-        XCTAssertEqual(try audit.type("bell\u{7}").string("name"), expected, "JSON round-trips the exact name")
+        XCTAssertEqual(try audit.type("txt.exe").string("name"), expected, "JSON round-trips the exact name")
         let raw = try String(contentsOfFile: audit.jsonPath, encoding: .utf8)
         XCTAssertFalse(raw.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "no raw control characters in JSON")
 
         let text = Harness.run([Harness.leakAudit, "run", try Harness.fixture("EscapingNames")]).stderr
-        // Too long for one 80-column line with its counts: the counts go on the next line.
-        XCTAssertTrue(text.contains("EXCEEDED Tricky \"quoted\" \\ ünïcödé 🦊 tab\\u{9}here bell\\u{7}:\n  max 1"), text)
-        XCTAssertFalse(text.unicodeScalars.contains { $0.value == 7 || $0.value == 9 }, "no raw control characters in text")
+        // Too long for one 80-column line: shortened in the middle, the counts on the next line.
+        XCTAssertTrue(
+            text.contains("EXCEEDED Tricky \"quoted\" \\ ünïcödé 🦊 tab\\u{9}here bel…\\u{1b}[0m \\u{202e}txt.exe:\n  max 1"), text
+        )
+        XCTAssertFalse(
+            text.unicodeScalars.contains { [7, 9, 0x1B, 0x202E].contains($0.value) }, "no raw control characters in text")
     }
 
     func testOutputFileAndFormatOptions() throws {

@@ -149,7 +149,8 @@ final class OutputFormatEndToEndTests: XCTestCase {
     }
 
     func testNamesFromTheTargetAreEscapedInEveryFormat() throws {
-        let name = "Tricky \"quoted\" \\ ünïcödé 🦊 tab\there bell\u{7}"
+        let name =
+            "Tricky \"quoted\" \\ ünïcödé 🦊 tab\there bell\u{7} <b>&amp; 100% a::b, c:d\nline\rcr \u{1B}[31mred\u{1B}[0m \u{202E}txt.exe"
         let outputs = try Outputs()
         let result = try run("EscapingNames", outputs: outputs)
         XCTAssertEqual(result.status, 1, result.stderr)
@@ -164,9 +165,12 @@ final class OutputFormatEndToEndTests: XCTestCase {
 
         let junit = try parseJUnit(try XCTUnwrap(outputs.paths["junit"]))
         let testCase = try XCTUnwrap((junit["cases"] as? [[String: Any]])?.first)
-        // The tab survives as a character reference; a bell cannot be in XML 1.0 at all.
+        // Tab, line feed and CR survive as character references (markup as entities); a bell or an
+        // escape cannot be in XML 1.0 at all.
         XCTAssertEqual(
-            (testCase["attributes"] as? [String: String])?["name"], "Tricky \"quoted\" \\ ünïcödé 🦊 tab\there bell\\u{7}")
+            (testCase["attributes"] as? [String: String])?["name"],
+            "Tricky \"quoted\" \\ ünïcödé 🦊 tab\there bell\\u{7} <b>&amp; 100% a::b, c:d\nline\rcr \\u{1b}[31mred\\u{1b}[0m \u{202E}txt.exe"
+        )
         XCTAssertEqual((testCase["attributes"] as? [String: String])?["classname"], "leak-audit")
         let xml = try outputs.contents("junit")
         XCTAssertFalse(xml.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "no raw control characters in XML")
@@ -175,9 +179,19 @@ final class OutputFormatEndToEndTests: XCTestCase {
         XCTAssertFalse(github.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "no raw control characters")
         let commands = github.split(separator: "\n").map(String.init)
         XCTAssertEqual(commands.count, 2, github)
+        // No line break, and no "::" or "," a runner could read as the end of the title.
         XCTAssertTrue(
-            commands[0].contains("title=leak-audit%3A Tricky \"quoted\" \\ ünïcödé 🦊 tab\\u{9}here bell\\u{7} over budget::"),
-            commands[0])
+            commands[0].contains(
+                "title=leak-audit%3A Tricky \"quoted\" \\ ünïcödé 🦊 tab\\u{9}here bell\\u{7} <b>&amp; 100%25 a%3A%3Ab%2C c%3Ad\\u{a}line\\u{d}cr \\u{1b}[31mred\\u{1b}[0m \\u{202e}txt.exe over budget::"
+            ), commands[0])
+        // The text report (its long name shortened in the middle to fit 80 columns): control
+        // characters and the right-to-left override as escapes.
+        let text = try outputs.contents("text")
+        XCTAssertTrue(text.contains("\\u{1b}[0m \\u{202e}txt.exe:\n  max 1, peak 2"), text)
+        for output in [text, github, xml] {
+            XCTAssertFalse(output.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x7 }, output)
+        }
+        XCTAssertFalse(text.unicodeScalars.contains { $0.value == 0x202E }, text)
     }
 
     func testAnUnauditedTargetIsAnErrorInEveryFormat() throws {

@@ -158,6 +158,23 @@ final class ReliabilityTests: XCTestCase {
         XCTAssertFalse(result.stdout.contains("FaultEndings:"), "it was not started")
     }
 
+    func testAModuleThatIsAFIFOIsNotOpenedAndItsNameIsEscaped() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (result, json) = try audit([try Harness.fixture("HostileWriter"), "module-fifo", directory])
+        XCTAssertEqual(result.status, 1, "well-formed records: the type is over budget: \(result.log)")
+        let types = json["types"] as? [[String: Any]] ?? []
+        XCTAssertEqual(types.first?["name"] as? String, "Hostile.Thing", "\(types)")
+        let warnings = (json["summary"] as? [String: Any])?["warnings"] as? [String] ?? []
+        XCTAssertTrue(
+            warnings.contains { $0.contains("/lib\n\u{1B}[31mfifo.so' is not a regular file, so it was not read") }, "\(warnings)"
+        )
+        // The text report on stderr: the name escaped, no raw escape character or line break in it.
+        XCTAssertTrue(result.stderr.contains("lib\\u{a}\\u{1b}[31mfifo.so"), result.log)
+        XCTAssertFalse(result.stderr.unicodeScalars.contains { $0.value == 0x1B }, result.log)
+    }
+
     func testAProcessWritingIntoTheChannelNeverGetsACleanReport() throws {
         let hostile = try Harness.fixture("HostileWriter")
         for mode in ["unknown-types", "huge-type-id", "huge-next-slot", "dropped-max", "garbage"] {

@@ -1,6 +1,6 @@
 // A process that writes into leak-audit's channel what LeakMonitor never would: records naming
 // types never defined, random bytes, a `next_slot` near 2^64, a type id near 2^32, 2^64 - 1
-// dropped records. It links no LeakMonitor and forges the header's "attached" fields, as any
+// dropped records, a module that is a FIFO. It links no LeakMonitor and forges the header's "attached" fields, as any
 // process of the same user could. leak-audit must neither crash nor hang, and must never call
 // such a run clean. The mode is the first argument; offsets are docs/record-format.md's.
 import Glibc
@@ -55,8 +55,43 @@ store(getpid(), at: attachedPIDOffset)
 store(UInt32(1), at: attachedProcessesOffset)
 store(load(UInt32.self, at: flagsOffset) | 1 | (1 << 7), at: flagsOffset)
 
+/// Writes a blob as LeakMonitor's writer does: continuations first, then the head.
+func writeBlob(kind: UInt64, id: UInt64, value: UInt64, payload: [UInt8]) {
+    let continuations = (payload.count + 23) / 24
+    let first = reserve(UInt64(1 + continuations))
+    for index in 0..<continuations {
+        var chunk = [UInt8](repeating: 0, count: 24)
+        let bytes = payload[(index * 24)..<Swift.min(payload.count, index * 24 + 24)]
+        chunk.replaceSubrange(0..<bytes.count, with: bytes)
+        let words = chunk.withUnsafeBytes { raw in (0..<3).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self) } }
+        writeSlot(first + 1 + UInt64(index), tag: 4 | (UInt64(index + 1) << 8), words[0], words[1], words[2])
+    }
+    writeSlot(first, tag: 3 | (kind << 8) | (UInt64(1 + continuations) << 32), id, UInt64(payload.count), value)
+}
+
+/// The little-endian bytes of `value`.
+func bytes<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.littleEndian) { Array($0) } }
+
 let allocKind: UInt64 = 1
 switch mode {
+case "module-fifo":
+    // Well-formed records, but the module holding the stack is a FIFO whose name carries a newline
+    // and an ANSI escape: symbolizing must neither open it and wait nor print its name raw.
+    // In the directory the second argument names (the test removes it).
+    let directory = CommandLine.arguments.count > 2 ? CommandLine.arguments[2] : "/tmp"
+    let fifo = directory + "/lib\n\u{1B}[31mfifo.so"
+    guard mkfifo(fifo, 0o600) == 0 else {
+        print("HostileWriter: cannot make a FIFO")
+        exit(1)
+    }
+    let start: UInt64 = 0x7000_0000
+    writeBlob(
+        kind: 3, id: 0, value: 0,
+        payload: bytes(start) + bytes(start + 0x10000) + bytes(UInt32(0)) + bytes(UInt32(fifo.utf8.count)) + Array(fifo.utf8))
+    writeBlob(kind: 1, id: 0, value: 0, payload: bytes(UInt32(0)) + bytes(UInt32(0)) + Array("Hostile.Thing".utf8))
+    writeBlob(kind: 2, id: 0, value: 0, payload: bytes(start + 0x100) + bytes(start + 0x200))
+    let first = reserve(2)
+    for index in UInt64(0)..<2 { writeSlot(first + index, tag: allocKind, 0x1000 + index * 16, 0, 0) }
 case "unknown-types":
     // 100 allocations of type 7, which no record defines.
     let first = reserve(100)

@@ -8,9 +8,12 @@ extension TargetKind {
     /// Reads the ELF headers of `path`: the dynamic section's DT_NEEDED names, and whether any
     /// section is Swift metadata (`swift5_*`).
     static func inspect(path: String) -> TargetKind {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // The path may come from the target: a FIFO must not block open(), nor a device be read.
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { return .other }
         defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return .other }
         func read(_ offset: UInt64, _ count: Int) -> [UInt8]? {
             var bytes = [UInt8](repeating: 0, count: count)
             let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) }

@@ -1,6 +1,10 @@
 import CLibDW
 import LeakAuditModel
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 extension Symbolizer {
     /// One module opened with libdw, with the indexes that make repeated lookups cheap.
     ///
@@ -132,11 +136,21 @@ extension Symbolizer {
                 return error
             }
             let name = image.path.split(separator: "/").last.map(String.init) ?? image.path
+            // The path comes from the target: opened without waiting (a FIFO would block open()
+            // forever) and read only if it is a regular file.
+            let descriptor = Glibc.open(image.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+            guard descriptor >= 0 else { throw fail(.cannotOpen(path: image.path, message: systemErrorMessage(errno))) }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+                close(descriptor)
+                throw fail(.notARegularFile(path: image.path))
+            }
             // add_p_vaddr = true makes libdwfl use `loadBias` as the bias itself; with false
             // it would take it as the first segment's address, which differs when that
-            // segment's p_vaddr is not 0.
-            guard let module = dwfl_report_elf(dwfl, name, image.path, -1, image.loadBias, true)
+            // segment's p_vaddr is not 0. On success libdwfl owns the descriptor.
+            guard let module = dwfl_report_elf(dwfl, name, image.path, descriptor, image.loadBias, true)
             else {
+                close(descriptor)
                 throw fail(.dwflReportElf(path: image.path, message: lastDwflError()))
             }
             guard dwfl_report_end(dwfl, nil, nil) == 0 else {

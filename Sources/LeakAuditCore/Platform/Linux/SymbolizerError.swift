@@ -7,6 +7,11 @@ import LeakAuditModel
 public enum SymbolizerError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `dwfl_begin` could not create a session.
     case dwflBegin(message: String)
+    /// The module's file could not be opened (gone since the run, unreadable).
+    case cannotOpen(path: String, message: String)
+    /// The module's path, as the target recorded it, names no regular file (a FIFO, a device, a
+    /// directory): it is not opened, so that it cannot block or feed leak-audit without end.
+    case notARegularFile(path: String)
     /// `dwfl_report_elf` could not open or parse the module's file.
     case dwflReportElf(path: String, message: String)
     /// `dwfl_report_end` failed after reporting the module.
@@ -31,6 +36,10 @@ public enum SymbolizerError: Error, Sendable, Hashable, CustomStringConvertible 
         switch self {
         case .dwflBegin(let message):
             return "dwfl_begin failed: \(message)"
+        case .cannotOpen(let path, let message):
+            return "cannot open '\(path)': \(message); frames show module + offset"
+        case .notARegularFile(let path):
+            return "'\(path)' is not a regular file, so it was not read; frames show module + offset"
         case .dwflReportElf(let path, let message):
             return "dwfl_report_elf failed for '\(path)': \(message); frames show module + offset"
         case .dwflReportEnd(let path, let message):
