@@ -57,6 +57,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The record stream's libFuzzer target (scripts/fuzz.sh builds it with -sanitize=fuzzer);
+        // built as usual, it replays a corpus or a crash (docs/reliability.md, "Fuzzing").
+        .executableTarget(
+            name: "RecordStreamFuzzer", dependencies: ["LeakAuditCore", "LeakAuditModel", "LeakAuditRendering"],
+            path: "Fuzz/RecordStreamFuzzer"),
         // The command plugin behind `swift package leak-audit` (docs/plugin.md).
         .plugin(
             name: "LeakAuditPlugin",

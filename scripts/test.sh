@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-dependencies.sh --with-test-tools
 # Style first: swift-format from the toolchain, with the checked-in .swift-format.
-swift format lint --strict --recursive Package.swift Sources Tests Plugins \
+swift format lint --strict --recursive Package.swift Sources Tests Plugins Fuzz \
     Fixtures/Package.swift Fixtures/Sources Fixtures/Tests Fixtures/WidgetKit/Package.swift Fixtures/WidgetKit/Sources
 swift build --build-tests
 swift test --skip-build "$@"

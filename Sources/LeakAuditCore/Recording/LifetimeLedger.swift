@@ -58,9 +58,30 @@ struct LifetimeLedger {
     /// 0; the limit leaves room for a later shim with a larger table.
     static let typeIDLimit = 1 << 16
 
-    /// Types by id; ids are dense from 0, so an array indexed by id replaces a hash lookup per
-    /// event.
-    private var typeSlots: [TypeLedger?] = []
+    /// Each type id's position in `typeLedgers` (-1 for none). Ids are dense from 0, so an array
+    /// indexed by id replaces a hash lookup per event; at 4 bytes an id, a damaged id near the
+    /// limit costs 256 KB, not a table of ledgers.
+    private var typePositions: [Int32] = []
+    /// Every type seen, in the order first seen, and its id.
+    private var typeLedgers: [TypeLedger] = []
+    private var typeIDs: [UInt32] = []
+
+    /// The position of type `typeID` in `typeLedgers`, if it was seen.
+    private func position(of typeID: UInt32) -> Int? {
+        let slot = Int(typeID)
+        guard slot < typePositions.count, typePositions[slot] >= 0 else { return nil }
+        return Int(typePositions[slot])
+    }
+
+    /// Adds type `typeID` (below `typeIDLimit`, not seen before) and returns its position.
+    private mutating func insert(_ type: TypeLedger, id typeID: UInt32) -> Int {
+        let slot = Int(typeID)
+        if slot >= typePositions.count { typePositions += Array(repeating: -1, count: slot + 1 - typePositions.count) }
+        typePositions[slot] = Int32(typeLedgers.count)
+        typeLedgers.append(type)
+        typeIDs.append(typeID)
+        return typeLedgers.count - 1
+    }
 
     /// Where an instance was allocated.
     struct Site: Hashable {
@@ -81,7 +102,7 @@ struct LifetimeLedger {
     /// True when the instance a test left alive is still alive now (at the end of the run, when
     /// reports are built).
     func isAlive(_ leak: Leak) -> Bool {
-        Int(leak.typeID) < typeSlots.count && typeSlots[Int(leak.typeID)]?.live[leak.object]?.sequence == leak.sequence
+        position(of: leak.typeID).map { typeLedgers[$0].live[leak.object]?.sequence == leak.sequence } ?? false
     }
 
     /// One test of this process: the instances allocated during it that are alive now.
@@ -110,7 +131,7 @@ struct LifetimeLedger {
 
     /// Every type seen, by id. Builds a dictionary on each access: for reports, not per event.
     var types: [UInt32: TypeLedger] {
-        Dictionary(uniqueKeysWithValues: typeSlots.enumerated().compactMap { id, type in type.map { (UInt32(id), $0) } })
+        Dictionary(uniqueKeysWithValues: zip(typeIDs, typeLedgers).map { ($0, $1) })
     }
     private(set) var stacks: [UInt32: [UInt64]] = [:]
     private(set) var truncatedStacks: Set<UInt32> = []
@@ -141,14 +162,13 @@ struct LifetimeLedger {
                 inconsistentEvents += 1
                 return
             }
-            if slot >= typeSlots.count { typeSlots += Array(repeating: nil, count: slot + 1 - typeSlots.count) }
-            if typeSlots[slot] == nil {
-                typeSlots[slot] = TypeLedger(name: name, max: max, budget: budget, heldByXCTest: heldByXCTest)
+            if let position = position(of: id) {
+                typeLedgers[position].name = name
+                typeLedgers[position].max = max
+                typeLedgers[position].budget = budget
+                typeLedgers[position].defined = true
             } else {
-                typeSlots[slot]?.name = name
-                typeSlots[slot]?.max = max
-                typeSlots[slot]?.budget = budget
-                typeSlots[slot]?.defined = true
+                _ = insert(TypeLedger(name: name, max: max, budget: budget, heldByXCTest: heldByXCTest), id: id)
             }
         case .stackDefined(let id, let returnAddresses, let truncated):
             stacks[id] = returnAddresses
@@ -192,13 +212,11 @@ struct LifetimeLedger {
             inconsistentEvents += 1
             return
         }
-        if slot >= typeSlots.count || typeSlots[slot] == nil {
-            // Allocated before its type was defined (a damaged stream): counted under a placeholder.
-            if slot >= typeSlots.count { typeSlots += Array(repeating: nil, count: slot + 1 - typeSlots.count) }
-            typeSlots[slot] = TypeLedger(name: "<type \(typeID)>", max: Int.max, defined: false)
-        }
+        // Allocated before its type was defined (a damaged stream): counted under a placeholder.
+        let position =
+            position(of: typeID) ?? insert(TypeLedger(name: "<type \(typeID)>", max: Int.max, defined: false), id: typeID)
         // Each record naming a type not defined (yet) is damage, not only the first.
-        if typeSlots[slot]?.defined == false { inconsistentEvents += 1 }
+        if !typeLedgers[position].defined { inconsistentEvents += 1 }
         // An address allocated again while its object still counts as alive: that object was
         // freed where no hook saw it. It dies now, or it would hide the new one.
         if tracksOwners, let previous = owners[object] {
@@ -206,15 +224,16 @@ struct LifetimeLedger {
             deallocate(typeID: previous, object: object)
         }
         if tracksOwners { owners[object] = typeID }
-        typeSlots[slot]?.allocate(object, instance)
+        typeLedgers[position].allocate(object, instance)
     }
 
     private mutating func deallocate(typeID: UInt32, object: UInt64) {
-        if !tests.isEmpty, Int(typeID) < typeSlots.count, let test = typeSlots[Int(typeID)]?.live[object]?.test {
+        let position = position(of: typeID)
+        if !tests.isEmpty, let position, let test = typeLedgers[position].live[object]?.test {
             tests[test]?.live[object] = nil
         }
         if tracksOwners, owners[object] == typeID { owners[object] = nil }
-        if Int(typeID) >= typeSlots.count || typeSlots[Int(typeID)]?.deallocate(object) != true {
+        if position.map({ typeLedgers[$0].deallocate(object) }) != true {
             inconsistentEvents += 1
         }
     }
@@ -227,7 +246,7 @@ struct LifetimeLedger {
     /// The instances `test` allocated that are alive now.
     private func aliveNow(_ test: TestLedger) -> [Leak] {
         test.live.compactMap { object, typeID in
-            guard Int(typeID) < typeSlots.count, let instance = typeSlots[Int(typeID)]?.live[object] else { return nil }
+            guard let position = position(of: typeID), let instance = typeLedgers[position].live[object] else { return nil }
             return Leak(typeID: typeID, site: instance.site, object: object, sequence: instance.sequence)
         }
     }

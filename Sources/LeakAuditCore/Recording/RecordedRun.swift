@@ -152,10 +152,11 @@ struct Reception {
     /// A signal leak-audit received and passed to the target (SIGINT from a user, SIGTERM from CI).
     var receivedSignal: Int32? = nil
 
-    /// Decodes `channel` into one ledger per process while `target` runs, and once more after it
-    /// ended, so that every committed record is read.
+    /// Decodes `channel` into one ledger per process while `target` runs (a pass every
+    /// `pollMicroseconds`), and once more after it ended, so that every committed record is read.
     static func receive(
         from channel: RecordChannel, while target: any RunningTarget, watch: WatchOptions, timeoutSeconds: Int? = nil,
+        pollMicroseconds: UInt32 = 1_000,
         copyProcess: (Int32) -> Result<ProcessSnapshot, SnapshotFailure> = { _ in .failure(.processGone) }
     ) -> (outcome: TargetOutcome, received: Reception) {
         let clock = ContinuousClock()
@@ -213,7 +214,7 @@ struct Reception {
                 decoder.decode(channel, targetFinished: false, into: apply)
                 heapWalks.answerRequests(on: channel, ledgers: ledgers, watch: watch, copyProcess: copyProcess)
             }
-            usleep(1_000)
+            if pollMicroseconds > 0 { usleep(pollMicroseconds) }
         }
         decoder.decode(channel, targetFinished: true, into: apply)
         let received = Reception(
