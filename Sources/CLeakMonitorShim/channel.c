@@ -114,29 +114,51 @@ void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void 
     __atomic_store_n(&head[0], tag, __ATOMIC_RELEASE);
 }
 
-/// Opens the channel named by `value` ("<pid>:<fd>": leak-audit's pid and its descriptor of the
-/// memfd) through /proc; -1 when it cannot be had. No process inherits the memfd (leak-audit
-/// creates it close-on-exec), so only processes that may open another's /proc/<pid>/fd (the same
-/// user's) can write into the channel, and a stray descriptor number can never be taken for it.
-static int la_open_channel(const char *value) {
+/// Opens the channel named by `value` ("<pid>:<fd>:<token>": leak-audit's pid, its descriptor of
+/// the memfd, and the run's token in hex) through /proc; -1 when it cannot be had. No process
+/// inherits the memfd (leak-audit creates it close-on-exec), so only processes that may open
+/// another's /proc/<pid>/fd (the same user's) can write into the channel, and a stray descriptor
+/// number can never be taken for it. `token` receives the token (0 when the value has none).
+static int la_open_channel(const char *value, uint64_t *token) {
     char *end = NULL;
     errno = 0;
+    *token = 0;
     long pid = strtol(value, &end, 10);
     if (errno != 0 || end == value || *end != ':' || pid <= 0) return -1;
     const char *fd_text = end + 1;
     long fd = strtol(fd_text, &end, 10);
-    if (errno != 0 || end == fd_text || *end != '\0' || fd < 0 || fd > 1 << 20) return -1;
+    if (errno != 0 || end == fd_text || fd < 0 || fd > 1 << 20) return -1;
+    if (*end == ':') {
+        const char *token_text = end + 1;
+        unsigned long long parsed = strtoull(token_text, &end, 16);
+        if (errno != 0 || end == token_text || parsed == 0) return -1;
+        *token = (uint64_t)parsed;
+    }
+    if (*end != '\0') return -1;
     char path[64];
     snprintf(path, sizeof path, "/proc/%ld/fd/%ld", pid, fd);
     return open(path, O_RDWR | O_CLOEXEC);
 }
 
+/// True when `header` is the run's the variable named: a variable left from another run (a pid
+/// reused since, a descriptor of the same number) names another token, and nothing is written
+/// into that run's channel.
+static bool la_channel_is_this_run(const la_wire_header *header, uint64_t token) {
+    return token == 0 || __atomic_load_n(&header->run_token, __ATOMIC_ACQUIRE) == token;
+}
+
 la_wire_header *la_channel_map_header(const char *spec) {
-    int fd = la_open_channel(spec);
+    uint64_t token = 0;
+    int fd = la_open_channel(spec, &token);
     if (fd < 0) return NULL;
     la_wire_header *header = mmap(NULL, LA_WIRE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
-    return header == MAP_FAILED ? NULL : header;
+    if (header == MAP_FAILED) return NULL;
+    if (!la_channel_is_this_run(header, token)) {
+        munmap(header, LA_WIRE_HEADER_SIZE);
+        return NULL;
+    }
+    return header;
 }
 
 void la_channel_unmap_header(la_wire_header *header) { munmap(header, LA_WIRE_HEADER_SIZE); }
@@ -153,12 +175,18 @@ static void la_channel_forked_child(void) {
 }
 
 bool la_channel_map_locked(la_process_state *state, const char *spec) {
-    int fd = la_open_channel(spec);
+    uint64_t token = 0;
+    int fd = la_open_channel(spec, &token);
     if (fd < 0) return false;
 
     void *first_page = mmap(NULL, LA_WIRE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (first_page == MAP_FAILED) { close(fd); return false; }
     la_wire_header *peek = first_page;
+    if (!la_channel_is_this_run(peek, token)) {
+        munmap(first_page, LA_WIRE_HEADER_SIZE);
+        close(fd);
+        return false;
+    }
     if (peek->magic == LA_WIRE_MAGIC && peek->version != LA_WIRE_VERSION) {
         // Tell leak-audit why nothing arrives, rather than look uninstrumented.
         __atomic_fetch_or(&peek->flags, LA_FLAG_VERSION_MISMATCH, __ATOMIC_RELEASE);

@@ -101,7 +101,7 @@ LA_HIDDEN void la_channel_event(uint8_t kind, uint8_t subkind, uint32_t id, uint
                                 uint64_t word3);
 /// Appends a blob (type, stack or module record).
 LA_HIDDEN void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void *payload, size_t length);
-/// Maps the header page of the channel named `spec` (LEAK_AUDIT_CHANNEL's "<pid>:<fd>"), without
+/// Maps the header page of the channel named `spec` (LEAK_AUDIT_CHANNEL's "<pid>:<fd>:<token>"), without
 /// taking a process index; NULL when it cannot be had. The caller checks its magic and version.
 LA_HIDDEN la_wire_header *la_channel_map_header(const char *spec);
 /// Unmaps a header page that la_channel_map_header returned.

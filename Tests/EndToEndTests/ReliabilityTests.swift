@@ -130,7 +130,7 @@ final class ReliabilityTests: XCTestCase {
         }
         // A shell under leak-audit: does it hold the memfd, and can user nobody open it?
         let script = #"""
-            pid=${LEAK_AUDIT_CHANNEL%%:*}; fd=${LEAK_AUDIT_CHANNEL#*:}
+            pid=${LEAK_AUDIT_CHANNEL%%:*}; rest=${LEAK_AUDIT_CHANNEL#*:}; fd=${rest%%:*}
             echo "inherited: $(ls -l /proc/$$/fd | grep -c 'memfd:leak-audit-records')"
             exec 3<>"/proc/$pid/fd/$fd" && echo "same user: opened" && exec 3>&-
             setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "exec 3<>/proc/$pid/fd/$fd" 2>/dev/null \
@@ -140,6 +140,21 @@ final class ReliabilityTests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("inherited: 0"), result.log)
         XCTAssertTrue(result.stdout.contains("same user: opened"), result.log)
         XCTAssertTrue(result.stdout.contains("other user: denied"), result.log)
+    }
+
+    func testAVariableLeftFromAnotherRunWritesIntoNoReport() throws {
+        // The same channel named with another run's token, as a daemon started by an earlier run
+        // (whose leak-audit pid and descriptor were reused since) would hold it.
+        let fixture = try Harness.fixture("FaultEndings")
+        let (stale, json) = try audit([
+            "sh", "-c", #"LEAK_AUDIT_CHANNEL="${LEAK_AUDIT_CHANNEL%:*}:1234" exec "$0" return"#, fixture,
+        ])
+        XCTAssertTrue(stale.stdout.contains("FaultEndings: 3 sessions alive"), stale.log)
+        XCTAssertEqual(stale.status, 3, "nothing attached: \(stale.log)")
+        XCTAssertEqual((json["target"] as? [String: Any])?["attached"] as? Bool, false)
+        // The run's own variable, passed on unchanged, attaches as usual.
+        let (own, _) = try audit(["sh", "-c", #"exec "$0" return"#, fixture])
+        XCTAssertEqual(own.status, 1, own.log)
     }
 
     func testASetUserIDTargetOfAnotherUserIsRefusedWithExit4() throws {

@@ -12,7 +12,9 @@ else {
     print("HostileWriter: no LEAK_AUDIT_CHANNEL")
     exit(0)
 }
-let path = "/proc/\(spec[..<colon])/fd/\(spec[spec.index(after: colon)...])"
+// "<pid>:<fd>:<token>": the token guards LeakMonitor against a variable of another run; a process
+// that opens the memfd itself needs none.
+let path = "/proc/\(spec[..<colon])/fd/\(spec[spec.index(after: colon)...].prefix { $0 != ":" })"
 let descriptor = open(path, O_RDWR)
 guard descriptor >= 0, let page = mmap(nil, 4096, PROT_READ, MAP_SHARED, descriptor, 0), page != MAP_FAILED else {
     print("HostileWriter: cannot open \(path)")

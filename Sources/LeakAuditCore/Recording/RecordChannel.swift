@@ -25,8 +25,13 @@ public final class RecordChannel {
     /// The environment variable through which the target finds the channel.
     public static let environmentVariable = LA_WIRE_ENV_CHANNEL
 
-    /// The variable's value: how the target's processes find the shared memory.
-    public var environmentValue: String { region.handle }
+    /// This run's token, in the header and in the variable: a process whose variable was left
+    /// from another run names another, and stays out of this channel.
+    let runToken: UInt64
+
+    /// The variable's value: how the target's processes find the shared memory, and this run's
+    /// token (`<pid>:<fd>:<token in hex>`).
+    public var environmentValue: String { region.handle + ":" + String(runToken, radix: 16) }
 
     /// The bytes a ring of `slotCapacity` slots needs, header included.
     static func byteCount(slotCapacity: UInt64) -> Int {
@@ -50,6 +55,8 @@ public final class RecordChannel {
         header.pointee.slot_size = LA_WIRE_SLOT_SIZE
         header.pointee.slot_capacity = slotCapacity
         header.pointee.reader_pid = getpid()
+        runToken = UInt64.random(in: 1...UInt64.max)
+        header.pointee.run_token = runToken
         // The magic goes last: a target never sees a half-written header as valid.
         withUnsafeMutablePointer(to: &header.pointee.magic) { $0.pointee = LA_WIRE_MAGIC }
     }

@@ -24,7 +24,8 @@
 #define LA_WIRE_VERSION 1u
 #define LA_WIRE_HEADER_SIZE 4096u
 #define LA_WIRE_SLOT_SIZE 32u
-/// "<leak-audit's pid>:<descriptor>": the target opens /proc/<pid>/fd/<descriptor>, which works
+/// "<leak-audit's pid>:<descriptor>:<run token in hex>": the target opens /proc/<pid>/fd/<descriptor>
+/// (and checks the header's run_token), which works
 /// through intermediate processes that close inherited descriptors (`swift test` does) and only
 /// for the same user's processes; the descriptor itself is close-on-exec, never inherited.
 #define LA_WIRE_ENV_CHANNEL "LEAK_AUDIT_CHANNEL"
@@ -74,6 +75,9 @@ typedef struct la_wire_header {
                                   ///< therefore neither watched nor attached.
     uint32_t forked_processes;    ///< atomic: children an attached process forked without exec;
                                   ///< each stopped writing (its records would be its parent's).
+    uint64_t run_token;           ///< A random number of this run, written by leak-audit before
+                                  ///< the magic; LEAK_AUDIT_CHANNEL carries it, and a writer whose
+                                  ///< variable names another (left from another run) stays out.
 } la_wire_header;
 
 /// Processes of one run that can attach: the index is 8 bits of a tag.
