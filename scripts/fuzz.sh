@@ -17,7 +17,8 @@ echo "fuzz: building RecordStreamFuzzer with -sanitize=fuzzer,address (release).
 # lld: gold fails on the sanitized link (an internal error in format_file_lineno).
 build=(swift build -c release --scratch-path "$scratch" --product RecordStreamFuzzer
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xswiftc -use-ld=lld)
-"${build[@]}" >"$scratch.log" 2>&1 || { cat "$scratch.log" >&2; echo "fuzz: the build failed" >&2; exit 1; }
+mkdir -p "$scratch"
+"${build[@]}" >"$scratch/build.log" 2>&1 || { cat "$scratch/build.log" >&2; echo "fuzz: the build failed" >&2; exit 1; }
 fuzzer="$(swift build -c release --scratch-path "$scratch" --show-bin-path)/RecordStreamFuzzer"
 
 mkdir -p "$scratch/corpus" "$scratch/seeds" "$scratch/crashes"
