@@ -1,11 +1,12 @@
 // The registry of tracked instances: per dynamic type (keyed by its metadata pointer) a budget and
-// live/peak counters, and one set of tracked object addresses. validate adds to it, the
-// deallocation hook removes from it; both cost O(1) whatever the number of instances alive.
+// live/peak counters, and one set of tracked object addresses (a bitmap of the address space).
+// validate adds to it, the deallocation hook removes from it; both cost O(1) whatever the number
+// of instances alive, and neither takes a lock.
 #include "shim_internal.h"
 
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /// Where `metadata` goes in the type map: the top 32 bits of its hash.
 static inline uint64_t la_type_map_hash(const void *metadata) { return la_hash_pointer((uintptr_t)metadata) >> 32; }
@@ -123,76 +124,78 @@ void leakaudit_reset_peaks(void) {
     }
 }
 
-// The set of tracked objects ----------------------------------------------------------------------
+// The set of tracked objects ---------------------------------------------------------------------
 //
-// Striped open-addressing hash sets of addresses (hash_set.h), so threads tracking different
-// objects rarely contend: the top six bits of an address's hash pick its stripe, the low bits its
-// slot. An entry is 8 bytes and a stripe grows at half load: 16 to 32 bytes per live tracked
-// instance.
+// One bit per 16-byte granule of the address space, in a radix tree: a root of 2^17 entries (bits
+// 40 to 56 of an address), directories of 2^16 leaves (bits 24 to 39), and leaves of 2^20 bits
+// (128 KiB) that each cover 16 MiB. Two live objects never share a granule (a Swift object is at
+// least 16 bytes), so an address's bit says whether it is tracked. Every level is mapped on first
+// use, without reserve, so only the pages touched take memory: one 4 KiB page of bits covers 512
+// KiB of heap, however many objects live there. Nodes are published with a compare-and-swap and
+// never freed; bits are set and cleared with one atomic operation. So tracking takes no lock and
+// never rebuilds a table, a live instance costs a fraction of a byte, and objects allocated next to
+// each other share cache lines: a striped hash set of addresses cost two cache misses per object
+// with many instances alive (about 190 ns per tracked object at 640,000 alive), and its spinlocks
+// collapsed when threads outnumbered cores.
 
-#if defined(__x86_64__)
-#define LA_CPU_RELAX() __builtin_ia32_pause()
-#else
-#define LA_CPU_RELAX() __asm__ __volatile__("yield")
-#endif
+#define LA_ADDRESS_GRANULE_BITS 4
+#define LA_ADDRESS_LEAF_BITS 20   // granules per leaf: 2^20 bits, 16 MiB of addresses
+#define LA_ADDRESS_DIRECTORY_BITS 16
+#define LA_ADDRESS_ROOT_BITS 17   // up to 2^57: every user-space address of 4- and 5-level paging
+#define LA_ADDRESS_LEAF_SHIFT (LA_ADDRESS_GRANULE_BITS + LA_ADDRESS_LEAF_BITS)
+#define LA_ADDRESS_ROOT_SHIFT (LA_ADDRESS_LEAF_SHIFT + LA_ADDRESS_DIRECTORY_BITS)
 
-static inline void la_spin_lock(uint32_t *lock) {
-    unsigned spins = 0;
-    while (__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE) != 0) {
-        if (++spins % 64 == 0) sched_yield();
-        else LA_CPU_RELAX();
-    }
+/// Maps `size` zeroed bytes that take memory only where touched; NULL when the mapping fails.
+static void *la_address_map_node(size_t size) {
+    void *node = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return node == MAP_FAILED ? NULL : node;
 }
 
-static inline void la_spin_unlock(uint32_t *lock) { __atomic_store_n(lock, 0, __ATOMIC_RELEASE); }
-
-/// The stripe that holds `hash`'s address.
-static inline la_stripe *la_stripe_of(la_process_state *state, uint64_t hash) {
-    return &state->registry.stripes[hash >> 58];
+/// The node in `*slot`, mapped and published there first when `create` is set and it is missing;
+/// NULL when missing (or when mapping failed).
+static void *la_address_node(void **slot, size_t size, bool create) {
+    void *node = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (node != NULL || !create) return node;
+    void *fresh = la_address_map_node(size);
+    if (fresh == NULL) return NULL;
+    if (__atomic_compare_exchange_n(slot, &node, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return fresh;
+    munmap(fresh, size);  // another thread published one first: `node` holds it
+    return node;
 }
 
-/// Rebuilds a stripe without tombstones, doubling it when live entries fill a quarter or more.
-static bool la_stripe_grow(la_stripe *stripe) {
-    size_t capacity = stripe->capacity == 0 ? 64 : stripe->capacity;
-    if ((stripe->live + 1) * 4 >= capacity) capacity *= 2;
-    uintptr_t *slots = calloc(capacity, sizeof(uintptr_t));
-    if (slots == NULL) return false;
-    for (size_t index = 0; index < stripe->capacity; index++) {
-        uintptr_t object = stripe->slots[index];
-        if (object > LA_HASH_SET_TOMBSTONE) la_hash_set_place(slots, capacity - 1, la_hash_pointer(object), object);
-    }
-    free(stripe->slots);
-    stripe->slots = slots;
-    stripe->capacity = capacity;
-    stripe->used = stripe->live;
-    return true;
+/// The word holding `object`'s bit, and the bit; NULL when its leaf does not exist and `create`
+/// is false, or could not be mapped.
+static uint64_t *la_address_word(la_process_state *state, uintptr_t object, bool create, uint64_t *bit) {
+    uint64_t address = (uint64_t)object;
+    if (address >> (LA_ADDRESS_ROOT_SHIFT + LA_ADDRESS_ROOT_BITS) != 0) return NULL;
+    void **root = la_address_node((void **)&state->registry.address_root,
+                                  sizeof(void *) << LA_ADDRESS_ROOT_BITS, create);
+    if (root == NULL) return NULL;
+    void **directory = la_address_node(&root[address >> LA_ADDRESS_ROOT_SHIFT],
+                                       sizeof(void *) << LA_ADDRESS_DIRECTORY_BITS, create);
+    if (directory == NULL) return NULL;
+    uint64_t *leaf = la_address_node(
+        &directory[(address >> LA_ADDRESS_LEAF_SHIFT) & ((1u << LA_ADDRESS_DIRECTORY_BITS) - 1)],
+        (size_t)1 << (LA_ADDRESS_LEAF_BITS - 3), create);
+    if (leaf == NULL) return NULL;
+    uint64_t granule = (address >> LA_ADDRESS_GRANULE_BITS) & ((1u << LA_ADDRESS_LEAF_BITS) - 1);
+    *bit = (uint64_t)1 << (granule & 63);
+    return &leaf[granule >> 6];
 }
 
 /// Adds `object`; false when it was already present (or memory ran out).
 static bool la_set_insert(la_process_state *state, uintptr_t object) {
-    uint64_t hash = la_hash_pointer(object);
-    la_stripe *stripe = la_stripe_of(state, hash);
-    la_spin_lock(&stripe->lock);
-    if ((stripe->used + 1) * 2 > stripe->capacity && !la_stripe_grow(stripe)) {
-        la_spin_unlock(&stripe->lock);
-        return false;
-    }
-    la_hash_set_insertion insertion = la_hash_set_insert(stripe->slots, stripe->capacity - 1, hash, object);
-    if (insertion == LA_HASH_SET_FILLED_EMPTY) stripe->used++;
-    if (insertion != LA_HASH_SET_PRESENT) stripe->live++;
-    la_spin_unlock(&stripe->lock);
-    return insertion != LA_HASH_SET_PRESENT;
+    uint64_t bit = 0;
+    uint64_t *word = la_address_word(state, object, true, &bit);
+    return word != NULL && (__atomic_fetch_or(word, bit, __ATOMIC_ACQ_REL) & bit) == 0;
 }
 
 /// Removes `object`; false when it was not tracked.
 static bool la_set_remove(la_process_state *state, uintptr_t object) {
-    uint64_t hash = la_hash_pointer(object);
-    la_stripe *stripe = la_stripe_of(state, hash);
-    la_spin_lock(&stripe->lock);
-    bool found = stripe->capacity > 0 && la_hash_set_remove(stripe->slots, stripe->capacity - 1, hash, object);
-    if (found) stripe->live--;
-    la_spin_unlock(&stripe->lock);
-    return found;
+    uint64_t bit = 0;
+    uint64_t *word = la_address_word(state, object, false, &bit);
+    return word != NULL && (__atomic_load_n(word, __ATOMIC_RELAXED) & bit) != 0
+        && (__atomic_fetch_and(word, ~bit, __ATOMIC_ACQ_REL) & bit) != 0;
 }
 
 // Tracking ----------------------------------------------------------------------------------------

@@ -210,7 +210,6 @@ LA_HIDDEN void la_watch_on_alloc(const void *object, const void *metadata, const
 
 #define LA_MAX_TYPES 16384
 #define LA_TYPE_MAP_CAPACITY (LA_MAX_TYPES * 2)
-#define LA_STRIPES 64
 
 typedef struct la_type {
     const void *metadata;
@@ -224,25 +223,13 @@ typedef struct la_type {
     uint32_t flags;          // LA_TYPE_*
 } la_type;
 
-/// One stripe of the set of tracked objects (a hash set of addresses, hash_set.h), on a cache
-/// line of its own so that threads tracking different objects rarely contend.
-typedef struct la_stripe {
-    uint32_t lock;  // spinlock; critical sections are a few probes long
-    uint32_t padding;
-    uintptr_t *slots;
-    size_t capacity;  // power of two, or 0
-    size_t used;      // live entries plus tombstones
-    size_t live;
-    char cache_line_padding[24];
-} la_stripe;
-
 /// registry.c's part of the state: the types, the map from metadata to type id, and the set of
 /// tracked objects.
 typedef struct la_registry_state {
     int32_t type_total;  // atomic; ids below it are complete
     la_type types[LA_MAX_TYPES];
     la_metadata_entry type_map[LA_TYPE_MAP_CAPACITY];
-    la_stripe stripes[LA_STRIPES];
+    void *address_root;  // atomic; the tracked objects' bitmap, mapped at the first insertion (registry.c)
 } la_registry_state;
 
 /// Looks a type up by metadata without locking.
