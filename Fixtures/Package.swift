@@ -46,6 +46,9 @@ let package = Package(
         scenario("DynamicLibraryType", [.product(name: "WidgetKit", package: "WidgetKit"), leakMonitor]),
         // Allocation-heavy, for the benchmark.
         scenario("AllocationChurn"),
+        // The same program (its main.swift is a link to AllocationChurn's) without LeakMonitor: the
+        // benchmark's true plain baseline.
+        .executableTarget(name: "AllocationChurnPlain", swiftSettings: [.define("ALLOCATION_CHURN_PLAIN")]),
         // Allocation-heavy with a kept and a cyclic leak, for scripts/compare-peers.sh.
         scenario("LeakyChurn"),
         // Never link LeakMonitor: without budgets leak-audit must say it cannot audit them; with

@@ -10,8 +10,8 @@
 #
 # Usage: scripts/benchmark-retainers.sh
 # Environment (all optional):
-#   LEAK_AUDIT_BENCH_SCRATCH           --scratch-path for the root package (default: .build)
-#   LEAK_AUDIT_BENCH_FIXTURES_SCRATCH  --scratch-path for Fixtures (default: Fixtures/.build)
+#   LEAK_AUDIT_BENCH_SCRATCH           --scratch-path for the root package (default: .build-bench)
+#   LEAK_AUDIT_BENCH_FIXTURES_SCRATCH  --scratch-path for Fixtures (default: Fixtures/.build-bench)
 #   HEAP_N (default 1000000), REPS (default 5)
 # Figures are printed, never asserted: the script exits 0 unless a build or a run fails.
 set -euo pipefail

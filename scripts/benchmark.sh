@@ -15,12 +15,21 @@
 #      instance is what tracking adds. Attached, the target also holds the record channel's pages
 #      (a memfd shared with leak-audit, counted in RssShmem), and leak-audit keeps a ledger entry
 #      per live instance, measured by sampling its RssAnon.
+#   4. cost against a true plain program (AllocationChurnPlain: the same source without
+#      LeakMonitor), each figure next to its aim: instructions counted by callgrind (repeatable
+#      whatever else the machine runs) for the target alone, LeakMonitor alone, attached, under
+#      --budget, the whole tree, and leak-audit per record; wall-time medians for --census with a
+#      million live objects, exit to report with a million instances over budget from 1,024
+#      stacks, the fixed cost of a run, and 64 threads validating at once (program alone).
 #
 # Usage: scripts/benchmark.sh
 # Environment (all optional):
-#   LEAK_AUDIT_BENCH_SCRATCH           --scratch-path for the root package (default: .build)
-#   LEAK_AUDIT_BENCH_FIXTURES_SCRATCH  --scratch-path for Fixtures (default: Fixtures/.build)
+#   LEAK_AUDIT_BENCH_SCRATCH           --scratch-path for the root package (default: .build-bench)
+#   LEAK_AUDIT_BENCH_FIXTURES_SCRATCH  --scratch-path for Fixtures (default: Fixtures/.build-bench)
 #   VALIDATE_N, CHURN_N, RETAIN_N      workload sizes; CHURN_REPS, VALIDATE_REPS repetitions
+#   CG_CHURN_N (200000)                screens per callgrind run
+#   CENSUS_N, OVER_N (1000000)         live objects for --census, instances over budget at exit
+#   COST_REPS (5)                      interleaved repetitions of the wall-time figures of part 4
 # Figures are printed, never asserted: the script exits 0 unless a build or a run fails.
 set -euo pipefail
 
@@ -33,6 +42,10 @@ CHURN_N=${CHURN_N:-500000}
 CHURN_REPS=${CHURN_REPS:-7}
 RETAIN_N=${RETAIN_N:-1000000}
 RETAIN_REPS=${RETAIN_REPS:-3}
+CG_CHURN_N=${CG_CHURN_N:-200000}
+CENSUS_N=${CENSUS_N:-1000000}
+OVER_N=${OVER_N:-1000000}
+COST_REPS=${COST_REPS:-5}
 
 # --- build ---------------------------------------------------------------------------------------
 
@@ -134,7 +147,7 @@ declare -a w_plain=() w_attached=() c_plain=() c_attached=() m_plain=() m_attach
 declare -a t_plain=() t_attached=()
 run_fixture "$work/warm" churn "$CHURN_N" # warm the page cache and the CPU
 for ((rep = 0; rep < CHURN_REPS; rep++)); do
-    timed "$work/cp" "$churn" churn "$CHURN_N"
+    timed "$work/cp" "$plain" churn "$CHURN_N"
     w_plain+=("$wall_ms") c_plain+=("$cpu_s") m_plain+=("$peak_kb")
     t_plain+=("$(field peak-rss-kb "$work/cp")")
     timed "$work/ca" "$leak_audit" run "$churn" churn "$CHURN_N"
@@ -146,7 +159,7 @@ done
 # The fixed part of the overhead: starting leak-audit, the channel, the report, with one screen.
 declare -a f_plain=() f_attached=()
 for ((rep = 0; rep < CHURN_REPS; rep++)); do
-    timed "$work/fp" "$churn" churn 1
+    timed "$work/fp" "$plain" churn 1
     f_plain+=("$wall_ms")
     timed "$work/fa" "$leak_audit" run "$churn" churn 1
     f_attached+=("$wall_ms")
@@ -171,6 +184,74 @@ instance_bytes=$(field RssAnon-bytes-per-untracked "$work/rp")
 ledger_small=$(sampled_peak_anon_kb "$leak_audit" run "$churn" retain 1000)
 ledger_large=$(sampled_peak_anon_kb "$leak_audit" run "$churn" retain "$RETAIN_N")
 ledger_bytes=$(calc "($ledger_large - $ledger_small) * 1024 / ($RETAIN_N - 1000)")
+
+# --- 4. cost against a true plain program ----------------------------------------------------------
+
+command -v valgrind >/dev/null || die "valgrind is needed for instruction counts (apt-get install valgrind)"
+
+# instructions OUT_PREFIX COMMAND...: runs COMMAND (and every process it starts) under callgrind,
+# one file per process in OUT_PREFIX.<pid>; prints nothing.
+instructions() {
+    local prefix=$1
+    shift
+    valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$prefix.%p" "$@" \
+        >"$prefix.stdout" 2>"$prefix.stderr" || { tail -n 20 "$prefix.stderr" >&2; die "callgrind of '$*' failed"; }
+}
+
+# counted PREFIX NAME: the instructions of the one process of PREFIX whose command was NAME.
+counted() {
+    local file
+    for file in "$1".[0-9]*; do
+        if grep -q "^cmd: *[^ ]*/$2\( \|$\)" "$file"; then
+            awk '/^summary:/ { print $2 }' "$file"
+            return
+        fi
+    done
+    die "no callgrind output of $2 in $1.*"
+}
+
+echo "counting instructions with callgrind (churn ${CG_CHURN_N}: plain, LeakMonitor alone, attached, --budget)..." >&2
+instructions "$work/ip" "$plain" churn "$CG_CHURN_N"
+instructions "$work/ia" "$churn" churn "$CG_CHURN_N"
+instructions "$work/iu" "$leak_audit" run "$churn" churn "$CG_CHURN_N"
+instructions "$work/iu1" "$leak_audit" run "$churn" churn 1
+instructions "$work/ib" "$leak_audit" run --budget 'AllocationChurnPlain.ScreenViewModel=2' "$plain" churn "$CG_CHURN_N"
+ir_plain=$(counted "$work/ip" AllocationChurnPlain)
+ir_alone=$(counted "$work/ia" AllocationChurn)
+ir_target=$(counted "$work/iu" AllocationChurn)
+ir_reader=$(counted "$work/iu" leak-audit)
+ir_reader1=$(counted "$work/iu1" leak-audit)
+ir_budget=$(counted "$work/ib" AllocationChurnPlain)
+ir_budget_reader=$(counted "$work/ib" leak-audit)
+# Each screen writes two records: its view model's allocation and deallocation.
+records=$((2 * CG_CHURN_N))
+
+echo "timing --census over ${CENSUS_N} live objects, exit to report over ${OVER_N} instances, the fixed cost, threads (${COST_REPS} interleaved repetitions)..." >&2
+declare -a census_plain=() census_audit=() report_ms=() fixed_plain=() fixed_audit=() threads_plain=() threads_alone=()
+for ((rep = 0; rep < COST_REPS; rep++)); do
+    timed "$work/hp" "$plain" heap "$CENSUS_N"
+    census_plain+=("$wall_ms")
+    timed "$work/ha" "$leak_audit" run --census "$plain" heap "$CENSUS_N"
+    census_audit+=("$wall_ms")
+    "$leak_audit" run "$churn" over-budget "$OVER_N" >"$work/ob" 2>"$work/ob.err" || true
+    reported=$(date +%s%N)
+    report_ms+=("$(calc "($reported - $(field ended-realtime-ns "$work/ob")) / 1e6")")
+    timed "$work/fp" "$plain" churn 1
+    fixed_plain+=("$wall_ms")
+    timed "$work/fa" "$leak_audit" run "$churn" churn 1
+    fixed_audit+=("$wall_ms")
+    "$plain" threads 64 10000 >"$work/tp"
+    threads_plain+=("$(field threads-ms "$work/tp")")
+    "$churn" threads 64 10000 >"$work/ta"
+    threads_alone+=("$(field threads-ms "$work/ta")")
+done
+grep -q '^EXCEEDED AllocationChurn.OverBudgetModel' "$work/ob.err" || die "over-budget's report (standard error) names no exceeded type"
+instructions "$work/ic" "$leak_audit" run --census "$plain" heap "$CENSUS_N"
+ir_census_reader=$(counted "$work/ic" leak-audit)
+# leak-audit's memory per live instance, from its peak RssAnon at two sizes.
+census_small=$(sampled_peak_anon_kb "$leak_audit" run --census "$plain" heap $((CENSUS_N / 10)))
+census_large=$(sampled_peak_anon_kb "$leak_audit" run --census "$plain" heap "$CENSUS_N")
+census_bytes=$(calc "($census_large - $census_small) * 1024 / ($CENSUS_N - $CENSUS_N / 10)")
 
 # --- table ---------------------------------------------------------------------------------------
 
@@ -218,6 +299,30 @@ row4 "fixed cost: wall time of \`churn 1\`" "$mfp ms" "$mfa ms" "" "-"
 row4 "wall time per screen, net of the fixed cost" "$per_screen_plain ns" "+$per_screen_overhead ns" "" "-"
 row4 "peak RSS of the target (its VmHWM)" "$(calc "$mtp / 1024") MB" "$(calc "$mta / 1024") MB" "$(calc "$mta / $mtp")x" "-"
 row4 "peak RSS, largest process (GNU time %M)" "${tree[@]}" "-"
+echo
+row5() { printf '| %-62s | %14s | %14s | %-10s |\n' "$@"; }
+ratio() { calc "$1 / $2"; }
+mcp4=$(median "${census_plain[@]}") mca4=$(median "${census_audit[@]}")
+mfp4=$(median "${fixed_plain[@]}") mfa4=$(median "${fixed_audit[@]}")
+mtp4=$(median "${threads_plain[@]}") mta4=$(median "${threads_alone[@]}")
+echo "cost against a true plain program (AllocationChurnPlain: no LeakMonitor); instructions from callgrind"
+echo
+row5 "figure" "measured" "plain" "aim"
+row5 "---" "---:" "---:" "---"
+row5 "target instructions, attached, churn ${CG_CHURN_N} (vs plain)" "$(ratio "$ir_target" "$ir_plain")x" "$ir_plain" "<= 1.03x"
+row5 "  LeakMonitor alone, not attached (vs plain)" "$(ratio "$ir_alone" "$ir_plain")x" "" "-"
+row5 "target instructions, --budget on the plain program (vs plain)" "$(ratio "$ir_budget" "$ir_plain")x" "" "<= 1.05x"
+row5 "whole tree instructions, attached (vs plain)" "$(ratio "$((ir_target + ir_reader))" "$ir_plain")x" "" "<= 1.08x"
+row5 "  whole tree, --budget (vs plain)" "$(ratio "$((ir_budget + ir_budget_reader))" "$ir_plain")x" "" "-"
+row5 "leak-audit instructions per record (net of \`churn 1\`)" "$(calc "($ir_reader - $ir_reader1) / $records")" "" "<= 100"
+row5 "  leak-audit instructions, \`churn 1\` (its fixed cost)" "$ir_reader1" "" "-"
+row5 "--census, ${CENSUS_N} live objects: wall (vs plain)" "$(ratio "$mca4" "$mcp4")x" "$mcp4 ms" "<= 2x"
+row5 "  leak-audit instructions" "$ir_census_reader" "" "-"
+row5 "leak-audit bytes per live instance, tracked (\`retain\`)" "$ledger_bytes" "" "<= 32"
+row5 "  under --census (\`heap\`)" "$census_bytes" "" "-"
+row5 "exit to report written, ${OVER_N} over budget, 1,024 stacks (ms)" "$(median "${report_ms[@]}")" "" "<= 50 ms"
+row5 "fixed cost of a run: \`churn 1\` under leak-audit minus plain (ms)" "$(calc "$mfa4 - $mfp4")" "$mfp4 ms" "<= 5 ms"
+row5 "64 threads x 10,000 validate, program alone: wall (vs plain)" "$(ratio "$mta4" "$mtp4")x" "$mtp4 ms" "<= 2x"
 echo
 echo "context: an untracked probe object costs ${untracked_object_ns} ns to create and drop and ${instance_bytes} bytes"
 echo "to keep alive; a churn screen makes 1 tracked and about 8 untracked heap objects."

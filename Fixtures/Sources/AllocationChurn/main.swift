@@ -8,7 +8,30 @@
 //   AllocationChurn retain N         bytes of RSS per tracked live instance, net of the instance
 //   AllocationChurn heap N           N live objects, 20,000 of them view models leaked in a global
 //                                    registry (budget them with --budget), for what --retainers costs
-import LeakMonitor
+//   AllocationChurn over-budget N    N tracked instances alive at exit, over their budget, allocated
+//                                    from 1,024 distinct stacks: what writing the report costs
+//   AllocationChurn threads T N      T threads at once, each validating N instances (all over
+//                                    budget) and dropping them: validate under contention
+//
+// AllocationChurnPlain is this file built without LeakMonitor (Sources/AllocationChurnPlain links
+// to it and defines ALLOCATION_CHURN_PLAIN): the true plain baseline, a program that never calls
+// LeakMonitor and does not link it. The few names it uses from LeakMonitor do nothing there.
+#if ALLOCATION_CHURN_PLAIN
+    protocol MemoryLeakMonitorable: AnyObject {
+        var max: Int { get }
+    }
+
+    enum MemoryLeakMonitor {
+        enum Handler { case ignore }
+        static var violationHandler = Handler.ignore
+        static let isAttachedToLeakAudit = false
+        @inline(__always) static func validate(_: some MemoryLeakMonitorable) {}
+        static func peakCount(of _: AnyObject.Type) -> Int { 0 }
+        static func liveCount(of _: AnyObject.Type) -> Int { 0 }
+    }
+#else
+    import LeakMonitor
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -240,9 +263,11 @@ func validateCost(count: Int) {
         untrackedObjectCosts.append(Double(untracked.create + untracked.drop) / perRound)
         untrackedDrops.append(Double(untracked.drop) / perRound)
     }
-    guard MemoryLeakMonitor.peakCount(of: TrackedProbe.self) <= probeBatchSize else {
-        fail("TrackedProbe went over its budget: the batches overlap")
-    }
+    #if !ALLOCATION_CHURN_PLAIN
+        guard MemoryLeakMonitor.peakCount(of: TrackedProbe.self) <= probeBatchSize else {
+            fail("TrackedProbe went over its budget: the batches overlap")
+        }
+    #endif
     report("validations", String(Int(perRound) * (rounds + 1)))
     report("ns-per-validate", oneDecimal(median(validateCosts)))
     report("ns-per-tracked-dealloc", oneDecimal(median(trackedDropCosts)))
@@ -296,7 +321,9 @@ func retain(count: Int) {
     let afterTracked = processStatus()
 
     let live = MemoryLeakMonitor.liveCount(of: RetainedTracked.self)
-    guard live == count + 1 else { fail("expected \(count + 1) live RetainedTracked, counted \(live)") }
+    #if !ALLOCATION_CHURN_PLAIN
+        guard live == count + 1 else { fail("expected \(count + 1) live RetainedTracked, counted \(live)") }
+    #endif
     checksum = checksum &+ untracked.count &+ tracked.count &+ registration.identifier
     report("instances", String(count))
     let perInstance = Double(Swift.max(count, 1))
@@ -312,7 +339,7 @@ func retain(count: Int) {
 
 // MARK: - Entry point
 
-let usage = "usage: AllocationChurn churn|validate-cost|retain COUNT"
+let usage = "usage: AllocationChurn churn|validate-cost|retain|heap|over-budget COUNT, or threads THREADS [PER_THREAD]"
 // MARK: - heap: a large live heap with leaked tracked instances, for --retainers
 
 /// A background object: most of a heap is objects like it, alive and unrelated to the leak.
@@ -353,11 +380,101 @@ func heap(count: Int) {
     print("objects \(background + 2 * leaked)")
 }
 
+// MARK: - over-budget: many instances alive at exit, from many stacks, for the report's cost
+
+/// Over its budget from the second instance on; every instance stays alive until exit.
+final class OverBudgetModel: MemoryLeakMonitorable {
+    var max: Int { 1 }
+    init() { MemoryLeakMonitor.validate(self) }
+}
+
+/// Stack depth that tells sites apart: 2^10 = 1,024 distinct stacks.
+let siteLevels = 10
+
+/// Allocates through `siteLevels` frames, each `leftBranch` or `rightBranch` as the bits of
+/// `pattern` say: one distinct stack per pattern.
+@inline(never) func allocate(pattern: Int, level: Int) -> OverBudgetModel {
+    if level == siteLevels { return OverBudgetModel() }
+    return (pattern >> level) & 1 == 0 ? leftBranch(pattern: pattern, level: level) : rightBranch(pattern: pattern, level: level)
+}
+
+/// One frame of a stack; its work after the call keeps the frame (no tail call).
+@inline(never) func leftBranch(pattern: Int, level: Int) -> OverBudgetModel {
+    let model = allocate(pattern: pattern, level: level + 1)
+    checksum = checksum &+ 1
+    return model
+}
+
+/// The other frame of a stack, different from ``leftBranch(pattern:level:)`` so that the two
+/// are not merged.
+@inline(never) func rightBranch(pattern: Int, level: Int) -> OverBudgetModel {
+    let model = allocate(pattern: pattern, level: level + 1)
+    checksum = checksum &+ 2
+    return model
+}
+
+var overBudget: [OverBudgetModel] = []
+
+/// Keeps `count` instances alive at exit, allocated round-robin from 1,024 stacks, and prints
+/// when it ends (CLOCK_REALTIME, as `date +%s%N` reads it) so that the script can time what comes
+/// after: leak-audit reading the rest and writing its report.
+func overBudget(count: Int) {
+    MemoryLeakMonitor.violationHandler = .ignore
+    overBudget.reserveCapacity(count)
+    for index in 0..<count { overBudget.append(allocate(pattern: index & ((1 << siteLevels) - 1), level: 0)) }
+    report("alive", String(overBudget.count))
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    report("ended-realtime-ns", String(Int(now.tv_sec) &* 1_000_000_000 &+ now.tv_nsec))
+}
+
+// MARK: - threads: validate from more threads than cores
+
+/// Validated by every thread at once; over budget, as a leaking test suite's types would be.
+final class ThreadSession: MemoryLeakMonitorable {
+    var max: Int { 1 }
+    init() { MemoryLeakMonitor.validate(self) }
+}
+
+/// Instances each thread creates, set before the threads start.
+nonisolated(unsafe) var perThread = 0
+
+/// Starts `threadCount` threads that each create PER_THREAD instances (the mode's second argument,
+/// 10,000 by default), keep them, then drop them, and reports the wall time from the first start
+/// to the last join.
+func threads(count threadCount: Int) {
+    MemoryLeakMonitor.violationHandler = .ignore
+    perThread = Int(CommandLine.arguments.count > 3 ? CommandLine.arguments[3] : "10000") ?? 10_000
+    let start = monotonicNanoseconds()
+    var handles: [pthread_t] = []
+    for _ in 0..<threadCount {
+        var handle = pthread_t()
+        let created = pthread_create(
+            &handle, nil,
+            { _ in
+                var kept: [ThreadSession] = []
+                kept.reserveCapacity(perThread)
+                for _ in 0..<perThread { kept.append(ThreadSession()) }
+                kept.removeAll()
+                return nil
+            }, nil)
+        guard created == 0 else { fail("pthread_create failed: \(created)") }
+        handles.append(handle)
+    }
+    for handle in handles { pthread_join(handle, nil) }
+    report("threads", String(threadCount))
+    report("per-thread", String(perThread))
+    report("threads-ms", oneDecimal(Double(monotonicNanoseconds() - start) / 1e6))
+}
+
 let modes: [String: (Int) -> Void] = [
     "churn": churn(count:), "validate-cost": validateCost(count:), "retain": retain(count:), "heap": heap(count:),
+    "over-budget": overBudget(count:), "threads": threads(count:),
 ]
 let arguments = Array(CommandLine.arguments.dropFirst())
-guard arguments.count == 2, let mode = modes[arguments[0]], let count = Int(arguments[1]), count > 0 else {
+guard arguments.count == 2 || (arguments.count == 3 && arguments[0] == "threads"), let mode = modes[arguments[0]],
+    let count = Int(arguments[1]), count > 0
+else {
     fail(usage, status: 64)
 }
 report("attached", String(MemoryLeakMonitor.isAttachedToLeakAudit))

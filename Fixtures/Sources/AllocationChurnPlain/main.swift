@@ -1,0 +1,1 @@
+../AllocationChurn/main.swift
