@@ -7,7 +7,11 @@ extension SymbolizedFrame {
     /// (`<compiler-generated>`, a macro's generated expansion and line 0 cannot).
     package var hasSourceLine: Bool {
         guard let file, let line, line > 0 else { return false }
-        return !(file.split(separator: "/").last ?? "").hasPrefix("<") && !file.contains("/swift-generated-sources/")
+        // The file's base name must not start with "<" (`<compiler-generated>`).
+        let bytes = file.utf8
+        let base = bytes.lastIndex(of: UInt8(ascii: "/")).map { bytes.index(after: $0) } ?? bytes.startIndex
+        if base != bytes.endIndex && bytes[base] == UInt8(ascii: "<") { return false }
+        return !file.includes("/swift-generated-sources/")
     }
 }
 
@@ -37,7 +41,7 @@ extension AuditReport.AllocationGroup {
     /// The index of `constructingFrame(in:typeName:)`.
     package static func constructingIndex(in frames: [SymbolizedFrame], typeName: String) -> Int? {
         // `App.Box<Swift.Int>` is initialised by `App.Box.init(…)`.
-        let owner = String(typeName.prefix { $0 != "<" }) + "."
+        let owner = Array(typeName.utf8.prefix { $0 != UInt8(ascii: "<") }) + [UInt8(ascii: ".")]
         let past: Int
         if let outermost = frames.lastIndex(where: { isInitializer($0.function ?? "", of: owner) }) {
             past = outermost + 1
@@ -49,25 +53,48 @@ extension AuditReport.AllocationGroup {
 
     /// True for an initializer of the type whose qualified name (with a trailing dot) is `owner`.
     package static func isInitializer(_ function: String, of owner: String) -> Bool {
+        isInitializer(function, of: Array(owner.utf8))
+    }
+
+    /// `isInitializer(_:of:)` with the owner's UTF-8 bytes. Reads bytes, not characters (every
+    /// delimiter is ASCII), and compares as it goes: a report asks this of every frame of every
+    /// distinct stack.
+    static func isInitializer(_ function: String, of owner: [UInt8]) -> Bool {
         // `(extension in App):App.Tree<A where A == App.Command.Type>.init(root:)` is `App.Tree.init(root:)`.
-        var name = Substring(function)
-        if name.hasPrefix("(extension in "), let colon = name.firstIndex(of: ":") { name = name[name.index(after: colon)...] }
-        var plain = ""
-        var depth = 0
-        for character in name {
-            if character == "<" { depth += 1 }
-            if depth == 0 { plain.append(character) }
-            if character == ">" && depth > 0 { depth -= 1 }
-            // The type ends where its member's parameter list starts.
-            if depth == 0 && character == "(" { break }
+        var name = function.utf8[...]
+        if name.starts(with: "(extension in ".utf8), let colon = name.firstIndex(of: UInt8(ascii: ":")) {
+            name = name[name.index(after: colon)...]
         }
-        guard plain.hasPrefix(owner) else { return false }
-        let member = plain.dropFirst(owner.count)
-        return member.hasPrefix("init(") || member.hasPrefix("__allocating_init(")
+        // The name outside angle brackets, up to its member's parameter list, must be the owner
+        // followed by `init(` or `__allocating_init(`.
+        let initializer = Array("init(".utf8)
+        let allocating = Array("__allocating_init(".utf8)
+        var matched = 0  // bytes of the name outside brackets seen so far
+        var depth = 0
+        var maybeInit = true
+        var maybeAllocating = true
+        for byte in name {
+            if byte == UInt8(ascii: "<") { depth += 1 }
+            if depth == 0 {
+                if matched < owner.count {
+                    if byte != owner[matched] { return false }
+                } else {
+                    let offset = matched - owner.count
+                    maybeInit = maybeInit && offset < initializer.count && initializer[offset] == byte
+                    maybeAllocating = maybeAllocating && offset < allocating.count && allocating[offset] == byte
+                    if !maybeInit && !maybeAllocating { return false }
+                    // The type ends where its member's parameter list starts.
+                    if byte == UInt8(ascii: "(") { return true }
+                }
+                matched += 1
+            }
+            if byte == UInt8(ascii: ">") && depth > 0 { depth -= 1 }
+        }
+        return false
     }
 
     /// True for an initializer's frame: `A.init(…)`, `A.__allocating_init(…)`.
     package static func isInitializer(_ function: String) -> Bool {
-        function.contains(".init(") || function.contains("__allocating_init(")
+        function.includes(".init(") || function.includes("__allocating_init(")
     }
 }

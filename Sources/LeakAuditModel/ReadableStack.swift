@@ -87,7 +87,7 @@ package enum ReadableStack {
     /// `main`, or a script's `Module_main`: nothing below it is the user's.
     static func isEntryPoint(_ frame: SymbolizedFrame) -> Bool {
         let function = frame.function ?? ""
-        return function == "main" || (function.hasSuffix("_main") && !function.contains(" "))
+        return function == "main" || (function.hasSuffix("_main") && !function.includes(" "))
     }
 
     /// The library a frame belongs to: `libswift_Concurrency` for

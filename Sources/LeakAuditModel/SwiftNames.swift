@@ -73,7 +73,7 @@ package enum SwiftName {
         // The arrow must follow the parameter list of the outermost function, not a closure's
         // signature earlier in the name: `closure #1 () -> () in main.f()` has no return type.
         let tail = function[arrow...]
-        if tail.contains(" in ") { return function }
+        if tail.includes(" in ") { return function }
         return String(function[..<arrow])
     }
 

@@ -9,14 +9,27 @@ import LeakAuditWire
 /// died since the peak are kept aside until the next peak. Memory stays proportional to the
 /// instances alive, and each event costs O(1).
 struct LifetimeLedger {
-    struct Instance {
+    /// One live instance: 16 bytes, since the ledger keeps one per instance alive.
+    struct Instance: AddressTableValue {
         var stackID: UInt32
+        /// The test running when it was allocated, plus one; 0 for none.
+        private var testTag: UInt32
         var sequence: UInt64
+
+        init(stackID: UInt32, sequence: UInt64, test: UInt32? = nil) {
+            self.stackID = stackID
+            self.sequence = sequence
+            // A test id of UInt32.max (only a damaged stream has one) wraps to none.
+            testTag = test.map { $0 &+ 1 } ?? 0
+        }
+
         /// The test running when it was allocated.
-        var test: UInt32? = nil
+        var test: UInt32? { testTag == 0 ? nil : testTag - 1 }
 
         /// Where it was allocated: its stack and its test.
         var site: Site { Site(stackID: stackID, test: test) }
+
+        static var vacant: Instance { Instance(stackID: 0, sequence: 0) }
     }
 
     struct TypeLedger {
@@ -28,7 +41,7 @@ struct LifetimeLedger {
         /// False for a placeholder: a type whose instances came before (or without) its
         /// definition, which only a damaged stream has. Reports show no such type.
         var defined = true
-        var live: [UInt64: Instance] = [:]
+        var live = AddressTable<Instance>()
         var peak = 0
         var peakSequence: UInt64 = 0
         var diedSincePeak: [Site] = []
@@ -116,7 +129,8 @@ struct LifetimeLedger {
         var running = 0
         /// Finished runs whose grace period has not ended.
         var unsettled = 0
-        var live: [UInt64: UInt32] = [:]
+        /// Its instances alive now, and their types.
+        var live = AddressTable<UInt32>()
         /// Frozen when the test settled.
         var leaked: [Leak]? = nil
         /// Its instances alive when it finished (its last run), before any grace period: what it
@@ -140,7 +154,7 @@ struct LifetimeLedger {
     private(set) var inconsistentEvents = 0
     /// The type of every live object, to retire an object whose address a new allocation reuses;
     /// kept only when allocations are watched, the one case where a deallocation can go unseen.
-    private var owners: [UInt64: UInt32] = [:]
+    private var owners = AddressTable<UInt32>()
     private let tracksOwners: Bool
 
     /// Creates an empty ledger; `watchesAllocations` keeps the owner map that address reuse needs.
@@ -240,12 +254,18 @@ struct LifetimeLedger {
 
     /// The allocation sites (stack and test) of the instances alive at `type`'s peak, one per instance.
     static func sitesAliveAtPeak(of type: TypeLedger) -> [Site] {
-        type.live.values.filter { $0.sequence <= type.peakSequence }.map(\.site) + type.diedSincePeak
+        var sites: [Site] = []
+        sites.reserveCapacity(type.live.count + type.diedSincePeak.count)
+        type.live.forEach { _, instance in
+            if instance.sequence <= type.peakSequence { sites.append(instance.site) }
+        }
+        sites.append(contentsOf: type.diedSincePeak)
+        return sites
     }
 
     /// The instances `test` allocated that are alive now.
     private func aliveNow(_ test: TestLedger) -> [Leak] {
-        test.live.compactMap { object, typeID in
+        test.live.entries.compactMap { object, typeID in
             guard let position = position(of: typeID), let instance = typeLedgers[position].live[object] else { return nil }
             return Leak(typeID: typeID, site: instance.site, object: object, sequence: instance.sequence)
         }

@@ -18,10 +18,20 @@ struct RecordDecoder {
     private(set) var damagedSlots: UInt64 = 0
 
     /// Decodes every committed slot from the cursor on and passes each event, with the index of
-    /// the process that wrote it, to `sink`, retiring
-    /// each decoded slot and publishing progress so that the target can reuse the ring.
+    /// the process that wrote it, to `body`; for tests, which collect events in a closure.
+    mutating func decode(_ channel: RecordChannel, targetFinished: Bool, into body: (WireEvent, _ process: UInt8) -> Void) {
+        withoutActuallyEscaping(body) { body in
+            var sink = ClosureSink(body: body)
+            decode(channel, targetFinished: targetFinished, into: &sink)
+        }
+    }
+
+    /// Decodes every committed slot from the cursor on and passes each event, with the index of
+    /// the process that wrote it, to `sink`, retiring each decoded slot and publishing progress so
+    /// that the target can reuse the ring. The sink is generic and `inout`, not a closure: a
+    /// closure that captures the ledgers made every record pay for a dynamic exclusivity check.
     /// - Parameter targetFinished: true once the target can write no more.
-    mutating func decode(_ channel: RecordChannel, targetFinished: Bool, into sink: (WireEvent, _ process: UInt8) -> Void) {
+    mutating func decode<Sink: RecordSink>(_ channel: RecordChannel, targetFinished: Bool, into sink: inout Sink) {
         defer { channel.publishConsumed(upTo: cursor) }
         // No committed slot lies a whole ring past the cursor (its writer would still be waiting
         // for room): one pass reads at most one ring, so a damaged `next_slot` sizes no loop.
@@ -49,20 +59,20 @@ struct RecordDecoder {
                 guard targetFinished else { return }
                 if !impossibleGap { tornSlots += 1 }
             case UInt32(LA_SLOT_ALLOC):
-                sink(
+                sink.receive(
                     .allocated(
                         typeID: UInt32(tag >> 32), object: word1, stackID: UInt32(truncatingIfNeeded: word2), sequence: cursor,
                         test: word3 == 0 ? nil : UInt32(truncatingIfNeeded: word3 - 1)),
-                    process)
+                    from: process)
             case UInt32(LA_SLOT_DEALLOC):
-                sink(.deallocated(typeID: UInt32(tag >> 32), object: word1, sequence: cursor), process)
+                sink.receive(.deallocated(typeID: UInt32(tag >> 32), object: word1, sequence: cursor), from: process)
             case UInt32(LA_SLOT_TEST):
-                sink(.testPhase(id: UInt32(tag >> 32), phase: UInt32((tag >> 8) & 0xFF), sequence: cursor), process)
+                sink.receive(.testPhase(id: UInt32(tag >> 32), phase: UInt32((tag >> 8) & 0xFF), sequence: cursor), from: process)
             case UInt32(LA_SLOT_BLOB_HEAD):
                 length = Swift.min(Swift.max(tag >> 32, 1), channel.slotCapacity)
                 let blobKind = UInt32((tag >> 8) & 0xFF)
                 if let event = decodeBlob(channel, kind: blobKind, slotCount: length, id: word1, length: word2, value: word3) {
-                    sink(event, process)
+                    sink.receive(event, from: process)
                 } else {
                     // Writers commit a blob's continuations before its head: a committed head
                     // without them, or with a wrong length or kind, is damage.
@@ -173,4 +183,16 @@ struct RecordDecoder {
                 end: fixed.end
             ))
     }
+}
+
+/// What the decoder hands each event to, with the index of the process that wrote it.
+protocol RecordSink {
+    mutating func receive(_ event: WireEvent, from process: UInt8)
+}
+
+/// A closure as a sink, for callers that collect events.
+private struct ClosureSink: RecordSink {
+    let body: (WireEvent, UInt8) -> Void
+
+    func receive(_ event: WireEvent, from process: UInt8) { body(event, process) }
 }

@@ -163,14 +163,7 @@ struct Reception {
         let started = clock.now
         var stoppedAt: ContinuousClock.Instant? = nil
         var decoder = RecordDecoder()
-        // One slot per possible process index: an array access per event, not a hash lookup.
-        var ledgers = [LifetimeLedger?](repeating: nil, count: Int(LA_WIRE_MAX_PROCESSES))
-        let watchesAllocations = watch.watchesAllocations
-        func apply(_ event: WireEvent, _ process: UInt8) {
-            let slot = Int(process)
-            if ledgers[slot] == nil { ledgers[slot] = LifetimeLedger(watchesAllocations: watchesAllocations) }
-            ledgers[slot]?.apply(event)
-        }
+        var ledgers = ProcessLedgers(watchesAllocations: watch.watchesAllocations)
         var heapWalks = HeapWalks()
         let outcome: TargetOutcome
         // The slot the decoder has waited on, and since when: a writer that died between reserve
@@ -181,7 +174,7 @@ struct Reception {
                 outcome = ended
                 break
             }
-            decoder.decode(channel, targetFinished: false, into: apply)
+            decoder.decode(channel, targetFinished: false, into: &ledgers)
             if decoder.isWaiting(on: channel) {
                 if waiting?.slot != decoder.cursor {
                     waiting = (decoder.cursor, clock.now)
@@ -189,7 +182,7 @@ struct Reception {
                     // A record takes microseconds to write: after a second, the writer is taken for
                     // dead once an attached process has ended (or after 30 s, for one that died
                     // before it said who it is), and its slot is torn.
-                    let ended = ledgers.contains { $0?.process.map { target.hasEnded(process: $0.pid) } ?? false }
+                    let ended = ledgers.attached.contains { $0.process.map { target.hasEnded(process: $0.pid) } ?? false }
                     if ended || clock.now - since > .seconds(30) {
                         decoder.skipWaitingSlot(channel)
                         waiting = nil
@@ -211,20 +204,50 @@ struct Reception {
             if watch.retainers && heapWalks.hasPendingRequest(on: channel) {
                 // A process asks only once its records are written: decoding again now puts all of
                 // them in its ledger before its heap is searched.
-                decoder.decode(channel, targetFinished: false, into: apply)
-                heapWalks.answerRequests(on: channel, ledgers: ledgers, watch: watch, copyProcess: copyProcess)
+                decoder.decode(channel, targetFinished: false, into: &ledgers)
+                heapWalks.answerRequests(on: channel, ledgers: ledgers.byIndex, watch: watch, copyProcess: copyProcess)
             }
             if pollMicroseconds > 0 { usleep(pollMicroseconds) }
         }
-        decoder.decode(channel, targetFinished: true, into: apply)
+        decoder.decode(channel, targetFinished: true, into: &ledgers)
         let received = Reception(
-            ledgers: Dictionary(
-                uniqueKeysWithValues: ledgers.enumerated().compactMap { index, ledger in ledger.map { (UInt8(index), $0) } }),
+            ledgers: ledgers.byProcess,
             channel: ChannelSummary(channel), tornSlots: decoder.tornSlots, damagedSlots: decoder.damagedSlots,
             heapWalks: heapWalks, timedOut: stoppedAt != nil,
             receivedSignal: target.receivedSignal)
         return (outcome, received)
     }
+}
+
+/// One ledger per process index, as the decoder fills them: ids and addresses are per process.
+struct ProcessLedgers: RecordSink {
+    /// By process index; an index no record named holds an empty ledger (`written` is false).
+    private var ledgers: [LifetimeLedger]
+    private var written: [Bool]
+
+    init(watchesAllocations: Bool) {
+        ledgers = Array(repeating: LifetimeLedger(watchesAllocations: watchesAllocations), count: Int(LA_WIRE_MAX_PROCESSES))
+        written = Array(repeating: false, count: Int(LA_WIRE_MAX_PROCESSES))
+    }
+
+    mutating func receive(_ event: WireEvent, from process: UInt8) {
+        let index = Int(process)
+        // An array access per event, not a hash lookup; a process index is below
+        // LA_WIRE_MAX_PROCESSES (256), so every UInt8 is one.
+        if !written[index] { written[index] = true }
+        ledgers[index].apply(event)
+    }
+
+    /// The ledger of each process index, nil where no record named it.
+    var byIndex: [LifetimeLedger?] { zip(ledgers, written).map { $1 ? $0 : nil } }
+
+    /// The ledgers of the processes that wrote records, by process index.
+    var byProcess: [UInt8: LifetimeLedger] {
+        Dictionary(uniqueKeysWithValues: zip(ledgers, written).enumerated().compactMap { $1.1 ? (UInt8($0), $1.0) : nil })
+    }
+
+    /// The ledgers of the processes that wrote records.
+    var attached: [LifetimeLedger] { zip(ledgers, written).compactMap { $1 ? $0 : nil } }
 }
 
 /// Everything one run of the target left, before symbolization: what was asked, what was decided,

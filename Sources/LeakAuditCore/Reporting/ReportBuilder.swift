@@ -166,6 +166,32 @@ struct ReportBuilder {
         )
     }
 
+    /// How many of `sites` each distinct site has. A site without a test (every site outside a
+    /// test run) is counted in an array indexed by its stack id, which the shim hands out densely
+    /// from 0: a report over a million instances hashed a million sites.
+    static func siteCounts(_ sites: [LifetimeLedger.Site]) -> [(site: LifetimeLedger.Site, count: Int)] {
+        var byStack: [Int] = []
+        var others: [LifetimeLedger.Site: Int] = [:]
+        for site in sites {
+            if site.test == nil && site.stackID < Self.denseStackIDs {
+                let index = Int(site.stackID)
+                if index >= byStack.count { byStack += repeatElement(0, count: index + 1 - byStack.count) }
+                byStack[index] += 1
+            } else {
+                others[site, default: 0] += 1
+            }
+        }
+        var counts = others.map { (site: $0.key, count: $0.value) }
+        for (stackID, count) in byStack.enumerated() where count > 0 {
+            counts.append((LifetimeLedger.Site(stackID: UInt32(stackID), test: nil), count))
+        }
+        return counts
+    }
+
+    /// Stack ids below it are counted in an array: the shim's stack table holds 2^18 stacks, and a
+    /// damaged id beyond costs a hash, not a large array.
+    private static let denseStackIDs: UInt32 = 1 << 18
+
     /// One process's tracked types (with symbolized stacks for those over budget) and census.
     private func report(
         of ledger: LifetimeLedger, walk: HeapWalks.Outcome?, afterTests: [HeapWalks.Instance: RetainerSearch.Path],
@@ -174,22 +200,25 @@ struct ReportBuilder {
         let symbolizer = makeSymbolizer(ledger.modules)
         let naming = RetainerNaming(symbolizer: symbolizer, modules: ledger.modules, walk: walk, afterTests: afterTests)
         var resolved: [UInt64: [SymbolizedFrame]] = [:]
+        var stackFrames: [UInt32: [SymbolizedFrame]] = [:]
         func frames(ofStack stackID: UInt32) -> [SymbolizedFrame] {
+            if let known = stackFrames[stackID] { return known }
             let symbolized = (ledger.stacks[stackID] ?? []).flatMap { address in
                 if let known = resolved[address] { return known }
                 let frames = symbolizer.symbolize(address)
                 resolved[address] = frames
                 return frames
             }
-            return Array(symbolized.drop(while: Self.isMonitorFrame))
+            let frames = Array(symbolized.drop(while: Self.isMonitorFrame))
+            stackFrames[stackID] = frames
+            return frames
         }
         let testNames = ledger.tests.mapValues(\.name)
         /// The sites grouped by the line that constructed their instances (and their test): stacks
         /// that differ only above or below that line are one group, shown with its commonest stack
         /// (an instance first seen by the allocation hook and one seen by validate, say).
         func groups(_ sites: [LifetimeLedger.Site], typeName: String) -> [AuditReport.AllocationGroup] {
-            var counts: [LifetimeLedger.Site: Int] = [:]
-            for site in sites { counts[site, default: 0] += 1 }
+            let counts = Self.siteCounts(sites)
             struct Key: Hashable {
                 var line: String?
                 var stackID: UInt32?
@@ -197,12 +226,19 @@ struct ReportBuilder {
             }
             var merged: [Key: (count: Int, representative: LifetimeLedger.Site, representativeCount: Int, truncated: Bool)] = [:]
             // Stack order, so that the commonest stack wins ties the same way every time.
+            // The constructing line of each stack, found once however many tests share the stack.
+            var constructingSites: [UInt32: String?] = [:]
             for (site, count) in counts.sorted(by: {
-                ($0.key.stackID, $0.key.test ?? .max) < ($1.key.stackID, $1.key.test ?? .max)
+                ($0.site.stackID, $0.site.test ?? .max) < ($1.site.stackID, $1.site.test ?? .max)
             }) {
-                let key =
-                    AuditReport.AllocationGroup.constructingSite(in: frames(ofStack: site.stackID), typeName: typeName)
-                    .map { Key(line: $0, test: site.test) } ?? Key(stackID: site.stackID, test: site.test)
+                let line: String?
+                if let known = constructingSites[site.stackID] {
+                    line = known
+                } else {
+                    line = AuditReport.AllocationGroup.constructingSite(in: frames(ofStack: site.stackID), typeName: typeName)
+                    constructingSites[site.stackID] = line
+                }
+                let key = line.map { Key(line: $0, test: site.test) } ?? Key(stackID: site.stackID, test: site.test)
                 let truncated = ledger.truncatedStacks.contains(site.stackID)
                 if var group = merged[key] {
                     group.count += count
@@ -335,7 +371,7 @@ struct ReportBuilder {
     /// which ship without debug information.
     static func isSystemModule(_ path: String) -> Bool {
         ["/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/usr/libexec/"].contains { path.hasPrefix($0) }
-            || path.contains("/lib/swift/") || path.hasPrefix("[") || path.hasPrefix("linux-vdso")
+            || path.includes("/lib/swift/") || path.hasPrefix("[") || path.hasPrefix("linux-vdso")
     }
 
     /// Modules of the toolchain whose types users cannot act on.
@@ -383,11 +419,11 @@ struct ReportBuilder {
 
     /// LeakMonitor's and the shim's own frames, which sit on top of every captured stack.
     static func isMonitorFrame(_ frame: SymbolizedFrame) -> Bool {
-        if let file = frame.file, file.contains("/Sources/LeakMonitor/") || file.contains("/Sources/CLeakMonitorShim/") {
+        if let file = frame.file, file.includes("/Sources/LeakMonitor/") || file.includes("/Sources/CLeakMonitorShim/") {
             return true
         }
         guard let function = frame.function else { return false }
         return function.hasPrefix("leakaudit_") || function.hasPrefix("la_")
-            || function.contains("LeakMonitor.MemoryLeakMonitor.")
+            || function.includes("LeakMonitor.MemoryLeakMonitor.")
     }
 }

@@ -81,7 +81,7 @@ struct RetainerNaming {
                 how = "captured " + variable
             }
             if index > 0, step.type != "closure context", let closure = step.closure, let name = closureName(closure),
-                !name.contains("thunk")
+                !name.includes("thunk")
             {
                 // The object is a closure's whole context: the closure is a step of its own.
                 steps.append(Retainer.Step(via: how, type: ReadableStack.readableFunction(Self.withoutPartialApply(name))))
@@ -103,7 +103,7 @@ struct RetainerNaming {
             root = Retainer.Root(kind: .register, name: functionName(function, innermost: true), thread: thread)
         case .task(let functions):
             // Else by the first closure it holds that has a name of the program's.
-            let held = path.steps.lazy.compactMap(\.closure).compactMap(closureName).first { !$0.contains("thunk") }
+            let held = path.steps.lazy.compactMap(\.closure).compactMap(closureName).first { !$0.includes("thunk") }
             let name = taskName(functions)
             root = Retainer.Root(
                 kind: .task,
@@ -154,7 +154,7 @@ struct RetainerNaming {
     /// the program rather than a thunk, without the resume-point prefix.
     private func taskName(_ functions: [UInt64]) -> String {
         for address in functions {
-            guard var name = symbolizer.symbolize(address + 1).last?.function, !name.contains("thunk") else { continue }
+            guard var name = symbolizer.symbolize(address + 1).last?.function, !name.includes("thunk") else { continue }
             let parts = name.components(separatedBy: "partial function for ")
             if parts.count > 1 { name = parts.dropFirst().joined(separator: "partial function for ") }
             return ReadableStack.readableFunction(name)
@@ -178,7 +178,7 @@ struct RetainerNaming {
         guard step.type == "closure context", let closure = step.closure, let function = closureName(closure)
         else { return step.type }
         // The code beside a context is often a thunk the compiler made, not the closure itself.
-        guard !function.contains("thunk") else { return step.type }
+        guard !function.includes("thunk") else { return step.type }
         return "context of \(ReadableStack.readableFunction(Self.withoutPartialApply(function)))"
     }
 
