@@ -1,3 +1,4 @@
+import LeakAuditWire
 import XCTest
 
 @testable import LeakAuditCore
@@ -171,6 +172,22 @@ final class LifetimeLedgerTests: XCTestCase {
         XCTAssertEqual(type.live.count, 0)
         XCTAssertEqual(replay.ledger.inconsistentEvents, 3)
         XCTAssertNil(replay.ledger.types[9], "a deallocation does not invent a type")
+    }
+
+    func testStackAndTestIdsNoWriterHandsOutAreDamageAndStoredAsNone() throws {
+        var ledger = LifetimeLedger()
+        ledger.apply(.typeDefined(id: 1, name: "T", max: 5))
+        ledger.apply(.allocated(typeID: 1, object: 0x10, stackID: 1 << 30, sequence: 1, test: nil))
+        ledger.apply(.allocated(typeID: 1, object: 0x20, stackID: 2, sequence: 2, test: 1 << 30))
+        ledger.apply(.allocated(typeID: 1, object: 0x30, stackID: LA_STACK_NONE, sequence: 3, test: 7))
+        XCTAssertEqual(ledger.inconsistentEvents, 2, "a stack id and a test id beyond what the shim hands out")
+        let live = try XCTUnwrap(ledger.types[1]?.live)
+        XCTAssertEqual(live.count, 3, "each allocation still counts")
+        XCTAssertEqual(live[0x10]?.stackID, LA_STACK_NONE)
+        XCTAssertEqual(live[0x20]?.stackID, 2)
+        XCTAssertNil(live[0x20]?.test)
+        XCTAssertEqual(live[0x30]?.stackID, LA_STACK_NONE, "none stays none")
+        XCTAssertEqual(live[0x30]?.test, 7)
     }
 
     func testAllocationOfAnUndefinedTypeIsInconsistentButCounted() throws {

@@ -139,7 +139,10 @@ struct AddressTable<Value: AddressTableValue> {
         let oldKeys = slotKeys
         let oldValues = slotValues
         var keys = ContiguousArray<UInt64>(repeating: 0, count: capacity)
-        var values = ContiguousArray<Value>(repeating: .vacant, count: capacity)
+        // Only occupied slots' values are ever read, and every value type is trivial (plain
+        // integers): the new array is filled only where an entry moves in, instead of writing
+        // `vacant` into every slot first.
+        var values = ContiguousArray<Value>(unsafeUninitializedCapacity: capacity) { _, count in count = capacity }
         let mask = capacity - 1
         keys.withUnsafeMutableBufferPointer { keys in
             values.withUnsafeMutableBufferPointer { values in
@@ -196,7 +199,7 @@ struct AddressTable<Value: AddressTableValue> {
 }
 
 /// A value an ``AddressTable`` can hold: it names the value its empty slots hold.
-protocol AddressTableValue {
+protocol AddressTableValue: BitwiseCopyable {
     /// What an empty slot holds; never read as an entry's value.
     static var vacant: Self { get }
 }

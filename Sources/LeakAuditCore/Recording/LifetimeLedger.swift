@@ -9,27 +9,60 @@ import LeakAuditWire
 /// died since the peak are kept aside until the next peak. Memory stays proportional to the
 /// instances alive, and each event costs O(1).
 struct LifetimeLedger {
-    /// One live instance: 16 bytes, since the ledger keeps one per instance alive.
+    /// One live instance: 16 bytes, since the ledger keeps one per instance alive. Its type, stack
+    /// and test share one word: a type id is below `typeIDLimit` (2^16), and the shim hands out
+    /// fewer than 2^18 stack ids and numbers tests from 0, so 24 bits each hold every real value;
+    /// a larger one, which only a damaged stream has, is stored as none (and counted as damage).
     struct Instance: AddressTableValue {
-        var stackID: UInt32
-        /// The test running when it was allocated, plus one; 0 for none.
-        private var testTag: UInt32
+        /// Type id (16 bits), stack id plus one (24 bits, 0 for none), test id plus one (24 bits, 0
+        /// for none), from the low bits up.
+        private var packed: UInt64
         var sequence: UInt64
 
-        init(stackID: UInt32, sequence: UInt64, test: UInt32? = nil) {
-            self.stackID = stackID
+        /// Stack and test ids from 2^24 − 1 on are stored as none.
+        static let idLimit: UInt32 = (1 << 24) - 1
+
+        init(stackID: UInt32, sequence: UInt64, test: UInt32? = nil, typeID: UInt32 = 0) {
             self.sequence = sequence
-            // A test id of UInt32.max (only a damaged stream has one) wraps to none.
-            testTag = test.map { $0 &+ 1 } ?? 0
+            let stack = stackID < Self.idLimit ? UInt64(stackID) + 1 : 0
+            let test = test.map { $0 < Self.idLimit ? UInt64($0) + 1 : 0 } ?? 0
+            packed = UInt64(typeID & 0xFFFF) | stack << 16 | test << 40
+        }
+
+        /// The instance's type.
+        var typeID: UInt32 { UInt32(truncatingIfNeeded: packed & 0xFFFF) }
+
+        /// The allocation's stack; LA_STACK_NONE when it has none (or had one no writer hands out).
+        var stackID: UInt32 {
+            let stack = UInt32(truncatingIfNeeded: (packed >> 16) & 0xFF_FFFF)
+            return stack == 0 ? LA_STACK_NONE : stack - 1
         }
 
         /// The test running when it was allocated.
-        var test: UInt32? { testTag == 0 ? nil : testTag - 1 }
+        var test: UInt32? {
+            let test = UInt32(truncatingIfNeeded: packed >> 40)
+            return test == 0 ? nil : test - 1
+        }
 
         /// Where it was allocated: its stack and its test.
         var site: Site { Site(stackID: stackID, test: test) }
 
-        static var vacant: Instance { Instance(stackID: 0, sequence: 0) }
+        static var vacant: Instance { Instance(stackID: LA_STACK_NONE, sequence: 0) }
+    }
+
+    /// A type's instances alive now, gathered from the ledger's one table when a report asks for
+    /// them (`types`); the replay itself keeps only counts per type.
+    struct LiveInstances {
+        fileprivate(set) var entries: [(object: UInt64, instance: Instance)] = []
+
+        var count: Int { entries.count }
+        var isEmpty: Bool { entries.isEmpty }
+        /// The instances' addresses.
+        var keys: [UInt64] { entries.map(\.object) }
+        /// The instances.
+        var values: [Instance] { entries.map(\.instance) }
+        /// The instance at `object`, if alive (a linear search: for tests and single look-ups).
+        subscript(object: UInt64) -> Instance? { entries.first { $0.object == object }?.instance }
     }
 
     struct TypeLedger {
@@ -41,29 +74,28 @@ struct LifetimeLedger {
         /// False for a placeholder: a type whose instances came before (or without) its
         /// definition, which only a damaged stream has. Reports show no such type.
         var defined = true
-        var live = AddressTable<Instance>()
+        /// Instances alive now.
+        var liveCount = 0
+        /// The instances alive now: filled by `LifetimeLedger.types`, empty during the replay.
+        var live = LiveInstances()
         var peak = 0
         var peakSequence: UInt64 = 0
         var diedSincePeak: [Site] = []
         var allocated = 0
 
-        mutating func allocate(_ object: UInt64, _ instance: Instance) {
+        mutating func allocated(sequence: UInt64) {
             allocated += 1
-            live[object] = instance
-            if live.count > peak {
-                peak = live.count
-                peakSequence = instance.sequence
+            liveCount += 1
+            if liveCount > peak {
+                peak = liveCount
+                peakSequence = sequence
                 diedSincePeak.removeAll(keepingCapacity: true)
             }
         }
 
-        /// Returns false when `object` was not alive.
-        mutating func deallocate(_ object: UInt64) -> Bool {
-            guard let instance = live.removeValue(forKey: object) else { return false }
-            if instance.sequence <= peakSequence {
-                diedSincePeak.append(instance.site)
-            }
-            return true
+        mutating func died(_ instance: Instance) {
+            liveCount -= 1
+            if instance.sequence <= peakSequence { diedSincePeak.append(instance.site) }
         }
     }
 
@@ -115,7 +147,7 @@ struct LifetimeLedger {
     /// True when the instance a test left alive is still alive now (at the end of the run, when
     /// reports are built).
     func isAlive(_ leak: Leak) -> Bool {
-        position(of: leak.typeID).map { typeLedgers[$0].live[leak.object]?.sequence == leak.sequence } ?? false
+        live[leak.object].map { $0.typeID == leak.typeID && $0.sequence == leak.sequence } ?? false
     }
 
     /// One test of this process: the instances allocated during it that are alive now.
@@ -143,23 +175,37 @@ struct LifetimeLedger {
     /// The process that wrote these events, as it described itself when it attached.
     private(set) var process: AttachedProcess?
 
-    /// Every type seen, by id. Builds a dictionary on each access: for reports, not per event.
-    var types: [UInt32: TypeLedger] {
+    /// Every type seen, by id, with its counts but not its instances (`live` empty): cheap.
+    var typeCounts: [UInt32: TypeLedger] {
         Dictionary(uniqueKeysWithValues: zip(typeIDs, typeLedgers).map { ($0, $1) })
+    }
+
+    /// Every type seen, by id, with its instances alive now, gathered in one pass over the live
+    /// table. Builds them on each access: for reports, not per event.
+    var types: [UInt32: TypeLedger] {
+        var ledgers = typeLedgers
+        for index in ledgers.indices { ledgers[index].live.entries.reserveCapacity(ledgers[index].liveCount) }
+        live.forEach { object, instance in
+            if let position = position(of: instance.typeID) { ledgers[position].live.entries.append((object, instance)) }
+        }
+        return Dictionary(uniqueKeysWithValues: zip(typeIDs, ledgers).map { ($0, $1) })
     }
     private(set) var stacks: [UInt32: [UInt64]] = [:]
     private(set) var truncatedStacks: Set<UInt32> = []
     private(set) var modules: [ModuleImage] = []
     /// Events naming a type, stack or object never defined (a damaged stream).
     private(set) var inconsistentEvents = 0
-    /// The type of every live object, to retire an object whose address a new allocation reuses;
-    /// kept only when allocations are watched, the one case where a deallocation can go unseen.
-    private var owners = AddressTable<UInt32>()
-    private let tracksOwners: Bool
+    /// Every instance alive now, of every type, by address: one probe per record. An address is
+    /// one object's at a time, so an allocation at an address still in the table retires the
+    /// object there, whose deallocation went unseen.
+    private var live = AddressTable<Instance>()
+    /// True when allocations are watched, the one case where a deallocation can go unseen
+    /// (elsewhere an address allocated twice is damage).
+    private let watchesAllocations: Bool
 
-    /// Creates an empty ledger; `watchesAllocations` keeps the owner map that address reuse needs.
+    /// Creates an empty ledger; `watchesAllocations` says that deallocations may go unseen.
     init(watchesAllocations: Bool = true) {
-        tracksOwners = watchesAllocations
+        self.watchesAllocations = watchesAllocations
     }
     /// Objects whose deallocation was never seen, found when their address was allocated again, by
     /// type id.
@@ -190,7 +236,11 @@ struct LifetimeLedger {
         case .moduleLoaded(let module):
             modules.append(module)
         case .allocated(let typeID, let object, let stackID, let sequence, let test):
-            allocate(typeID: typeID, object: object, instance: Instance(stackID: stackID, sequence: sequence, test: test))
+            // Ids no writer hands out are stored as none, and are damage.
+            if (stackID >= Instance.idLimit && stackID != LA_STACK_NONE) || (test ?? 0) >= Instance.idLimit {
+                inconsistentEvents += 1
+            }
+            guard allocate(typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test) else { return }
             if let test { tests[test, default: TestLedger(name: "<test \(test)>")].live[object] = typeID }
         case .deallocated(let typeID, let object, _):
             deallocate(typeID: typeID, object: object)
@@ -220,44 +270,57 @@ struct LifetimeLedger {
         }
     }
 
-    private mutating func allocate(typeID: UInt32, object: UInt64, instance: Instance) {
+    /// Counts an allocation; false when its type id is damage (nothing was counted).
+    private mutating func allocate(typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?)
+        -> Bool
+    {
         let slot = Int(typeID)
         guard slot < Self.typeIDLimit else {
             inconsistentEvents += 1
-            return
+            return false
         }
         // Allocated before its type was defined (a damaged stream): counted under a placeholder.
         let position =
             position(of: typeID) ?? insert(TypeLedger(name: "<type \(typeID)>", max: Int.max, defined: false), id: typeID)
         // Each record naming a type not defined (yet) is damage, not only the first.
         if !typeLedgers[position].defined { inconsistentEvents += 1 }
+        let instance = Instance(stackID: stackID, sequence: sequence, test: test, typeID: typeID)
         // An address allocated again while its object still counts as alive: that object was
         // freed where no hook saw it. It dies now, or it would hide the new one.
-        if tracksOwners, let previous = owners[object] {
-            unseenDeallocations[previous, default: 0] += 1
-            deallocate(typeID: previous, object: object)
+        if let previous = live.updateValue(instance, forKey: object) {
+            if watchesAllocations { unseenDeallocations[previous.typeID, default: 0] += 1 }
+            retire(previous, at: object)
         }
-        if tracksOwners { owners[object] = typeID }
-        typeLedgers[position].allocate(object, instance)
+        typeLedgers[position].allocated(sequence: sequence)
+        return true
     }
 
     private mutating func deallocate(typeID: UInt32, object: UInt64) {
-        let position = position(of: typeID)
-        if !tests.isEmpty, let position, let test = typeLedgers[position].live[object]?.test {
-            tests[test]?.live[object] = nil
-        }
-        if tracksOwners, owners[object] == typeID { owners[object] = nil }
-        if position.map({ typeLedgers[$0].deallocate(object) }) != true {
+        guard let instance = live.removeValue(forKey: object) else {
             inconsistentEvents += 1
+            return
         }
+        guard instance.typeID == typeID else {
+            // Freed as another type than it was allocated as: damage, and the instance stays.
+            live[object] = instance
+            inconsistentEvents += 1
+            return
+        }
+        retire(instance, at: object)
+    }
+
+    /// Counts `instance`, just taken out of the live table, as dead.
+    private mutating func retire(_ instance: Instance, at object: UInt64) {
+        if let position = position(of: instance.typeID) { typeLedgers[position].died(instance) }
+        if let test = instance.test, !tests.isEmpty { tests[test]?.live[object] = nil }
     }
 
     /// The allocation sites (stack and test) of the instances alive at `type`'s peak, one per instance.
     static func sitesAliveAtPeak(of type: TypeLedger) -> [Site] {
         var sites: [Site] = []
         sites.reserveCapacity(type.live.count + type.diedSincePeak.count)
-        type.live.forEach { _, instance in
-            if instance.sequence <= type.peakSequence { sites.append(instance.site) }
+        for (_, instance) in type.live.entries where instance.sequence <= type.peakSequence {
+            sites.append(instance.site)
         }
         sites.append(contentsOf: type.diedSincePeak)
         return sites
@@ -266,7 +329,7 @@ struct LifetimeLedger {
     /// The instances `test` allocated that are alive now.
     private func aliveNow(_ test: TestLedger) -> [Leak] {
         test.live.entries.compactMap { object, typeID in
-            guard let position = position(of: typeID), let instance = typeLedgers[position].live[object] else { return nil }
+            guard let instance = live[object], instance.typeID == typeID else { return nil }
             return Leak(typeID: typeID, site: instance.site, object: object, sequence: instance.sequence)
         }
     }

@@ -22,7 +22,7 @@ extension ReportBuilder {
             var typeID: UInt32
         }
         var stacks: [StackKey: (once: Bool, line: String?)] = [:]
-        let typeNames = ledger.types.mapValues(\.name)
+        let typeNames = ledger.typeCounts.mapValues(\.name)
         func stack(_ leak: LifetimeLedger.Leak) -> (once: Bool, line: String?) {
             let key = StackKey(stackID: leak.site.stackID, typeID: leak.typeID)
             if let known = stacks[key] { return known }

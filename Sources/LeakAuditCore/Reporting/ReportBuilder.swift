@@ -48,7 +48,7 @@ struct ReportBuilder {
         // Only the types the report shows: budgeted ones, and the runtime's and Foundation's own only
         // when the census shows them (CoreFoundation frees its bridged objects where no hook sees it).
         let unseenDeallocations = ledgers.reduce(0) { total, ledger in
-            let types = ledger.types
+            let types = ledger.typeCounts
             return total
                 + ledger.unseenDeallocations.reduce(0) { sum, entry in
                     guard let type = types[entry.key],
@@ -157,7 +157,7 @@ struct ReportBuilder {
             types: audited ? types : [],
             census: audited ? census : nil,
             tests: tests,
-            watchedInstances: audited ? ledgers.reduce(0) { $0 + $1.types.values.reduce(0) { $0 + $1.allocated } } : 0,
+            watchedInstances: audited ? ledgers.reduce(0) { $0 + $1.typeCounts.values.reduce(0) { $0 + $1.allocated } } : 0,
             droppedRecords: channel.droppedRecords,
             tornRecords: run.received.tornSlots,
             damagedRecords: run.received.damagedSlots &+ UInt64(inconsistentEvents),

@@ -69,7 +69,7 @@ struct HeapWalks {
             // Only the instances the report judges (not the harness's, the runtime's or
             // Foundation's): a test that left only those needs no copy.
             var instances: [Instance] = []
-            let types = ledger.types
+            let types = ledger.typeCounts
             for (id, test) in ledger.tests where walkedTests[UInt8(index), default: []].contains(id) == false {
                 guard let leaked = test.leaked else { continue }
                 walkedTests[UInt8(index), default: []].insert(id)
