@@ -8,9 +8,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/// Where `metadata` goes in the type map: the top 32 bits of its hash.
-static inline uint64_t la_type_map_hash(const void *metadata) { return la_hash_pointer((uintptr_t)metadata) >> 32; }
-
 int32_t la_type_lookup_in(const la_process_state *state, const void *metadata) {
     const la_metadata_entry *entry =
         la_metadata_find(state->registry.type_map, LA_TYPE_MAP_CAPACITY - 1, la_type_map_hash(metadata), metadata);
@@ -234,14 +231,7 @@ leakaudit_track_result leakaudit_track(const void *object, int32_t type_id) {
     return result;
 }
 
-void la_registry_on_dealloc(const void *object) {
-    la_process_state *state = la_state();
-    if (__atomic_load_n(&state->registry.type_total, __ATOMIC_RELAXED) == 0) return;
-    // A Swift heap object starts with its metadata pointer, which stays the dynamic type's
-    // through deinitialization.
-    const void *metadata = *(const void *const *)object;
-    int32_t type_id = la_type_lookup_in(state, metadata);
-    if (type_id < 0) return;
+void la_registry_on_dealloc(la_process_state *state, const void *object, int32_t type_id) {
     if (!la_set_remove(state, (uintptr_t)object)) return;
     __atomic_sub_fetch(&state->registry.types[type_id].live, 1, __ATOMIC_ACQ_REL);
     la_channel_event(LA_SLOT_DEALLOC, 0, (uint32_t)type_id, (uint64_t)(uintptr_t)object, 0, 0);

@@ -36,6 +36,18 @@ void *leakaudit_hook_swift_allocObject(const void *metadata, size_t size, size_t
     return object;
 }
 
+/// The tracked type of `object`, a Swift heap object about to be freed, or -1: inline, so that
+/// freeing an instance of any other class (nearly every deallocation) costs one probe of the type
+/// map and no call. A Swift heap object starts with its metadata pointer, which stays the dynamic
+/// type's through deinitialization.
+static inline int32_t la_tracked_type_of(const la_process_state *state, const void *object) {
+    if (object == NULL || __atomic_load_n(&state->registry.type_total, __ATOMIC_RELAXED) == 0) return -1;
+    const void *metadata = *(const void *const *)object;
+    const la_metadata_entry *entry =
+        la_metadata_find(state->registry.type_map, LA_TYPE_MAP_CAPACITY - 1, la_type_map_hash(metadata), metadata);
+    return entry != NULL ? entry->type_id : -1;
+}
+
 __attribute__((visibility("default"))) void leakaudit_hook_swift_deallocObject(void *object, size_t size,
                                                                                size_t align_mask);
 
@@ -43,19 +55,25 @@ __attribute__((visibility("default"))) void leakaudit_hook_swift_deallocObject(v
 /// than swift_deallocClassInstance; other heap objects pass through here too and are ignored,
 /// since only tracked class metadata is looked up.
 void leakaudit_hook_swift_deallocObject(void *object, size_t size, size_t align_mask) {
-    if (object != NULL) la_registry_on_dealloc(object);
-    la_state()->hooks.real_dealloc_object(object, size, align_mask);
+    la_process_state *state = la_state();
+    int32_t type_id = la_tracked_type_of(state, object);
+    if (type_id >= 0) la_registry_on_dealloc(state, object, type_id);
+    state->hooks.real_dealloc_object(object, size, align_mask);
 }
 
 void leakaudit_hook_swift_deallocClassInstance(void *object, size_t size, size_t align_mask) {
-    if (object != NULL) la_registry_on_dealloc(object);
-    la_state()->hooks.real_dealloc(object, size, align_mask);
+    la_process_state *state = la_state();
+    int32_t type_id = la_tracked_type_of(state, object);
+    if (type_id >= 0) la_registry_on_dealloc(state, object, type_id);
+    state->hooks.real_dealloc(object, size, align_mask);
 }
 
 void leakaudit_hook_swift_deallocPartialClassInstance(void *object, const void *metadata, size_t size,
                                                       size_t align_mask) {
-    if (object != NULL) la_registry_on_dealloc(object);
-    la_state()->hooks.real_dealloc_partial(object, metadata, size, align_mask);
+    la_process_state *state = la_state();
+    int32_t type_id = la_tracked_type_of(state, object);
+    if (type_id >= 0) la_registry_on_dealloc(state, object, type_id);
+    state->hooks.real_dealloc_partial(object, metadata, size, align_mask);
 }
 
 __attribute__((visibility("default"))) void leakaudit_hook_swift_task_localValuePush(const void *key, void *value,

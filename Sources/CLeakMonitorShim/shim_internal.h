@@ -234,6 +234,9 @@ typedef struct la_registry_state {
 
 /// Looks a type up by metadata without locking.
 LA_HIDDEN int32_t la_type_lookup_in(const la_process_state *state, const void *metadata);
+
+/// Where `metadata` goes in the type map: the top 32 bits of its hash.
+static inline uint64_t la_type_map_hash(const void *metadata) { return la_hash_pointer((uintptr_t)metadata) >> 32; }
 /// Registers a type under the slow lock; returns its id (the existing one for known metadata), or
 /// -1 when the table is full.
 LA_HIDDEN int32_t la_type_register_locked(la_process_state *state, const void *metadata, const char *name,
@@ -243,8 +246,9 @@ LA_HIDDEN int32_t la_type_register_locked(la_process_state *state, const void *m
 /// (unless `fresh_allocation`: the allocator just returned it, so any earlier object there is gone).
 LA_HIDDEN bool la_registry_track(la_process_state *state, const void *object, int32_t type_id, const void *entry_frame,
                                  bool fresh_allocation, int64_t *live_after);
-/// Called by the deallocation hook for every Swift class instance about to be freed.
-LA_HIDDEN void la_registry_on_dealloc(const void *object);
+/// Forgets `object`, an instance of tracked type `type_id` about to be freed, and records its
+/// deallocation if it was tracked.
+LA_HIDDEN void la_registry_on_dealloc(la_process_state *state, const void *object, int32_t type_id);
 
 // stacks.c — allocation backtraces, captured and interned -----------------------------------------
 
