@@ -123,8 +123,8 @@ void leakaudit_reset_peaks(void) {
 
 // The set of tracked objects ---------------------------------------------------------------------
 //
-// One bit per 16-byte granule of the address space, in a radix tree: a root of 2^17 entries (bits
-// 40 to 56 of an address), directories of 2^16 leaves (bits 24 to 39), and leaves of 2^20 bits
+// One bit per 16-byte granule of the address space, in a radix tree: a root of 2^16 entries (bits
+// 40 to 55 of an address), directories of 2^16 leaves (bits 24 to 39), and leaves of 2^20 bits
 // (128 KiB) that each cover 16 MiB. Two live objects never share a granule (a Swift object is at
 // least 16 bytes), so an address's bit says whether it is tracked. Every level is mapped on first
 // use, without reserve, so only the pages touched take memory: one 4 KiB page of bits covers 512
@@ -138,7 +138,7 @@ void leakaudit_reset_peaks(void) {
 #define LA_ADDRESS_GRANULE_BITS 4
 #define LA_ADDRESS_LEAF_BITS 20   // granules per leaf: 2^20 bits, 16 MiB of addresses
 #define LA_ADDRESS_DIRECTORY_BITS 16
-#define LA_ADDRESS_ROOT_BITS 17   // up to 2^57: every user-space address of 4- and 5-level paging
+#define LA_ADDRESS_ROOT_BITS 16   // up to 2^56: every user-space address of 4- and 5-level paging
 #define LA_ADDRESS_LEAF_SHIFT (LA_ADDRESS_GRANULE_BITS + LA_ADDRESS_LEAF_BITS)
 #define LA_ADDRESS_ROOT_SHIFT (LA_ADDRESS_LEAF_SHIFT + LA_ADDRESS_DIRECTORY_BITS)
 
@@ -154,7 +154,8 @@ static void *la_address_node(void **slot, size_t size, bool create) {
     void *node = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (node != NULL || !create) return node;
     void *fresh = la_address_map_node(size);
-    if (fresh == NULL) return NULL;
+    // Another thread may have published one meanwhile.
+    if (fresh == NULL) return __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (__atomic_compare_exchange_n(slot, &node, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return fresh;
     munmap(fresh, size);  // another thread published one first: `node` holds it
     return node;
@@ -163,8 +164,9 @@ static void *la_address_node(void **slot, size_t size, bool create) {
 /// The word holding `object`'s bit, and the bit; NULL when its leaf does not exist and `create`
 /// is false, or could not be mapped.
 static uint64_t *la_address_word(la_process_state *state, uintptr_t object, bool create, uint64_t *bit) {
-    uint64_t address = (uint64_t)object;
-    if (address >> (LA_ADDRESS_ROOT_SHIFT + LA_ADDRESS_ROOT_BITS) != 0) return NULL;
+    // The top byte is no part of the address: aarch64 ignores it (memory tagging puts a tag there)
+    // and x86-64 user addresses end below bit 56 even with 5-level paging.
+    uint64_t address = (uint64_t)object & (((uint64_t)1 << (LA_ADDRESS_ROOT_SHIFT + LA_ADDRESS_ROOT_BITS)) - 1);
     void **root = la_address_node((void **)&state->registry.address_root,
                                   sizeof(void *) << LA_ADDRESS_ROOT_BITS, create);
     if (root == NULL) return NULL;
@@ -180,11 +182,22 @@ static uint64_t *la_address_word(la_process_state *state, uintptr_t object, bool
     return &leaf[granule >> 6];
 }
 
-/// Adds `object`; false when it was already present (or memory ran out).
-static bool la_set_insert(la_process_state *state, uintptr_t object) {
+/// What la_set_insert did.
+typedef enum la_set_insertion {
+    LA_SET_INSERTED,
+    /// The address was in the set already.
+    LA_SET_PRESENT,
+    /// The bitmap's page for the address could not be mapped: the object cannot be tracked, and
+    /// must not be counted (its deallocation would never be seen to match).
+    LA_SET_NO_MEMORY,
+} la_set_insertion;
+
+/// Adds `object`.
+static la_set_insertion la_set_insert(la_process_state *state, uintptr_t object) {
     uint64_t bit = 0;
     uint64_t *word = la_address_word(state, object, true, &bit);
-    return word != NULL && (__atomic_fetch_or(word, bit, __ATOMIC_ACQ_REL) & bit) == 0;
+    if (word == NULL) return LA_SET_NO_MEMORY;
+    return (__atomic_fetch_or(word, bit, __ATOMIC_ACQ_REL) & bit) == 0 ? LA_SET_INSERTED : LA_SET_PRESENT;
 }
 
 /// Removes `object`; false when it was not tracked.
@@ -202,7 +215,8 @@ bool la_registry_track(la_process_state *state, const void *object, int32_t type
     la_type *type = &state->registry.types[type_id];
     // A fresh allocation at an address still in the set means its previous object was freed
     // where no hook saw it: it is recorded all the same, and leak-audit retires the old one.
-    if (!la_set_insert(state, (uintptr_t)object) && !fresh_allocation) {
+    la_set_insertion insertion = la_set_insert(state, (uintptr_t)object);
+    if (insertion == LA_SET_NO_MEMORY || (insertion == LA_SET_PRESENT && !fresh_allocation)) {
         *live_after = __atomic_load_n(&type->live, __ATOMIC_ACQUIRE);
         return false;
     }

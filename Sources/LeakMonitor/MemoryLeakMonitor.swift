@@ -157,28 +157,31 @@ public enum MemoryLeakMonitor {
     }
 
     /// Hands a violation to the handler; the violation (and its type's name) is made only when the
-    /// handler needs it.
+    /// handler uses it.
     private static func report(typeID: Int32, max: Int, liveCount: Int) {
         // Without observed deallocations every instance looks alive forever: no false alarms.
         guard leakaudit_observes_deallocations() else { return }
         let kind = HandlerKind(rawValue: handlerKind.load(ordering: .acquiring)) ?? .stopInDebugBuilds
-        if kind == .ignore { return }
-        let violation = Violation(typeName: name(ofTypeID: typeID), max: max, liveCount: liveCount)
+        func violation() -> Violation { Violation(typeName: name(ofTypeID: typeID), max: max, liveCount: liveCount) }
         // Under leak-audit nothing stops the process: its run, and its report, must go on.
-        let attached = leakaudit_is_under_leak_audit()
         switch kind {
         case .stopInDebugBuilds:
             #if DEBUG
-                if !attached { fatalError(violation.description) }
+                if !leakaudit_is_under_leak_audit() { fatalError(violation().description) }
             #endif
         case .stop:
-            if !attached { fatalError(violation.description) }
+            if !leakaudit_is_under_leak_audit() { fatalError(violation().description) }
         case .log:
-            writeToStandardError("LeakMonitor: \(violation.description)\n")
+            writeToStandardError("LeakMonitor: \(violation().description)\n")
         case .ignore:
             break
         case .custom:
-            if case .custom(let body) = violationHandler { body(violation) }
+            // Read whole under the lock; a handler set since the kind was read runs instead.
+            switch violationHandler {
+            case .custom(let body): body(violation())
+            case .log: writeToStandardError("LeakMonitor: \(violation().description)\n")
+            case .stop, .stopInDebugBuilds, .ignore: break
+            }
         }
     }
 

@@ -190,6 +190,16 @@ final class LifetimeLedgerTests: XCTestCase {
         XCTAssertEqual(live[0x30]?.test, 7)
     }
 
+    func testATestIdTheLedgerCannotHoldLeavesNoStaleEntryBehind() {
+        var ledger = LifetimeLedger()
+        ledger.apply(.typeDefined(id: 1, name: "T", max: 5))
+        ledger.apply(.allocated(typeID: 1, object: 0x10, stackID: 1, sequence: 1, test: 1 << 30))
+        ledger.apply(.deallocated(typeID: 1, object: 0x10, sequence: 2))
+        ledger.apply(.allocated(typeID: 1, object: 0x10, stackID: 2, sequence: 3, test: nil))
+        XCTAssertTrue(ledger.leaksByTest().allSatisfy(\.leaks.isEmpty), "the later instance is no test's leak")
+        XCTAssertEqual(ledger.inconsistentEvents, 1)
+    }
+
     func testAllocationOfAnUndefinedTypeIsInconsistentButCounted() throws {
         var replay = Replay()
         replay.alloc(4, 0xA, stack: 0)

@@ -241,7 +241,11 @@ struct LifetimeLedger {
                 inconsistentEvents += 1
             }
             guard allocate(typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test) else { return }
-            if let test { tests[test, default: TestLedger(name: "<test \(test)>")].live[object] = typeID }
+            // Filed under the test the instance keeps (none for an id it cannot hold), so that its
+            // deallocation finds it there.
+            if let test, test < Instance.idLimit {
+                tests[test, default: TestLedger(name: "<test \(test)>")].live[object] = typeID
+            }
         case .deallocated(let typeID, let object, _):
             deallocate(typeID: typeID, object: object)
         case .testDefined(let id, let name):
