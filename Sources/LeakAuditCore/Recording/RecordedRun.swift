@@ -243,11 +243,11 @@ struct ProcessLedgers: RecordSink {
 
     /// The ledgers of the processes that wrote records, by process index.
     var byProcess: [UInt8: LifetimeLedger] {
-        Dictionary(uniqueKeysWithValues: zip(ledgers, written).enumerated().compactMap { $1.1 ? (UInt8($0), $1.0) : nil })
+        Dictionary(uniqueKeysWithValues: byIndex.enumerated().compactMap { index, ledger in ledger.map { (UInt8(index), $0) } })
     }
 
     /// The ledgers of the processes that wrote records.
-    var attached: [LifetimeLedger] { zip(ledgers, written).compactMap { $1 ? $0 : nil } }
+    var attached: [LifetimeLedger] { byIndex.compactMap { $0 } }
 }
 
 /// Everything one run of the target left, before symbolization: what was asked, what was decided,
