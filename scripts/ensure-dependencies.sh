@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing leak-audit needs, when missing: elfutils' libdw and libelf
 # headers (Debian: libdw-dev, libelf-dev) and, for the tests, Python's jsonschema (JSON Schema
-# checks) and script(1) (the text report on a terminal). Safe to run repeatedly; does nothing when everything is there.
+# checks), script(1) (the text report on a terminal), tmux (what a person sees while a run goes on)
+# and Chromium (the HTML report, rendered headless). Safe to run repeatedly; does nothing when everything is there.
 set -euo pipefail
 
 as_root() {
@@ -27,4 +28,18 @@ if [ "${1:-}" = "--with-test-tools" ] && ! python3 -c 'import jsonschema' 2>/dev
     echo "leak-audit: installing Python's jsonschema for the report schema tests" >&2
     python3 -m pip install -q jsonschema 2>/dev/null \
         || { as_root apt-get update -qq && as_root apt-get install -y -qq python3-jsonschema >/dev/null; }
+fi
+
+# The HTML report is checked in a real browser: Debian's chromium, run headless.
+if [ "${1:-}" = "--with-test-tools" ] && ! command -v chromium >/dev/null; then
+    echo "leak-audit: installing chromium for the HTML report tests" >&2
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+
+# The terminal tests drive a real terminal: tmux.
+if [ "${1:-}" = "--with-test-tools" ] && ! command -v tmux >/dev/null; then
+    echo "leak-audit: installing tmux for the terminal tests" >&2
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
 fi

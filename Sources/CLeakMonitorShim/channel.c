@@ -75,6 +75,16 @@ void la_channel_event(uint8_t kind, uint8_t subkind, uint32_t id, uint64_t word1
     if (__atomic_load_n(&state->channel.slots, __ATOMIC_ACQUIRE) == NULL) return;
     uint64_t index = la_reserve(state, 1);
     if (index == UINT64_MAX) return;
+    // The time word (LA_TIME_*) goes where each kind has room for it, and where a reader that
+    // predates time words ignores it.
+    uint64_t time = LA_TIME_STAMPED | (__atomic_load_n(&state->channel.header->clock_ms, __ATOMIC_RELAXED) & LA_TIME_MASK);
+    if (kind == LA_SLOT_ALLOC) {
+        word2 = (word2 & 0xFFFFFFFFu) | time << 32;
+    } else if (kind == LA_SLOT_DEALLOC) {
+        word2 = time;
+    } else if (kind == LA_SLOT_TEST) {
+        word1 = time;
+    }
     uint64_t *slot = la_slot_at(state, index);
     slot[1] = word1;
     slot[2] = word2;

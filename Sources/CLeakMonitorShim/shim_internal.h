@@ -96,7 +96,8 @@ LA_HIDDEN bool la_channel_active(void);
 /// Sets header flag bits.
 LA_HIDDEN void la_channel_set_flag(uint32_t flag);
 /// Appends one event slot (alloc, dealloc or test), waiting for room in the ring; drops it, and
-/// counts it, only when leak-audit is gone. `subkind` goes to tag bits 8..15.
+/// counts it, only when leak-audit is gone. `subkind` goes to tag bits 8..15; the record's time
+/// word is put where its kind carries one (leak_audit_wire.h), over what the caller passed there.
 LA_HIDDEN void la_channel_event(uint8_t kind, uint8_t subkind, uint32_t id, uint64_t word1, uint64_t word2,
                                 uint64_t word3);
 /// Appends a blob (type, stack or module record).

@@ -38,6 +38,13 @@ struct ReportOptions: ParsableArguments {
         help: ArgumentHelp("Also write GitHub Actions workflow commands (annotations) to this file.", valueName: "file"))
     var outputGitHub: String?
 
+    @Option(
+        name: .customLong("output-html"),
+        help: ArgumentHelp(
+            "Also write a self-contained HTML report (charts of live counts over time, flame graphs of allocations) to this file.",
+            valueName: "file"))
+    var outputHTML: String?
+
     @Flag(
         help:
             "In the text report, show every allocation site and every frame, unfolded and at full length (by default: the first few sites, the frames that matter, lines fitted to the terminal or to 80 columns)."
@@ -48,6 +55,7 @@ struct ReportOptions: ParsableArguments {
     var destinations: [(format: ReportFormat, path: String?)] {
         let extra: [(ReportFormat, String?)] = [
             (.text, outputText), (.json, outputJSON), (.sarif, outputSARIF), (.junit, outputJUnit), (.github, outputGitHub),
+            (.html, outputHTML),
         ]
         return [(format, output)] + extra.compactMap { format, path in path.map { (format, $0) } }
     }

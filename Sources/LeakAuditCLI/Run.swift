@@ -15,8 +15,8 @@ struct Run: ParsableCommand {
             The target's standard input, output and error are passed through untouched and its \
             arguments as given; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to leak-audit reach the \
             target, and the report is still written. Without --output the report goes to \
-            standard error. --output-text, --output-json, --output-sarif, --output-junit and \
-            --output-github each also write the report in that format to a file, so that one run \
+            standard error. --output-text, --output-json, --output-sarif, --output-junit, \
+            --output-github and --output-html each also write the report in that format to a file, so that one run \
             gives a log, an artifact and annotations. Options after the target belong to the target.
 
             Suppressions in the configuration file and findings within a --baseline file are \

@@ -35,6 +35,9 @@ public struct AuditReport: Sendable {
         /// Swift processes of the run that are not the user's code and were left out: SwiftPM's
         /// manifests and plugins, and build helpers (the toolchain's own programs are not counted).
         public var skippedProcesses: Int = 0
+        /// How long it ran, from its start until leak-audit had read its last record, in
+        /// milliseconds; nil when not measured.
+        public var durationMilliseconds: Int? = nil
 
         /// Tests that ran, over every audited test process; nil when no process ran tests or
         /// a test process's tests could not be counted.
@@ -156,6 +159,10 @@ public struct AuditReport: Sendable {
         /// True when the test was seen starting (false for a suite, or a test whose start was not
         /// observed, that only allocated).
         public var ran: Bool = true
+        /// When it first started, in milliseconds since the target started; nil when not seen.
+        public var startedAt: Int? = nil
+        /// When it last finished, in milliseconds since the target started; nil when not seen.
+        public var finishedAt: Int? = nil
 
         /// Creates the value from its parts.
         package init(name: String, leaked: [LeakedType], globalState: [LeakedType] = [], ran: Bool = true) {
@@ -216,6 +223,14 @@ public struct AuditReport: Sendable {
         /// With `--retainers`: why some instances alive at exit have no path (a process that did
         /// not exit normally, or could not be stopped), once per reason.
         public var retainersUnavailable: [String] = []
+        /// For an exceeded type, the instances alive at exit grouped by allocation stack, most
+        /// first; empty otherwise.
+        public var allocationsAtExit: [AllocationGroup] = []
+        /// Instances alive over the run; nil when not recorded.
+        public var timeline: LiveCountTimeline? = nil
+        /// When `peakLive` was first reached, in milliseconds since the target started; nil when not
+        /// recorded.
+        public var peakTime: Int? = nil
 
         /// Creates the value from its parts.
         package init(
@@ -263,6 +278,8 @@ public struct AuditReport: Sendable {
 
         /// The survivors grouped by allocation stack, most first.
         public var allocations: [AllocationGroup]
+        /// Instances alive over the run, for the entries with the most instances; nil for others.
+        public var timeline: LiveCountTimeline? = nil
 
         /// Creates the value from its parts.
         package init(name: String, liveAtExit: Int, isInternal: Bool, isTestCase: Bool = false, allocations: [AllocationGroup]) {

@@ -42,6 +42,7 @@ struct JSONReportV1: Encodable {
         var processes: [Process]
         var skippedProcesses: Int
         @ExplicitNull var testsRun: Int?
+        @ExplicitNull var durationMilliseconds: Int?
     }
     struct Summary: Encodable {
         var verdict: String
@@ -138,6 +139,19 @@ struct JSONReportV1: Encodable {
         var ran: Bool
         var leaked: [LeakedType]
         var globalState: [GlobalState]
+        @ExplicitNull var startedAtMilliseconds: Int?
+        @ExplicitNull var finishedAtMilliseconds: Int?
+    }
+    /// Instances alive over time: each sample is `[time, low, high, last]`, time in milliseconds
+    /// since the target started (docs/report-schema.json).
+    struct Timeline: Encodable {
+        var bucketMilliseconds: Int
+        var samples: [[Int]]
+
+        init(_ timeline: LiveCountTimeline) {
+            bucketMilliseconds = timeline.bucketMilliseconds
+            samples = timeline.samples.map { [$0.time, $0.low, $0.high, $0.last] }
+        }
     }
     struct Budget: Encodable {
         var source: String
@@ -160,6 +174,9 @@ struct JSONReportV1: Encodable {
         var retainers: [Retainer]? = nil
         /// Only with --retainers: why some instances have no path.
         var retainersUnavailable: [String]? = nil
+        var allocationsAtExit: [Allocation] = []
+        @ExplicitNull var timeline: Timeline? = nil
+        @ExplicitNull var peakTimeMilliseconds: Int? = nil
     }
     struct Findings: Encodable {
         var failing: Int
@@ -184,6 +201,7 @@ struct JSONReportV1: Encodable {
         var `internal`: Bool
         var testCase: Bool
         var allocations: [Allocation]
+        @ExplicitNull var timeline: Timeline?
     }
     struct Census: Encodable {
         var types: [CensusEntry]
@@ -218,7 +236,8 @@ struct JSONReportV1: Encodable {
                 Process(
                     pid: $0.pid, commandLine: $0.commandLine, testingLibrary: $0.testingLibrary?.rawValue, testsRun: $0.testsRun)
             },
-            skippedProcesses: report.target.skippedProcesses, testsRun: report.target.testsRun)
+            skippedProcesses: report.target.skippedProcesses, testsRun: report.target.testsRun,
+            durationMilliseconds: report.target.durationMilliseconds)
         summary = Summary(
             verdict: report.verdict.name,
             trackedTypes: report.types.count,
@@ -253,7 +272,7 @@ struct JSONReportV1: Encodable {
                             type: $0.type, count: $0.count,
                             reason: ($0.globalStateReason ?? .oneTimeInitializer).rawValue,
                             allocations: allocations($0.allocations), retainers: $0.retainers?.map(Retainer.init))
-                    })
+                    }, startedAtMilliseconds: test.startedAt, finishedAtMilliseconds: test.finishedAt)
             }
         }
         types = report.types.map { type in
@@ -268,6 +287,9 @@ struct JSONReportV1: Encodable {
                 finding: Finding(type.exceeded ? type.status : nil))
             tracked.retainers = type.retainers?.map(Retainer.init)
             if type.retainers != nil { tracked.retainersUnavailable = type.retainersUnavailable }
+            tracked.allocationsAtExit = allocations(type.allocationsAtExit)
+            tracked.timeline = type.timeline.map(Timeline.init)
+            tracked.peakTimeMilliseconds = type.peakTime
             return tracked
         }
         baseline = report.baseline.map { comparison in
@@ -285,7 +307,7 @@ struct JSONReportV1: Encodable {
                 types: census.entries.map {
                     CensusEntry(
                         name: $0.name, liveAtExit: $0.liveAtExit, internal: $0.isInternal, testCase: $0.isTestCase,
-                        allocations: allocations($0.allocations))
+                        allocations: allocations($0.allocations), timeline: $0.timeline.map(Timeline.init))
                 },
                 foldedTypes: census.foldedTypes, foldedInstances: census.foldedInstances,
                 foldedTestCaseTypes: census.foldedTestCaseTypes, foldedTestCaseInstances: census.foldedTestCaseInstances)

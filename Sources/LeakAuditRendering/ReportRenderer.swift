@@ -18,6 +18,8 @@ public enum ReportFormat: String, CaseIterable, Sendable {
     case junit
     /// For GitHub Actions: workflow commands that annotate the allocating lines.
     case github
+    /// For looking: one self-contained HTML page with live-count charts and flame graphs.
+    case html
 
     /// The renderer of this format.
     public var renderer: any ReportRenderer {
@@ -27,6 +29,7 @@ public enum ReportFormat: String, CaseIterable, Sendable {
         case .sarif: SARIFReportRenderer()
         case .junit: JUnitReportRenderer()
         case .github: GitHubActionsReportRenderer()
+        case .html: HTMLReportRenderer()
         }
     }
 }

@@ -418,7 +418,7 @@ final class RecordDecoderTests: XCTestCase {
         decodeAndCheck()
 
         let allocations = seen.compactMap { event -> UInt64? in
-            if case .allocated(_, let object, _, _, _) = event { return object } else { return nil }
+            if case .allocated(_, let object, _, _, _, _) = event { return object } else { return nil }
         }
         XCTAssertEqual(allocations, Array(0..<19))
         XCTAssertEqual(seen[14], .typeDefined(id: 9, name: name, max: 3))

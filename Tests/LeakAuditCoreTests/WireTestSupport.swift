@@ -91,11 +91,14 @@ final class ChannelWriter {
         UInt64(LA_SLOT_BLOB_CONT) | (index & 0xFF_FFFF) << 8
     }
 
+    /// The time word the shim's events carry, as when the clock read 0 ms: events decode at time 0.
+    static let timeWord = UInt64(LA_TIME_STAMPED)
+
     /// Appends an allocation event; returns its slot index.
     @discardableResult
     func allocated(typeID: UInt32, object: UInt64, stackID: UInt32) -> UInt64 {
         let index = reserve(1)
-        write(index, tag: Self.eventTag(Int(LA_SLOT_ALLOC), typeID: typeID), object, UInt64(stackID), 0)
+        write(index, tag: Self.eventTag(Int(LA_SLOT_ALLOC), typeID: typeID), object, UInt64(stackID) | Self.timeWord << 32, 0)
         return index
     }
 
@@ -103,7 +106,7 @@ final class ChannelWriter {
     @discardableResult
     func deallocated(typeID: UInt32, object: UInt64) -> UInt64 {
         let index = reserve(1)
-        write(index, tag: Self.eventTag(Int(LA_SLOT_DEALLOC), typeID: typeID), object, 0, 0)
+        write(index, tag: Self.eventTag(Int(LA_SLOT_DEALLOC), typeID: typeID), object, Self.timeWord, 0)
         return index
     }
 

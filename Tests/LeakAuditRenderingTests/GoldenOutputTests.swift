@@ -24,6 +24,7 @@ final class GoldenOutputTests: XCTestCase {
             ("sarif", SARIFReportRenderer(workingDirectory: cwd)),
             ("xml", JUnitReportRenderer(workingDirectory: cwd)),
             ("github", GitHubActionsReportRenderer(workingDirectory: cwd)),
+            ("html", HTMLReportRenderer(workingDirectory: cwd)),
         ]
     }
 
@@ -123,6 +124,16 @@ final class GoldenOutputTests: XCTestCase {
                 allocations: [.init(count: 5, frames: [], truncated: false)], status: .largerThanBaseline(recorded: 1)),
             .init(name: "App.Settings", max: 2, peakLive: 1, liveAtExit: 0, allocatedTotal: 1, allocations: []),
         ])
+        // Allocated over 40 ms, peaking at 31 ms; three still alive at exit.
+        report.types[0].timeline = LiveCountTimeline(
+            bucketMilliseconds: 2,
+            samples: [
+                .init(time: 0, low: 1, high: 1, last: 1), .init(time: 10, low: 1, high: 2, last: 2),
+                .init(time: 30, low: 2, high: 4, last: 3), .init(time: 40, low: 3, high: 3, last: 3),
+            ])
+        report.types[0].peakTime = 31
+        report.types[0].allocationsAtExit = [.init(count: 3, frames: mainStack, truncated: false)]
+        report.target.durationMilliseconds = 52
         report.warnings = [
             "2 records were not written (leak-audit stopped reading, or a record was larger than the ring), so counts may be off"
         ]
@@ -192,6 +203,16 @@ final class GoldenOutputTests: XCTestCase {
                     allocations: [.init(count: 1, frames: onceStack, truncated: false)]),
             ],
             foldedTypes: 4, foldedInstances: 40, foldedTestCaseTypes: 1, foldedTestCaseInstances: 2)
+        report.census?.entries[0].timeline = LiveCountTimeline(
+            bucketMilliseconds: 1,
+            samples: [.init(time: 5, low: 1, high: 2, last: 2), .init(time: 30, low: 2, high: 3, last: 3)])
+        report.tests?[0].startedAt = 4
+        report.tests?[0].finishedAt = 12
+        report.tests?[1].startedAt = 12
+        report.tests?[1].finishedAt = 20
+        report.tests?[2].startedAt = 25
+        report.tests?[2].finishedAt = 31
+        report.target.durationMilliseconds = 40
         report.watchedInstances = 57
         return report
     }

@@ -180,7 +180,8 @@ final class OutputFormatTests: XCTestCase {
     // MARK: - Formats
 
     func testEveryFormatHasItsRenderer() {
-        XCTAssertEqual(ReportFormat.allCases.map(\.rawValue), ["text", "json", "sarif", "junit", "github"])
+        XCTAssertEqual(ReportFormat.allCases.map(\.rawValue), ["text", "json", "sarif", "junit", "github", "html"])
+        XCTAssertTrue(ReportFormat.html.renderer is HTMLReportRenderer)
         XCTAssertTrue(ReportFormat.sarif.renderer is SARIFReportRenderer)
         XCTAssertTrue(ReportFormat.junit.renderer is JUnitReportRenderer)
         XCTAssertTrue(ReportFormat.github.renderer is GitHubActionsReportRenderer)

@@ -383,7 +383,7 @@ final class RendererTests: XCTestCase {
             Set(target.keys),
             [
                 "path", "arguments", "attached", "attachedProcesses", "exit", "notAuditedReason", "processes", "skippedProcesses",
-                "testsRun",
+                "testsRun", "durationMilliseconds",
             ])
         XCTAssertEqual(target["path"] as? String, ".build/debug/App")
         XCTAssertEqual(try array(target["arguments"]).count, 0)
@@ -471,7 +471,7 @@ final class RendererTests: XCTestCase {
             Set(leaky.keys),
             [
                 "name", "budget", "max", "peakLive", "liveAtExit", "allocatedTotal", "exceeded", "allocations", "status",
-                "suppression", "baselineCount",
+                "suppression", "baselineCount", "allocationsAtExit", "timeline", "peakTimeMilliseconds",
             ])
         XCTAssertEqual(leaky["status"] as? String, "failing")
         XCTAssertTrue(leaky["suppression"] is NSNull)

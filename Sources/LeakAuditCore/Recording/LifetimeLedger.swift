@@ -80,22 +80,29 @@ struct LifetimeLedger {
         var live = LiveInstances()
         var peak = 0
         var peakSequence: UInt64 = 0
+        /// When the peak was first reached, in milliseconds since the channel was created.
+        var peakTime: UInt64 = 0
         var diedSincePeak: [Site] = []
         var allocated = 0
+        /// Instances alive over time, for a chart.
+        var timeline = LiveCountBuckets()
 
-        mutating func allocated(sequence: UInt64) {
+        mutating func allocated(sequence: UInt64, time: UInt64) {
             allocated += 1
             liveCount += 1
             if liveCount > peak {
                 peak = liveCount
                 peakSequence = sequence
+                peakTime = time
                 diedSincePeak.removeAll(keepingCapacity: true)
             }
+            timeline.record(liveCount, at: time)
         }
 
-        mutating func died(_ instance: Instance) {
+        mutating func died(_ instance: Instance, time: UInt64) {
             liveCount -= 1
             if instance.sequence <= peakSequence { diedSincePeak.append(instance.site) }
+            timeline.record(liveCount, at: time)
         }
     }
 
@@ -161,6 +168,10 @@ struct LifetimeLedger {
         var running = 0
         /// Finished runs whose grace period has not ended.
         var unsettled = 0
+        /// When its first run started and its last run finished, in milliseconds since the channel
+        /// was created.
+        var startedAt: UInt64? = nil
+        var finishedAt: UInt64? = nil
         /// Its instances alive now, and their types.
         var live = AddressTable<UInt32>()
         /// Frozen when the test settled.
@@ -235,32 +246,35 @@ struct LifetimeLedger {
             if truncated { truncatedStacks.insert(id) }
         case .moduleLoaded(let module):
             modules.append(module)
-        case .allocated(let typeID, let object, let stackID, let sequence, let test):
+        case .allocated(let typeID, let object, let stackID, let sequence, let test, let time):
             // Ids no writer hands out are stored as none, and are damage.
             if (stackID >= Instance.idLimit && stackID != LA_STACK_NONE) || (test ?? 0) >= Instance.idLimit {
                 inconsistentEvents += 1
             }
-            guard allocate(typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test) else { return }
+            guard allocate(typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: time)
+            else { return }
             // Filed under the test the instance keeps (none for an id it cannot hold), so that its
             // deallocation finds it there.
             if let test, test < Instance.idLimit {
                 tests[test, default: TestLedger(name: "<test \(test)>")].live[object] = typeID
             }
-        case .deallocated(let typeID, let object, _):
-            deallocate(typeID: typeID, object: object)
+        case .deallocated(let typeID, let object, _, let time):
+            deallocate(typeID: typeID, object: object, time: time)
         case .testDefined(let id, let name):
             tests[id, default: TestLedger(name: name)].name = name
-        case .testPhase(let id, let phase, _):
+        case .testPhase(let id, let phase, _, let time):
             var test = tests[id] ?? TestLedger(name: "<test \(id)>")
             switch phase {
             case UInt32(LA_TEST_STARTED):
                 // A test that runs again (another case, a retry) is judged after its last run.
                 test.started = true
+                if test.startedAt == nil { test.startedAt = time }
                 test.running += 1
                 test.leaked = nil
             case UInt32(LA_TEST_FINISHED):
                 test.running = Swift.max(0, test.running - 1)
                 test.unsettled += 1
+                test.finishedAt = time
                 if test.running == 0 { test.outlived = aliveNow(test) }
             case UInt32(LA_TEST_SETTLED):
                 test.unsettled = Swift.max(0, test.unsettled - 1)
@@ -275,9 +289,9 @@ struct LifetimeLedger {
     }
 
     /// Counts an allocation; false when its type id is damage (nothing was counted).
-    private mutating func allocate(typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?)
-        -> Bool
-    {
+    private mutating func allocate(
+        typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: UInt64
+    ) -> Bool {
         let slot = Int(typeID)
         guard slot < Self.typeIDLimit else {
             inconsistentEvents += 1
@@ -293,13 +307,13 @@ struct LifetimeLedger {
         // freed where no hook saw it. It dies now, or it would hide the new one.
         if let previous = live.updateValue(instance, forKey: object) {
             if watchesAllocations { unseenDeallocations[previous.typeID, default: 0] += 1 }
-            retire(previous, at: object)
+            retire(previous, at: object, time: time)
         }
-        typeLedgers[position].allocated(sequence: sequence)
+        typeLedgers[position].allocated(sequence: sequence, time: time)
         return true
     }
 
-    private mutating func deallocate(typeID: UInt32, object: UInt64) {
+    private mutating func deallocate(typeID: UInt32, object: UInt64, time: UInt64) {
         guard let instance = live.removeValue(forKey: object) else {
             inconsistentEvents += 1
             return
@@ -310,12 +324,12 @@ struct LifetimeLedger {
             inconsistentEvents += 1
             return
         }
-        retire(instance, at: object)
+        retire(instance, at: object, time: time)
     }
 
-    /// Counts `instance`, just taken out of the live table, as dead.
-    private mutating func retire(_ instance: Instance, at object: UInt64) {
-        if let position = position(of: instance.typeID) { typeLedgers[position].died(instance) }
+    /// Counts `instance`, just taken out of the live table, as dead at `time`.
+    private mutating func retire(_ instance: Instance, at object: UInt64, time: UInt64) {
+        if let position = position(of: instance.typeID) { typeLedgers[position].died(instance, time: time) }
         if let test = instance.test, !tests.isEmpty { tests[test]?.live[object] = nil }
     }
 
@@ -353,7 +367,9 @@ struct LifetimeLedger {
     /// What each test leaked: its instances alive when it settled, or at the end of the run for a
     /// test that never settled (Swift Testing reports no phases; the process may end within a
     /// grace period).
-    func leaksByTest() -> [(name: String, started: Bool, leaks: [Leak])] {
-        tests.sorted { $0.key < $1.key }.map { _, test in (test.name, test.started, test.leaked ?? aliveNow(test)) }
+    func leaksByTest() -> [(name: String, started: Bool, leaks: [Leak], startedAt: UInt64?, finishedAt: UInt64?)] {
+        tests.sorted { $0.key < $1.key }.map { _, test in
+            (test.name, test.started, test.leaked ?? aliveNow(test), test.startedAt, test.finishedAt)
+        }
     }
 }

@@ -135,6 +135,20 @@ public final class RecordChannel {
         leakaudit_host_futex_wake(answered.assumingMemoryBound(to: UInt32.self))
     }
 
+    /// When the channel was created: the origin of its clock.
+    private let createdAt = ContinuousClock.now
+
+    /// Publishes the milliseconds since the channel was created as the header's `clock_ms`, which
+    /// writers copy into their records' time words, and returns them.
+    @discardableResult
+    func publishClock() -> UInt64 {
+        let elapsed = (ContinuousClock.now - createdAt).components
+        let milliseconds =
+            UInt64(Swift.max(elapsed.seconds, 0)) * 1000 + UInt64(Swift.max(elapsed.attoseconds, 0) / 1_000_000_000_000_000)
+        la_wire_store_release_u64(&header.pointee.clock_ms, milliseconds)
+        return milliseconds
+    }
+
     func publishConsumed(upTo index: UInt64) {
         la_wire_store_release_u64(&header.pointee.consumed_slot, index)
     }

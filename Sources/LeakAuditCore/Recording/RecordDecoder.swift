@@ -17,6 +17,24 @@ struct RecordDecoder {
     /// further ahead than any writer can reserve: the stream was damaged.
     private(set) var damagedSlots: UInt64 = 0
 
+    /// The channel's clock as this decoder last published it: no record it decodes was written
+    /// later (docs/record-format.md, "Time").
+    private(set) var clock: UInt64 = 0
+
+    /// When a record whose time word is `word` was written, in milliseconds since the channel was
+    /// created: `clock` less how far the word's low bits lie behind it (a word is never ahead of
+    /// the clock it was copied from), and `clock` itself for a writer that stamps no time.
+    func time(ofWord word: UInt64) -> UInt64 { Self.time(ofWord: word, clock: clock) }
+
+    /// `time(ofWord:)` at a given clock. The word holds the clock's low 31 bits when it was
+    /// copied, so the result is exact while the reader is less than 2^31 ms (24 days) behind its
+    /// writers; whatever the word holds, it lies between 0 and `clock`.
+    static func time(ofWord word: UInt64, clock: UInt64) -> UInt64 {
+        guard word & UInt64(LA_TIME_STAMPED) != 0 else { return clock }
+        let behind = (clock &- word) & UInt64(LA_TIME_MASK)
+        return clock >= behind ? clock - behind : 0
+    }
+
     /// Decodes every committed slot from the cursor on and passes each event, with the index of
     /// the process that wrote it, to `body`; for tests, which collect events in a closure.
     mutating func decode(_ channel: RecordChannel, targetFinished: Bool, into body: (WireEvent, _ process: UInt8) -> Void) {
@@ -33,6 +51,7 @@ struct RecordDecoder {
     /// - Parameter targetFinished: true once the target can write no more.
     mutating func decode<Sink: RecordSink>(_ channel: RecordChannel, targetFinished: Bool, into sink: inout Sink) {
         defer { channel.publishConsumed(upTo: cursor) }
+        clock = channel.publishClock()
         // No committed slot lies a whole ring past the cursor (its writer would still be waiting
         // for room): one pass reads at most one ring, so a damaged `next_slot` sizes no loop.
         let reserved = channel.reservedSlots
@@ -49,7 +68,10 @@ struct RecordDecoder {
         }
         while cursor < end {
             // Writers blocked on a full ring must not wait for a long decode to finish.
-            if cursor % 4096 == 0 { channel.publishConsumed(upTo: cursor) }
+            if cursor % 4096 == 0 {
+                channel.publishConsumed(upTo: cursor)
+                clock = channel.publishClock()
+            }
             let (tag, word1, word2, word3) = channel.slot(cursor)
             let kind = UInt32(truncatingIfNeeded: tag & 0xFF)
             let process = UInt8(truncatingIfNeeded: tag >> 16)
@@ -62,12 +84,17 @@ struct RecordDecoder {
                 sink.receive(
                     .allocated(
                         typeID: UInt32(tag >> 32), object: word1, stackID: UInt32(truncatingIfNeeded: word2), sequence: cursor,
-                        test: word3 == 0 ? nil : UInt32(truncatingIfNeeded: word3 - 1)),
+                        test: word3 == 0 ? nil : UInt32(truncatingIfNeeded: word3 - 1), time: time(ofWord: word2 >> 32)),
                     from: process)
             case UInt32(LA_SLOT_DEALLOC):
-                sink.receive(.deallocated(typeID: UInt32(tag >> 32), object: word1, sequence: cursor), from: process)
+                sink.receive(
+                    .deallocated(typeID: UInt32(tag >> 32), object: word1, sequence: cursor, time: time(ofWord: word2)),
+                    from: process)
             case UInt32(LA_SLOT_TEST):
-                sink.receive(.testPhase(id: UInt32(tag >> 32), phase: UInt32((tag >> 8) & 0xFF), sequence: cursor), from: process)
+                sink.receive(
+                    .testPhase(
+                        id: UInt32(tag >> 32), phase: UInt32((tag >> 8) & 0xFF), sequence: cursor, time: time(ofWord: word1)),
+                    from: process)
             case UInt32(LA_SLOT_BLOB_HEAD):
                 length = Swift.min(Swift.max(tag >> 32, 1), channel.slotCapacity)
                 let blobKind = UInt32((tag >> 8) & 0xFF)

@@ -151,6 +151,8 @@ struct Reception {
     var timedOut = false
     /// A signal leak-audit received and passed to the target (SIGINT from a user, SIGTERM from CI).
     var receivedSignal: Int32? = nil
+    /// From the channel's creation until its last record was read, in milliseconds.
+    var durationMilliseconds: UInt64 = 0
 
     /// Decodes `channel` into one ledger per process while `target` runs (a pass every
     /// `pollMicroseconds`), and once more after it ended, so that every committed record is read.
@@ -214,7 +216,7 @@ struct Reception {
             ledgers: ledgers.byProcess,
             channel: ChannelSummary(channel), tornSlots: decoder.tornSlots, damagedSlots: decoder.damagedSlots,
             heapWalks: heapWalks, timedOut: stoppedAt != nil,
-            receivedSignal: target.receivedSignal)
+            receivedSignal: target.receivedSignal, durationMilliseconds: decoder.clock)
         return (outcome, received)
     }
 }

@@ -13,14 +13,15 @@ enum WireEvent: Equatable {
     /// An ELF image loaded in the target.
     case moduleLoaded(ModuleImage)
     /// An instance passed validation; `sequence` orders it against every other event; `test` is
-    /// the id of the test running when it was allocated.
-    case allocated(typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32? = nil)
+    /// the id of the test running when it was allocated; `time` is when, in milliseconds since the
+    /// channel was created.
+    case allocated(typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32? = nil, time: UInt64 = 0)
     /// A test of this process, by id.
     case testDefined(id: UInt32, name: String)
     /// A test changed phase (LA_TEST_STARTED, _FINISHED, _SETTLED).
-    case testPhase(id: UInt32, phase: UInt32, sequence: UInt64)
+    case testPhase(id: UInt32, phase: UInt32, sequence: UInt64, time: UInt64 = 0)
     /// A tracked instance was deallocated.
-    case deallocated(typeID: UInt32, object: UInt64, sequence: UInt64)
+    case deallocated(typeID: UInt32, object: UInt64, sequence: UInt64, time: UInt64 = 0)
     /// The process that writes under this index attached: its pid, command line and LA_PROCESS_*
     /// flags.
     case processAttached(AttachedProcess)

@@ -31,6 +31,8 @@ extension ReportBuilder {
             merging(test.leaked, into: &entry.leaked)
             merging(test.globalState, into: &entry.globalState)
             entry.ran = entry.ran || test.ran
+            entry.startedAt = [entry.startedAt, test.startedAt].compactMap { $0 }.min()
+            entry.finishedAt = [entry.finishedAt, test.finishedAt].compactMap { $0 }.max()
             merged[test.name] = entry
         }
         return merged.values.sorted { $0.name < $1.name }
@@ -43,6 +45,7 @@ extension ReportBuilder {
             if var existing = merged[entry.name] {
                 existing.liveAtExit += entry.liveAtExit
                 existing.allocations = mergedGroups(existing.allocations + entry.allocations)
+                existing.timeline = LiveCountTimeline.sum([existing.timeline, entry.timeline].compactMap { $0 })
                 merged[entry.name] = existing
             } else {
                 merged[entry.name] = entry
@@ -69,8 +72,11 @@ extension ReportBuilder {
             {
                 existing.max = type.max
                 existing.peakLive = type.peakLive
+                existing.peakTime = type.peakTime
                 existing.allocations = type.allocations
             }
+            existing.allocationsAtExit = mergedGroups(existing.allocationsAtExit + type.allocationsAtExit)
+            existing.timeline = LiveCountTimeline.sum([existing.timeline, type.timeline].compactMap { $0 })
             existing.liveAtExit += type.liveAtExit
             existing.allocatedTotal += type.allocatedTotal
             if existing.retainers != nil || type.retainers != nil {

@@ -37,10 +37,11 @@ struct ReportBuilder {
         let processes = indexed.map {
             report(of: $0.value, walk: walks.atExit[$0.key], afterTests: walks.afterTests[$0.key] ?? [:], watch: watch)
         }
-        let target = AuditReport.Target(
+        var target = AuditReport.Target(
             path: run.request.target, arguments: run.request.arguments, attached: channel.attached,
             attachedProcesses: channel.attachedProcesses, outcome: run.outcome, kind: run.plan.targetKind,
             processes: ledgers.compactMap(Self.auditedProcess), skippedProcesses: channel.skippedProcesses)
+        target.durationMilliseconds = Int(clamping: run.received.durationMilliseconds)
         let types = Self.mergedByName(processes.flatMap(\.types))
             .sorted { ($0.exceeded ? 0 : 1, $0.name) < ($1.exceeded ? 0 : 1, $1.name) }
         let inconsistentEvents =
@@ -128,7 +129,9 @@ struct ReportBuilder {
         if watch.census {
             let entries = Self.mergedCensus(processes.flatMap(\.census))
             let all = watch.censusShowsInternals
-            let shown = all ? entries : entries.filter { !$0.isInternal && !$0.isTestCase }
+            var shown = all ? entries : entries.filter { !$0.isInternal && !$0.isTestCase }
+            // A chart for the types with the most instances, not for thousands.
+            for index in shown.indices.dropFirst(Self.censusTimelines) { shown[index].timeline = nil }
             let folded = all ? [] : entries.filter(\.isInternal)
             // XCTest keeps every test case object until the run ends: the harness's, not a leak.
             let testCases = all ? [] : entries.filter { $0.isTestCase && !$0.isInternal }
@@ -187,6 +190,9 @@ struct ReportBuilder {
         }
         return counts
     }
+
+    /// Census entries (most instances first) whose timeline the report keeps.
+    static let censusTimelines = 10
 
     /// Stack ids below it are counted in an array: the shim's stack table holds 2^18 stacks, and a
     /// damaged id beyond costs a hash, not a large array.
@@ -287,8 +293,11 @@ struct ReportBuilder {
                 var tracked = AuditReport.TrackedType(
                     name: type.name, budget: budget, max: type.max, peakLive: type.peak, liveAtExit: type.live.count,
                     allocatedTotal: type.allocated, allocations: [])
+                tracked.timeline = type.timeline.timeline
+                tracked.peakTime = Int(clamping: type.peakTime)
                 if tracked.exceeded {
                     tracked.allocations = groups(LifetimeLedger.sitesAliveAtPeak(of: type), typeName: type.name)
+                    tracked.allocationsAtExit = groups(type.live.values.map(\.site), typeName: type.name)
                     if watch.retainers {
                         (tracked.retainers, tracked.retainersUnavailable) = naming.retainers(
                             of: type.live.keys, typeName: type.name)
@@ -299,11 +308,12 @@ struct ReportBuilder {
             if watch.census && !type.live.isEmpty {
                 let isInternal = Self.isInternalType(type.name)
                 let folded = (isInternal || type.heldByXCTest) && !watch.censusShowsInternals
-                census.append(
-                    AuditReport.CensusEntry(
-                        name: type.name, liveAtExit: type.live.count, isInternal: isInternal, isTestCase: type.heldByXCTest,
-                        // Stacks are symbolized only for what the report shows.
-                        allocations: folded ? [] : groups(type.live.values.map(\.site), typeName: type.name)))
+                var entry = AuditReport.CensusEntry(
+                    name: type.name, liveAtExit: type.live.count, isInternal: isInternal, isTestCase: type.heldByXCTest,
+                    // Stacks are symbolized only for what the report shows.
+                    allocations: folded ? [] : groups(type.live.values.map(\.site), typeName: type.name))
+                if !folded { entry.timeline = type.timeline.timeline }
+                census.append(entry)
             }
         }
 
@@ -312,7 +322,8 @@ struct ReportBuilder {
         if watch.leaksPerTest {
             // Per test, the instances of judged types it left alive; the test harness's
             // own objects (XCTest's, Swift Testing's) are never a test's leak.
-            let byTest = ledger.leaksByTest().map { test in
+            let everyTest = ledger.leaksByTest()
+            let byTest = everyTest.map { test in
                 (
                     test.name, test.started,
                     test.leaks.filter { leak in
@@ -339,13 +350,16 @@ struct ReportBuilder {
                     return leaked
                 }.sorted { ($0.count, $1.type) > ($1.count, $0.type) }
             }
-            for (name, started, leaks) in byTest {
+            for ((name, started, leaks), test) in zip(byTest, everyTest) {
                 let leaked = leakedTypes(leaks.filter { globalState[$0] == nil })
                 let global = leakedTypes(leaks.filter { globalState[$0] != nil })
                 // A name seen only on allocations (a Swift Testing suite's scope) is listed only when
                 // something it allocated outlived it.
                 guard started || !leaked.isEmpty || !global.isEmpty else { continue }
-                tests.append(AuditReport.TestReport(name: name, leaked: leaked, globalState: global, ran: started))
+                var report = AuditReport.TestReport(name: name, leaked: leaked, globalState: global, ran: started)
+                report.startedAt = test.startedAt.map { Int(clamping: $0) }
+                report.finishedAt = test.finishedAt.map { Int(clamping: $0) }
+                tests.append(report)
             }
         }
         return ProcessFindings(

@@ -78,7 +78,17 @@ typedef struct la_wire_header {
     uint64_t run_token;           ///< A random number of this run, written by leak-audit before
                                   ///< the magic; LEAK_AUDIT_CHANNEL carries it, and a writer whose
                                   ///< variable names another (left from another run) stays out.
+    uint64_t clock_ms;            ///< atomic: milliseconds since leak-audit created the channel, as
+                                  ///< leak-audit last published them (each time it reads the ring:
+                                  ///< at least every few milliseconds). Writers copy it into the
+                                  ///< time word of their records (LA_TIME_*).
 } la_wire_header;
+
+/// A record's time word: LA_TIME_STAMPED, and in the bits of LA_TIME_MASK the low bits of the
+/// header's `clock_ms` when the record was written. A word without LA_TIME_STAMPED (a writer that
+/// predates time words) says nothing of time. Where each slot kind carries it: see LA_SLOT_*.
+#define LA_TIME_STAMPED 0x80000000u
+#define LA_TIME_MASK 0x7FFFFFFFu
 
 /// Processes of one run that can attach: the index is 8 bits of a tag.
 #define LA_WIRE_MAX_PROCESSES 256u
@@ -114,11 +124,11 @@ static inline la_wire_walk *la_wire_walk_slot(void *header, uint32_t index) {
 enum {
     LA_SLOT_EMPTY = 0,
     /// An instance passed validate: tag[16..23] process index; tag[32..63] type id;
-    /// w1 object address; w2 stack id; w3 the id of the test running when it was allocated, plus
-    /// one (0: none).
+    /// w1 object address; w2[0..31] stack id, w2[32..63] time word; w3 the id of the test running
+    /// when it was allocated, plus one (0: none).
     LA_SLOT_ALLOC = 1,
     /// A tracked instance was deallocated: tag[16..23] process index; tag[32..63] type id;
-    /// w1 object address.
+    /// w1 object address; w2 time word.
     LA_SLOT_DEALLOC = 2,
     /// First slot of a blob: tag[8..15] blob kind, tag[16..23] process index, tag[32..63] slots in
     /// the blob (head included); w1 blob id; w2 payload length in bytes; w3 blob-specific value.
@@ -127,7 +137,8 @@ enum {
     /// A following slot of a blob: tag[8..31] its index within the blob (1-based);
     /// w1..w3 carry 24 payload bytes.
     LA_SLOT_BLOB_CONT = 4,
-    /// A test changed phase: tag[8..15] LA_TEST_*; tag[16..23] process index; tag[32..63] test id.
+    /// A test changed phase: tag[8..15] LA_TEST_*; tag[16..23] process index; tag[32..63] test id;
+    /// w1 time word.
     LA_SLOT_TEST = 5,
 };
 

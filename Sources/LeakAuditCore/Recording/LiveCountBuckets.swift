@@ -1,0 +1,84 @@
+import LeakAuditModel
+
+/// How many instances of one type were alive over the run, kept small enough for every type:
+/// time is cut into buckets of a width that doubles whenever the run outgrows `bucketLimit` of
+/// them, and each bucket in which the count changed keeps its lowest, highest and last count. The
+/// exact peak is the type ledger's; this is the shape of the curve, for a chart.
+///
+/// Recording an event in the bucket under way touches only this value's own fields (no array):
+/// the replay pays a comparison and two min/max per event.
+struct LiveCountBuckets {
+    /// One bucket in which the count changed.
+    struct Point: Equatable {
+        /// The bucket's index: it starts at `bucket << shift` milliseconds.
+        var bucket: UInt64
+        var low: UInt32
+        var high: UInt32
+        var last: UInt32
+    }
+
+    /// Most buckets a timeline spans before its buckets are made twice as wide.
+    static let bucketLimit: UInt64 = 256
+
+    /// Buckets are `1 << shift` milliseconds wide.
+    private(set) var shift: UInt64 = 0
+    /// Buckets before the one under way, in time order.
+    private var earlier: [Point] = []
+    /// The bucket under way; its `bucket` is `UInt64.max` before the first event.
+    private var current = Point(bucket: .max, low: 0, high: 0, last: 0)
+
+    /// Counts `live` instances alive at `time` (milliseconds since the channel was created). A time
+    /// before the bucket under way (concurrent writers stamp in a slightly different order than
+    /// they commit) counts in that bucket.
+    mutating func record(_ live: Int, at time: UInt64) {
+        let value = UInt32(clamping: live)
+        if current.bucket != .max && time >> shift <= current.bucket {
+            current.low = Swift.min(current.low, value)
+            current.high = Swift.max(current.high, value)
+            current.last = value
+            return
+        }
+        startBucket(value, at: time)
+    }
+
+    private mutating func startBucket(_ value: UInt32, at time: UInt64) {
+        if current.bucket != .max { earlier.append(current) }
+        while time >> shift >= Self.bucketLimit { coarsen() }
+        current = Point(bucket: time >> shift, low: value, high: value, last: value)
+    }
+
+    /// Makes the buckets before the one about to start twice as wide, merging each pair.
+    private mutating func coarsen() {
+        shift += 1
+        var merged: [Point] = []
+        merged.reserveCapacity(earlier.count)
+        for var point in earlier {
+            point.bucket >>= 1
+            if var previous = merged.last, previous.bucket == point.bucket {
+                previous.low = Swift.min(previous.low, point.low)
+                previous.high = Swift.max(previous.high, point.high)
+                previous.last = point.last
+                merged[merged.count - 1] = previous
+            } else {
+                merged.append(point)
+            }
+        }
+        earlier = merged
+    }
+
+    /// Every bucket in which the count changed, in time order.
+    var points: [Point] { current.bucket == .max ? earlier : earlier + [current] }
+
+    /// The width of a bucket, in milliseconds.
+    var bucketMilliseconds: UInt64 { 1 << shift }
+
+    /// The report's form of the curve.
+    var timeline: LiveCountTimeline {
+        LiveCountTimeline(
+            bucketMilliseconds: Int(bucketMilliseconds),
+            samples: points.map {
+                LiveCountTimeline.Sample(
+                    time: Int(clamping: $0.bucket << shift), low: Int($0.low), high: Int($0.high), last: Int($0.last))
+            })
+    }
+}

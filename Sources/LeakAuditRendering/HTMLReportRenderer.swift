@@ -1,0 +1,665 @@
+import LeakAuditModel
+
+/// The report as one self-contained HTML page: the verdict, for each type over budget (and the
+/// census's largest types) its live count over time against its budget and a flame graph of where
+/// its instances were allocated, the per-test table, and who holds them. Styles and the small script
+/// (zoom, view switch, sorting) are inline and the page loads nothing: it works from `file://` and
+/// as a CI artifact, and its Content-Security-Policy forbids any request. Everything from the target
+/// is escaped; the charts are drawn here, as SVG, so they show without the script too.
+public struct HTMLReportRenderer: ReportRenderer {
+    /// How frames and sentences read: paths relative to the working directory, no width limit.
+    public var phrases: ReportPhrases
+
+    /// Creates the renderer; `workingDirectory` defaults to the process's.
+    public init(workingDirectory: String? = nil) {
+        phrases = ReportPhrases(workingDirectory: workingDirectory, width: nil, verbose: true)
+    }
+
+    /// Renders the whole page.
+    public func render(_ report: AuditReport) -> String {
+        var page = HTMLPage()
+        let verdict = report.verdict
+        page.line("<!DOCTYPE html>")
+        page.line("<html lang=\"en\">")
+        page.line("<head>")
+        page.line("<meta charset=\"utf-8\">")
+        page.line(
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'\">"
+        )
+        page.line("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">")
+        page.line("<title>leak-audit: \(html(verdictTitle(verdict))) — \(html(report.target.path))</title>")
+        page.line("<style>\(Self.style)</style>")
+        page.line("</head>")
+        page.line("<body>")
+        summary(report, into: &page)
+        if let explanation = phrases.notAuditedExplanation(report) {
+            page.line("<section id=\"not-audited\"><h2>Not audited</h2>")
+            for line in explanation where !line.isEmpty { page.line("<p>\(html(line))</p>") }
+            page.line("</section>")
+        }
+        let charted = chartedTypes(report)
+        if !charted.isEmpty {
+            page.line("<section id=\"types\"><h2>Types</h2>")
+            for (index, type) in charted.enumerated() { typeSection(type, index: index, report: report, into: &page) }
+            page.line("</section>")
+        }
+        let within = report.types.filter { !$0.exceeded }
+        if !within.isEmpty {
+            page.line("<section id=\"within-budget\"><h2>Within budget</h2>")
+            page.line("<table class=\"sortable\"><thead><tr>")
+            page.line("<th>Type</th><th data-numeric>Max</th><th data-numeric>Peak</th><th data-numeric>Alive at exit</th>")
+            page.line("</tr></thead><tbody>")
+            for type in within {
+                page.line(
+                    "<tr><td>\(html(type.name))</td><td>\(type.max)</td><td>\(type.peakLive)</td><td>\(type.liveAtExit)</td></tr>"
+                )
+            }
+            page.line("</tbody></table></section>")
+        }
+        if let tests = report.tests { testTable(tests, report: report, charted: charted, into: &page) }
+        if let census = report.census { censusTable(census, charted: charted, into: &page) }
+        if !report.warnings.isEmpty {
+            page.line("<section id=\"warnings\"><h2>Warnings</h2><ul>")
+            for warning in report.warnings { page.line("<li>\(html(warning))</li>") }
+            page.line("</ul></section>")
+        }
+        page.line(
+            "<footer>\(html(report.tool.name)) \(html(report.tool.version)) · \(html(phrases.summarySentence(report)))</footer>")
+        page.line("<script>\(Self.script)</script>")
+        page.line("</body>")
+        page.line("</html>")
+        return page.text
+    }
+
+    // MARK: - Summary
+
+    private func verdictTitle(_ verdict: AuditVerdict) -> String {
+        switch verdict {
+        case .clean: "clean"
+        case .budgetExceeded: "over budget"
+        case .incomplete: "incomplete"
+        case .targetFailed: "target failed"
+        case .notAudited: "not audited"
+        }
+    }
+
+    private func summary(_ report: AuditReport, into page: inout HTMLPage) {
+        let verdict = report.verdict
+        page.line("<header id=\"summary\" class=\"verdict-\(verdict.name)\">")
+        page.line("<h1><span class=\"verdict\">\(html(verdictTitle(verdict)))</span> \(html(report.target.path))</h1>")
+        page.line("<p class=\"sentence\">\(html(phrases.summarySentence(report)))</p>")
+        page.line("<dl>")
+        let arguments = report.target.arguments.map { ReportPhrases.escaped($0) }.joined(separator: " ")
+        if !arguments.isEmpty { page.line("<dt>Arguments</dt><dd>\(html(arguments))</dd>") }
+        page.line("<dt>Exit</dt><dd id=\"exit\">\(html(report.target.outcome.phrase))</dd>")
+        if let duration = report.target.durationMilliseconds {
+            page.line("<dt>Ran for</dt><dd>\(html(Self.duration(duration)))</dd>")
+        }
+        if let testsRun = report.target.testsRun { page.line("<dt>Tests audited</dt><dd id=\"tests-run\">\(testsRun)</dd>") }
+        page.line("<dt>Tracked types</dt><dd>\(report.types.count)</dd>")
+        page.line("<dt>Over budget</dt><dd id=\"over-budget\">\(report.exceededTypes.count)</dd>")
+        if report.watchedInstances > 0 { page.line("<dt>Objects watched</dt><dd>\(report.watchedInstances)</dd>") }
+        if let incompleteness = phrases.incompleteness(report) {
+            page.line("<dt>Incomplete</dt><dd>\(html(incompleteness))</dd>")
+        }
+        page.line("</dl>")
+        page.line("</header>")
+    }
+
+    // MARK: - Types
+
+    /// What one chart and flame graph show: a type over budget, or a census entry.
+    private struct ChartedType {
+        var name: String
+        var anchor: String
+        var budget: Int?
+        var peak: Int
+        var peakTime: Int?
+        var liveAtExit: Int
+        var allocated: Int?
+        var status: FindingStatus?
+        var timeline: LiveCountTimeline?
+        var atPeak: [AuditReport.AllocationGroup]
+        var atExit: [AuditReport.AllocationGroup]
+        var retainers: [Retainer]?
+    }
+
+    /// Types over budget, then the census entries that have a timeline (the largest).
+    private func chartedTypes(_ report: AuditReport) -> [ChartedType] {
+        var charted = report.exceededTypes.enumerated().map { index, type in
+            ChartedType(
+                name: type.name, anchor: "type-\(index)", budget: type.max, peak: type.peakLive, peakTime: type.peakTime,
+                liveAtExit: type.liveAtExit, allocated: type.allocatedTotal, status: type.status, timeline: type.timeline,
+                atPeak: type.allocations, atExit: type.allocationsAtExit, retainers: type.retainers)
+        }
+        for (index, entry) in (report.census?.entries ?? []).enumerated() where entry.timeline != nil {
+            let peak = entry.timeline?.samples.map(\.high).max() ?? entry.liveAtExit
+            charted.append(
+                ChartedType(
+                    name: entry.name, anchor: "census-\(index)", budget: nil, peak: Swift.max(peak, entry.liveAtExit),
+                    peakTime: nil, liveAtExit: entry.liveAtExit, allocated: nil, status: nil, timeline: entry.timeline,
+                    atPeak: [], atExit: entry.allocations, retainers: nil))
+        }
+        return charted
+    }
+
+    private func typeSection(_ type: ChartedType, index: Int, report: AuditReport, into page: inout HTMLPage) {
+        let statusName = type.status.map { $0.fails ? "failing" : $0.name } ?? "census"
+        page.line("<article class=\"type status-\(statusName)\" id=\"\(type.anchor)\">")
+        page.line("<h3><span class=\"status\">\(html(statusLabel(type.status)))</span> \(html(type.name))</h3>")
+        var facts: [String] = []
+        if let budget = type.budget { facts.append("max \(budget)") }
+        facts.append("peak \(type.peak)" + (type.peakTime.map { " at \(Self.duration($0))" } ?? ""))
+        facts.append("\(type.liveAtExit) alive at exit")
+        if let allocated = type.allocated { facts.append("\(allocated) allocated") }
+        page.line("<p class=\"facts\">\(html(facts.joined(separator: " · ")))</p>")
+        if let timeline = type.timeline, !timeline.samples.isEmpty {
+            timelineChart(type, timeline: timeline, report: report, into: &page)
+        } else {
+            page.line("<p class=\"no-timeline\">No timeline was recorded for this type.</p>")
+        }
+        let views = [("peak", "alive at the peak", type.atPeak), ("exit", "alive at exit", type.atExit)].filter {
+            !$0.2.isEmpty
+        }
+        if !views.isEmpty {
+            page.line("<div class=\"flame-block\">")
+            page.line("<h4>Where they were allocated</h4>")
+            page.line("<div class=\"flame-views\" role=\"group\">")
+            for (position, view) in views.enumerated() {
+                let count = view.2.reduce(0) { $0 + $1.count }
+                page.line(
+                    "<button type=\"button\" data-view=\"\(view.0)\"\(position == 0 ? " class=\"selected\"" : "")>\(count) \(html(view.1))</button>"
+                )
+            }
+            page.line("</div>")
+            for (position, view) in views.enumerated() {
+                flameGraph(view.2, typeName: type.name, view: view.0, hidden: position > 0, into: &page)
+            }
+            page.line("<p class=\"frame-detail\">Hover over a frame to see it; click to zoom in, click the root to zoom out.</p>")
+            page.line("</div>")
+        }
+        if let retainers = type.retainers, !retainers.isEmpty { retainerGraphs(retainers, into: &page) }
+        page.line("</article>")
+    }
+
+    private func statusLabel(_ status: FindingStatus?) -> String {
+        switch status {
+        case nil: "census"
+        case .failing?: "over budget"
+        case .largerThanBaseline(let recorded)?: "over budget, baseline \(recorded)"
+        case .suppressed?: "suppressed"
+        case .baselined(let recorded)?: "baselined (\(recorded))"
+        }
+    }
+
+    // MARK: - Timeline chart
+
+    private static let chartWidth = 760.0
+    private static let chartHeight = 220.0
+    private static let plotLeft = 48.0
+    private static let plotRight = 12.0
+    private static let plotTop = 12.0
+    private static let plotBottom = 28.0
+
+    private func timelineChart(_ type: ChartedType, timeline: LiveCountTimeline, report: AuditReport, into page: inout HTMLPage) {
+        let samples = timeline.samples
+        let tests = (report.tests ?? []).filter { $0.startedAt != nil && $0.finishedAt != nil }
+        let lastSample = (samples.last?.time ?? 0) + timeline.bucketMilliseconds
+        let end = Swift.max(
+            1, report.target.durationMilliseconds ?? 0, lastSample, type.peakTime ?? 0, tests.compactMap(\.finishedAt).max() ?? 0)
+        let top = Swift.max(1, type.peak, type.budget ?? 0, samples.map(\.high).max() ?? 0)
+        let yTop = Double(Self.niceCeiling(top))
+        let plotWidth = Self.chartWidth - Self.plotLeft - Self.plotRight
+        let plotHeight = Self.chartHeight - Self.plotTop - Self.plotBottom
+        func x(_ time: Int) -> Double { Self.plotLeft + Double(time) / Double(end) * plotWidth }
+        func y(_ count: Int) -> Double { Self.plotTop + plotHeight - Double(count) / yTop * plotHeight }
+
+        page.line(
+            "<svg class=\"timeline\" viewBox=\"0 0 \(Self.format(Self.chartWidth)) \(Self.format(Self.chartHeight))\" role=\"img\" aria-label=\"\(html("instances of \(type.name) alive over time"))\" data-end-ms=\"\(end)\">"
+        )
+        // Test boundaries, shaded and named.
+        for (index, test) in tests.enumerated() {
+            guard let started = test.startedAt, let finished = test.finishedAt else { continue }
+            let left = x(started)
+            let width = Swift.max(x(finished) - left, 0.5)
+            page.line(
+                "<rect class=\"test-band band-\(index % 2)\" x=\"\(Self.format(left))\" y=\"\(Self.format(Self.plotTop))\" width=\"\(Self.format(width))\" height=\"\(Self.format(plotHeight))\" data-test=\"\(html(test.name))\"><title>\(html("\(test.name): \(Self.duration(started))–\(Self.duration(finished))"))</title></rect>"
+            )
+            if width > 60 {
+                page.line(
+                    "<text class=\"test-name\" x=\"\(Self.format(left + 3))\" y=\"\(Self.format(Self.plotTop + 11))\">\(html(Self.clipped(test.name, to: Int(width / 6.5))))</text>"
+                )
+            }
+        }
+        // Axes and grid.
+        for tick in Self.ticks(upTo: Int(yTop)) {
+            page.line(
+                "<line class=\"grid\" x1=\"\(Self.format(Self.plotLeft))\" x2=\"\(Self.format(Self.plotLeft + plotWidth))\" y1=\"\(Self.format(y(tick)))\" y2=\"\(Self.format(y(tick)))\"/>"
+            )
+            page.line(
+                "<text class=\"axis y\" x=\"\(Self.format(Self.plotLeft - 6))\" y=\"\(Self.format(y(tick) + 4))\">\(tick)</text>")
+        }
+        for tick in Self.ticks(upTo: end) {
+            page.line(
+                "<text class=\"axis x\" x=\"\(Self.format(x(tick)))\" y=\"\(Self.format(Self.chartHeight - 8))\">\(html(Self.duration(tick)))</text>"
+            )
+        }
+        // Each bucket's range (lowest to highest count) as a band, then the count as a step line.
+        var range = ""
+        var line = "\(Self.format(x(0))),\(Self.format(y(0)))"
+        var carried = 0
+        for sample in samples {
+            let left = x(sample.time)
+            let right = x(Swift.min(sample.time + timeline.bucketMilliseconds, end))
+            range +=
+                "M\(Self.format(left)) \(Self.format(y(sample.high)))H\(Self.format(Swift.max(right, left + 0.5)))V\(Self.format(y(sample.low)))H\(Self.format(left))Z"
+            // Up to the bucket's highest count and back to its last: a spike, not a slope.
+            line += " \(Self.format(left)),\(Self.format(y(carried))) \(Self.format(left)),\(Self.format(y(sample.high)))"
+            line += " \(Self.format(left)),\(Self.format(y(sample.last)))"
+            carried = sample.last
+        }
+        line += " \(Self.format(x(end))),\(Self.format(y(carried)))"
+        page.line("<path class=\"range\" d=\"\(range)\"/>")
+        page.line("<polyline class=\"live\" points=\"\(line)\"/>")
+        for sample in samples {
+            page.line(
+                "<circle class=\"sample\" cx=\"\(Self.format(x(sample.time)))\" cy=\"\(Self.format(y(sample.high)))\" r=\"2\" data-time-ms=\"\(sample.time)\" data-low=\"\(sample.low)\" data-high=\"\(sample.high)\" data-last=\"\(sample.last)\"><title>\(Self.duration(sample.time)): \(sample.low == sample.high ? "\(sample.high)" : "\(sample.low)–\(sample.high)") alive, \(sample.last) at the end of the bucket</title></circle>"
+            )
+        }
+        if let budget = type.budget {
+            page.line(
+                "<line class=\"budget\" x1=\"\(Self.format(Self.plotLeft))\" x2=\"\(Self.format(Self.plotLeft + plotWidth))\" y1=\"\(Self.format(y(budget)))\" y2=\"\(Self.format(y(budget)))\" data-max=\"\(budget)\"><title>max \(budget)</title></line>"
+            )
+            page.line(
+                "<text class=\"budget-label\" x=\"\(Self.format(Self.plotLeft + plotWidth - 4))\" y=\"\(Self.format(y(budget) - 4))\">max \(budget)</text>"
+            )
+        }
+        if let peakTime = type.peakTime {
+            page.line(
+                "<circle class=\"peak\" cx=\"\(Self.format(x(peakTime)))\" cy=\"\(Self.format(y(type.peak)))\" r=\"4.5\" data-peak=\"\(type.peak)\" data-time-ms=\"\(peakTime)\"><title>peak \(type.peak) at \(html(Self.duration(peakTime)))</title></circle>"
+            )
+            // Beside the marker, on the side with room.
+            let atRight = x(peakTime) > Self.plotLeft + plotWidth * 0.85
+            page.line(
+                "<text class=\"peak-label\" x=\"\(Self.format(x(peakTime) + (atRight ? -7 : 7)))\" y=\"\(Self.format(y(type.peak) + 4))\"\(atRight ? " text-anchor=\"end\"" : "")>peak \(type.peak)</text>"
+            )
+        }
+        page.line("</svg>")
+    }
+
+    /// 1, 2 or 5 times a power of ten, at least `value`.
+    static func niceCeiling(_ value: Int) -> Int {
+        var scale = 1
+        while true {
+            for step in [1, 2, 5] where step * scale >= value { return step * scale }
+            scale *= 10
+        }
+    }
+
+    /// About six round values from 0 to `limit`.
+    static func ticks(upTo limit: Int) -> [Int] {
+        guard limit > 0 else { return [0] }
+        let step = Swift.max(1, niceCeiling(Swift.max(1, limit / 6)))
+        return Array(stride(from: 0, through: limit, by: step))
+    }
+
+    /// `350 ms`, `1.2 s`, `2 min 5 s`.
+    static func duration(_ milliseconds: Int) -> String {
+        if milliseconds < 1000 { return "\(milliseconds) ms" }
+        if milliseconds < 60_000 {
+            let tenths = (milliseconds + 50) / 100
+            return tenths % 10 == 0 ? "\(tenths / 10) s" : "\(tenths / 10).\(tenths % 10) s"
+        }
+        let seconds = (milliseconds + 500) / 1000
+        return "\(seconds / 60) min \(seconds % 60) s"
+    }
+
+    /// A coordinate with at most one decimal.
+    static func format(_ value: Double) -> String {
+        let tenths = (value * 10).rounded() / 10
+        return tenths == tenths.rounded() ? String(Int(tenths)) : String(tenths)
+    }
+
+    private static func clipped(_ text: String, to length: Int) -> String {
+        guard text.count > length, length > 1 else { return text }
+        return String(text.prefix(length - 1)) + "…"
+    }
+
+    // MARK: - Flame graph
+
+    /// One frame of the icicle: the instances whose stacks pass through it from the root down.
+    private final class FlameNode {
+        let frame: SymbolizedFrame?
+        var count = 0
+        var children: [FlameNode] = []
+        private var index: [FrameKey: Int] = [:]
+
+        init(frame: SymbolizedFrame?) { self.frame = frame }
+
+        func child(_ frame: SymbolizedFrame) -> FlameNode {
+            let key = FrameKey(frame)
+            if let position = index[key] { return children[position] }
+            let node = FlameNode(frame: frame)
+            index[key] = children.count
+            children.append(node)
+            return node
+        }
+    }
+
+    /// What makes two frames one box: the same function at the same line.
+    private struct FrameKey: Hashable {
+        var function: String?
+        var file: String?
+        var line: Int?
+        var module: String?
+
+        init(_ frame: SymbolizedFrame) {
+            function = frame.function
+            file = frame.file
+            line = frame.line
+            module = frame.module
+        }
+    }
+
+    /// Boxes narrower than this share of the whole are not drawn.
+    private static let narrowestShare = 0.0005
+
+    private func flameGraph(
+        _ groups: [AuditReport.AllocationGroup], typeName: String, view: String, hidden: Bool, into page: inout HTMLPage
+    ) {
+        let root = FlameNode(frame: nil)
+        for group in groups {
+            root.count += group.count
+            var node = root
+            // Outermost first: the program's entry at the top, the allocating line at the bottom.
+            for frame in group.frames.reversed() {
+                node = node.child(frame)
+                node.count += group.count
+            }
+        }
+        let total = Swift.max(root.count, 1)
+        page.line(
+            "<div class=\"flame\" data-view=\"\(view)\" data-total=\"\(root.count)\"\(hidden ? " hidden" : "") style=\"height:\(Self.flameDepth(root) * 20)px\">"
+        )
+        var left: [(node: FlameNode, x: Double, depth: Int)] = [(root, 0, 0)]
+        var skipped = 0
+        while let (node, x, depth) = left.popLast() {
+            let share = Double(node.count) / Double(total)
+            guard share >= Self.narrowestShare || depth == 0 else {
+                skipped += 1
+                continue
+            }
+            flameBox(node, x: x, share: share, depth: depth, typeName: typeName, into: &page)
+            var childX = x
+            for child in node.children.sorted(by: { $0.count > $1.count }) {
+                left.append((child, childX, depth + 1))
+                childX += Double(child.count) / Double(total)
+            }
+        }
+        page.line("</div>")
+        if skipped > 0 {
+            page.line("<p class=\"flame-note\">\(skipped) frames too narrow to draw are left out.</p>")
+        }
+    }
+
+    private static func flameDepth(_ node: FlameNode) -> Int {
+        1 + (node.children.map(flameDepth).max() ?? 0)
+    }
+
+    private func flameBox(
+        _ node: FlameNode, x: Double, share: Double, depth: Int, typeName: String, into page: inout HTMLPage
+    ) {
+        let label: String
+        let detail: String
+        let kind: String
+        if let frame = node.frame {
+            let function = frame.function.map { ReadableStack.readableFunction($0) } ?? "??"
+            label = ReportPhrases.shortTypeName(function)
+            detail = "\(phrases.describe(frame)) — \(node.count) of \(typeName)"
+            kind = Self.frameKind(frame)
+        } else {
+            label = "all \(node.count)"
+            detail = "\(node.count) instances of \(typeName)"
+            kind = "root"
+        }
+        let percent = { (value: Double) in String((value * 100_000).rounded() / 1000) }
+        page.line(
+            "<div class=\"frame \(kind)\" style=\"left:\(percent(x))%;width:\(percent(share))%;top:\(depth * 20)px\" data-x=\"\(x)\" data-w=\"\(share)\" data-depth=\"\(depth)\" data-count=\"\(node.count)\" data-detail=\"\(html(detail))\" title=\"\(html(detail))\">\(html(ReportPhrases.escaped(label)))</div>"
+        )
+    }
+
+    /// `user` for the program's own code (a frame with a source line outside the system's
+    /// libraries), `runtime` for the Swift runtime, the C library and the toolchain's libraries,
+    /// `library` for the rest.
+    static func frameKind(_ frame: SymbolizedFrame) -> String {
+        let module = frame.module ?? ""
+        let system =
+            module.isEmpty || module.hasPrefix("/lib/") || module.hasPrefix("/lib64/") || module.hasPrefix("/usr/lib/")
+            || module.includes("/lib/swift/")
+        if system { return "runtime" }
+        return frame.hasSourceLine ? "user" : "library"
+    }
+
+    // MARK: - Who holds them
+
+    private func retainerGraphs(_ retainers: [Retainer], into page: inout HTMLPage) {
+        page.line("<div class=\"retainers\"><h4>Who holds them</h4>")
+        for retainer in retainers {
+            page.line(
+                "<figure class=\"retainer\" data-count=\"\(retainer.count)\"><figcaption>\(retainer.count) held, \(html(ReportPhrases.byteCount(retainer.retainedBytes))) retained</figcaption><ol class=\"path\">"
+            )
+            page.line(
+                "<li class=\"root kind-\(retainer.root.kind.rawValue)\">\(html(ReportPhrases.retainerRoot(retainer.root)))</li>")
+            for step in retainer.path {
+                page.line(
+                    "<li class=\"step\"><span class=\"via\">\(html(ReportPhrases.escaped(step.via)))</span> <span class=\"object\">\(html(ReportPhrases.escaped(ReportPhrases.shortTypeName(step.type))))</span></li>"
+                )
+            }
+            if retainer.root.kind == .cycle, let first = retainer.path.first {
+                // A cycle closes on its first object.
+                page.line(
+                    "<li class=\"step back\"><span class=\"via\">back to</span> <span class=\"object\">\(html(ReportPhrases.escaped(ReportPhrases.shortTypeName(first.type))))</span></li>"
+                )
+            }
+            page.line("</ol></figure>")
+        }
+        page.line("</div>")
+    }
+
+    // MARK: - Tests and census
+
+    private func testTable(
+        _ tests: [AuditReport.TestReport], report: AuditReport, charted: [ChartedType], into page: inout HTMLPage
+    ) {
+        page.line("<section id=\"tests\"><h2>Tests</h2>")
+        page.line("<table class=\"sortable\"><thead><tr>")
+        page.line(
+            "<th>Test</th><th data-numeric>Started</th><th data-numeric>Duration</th><th>Left alive</th><th data-numeric>Instances</th><th>Status</th>"
+        )
+        page.line("</tr></thead><tbody>")
+        for test in tests {
+            let leaked = test.leaked + test.globalState
+            let failing = test.leaked.contains { $0.status.fails }
+            let status = failing ? "leaked" : test.leaked.isEmpty && test.globalState.isEmpty ? "clean" : "not failing"
+            let started = test.startedAt.map { "\($0)" } ?? ""
+            let duration = test.startedAt.flatMap { start in test.finishedAt.map { $0 - start } }
+            let types = leaked.map { leakedType in
+                let anchor = charted.first { $0.name == leakedType.type && $0.status != nil }?.anchor
+                let name = html(leakedType.type)
+                let text = anchor.map { "<a href=\"#\($0)\">\(name)</a>" } ?? name
+                let stacks = leakedType.allocations.prefix(3).compactMap { group in
+                    phrases.readableFrames(group.frames).first.map { html(phrases.describe($0)) }
+                }
+                let global = test.globalState.contains(leakedType) ? " (global state)" : ""
+                return "<details><summary>\(text) ×\(leakedType.count)\(global)</summary><ul>"
+                    + stacks.map { "<li>\($0)</li>" }.joined() + "</ul></details>"
+            }.joined()
+            page.line(
+                "<tr class=\"test-row status-\(status.replacingSpaces)\" data-test=\"\(html(test.name))\"><td>\(html(test.name))</td><td data-sort=\"\(test.startedAt ?? -1)\">\(started.isEmpty ? "" : html(Self.duration(test.startedAt ?? 0)))</td><td data-sort=\"\(duration ?? -1)\">\(duration.map { html(Self.duration($0)) } ?? "")</td><td>\(types)</td><td>\(leaked.reduce(0) { $0 + $1.count })</td><td>\(html(status))</td></tr>"
+            )
+        }
+        page.line("</tbody></table></section>")
+    }
+
+    private func censusTable(_ census: AuditReport.Census, charted: [ChartedType], into page: inout HTMLPage) {
+        page.line("<section id=\"census\"><h2>Census: alive at exit</h2>")
+        page.line("<table class=\"sortable\"><thead><tr><th>Type</th><th data-numeric>Alive at exit</th></tr></thead><tbody>")
+        for (index, entry) in census.entries.enumerated() {
+            let anchor = "census-\(index)"
+            let name =
+                charted.contains { $0.anchor == anchor } ? "<a href=\"#\(anchor)\">\(html(entry.name))</a>" : html(entry.name)
+            page.line("<tr><td>\(name)</td><td>\(entry.liveAtExit)</td></tr>")
+        }
+        page.line("</tbody></table>")
+        if census.foldedTypes > 0 {
+            page.line(
+                "<p>\(census.foldedTypes) types of the runtime and toolchain libraries (\(census.foldedInstances) instances) are not listed.</p>"
+            )
+        }
+        page.line("</section>")
+    }
+
+    // MARK: - Escaping
+
+    /// `text` safe inside an element or a quoted attribute: control and bidirectional characters
+    /// made visible (ReportPhrases.escaped), then markup characters as entities.
+    private func html(_ text: String) -> String {
+        var result = ""
+        for scalar in ReportPhrases.escaped(text).unicodeScalars {
+            switch scalar {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            case "'": result += "&#39;"
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    // MARK: - Style and script
+
+    private static let style = """
+        :root{--fail:#c62828;--ok:#2e7d32;--warn:#ef6c00;--muted:#666;--user:#f4a259;--library:#8ab4f8;--runtime:#c7c7c7}
+        body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:1000px;padding:16px 24px;color:#222}
+        h1{font-size:20px;margin:0 0 4px}h2{font-size:17px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:28px}
+        h3{font-size:15px;margin:18px 0 4px;word-break:break-all}h4{font-size:13px;margin:12px 0 4px;color:#444}
+        header{border-left:6px solid var(--muted);padding:8px 14px;background:#fafafa}
+        header.verdict-clean{border-color:var(--ok)}header.verdict-budgetExceeded{border-color:var(--fail)}
+        header.verdict-incomplete,header.verdict-targetFailed,header.verdict-notAudited{border-color:var(--warn)}
+        .verdict{text-transform:uppercase;font-weight:700}.verdict-clean .verdict{color:var(--ok)}
+        .verdict-budgetExceeded .verdict{color:var(--fail)}.sentence{margin:4px 0 8px}
+        dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:0}dt{color:var(--muted)}dd{margin:0}
+        .status{font-size:12px;padding:1px 6px;border-radius:3px;background:#eee;margin-right:6px;word-break:normal}
+        .status-failing .status{background:var(--fail);color:#fff}.facts{color:#444;margin:2px 0 6px}
+        svg.timeline{width:100%;height:auto;background:#fff;border:1px solid #e4e4e4}
+        .grid{stroke:#eee}.axis{font-size:10px;fill:var(--muted)}.axis.y{text-anchor:end}.axis.x{text-anchor:middle}
+        .range{fill:#1565c0;opacity:.18}.live{fill:none;stroke:#1565c0;stroke-width:1.5}.sample{fill:#1565c0}
+        .budget{stroke:var(--fail);stroke-dasharray:5 4;stroke-width:1.5}.budget-label{font-size:11px;fill:var(--fail);text-anchor:end}
+        .peak{fill:none;stroke:var(--fail);stroke-width:2}.peak-label{font-size:11px;fill:var(--fail)}
+        .test-band.band-0{fill:#f1f8e9}.test-band.band-1{fill:#e8f5e9}.test-name{font-size:10px;fill:#558b2f}
+        .flame-views button{font:inherit;font-size:12px;border:1px solid #bbb;background:#f6f6f6;padding:2px 8px;cursor:pointer}
+        .flame-views button.selected{background:#333;color:#fff;border-color:#333}
+        .flame{position:relative;margin-top:6px;overflow:hidden}
+        .frame{position:absolute;height:19px;box-sizing:border-box;border:1px solid #fff;font-size:11px;line-height:17px;
+        padding:0 3px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;cursor:pointer}
+        .frame.root{background:#9e9e9e;color:#fff}.frame.user{background:var(--user)}.frame.library{background:var(--library)}
+        .frame.runtime{background:var(--runtime);color:#333}.frame:hover{filter:brightness(.9)}
+        .frame-detail{font:12px ui-monospace,monospace;color:#444;min-height:1.4em;word-break:break-all}
+        .flame-note{font-size:12px;color:var(--muted)}
+        table{border-collapse:collapse;width:100%;font-size:13px}th,td{border-bottom:1px solid #eee;padding:4px 6px;text-align:left;vertical-align:top}
+        th{cursor:pointer;user-select:none;background:#fafafa}th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{content:" ▼"}
+        td{word-break:break-all}tr.status-leaked td:last-child{color:var(--fail);font-weight:600}
+        details ul{margin:2px 0 4px 16px;padding:0;font:12px ui-monospace,monospace}
+        ol.path{list-style:none;display:flex;flex-wrap:wrap;gap:4px;padding:0;margin:4px 0}
+        ol.path li{border:1px solid #bbb;border-radius:4px;padding:2px 6px;font-size:12px}
+        ol.path li+li::before{content:"→ ";color:var(--muted)}ol.path li.root{background:#fff3e0}
+        ol.path li.back{border-style:dashed}.via{color:var(--muted)}.retainer figcaption{font-size:12px;color:#444}
+        .retainer{margin:6px 0}footer{margin-top:28px;color:var(--muted);font-size:12px}
+        """
+
+    private static let script = """
+        (function () {
+          "use strict";
+          // Flame graphs: a click zooms into a frame (its callers stay as full-width bars above it),
+          // a click on the root zooms out; hovering shows the frame below the graph.
+          document.querySelectorAll(".flame-block").forEach(function (block) {
+            var detail = block.querySelector(".frame-detail");
+            block.querySelectorAll(".flame").forEach(function (graph) {
+              var frames = Array.prototype.slice.call(graph.querySelectorAll(".frame"));
+              function zoom(node) {
+                var x = +node.dataset.x, w = +node.dataset.w, depth = +node.dataset.depth, e = 1e-9;
+                frames.forEach(function (frame) {
+                  var fx = +frame.dataset.x, fw = +frame.dataset.w, fd = +frame.dataset.depth;
+                  var visible = fd < depth ? fx <= x + e && fx + fw >= x + w - e : fx >= x - e && fx + fw <= x + w + e;
+                  frame.hidden = !visible;
+                  if (!visible) return;
+                  frame.style.left = fd < depth ? "0%" : ((fx - x) / w) * 100 + "%";
+                  frame.style.width = fd < depth ? "100%" : (fw / w) * 100 + "%";
+                });
+                graph.dataset.zoom = node.dataset.depth === "0" ? "" : node.textContent;
+              }
+              graph.addEventListener("click", function (event) {
+                var frame = event.target.closest(".frame");
+                if (frame) zoom(frame);
+              });
+              graph.addEventListener("mouseover", function (event) {
+                var frame = event.target.closest(".frame");
+                if (frame && detail) detail.textContent = frame.dataset.detail;
+              });
+            });
+            // Instances alive at the peak, or at exit.
+            block.querySelectorAll(".flame-views button").forEach(function (button) {
+              button.addEventListener("click", function () {
+                block.querySelectorAll(".flame-views button").forEach(function (other) {
+                  other.classList.toggle("selected", other === button);
+                });
+                block.querySelectorAll(".flame").forEach(function (graph) {
+                  graph.hidden = graph.dataset.view !== button.dataset.view;
+                });
+              });
+            });
+          });
+          // Tables sort by the clicked column; again to reverse.
+          document.querySelectorAll("table.sortable").forEach(function (table) {
+            var headers = table.querySelectorAll("th");
+            headers.forEach(function (header, column) {
+              header.addEventListener("click", function () {
+                var ascending = header.getAttribute("aria-sort") !== "ascending";
+                headers.forEach(function (other) { other.removeAttribute("aria-sort"); });
+                header.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+                var numeric = header.hasAttribute("data-numeric");
+                var body = table.tBodies[0];
+                var rows = Array.prototype.slice.call(body.rows);
+                function key(row) {
+                  var cell = row.cells[column];
+                  var value = cell.dataset.sort !== undefined ? cell.dataset.sort : cell.textContent;
+                  return numeric ? parseFloat(value) || 0 : value.toLowerCase();
+                }
+                rows.sort(function (a, b) {
+                  var left = key(a), right = key(b);
+                  return (left < right ? -1 : left > right ? 1 : 0) * (ascending ? 1 : -1);
+                });
+                rows.forEach(function (row) { body.appendChild(row); });
+              });
+            });
+          });
+        })();
+        """
+}
+
+/// The page under construction, a line at a time.
+private struct HTMLPage {
+    var text = ""
+
+    mutating func line(_ line: String) {
+        text += line
+        text += "\n"
+    }
+}
+
+extension String {
+    /// The text with spaces as hyphens, for a class name.
+    fileprivate var replacingSpaces: String { String(map { $0 == " " ? "-" : $0 }) }
+}
