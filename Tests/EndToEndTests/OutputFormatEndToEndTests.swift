@@ -235,9 +235,11 @@ final class OutputFormatEndToEndTests: XCTestCase {
 
     func testHelpListsFormatsAndOutputs() {
         let help = Harness.run([Harness.leakAudit, "run", "--help"]).stdout
-        for option in ["--output-text", "--output-json", "--output-sarif", "--output-junit", "--output-github"] {
+        for option in ["--output-text", "--output-json", "--output-sarif", "--output-junit", "--output-github", "--output-html"] {
             XCTAssertTrue(help.contains(option), option)
         }
-        XCTAssertTrue(help.contains("text, json, sarif, junit or github"), help)
+        // Read whole, whatever the width the help is wrapped to.
+        let words = help.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        XCTAssertTrue(words.contains("text, json, sarif, junit, github or html"), help)
     }
 }
