@@ -87,6 +87,7 @@ struct LifetimeLedger {
         /// Instances alive over time, for a chart.
         var timeline = LiveCountBuckets()
 
+        @inline(__always)
         mutating func allocated(sequence: UInt64, time: UInt64) {
             allocated += 1
             liveCount += 1
@@ -99,6 +100,7 @@ struct LifetimeLedger {
             timeline.record(liveCount, at: time)
         }
 
+        @inline(__always)
         mutating func died(_ instance: Instance, time: UInt64) {
             liveCount -= 1
             if instance.sequence <= peakSequence { diedSincePeak.append(instance.site) }
@@ -247,17 +249,7 @@ struct LifetimeLedger {
         case .moduleLoaded(let module):
             modules.append(module)
         case .allocated(let typeID, let object, let stackID, let sequence, let test, let time):
-            // Ids no writer hands out are stored as none, and are damage.
-            if (stackID >= Instance.idLimit && stackID != LA_STACK_NONE) || (test ?? 0) >= Instance.idLimit {
-                inconsistentEvents += 1
-            }
-            guard allocate(typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: time)
-            else { return }
-            // Filed under the test the instance keeps (none for an id it cannot hold), so that its
-            // deallocation finds it there.
-            if let test, test < Instance.idLimit {
-                tests[test, default: TestLedger(name: "<test \(test)>")].live[object] = typeID
-            }
+            allocated(typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: time)
         case .deallocated(let typeID, let object, _, let time):
             deallocate(typeID: typeID, object: object, time: time)
         case .testDefined(let id, let name):
@@ -288,7 +280,24 @@ struct LifetimeLedger {
         }
     }
 
+    /// An allocation record (`apply(.allocated(…))`, without the event).
+    @inline(__always)
+    mutating func allocated(typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: UInt64) {
+        // Ids no writer hands out are stored as none, and are damage.
+        if (stackID >= Instance.idLimit && stackID != LA_STACK_NONE) || (test ?? 0) >= Instance.idLimit {
+            inconsistentEvents += 1
+        }
+        guard allocate(typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: time)
+        else { return }
+        // Filed under the test the instance keeps (none for an id it cannot hold), so that its
+        // deallocation finds it there.
+        if let test, test < Instance.idLimit {
+            tests[test, default: TestLedger(name: "<test \(test)>")].live[object] = typeID
+        }
+    }
+
     /// Counts an allocation; false when its type id is damage (nothing was counted).
+    @inline(__always)
     private mutating func allocate(
         typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: UInt64
     ) -> Bool {
@@ -313,7 +322,9 @@ struct LifetimeLedger {
         return true
     }
 
-    private mutating func deallocate(typeID: UInt32, object: UInt64, time: UInt64) {
+    /// A deallocation record (`apply(.deallocated(…))`, without the event).
+    @inline(__always)
+    mutating func deallocate(typeID: UInt32, object: UInt64, time: UInt64) {
         guard let instance = live.removeValue(forKey: object) else {
             inconsistentEvents += 1
             return
@@ -328,6 +339,7 @@ struct LifetimeLedger {
     }
 
     /// Counts `instance`, just taken out of the live table, as dead at `time`.
+    @inline(__always)
     private mutating func retire(_ instance: Instance, at object: UInt64, time: UInt64) {
         if let position = position(of: instance.typeID) { typeLedgers[position].died(instance, time: time) }
         if let test = instance.test, !tests.isEmpty { tests[test]?.live[object] = nil }

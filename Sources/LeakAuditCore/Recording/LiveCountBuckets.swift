@@ -30,6 +30,7 @@ struct LiveCountBuckets {
     /// Counts `live` instances alive at `time` (milliseconds since the channel was created). A time
     /// before the bucket under way (concurrent writers stamp in a slightly different order than
     /// they commit) counts in that bucket.
+    @inline(__always)
     mutating func record(_ live: Int, at time: UInt64) {
         let value = UInt32(clamping: live)
         if current.bucket != .max && time >> shift <= current.bucket {
@@ -41,6 +42,7 @@ struct LiveCountBuckets {
         startBucket(value, at: time)
     }
 
+    @inline(never)
     private mutating func startBucket(_ value: UInt32, at time: UInt64) {
         if current.bucket != .max { earlier.append(current) }
         while time >> shift >= Self.bucketLimit { coarsen() }

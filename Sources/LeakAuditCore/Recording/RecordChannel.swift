@@ -89,6 +89,11 @@ public final class RecordChannel {
     /// Records the target did not write: leak-audit had stopped reading, or one was larger than the ring.
     public var droppedRecords: UInt64 { la_wire_load_acquire_u64(&header.pointee.dropped) }
 
+    /// The ring's first word: slot `index` is the four words at `ring + 4 × (index & (slotCapacity − 1))`.
+    var ring: UnsafeMutablePointer<UInt64> {
+        (mapping + Int(LA_WIRE_HEADER_SIZE)).assumingMemoryBound(to: UInt64.self)
+    }
+
     private func words(_ index: UInt64) -> UnsafeMutablePointer<UInt64> {
         (mapping + Int(LA_WIRE_HEADER_SIZE) + Int(index & (slotCapacity - 1)) * Int(LA_WIRE_SLOT_SIZE))
             .assumingMemoryBound(to: UInt64.self)

@@ -240,6 +240,20 @@ struct ProcessLedgers: RecordSink {
         ledgers[index].apply(event)
     }
 
+    mutating func allocated(
+        typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: UInt64, from process: UInt8
+    ) {
+        let index = Int(process)
+        if !written[index] { written[index] = true }
+        ledgers[index].allocated(typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: time)
+    }
+
+    mutating func deallocated(typeID: UInt32, object: UInt64, sequence: UInt64, time: UInt64, from process: UInt8) {
+        let index = Int(process)
+        if !written[index] { written[index] = true }
+        ledgers[index].deallocate(typeID: typeID, object: object, time: time)
+    }
+
     /// The ledger of each process index, nil where no record named it.
     var byIndex: [LifetimeLedger?] { zip(ledgers, written).map { $1 ? $0 : nil } }
 
