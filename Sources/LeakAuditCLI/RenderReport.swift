@@ -100,7 +100,9 @@ struct RenderReport: ParsableCommand {
             failures = outputs.write(saved)
             status = ExitStatus(saved.verdict)
         } else {
-            return
+            // validate() allows no other count of reports.
+            outputs.discard()
+            throw ExitCode(ExitStatus.usageError.rawValue)
         }
         for failure in failures { printError(failure.description) }
         if !failures.isEmpty { throw ExitCode(ExitStatus.usageError.rawValue) }
