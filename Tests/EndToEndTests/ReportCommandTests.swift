@@ -20,7 +20,13 @@ final class ReportCommandTests: XCTestCase {
         }
     }
 
-    private static let formats = ["text", "json", "sarif", "junit", "github"]
+    /// Every format `leak-audit report --format` takes, read from its --help (the cases of
+    /// ReportFormat), so that a format added later is compared too with no change here.
+    private static let formats: [String] = {
+        let help = leakAudit(["report", "--help"]).stdout
+        guard let start = help.range(of: "(values: "), let end = help[start.upperBound...].firstIndex(of: ";") else { return [] }
+        return help[start.upperBound..<end].split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+    }()
 
     /// Runs leak-audit from the package root, as CI would, so that paths read the same.
     private static func leakAudit(_ arguments: [String]) -> Harness.CommandResult {
@@ -42,6 +48,7 @@ final class ReportCommandTests: XCTestCase {
     func testEveryFormatRendersFromTheSavedReportAsTheRunWroteIt() throws {
         let run = try Self.leaky.get()
         XCTAssertEqual(run.status, 1, "the fixture leaks")
+        XCTAssertTrue(Set(Self.formats).isSuperset(of: ["text", "json", "sarif", "junit", "github"]), "\(Self.formats)")
         for format in Self.formats {
             let rendered = Self.leakAudit(["report", run.json, "--format", format])
             XCTAssertEqual(rendered.status, run.status, "\(format): the run's exit code\n\(rendered.log)")
