@@ -31,6 +31,16 @@ enum ExitStatus: Int32, CaseIterable {
         }
     }
 
+    /// A comparison of two reports (`report --diff`): growth exits as a run with a failing
+    /// finding does.
+    init(_ verdict: ReportDiff.Verdict) {
+        switch verdict {
+        case .noGrowth: self = .clean
+        case .grew: self = .budgetExceeded
+        case .notComparable: self = .notAudited
+        }
+    }
+
     init(_ error: LeakAuditError) {
         switch error {
         case .targetNotFound, .targetNotOnPath, .targetNotExecutable, .targetNotAProgram, .targetRunsAsAnotherUser,

@@ -11,12 +11,13 @@ struct LeakAudit: ParsableCommand {
             Types opt in through the LeakMonitor library: they conform to MemoryLeakMonitorable, \
             declare `max`, and call MemoryLeakMonitor.validate(self) in init. `leak-audit run` \
             starts the program (or .xctest bundle), records every tracked instance's allocation \
-            stack, and reports each type whose live count went over its max.
+            stack, and reports each type whose live count went over its max. `leak-audit \
+            report` renders a report that a run saved as JSON in any format, or compares two.
 
             \(ExitStatus.helpTable)
             """,
         version: leakAuditVersion,
-        subcommands: [Run.self]
+        subcommands: [Run.self, RenderReport.self]
     )
 
     /// Runs only without a subcommand: that is a usage error, not a successful run.

@@ -12,7 +12,9 @@ struct ReportOptions: ParsableArguments {
     var format: ReportFormat = .text
 
     @Option(
-        name: .shortAndLong, help: ArgumentHelp("Write the report to this file instead of standard error.", valueName: "file"))
+        name: .shortAndLong,
+        help: ArgumentHelp(
+            "Write the report to this file instead of standard error (run) or standard output (report).", valueName: "file"))
     var output: String?
 
     @Option(name: .customLong("output-text"), help: ArgumentHelp("Also write the text report to this file.", valueName: "file"))
@@ -51,7 +53,8 @@ struct ReportOptions: ParsableArguments {
     )
     var verbose = false
 
-    /// Every report to write: the primary one (a nil path is standard error), then the extra files.
+    /// Every report to write: the primary one (a nil path is the command's standard stream), then
+    /// the extra files.
     var destinations: [(format: ReportFormat, path: String?)] {
         let extra: [(ReportFormat, String?)] = [
             (.text, outputText), (.json, outputJSON), (.sarif, outputSARIF), (.junit, outputJUnit), (.github, outputGitHub),

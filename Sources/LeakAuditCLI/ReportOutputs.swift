@@ -9,13 +9,16 @@ struct ReportOutputs {
     /// `--verbose`: the text report shows everything, at full length.
     private var verbose = false
 
-    /// Opens every destination; when one cannot be opened, the ones already opened are discarded.
-    static func open(_ options: ReportOptions) throws(SinkError) -> ReportOutputs {
+    /// Opens every destination, the primary report going to `standardStream` without `--output`;
+    /// when one cannot be opened, the ones already opened are discarded.
+    static func open(_ options: ReportOptions, standardStream: ReportSink = .standardError) throws(SinkError)
+        -> ReportOutputs
+    {
         var outputs: [(format: ReportFormat, sink: ReportSink)] = []
         for (format, path) in options.destinations {
             do {
                 outputs.append(
-                    (format, try path.map { path throws(SinkError) in try ReportSink.open(path: path) } ?? .standardError))
+                    (format, try path.map { path throws(SinkError) in try ReportSink.open(path: path) } ?? standardStream))
             } catch {
                 for output in outputs { output.sink.discard() }
                 throw error
@@ -33,6 +36,20 @@ struct ReportOutputs {
                 let renderer: any ReportRenderer =
                     format == .text ? TextReportRenderer(width: sink.columns, verbose: verbose) : format.renderer
                 try sink.write(renderer.render(report))
+            } catch {
+                failures.append(error)
+            }
+        }
+        return failures
+    }
+
+    /// Writes `text`, already rendered (a comparison of two reports), to every destination; every
+    /// destination is tried, and the failures are returned.
+    func write(_ text: String) -> [SinkError] {
+        var failures: [SinkError] = []
+        for (_, sink) in outputs {
+            do {
+                try sink.write(text)
             } catch {
                 failures.append(error)
             }

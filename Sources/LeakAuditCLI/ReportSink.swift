@@ -7,12 +7,15 @@
 /// permissions stay what they were.
 struct ReportSink {
     private let descriptor: Int32
-    /// The path given with --output, nil for standard error.
+    /// The path given with --output, nil for standard error or standard output.
     let path: String?
     private let createdHere: Bool
 
-    /// Standard error.
+    /// Standard error: where `run` writes the report (the target's output is on standard output).
     static let standardError = ReportSink(descriptor: 2, path: nil, createdHere: false)
+
+    /// Standard output: where `report` writes what it renders.
+    static let standardOutput = ReportSink(descriptor: 1, path: nil, createdHere: false)
 
     /// Opens `path` for writing without truncating it yet: nothing is lost if the run never
     /// produces a report.

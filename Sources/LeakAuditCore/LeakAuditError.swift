@@ -43,14 +43,3 @@ public enum LeakAuditError: Error, Equatable, CustomStringConvertible {
         }
     }
 }
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
-func systemErrorMessage(_ code: Int32) -> String {
-    guard let message = strerror(code) else { return "error \(code)" }
-    return String(cString: message).lowercased()
-}

@@ -319,7 +319,7 @@ public struct AuditReport: Sendable {
     }
 
     /// Why the report cannot vouch for the target.
-    public enum NotAuditedReason: Sendable, Hashable {
+    public enum NotAuditedReason: Sendable, Hashable, CaseIterable {
         /// The target never mapped the record channel.
         case neverAttached
         /// The Swift runtime is linked statically, so deallocations were invisible.

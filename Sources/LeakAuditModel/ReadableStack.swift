@@ -39,10 +39,11 @@ package enum ReadableStack {
             let frame = rest[index]
             guard isShown(frame) else {
                 var modules: [String] = []
+                var seen: Set<String> = []
                 var end = index
                 while end < rest.count && !isShown(rest[end]) {
                     let module = moduleName(rest[end])
-                    if !modules.contains(module) { modules.append(module) }
+                    if seen.insert(module).inserted { modules.append(module) }
                     end += 1
                 }
                 entries.append(.folded(count: end - index, modules: modules))

@@ -29,6 +29,20 @@ extension AuditReport.NotAuditedReason {
     }
 }
 
+extension TargetKind {
+    /// The kind's name in machine-readable reports: `dynamicSwift`, `swiftTestBundle`,
+    /// `staticSwift`, `notSwift`, `other`.
+    public var name: String {
+        switch self {
+        case .dynamicSwift: "dynamicSwift"
+        case .swiftTestBundle: "swiftTestBundle"
+        case .staticSwift: "staticSwift"
+        case .notSwift: "notSwift"
+        case .other: "other"
+        }
+    }
+}
+
 extension FindingStatus {
     /// The status's name in machine-readable reports: `failing`, `largerThanBaseline`,
     /// `suppressed`, `baselined`.

@@ -1,6 +1,6 @@
 /// What the target's file is, as far as auditing it goes: whether leak-audit can watch it without
 /// LeakMonitor, and what to advise when nothing was audited.
-public enum TargetKind: Sendable, Hashable {
+public enum TargetKind: Sendable, Hashable, CaseIterable {
     /// An ELF program linking the Swift runtime dynamically: allocations can be watched.
     case dynamicSwift
     /// A test bundle (it links XCTest or Swift Testing) with the Swift runtime linked dynamically.

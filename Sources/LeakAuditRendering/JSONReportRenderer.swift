@@ -17,22 +17,24 @@ public struct JSONReportRenderer: ReportRenderer {
 
 /// The JSON report's wire form, version 1: separate from the in-memory model so that the model
 /// can change without changing the format. Missing values are written as null, never omitted.
-struct JSONReportV1: Encodable {
-    struct Tool: Encodable {
+/// `JSONReportReader` reads it back; fields added since the first release (`@AddedField`) are
+/// read as absent from a report written before them.
+struct JSONReportV1: Codable, Equatable {
+    struct Tool: Codable, Equatable {
         var name: String
         var version: String
     }
-    struct Exit: Encodable {
+    struct Exit: Codable, Equatable {
         var code: Int32?
         var signal: Int32?
     }
-    struct Process: Encodable {
+    struct Process: Codable, Equatable {
         var pid: Int32
         var commandLine: [String]
         @ExplicitNull var testingLibrary: String?
         @ExplicitNull var testsRun: Int?
     }
-    struct Target: Encodable {
+    struct Target: Codable, Equatable {
         var path: String
         var arguments: [String]
         var attached: Bool
@@ -42,9 +44,13 @@ struct JSONReportV1: Encodable {
         var processes: [Process]
         var skippedProcesses: Int
         @ExplicitNull var testsRun: Int?
-        @ExplicitNull var durationMilliseconds: Int?
+        /// Added after the first release of schema 1: absent, null (not measured).
+        @AddedField var durationMilliseconds: Int?
+        /// What the target's file is; null when it was not inspected. Added after the first release
+        /// of schema 1: absent, null.
+        @AddedField var kind: String?
     }
-    struct Summary: Encodable {
+    struct Summary: Codable, Equatable {
         var verdict: String
         var trackedTypes: Int
         var exceededTypes: Int
@@ -55,8 +61,13 @@ struct JSONReportV1: Encodable {
         var damagedRecords: UInt64
         var incomplete: Bool
         var warnings: [String]
+        /// Added after the first release of schema 1: absent, derived from `incomplete` and the
+        /// record counts.
+        @AddedField var exceededCapacity: Bool?
+        /// Added after the first release of schema 1: absent, 0 (none counted).
+        @AddedField var watchedInstances: Int?
     }
-    struct Frame: Encodable {
+    struct Frame: Codable, Equatable {
         var address: String
         @ExplicitNull var module: String?
         @ExplicitNull var moduleOffset: String?
@@ -66,13 +77,13 @@ struct JSONReportV1: Encodable {
         @ExplicitNull var column: Int?
         var inlined: Bool
     }
-    struct Allocation: Encodable {
+    struct Allocation: Codable, Equatable {
         var count: Int
         var truncated: Bool
         @ExplicitNull var test: String?
         var frames: [Frame]
     }
-    struct Suppression: Encodable {
+    struct Suppression: Codable, Equatable {
         var rule: String
         var kind: String
         var pattern: String
@@ -93,7 +104,7 @@ struct JSONReportV1: Encodable {
             baselineCount = status?.recorded
         }
     }
-    struct LeakedType: Encodable {
+    struct LeakedType: Codable, Equatable {
         var type: String
         var count: Int
         var allocations: [Allocation]
@@ -104,15 +115,17 @@ struct JSONReportV1: Encodable {
         var retainers: [Retainer]? = nil
     }
     /// Who holds instances: a group of the same path shape (docs/retainers.md).
-    struct Retainer: Encodable {
-        struct Root: Encodable {
+    struct Retainer: Codable, Equatable {
+        struct Root: Codable, Equatable {
             var kind: String
             var name: String
             var thread: String?
         }
-        struct Step: Encodable {
+        struct Step: Codable, Equatable {
             var via: String
             var type: String
+            /// Added after the first release of schema 1: absent, false.
+            @AddedField var collectionStorage: Bool?
         }
         var count: Int
         var retainedBytes: Int
@@ -123,10 +136,10 @@ struct JSONReportV1: Encodable {
             count = retainer.count
             retainedBytes = retainer.retainedBytes
             root = Root(kind: retainer.root.kind.rawValue, name: retainer.root.name, thread: retainer.root.thread)
-            path = retainer.path.map { Step(via: $0.via, type: $0.type) }
+            path = retainer.path.map { Step(via: $0.via, type: $0.type, collectionStorage: $0.isCollectionStorage) }
         }
     }
-    struct GlobalState: Encodable {
+    struct GlobalState: Codable, Equatable {
         var type: String
         var count: Int
         var reason: String
@@ -134,17 +147,19 @@ struct JSONReportV1: Encodable {
         /// Only with --retainers (absent otherwise).
         var retainers: [Retainer]? = nil
     }
-    struct Test: Encodable {
+    struct Test: Codable, Equatable {
         var name: String
         var ran: Bool
         var leaked: [LeakedType]
         var globalState: [GlobalState]
-        @ExplicitNull var startedAtMilliseconds: Int?
-        @ExplicitNull var finishedAtMilliseconds: Int?
+        /// Added after the first release of schema 1: absent, null (not seen).
+        @AddedField var startedAtMilliseconds: Int?
+        /// Added after the first release of schema 1: absent, null (not seen).
+        @AddedField var finishedAtMilliseconds: Int?
     }
     /// Instances alive over time: each sample is `[time, low, high, last]`, time in milliseconds
     /// since the target started (docs/report-schema.json).
-    struct Timeline: Encodable {
+    struct Timeline: Codable, Equatable {
         var bucketMilliseconds: Int
         var samples: [[Int]]
 
@@ -153,12 +168,12 @@ struct JSONReportV1: Encodable {
             samples = timeline.samples.map { [$0.time, $0.low, $0.high, $0.last] }
         }
     }
-    struct Budget: Encodable {
+    struct Budget: Codable, Equatable {
         var source: String
         var pattern: String?
         var origin: String?
     }
-    struct TrackedType: Encodable {
+    struct TrackedType: Codable, Equatable {
         var name: String
         var budget: Budget
         var max: Int
@@ -174,36 +189,40 @@ struct JSONReportV1: Encodable {
         var retainers: [Retainer]? = nil
         /// Only with --retainers: why some instances have no path.
         var retainersUnavailable: [String]? = nil
-        var allocationsAtExit: [Allocation] = []
-        @ExplicitNull var timeline: Timeline? = nil
-        @ExplicitNull var peakTimeMilliseconds: Int? = nil
+        /// Added after the first release of schema 1, like the next two: absent, empty.
+        @AddedField var allocationsAtExit: [Allocation]? = nil
+        /// Absent: null (not recorded).
+        @AddedField var timeline: Timeline? = nil
+        /// Absent: null (not recorded).
+        @AddedField var peakTimeMilliseconds: Int? = nil
     }
-    struct Findings: Encodable {
+    struct Findings: Codable, Equatable {
         var failing: Int
         var suppressed: Int
         var baselined: Int
     }
-    struct BaselineEntry: Encodable {
+    struct BaselineEntry: Codable, Equatable {
         var kind: String
         var type: String
         var test: String?
         var overBudget: Int?
         var count: Int?
     }
-    struct Baseline: Encodable {
+    struct Baseline: Codable, Equatable {
         var path: String
         var gone: [BaselineEntry]
     }
 
-    struct CensusEntry: Encodable {
+    struct CensusEntry: Codable, Equatable {
         var name: String
         var liveAtExit: Int
         var `internal`: Bool
         var testCase: Bool
         var allocations: [Allocation]
-        @ExplicitNull var timeline: Timeline?
+        /// Added after the first release of schema 1: absent, null.
+        @AddedField var timeline: Timeline?
     }
-    struct Census: Encodable {
+    struct Census: Codable, Equatable {
         var types: [CensusEntry]
         var foldedTypes: Int
         var foldedInstances: Int
@@ -237,7 +256,7 @@ struct JSONReportV1: Encodable {
                     pid: $0.pid, commandLine: $0.commandLine, testingLibrary: $0.testingLibrary?.rawValue, testsRun: $0.testsRun)
             },
             skippedProcesses: report.target.skippedProcesses, testsRun: report.target.testsRun,
-            durationMilliseconds: report.target.durationMilliseconds)
+            durationMilliseconds: report.target.durationMilliseconds, kind: report.target.kind?.name)
         summary = Summary(
             verdict: report.verdict.name,
             trackedTypes: report.types.count,
@@ -251,7 +270,9 @@ struct JSONReportV1: Encodable {
             tornRecords: report.tornRecords,
             damagedRecords: report.damagedRecords,
             incomplete: report.isIncomplete,
-            warnings: report.warnings
+            warnings: report.warnings,
+            exceededCapacity: report.exceededCapacity,
+            watchedInstances: report.watchedInstances
         )
         func allocations(_ groups: [AuditReport.AllocationGroup]) -> [Allocation] {
             groups.map { Allocation(count: $0.count, truncated: $0.truncated, test: $0.test, frames: $0.frames.map(Frame.init)) }

@@ -33,3 +33,25 @@ public enum ReportFormat: String, CaseIterable, Sendable {
         }
     }
 }
+
+/// Turns a comparison of two reports (`leak-audit report --diff`) into the bytes of one format.
+public protocol ReportDiffRenderer {
+    /// Renders the whole comparison.
+    func render(_ diff: ReportDiff) -> String
+}
+
+/// The formats a comparison of two reports can be written in.
+public enum DiffFormat: String, CaseIterable, Sendable {
+    /// For people: one line per change, then the verdict.
+    case text
+    /// For tools: the versioned schema in docs/diff-schema.json.
+    case json
+
+    /// The renderer of this format.
+    public var renderer: any ReportDiffRenderer {
+        switch self {
+        case .text: TextDiffRenderer()
+        case .json: JSONDiffRenderer()
+        }
+    }
+}

@@ -134,11 +134,14 @@ public struct TextReportRenderer: ReportRenderer {
             return ReportPhrases.escaped(text)
         }
         // The same program started many times (a test suite running its examples) is one entry.
+        // Indexed by text: a report read from a file may list any number of processes.
         var groups: [(text: String, count: Int)] = []
+        var groupIndex: [String: Int] = [:]
         for text in described {
-            if let index = groups.firstIndex(where: { $0.text == text }) {
+            if let index = groupIndex[text] {
                 groups[index].count += 1
             } else {
+                groupIndex[text] = groups.count
                 groups.append((text, 1))
             }
         }

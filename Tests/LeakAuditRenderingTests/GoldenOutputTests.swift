@@ -11,12 +11,12 @@ import XCTest
 ///
 /// scripts/output-snapshot.sh does the same for real runs of the fixture programs.
 final class GoldenOutputTests: XCTestCase {
-    private static let cwd = "/home/dev/project"
+    static let cwd = "/home/dev/project"
     private static let goldenDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Golden")
 
     /// Every renderer, and the extension of its golden file.
-    private static var renderers: [(name: String, renderer: any ReportRenderer)] {
+    static var renderers: [(name: String, renderer: any ReportRenderer)] {
         [
             ("txt", TextReportRenderer(workingDirectory: cwd, width: 80)),
             ("verbose.txt", TextReportRenderer(workingDirectory: cwd, width: 80, verbose: true)),
@@ -52,12 +52,15 @@ final class GoldenOutputTests: XCTestCase {
 
     // MARK: - Samples
 
-    private static let samples: [(String, AuditReport)] = [
+    /// Every sample report, by the name of its golden files. The JSON round trip
+    /// (JSONReportReaderTests) reads each back and renders it again.
+    static let samples: [(String, AuditReport)] = [
         ("leaky-with-policy", leakyWithPolicy()),
         ("tests-and-census", testsAndCensus()),
         ("crashed", crashed()),
         ("clean", clean()),
         ("not-audited", notAudited()),
+        ("retainers-and-capacity", retainersAndCapacity()),
     ]
 
     private static func frame(
@@ -239,6 +242,65 @@ final class GoldenOutputTests: XCTestCase {
         report.target.attached = false
         report.target.attachedProcesses = 0
         report.target.kind = .dynamicSwift
+        return report
+    }
+
+    /// Retainers (a collection's storage on a path, a thread, a path left unknown), more processes
+    /// than leak-audit keeps and lost records, damaged records, a budget from a configuration file,
+    /// a test's global state replaced by later tests, and a test process whose tests were not
+    /// counted.
+    static func retainersAndCapacity() -> AuditReport {
+        let pattern = BudgetPattern(pattern: "App.Rout*", max: 0, origin: ".leak-audit.json")
+        let stack = [
+            frame("App.Router.init() -> App.Router", "\(cwd)/Sources/App/Router.swift", 3),
+            frame("App_main", "\(cwd)/Sources/App/main.swift", 8),
+        ]
+        var router = AuditReport.TrackedType(
+            name: "App.Router", budget: .pattern(pattern), max: 0, peakLive: 2, liveAtExit: 2, allocatedTotal: 2,
+            allocations: [.init(count: 2, frames: stack, truncated: false)])
+        router.retainers = [
+            Retainer(
+                count: 1, root: .init(kind: .global, name: "App.routers"),
+                path: [
+                    .init(via: "routers", type: "Swift._ContiguousArrayStorage<App.Router>", isCollectionStorage: true),
+                    .init(via: "[i]", type: "App.Router"),
+                ], retainedBytes: 2_400),
+            Retainer(
+                count: 1, root: .init(kind: .stack, name: "App.Scheduler.run()", thread: "worker"),
+                path: [.init(via: "local", type: "App.Router")]),
+        ]
+        router.retainersUnavailable = ["process 12 was killed by a signal before it could be walked"]
+        var report = AuditReport(
+            tool: .init(name: "leak-audit", version: "0.1.0"),
+            target: .init(
+                path: "scripts/run-all.sh", arguments: [], attached: true, attachedProcesses: 2, outcome: .exited(code: 0),
+                kind: .other,
+                processes: [
+                    .init(pid: 12, commandLine: ["/home/dev/project/.build/debug/App", "serve"]),
+                    .init(pid: 13, commandLine: [".build/debug/AppPackageTests.xctest"], testingLibrary: .xctest),
+                ]),
+            types: [router], droppedRecords: 1, tornRecords: 0, damagedRecords: 3, exceededCapacity: true,
+            warnings: ["more than 256 processes ran; the later ones were not audited"])
+        var leaked = AuditReport.TestReport.LeakedType(
+            type: "App.Router", count: 1,
+            allocations: [.init(count: 1, frames: stack, truncated: false, test: "AppTests.T/testA")])
+        leaked.retainers = [
+            Retainer(
+                count: 1, root: .init(kind: .cycle, name: "a cycle of 2 objects that nothing else holds"),
+                path: [
+                    .init(via: "delegate", type: "App.Router"), .init(via: "owner", type: "App.Router"),
+                ])
+        ]
+        var replaced = AuditReport.TestReport.LeakedType(
+            type: "App.Metrics", count: 1, allocations: [.init(count: 1, frames: stack, truncated: false)],
+            globalStateReason: .replacedByLaterTests)
+        replaced.retainers = [
+            Retainer(count: 1, root: .init(kind: .global, name: "App.metrics"), path: [.init(via: "", type: "App.Metrics")])
+        ]
+        report.tests = [
+            .init(name: "AppTests.T/testA", leaked: [leaked], globalState: [replaced]),
+            .init(name: "AppTests.Suite", leaked: [], ran: false),
+        ]
         return report
     }
 }

@@ -383,19 +383,20 @@ final class RendererTests: XCTestCase {
             Set(target.keys),
             [
                 "path", "arguments", "attached", "attachedProcesses", "exit", "notAuditedReason", "processes", "skippedProcesses",
-                "testsRun", "durationMilliseconds",
+                "testsRun", "durationMilliseconds", "kind",
             ])
         XCTAssertEqual(target["path"] as? String, ".build/debug/App")
         XCTAssertEqual(try array(target["arguments"]).count, 0)
         XCTAssertEqual(target["attached"] as? Bool, true)
         XCTAssertTrue(target["notAuditedReason"] is NSNull)
+        XCTAssertTrue(target["kind"] is NSNull, "null when the target was not inspected, never left out")
 
         let summary = try dictionary(root["summary"])
         XCTAssertEqual(
             Set(summary.keys),
             [
                 "verdict", "trackedTypes", "exceededTypes", "instancesOverBudget", "findings", "droppedRecords", "tornRecords",
-                "damagedRecords", "incomplete", "warnings",
+                "damagedRecords", "incomplete", "warnings", "exceededCapacity", "watchedInstances",
             ]
         )
         XCTAssertEqual(summary["findings"] as? [String: Int], ["failing": 1, "suppressed": 0, "baselined": 0])

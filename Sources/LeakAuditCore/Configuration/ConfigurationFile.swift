@@ -1,12 +1,6 @@
 import FoundationEssentials
 import LeakAuditModel
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A configuration file (`--config FILE`, or `.leak-audit.json` in the working directory),
 /// format version 1, described in docs/configuration.md:
 ///
@@ -84,38 +78,14 @@ public struct ConfigurationFile: Sendable, Hashable {
 }
 
 extension Data {
-    /// The most a configuration or baseline file may hold.
-    static let largestReadableFile = 64_000_000
-
-    /// The whole file at `path`, read with POSIX calls so that the error names the cause.
+    /// The whole file at `path`, read as every file leak-audit is given is (`readWholeFile(at:)`:
+    /// bounded, without waiting on a FIFO), or why it could not be.
     init(readingFile path: String) throws(ConfigurationError) {
-        // Opened without waiting: a FIFO that no process writes to would block open() forever. It
-        // then reads as empty; a pipe with a writer (`--config <(…)`) reads as usual.
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard descriptor >= 0 else { throw .unreadable(path: path, reason: systemErrorMessage(errno)) }
-        defer { close(descriptor) }
-        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .unreadable(path: path, reason: systemErrorMessage(errno))
-            }
-            if count == 0 {
-                guard !bytes.isEmpty else { throw .unreadable(path: path, reason: "it is empty") }
-                break
-            }
-            bytes += buffer[..<count]
-            // A configuration, suppression or baseline file is a few kilobytes: a device or a
-            // runaway file (`/dev/zero`) must not fill memory.
-            guard bytes.count <= Self.largestReadableFile else {
-                throw .unreadable(
-                    path: path, reason: "larger than \(Self.largestReadableFile / 1_000_000) megabytes, so not a leak-audit file")
-            }
+        do {
+            self.init(try readWholeFile(at: path))
+        } catch {
+            throw .unreadable(path: path, reason: error.reason)
         }
-        self.init(bytes)
     }
 }
 

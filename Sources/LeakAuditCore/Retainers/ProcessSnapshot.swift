@@ -1,3 +1,5 @@
+import LeakAuditModel
+
 /// A copy of a stopped process: its memory regions, threads and their registers, taken while every
 /// thread was stopped, so that its heap can be walked after the process ran on (docs/retainers.md).
 /// Addresses are the process's own.

@@ -1,5 +1,6 @@
 import CLeakAuditHost
 import FoundationEssentials
+import LeakAuditModel
 
 #if canImport(Glibc)
     import Glibc

@@ -1,0 +1,420 @@
+import Foundation
+import XCTest
+
+@testable import LeakAuditModel
+@testable import LeakAuditRendering
+
+/// Reading a JSON report back (`leak-audit report`): every format rendered from the report read
+/// back is the bytes rendering the original gives, and every bad file is one clear error.
+final class JSONReportReaderTests: XCTestCase {
+    // MARK: - Round trip
+
+    /// Every renderer this test compares: each format as `leak-audit report` writes it (every case
+    /// of `ReportFormat`, so that a new format is compared without a change here), and the golden
+    /// tests' renderers (the text report fitted to 80 columns, and verbose).
+    private static var renderers: [(name: String, renderer: any ReportRenderer)] {
+        ReportFormat.allCases.map { ($0.rawValue, $0.renderer) } + GoldenOutputTests.renderers
+    }
+
+    private func readBack(_ report: AuditReport, name: String) throws -> AuditReport {
+        let json = JSONReportRenderer().render(report)
+        return try JSONReportReader().decode(Array(json.utf8), path: "\(name).json")
+    }
+
+    func testEveryFormatOfEverySampleIsTheSameRenderedFromItsJSON() throws {
+        for (name, report) in GoldenOutputTests.samples {
+            let read = try readBack(report, name: name)
+            for (format, renderer) in Self.renderers {
+                XCTAssertEqual(
+                    renderer.render(read), renderer.render(report), "\(name) in \(format) differs when rendered from its JSON")
+            }
+        }
+    }
+
+    /// The round trip compares renderings, so it notices a lost field only when some sample
+    /// renders differently without it: each field that is easy to lose (one the JSON carries only
+    /// since schema 1 grew, or that is read back from a name) changes some rendering of some
+    /// sample. A field added to the model and the JSON should get its line here.
+    func testTheRoundTripWouldNoticeEachFieldLost() {
+        let losses: [(field: String, lose: (inout AuditReport) -> Void)] = [
+            ("target.kind", { $0.target.kind = nil }),
+            ("watchedInstances", { $0.watchedInstances = 0 }),
+            ("exceededCapacity", { $0.exceededCapacity = false }),
+            ("damagedRecords", { $0.damagedRecords = 0 }),
+            ("tornRecords", { $0.tornRecords = 0 }),
+            ("target.skippedProcesses", { $0.target.skippedProcesses = 0 }),
+            (
+                "target.processes[].testsRun",
+                { report in
+                    for index in report.target.processes.indices { report.target.processes[index].testsRun = nil }
+                }
+            ),
+            (
+                "types[].budget",
+                { report in
+                    for index in report.types.indices { report.types[index].budget = .code }
+                }
+            ),
+            (
+                "types[].status",
+                { report in
+                    for index in report.types.indices { report.types[index].status = .failing }
+                }
+            ),
+            (
+                "types[].retainers[].path[].isCollectionStorage",
+                { report in
+                    for index in report.types.indices {
+                        report.types[index].retainers = report.types[index].retainers?.map { retainer in
+                            var retainer = retainer
+                            retainer.path = retainer.path.map { .init(via: $0.via, type: $0.type) }
+                            return retainer
+                        }
+                    }
+                }
+            ),
+            (
+                "types[].retainersUnavailable",
+                { report in
+                    for index in report.types.indices { report.types[index].retainersUnavailable = [] }
+                }
+            ),
+            (
+                "tests[].globalState[].globalStateReason",
+                { report in
+                    report.tests = report.tests?.map { test in
+                        var test = test
+                        test.globalState = test.globalState.map {
+                            var type = $0
+                            type.globalStateReason = .oneTimeInitializer
+                            return type
+                        }
+                        return test
+                    }
+                }
+            ),
+            (
+                "tests[].ran",
+                { report in
+                    report.tests = report.tests?.map {
+                        var test = $0
+                        test.ran = true
+                        return test
+                    }
+                }
+            ),
+            ("census.foldedTestCaseTypes", { $0.census?.foldedTestCaseTypes = 0 }),
+            ("target.durationMilliseconds", { $0.target.durationMilliseconds = nil }),
+            (
+                "types[].timeline, peakTime, allocationsAtExit",
+                { report in
+                    for index in report.types.indices {
+                        report.types[index].timeline = nil
+                        report.types[index].peakTime = nil
+                        report.types[index].allocationsAtExit = []
+                    }
+                }
+            ),
+            (
+                "tests[].startedAt, finishedAt",
+                { report in
+                    report.tests = report.tests?.map {
+                        var test = $0
+                        (test.startedAt, test.finishedAt) = (nil, nil)
+                        return test
+                    }
+                }
+            ),
+            (
+                "census.entries[].timeline",
+                { report in
+                    for index in report.census?.entries.indices ?? 0..<0 { report.census?.entries[index].timeline = nil }
+                }
+            ),
+            (
+                "tests[].leaked[].allocations[].test",
+                { report in
+                    report.tests = report.tests?.map { test in
+                        var test = test
+                        test.leaked = test.leaked.map { leaked in
+                            var leaked = leaked
+                            leaked.allocations = leaked.allocations.map {
+                                var group = $0
+                                group.test = nil
+                                return group
+                            }
+                            return leaked
+                        }
+                        return test
+                    }
+                }
+            ),
+        ]
+        for (field, lose) in losses {
+            let noticed = GoldenOutputTests.samples.contains { _, report in
+                var lossy = report
+                lose(&lossy)
+                return Self.renderers.contains { $0.renderer.render(lossy) != $0.renderer.render(report) }
+            }
+            XCTAssertTrue(noticed, "no sample renders differently without \(field): the round trip could lose it unseen")
+        }
+    }
+
+    func testAReportWrittenBeforeTheAddedFieldsReadsAsTheSchemaSays() throws {
+        var report = GoldenOutputTests.retainersAndCapacity()
+        report.droppedRecords = 0
+        report.damagedRecords = 0
+        var json = JSONReportRenderer().render(report)
+        for field in ["\"exceededCapacity\" : true,", "\"kind\" : \"other\",", "\"collectionStorage\" : true,"] {
+            XCTAssertTrue(json.contains(field), field)
+            json = json.replacingOccurrences(of: field, with: "")
+        }
+        let read = try JSONReportReader().decode(Array(json.utf8), path: "old.json")
+        XCTAssertTrue(read.exceededCapacity, "derived from incomplete with no record lost or damaged")
+        XCTAssertNil(read.target.kind)
+        XCTAssertEqual(read.types.first?.retainers?.first?.path.first?.isCollectionStorage, false)
+    }
+
+    /// The fields added to schema 1 after its first release, which an older report leaves out
+    /// (and `target.kind`: other objects have a `kind` of their own).
+    static let addedFields: Set<String> = [
+        "durationMilliseconds", "exceededCapacity", "watchedInstances", "collectionStorage", "startedAtMilliseconds",
+        "finishedAtMilliseconds", "allocationsAtExit", "timeline", "peakTimeMilliseconds",
+    ]
+
+    /// `value` with every added field left out, at any depth.
+    private static func withoutAddedFields(_ value: Any) -> Any {
+        if let object = value as? [String: Any] {
+            return object.filter { !addedFields.contains($0.key) }.mapValues(withoutAddedFields)
+        }
+        if let array = value as? [Any] { return array.map(withoutAddedFields) }
+        return value
+    }
+
+    func testEverySampleReadsWithoutTheAddedFields() throws {
+        for (name, report) in GoldenOutputTests.samples {
+            let object = try JSONSerialization.jsonObject(with: Data(JSONReportRenderer().render(report).utf8))
+            var stripped = try XCTUnwrap(Self.withoutAddedFields(object) as? [String: Any])
+            var target = try XCTUnwrap(stripped["target"] as? [String: Any])
+            target["kind"] = nil
+            stripped["target"] = target
+            let older = try JSONSerialization.data(withJSONObject: stripped)
+            let read = try JSONReportReader().decode(Array(older), path: "\(name).json")
+            // What an older report holds reads the same; the added fields read as their absence.
+            XCTAssertEqual(read.tests?.map(\.name), report.tests?.map(\.name), name)
+            XCTAssertEqual(read.types.map(\.name), report.types.map(\.name), name)
+            XCTAssertEqual(read.verdict, report.verdict, name)
+            XCTAssertEqual(read.watchedInstances, 0, name)
+            XCTAssertNil(read.target.durationMilliseconds, name)
+            XCTAssertNil(read.target.kind, name)
+            XCTAssertTrue(
+                read.types.allSatisfy { $0.timeline == nil && $0.peakTime == nil && $0.allocationsAtExit.isEmpty }, name)
+            XCTAssertTrue((read.tests ?? []).allSatisfy { $0.startedAt == nil && $0.finishedAt == nil }, name)
+        }
+    }
+
+    // MARK: - Bad files
+
+    private var directory: URL!
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-reader-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private func file(_ name: String, _ bytes: [UInt8]) throws -> String {
+        let path = directory.appendingPathComponent(name).path
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    private func file(_ name: String, _ text: String) throws -> String {
+        try file(name, Array(text.utf8))
+    }
+
+    /// The error reading `path` gives, and checks it is one line that names the file.
+    private func error(reading path: String, file: StaticString = #filePath, line: UInt = #line) -> ReportFileError? {
+        do {
+            _ = try JSONReportReader().read(path: path)
+            XCTFail("'\(path)' was read", file: file, line: line)
+            return nil
+        } catch {
+            XCTAssertTrue(error.description.hasPrefix("'\(path)' "), error.description, file: file, line: line)
+            XCTAssertFalse(error.description.contains("\n"), error.description, file: file, line: line)
+            XCTAssertTrue(
+                error.description.contains("leak-audit run --output-json"), "says what to do: \(error.description)",
+                file: file, line: line)
+            return error
+        }
+    }
+
+    /// A valid report's JSON with `edit` applied to its parsed form.
+    private func edited(_ edit: (inout [String: Any]) -> Void) throws -> String {
+        let json = JSONReportRenderer().render(GoldenOutputTests.samples[0].1)
+        var object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        edit(&object)
+        return String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+    }
+
+    func testAFileThatCannotBeReadSaysWhy() throws {
+        let missing = directory.appendingPathComponent("missing.json").path
+        XCTAssertEqual(error(reading: missing), .unreadable(path: missing, reason: "no such file or directory"))
+        XCTAssertEqual(error(reading: directory.path), .unreadable(path: directory.path, reason: "is a directory"))
+        let empty = try file("empty.json", "")
+        XCTAssertEqual(error(reading: empty), .unreadable(path: empty, reason: "it is empty"))
+        let tooLarge = FileReadingError.unreadable(reason: "larger than 64 megabytes, so not a leak-audit file").reason
+        XCTAssertEqual(error(reading: "/dev/zero"), .unreadable(path: "/dev/zero", reason: tooLarge))
+        // A FIFO that no process writes to is not waited on.
+        let fifo = directory.appendingPathComponent("fifo.json").path
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        XCTAssertEqual(error(reading: fifo), .unreadable(path: fifo, reason: "it is empty"))
+        // 100 MB (sparse): refused from its size, before a byte is read.
+        let large = directory.appendingPathComponent("large.json").path
+        XCTAssertTrue(FileManager.default.createFile(atPath: large, contents: nil))
+        XCTAssertEqual(truncate(large, 100_000_000), 0)
+        XCTAssertEqual(error(reading: large), .unreadable(path: large, reason: tooLarge))
+    }
+
+    func testAFileThatIsNoReportSaysWhatItIs() throws {
+        let json = JSONReportRenderer().render(GoldenOutputTests.samples[0].1)
+        let truncated = try file("truncated.json", String(json.prefix(json.count / 2)))
+        XCTAssertEqual(
+            error(reading: truncated),
+            .notAReport(path: truncated, reason: "it is not valid JSON (cut short, or not JSON at all)"))
+        let latin1 = try file("latin1.json", [0x7B, 0x22, 0xE9, 0x22, 0x3A, 0x31, 0x7D])  // {"é":1} in Latin-1
+        XCTAssertEqual(error(reading: latin1), .notAReport(path: latin1, reason: "it is not UTF-8 text"))
+        let array = try file("array.json", "[1, 2]")
+        XCTAssertEqual(error(reading: array), .notAReport(path: array, reason: "it is JSON, but not an object"))
+        let baseline = try file("baseline.json", #"{"version": 1, "tool": "leak-audit", "findings": []}"#)
+        XCTAssertEqual(error(reading: baseline), .notAReport(path: baseline, reason: "it is a leak-audit baseline, not a report"))
+        let sarif = try file("log.sarif", #"{"version": "2.1.0", "runs": []}"#)
+        XCTAssertEqual(error(reading: sarif), .notAReport(path: sarif, reason: "it is a SARIF log, not a leak-audit JSON report"))
+        let other = try file("other.json", #"{"name": "x"}"#)
+        XCTAssertEqual(
+            error(reading: other),
+            .notAReport(path: other, reason: "it has no \"schemaVersion\", so it is not a leak-audit JSON report"))
+    }
+
+    func testAnotherSchemaVersionIsNamed() throws {
+        let newer = try file("v2.json", try edited { $0["schemaVersion"] = 2 })
+        XCTAssertEqual(error(reading: newer), .unsupportedVersion(path: newer, version: 2))
+        XCTAssertTrue(
+            error(reading: newer)?.description.contains("schema version 2, and this leak-audit reads version 1") == true)
+        let text = try file("text-version.json", #"{"schemaVersion": "1"}"#)
+        XCTAssertEqual(error(reading: text), .invalid(path: text, reason: "\"schemaVersion\" is not a whole number"))
+    }
+
+    func testAValueTheSchemaDoesNotAllowIsNamedWhereItIs() throws {
+        func types(_ edit: @escaping (inout [String: Any]) -> Void) throws -> String {
+            try edited { object in
+                var types = object["types"] as? [[String: Any]] ?? []
+                edit(&types[0])
+                object["types"] = types
+            }
+        }
+        let cases: [(String, String, String)] = [
+            ("missing.json", try edited { $0["tool"] = nil }, "missing \"tool\""),
+            ("wrong-type.json", try edited { $0["types"] = "none" }, "wrong type at \"types\""),
+            ("null.json", try types { $0["peakLive"] = NSNull() }, "wrong type at \"types[0].peakLive\""),
+            (
+                "huge.json", try types { $0["peakLive"] = 1e30 },
+                "\"types[0].peakLive\" holds a number that is not whole or too large"
+            ),
+            (
+                "large-count.json", try types { $0["peakLive"] = 1 << 50 },
+                "\"types[0].peakLive\" is \(1 << 50), not a count from 0 to \(1 << 40)"
+            ),
+            (
+                "negative.json", try types { $0["liveAtExit"] = -1 },
+                "\"types[0].liveAtExit\" is -1, not a count from 0 to \(1 << 40)"
+            ),
+            (
+                "status.json", try types { $0["status"] = "bogus" },
+                "\"types[0].status\" is \"bogus\", not one of failing, largerThanBaseline, suppressed, baselined"
+            ),
+            (
+                "address.json",
+                try types { type in
+                    var groups = type["allocations"] as? [[String: Any]] ?? []
+                    var frames = groups[0]["frames"] as? [[String: Any]] ?? []
+                    frames[0]["address"] = "5000"
+                    groups[0]["frames"] = frames
+                    type["allocations"] = groups
+                },
+                "\"types[0].allocations[0].frames[0].address\" is \"5000\", not a hexadecimal address (0x…)"
+            ),
+            (
+                "reason.json",
+                try edited { object in
+                    var target = object["target"] as? [String: Any] ?? [:]
+                    target["notAuditedReason"] = "tired"
+                    object["target"] = target
+                },
+                "\"target.notAuditedReason\" is \"tired\", not one of neverAttached, staticRuntime, recordFormatMismatch, notSwift, noTestsRan"
+            ),
+            (
+                "tool.json", try edited { $0["tool"] = ["name": "other", "version": "1"] },
+                "\"tool.name\" is 'other', not leak-audit"
+            ),
+            (
+                "sample.json",
+                try types { type in
+                    var timeline = type["timeline"] as? [String: Any] ?? [:]
+                    timeline["samples"] = [[0, 1, 1]]
+                    type["timeline"] = timeline
+                },
+                "\"types[0].timeline.samples[0]\" has 3 values, not [time, low, high, last]"
+            ),
+            (
+                "time.json", try types { $0["peakTimeMilliseconds"] = -5 },
+                "\"types[0].peakTimeMilliseconds\" is -5, not a time from 0 to \(1 << 40) milliseconds"
+            ),
+        ]
+        for (name, json, reason) in cases {
+            let path = try file(name, json)
+            XCTAssertEqual(error(reading: path), .invalid(path: path, reason: reason), name)
+        }
+    }
+
+    func testADerivedFieldThatDisagreesIsCaught() throws {
+        func summary(_ key: String, _ value: Any) throws -> String {
+            try edited { object in
+                var summary = object["summary"] as? [String: Any] ?? [:]
+                summary[key] = value
+                object["summary"] = summary
+            }
+        }
+        let verdict = try file("verdict.json", try summary("verdict", "clean"))
+        XCTAssertEqual(
+            error(reading: verdict),
+            .inconsistent(
+                path: verdict,
+                reason: "\"summary.verdict\" is \"clean\", but the report's types, tests and records make it \"budgetExceeded\""))
+        let failing = try file("failing.json", try summary("findings", ["failing": 0, "suppressed": 1, "baselined": 1]))
+        XCTAssertEqual(
+            error(reading: failing),
+            .inconsistent(
+                path: failing, reason: "\"summary.findings.failing\" is 0, but the report's types, tests and records make it 2"))
+        let exceeded = try file(
+            "exceeded.json",
+            try edited { object in
+                var types = object["types"] as? [[String: Any]] ?? []
+                types[0]["peakLive"] = 1
+                object["types"] = types
+            })
+        XCTAssertEqual(
+            error(reading: exceeded),
+            .inconsistent(path: exceeded, reason: "\"types[0].exceeded\" is true, but its peakLive 1 and max 1 make it false"))
+    }
+
+    func testAGoodFileReadsWithNoError() throws {
+        let path = try file("good.json", JSONReportRenderer().render(GoldenOutputTests.samples[1].1))
+        let report = try JSONReportReader().read(path: path)
+        XCTAssertEqual(report.tests?.count, 3)
+        XCTAssertEqual(report.target.kind, .swiftTestBundle)
+    }
+}
