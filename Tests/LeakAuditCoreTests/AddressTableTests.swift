@@ -55,4 +55,23 @@ final class AddressTableTests: XCTestCase {
         XCTAssertEqual(table.count, 1)
         XCTAssertEqual(table.values.map(\.sequence), [1_000_000])
     }
+
+    func testACopyIsAValueOfItsOwn() {
+        // The slots are shared until one side changes: then that side copies them.
+        var original = AddressTable<UInt32>()
+        for index in 1...100 { original[UInt64(index) << 4] = UInt32(index) }
+        var copy = original
+        copy[16] = 1000
+        copy[32] = nil
+        copy[UInt64(500) << 4] = 500
+        XCTAssertEqual(original[16], 1)
+        XCTAssertEqual(original[32], 2)
+        XCTAssertNil(original[UInt64(500) << 4])
+        XCTAssertEqual(original.count, 100)
+        XCTAssertEqual(copy[16], 1000)
+        XCTAssertNil(copy[32])
+        XCTAssertEqual(copy.count, 100)
+        original[48] = nil
+        XCTAssertEqual(copy[48], 3, "a removal in the original leaves the copy alone")
+    }
 }

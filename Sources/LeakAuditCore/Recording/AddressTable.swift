@@ -7,25 +7,56 @@
 /// hash (a hostile target can only slow its own audit), so a multiplicative hash of the address
 /// spreads them well. Open addressing with linear probing keeps a lookup in one or two cache
 /// lines; removal shifts the following entries back instead of leaving tombstones, so the table
-/// never fills with dead entries however long a run churns. Keys and values live in separate
-/// arrays: a probe reads only keys.
+/// never fills with dead entries however long a run churns. An address and its value share a
+/// slot, in one allocation the table owns (copied on write, as an array would be).
 struct AddressTable<Value: AddressTableValue> {
-    /// 0 marks an empty slot; the address 0, which only a damaged stream names, is kept aside.
-    private var slotKeys: ContiguousArray<UInt64>
-    /// `Value.vacant` in empty slots: a value needs no optional's extra byte (and its padding).
-    private var slotValues: ContiguousArray<Value>
+    /// One slot: an address (0 when empty) and its value, side by side, so that a hit reads one
+    /// cache line.
+    fileprivate struct Slot {
+        var key: UInt64
+        var value: Value
+    }
+
+    /// The slots, in memory of their own: one allocation, and one uniqueness check per change
+    /// (two arrays took one per access of each).
+    fileprivate final class Storage {
+        let capacity: Int
+        let slots: UnsafeMutablePointer<Slot>
+
+        /// `capacity` empty slots (a power of two).
+        init(capacity: Int) {
+            self.capacity = capacity
+            let bytes = UnsafeMutableRawPointer.allocate(
+                byteCount: capacity * MemoryLayout<Slot>.stride, alignment: MemoryLayout<Slot>.alignment)
+            // All zero: every key 0 (empty), every value plain bits.
+            bytes.initializeMemory(as: UInt8.self, repeating: 0, count: capacity * MemoryLayout<Slot>.stride)
+            slots = bytes.bindMemory(to: Slot.self, capacity: capacity)
+        }
+
+        func copy() -> Storage {
+            let copy = Storage(capacity: capacity)
+            copy.slots.update(from: slots, count: capacity)
+            return copy
+        }
+
+        deinit { slots.deallocate() }
+    }
+
+    /// Owns the slots: what copy-on-write checks. `slots` and `capacity` repeat its fields, so
+    /// that a record reads them without retaining it.
+    private var storage: Storage?
+    private var slots: UnsafeMutablePointer<Slot>? = nil
+    /// A power of two, or 0 before the first entry.
+    private var capacity = 0
     private var zeroKeyValue: Value? = nil
-    /// Entries in `slotKeys` (the address 0 not included).
+    /// Entries in the slots (the address 0 not included).
     private var stored = 0
 
     /// The smallest capacity, a power of two.
     private static var minimumCapacity: Int { 16 }
 
     /// An empty table, which allocates nothing until its first entry.
-    init() {
-        slotKeys = []
-        slotValues = []
-    }
+    init() {}
 
     /// The number of addresses in the table.
     var count: Int { stored + (zeroKeyValue == nil ? 0 : 1) }
@@ -39,19 +70,17 @@ struct AddressTable<Value: AddressTableValue> {
         Int(truncatingIfNeeded: ((key >> 4) &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
     }
 
-    /// The slot holding `key`, or nil.
+    /// The slot holding `key` (not 0), or nil.
     @inline(__always)
     private func slot(of key: UInt64) -> Int? {
-        slotKeys.withUnsafeBufferPointer { slotKeys in
-            guard !slotKeys.isEmpty else { return nil }
-            let mask = slotKeys.count - 1
-            var index = Self.home(of: key, mask: mask)
-            while true {
-                let seen = slotKeys[index]
-                if seen == key { return index }
-                if seen == 0 { return nil }
-                index = (index + 1) & mask
-            }
+        guard let slots else { return nil }
+        let mask = capacity &- 1
+        var index = Self.home(of: key, mask: mask)
+        while true {
+            let seen = slots[index].key
+            if seen == key { return index }
+            if seen == 0 { return nil }
+            index = (index &+ 1) & mask
         }
     }
 
@@ -59,11 +88,20 @@ struct AddressTable<Value: AddressTableValue> {
     subscript(key: UInt64) -> Value? {
         get {
             if key == 0 { return zeroKeyValue }
-            return slot(of: key).map { slotValues[$0] }
+            guard let slots, let index = slot(of: key) else { return nil }
+            return slots[index].value
         }
         set {
             if let newValue { updateValue(newValue, forKey: key) } else { removeValue(forKey: key) }
         }
+    }
+
+    /// Makes the slots this value's alone (copied if shared).
+    @inline(never)
+    private mutating func copySlots() {
+        guard let copy = storage?.copy() else { return }
+        storage = copy
+        slots = copy.slots
     }
 
     /// Stores `value` for `key`; returns the value it replaced, if any.
@@ -74,28 +112,28 @@ struct AddressTable<Value: AddressTableValue> {
             return zeroKeyValue
         }
         // At most three quarters full, so that every probe sequence reaches an empty slot soon.
-        if (stored + 1) * 4 > slotKeys.count * 3 { resize(to: Swift.max(Self.minimumCapacity, slotKeys.count * 2)) }
-        let mask = slotKeys.count - 1
-        let start = Self.home(of: key, mask: mask)
-        let (index, found) = slotKeys.withUnsafeMutableBufferPointer { slotKeys in
-            var index = start
-            while true {
-                let seen = slotKeys[index]
-                if seen == key { return (index, true) }
-                if seen == 0 {
-                    slotKeys[index] = key
-                    return (index, false)
-                }
-                index = (index + 1) & mask
+        if (stored &+ 1) &* 4 > capacity &* 3 {
+            resize(to: Swift.max(Self.minimumCapacity, capacity &* 2))
+        } else if !isKnownUniquelyReferenced(&storage) {
+            copySlots()
+        }
+        guard let slots else { return nil }  // resize always leaves slots
+        let mask = capacity &- 1
+        var index = Self.home(of: key, mask: mask)
+        while true {
+            let seen = slots[index].key
+            if seen == key {
+                let previous = slots[index].value
+                slots[index].value = value
+                return previous
             }
+            if seen == 0 {
+                slots[index] = Slot(key: key, value: value)
+                stored &+= 1
+                return nil
+            }
+            index = (index &+ 1) & mask
         }
-        if found {
-            defer { slotValues[index] = value }
-            return slotValues[index]
-        }
-        slotValues[index] = value
-        stored += 1
-        return nil
     }
 
     /// Removes `key`; returns its value, or nil when it was not in the table.
@@ -106,71 +144,53 @@ struct AddressTable<Value: AddressTableValue> {
             return zeroKeyValue
         }
         guard let found = slot(of: key) else { return nil }
-        let removed = slotValues[found]
-        let mask = slotKeys.count - 1
-        slotKeys.withUnsafeMutableBufferPointer { slotKeys in
-            slotValues.withUnsafeMutableBufferPointer { slotValues in
-                // Backward-shift deletion: every entry after the hole whose probe sequence passes
-                // through it moves into it, so that lookups never need a tombstone.
-                var hole = found
-                var index = (hole + 1) & mask
-                while slotKeys[index] != 0 {
-                    let wanted = Self.home(of: slotKeys[index], mask: mask)
-                    // The entry at `index` may move to `hole` when `hole` lies on its way from `wanted`.
-                    if (index &- wanted) & mask >= (index &- hole) & mask {
-                        slotKeys[hole] = slotKeys[index]
-                        slotValues[hole] = slotValues[index]
-                        hole = index
-                    }
-                    index = (index + 1) & mask
-                }
-                slotKeys[hole] = 0
-                slotValues[hole] = .vacant
+        if !isKnownUniquelyReferenced(&storage) { copySlots() }
+        guard let slots else { return nil }
+        let removed = slots[found].value
+        let mask = capacity &- 1
+        // Backward-shift deletion: every entry after the hole whose probe sequence passes
+        // through it moves into it, so that lookups never need a tombstone.
+        var hole = found
+        var index = (hole &+ 1) & mask
+        while slots[index].key != 0 {
+            let wanted = Self.home(of: slots[index].key, mask: mask)
+            // The entry at `index` may move to `hole` when `hole` lies on its way from `wanted`.
+            if (index &- wanted) & mask >= (index &- hole) & mask {
+                slots[hole] = slots[index]
+                hole = index
             }
+            index = (index &+ 1) & mask
         }
-        stored -= 1
+        slots[hole].key = 0
+        stored &-= 1
         // Shrinks by half once an eighth full, so a table that once held a million entries gives
         // its memory back.
-        if slotKeys.count > Self.minimumCapacity && stored * 8 < slotKeys.count { resize(to: slotKeys.count / 2) }
+        if capacity > Self.minimumCapacity && stored &* 8 < capacity { resize(to: capacity / 2) }
         return removed
     }
 
-    private mutating func resize(to capacity: Int) {
-        let oldKeys = slotKeys
-        let oldValues = slotValues
-        var keys = ContiguousArray<UInt64>(repeating: 0, count: capacity)
-        // Only occupied slots' values are ever read, and every value type is trivial (plain
-        // integers): the new array is filled only where an entry moves in, instead of writing
-        // `vacant` into every slot first.
-        var values = ContiguousArray<Value>(unsafeUninitializedCapacity: capacity) { _, count in count = capacity }
-        let mask = capacity - 1
-        keys.withUnsafeMutableBufferPointer { keys in
-            values.withUnsafeMutableBufferPointer { values in
-                oldKeys.withUnsafeBufferPointer { oldKeys in
-                    oldValues.withUnsafeBufferPointer { oldValues in
-                        for index in oldKeys.indices where oldKeys[index] != 0 {
-                            var slot = Self.home(of: oldKeys[index], mask: mask)
-                            while keys[slot] != 0 { slot = (slot + 1) & mask }
-                            keys[slot] = oldKeys[index]
-                            values[slot] = oldValues[index]
-                        }
-                    }
-                }
+    @inline(never)
+    private mutating func resize(to newCapacity: Int) {
+        let resized = Storage(capacity: newCapacity)
+        let mask = newCapacity - 1
+        if let slots {
+            for index in 0..<capacity where slots[index].key != 0 {
+                var slot = Self.home(of: slots[index].key, mask: mask)
+                while resized.slots[slot].key != 0 { slot = (slot + 1) & mask }
+                resized.slots[slot] = slots[index]
             }
         }
-        slotKeys = keys
-        slotValues = values
+        storage = resized
+        slots = resized.slots
+        capacity = newCapacity
     }
 
     /// Calls `body` with every address and its value, in no particular order, without copying
     /// the table.
     func forEach(_ body: (UInt64, Value) throws -> Void) rethrows {
         if let zeroKeyValue { try body(0, zeroKeyValue) }
-        try slotKeys.withUnsafeBufferPointer { keys in
-            try slotValues.withUnsafeBufferPointer { values in
-                for index in keys.indices where keys[index] != 0 { try body(keys[index], values[index]) }
-            }
-        }
+        guard let slots else { return }
+        for index in 0..<capacity where slots[index].key != 0 { try body(slots[index].key, slots[index].value) }
     }
 
     /// Every address and its value, in no particular order.
@@ -198,12 +218,8 @@ struct AddressTable<Value: AddressTableValue> {
     }
 }
 
-/// A value an ``AddressTable`` can hold: it names the value its empty slots hold.
-protocol AddressTableValue: BitwiseCopyable {
-    /// What an empty slot holds; never read as an entry's value.
-    static var vacant: Self { get }
-}
+/// A value an ``AddressTable`` can hold: plain bits, so that slots are zeroed, moved and dropped
+/// as memory.
+protocol AddressTableValue: BitwiseCopyable {}
 
-extension UInt32: AddressTableValue {
-    static var vacant: UInt32 { 0 }
-}
+extension UInt32: AddressTableValue {}

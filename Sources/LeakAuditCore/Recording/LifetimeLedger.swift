@@ -47,7 +47,6 @@ struct LifetimeLedger {
         /// Where it was allocated: its stack and its test.
         var site: Site { Site(stackID: stackID, test: test) }
 
-        static var vacant: Instance { Instance(stackID: LA_STACK_NONE, sequence: 0) }
     }
 
     /// A type's instances alive now, gathered from the ledger's one table when a report asks for
