@@ -60,15 +60,25 @@ extension AuditReport.AllocationGroup {
     /// delimiter is ASCII), and compares as it goes: a report asks this of every frame of every
     /// distinct stack.
     static func isInitializer(_ function: String, of owner: [UInt8]) -> Bool {
+        var function = function
+        return function.withUTF8 { isInitializer($0, of: owner) }
+    }
+
+    private static let initializerBytes = Array("init(".utf8)
+    private static let allocatingBytes = Array("__allocating_init(".utf8)
+    private static let extensionPrefix = Array("(extension in ".utf8)
+
+    /// `isInitializer(_:of:)` over the function name's bytes.
+    private static func isInitializer(_ bytes: UnsafeBufferPointer<UInt8>, of owner: [UInt8]) -> Bool {
         // `(extension in App):App.Tree<A where A == App.Command.Type>.init(root:)` is `App.Tree.init(root:)`.
-        var name = function.utf8[...]
-        if name.starts(with: "(extension in ".utf8), let colon = name.firstIndex(of: UInt8(ascii: ":")) {
-            name = name[name.index(after: colon)...]
+        var name = bytes[...]
+        if name.starts(with: extensionPrefix), let colon = name.firstIndex(of: UInt8(ascii: ":")) {
+            name = name[(colon + 1)...]
         }
         // The name outside angle brackets, up to its member's parameter list, must be the owner
         // followed by `init(` or `__allocating_init(`.
-        let initializer = Array("init(".utf8)
-        let allocating = Array("__allocating_init(".utf8)
+        let initializer = initializerBytes
+        let allocating = allocatingBytes
         var matched = 0  // bytes of the name outside brackets seen so far
         var depth = 0
         var maybeInit = true

@@ -47,6 +47,20 @@ struct LifetimeLedger {
         /// Where it was allocated: its stack and its test.
         var site: Site { Site(stackID: stackID, test: test) }
 
+        /// Its type and site in one word, as it keeps them: a key to count sites by.
+        var typeAndSite: UInt64 { packed }
+
+        /// The type and site of a `typeAndSite` word.
+        static func typeAndSite(_ word: UInt64) -> (typeID: UInt32, site: Site) {
+            let instance = Instance(packed: word)
+            return (instance.typeID, instance.site)
+        }
+
+        private init(packed: UInt64) {
+            self.packed = packed
+            sequence = 0
+        }
+
     }
 
     /// A type's instances alive now, gathered from the ledger's one table when a report asks for
@@ -344,6 +358,62 @@ struct LifetimeLedger {
         if let test = instance.test, !tests.isEmpty { tests[test]?.live[object] = nil }
     }
 
+    /// Where the instances of some types were allocated, counted: those alive now and those alive
+    /// at each type's peak.
+    struct SiteTallies {
+        var atExit = SiteTally()
+        var atPeak = SiteTally()
+    }
+
+    /// For each type `wanted` says yes to, by id: where its instances alive now, and those alive at
+    /// its peak, were allocated. One pass over the live table, counting as it goes: a report of a
+    /// million instances builds no array of them.
+    func siteTallies(wanted: (UInt32) -> Bool) -> [UInt32: SiteTallies] {
+        // By type id: wanted, and the peak's sequence number. Flat arrays, and one counter keyed
+        // by type and site for all types: each instance costs a probe, not a nested array update.
+        var isWanted = Array(repeating: false, count: typePositions.count)
+        var peakSequences = Array(repeating: UInt64(0), count: typePositions.count)
+        var tallies: [UInt32: SiteTallies] = [:]
+        for (position, typeID) in typeIDs.enumerated() where wanted(typeID) {
+            isWanted[Int(typeID)] = true
+            peakSequences[Int(typeID)] = typeLedgers[position].peakSequence
+            var tally = SiteTallies()
+            for site in typeLedgers[position].diedSincePeak { tally.atPeak.add(site) }
+            tallies[typeID] = tally
+        }
+        guard !tallies.isEmpty else { return [:] }
+        let atExit = WordCounter()
+        let atPeak = WordCounter()
+        isWanted.withUnsafeBufferPointer { isWanted in
+            peakSequences.withUnsafeBufferPointer { peakSequences in
+                live.forEach { _, instance in
+                    let typeID = Int(instance.typeID)
+                    guard typeID < isWanted.count, isWanted[typeID] else { return }
+                    atExit.add(instance.typeAndSite)
+                    if instance.sequence <= peakSequences[typeID] { atPeak.add(instance.typeAndSite) }
+                }
+            }
+        }
+        atExit.forEach { word, count in
+            let (typeID, site) = Instance.typeAndSite(word)
+            tallies[typeID]?.atExit.add(site, count: count)
+        }
+        atPeak.forEach { word, count in
+            let (typeID, site) = Instance.typeAndSite(word)
+            tallies[typeID]?.atPeak.add(site, count: count)
+        }
+        return tallies
+    }
+
+    /// The addresses of the instances alive now whose type `wanted` says yes to.
+    func liveObjects(wanted: (UInt32) -> Bool) -> [UInt64] {
+        var objects: [UInt64] = []
+        live.forEach { object, instance in
+            if wanted(instance.typeID) { objects.append(object) }
+        }
+        return objects
+    }
+
     /// The allocation sites (stack and test) of the instances alive at `type`'s peak, one per instance.
     static func sitesAliveAtPeak(of type: TypeLedger) -> [Site] {
         var sites: [Site] = []
@@ -382,5 +452,127 @@ struct LifetimeLedger {
         tests.sorted { $0.key < $1.key }.map { _, test in
             (test.name, test.started, test.leaked ?? aliveNow(test), test.startedAt, test.finishedAt)
         }
+    }
+}
+
+/// How many instances each allocation site (stack and test) has. A site without a test (every
+/// site outside a test run) is counted in an array indexed by its stack id, which the shim hands
+/// out densely from 0: a report over a million instances hashed a million sites.
+struct SiteTally {
+    private var byStack: [Int] = []
+    private var others: [LifetimeLedger.Site: Int] = [:]
+
+    /// Stack ids below it are counted in the array: the shim's stack table holds 2^18 stacks, and
+    /// a damaged id beyond costs a hash, not a large array.
+    private static let denseStackIDs: UInt32 = 1 << 18
+
+    /// The tally of `sites`.
+    init<Sites: Sequence<LifetimeLedger.Site>>(_ sites: Sites) {
+        for site in sites { add(site) }
+    }
+
+    init() {}
+
+    /// Counts `count` instances allocated at `site`.
+    mutating func add(_ site: LifetimeLedger.Site, count: Int = 1) {
+        if site.test == nil && site.stackID < Self.denseStackIDs {
+            let index = Int(site.stackID)
+            if index >= byStack.count { byStack += repeatElement(0, count: index + 1 - byStack.count) }
+            byStack[index] += count
+        } else {
+            others[site, default: 0] += count
+        }
+    }
+
+    /// Every site counted, with its count, in no particular order.
+    var counts: [(site: LifetimeLedger.Site, count: Int)] {
+        var counts = others.map { (site: $0.key, count: $0.value) }
+        for (stackID, count) in byStack.enumerated() where count > 0 {
+            counts.append((LifetimeLedger.Site(stackID: UInt32(stackID), test: nil), count))
+        }
+        return counts
+    }
+
+    /// True when nothing was counted.
+    var isEmpty: Bool { others.isEmpty && !byStack.contains { $0 > 0 } }
+}
+
+/// Counts of 64-bit words (an instance's type and site), by open addressing with linear probing:
+/// a report counts a million instances into as many entries as there are distinct sites. A class
+/// over memory of its own, so that counting in a closure checks no array's uniqueness.
+final class WordCounter {
+    private var words: UnsafeMutablePointer<UInt64>
+    private var counts: UnsafeMutablePointer<Int>
+    private var capacity = 64
+    /// The word 0 is counted aside: it marks empty slots.
+    private var zeroCount = 0
+    private var stored = 0
+
+    init() {
+        words = UnsafeMutablePointer<UInt64>.allocate(capacity: capacity)
+        words.initialize(repeating: 0, count: capacity)
+        counts = UnsafeMutablePointer<Int>.allocate(capacity: capacity)
+        counts.initialize(repeating: 0, count: capacity)
+    }
+
+    deinit {
+        words.deallocate()
+        counts.deallocate()
+    }
+
+    @inline(__always)
+    private static func home(of word: UInt64, mask: Int) -> Int {
+        Int(truncatingIfNeeded: (word &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask
+    }
+
+    /// Counts `word` once more.
+    @inline(__always)
+    func add(_ word: UInt64) {
+        if word == 0 {
+            zeroCount &+= 1
+            return
+        }
+        if (stored &+ 1) &* 2 > capacity { grow() }
+        let mask = capacity &- 1
+        var index = Self.home(of: word, mask: mask)
+        while true {
+            let seen = words[index]
+            if seen == word {
+                counts[index] &+= 1
+                return
+            }
+            if seen == 0 {
+                words[index] = word
+                counts[index] = 1
+                stored &+= 1
+                return
+            }
+            index = (index &+ 1) & mask
+        }
+    }
+
+    @inline(never)
+    private func grow() {
+        let (oldWords, oldCounts, oldCapacity) = (words, counts, capacity)
+        capacity *= 2
+        words = UnsafeMutablePointer<UInt64>.allocate(capacity: capacity)
+        words.initialize(repeating: 0, count: capacity)
+        counts = UnsafeMutablePointer<Int>.allocate(capacity: capacity)
+        counts.initialize(repeating: 0, count: capacity)
+        let mask = capacity - 1
+        for slot in 0..<oldCapacity where oldWords[slot] != 0 {
+            var index = Self.home(of: oldWords[slot], mask: mask)
+            while words[index] != 0 { index = (index + 1) & mask }
+            words[index] = oldWords[slot]
+            counts[index] = oldCounts[slot]
+        }
+        oldWords.deallocate()
+        oldCounts.deallocate()
+    }
+
+    /// Calls `body` with every word counted and its count.
+    func forEach(_ body: (UInt64, Int) -> Void) {
+        if zeroCount > 0 { body(0, zeroCount) }
+        for slot in 0..<capacity where words[slot] != 0 { body(words[slot], counts[slot]) }
     }
 }

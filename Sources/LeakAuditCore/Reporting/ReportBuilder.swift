@@ -169,34 +169,13 @@ struct ReportBuilder {
         )
     }
 
-    /// How many of `sites` each distinct site has. A site without a test (every site outside a
-    /// test run) is counted in an array indexed by its stack id, which the shim hands out densely
-    /// from 0: a report over a million instances hashed a million sites.
+    /// How many of `sites` each distinct site has.
     static func siteCounts(_ sites: [LifetimeLedger.Site]) -> [(site: LifetimeLedger.Site, count: Int)] {
-        var byStack: [Int] = []
-        var others: [LifetimeLedger.Site: Int] = [:]
-        for site in sites {
-            if site.test == nil && site.stackID < Self.denseStackIDs {
-                let index = Int(site.stackID)
-                if index >= byStack.count { byStack += repeatElement(0, count: index + 1 - byStack.count) }
-                byStack[index] += 1
-            } else {
-                others[site, default: 0] += 1
-            }
-        }
-        var counts = others.map { (site: $0.key, count: $0.value) }
-        for (stackID, count) in byStack.enumerated() where count > 0 {
-            counts.append((LifetimeLedger.Site(stackID: UInt32(stackID), test: nil), count))
-        }
-        return counts
+        SiteTally(sites).counts
     }
 
     /// Census entries (most instances first) whose timeline the report keeps.
     static let censusTimelines = 10
-
-    /// Stack ids below it are counted in an array: the shim's stack table holds 2^18 stacks, and a
-    /// damaged id beyond costs a hash, not a large array.
-    private static let denseStackIDs: UInt32 = 1 << 18
 
     /// One process's tracked types (with symbolized stacks for those over budget) and census.
     private func report(
@@ -220,11 +199,21 @@ struct ReportBuilder {
             return frames
         }
         let testNames = ledger.tests.mapValues(\.name)
+        // The constructing line of each stack and type, found once however many groups (at the
+        // peak, at exit, per test) share the stack.
+        struct ConstructingKey: Hashable {
+            var stackID: UInt32
+            var typeName: String
+        }
+        var constructingSites: [ConstructingKey: String?] = [:]
         /// The sites grouped by the line that constructed their instances (and their test): stacks
         /// that differ only above or below that line are one group, shown with its commonest stack
         /// (an instance first seen by the allocation hook and one seen by validate, say).
         func groups(_ sites: [LifetimeLedger.Site], typeName: String) -> [AuditReport.AllocationGroup] {
-            let counts = Self.siteCounts(sites)
+            groups(SiteTally(sites), typeName: typeName)
+        }
+        func groups(_ tally: SiteTally, typeName: String) -> [AuditReport.AllocationGroup] {
+            let counts = tally.counts
             struct Key: Hashable {
                 var line: String?
                 var stackID: UInt32?
@@ -232,17 +221,16 @@ struct ReportBuilder {
             }
             var merged: [Key: (count: Int, representative: LifetimeLedger.Site, representativeCount: Int, truncated: Bool)] = [:]
             // Stack order, so that the commonest stack wins ties the same way every time.
-            // The constructing line of each stack, found once however many tests share the stack.
-            var constructingSites: [UInt32: String?] = [:]
             for (site, count) in counts.sorted(by: {
                 ($0.site.stackID, $0.site.test ?? .max) < ($1.site.stackID, $1.site.test ?? .max)
             }) {
                 let line: String?
-                if let known = constructingSites[site.stackID] {
+                let constructingKey = ConstructingKey(stackID: site.stackID, typeName: typeName)
+                if let known = constructingSites[constructingKey] {
                     line = known
                 } else {
                     line = AuditReport.AllocationGroup.constructingSite(in: frames(ofStack: site.stackID), typeName: typeName)
-                    constructingSites[site.stackID] = line
+                    constructingSites[constructingKey] = line
                 }
                 let key = line.map { Key(line: $0, test: site.test) } ?? Key(stackID: site.stackID, test: site.test)
                 let truncated = ledger.truncatedStacks.contains(site.stackID)
@@ -273,9 +261,20 @@ struct ReportBuilder {
         var types: [AuditReport.TrackedType] = []
         var census: [AuditReport.CensusEntry] = []
         var unknownBudgets = 0
-        let ledgerTypes = ledger.types
+        // Counts, not instances: where the instances of the types the report shows were allocated
+        // is counted in one pass over the live table (siteTallies).
+        let ledgerTypes = ledger.typeCounts
+        func isExceeded(_ type: LifetimeLedger.TypeLedger) -> Bool { type.budget != .none && type.peak > type.max }
+        func isFolded(_ type: LifetimeLedger.TypeLedger) -> Bool {
+            (Self.isInternalType(type.name) || type.heldByXCTest) && !watch.censusShowsInternals
+        }
+        let tallies = ledger.siteTallies { typeID in
+            guard let type = ledgerTypes[typeID], type.defined else { return false }
+            return isExceeded(type) || (watch.census && type.liveCount > 0 && !isFolded(type))
+        }
         // A placeholder names no type the target defined: its records count as damaged instead.
-        for type in ledgerTypes.values where type.defined {
+        for (typeID, type) in ledgerTypes where type.defined {
+            let tally = tallies[typeID] ?? LifetimeLedger.SiteTallies()
             let budget: AuditReport.BudgetOrigin?
             switch type.budget {
             case .code: budget = .code
@@ -291,27 +290,27 @@ struct ReportBuilder {
             }
             if let budget {
                 var tracked = AuditReport.TrackedType(
-                    name: type.name, budget: budget, max: type.max, peakLive: type.peak, liveAtExit: type.live.count,
+                    name: type.name, budget: budget, max: type.max, peakLive: type.peak, liveAtExit: type.liveCount,
                     allocatedTotal: type.allocated, allocations: [])
                 tracked.timeline = type.timeline.timeline
                 tracked.peakTime = Int(clamping: type.peakTime)
                 if tracked.exceeded {
-                    tracked.allocations = groups(LifetimeLedger.sitesAliveAtPeak(of: type), typeName: type.name)
-                    tracked.allocationsAtExit = groups(type.live.values.map(\.site), typeName: type.name)
+                    tracked.allocations = groups(tally.atPeak, typeName: type.name)
+                    tracked.allocationsAtExit = groups(tally.atExit, typeName: type.name)
                     if watch.retainers {
                         (tracked.retainers, tracked.retainersUnavailable) = naming.retainers(
-                            of: type.live.keys, typeName: type.name)
+                            of: ledger.liveObjects { $0 == typeID }, typeName: type.name)
                     }
                 }
                 types.append(tracked)
             }
-            if watch.census && !type.live.isEmpty {
+            if watch.census && type.liveCount > 0 {
                 let isInternal = Self.isInternalType(type.name)
-                let folded = (isInternal || type.heldByXCTest) && !watch.censusShowsInternals
+                let folded = isFolded(type)
                 var entry = AuditReport.CensusEntry(
-                    name: type.name, liveAtExit: type.live.count, isInternal: isInternal, isTestCase: type.heldByXCTest,
+                    name: type.name, liveAtExit: type.liveCount, isInternal: isInternal, isTestCase: type.heldByXCTest,
                     // Stacks are symbolized only for what the report shows.
-                    allocations: folded ? [] : groups(type.live.values.map(\.site), typeName: type.name))
+                    allocations: folded ? [] : groups(tally.atExit, typeName: type.name))
                 if !folded { entry.timeline = type.timeline.timeline }
                 census.append(entry)
             }

@@ -87,10 +87,8 @@ struct HeapWalks {
 
     /// The live instances a report can show: of types over budget, and those tests left alive.
     static func instancesToExplain(_ ledger: LifetimeLedger) -> [UInt64] {
-        var instances: [UInt64] = []
-        for type in ledger.types.values where type.peak > type.max {
-            instances.append(contentsOf: type.live.keys)
-        }
+        let types = ledger.typeCounts
+        var instances = ledger.liveObjects { typeID in types[typeID].map { $0.peak > $0.max } ?? false }
         for test in ledger.tests.values {
             for leak in test.leaked ?? [] where ledger.isAlive(leak) { instances.append(leak.object) }
         }
