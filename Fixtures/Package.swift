@@ -35,6 +35,9 @@ let package = Package(
         scenario("RetainerKinds"),
         // A NotificationCenter block and an Observation onChange closure holding view models.
         scenario("ObserverRetention"),
+        // ViewModelRetention's leak over a few seconds, printing as it goes: a target for the live
+        // status line on a terminal.
+        scenario("SlowScreens"),
         // 200,000 live objects and 50 heavy leaks in a global cache.
         scenario("LargeHeapRetention"),
         // Every way a process can end or turn on its environment, after leaking (docs/reliability.md).

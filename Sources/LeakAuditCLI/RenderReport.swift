@@ -1,4 +1,5 @@
 import ArgumentParser
+import FoundationEssentials
 import LeakAuditModel
 import LeakAuditRendering
 
@@ -85,7 +86,8 @@ struct RenderReport: ParsableCommand {
         let reports: [AuditReport]
         do {
             reports = try files.map { path throws(ReportFileError) in try reader.read(path: path) }
-            outputs = try ReportOutputs.open(report, standardStream: .standardOutput)
+            outputs = try ReportOutputs.open(
+                report, standardStream: .standardOutput, environment: ProcessInfo.processInfo.environment)
         } catch {
             printError("\(error)")
             throw ExitCode(ExitStatus.usageError.rawValue)

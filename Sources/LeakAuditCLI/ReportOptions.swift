@@ -5,6 +5,8 @@ import LeakAuditRendering
 
 extension ReportFormat: ExpressibleByArgument {}
 
+extension ColorChoice: ExpressibleByArgument {}
+
 /// Where the report goes and in which formats: the primary report (`--format`, to standard error
 /// or `--output`), and any number of extra files, one per format, all from the same run.
 struct ReportOptions: ParsableArguments {
@@ -52,6 +54,26 @@ struct ReportOptions: ParsableArguments {
             "In the text report, show every allocation site and every frame, unfolded and at full length (by default: the first few sites, the frames that matter, lines fitted to the terminal or to 80 columns)."
     )
     var verbose = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Color the text report: auto (the default) when it goes to a terminal and NO_COLOR is not set, always (into pipes and --output/--output-text files too, whatever NO_COLOR says), or never. Other formats are never colored.",
+            valueName: "when"))
+    var color: ColorChoice = .auto
+
+    @Flag(
+        name: .shortAndLong,
+        help:
+            "Write the report to standard error (run) or standard output (report) only when the run failed (its verdict is not clean; the exit code is not 0), as linters do; files given with --output and --output-FORMAT are written either way. No live status line."
+    )
+    var quiet = false
+
+    /// The live status line may show on standard error while the target runs: not with --quiet,
+    /// and not when a report other than text is to be written there (it is for a tool to read).
+    /// Whether standard error is a terminal that can show it is the status line's to decide.
+    var allowsStatusLine: Bool {
+        !quiet && (output != nil || format == .text)
+    }
 
     /// Every report to write: the primary one (a nil path is the command's standard stream), then
     /// the extra files.

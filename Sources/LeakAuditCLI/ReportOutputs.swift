@@ -8,12 +8,18 @@ struct ReportOutputs {
     private var outputs: [(format: ReportFormat, sink: ReportSink)]
     /// `--verbose`: the text report shows everything, at full length.
     private var verbose = false
+    /// `--color`, and the variables that decide it with `auto`.
+    private var color = ColorChoice.auto
+    private var environment: [String: String] = [:]
+    /// `--quiet`: nothing to standard error for a clean run.
+    private var quiet = false
 
     /// Opens every destination, the primary report going to `standardStream` without `--output`;
-    /// when one cannot be opened, the ones already opened are discarded.
-    static func open(_ options: ReportOptions, standardStream: ReportSink = .standardError) throws(SinkError)
-        -> ReportOutputs
-    {
+    /// when one cannot be opened, the ones already opened are discarded. `environment` is
+    /// leak-audit's (NO_COLOR and TERM decide the color with `--color auto`).
+    static func open(
+        _ options: ReportOptions, standardStream: ReportSink = .standardError, environment: [String: String]
+    ) throws(SinkError) -> ReportOutputs {
         var outputs: [(format: ReportFormat, sink: ReportSink)] = []
         for (format, path) in options.destinations {
             do {
@@ -24,17 +30,25 @@ struct ReportOutputs {
                 throw error
             }
         }
-        return ReportOutputs(outputs: outputs, verbose: options.verbose)
+        return ReportOutputs(
+            outputs: outputs, verbose: options.verbose, color: options.color, environment: environment, quiet: options.quiet)
     }
 
     /// Renders the report in each format and writes it; every destination is tried, and the
-    /// failures are returned.
+    /// failures are returned. With `--quiet`, a clean run's report is not written to the standard
+    /// stream (files are).
     func write(_ report: AuditReport) -> [SinkError] {
         var failures: [SinkError] = []
         for (format, sink) in outputs {
+            if quiet && report.verdict == .clean && sink.path == nil { continue }
             do {
-                let renderer: any ReportRenderer =
-                    format == .text ? TextReportRenderer(width: sink.columns, verbose: verbose) : format.renderer
+                let renderer: any ReportRenderer
+                if format == .text {
+                    let colored = color.colorsText(destinationIsTerminal: sink.isTerminal, environment: environment)
+                    renderer = TextReportRenderer(width: sink.columns, verbose: verbose, colored: colored)
+                } else {
+                    renderer = format.renderer
+                }
                 try sink.write(renderer.render(report))
             } catch {
                 failures.append(error)

@@ -56,10 +56,13 @@ struct ReportSink {
         if let failure, let path { throw SinkError(path: path, code: failure) }
     }
 
+    /// True when this is a terminal (standard error on one, or a path naming one).
+    var isTerminal: Bool { isatty(descriptor) == 1 }
+
     /// How wide a text report's lines may be here: a terminal's columns, else 80 (a CI log, a
     /// pipe, a file).
     var columns: Int {
-        guard isatty(descriptor) == 1 else { return 80 }
+        guard isTerminal else { return 80 }
         var size = winsize()
         if ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col >= 40 { return Int(size.ws_col) }
         if let text = getenv("COLUMNS"), let columns = Int(String(cString: text)), columns >= 40 { return columns }

@@ -19,6 +19,14 @@ struct Run: ParsableCommand {
             --output-github and --output-html each also write the report in that format to a file, so that one run \
             gives a log, an artifact and annotations. Options after the target belong to the target.
 
+            On a terminal, a status line on its bottom row shows how the run goes (the time, the \
+            processes attached, the tracked instances alive, the type closest to its budget, the \
+            tests finished) while the target's output scrolls above it; it is erased before the \
+            report. It is never shown where standard error is not a terminal, with --quiet, or \
+            when a report other than text goes to standard error. The text report is colored on a \
+            terminal (--color; NO_COLOR=1 turns it off); --quiet writes it only for a failing run. \
+            Neither changes the exit code.
+
             Suppressions in the configuration file and findings within a --baseline file are \
             reported but do not fail the run; --write-baseline records this run's findings for \
             later runs to compare with (docs/configuration.md).
@@ -60,6 +68,7 @@ struct Run: ParsableCommand {
     func run() throws {
         // A bad pattern, configuration or baseline file is one line that names it, not the usage;
         // and so is a bad output, opened before the run: a bad file must not cost a whole run.
+        let environment = ProcessInfo.processInfo.environment
         var settings = AuditSettings()
         watch.apply(to: &settings)
         tests.apply(to: &settings)
@@ -69,7 +78,7 @@ struct Run: ParsableCommand {
         let baselineDestination: ReportSink?
         do {
             configuration = try AuditConfiguration(settings)
-            outputs = try ReportOutputs.open(report)
+            outputs = try ReportOutputs.open(report, environment: environment)
             do {
                 baselineDestination = try baseline.openDestination()
             } catch {
@@ -82,12 +91,17 @@ struct Run: ParsableCommand {
         }
 
         let auditReport: AuditReport
+        // On a terminal, a live status line while the target runs; gone before anything is written.
+        let statusLine = report.allowsStatusLine ? StatusLine.onStandardError(environment: environment) : nil
         do {
             var request = AuditRequest(target: target, arguments: targetArguments, configuration: configuration)
             request.argumentBytes = Self.rawTrailingArguments(count: targetArguments.count)
             request.timeoutSeconds = timeout
+            if let statusLine { request.progress = { progress in statusLine.show(progress) } }
             auditReport = try audit(request, toolVersion: leakAuditVersion)
+            statusLine?.finish()
         } catch {
+            statusLine?.finish()
             outputs.discard()
             baselineDestination?.discard()
             printError(error.description)
@@ -97,8 +111,9 @@ struct Run: ParsableCommand {
         if let baselineDestination {
             do {
                 let line = try baseline.write(auditReport, to: baselineDestination)
-                // Not into a machine-readable report on standard error.
-                if report.output != nil || report.format == .text || report.format == .github {
+                // Not into a machine-readable report on standard error, nor for a clean run with --quiet.
+                let quietened = report.quiet && auditReport.verdict == .clean
+                if !quietened && (report.output != nil || report.format == .text || report.format == .github) {
                     try? ReportSink.standardError.write(line + "\n")
                 }
             } catch {

@@ -29,17 +29,24 @@ func audit(_ request: AuditRequest, toolVersion: String, on platform: some Audit
     let region = try platform.makeSharedRegion(byteCount: RecordChannel.byteCount(slotCapacity: slots))
     let channel = RecordChannel(region: region, slotCapacity: slots)
     plan.environment[RecordChannel.environmentVariable] = channel.environmentValue
+    let progress = request.progress.map(ProgressReporter.init)
+    progress?.begin(.launching)
     let target = try platform.launch(
         executablePath: plan.executablePath, displayName: request.target,
         arguments: request.argumentBytes ?? request.arguments.map { Array($0.utf8) }, environment: plan.environment)
     let (outcome, received) = Reception.receive(
         from: channel, while: target, watch: plan.watch, timeoutSeconds: request.timeoutSeconds,
-        copyProcess: platform.copyProcess)
+        copyProcess: { pid in
+            progress?.begin(.walkingHeap(pid: pid))
+            return platform.copyProcess(pid)
+        }, progress: progress)
     let run = RecordedRun(request: request, plan: plan, outcome: outcome, received: received)
 
     // 3. Report.
+    progress?.begin(.symbolizing(stacks: 0))
     var report = ReportBuilder(
-        toolVersion: toolVersion, makeSymbolizer: platform.makeSymbolizer, inspectExecutable: platform.inspectExecutable(at:)
+        toolVersion: toolVersion, makeSymbolizer: platform.makeSymbolizer, inspectExecutable: platform.inspectExecutable(at:),
+        progress: progress
     ).build(from: run)
 
     // 4. Judge.

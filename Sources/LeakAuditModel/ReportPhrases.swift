@@ -17,12 +17,49 @@ public struct ReportPhrases: Sendable {
     public var width: Int?
     /// Show every allocation site and every frame, unfolded (`--verbose`).
     public var verbose: Bool
+    /// Mark labels, names, verdicts and frames with colour (`TextEmphasis`), for a terminal. Lines
+    /// are fitted to the width before, so the escapes take no columns.
+    public var colored: Bool
 
     /// Creates the phrases; `workingDirectory` defaults to the process's.
-    public init(workingDirectory: String? = nil, width: Int? = nil, verbose: Bool = false) {
+    public init(workingDirectory: String? = nil, width: Int? = nil, verbose: Bool = false, colored: Bool = false) {
         self.workingDirectory = workingDirectory ?? FileManager.default.currentDirectoryPath
         self.width = width
         self.verbose = verbose
+        self.colored = colored
+    }
+
+    /// `text` marked as `emphasis` when the phrases are colored, else unchanged. `text` must be
+    /// escaped already.
+    public func emphasized(_ text: String, as emphasis: TextEmphasis) -> String {
+        colored ? emphasis.applied(to: text) : text
+    }
+
+    /// A line that reads `indent`, `label`, a space and `name` (escaped), then anything, already
+    /// fitted to the width: with its label marked as `emphasis` and its name as a name. When the
+    /// name was shortened to fit, the name is what lies before the line's last `:`.
+    public func emphasizedHeadline(_ line: String, label: String, as emphasis: TextEmphasis, name: String) -> String {
+        guard colored else { return line }
+        let indent = String(line.prefix { $0 == " " })
+        let head = indent + label + " "
+        guard line.hasPrefix(head) else { return line }
+        let rest = line.dropFirst(head.count)
+        let shown: Substring
+        if rest.hasPrefix(name) {
+            shown = rest.prefix(name.count)
+        } else if let colon = rest.lastIndex(of: ":") {
+            shown = rest[..<colon]
+        } else {
+            shown = rest
+        }
+        return indent + emphasized(label, as: emphasis) + " " + emphasized(String(shown), as: .name) + rest[shown.endIndex...]
+    }
+
+    /// `line` after its indentation marked as `emphasis`.
+    private func emphasizedAfterIndent(_ line: String, as emphasis: TextEmphasis) -> String {
+        guard colored else { return line }
+        let indent = line.prefix { $0 == " " }
+        return indent + emphasized(String(line.dropFirst(indent.count)), as: emphasis)
     }
 
     /// Source frames shown per allocation site, from the line that constructed the instances out.
@@ -117,14 +154,16 @@ public struct ReportPhrases: Sendable {
         for group in shown {
             let test = group.test.map { " in \(Self.escaped($0))" } ?? ""
             lines.append(fitted("\(indent)\(group.count) × allocated\(test) at"))
-            if group.frames.isEmpty { lines.append("\(indent)    (no stack recorded)") }
+            if group.frames.isEmpty { lines.append(emphasizedAfterIndent("\(indent)    (no stack recorded)", as: .library)) }
             let entries = ReadableStack.entries(group.frames, typeName: typeName, limit: verbose ? nil : Self.sourceFramesShown)
             for entry in entries {
                 switch entry {
                 case .frame(let frame, let times):
                     lines.append(contentsOf: self.lines("\(indent)    ", frame, suffix: times > 1 ? " × \(times)" : ""))
                 case .cycle(let length, let times):
-                    lines.append("\(indent)    … the \(length) frames above, \(times) times over (recursion)")
+                    lines.append(
+                        emphasizedAfterIndent(
+                            "\(indent)    … the \(length) frames above, \(times) times over (recursion)", as: .library))
                 case .folded(let count, let modules):
                     // As many module names as fit.
                     let head = "\(indent)    … \(counted(count, "frame")) in "
@@ -134,42 +173,59 @@ public struct ReportPhrases: Sendable {
                         names.removeLast()
                         text = head + names.joined(separator: ", ") + ", …"
                     }
-                    lines.append(fitted(text))
+                    lines.append(emphasizedAfterIndent(fitted(text), as: .library))
                 case .more(let count):
-                    lines.append("\(indent)    … \(counted(count, "more frame")) (--verbose or --format json shows them)")
+                    lines.append(
+                        emphasizedAfterIndent(
+                            "\(indent)    … \(counted(count, "more frame")) (--verbose or --format json shows them)", as: .library
+                        ))
                 }
             }
-            if group.truncated { lines.append("\(indent)    … (deeper frames not recorded)") }
+            if group.truncated {
+                lines.append(emphasizedAfterIndent("\(indent)    … (deeper frames not recorded)", as: .library))
+            }
         }
         let hidden = groups.count - shown.count
         if hidden > 0 {
             lines.append(
-                "\(indent)… and \(counted(hidden, "more allocation site")) (--verbose shows them here, --format json lists them all)"
-            )
+                emphasizedAfterIndent(
+                    "\(indent)… and \(counted(hidden, "more allocation site")) (--verbose shows them here, --format json lists them all)",
+                    as: .library))
         }
         return lines
     }
 
     /// `prefix` and a frame, `function at path:line`, shortened in the middle of the path (keeping
-    /// the file name) and then of the function name until the line fits the width.
+    /// the file name) and then of the function name until the line fits the width. Colored, a frame
+    /// of the user's code (one with a source line) has its place marked, and any other is dim.
     private func lines(_ prefix: String, _ frame: SymbolizedFrame, suffix: String) -> [String] {
         let function = Self.escaped(
             verbose ? (frame.function ?? "??") : (frame.function.map(ReadableStack.readableFunction) ?? "??"))
         let inlined = frame.inlined ? " [inlined]" : ""
         var place = place(of: frame)
+        let isUsers = frame.hasSourceLine
+        // The parts are fitted plain, then marked: escapes take no columns.
+        func line(_ lead: String, _ function: String, _ joiner: Substring, _ place: String, _ end: String) -> String {
+            guard colored else { return lead + function + joiner + place + end }
+            if !isUsers { return lead + emphasized(function + joiner + place + end, as: .library) }
+            return lead + function + joiner + emphasized(place, as: .location) + end
+        }
         let full = prefix + function + place.joiner + place.text + inlined + suffix
-        guard let width, !verbose, full.count > width else { return [full] }
+        guard let width, !verbose, full.count > width else {
+            return [line(prefix, function, Substring(place.joiner), place.text, inlined + suffix)]
+        }
         // One line if shortening the path (down to its file name) is enough; else the place goes on
         // a line of its own, and each part gives way in its middle only if it alone is too wide.
         let fixed = prefix.count + function.count + place.joiner.count + inlined.count + suffix.count
         if place.isPath {
             let short = Self.elidedPath(place.text, to: width - fixed)
-            if fixed + short.count <= width { return [prefix + function + place.joiner + short + inlined + suffix] }
+            if fixed + short.count <= width { return [line(prefix, function, Substring(place.joiner), short, inlined + suffix)] }
         }
-        let first = prefix + Self.elided(function, to: Swift.max(width - prefix.count - suffix.count, 24), keepingEnd: 16)
-        let placePrefix = prefix + "  " + place.joiner.dropFirst()
-        if place.isPath { place.text = Self.elidedPath(place.text, to: width - placePrefix.count - inlined.count) }
-        return [first + suffix, placePrefix + place.text + inlined]
+        let first = Self.elided(function, to: Swift.max(width - prefix.count - suffix.count, 24), keepingEnd: 16)
+        let placePrefix = prefix + "  "
+        let joiner = place.joiner.dropFirst()
+        if place.isPath { place.text = Self.elidedPath(place.text, to: width - placePrefix.count - joiner.count - inlined.count) }
+        return [line(prefix, first, "", "", suffix), line(placePrefix, "", joiner, place.text, inlined)]
     }
 
     /// Where a frame is: ` at ` and its path:line (relative to the working directory), ` in ` and
@@ -241,10 +297,12 @@ public struct ReportPhrases: Sendable {
         let surplus = type.peakLive.subtractingReportingOverflow(type.max).partialValue
         // Too wide for one line: the counts go on the next; only a name wider than a line gives way.
         let counts = "\(budget(type)), peak \(type.peakLive), alive at exit \(type.liveAtExit)"
-        var headline = ["EXCEEDED \(Self.escaped(type.name)): \(counts)"]
+        let name = Self.escaped(type.name)
+        var headline = ["EXCEEDED \(name): \(counts)"]
         if let width, !verbose, headline[0].count > width {
-            headline = [fitted("EXCEEDED \(Self.escaped(type.name)):"), fitted("  " + counts)]
+            headline = [fitted("EXCEEDED \(name):"), fitted("  " + counts)]
         }
+        headline[0] = emphasizedHeadline(headline[0], label: "EXCEEDED", as: .failure, name: name)
         var lines = headline + ["  \(type.peakLive) alive at the peak (\(surplus) over budget), allocated at:"]
         if let comparison = Self.baselineComparison(type.status, baseline, unit: " over budget") {
             lines.insert(contentsOf: wrapped("  " + comparison), at: headline.count)
@@ -402,8 +460,11 @@ public struct ReportPhrases: Sendable {
         }
         if !folded.isEmpty { heading += " (" + folded.joined(separator: "; ") + " folded; --census-all shows them)" }
         var lines = wrapped(heading)
+        if let first = lines.first, first.hasPrefix("census:") {
+            lines[0] = emphasized("census:", as: .heading) + first.dropFirst("census:".count)
+        }
         for entry in census.entries {
-            lines.append("  \(entry.liveAtExit) \(Self.escaped(entry.name))")
+            lines.append("  \(entry.liveAtExit) " + emphasized(Self.escaped(entry.name), as: .name))
             lines.append(contentsOf: allocationSites(entry.allocations, indent: "    ", typeName: entry.name))
         }
         lines.append("")

@@ -11,11 +11,14 @@ public struct TextReportRenderer: ReportRenderer {
 
     /// Creates the renderer; `workingDirectory` defaults to the process's. Lines are fitted to
     /// `width` (a terminal's columns; 80 for a log or a file) unless `verbose` shows everything.
-    public init(workingDirectory: String? = nil, width: Int? = nil, verbose: Bool = false) {
-        phrases = ReportPhrases(workingDirectory: workingDirectory, width: width, verbose: verbose)
+    /// `colored` marks the verdict, labels, names and frames with ANSI colours (`TextEmphasis`),
+    /// for a terminal; whether the destination is one is the caller's to decide.
+    public init(workingDirectory: String? = nil, width: Int? = nil, verbose: Bool = false, colored: Bool = false) {
+        phrases = ReportPhrases(workingDirectory: workingDirectory, width: width, verbose: verbose, colored: colored)
     }
 
-    /// Renders the report as plain text (no colour, so it reads the same in a CI log).
+    /// Renders the report as text: plain unless the renderer is colored, so that it reads the same
+    /// in a CI log and in a file.
     public func render(_ report: AuditReport) -> String {
         var lines: [String] = []
         if let explanation = phrases.notAuditedExplanation(report) {
@@ -28,10 +31,13 @@ public struct TextReportRenderer: ReportRenderer {
             lines.append(contentsOf: renderBaselined(report))
             lines.append(contentsOf: renderGone(report))
         }
-        if let processes = processesLine(report) { lines.append(contentsOf: phrases.wrapped(processes)) }
+        if let processes = processesLine(report) {
+            lines.append(contentsOf: headed(phrases.wrapped(processes), "audited:", as: .heading))
+        }
         // Warnings quote paths and names from the target.
         for warning in report.warnings {
-            lines.append(contentsOf: phrases.wrapped("warning: \(ReportPhrases.escaped(warning))"))
+            lines.append(
+                contentsOf: headed(phrases.wrapped("warning: \(ReportPhrases.escaped(warning))"), "warning:", as: .caution))
         }
         // Slots reserved by a writer that then found leak-audit gone stay empty too: with drops, the
         // torn count is not evidence of a crash.
@@ -41,8 +47,24 @@ public struct TextReportRenderer: ReportRenderer {
                 "note: \(records) \(report.tornRecords == 1 ? "was" : "were") cut short when the target ended; everything else was received"
             )
         }
-        lines.append(contentsOf: phrases.wrapped(summary(report)))
+        lines.append(contentsOf: phrases.wrapped(summary(report)).map { phrases.emphasized($0, as: verdictEmphasis(report)) })
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// How the verdict is marked: a failing finding in red, a clean run in green, any other run
+    /// that is not clean in yellow.
+    private func verdictEmphasis(_ report: AuditReport) -> TextEmphasis {
+        switch report.verdict {
+        case .clean: .success
+        case .budgetExceeded: .failure
+        case .incomplete, .targetFailed, .notAudited: .caution
+        }
+    }
+
+    /// `lines` with `label`, which the first starts with, marked as `emphasis`.
+    private func headed(_ lines: [String], _ label: String, as emphasis: TextEmphasis) -> [String] {
+        guard phrases.colored, let first = lines.first, first.hasPrefix(label) else { return lines }
+        return [phrases.emphasized(label, as: emphasis) + first.dropFirst(label.count)] + lines.dropFirst()
     }
 
     private func renderTypes(_ report: AuditReport) -> [String] {
@@ -54,12 +76,13 @@ public struct TextReportRenderer: ReportRenderer {
         let within = report.types.filter { !$0.exceeded }
         if !within.isEmpty {
             lines.append("")
-            lines.append("within budget:")
+            lines.append(phrases.emphasized("within budget:", as: .heading))
             for type in within {
-                lines.append(
-                    contentsOf: phrases.wrapped(
-                        "  ok \(ReportPhrases.escaped(type.name)): \(phrases.budget(type)), peak \(type.peakLive), alive at exit \(type.liveAtExit)"
-                    ))
+                let name = ReportPhrases.escaped(type.name)
+                var entry = phrases.wrapped(
+                    "  ok \(name): \(phrases.budget(type)), peak \(type.peakLive), alive at exit \(type.liveAtExit)")
+                entry[0] = phrases.emphasizedHeadline(entry[0], label: "ok", as: .success, name: name)
+                lines.append(contentsOf: entry)
             }
         }
         lines.append("")
@@ -70,13 +93,19 @@ public struct TextReportRenderer: ReportRenderer {
         let leaking = tests.filter { !$0.leaked.isEmpty }
         // The tests that ran, not the suites or names seen only on allocations.
         let ran = report.target.testsRun ?? tests.filter(\.ran).count
-        var lines = ["tests: \(leaking.count) of \(counted(ran, "test")) left instances alive after they finished"]
+        var lines = [
+            phrases.emphasized("tests:", as: .heading)
+                + " \(leaking.count) of \(counted(ran, "test")) left instances alive after they finished"
+        ]
         // Suppressed and baselined leaks have their own lines below.
         for test in leaking {
             let failing = test.leaked.filter(\.status.fails)
             guard !failing.isEmpty else { continue }
             let summary = failing.map { "\($0.count) \(ReportPhrases.escaped($0.type))" }.joined(separator: ", ")
-            lines.append(contentsOf: phrases.wrapped("  LEAKED \(ReportPhrases.escaped(test.name)): \(summary)"))
+            let name = ReportPhrases.escaped(test.name)
+            var entry = phrases.wrapped("  LEAKED \(name): \(summary)")
+            entry[0] = phrases.emphasizedHeadline(entry[0], label: "LEAKED", as: .failure, name: name)
+            lines.append(contentsOf: entry)
             for type in failing {
                 if let comparison = ReportPhrases.baselineComparison(type.status, report.baseline, unit: "") {
                     lines.append("    \(ReportPhrases.escaped(type.type)): \(comparison)")
@@ -89,7 +118,9 @@ public struct TextReportRenderer: ReportRenderer {
         }
         let creators = tests.filter { !$0.globalState.isEmpty }
         if !creators.isEmpty {
-            lines.append("global state (reported, not failing; --fail-on-global-state fails for it):")
+            lines.append(
+                phrases.emphasized("global state", as: .heading)
+                    + " (reported, not failing; --fail-on-global-state fails for it):")
             for test in creators {
                 let summary = test.globalState.map { type in
                     let why =
@@ -99,10 +130,10 @@ public struct TextReportRenderer: ReportRenderer {
                         }
                     return "\(type.count) \(ReportPhrases.escaped(type.type)) (\(why))"
                 }
-                lines.append(
-                    contentsOf: phrases.wrapped(
-                        "  GLOBAL STATE first created by \(ReportPhrases.escaped(test.name)): \(summary.joined(separator: ", "))")
-                )
+                let name = ReportPhrases.escaped(test.name)
+                var entry = phrases.wrapped("  GLOBAL STATE first created by \(name): \(summary.joined(separator: ", "))")
+                entry[0] = phrases.emphasizedHeadline(entry[0], label: "GLOBAL STATE first created by", as: .caution, name: name)
+                lines.append(contentsOf: entry)
                 for type in test.globalState {
                     guard let retainers = type.retainers, !retainers.isEmpty else { continue }
                     lines.append(contentsOf: phrases.retainerLines(retainers, unavailable: [], indent: "    "))
@@ -158,18 +189,26 @@ public struct TextReportRenderer: ReportRenderer {
         return line
     }
 
-    /// A type's counts on one line, with `note` after its surplus.
+    /// A type's counts on one line, after two spaces and `label` (a finding that does not fail),
+    /// with `note` after its surplus.
     private func findingLine(_ label: String, type: AuditReport.TrackedType, note: String = "") -> String {
-        "\(label) \(ReportPhrases.escaped(type.name)): \(phrases.budget(type)), peak \(type.peakLive), alive at exit \(type.liveAtExit) "
+        let name = ReportPhrases.escaped(type.name)
+        let line =
+            "  \(label) \(name): \(phrases.budget(type)), peak \(type.peakLive), alive at exit \(type.liveAtExit) "
             + "(\(type.overBudget) over budget\(note))"
+        return phrases.emphasizedHeadline(line, label: label, as: .exempt, name: name)
     }
 
-    /// A test's leak of one type on one line, with `note` in parentheses.
+    /// A test's leak of one type on one line, after two spaces and `label` (a finding that does
+    /// not fail), with `note` in parentheses.
     private func findingLine(
         _ label: String, test: String, leaked: AuditReport.TestReport.LeakedType, note: String = ""
     ) -> String {
-        "\(label) \(ReportPhrases.escaped(test)): \(leaked.count) \(ReportPhrases.escaped(leaked.type)) alive after the test"
+        let name = ReportPhrases.escaped(test)
+        let line =
+            "  \(label) \(name): \(leaked.count) \(ReportPhrases.escaped(leaked.type)) alive after the test"
             + (note.isEmpty ? "" : " (\(note.dropFirst(2)))")
+        return phrases.emphasizedHeadline(line, label: label, as: .exempt, name: name)
     }
 
     /// Findings a suppression matched: one line each and the rule, no stacks (JSON has them).
@@ -177,14 +216,15 @@ public struct TextReportRenderer: ReportRenderer {
         var lines: [String] = []
         for type in report.exceededTypes {
             guard let suppression = type.status.suppression else { continue }
-            lines += [findingLine("  SUPPRESSED", type: type), "    " + phrases.suppressionLine(suppression)]
+            lines += [findingLine("SUPPRESSED", type: type), "    " + phrases.suppressionLine(suppression)]
         }
         for (test, leaked) in report.testLeaks {
             guard let suppression = leaked.status.suppression else { continue }
-            lines += [findingLine("  SUPPRESSED", test: test, leaked: leaked), "    " + phrases.suppressionLine(suppression)]
+            lines += [findingLine("SUPPRESSED", test: test, leaked: leaked), "    " + phrases.suppressionLine(suppression)]
         }
         guard !lines.isEmpty else { return [] }
-        return ["suppressed (reported, not failing; --format json lists their stacks):"] + lines + [""]
+        return [phrases.emphasized("suppressed", as: .heading) + " (reported, not failing; --format json lists their stacks):"]
+            + lines + [""]
     }
 
     /// `, the baseline records 2`, and a hint when the finding shrank.
@@ -199,16 +239,17 @@ public struct TextReportRenderer: ReportRenderer {
         var lines: [String] = []
         for type in report.exceededTypes {
             guard case .baselined(let recorded) = type.status else { continue }
-            lines.append(findingLine("  BASELINED", type: type, note: recordedNote(recorded, now: type.overBudget)))
+            lines.append(findingLine("BASELINED", type: type, note: recordedNote(recorded, now: type.overBudget)))
         }
         for (test, leaked) in report.testLeaks {
             guard case .baselined(let recorded) = leaked.status else { continue }
             lines.append(
-                findingLine("  BASELINED", test: test, leaked: leaked, note: recordedNote(recorded, now: leaked.count)))
+                findingLine("BASELINED", test: test, leaked: leaked, note: recordedNote(recorded, now: leaked.count)))
         }
         guard !lines.isEmpty else { return [] }
         return [
-            "baselined (in the baseline '\(ReportPhrases.escaped(baseline.path))', not failing; --format json lists their stacks):"
+            phrases.emphasized("baselined", as: .heading)
+                + " (in the baseline '\(ReportPhrases.escaped(baseline.path))', not failing; --format json lists their stacks):"
         ]
             + lines + [""]
     }
@@ -217,15 +258,23 @@ public struct TextReportRenderer: ReportRenderer {
     private func renderGone(_ report: AuditReport) -> [String] {
         guard let baseline = report.baseline, !baseline.gone.isEmpty else { return [] }
         var lines = [
-            "gone from the baseline '\(ReportPhrases.escaped(baseline.path))' (fixed; write it again with --write-baseline so they stay fixed):"
+            phrases.emphasized("gone from the baseline", as: .heading)
+                + " '\(ReportPhrases.escaped(baseline.path))' (fixed; write it again with --write-baseline so they stay fixed):"
         ]
         for entry in baseline.gone {
             switch entry.key {
             case .type(let type):
-                lines.append("  GONE \(ReportPhrases.escaped(type)) (the baseline records \(entry.count) over budget)")
-            case .test(let test, let type):
+                let name = ReportPhrases.escaped(type)
                 lines.append(
-                    "  GONE \(ReportPhrases.escaped(test)): \(ReportPhrases.escaped(type)) (the baseline records \(entry.count))")
+                    phrases.emphasizedHeadline(
+                        "  GONE \(name) (the baseline records \(entry.count) over budget)", label: "GONE", as: .exempt, name: name
+                    ))
+            case .test(let test, let type):
+                let name = ReportPhrases.escaped(test)
+                lines.append(
+                    phrases.emphasizedHeadline(
+                        "  GONE \(name): \(ReportPhrases.escaped(type)) (the baseline records \(entry.count))", label: "GONE",
+                        as: .exempt, name: name))
             }
         }
         return lines + [""]

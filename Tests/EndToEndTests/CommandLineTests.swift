@@ -239,14 +239,20 @@ final class CommandLineTests: XCTestCase {
 
     func testOnATerminalTheReportFitsItsWidth() throws {
         // A real terminal, 100 columns wide: a pseudo-terminal from script(1), sized with stty. The
-        // report uses the terminal's width (a log or a pipe gets 80 columns). (A tmux server that a
-        // test process starts is not reachable on these machines; tmux was used by hand.)
+        // report uses the terminal's width (a log or a pipe gets 80 columns). TerminalTests reads a
+        // tmux pane for what a person sees on the screen.
+        // A terminal that shows colour: the colours and the status line's escapes take no columns.
         let fixture = try Harness.fixture("ViewModelRetention")
+        var environment = ProcessInfo.processInfo.environment
+        environment["TERM"] = "xterm-256color"
+        environment["NO_COLOR"] = nil
         let result = Harness.run(
             ["script", "-q", "-e", "-c", "stty cols 100 rows 50; \(Harness.leakAudit) run \(fixture)", "/dev/null"],
-            directory: Harness.packageRoot.path)
+            environment: environment, directory: Harness.packageRoot.path)
         XCTAssertEqual(result.status, 1, result.log)
-        let lines = result.stdout.replacingOccurrences(of: "\r", with: "").split(separator: "\n").map(String.init)
+        XCTAssertTrue(result.stdout.contains("\u{1B}[1;31mEXCEEDED\u{1B}[0m"), result.stdout)
+        let lines = result.stdout.replacingOccurrences(of: "\r", with: "")
+            .replacing(#/\x{1B}(\[[0-9;?]*[A-Za-z]|[78])/#, with: "").split(separator: "\n").map(String.init)
         XCTAssertTrue(lines.contains { $0.hasPrefix("EXCEEDED ViewModelRetention.LoginViewModel: max 1, peak 3") }, result.stdout)
         // 96 columns: whole on this terminal, shortened in a log.
         let line = try Harness.line(of: "LoginViewModel(title:", inFixtureSource: "Sources/ViewModelRetention/main.swift")

@@ -34,9 +34,13 @@ final class PluginAgreementTests: XCTestCase {
         // leak-audit's own --help and --version stop before any run; the plugin answers --help itself.
         var flags: Set<String> = []
         for argument in arguments where argument["kind"] as? String == "flag" {
-            let names = (argument["names"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
-            guard let long = names.first(where: { $0.count > 1 }), long != "help", long != "version" else { continue }
-            flags.insert("--" + long)
+            let names = (argument["names"] as? [[String: Any]] ?? []).compactMap { name -> String? in
+                guard let text = name["name"] as? String else { return nil }
+                return (name["kind"] as? String == "short" ? "-" : "--") + text
+            }
+            guard !names.contains("--help"), !names.contains("--version") else { continue }
+            // Short names too (-q): the plugin must not take the next argument as their value.
+            flags.formUnion(names)
         }
         XCTAssertFalse(flags.isEmpty, "no flags in the dump: \(dump.stdout.prefix(500))")
         let pluginFlags = try literalStrings(after: "leakAuditFlags: Set<String> =", in: pluginSource)

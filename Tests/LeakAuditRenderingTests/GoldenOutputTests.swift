@@ -20,6 +20,7 @@ final class GoldenOutputTests: XCTestCase {
         [
             ("txt", TextReportRenderer(workingDirectory: cwd, width: 80)),
             ("verbose.txt", TextReportRenderer(workingDirectory: cwd, width: 80, verbose: true)),
+            ("color.txt", TextReportRenderer(workingDirectory: cwd, width: 80, colored: true)),
             ("json", JSONReportRenderer()),
             ("sarif", SARIFReportRenderer(workingDirectory: cwd)),
             ("xml", JUnitReportRenderer(workingDirectory: cwd)),
@@ -46,6 +47,18 @@ final class GoldenOutputTests: XCTestCase {
                     rendered, golden,
                     "\(sample).\(ext) differs from Golden/\(sample).\(ext); if the change is meant, run with LEAK_AUDIT_UPDATE_GOLDEN=1"
                 )
+            }
+        }
+    }
+
+    func testColoredTextOfEverySampleIsItsPlainTextWithStylesAdded() {
+        for (sample, report) in Self.samples {
+            for verbose in [false, true] {
+                let plain = TextReportRenderer(workingDirectory: Self.cwd, width: 80, verbose: verbose).render(report)
+                let colored = TextReportRenderer(workingDirectory: Self.cwd, width: 80, verbose: verbose, colored: true)
+                    .render(report)
+                XCTAssertNotEqual(colored, plain, sample)
+                XCTAssertEqual(colored.replacing(#/\x{1B}\[[0-9;]*m/#, with: ""), plain, "\(sample), verbose: \(verbose)")
             }
         }
     }

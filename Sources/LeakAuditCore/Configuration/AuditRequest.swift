@@ -13,6 +13,10 @@ public struct AuditRequest: Sendable {
     public var configuration: AuditConfiguration
     /// `--timeout`: stop the target after this many seconds (SIGTERM, then SIGKILL).
     public var timeoutSeconds: Int?
+    /// Hears how the audit goes, for a live display: called on the thread that runs `audit`, once
+    /// when each stage begins (`AuditProgress.Stage`) and within a stage at most every 100 ms
+    /// while the target runs and while stacks are symbolized. nil for no display.
+    public var progress: (@Sendable (AuditProgress) -> Void)?
 
     /// Creates a request.
     public init(target: String, arguments: [String], configuration: AuditConfiguration = AuditConfiguration()) {

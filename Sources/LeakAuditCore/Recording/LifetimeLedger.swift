@@ -206,6 +206,24 @@ struct LifetimeLedger {
         Dictionary(uniqueKeysWithValues: zip(typeIDs, typeLedgers).map { ($0, $1) })
     }
 
+    /// What a progress display shows of this process now, from the per-type counts and the tests:
+    /// one pass over the types, none over the instances.
+    func progressTally() -> ProgressTally {
+        var tally = ProgressTally()
+        for type in typeLedgers where type.defined {
+            tally.watchedAlive += type.liveCount
+            guard type.budget != .none else { continue }
+            tally.trackedAlive += type.liveCount
+            if type.peak > type.max { tally.typesOverBudget += 1 }
+            if type.liveCount > 0 {
+                tally.consider(.init(typeName: type.name, live: type.liveCount, max: type.max))
+            }
+        }
+        tally.testsSeen = !tests.isEmpty || process?.isTestBundle == true
+        for test in tests.values where test.started && test.running == 0 { tally.testsFinished += 1 }
+        return tally
+    }
+
     /// Every type seen, by id, with its instances alive now, gathered in one pass over the live
     /// table. Builds them on each access: for reports, not per event.
     var types: [UInt32: TypeLedger] {

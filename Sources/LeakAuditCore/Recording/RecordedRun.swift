@@ -156,10 +156,12 @@ struct Reception {
 
     /// Decodes `channel` into one ledger per process while `target` runs (a pass every
     /// `pollMicroseconds`), and once more after it ended, so that every committed record is read.
+    /// `progress` hears the counts at most every `ProgressReporter.interval`.
     static func receive(
         from channel: RecordChannel, while target: any RunningTarget, watch: WatchOptions, timeoutSeconds: Int? = nil,
         pollMicroseconds: UInt32 = 1_000,
-        copyProcess: (Int32) -> Result<ProcessSnapshot, SnapshotFailure> = { _ in .failure(.processGone) }
+        copyProcess: (Int32) -> Result<ProcessSnapshot, SnapshotFailure> = { _ in .failure(.processGone) },
+        progress: ProgressReporter? = nil
     ) -> (outcome: TargetOutcome, received: Reception) {
         let clock = ContinuousClock()
         let started = clock.now
@@ -208,6 +210,10 @@ struct Reception {
                 // them in its ledger before its heap is searched.
                 decoder.decode(channel, targetFinished: false, into: &ledgers)
                 heapWalks.answerRequests(on: channel, ledgers: ledgers.byIndex, watch: watch, copyProcess: copyProcess)
+            }
+            // Once per pass, never per record: the tally is made only when a snapshot is due.
+            if let progress, progress.isDue() {
+                progress.recording(ledgers.progressTally(), attachedProcesses: channel.attachedProcesses)
             }
             if pollMicroseconds > 0 { usleep(pollMicroseconds) }
         }
@@ -264,6 +270,13 @@ struct ProcessLedgers: RecordSink {
 
     /// The ledgers of the processes that wrote records.
     var attached: [LifetimeLedger] { byIndex.compactMap { $0 } }
+
+    /// What a progress display shows of every process now.
+    func progressTally() -> ProgressTally {
+        var tally = ProgressTally()
+        for (ledger, written) in zip(ledgers, written) where written { tally.add(ledger.progressTally()) }
+        return tally
+    }
 }
 
 /// Everything one run of the target left, before symbolization: what was asked, what was decided,

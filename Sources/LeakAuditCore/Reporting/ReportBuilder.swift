@@ -9,6 +9,8 @@ struct ReportBuilder {
     var makeSymbolizer: ([ModuleImage]) -> any AddressSymbolizer = currentPlatform().makeSymbolizer
     /// What the executable at a path is: tells the processes whose Swift runtime is static.
     var inspectExecutable: (String) -> TargetKind = currentPlatform().inspectExecutable(at:)
+    /// Hears how many stacks were symbolized, for a live display.
+    var progress: ProgressReporter? = nil
 
     /// One process's findings, before processes are merged.
     private struct ProcessFindings {
@@ -196,6 +198,7 @@ struct ReportBuilder {
             }
             let frames = Array(symbolized.drop(while: Self.isMonitorFrame))
             stackFrames[stackID] = frames
+            progress?.symbolizedStack()
             return frames
         }
         let testNames = ledger.tests.mapValues(\.name)
