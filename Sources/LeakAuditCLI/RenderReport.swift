@@ -96,8 +96,8 @@ struct RenderReport: ParsableCommand {
         let status: ExitStatus
         if diff, let format = DiffFormat(rawValue: report.format.rawValue), reports.count == 2 {
             let comparison = ReportDiff(old: reports[0], oldPath: files[0], new: reports[1], newPath: files[1])
-            failures = outputs.write(format.renderer.render(comparison))
             status = ExitStatus(comparison.verdict)
+            failures = outputs.write(format.renderer.render(comparison), failsNothing: status == .clean)
         } else if let saved = reports.first {
             failures = outputs.write(saved)
             status = ExitStatus(saved.verdict)

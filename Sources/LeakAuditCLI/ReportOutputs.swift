@@ -58,10 +58,12 @@ struct ReportOutputs {
     }
 
     /// Writes `text`, already rendered (a comparison of two reports), to every destination; every
-    /// destination is tried, and the failures are returned.
-    func write(_ text: String) -> [SinkError] {
+    /// destination is tried, and the failures are returned. With `--quiet`, a comparison that
+    /// fails nothing (`failsNothing`) is not written to the standard stream (files are).
+    func write(_ text: String, failsNothing: Bool) -> [SinkError] {
         var failures: [SinkError] = []
         for (_, sink) in outputs {
+            if quiet && failsNothing && sink.path == nil { continue }
             do {
                 try sink.write(text)
             } catch {

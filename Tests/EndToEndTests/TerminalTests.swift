@@ -102,7 +102,9 @@ final class TerminalTests: XCTestCase {
     }
 
     func testTheStatusLineShowsOnTheBottomRowWhileTheTargetRunsAndIsGoneBeforeTheReport() throws {
-        let session = try TerminalSession(command: try command())
+        let textFile = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString).txt").path
+        defer { try? FileManager.default.removeItem(atPath: textFile) }
+        let session = try TerminalSession(command: try command(["--output-text", textFile]))
         let screens = session.screens { $0.contains { $0.hasPrefix("exit status") } }
         let final = try XCTUnwrap(screens.last)
         XCTAssertTrue(final.contains("exit status 1"), final.joined(separator: "\n"))
@@ -131,9 +133,12 @@ final class TerminalTests: XCTestCase {
         XCTAssertLessThan(done, exceeded)
         XCTAssertTrue(
             final.contains { $0.hasPrefix("leak-audit: 1 of 1 tracked type over budget") }, final.joined(separator: "\n"))
-        // On a terminal the report is colored.
+        // On a terminal the report is colored; the same report in a file is not.
         let styled = session.screen(escapes: true)
         XCTAssertTrue(styled.contains { $0.contains("\u{1B}[") && $0.contains("EXCEEDED") }, styled.joined(separator: "\n"))
+        let text = try String(contentsOfFile: textFile, encoding: .utf8)
+        XCTAssertTrue(text.contains("EXCEEDED SlowScreens.ScreenViewModel: max 2, peak 4"), text)
+        XCTAssertFalse(text.utf8.contains(0x1B), text)
 
         // The whole terminal scrolls again: the last number lands on the bottom row.
         session.sendKeys("Enter")
@@ -184,9 +189,13 @@ final class TerminalTests: XCTestCase {
         XCTAssertFalse(result.stdout.utf8.contains(0x1B), result.log)
         XCTAssertEqual(result.stdout.split(separator: "\n").last, "SlowScreens: done")
 
-        // --color always colors a pipe too, and still draws no status line there.
-        let always = Harness.run([Harness.leakAudit, "run", "--color", "always", fixture], environment: environment)
+        // --color always colors a pipe and a file too, and still draws no status line there.
+        let textFile = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString).txt").path
+        defer { try? FileManager.default.removeItem(atPath: textFile) }
+        let always = Harness.run(
+            [Harness.leakAudit, "run", "--color", "always", "--output-text", textFile, fixture], environment: environment)
         XCTAssertTrue(always.stderr.contains("\u{1B}[1;31mEXCEEDED\u{1B}[0m"), always.log)
+        XCTAssertTrue(try String(contentsOfFile: textFile, encoding: .utf8).contains("\u{1B}[1;31mEXCEEDED\u{1B}[0m"))
         XCTAssertFalse(always.stderr.contains("\u{1B}7"), always.log)
         XCTAssertFalse(always.stderr.contains("r\u{1B}8"), always.log)
     }
@@ -208,6 +217,29 @@ final class TerminalTests: XCTestCase {
         XCTAssertEqual(file.stderr, "", file.log)
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any]
         XCTAssertEqual((json?["summary"] as? [String: Any])?["verdict"] as? String, "clean")
+    }
+
+    func testReportRendersASavedRunQuietlyAndInColourAsRunWould() throws {
+        let target = try Harness.fixture("ViewModelRetention")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let clean = directory.appendingPathComponent("clean.json").path
+        let leaky = directory.appendingPathComponent("leaky.json").path
+        _ = Harness.run([Harness.leakAudit, "run", "--output-json", clean, target, "clean"])
+        _ = Harness.run([Harness.leakAudit, "run", "--output-json", leaky, target])
+        let quietClean = Harness.run([Harness.leakAudit, "report", "--quiet", clean])
+        XCTAssertEqual(quietClean.status, 0, quietClean.log)
+        XCTAssertEqual(quietClean.stdout, "", quietClean.log)
+        let quietDiff = Harness.run([Harness.leakAudit, "report", "--quiet", "--diff", leaky, clean])
+        XCTAssertEqual(quietDiff.status, 0, quietDiff.log)
+        XCTAssertEqual(quietDiff.stdout, "", quietDiff.log)
+        let colored = Harness.run([Harness.leakAudit, "report", "--quiet", "--color", "always", leaky])
+        XCTAssertEqual(colored.status, 1, colored.log)
+        XCTAssertTrue(colored.stdout.contains("\u{1B}[1;31mEXCEEDED\u{1B}[0m"), colored.log)
+        let plain = Harness.run([Harness.leakAudit, "report", leaky])
+        XCTAssertFalse(plain.stdout.utf8.contains(0x1B), plain.log)
+        XCTAssertEqual(colored.stdout.replacing(#/\x{1B}\[[0-9;]*m/#, with: ""), plain.stdout)
     }
 
     func testABadColorIsAUsageErrorNamingTheFlag() throws {
