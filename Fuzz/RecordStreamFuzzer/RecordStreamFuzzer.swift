@@ -14,19 +14,33 @@ import LeakAuditRendering
 #endif
 
 /// The renderers an input's report goes through: one, chosen by the input's first byte (bits
-/// 4–6), so that each input costs one rendering and every renderer is reached; 6 and 7 choose all.
+/// 4–6), so that each input costs one rendering and every renderer is reached; 7 chooses all.
 nonisolated(unsafe) let renderers: [any ReportRenderer] = [
     TextReportRenderer(workingDirectory: "/", width: 80), TextReportRenderer(workingDirectory: "/", verbose: true),
     JSONReportRenderer(), SARIFReportRenderer(workingDirectory: "/"), JUnitReportRenderer(workingDirectory: "/"),
-    GitHubActionsReportRenderer(workingDirectory: "/"),
+    GitHubActionsReportRenderer(workingDirectory: "/"), HTMLReportRenderer(workingDirectory: "/"),
 ]
 
-/// Builds one input's report and renders it; returns the bytes rendered.
+/// Builds one input's report and renders it; returns the bytes rendered. A JSON report is also
+/// read back (`leak-audit report`'s reader) and must give the same JSON again.
 func replay(_ bytes: UnsafeRawBufferPointer) -> Int {
     let report = RecordStreamReplay.report(from: bytes)
     let choice = Int(((bytes.first ?? 0) >> 4) & 7)
     let chosen = choice < renderers.count ? [renderers[choice]] : renderers
-    return chosen.reduce(0) { $0 + $1.render(report).utf8.count }
+    var rendered = 0
+    for renderer in chosen {
+        let text = renderer.render(report)
+        rendered += text.utf8.count
+        if renderer is JSONReportRenderer {
+            do {
+                let read = try JSONReportReader().decode(Array(text.utf8), path: "fuzz.json")
+                if JSONReportRenderer().render(read) != text { fatalError("the JSON report does not read back as itself") }
+            } catch {
+                fatalError("leak-audit's own JSON report does not read back: \(error)")
+            }
+        }
+    }
+    return rendered
 }
 
 #if FUZZING

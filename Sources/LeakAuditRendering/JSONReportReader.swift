@@ -334,8 +334,8 @@ private struct ReportFromWire {
     }
 
     private func trackedType(_ type: JSONReportV1.TrackedType, at location: String) throws -> AuditReport.TrackedType {
-        let largest = JSONReportReader.largestCount
-        guard (-largest...largest).contains(type.max) else {
+        // A budget is no count: `max` may be as large as an Int holds (`Int.max` for "no limit").
+        guard type.max >= -JSONReportReader.largestCount else {
             throw Problem.invalid("\"\(location).max\" is \(type.max), out of range")
         }
         var tracked = AuditReport.TrackedType(
@@ -373,7 +373,7 @@ private struct ReportFromWire {
         case "pattern":
             // `App.*ViewModel=1`: the pattern, then '=' and its max (a type name has no '=').
             guard let text = budget.pattern, let origin = budget.origin, let equals = text.lastIndex(of: "="),
-                let max = Int(text[text.index(after: equals)...]), (0...JSONReportReader.largestCount).contains(max)
+                let max = Int(text[text.index(after: equals)...]), max >= 0
             else {
                 throw Problem.invalid("\"\(location)\" needs \"pattern\" as PATTERN=N and \"origin\"")
             }

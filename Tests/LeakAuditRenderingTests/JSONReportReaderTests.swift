@@ -31,6 +31,16 @@ final class JSONReportReaderTests: XCTestCase {
         }
     }
 
+    func testABudgetAsLargeAsAnIntHoldsReadsBack() throws {
+        // Found by the fuzzer: a budget is no count, and "no limit" is written as Int.max.
+        guard var report = GoldenOutputTests.samples.first?.1 else { return XCTFail("no sample") }
+        report.types[report.types.count - 1].max = Int.max
+        report.types[0].budget = .pattern(BudgetPattern(pattern: "App.*", max: Int.max, origin: "--budget"))
+        let read = try readBack(report, name: "largest-budget")
+        XCTAssertEqual(read.types.last?.max, Int.max)
+        XCTAssertEqual(JSONReportRenderer().render(read), JSONReportRenderer().render(report))
+    }
+
     /// The round trip compares renderings, so it notices a lost field only when some sample
     /// renders differently without it: each field that is easy to lose (one the JSON carries only
     /// since schema 1 grew, or that is read back from a name) changes some rendering of some
