@@ -99,25 +99,43 @@ struct LifetimeLedger {
         var allocated = 0
         /// Instances alive over time, for a chart.
         var timeline = LiveCountBuckets()
+    }
 
+    /// The counts of one type that every record updates, kept apart from its name and arrays
+    /// (`TypeLedger`): plain values, so that an update copies, retains and releases nothing.
+    /// `TypeLedger`'s fields of the same names are filled from them when a report asks.
+    struct TypeCounts {
+        var defined = true
+        var liveCount = 0
+        var peak = 0
+        var peakSequence: UInt64 = 0
+        var peakTime: UInt64 = 0
+        var allocated = 0
+        /// The timeline's width and bucket under way; its earlier buckets are the TypeLedger's.
+        var buckets = LiveCountBuckets.Head()
+
+        /// Counts an allocation; true when it is a new peak (the instances that died since the
+        /// last one no longer count) or its time needs a new bucket: the caller's slow path.
         @inline(__always)
-        mutating func allocated(sequence: UInt64, time: UInt64) {
-            allocated += 1
-            liveCount += 1
+        mutating func allocated(sequence: UInt64, time: UInt64) -> (newPeak: Bool, newBucket: Bool) {
+            allocated &+= 1
+            liveCount &+= 1
+            var newPeak = false
             if liveCount > peak {
                 peak = liveCount
                 peakSequence = sequence
                 peakTime = time
-                diedSincePeak.removeAll(keepingCapacity: true)
+                newPeak = true
             }
-            timeline.record(liveCount, at: time)
+            return (newPeak, !buckets.record(UInt32(clamping: liveCount), at: time))
         }
 
+        /// Counts a death; says whether the instance was alive at the peak and whether its time
+        /// needs a new bucket.
         @inline(__always)
-        mutating func died(_ instance: Instance, time: UInt64) {
-            liveCount -= 1
-            if instance.sequence <= peakSequence { diedSincePeak.append(instance.site) }
-            timeline.record(liveCount, at: time)
+        mutating func died(_ instance: Instance, time: UInt64) -> (aliveAtPeak: Bool, newBucket: Bool) {
+            liveCount &-= 1
+            return (instance.sequence <= peakSequence, !buckets.record(UInt32(clamping: liveCount), at: time))
         }
     }
 
@@ -131,6 +149,8 @@ struct LifetimeLedger {
     private var typePositions: [Int32] = []
     /// Every type seen, in the order first seen, and its id.
     private var typeLedgers: [TypeLedger] = []
+    /// The counts of `typeLedgers[i]`, which every record updates.
+    private var counts: [TypeCounts] = []
     private var typeIDs: [UInt32] = []
 
     /// The position of type `typeID` in `typeLedgers`, if it was seen.
@@ -146,6 +166,7 @@ struct LifetimeLedger {
         if slot >= typePositions.count { typePositions += Array(repeating: -1, count: slot + 1 - typePositions.count) }
         typePositions[slot] = Int32(typeLedgers.count)
         typeLedgers.append(type)
+        counts.append(TypeCounts(defined: type.defined))
         typeIDs.append(typeID)
         return typeLedgers.count - 1
     }
@@ -203,14 +224,28 @@ struct LifetimeLedger {
 
     /// Every type seen, by id, with its counts but not its instances (`live` empty): cheap.
     var typeCounts: [UInt32: TypeLedger] {
-        Dictionary(uniqueKeysWithValues: zip(typeIDs, typeLedgers).map { ($0, $1) })
+        Dictionary(uniqueKeysWithValues: typeIDs.indices.map { (typeIDs[$0], ledger(at: $0)) })
+    }
+
+    /// The type at `position`, its counts filled in.
+    private func ledger(at position: Int) -> TypeLedger {
+        var ledger = typeLedgers[position]
+        let counted = counts[position]
+        ledger.defined = counted.defined
+        ledger.liveCount = counted.liveCount
+        ledger.peak = counted.peak
+        ledger.peakSequence = counted.peakSequence
+        ledger.peakTime = counted.peakTime
+        ledger.allocated = counted.allocated
+        ledger.timeline.head = counted.buckets
+        return ledger
     }
 
     /// What a progress display shows of this process now, from the per-type counts and the tests:
     /// one pass over the types, none over the instances.
     func progressTally() -> ProgressTally {
         var tally = ProgressTally()
-        for type in typeLedgers where type.defined {
+        for type in typeLedgers.indices.map(ledger(at:)) where type.defined {
             tally.watchedAlive += type.liveCount
             guard type.budget != .none else { continue }
             tally.trackedAlive += type.liveCount
@@ -227,7 +262,7 @@ struct LifetimeLedger {
     /// Every type seen, by id, with its instances alive now, gathered in one pass over the live
     /// table. Builds them on each access: for reports, not per event.
     var types: [UInt32: TypeLedger] {
-        var ledgers = typeLedgers
+        var ledgers = typeLedgers.indices.map(ledger(at:))
         for index in ledgers.indices { ledgers[index].live.entries.reserveCapacity(ledgers[index].liveCount) }
         live.forEach { object, instance in
             if let position = position(of: instance.typeID) { ledgers[position].live.entries.append((object, instance)) }
@@ -270,7 +305,7 @@ struct LifetimeLedger {
                 typeLedgers[position].name = name
                 typeLedgers[position].max = max
                 typeLedgers[position].budget = budget
-                typeLedgers[position].defined = true
+                counts[position].defined = true
             } else {
                 _ = insert(TypeLedger(name: name, max: max, budget: budget, heldByXCTest: heldByXCTest), id: id)
             }
@@ -341,7 +376,7 @@ struct LifetimeLedger {
         let position =
             position(of: typeID) ?? insert(TypeLedger(name: "<type \(typeID)>", max: Int.max, defined: false), id: typeID)
         // Each record naming a type not defined (yet) is damage, not only the first.
-        if !typeLedgers[position].defined { inconsistentEvents += 1 }
+        if !counts[position].defined { inconsistentEvents += 1 }
         let instance = Instance(stackID: stackID, sequence: sequence, test: test, typeID: typeID)
         // An address allocated again while its object still counts as alive: that object was
         // freed where no hook saw it. It dies now, or it would hide the new one.
@@ -349,7 +384,8 @@ struct LifetimeLedger {
             if watchesAllocations { unseenDeallocations[previous.typeID, default: 0] += 1 }
             retire(previous, at: object, time: time)
         }
-        typeLedgers[position].allocated(sequence: sequence, time: time)
+        let (newPeak, newBucket) = counts[position].allocated(sequence: sequence, time: time)
+        if newPeak || newBucket { countedSlowly(at: position, newPeak: newPeak, newBucket: newBucket, time: time) }
         return true
     }
 
@@ -369,10 +405,26 @@ struct LifetimeLedger {
         retire(instance, at: object, time: time)
     }
 
+    /// What a count at `position` leaves to its type's arrays: a new peak forgets the instances
+    /// that died since the last one, and a time past the bucket under way starts a bucket.
+    @inline(never)
+    private mutating func countedSlowly(at position: Int, newPeak: Bool, newBucket: Bool, time: UInt64) {
+        if newPeak { typeLedgers[position].diedSincePeak.removeAll(keepingCapacity: true) }
+        if newBucket {
+            typeLedgers[position].timeline.head = counts[position].buckets
+            typeLedgers[position].timeline.startBucket(UInt32(clamping: counts[position].liveCount), at: time)
+            counts[position].buckets = typeLedgers[position].timeline.head
+        }
+    }
+
     /// Counts `instance`, just taken out of the live table, as dead at `time`.
     @inline(__always)
     private mutating func retire(_ instance: Instance, at object: UInt64, time: UInt64) {
-        if let position = position(of: instance.typeID) { typeLedgers[position].died(instance, time: time) }
+        if let position = position(of: instance.typeID) {
+            let (aliveAtPeak, newBucket) = counts[position].died(instance, time: time)
+            if aliveAtPeak { typeLedgers[position].diedSincePeak.append(instance.site) }
+            if newBucket { countedSlowly(at: position, newPeak: false, newBucket: true, time: time) }
+        }
         if let test = instance.test, !tests.isEmpty { tests[test]?.live[object] = nil }
     }
 
@@ -394,7 +446,7 @@ struct LifetimeLedger {
         var tallies: [UInt32: SiteTallies] = [:]
         for (position, typeID) in typeIDs.enumerated() where wanted(typeID) {
             isWanted[Int(typeID)] = true
-            peakSequences[Int(typeID)] = typeLedgers[position].peakSequence
+            peakSequences[Int(typeID)] = counts[position].peakSequence
             var tally = SiteTallies()
             for site in typeLedgers[position].diedSincePeak { tally.atPeak.add(site) }
             tallies[typeID] = tally

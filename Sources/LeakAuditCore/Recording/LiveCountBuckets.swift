@@ -20,38 +20,53 @@ struct LiveCountBuckets {
     /// Most buckets a timeline spans before its buckets are made twice as wide.
     static let bucketLimit: UInt64 = 256
 
-    /// Buckets are `1 << shift` milliseconds wide.
-    private(set) var shift: UInt64 = 0
-    /// Buckets before the one under way, in time order.
-    private var earlier: [Point] = []
-    /// The bucket under way; its `bucket` is `UInt64.max` before the first event.
-    private var current = Point(bucket: .max, low: 0, high: 0, last: 0)
+    /// What every event touches: the buckets' width and the bucket under way, plain values that a
+    /// ledger can keep beside its other per-type counts.
+    struct Head {
+        /// Buckets are `1 << shift` milliseconds wide.
+        fileprivate(set) var shift: UInt64 = 0
+        /// The bucket under way; its `bucket` is `UInt64.max` before the first event.
+        fileprivate(set) var current = Point(bucket: .max, low: 0, high: 0, last: 0)
 
-    /// Counts `live` instances alive at `time` (milliseconds since the channel was created). A time
-    /// before the bucket under way (concurrent writers stamp in a slightly different order than
-    /// they commit) counts in that bucket.
-    @inline(__always)
-    mutating func record(_ live: Int, at time: UInt64) {
-        let value = UInt32(clamping: live)
-        if current.bucket != .max && time >> shift <= current.bucket {
+        /// Counts `value` at `time` in the bucket under way; false when a bucket must start for it
+        /// (`LiveCountBuckets.startBucket`). A time before the bucket under way (concurrent writers
+        /// stamp in a slightly different order than they commit) counts in that bucket.
+        @inline(__always)
+        mutating func record(_ value: UInt32, at time: UInt64) -> Bool {
+            guard current.bucket != .max && time >> shift <= current.bucket else { return false }
             current.low = Swift.min(current.low, value)
             current.high = Swift.max(current.high, value)
             current.last = value
-            return
+            return true
         }
-        startBucket(value, at: time)
     }
 
+    /// The width and the bucket under way.
+    var head = Head()
+    /// Buckets before the one under way, in time order.
+    private var earlier: [Point] = []
+
+    /// Buckets are `1 << shift` milliseconds wide.
+    var shift: UInt64 { head.shift }
+
+    /// Counts `live` instances alive at `time` (milliseconds since the channel was created).
+    @inline(__always)
+    mutating func record(_ live: Int, at time: UInt64) {
+        let value = UInt32(clamping: live)
+        if !head.record(value, at: time) { startBucket(value, at: time) }
+    }
+
+    /// Starts the bucket of `time` with `value`, when `head.record` found no room for it.
     @inline(never)
-    private mutating func startBucket(_ value: UInt32, at time: UInt64) {
-        if current.bucket != .max { earlier.append(current) }
-        while time >> shift >= Self.bucketLimit { coarsen() }
-        current = Point(bucket: time >> shift, low: value, high: value, last: value)
+    mutating func startBucket(_ value: UInt32, at time: UInt64) {
+        if head.current.bucket != .max { earlier.append(head.current) }
+        while time >> head.shift >= Self.bucketLimit { coarsen() }
+        head.current = Point(bucket: time >> head.shift, low: value, high: value, last: value)
     }
 
     /// Makes the buckets before the one about to start twice as wide, merging each pair.
     private mutating func coarsen() {
-        shift += 1
+        head.shift += 1
         var merged: [Point] = []
         merged.reserveCapacity(earlier.count)
         for var point in earlier {
@@ -69,7 +84,7 @@ struct LiveCountBuckets {
     }
 
     /// Every bucket in which the count changed, in time order.
-    var points: [Point] { current.bucket == .max ? earlier : earlier + [current] }
+    var points: [Point] { head.current.bucket == .max ? earlier : earlier + [head.current] }
 
     /// The width of a bucket, in milliseconds.
     var bucketMilliseconds: UInt64 { 1 << shift }

@@ -167,7 +167,7 @@ struct Reception {
         let started = clock.now
         var stoppedAt: ContinuousClock.Instant? = nil
         var decoder = RecordDecoder()
-        var ledgers = ProcessLedgers(watchesAllocations: watch.watchesAllocations)
+        var ledgers = ProcessLedgers(watchesAllocations: watch.watchesAllocations)  // var: the decoder's inout sink
         var heapWalks = HeapWalks()
         let outcome: TargetOutcome
         // The slot the decoder has waited on, and since when: a writer that died between reserve
@@ -228,40 +228,50 @@ struct Reception {
 }
 
 /// One ledger per process index, as the decoder fills them: ids and addresses are per process.
-struct ProcessLedgers: RecordSink {
+final class ProcessLedgers: RecordSink {
     /// By process index; an index no record named holds an empty ledger (`written` is false).
-    private var ledgers: [LifetimeLedger]
-    private var written: [Bool]
+    /// Memory of its own rather than arrays: a record reaches its ledger without an array's
+    /// uniqueness check (the decoder is the only writer, and `byIndex` hands out copies).
+    private let ledgers: UnsafeMutablePointer<LifetimeLedger>
+    private let written: UnsafeMutablePointer<Bool>
+    private static let count = Int(LA_WIRE_MAX_PROCESSES)
 
     init(watchesAllocations: Bool) {
-        ledgers = Array(repeating: LifetimeLedger(watchesAllocations: watchesAllocations), count: Int(LA_WIRE_MAX_PROCESSES))
-        written = Array(repeating: false, count: Int(LA_WIRE_MAX_PROCESSES))
+        ledgers = UnsafeMutablePointer<LifetimeLedger>.allocate(capacity: Self.count)
+        ledgers.initialize(repeating: LifetimeLedger(watchesAllocations: watchesAllocations), count: Self.count)
+        written = UnsafeMutablePointer<Bool>.allocate(capacity: Self.count)
+        written.initialize(repeating: false, count: Self.count)
     }
 
-    mutating func receive(_ event: WireEvent, from process: UInt8) {
+    deinit {
+        ledgers.deinitialize(count: Self.count)
+        ledgers.deallocate()
+        written.deallocate()
+    }
+
+    func receive(_ event: WireEvent, from process: UInt8) {
+        // A process index is below LA_WIRE_MAX_PROCESSES (256), so every UInt8 is one.
         let index = Int(process)
-        // An array access per event, not a hash lookup; a process index is below
-        // LA_WIRE_MAX_PROCESSES (256), so every UInt8 is one.
-        if !written[index] { written[index] = true }
+        written[index] = true
         ledgers[index].apply(event)
     }
 
-    mutating func allocated(
+    func allocated(
         typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: UInt64, from process: UInt8
     ) {
         let index = Int(process)
-        if !written[index] { written[index] = true }
+        written[index] = true
         ledgers[index].allocated(typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: time)
     }
 
-    mutating func deallocated(typeID: UInt32, object: UInt64, sequence: UInt64, time: UInt64, from process: UInt8) {
+    func deallocated(typeID: UInt32, object: UInt64, sequence: UInt64, time: UInt64, from process: UInt8) {
         let index = Int(process)
-        if !written[index] { written[index] = true }
+        written[index] = true
         ledgers[index].deallocate(typeID: typeID, object: object, time: time)
     }
 
     /// The ledger of each process index, nil where no record named it.
-    var byIndex: [LifetimeLedger?] { zip(ledgers, written).map { $1 ? $0 : nil } }
+    var byIndex: [LifetimeLedger?] { (0..<Self.count).map { written[$0] ? ledgers[$0] : nil } }
 
     /// The ledgers of the processes that wrote records, by process index.
     var byProcess: [UInt8: LifetimeLedger] {
@@ -274,7 +284,7 @@ struct ProcessLedgers: RecordSink {
     /// What a progress display shows of every process now.
     func progressTally() -> ProgressTally {
         var tally = ProgressTally()
-        for (ledger, written) in zip(ledgers, written) where written { tally.add(ledger.progressTally()) }
+        for index in 0..<Self.count where written[index] { tally.add(ledgers[index].progressTally()) }
         return tally
     }
 }
