@@ -495,7 +495,7 @@ public struct HTMLReportRenderer: ReportRenderer {
                     + stacks.map { "<li>\($0)</li>" }.joined() + "</ul></details>"
             }.joined()
             page.line(
-                "<tr class=\"test-row status-\(status.replacingSpaces)\" data-test=\"\(html(test.name))\"><td>\(html(test.name))</td><td data-sort=\"\(test.startedAt ?? -1)\">\(started.isEmpty ? "" : html(Self.duration(test.startedAt ?? 0)))</td><td data-sort=\"\(duration ?? -1)\">\(duration.map { html(Self.duration($0)) } ?? "")</td><td>\(types)</td><td>\(leaked.reduce(0) { $0 + $1.count })</td><td>\(html(status))</td></tr>"
+                "<tr class=\"test-row status-\(status.replacingSpaces)\" data-test=\"\(html(test.name))\"><td>\(breakable(html(test.name)))</td><td data-sort=\"\(test.startedAt ?? -1)\">\(started.isEmpty ? "" : html(Self.duration(test.startedAt ?? 0)))</td><td data-sort=\"\(duration ?? -1)\">\(duration.map { html(Self.duration($0)) } ?? "")</td><td>\(types)</td><td>\(leaked.reduce(0) { $0 + $1.count })</td><td>\(html(status))</td></tr>"
             )
         }
         page.line("</tbody></table></section>")
@@ -538,13 +538,23 @@ public struct HTMLReportRenderer: ReportRenderer {
         return result
     }
 
+    /// Escaped `text` that may wrap after each `.` and `/` (a test's or a type's name has no spaces).
+    private func breakable(_ escaped: String) -> String {
+        var result = ""
+        for character in escaped {
+            result.append(character)
+            if character == "/" || character == "." { result += "<wbr>" }
+        }
+        return result
+    }
+
     // MARK: - Style and script
 
     private static let style = """
         :root{--fail:#c62828;--ok:#2e7d32;--warn:#ef6c00;--muted:#666;--user:#f4a259;--library:#8ab4f8;--runtime:#c7c7c7}
         body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:1000px;padding:16px 24px;color:#222}
         h1{font-size:20px;margin:0 0 4px}h2{font-size:17px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:28px}
-        h3{font-size:15px;margin:18px 0 4px;word-break:break-all}h4{font-size:13px;margin:12px 0 4px;color:#444}
+        h3{font-size:15px;margin:18px 0 4px;overflow-wrap:anywhere}h4{font-size:13px;margin:12px 0 4px;color:#444}
         header{border-left:6px solid var(--muted);padding:8px 14px;background:#fafafa}
         header.verdict-clean{border-color:var(--ok)}header.verdict-budgetExceeded{border-color:var(--fail)}
         header.verdict-incomplete,header.verdict-targetFailed,header.verdict-notAudited{border-color:var(--warn)}
@@ -570,7 +580,7 @@ public struct HTMLReportRenderer: ReportRenderer {
         .flame-note{font-size:12px;color:var(--muted)}
         table{border-collapse:collapse;width:100%;font-size:13px}th,td{border-bottom:1px solid #eee;padding:4px 6px;text-align:left;vertical-align:top}
         th{cursor:pointer;user-select:none;background:#fafafa}th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{content:" ▼"}
-        td{word-break:break-all}tr.status-leaked td:last-child{color:var(--fail);font-weight:600}
+        td{overflow-wrap:anywhere}#tests td:first-child{width:38%}tr.status-leaked td:last-child{color:var(--fail);font-weight:600}
         details ul{margin:2px 0 4px 16px;padding:0;font:12px ui-monospace,monospace}
         ol.path{list-style:none;display:flex;flex-wrap:wrap;gap:4px;padding:0;margin:4px 0}
         ol.path li{border:1px solid #bbb;border-radius:4px;padding:2px 6px;font-size:12px}
