@@ -29,8 +29,9 @@ static void la_thread_stack_bounds(void) {
 
 /// Walks saved frame pointers from `frame`, the frame of the shim's entry point. Each step must
 /// move up the same stack, which stops the walk at code without frame pointers (glibc's start-up
-/// frames) or garbage.
-static int la_capture(const uintptr_t *frame, uintptr_t *frames, int capacity, bool *truncated) {
+/// frames) or garbage. Hashes the return addresses as it goes (one pass over the stack, not a
+/// second over the copy) into `*hash`, never 0 (which marks an empty table entry).
+static int la_capture(const uintptr_t *frame, uintptr_t *frames, int capacity, bool *truncated, uint64_t *hash) {
     if (!la_thread_stack_known) la_thread_stack_bounds();
     uintptr_t low = la_thread_stack_low, high = la_thread_stack_high;
     if (high == 0) {
@@ -38,6 +39,7 @@ static int la_capture(const uintptr_t *frame, uintptr_t *frames, int capacity, b
         high = low + (8u << 20);
     }
     int count = 0;
+    uint64_t mixed = 0xcbf29ce484222325ull;
     *truncated = false;
     while ((uintptr_t)frame >= low && (uintptr_t)frame + 2 * sizeof(uintptr_t) <= high
            && ((uintptr_t)frame & (sizeof(uintptr_t) - 1)) == 0) {
@@ -45,26 +47,25 @@ static int la_capture(const uintptr_t *frame, uintptr_t *frames, int capacity, b
         if (return_address == 0) break;
         if (count == capacity) { *truncated = true; break; }
         frames[count++] = return_address;
+        mixed ^= return_address;
+        mixed *= 0x100000001b3ull;
+        mixed ^= mixed >> 29;
         const uintptr_t *next = (const uintptr_t *)frame[0];
         if (next <= frame) break;
         frame = next;
     }
+    *hash = (mixed ^ (uint64_t)count) | 1;
     return count;
 }
 
-static uint64_t la_stack_hash(const uintptr_t *frames, int count) {
-    uint64_t hash = 0xcbf29ce484222325ull ^ (uint64_t)count;
-    for (int index = 0; index < count; index++) {
-        hash ^= frames[index];
-        hash *= 0x100000001b3ull;
-        hash ^= hash >> 29;
-    }
-    return hash | 1;  // zero marks an empty entry
-}
-
+/// True when `entry` holds exactly the `count` return addresses of `frames`.
 static bool la_entry_matches(const la_stack_entry *entry, const uintptr_t *frames, int count) {
-    return entry->frame_count == (uint32_t)count
-        && memcmp(entry->frames, frames, (size_t)count * sizeof(uintptr_t)) == 0;
+    if (entry->frame_count != (uint32_t)count) return false;
+    // A few dozen words at most: a loop here costs less than a call to memcmp.
+    for (int index = 0; index < count; index++) {
+        if (entry->frames[index] != frames[index]) return false;
+    }
+    return true;
 }
 
 /// Adds a stack under the slow lock: writes its record (and any module it reaches that the map does
@@ -103,8 +104,8 @@ static uint32_t la_stack_insert(la_process_state *state, const uintptr_t *frames
 uint32_t la_stack_capture_and_intern(const void *entry_frame) {
     uintptr_t frames[LA_MAX_FRAMES];
     bool truncated = false;
-    int count = la_capture(entry_frame, frames, LA_MAX_FRAMES, &truncated);
-    uint64_t hash = la_stack_hash(frames, count);
+    uint64_t hash = 0;
+    int count = la_capture(entry_frame, frames, LA_MAX_FRAMES, &truncated, &hash);
     la_process_state *state = la_state();
     size_t mask = LA_STACK_TABLE_CAPACITY - 1;
     // Lock-free lookup: entries are never removed or moved once published.
