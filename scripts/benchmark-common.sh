@@ -1,7 +1,8 @@
 # Sourced by the benchmark scripts (not run): builds leak-audit, Fixtures' AllocationChurn and
 # AllocationChurnPlain (the same program without LeakMonitor: the true plain baseline) in release,
-# and sets `leak_audit`, `churn`, `plain`, `work` (a temporary directory removed at exit),
-# `die MESSAGE` and `median VALUE...`. Builds emit DWARF 4, which valgrind 3.19 can read (clang's
+# and sets `leak_audit`, `churn`, `plain`, `work` (a temporary directory removed at exit) and
+# `gnu_time`, and the helpers `die`, `median`, `field`, `calc`, `timed`, `sampled_peak_anon_kb`
+# and `loadavg`. Builds emit DWARF 4, which valgrind 3.19 can read (clang's
 # and swiftc's default, DWARF 5, makes callgrind give up), into scratch paths of their own so that
 # the everyday debug build is not rebuilt: LEAK_AUDIT_BENCH_SCRATCH and
 # LEAK_AUDIT_BENCH_FIXTURES_SCRATCH (default .build-bench and Fixtures/.build-bench). Expects
@@ -39,3 +40,57 @@ plain="$fixtures_bin/AllocationChurnPlain"
 median() {
     printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
+
+gnu_time=""
+[[ -x /usr/bin/time ]] && /usr/bin/time -f %M true >/dev/null 2>&1 && gnu_time=/usr/bin/time
+
+# field NAME FILE: the value of the `NAME value` line the fixture printed.
+field() {
+    awk -v name="$1" '$1 == name { print $2; found = 1 } END { if (!found) exit 1 }' "$2" \
+        || die "no '$1' in the output of a run ($2)"
+}
+
+# calc EXPRESSION: floating-point arithmetic.
+calc() {
+    awk "BEGIN { printf \"%.2f\", $1 }"
+}
+
+# timed OUT COMMAND...: runs COMMAND with stdout to OUT; sets wall_ms, and with GNU time
+# cpu_s (user + system, children included) and peak_kb (largest process of the tree).
+timed() {
+    local out=$1
+    shift
+    local start end status=0
+    start=$(date +%s%N)
+    if [[ -n $gnu_time ]]; then
+        "$gnu_time" -f '%U %S %M' -o "$out.time" "$@" >"$out" 2>"$out.err" || status=$?
+    else
+        "$@" >"$out" 2>"$out.err" || status=$?
+    fi
+    end=$(date +%s%N)
+    ((status == 0)) || { cat "$out.err" >&2; die "'$*' exited $status"; }
+    wall_ms=$(calc "($end - $start) / 1e6")
+    cpu_s=n/a
+    peak_kb=n/a
+    if [[ -n $gnu_time ]]; then
+        read -r user system peak_kb < <(tail -n 1 "$out.time")
+        cpu_s=$(calc "$user + $system")
+    fi
+}
+
+# sampled_peak_anon_kb COMMAND...: runs COMMAND and prints the highest RssAnon (kB) its own
+# process reached, sampled every 5 ms from /proc (stdout of COMMAND goes to $work/sampled).
+sampled_peak_anon_kb() {
+    "$@" >"$work/sampled" 2>"$work/sampled.err" &
+    local pid=$! peak=0 key value unit
+    while kill -0 "$pid" 2>/dev/null; do
+        while read -r key value unit; do
+            [[ $key == RssAnon: ]] && ((value > peak)) && peak=$value
+        done 2>/dev/null <"/proc/$pid/status" || true
+        sleep 0.005
+    done
+    wait "$pid" || { cat "$work/sampled.err" >&2; die "'$*' failed"; }
+    echo "$peak"
+}
+
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }

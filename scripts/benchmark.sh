@@ -53,22 +53,9 @@ benchmark_name=benchmark
 # shellcheck source=scripts/benchmark-common.sh
 source "$root/scripts/benchmark-common.sh"
 
-gnu_time=""
-[[ -x /usr/bin/time ]] && /usr/bin/time -f %M true >/dev/null 2>&1 && gnu_time=/usr/bin/time
 
 # --- helpers -------------------------------------------------------------------------------------
 
-
-# field NAME FILE: the value of the `NAME value` line the fixture printed.
-field() {
-    awk -v name="$1" '$1 == name { print $2; found = 1 } END { if (!found) exit 1 }' "$2" \
-        || die "no '$1' in the output of a run ($2)"
-}
-
-# calc EXPRESSION: floating-point arithmetic.
-calc() {
-    awk "BEGIN { printf \"%.2f\", $1 }"
-}
 
 # run_fixture OUT MODE N: runs the fixture standalone, its stdout to OUT.
 run_fixture() {
@@ -83,45 +70,6 @@ run_attached() {
     [[ $(field attached "$1") == true ]] || die "AllocationChurn did not attach to leak-audit"
 }
 
-# timed OUT COMMAND...: runs COMMAND with stdout to OUT; sets wall_ms, and with GNU time
-# cpu_s (user + system, children included) and peak_kb (largest process of the tree).
-timed() {
-    local out=$1
-    shift
-    local start end status=0
-    start=$(date +%s%N)
-    if [[ -n $gnu_time ]]; then
-        "$gnu_time" -f '%U %S %M' -o "$out.time" "$@" >"$out" 2>"$out.err" || status=$?
-    else
-        "$@" >"$out" 2>"$out.err" || status=$?
-    fi
-    end=$(date +%s%N)
-    ((status == 0)) || { cat "$out.err" >&2; die "'$*' exited $status"; }
-    wall_ms=$(calc "($end - $start) / 1e6")
-    cpu_s=n/a
-    peak_kb=n/a
-    if [[ -n $gnu_time ]]; then
-        read -r user system peak_kb < <(tail -n 1 "$out.time")
-        cpu_s=$(calc "$user + $system")
-    fi
-}
-
-# sampled_peak_anon_kb COMMAND...: runs COMMAND and prints the highest RssAnon (kB) its own
-# process reached, sampled every 5 ms from /proc (stdout of COMMAND goes to $work/sampled).
-sampled_peak_anon_kb() {
-    "$@" >"$work/sampled" 2>"$work/sampled.err" &
-    local pid=$! peak=0 key value unit
-    while kill -0 "$pid" 2>/dev/null; do
-        while read -r key value unit; do
-            [[ $key == RssAnon: ]] && ((value > peak)) && peak=$value
-        done 2>/dev/null <"/proc/$pid/status" || true
-        sleep 0.005
-    done
-    wait "$pid" || { cat "$work/sampled.err" >&2; die "'$*' failed"; }
-    echo "$peak"
-}
-
-loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 load_before=$(loadavg)
 
 # --- 1. ns per validate --------------------------------------------------------------------------
