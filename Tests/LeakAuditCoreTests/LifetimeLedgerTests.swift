@@ -31,8 +31,10 @@ final class LifetimeLedgerTests: XCTestCase {
             try XCTUnwrap(ledger.types[typeID], "type \(typeID) not in the ledger")
         }
 
+        /// The stack of each instance alive at the type's peak, as the report counts them.
         func alivesAtPeak(_ typeID: UInt32) throws -> [UInt32] {
-            LifetimeLedger.sitesAliveAtPeak(of: try type(typeID)).map(\.stackID).sorted()
+            let tally = try XCTUnwrap(ledger.siteTallies { $0 == typeID }[typeID], "type \(typeID) not in the ledger")
+            return tally.atPeak.counts.flatMap { Array(repeating: $0.site.stackID, count: $0.count) }.sorted()
         }
     }
 

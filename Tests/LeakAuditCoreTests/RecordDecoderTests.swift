@@ -444,7 +444,8 @@ final class RecordDecoderTests: XCTestCase {
         XCTAssertEqual(type.peak, 3)
         XCTAssertEqual(type.live.count, 2)
         XCTAssertEqual(type.allocated, 3)
-        XCTAssertEqual(LifetimeLedger.sitesAliveAtPeak(of: type).map(\.stackID).sorted(), [0, 0, 1])
+        let atPeak = try XCTUnwrap(ledger.siteTallies { $0 == 1 }[1]).atPeak.counts
+        XCTAssertEqual(atPeak.flatMap { Array(repeating: $0.site.stackID, count: $0.count) }.sorted(), [0, 0, 1])
         XCTAssertEqual(ledger.stacks, [0: [0x10, 0x20], 1: [0x30]])
         XCTAssertEqual(ledger.truncatedStacks, [1])
         XCTAssertEqual(ledger.inconsistentEvents, 0)

@@ -63,8 +63,8 @@ struct LifetimeLedger {
 
     }
 
-    /// A type's instances alive now, gathered from the ledger's one table when a report asks for
-    /// them (`types`); the replay itself keeps only counts per type.
+    /// A type's instances alive now, gathered from the ledger's one table when `types` is asked
+    /// for; the replay itself keeps only counts per type.
     struct LiveInstances {
         fileprivate(set) var entries: [(object: UInt64, instance: Instance)] = []
 
@@ -84,26 +84,31 @@ struct LifetimeLedger {
         var budget: WireBudget = .code
         /// A subclass of XCTestCase: XCTest keeps its instances until the run ends.
         var heldByXCTest = false
-        /// False for a placeholder: a type whose instances came before (or without) its
-        /// definition, which only a damaged stream has. Reports show no such type.
-        var defined = true
-        /// Instances alive now.
-        var liveCount = 0
+        /// Its counts. During the replay the ledger keeps them apart (`LifetimeLedger.counts`,
+        /// which every record updates) and copies them here when it hands out a view of the type.
+        var counts = TypeCounts()
         /// The instances alive now: filled by `LifetimeLedger.types`, empty during the replay.
         var live = LiveInstances()
-        var peak = 0
-        var peakSequence: UInt64 = 0
-        /// When the peak was first reached, in milliseconds since the channel was created.
-        var peakTime: UInt64 = 0
         var diedSincePeak: [Site] = []
-        var allocated = 0
-        /// Instances alive over time, for a chart.
+        /// Instances alive over time, for a chart. During the replay its bucket under way is
+        /// `counts.buckets`; a view of the type has it here too.
         var timeline = LiveCountBuckets()
+
+        /// False for a placeholder: a type whose instances came before (or without) its
+        /// definition, which only a damaged stream has. Reports show no such type.
+        var defined: Bool { counts.defined }
+        /// Instances alive now.
+        var liveCount: Int { counts.liveCount }
+        var peak: Int { counts.peak }
+        var peakSequence: UInt64 { counts.peakSequence }
+        /// When the peak was first reached, in milliseconds since the channel was created.
+        var peakTime: UInt64 { counts.peakTime }
+        var allocated: Int { counts.allocated }
     }
 
     /// The counts of one type that every record updates, kept apart from its name and arrays
     /// (`TypeLedger`): plain values, so that an update copies, retains and releases nothing.
-    /// `TypeLedger`'s fields of the same names are filled from them when a report asks.
+    /// `TypeLedger.counts` is a copy of them, made when a view of the type is asked for.
     struct TypeCounts {
         var defined = true
         var liveCount = 0
@@ -166,7 +171,7 @@ struct LifetimeLedger {
         if slot >= typePositions.count { typePositions += Array(repeating: -1, count: slot + 1 - typePositions.count) }
         typePositions[slot] = Int32(typeLedgers.count)
         typeLedgers.append(type)
-        counts.append(TypeCounts(defined: type.defined))
+        counts.append(type.counts)
         typeIDs.append(typeID)
         return typeLedgers.count - 1
     }
@@ -230,14 +235,8 @@ struct LifetimeLedger {
     /// The type at `position`, its counts filled in.
     private func ledger(at position: Int) -> TypeLedger {
         var ledger = typeLedgers[position]
-        let counted = counts[position]
-        ledger.defined = counted.defined
-        ledger.liveCount = counted.liveCount
-        ledger.peak = counted.peak
-        ledger.peakSequence = counted.peakSequence
-        ledger.peakTime = counted.peakTime
-        ledger.allocated = counted.allocated
-        ledger.timeline.head = counted.buckets
+        ledger.counts = counts[position]
+        ledger.timeline.head = counts[position].buckets
         return ledger
     }
 
@@ -260,7 +259,8 @@ struct LifetimeLedger {
     }
 
     /// Every type seen, by id, with its instances alive now, gathered in one pass over the live
-    /// table. Builds them on each access: for reports, not per event.
+    /// table. Builds them on each access: to inspect a ledger whole (its tests do); a report
+    /// counts sites instead (`siteTallies`) and builds no list of instances.
     var types: [UInt32: TypeLedger] {
         var ledgers = typeLedgers.indices.map(ledger(at:))
         for index in ledgers.indices { ledgers[index].live.entries.reserveCapacity(ledgers[index].liveCount) }
@@ -374,7 +374,8 @@ struct LifetimeLedger {
         }
         // Allocated before its type was defined (a damaged stream): counted under a placeholder.
         let position =
-            position(of: typeID) ?? insert(TypeLedger(name: "<type \(typeID)>", max: Int.max, defined: false), id: typeID)
+            position(of: typeID)
+            ?? insert(TypeLedger(name: "<type \(typeID)>", max: Int.max, counts: TypeCounts(defined: false)), id: typeID)
         // Each record naming a type not defined (yet) is damage, not only the first.
         if !counts[position].defined { inconsistentEvents += 1 }
         let instance = Instance(stackID: stackID, sequence: sequence, test: test, typeID: typeID)
@@ -482,17 +483,6 @@ struct LifetimeLedger {
             if wanted(instance.typeID) { objects.append(object) }
         }
         return objects
-    }
-
-    /// The allocation sites (stack and test) of the instances alive at `type`'s peak, one per instance.
-    static func sitesAliveAtPeak(of type: TypeLedger) -> [Site] {
-        var sites: [Site] = []
-        sites.reserveCapacity(type.live.count + type.diedSincePeak.count)
-        for (_, instance) in type.live.entries where instance.sequence <= type.peakSequence {
-            sites.append(instance.site)
-        }
-        sites.append(contentsOf: type.diedSincePeak)
-        return sites
     }
 
     /// The instances `test` allocated that are alive now.

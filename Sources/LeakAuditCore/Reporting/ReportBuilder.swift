@@ -171,11 +171,6 @@ struct ReportBuilder {
         )
     }
 
-    /// How many of `sites` each distinct site has.
-    static func siteCounts(_ sites: [LifetimeLedger.Site]) -> [(site: LifetimeLedger.Site, count: Int)] {
-        SiteTally(sites).counts
-    }
-
     /// Census entries (most instances first) whose timeline the report keeps.
     static let censusTimelines = 10
 
