@@ -17,8 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-bool la_channel_active(void) { return __atomic_load_n(&la_state()->channel.slots, __ATOMIC_ACQUIRE) != NULL; }
-
 bool leakaudit_is_attached(void) { return la_channel_active(); }
 
 void la_channel_set_flag(uint32_t flag) {
@@ -38,31 +36,19 @@ static bool la_reader_gone(const la_wire_header *header) {
     return reader <= 0 || (kill(reader, 0) != 0 && errno == ESRCH);
 }
 
-/// Counts a record that will never be written.
-static void la_drop(la_process_state *state) {
+void la_channel_drop(la_process_state *state) {
     __atomic_fetch_add(&state->channel.header->dropped, 1, __ATOMIC_RELAXED);
     la_channel_set_flag(LA_FLAG_OVERFLOW);
 }
 
-/// Reserves `count` consecutive slot indices and returns the first, once the reader has freed
-/// their places in the ring; UINT64_MAX when the record cannot be written.
-///
-/// A full ring means leak-audit has fallen a whole ring behind: the writer waits for it (the
-/// run slows down, nothing is lost), unless leak-audit is gone, in which case nothing more is
-/// written and nothing waits again.
-static uint64_t la_reserve(la_process_state *state, uint64_t count) {
+uint64_t la_channel_await_room(la_process_state *state, uint64_t first, uint64_t count) {
     la_wire_header *header = state->channel.header;
     uint64_t capacity = state->channel.slot_capacity;
-    if (count > capacity || (__atomic_load_n(&header->flags, __ATOMIC_RELAXED) & LA_FLAG_READER_GONE)) {
-        la_drop(state);
-        return UINT64_MAX;
-    }
-    uint64_t first = __atomic_fetch_add(&header->next_slot, count, __ATOMIC_RELAXED);
     unsigned waits = 0;
     while (first + count > __atomic_load_n(&header->consumed_slot, __ATOMIC_ACQUIRE) + capacity) {
         if (++waits % 1024 == 0 && la_reader_gone(header)) {
             la_channel_set_flag(LA_FLAG_READER_GONE);
-            la_drop(state);
+            la_channel_drop(state);
             return UINT64_MAX;
         }
         sched_yield();
@@ -70,27 +56,24 @@ static uint64_t la_reserve(la_process_state *state, uint64_t count) {
     return first;
 }
 
-void la_channel_event(uint8_t kind, uint8_t subkind, uint32_t id, uint64_t word1, uint64_t word2, uint64_t word3) {
-    la_process_state *state = la_state();
-    if (__atomic_load_n(&state->channel.slots, __ATOMIC_ACQUIRE) == NULL) return;
-    uint64_t index = la_reserve(state, 1);
-    if (index == UINT64_MAX) return;
-    // The time word (LA_TIME_*) goes where each kind has room for it, and where a reader that
-    // predates time words ignores it.
-    uint64_t time = LA_TIME_STAMPED | (__atomic_load_n(&state->channel.header->clock_ms, __ATOMIC_RELAXED) & LA_TIME_MASK);
-    if (kind == LA_SLOT_ALLOC) {
-        word2 = (word2 & 0xFFFFFFFFu) | time << 32;
-    } else if (kind == LA_SLOT_DEALLOC) {
-        word2 = time;
-    } else if (kind == LA_SLOT_TEST) {
-        word1 = time;
+/// Reserves `count` consecutive slot indices and returns the first, once the reader has freed
+/// their places in the ring; UINT64_MAX when the record cannot be written.
+///
+/// A full ring means leak-audit has fallen a whole ring behind: the writer waits for it (the
+/// run slows down, nothing is lost), unless leak-audit is gone, in which case nothing more is
+/// written and nothing waits again. (la_channel_event inlines the same steps for one slot.)
+static uint64_t la_reserve(la_process_state *state, uint64_t count) {
+    la_wire_header *header = state->channel.header;
+    uint64_t capacity = state->channel.slot_capacity;
+    if (count > capacity || (__atomic_load_n(&header->flags, __ATOMIC_RELAXED) & LA_FLAG_READER_GONE)) {
+        la_channel_drop(state);
+        return UINT64_MAX;
     }
-    uint64_t *slot = la_slot_at(state, index);
-    slot[1] = word1;
-    slot[2] = word2;
-    slot[3] = word3;
-    uint64_t tag = (uint64_t)kind | ((uint64_t)subkind << 8) | state->channel.process_tag | ((uint64_t)id << 32);
-    __atomic_store_n(&slot[0], tag, __ATOMIC_RELEASE);
+    uint64_t first = __atomic_fetch_add(&header->next_slot, count, __ATOMIC_RELAXED);
+    if (first + count > __atomic_load_n(&header->consumed_slot, __ATOMIC_ACQUIRE) + capacity) {
+        return la_channel_await_room(state, first, count);
+    }
+    return first;
 }
 
 void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void *payload, size_t length) {
@@ -99,7 +82,7 @@ void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void 
     uint64_t continuation_slots = (length + LA_WIRE_CONT_PAYLOAD - 1) / LA_WIRE_CONT_PAYLOAD;
     uint64_t total = 1 + continuation_slots;
     if (total > 0xFFFFFFFFu) {
-        la_drop(state);
+        la_channel_drop(state);
         return;
     }
     uint64_t first = la_reserve(state, total);

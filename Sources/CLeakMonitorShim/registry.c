@@ -60,6 +60,9 @@ int32_t la_type_register_locked(la_process_state *state, const void *metadata, c
     // The id becomes valid before it can be found: a thread that finds it in the map must not
     // see it rejected by leakaudit_track as out of range.
     __atomic_store_n(&state->registry.type_total, id + 1, __ATOMIC_RELEASE);
+    // Its filter bit before its map entry: a hook that can find the type must not skip it.
+    uint32_t bit = la_type_filter_bit(metadata);
+    __atomic_fetch_or(&state->registry.type_filter[bit / 64], (uint64_t)1 << (bit % 64), __ATOMIC_RELEASE);
     la_metadata_insert(state->registry.type_map, LA_TYPE_MAP_CAPACITY - 1, la_type_map_hash(metadata), metadata, id);
     return id;
 }
@@ -161,25 +164,50 @@ static void *la_address_node(void **slot, size_t size, bool create) {
     return node;
 }
 
-/// The word holding `object`'s bit, and the bit; NULL when its leaf does not exist and `create`
-/// is false, or could not be mapped.
-static uint64_t *la_address_word(la_process_state *state, uintptr_t object, bool create, uint64_t *bit) {
-    // The top byte is no part of the address: aarch64 ignores it (memory tagging puts a tag there)
-    // and x86-64 user addresses end below bit 56 even with 5-level paging.
-    uint64_t address = (uint64_t)object & (((uint64_t)1 << (LA_ADDRESS_ROOT_SHIFT + LA_ADDRESS_ROOT_BITS)) - 1);
-    void **root = la_address_node((void **)&state->registry.address_root,
-                                  sizeof(void *) << LA_ADDRESS_ROOT_BITS, create);
-    if (root == NULL) return NULL;
-    void **directory = la_address_node(&root[address >> LA_ADDRESS_ROOT_SHIFT],
-                                       sizeof(void *) << LA_ADDRESS_DIRECTORY_BITS, create);
-    if (directory == NULL) return NULL;
-    uint64_t *leaf = la_address_node(
-        &directory[(address >> LA_ADDRESS_LEAF_SHIFT) & ((1u << LA_ADDRESS_DIRECTORY_BITS) - 1)],
-        (size_t)1 << (LA_ADDRESS_LEAF_BITS - 3), create);
-    if (leaf == NULL) return NULL;
+/// The part of an address the tree indexes. The top byte is no part of the address: aarch64
+/// ignores it (memory tagging puts a tag there) and x86-64 user addresses end below bit 56 even
+/// with 5-level paging.
+static inline uint64_t la_address_bits(uintptr_t object) {
+    return (uint64_t)object & (((uint64_t)1 << (LA_ADDRESS_ROOT_SHIFT + LA_ADDRESS_ROOT_BITS)) - 1);
+}
+
+/// `address`'s word in `leaf`, and its bit.
+static inline uint64_t *la_address_word_in(uint64_t *leaf, uint64_t address, uint64_t *bit) {
     uint64_t granule = (address >> LA_ADDRESS_GRANULE_BITS) & ((1u << LA_ADDRESS_LEAF_BITS) - 1);
     *bit = (uint64_t)1 << (granule & 63);
     return &leaf[granule >> 6];
+}
+
+/// The word holding `object`'s bit, and the bit, when its leaf exists; NULL otherwise. Inline,
+/// and creates nothing: every validate and tracked deallocation comes here, and the leaf nearly
+/// always exists.
+static inline uint64_t *la_address_word_existing(la_process_state *state, uintptr_t object, uint64_t *bit) {
+    uint64_t address = la_address_bits(object);
+    void **root = __atomic_load_n((void ***)&state->registry.address_root, __ATOMIC_ACQUIRE);
+    if (root == NULL) return NULL;
+    void **directory = __atomic_load_n((void ***)&root[address >> LA_ADDRESS_ROOT_SHIFT], __ATOMIC_ACQUIRE);
+    if (directory == NULL) return NULL;
+    uint64_t *leaf = __atomic_load_n(
+        (uint64_t **)&directory[(address >> LA_ADDRESS_LEAF_SHIFT) & ((1u << LA_ADDRESS_DIRECTORY_BITS) - 1)],
+        __ATOMIC_ACQUIRE);
+    return leaf != NULL ? la_address_word_in(leaf, address, bit) : NULL;
+}
+
+/// The word holding `object`'s bit, and the bit, mapping the nodes on its way that are missing;
+/// NULL when one could not be mapped. Out of line: once per 16 MiB of heap.
+static __attribute__((noinline)) uint64_t *la_address_word_created(la_process_state *state, uintptr_t object,
+                                                                   uint64_t *bit) {
+    uint64_t address = la_address_bits(object);
+    void **root = la_address_node((void **)&state->registry.address_root,
+                                  sizeof(void *) << LA_ADDRESS_ROOT_BITS, true);
+    if (root == NULL) return NULL;
+    void **directory = la_address_node(&root[address >> LA_ADDRESS_ROOT_SHIFT],
+                                       sizeof(void *) << LA_ADDRESS_DIRECTORY_BITS, true);
+    if (directory == NULL) return NULL;
+    uint64_t *leaf = la_address_node(
+        &directory[(address >> LA_ADDRESS_LEAF_SHIFT) & ((1u << LA_ADDRESS_DIRECTORY_BITS) - 1)],
+        (size_t)1 << (LA_ADDRESS_LEAF_BITS - 3), true);
+    return leaf != NULL ? la_address_word_in(leaf, address, bit) : NULL;
 }
 
 /// What la_set_insert did.
@@ -195,7 +223,8 @@ typedef enum la_set_insertion {
 /// Adds `object`.
 static la_set_insertion la_set_insert(la_process_state *state, uintptr_t object) {
     uint64_t bit = 0;
-    uint64_t *word = la_address_word(state, object, true, &bit);
+    uint64_t *word = la_address_word_existing(state, object, &bit);
+    if (__builtin_expect(word == NULL, 0)) word = la_address_word_created(state, object, &bit);
     if (word == NULL) return LA_SET_NO_MEMORY;
     return (__atomic_fetch_or(word, bit, __ATOMIC_ACQ_REL) & bit) == 0 ? LA_SET_INSERTED : LA_SET_PRESENT;
 }
@@ -203,7 +232,7 @@ static la_set_insertion la_set_insert(la_process_state *state, uintptr_t object)
 /// Removes `object`; false when it was not tracked.
 static bool la_set_remove(la_process_state *state, uintptr_t object) {
     uint64_t bit = 0;
-    uint64_t *word = la_address_word(state, object, false, &bit);
+    uint64_t *word = la_address_word_existing(state, object, &bit);
     return word != NULL && (__atomic_load_n(word, __ATOMIC_RELAXED) & bit) != 0
         && (__atomic_fetch_and(word, ~bit, __ATOMIC_ACQ_REL) & bit) != 0;
 }

@@ -6,6 +6,7 @@
 #include "shim_internal.h"
 
 #include <dlfcn.h>
+#include <stddef.h>
 #include <elf.h>
 #include <link.h>
 #include <string.h>
@@ -36,16 +37,29 @@ void *leakaudit_hook_swift_allocObject(const void *metadata, size_t size, size_t
     return object;
 }
 
-/// The tracked type of `object`, a Swift heap object about to be freed, or -1: inline, so that
-/// freeing an instance of any other class (nearly every deallocation) costs one probe of the type
-/// map and no call. A Swift heap object starts with its metadata pointer, which stays the dynamic
-/// type's through deinitialization.
-static inline int32_t la_tracked_type_of(const la_process_state *state, const void *object) {
-    if (object == NULL || __atomic_load_n(&state->registry.type_total, __ATOMIC_RELAXED) == 0) return -1;
+/// Records the deallocation of `object` if it is a tracked instance: the hooks' way for an object
+/// whose metadata's filter bit is set (a tracked type, or another sharing its bit).
+static void la_note_dealloc(la_process_state *state, const void *object) {
     const void *metadata = *(const void *const *)object;
     const la_metadata_entry *entry =
         la_metadata_find(state->registry.type_map, LA_TYPE_MAP_CAPACITY - 1, la_type_map_hash(metadata), metadata);
-    return entry != NULL ? entry->type_id : -1;
+    if (entry != NULL && entry->type_id >= 0) la_registry_on_dealloc(state, object, entry->type_id);
+}
+
+/// The state when the hooks' way is a test and a jump: it is resolved and `object`'s type is not
+/// tracked (nearly every deallocation); NULL otherwise, and the hook takes its slow way, a tail
+/// call too, so that the common way saves no register.
+static inline __attribute__((always_inline)) la_process_state *la_untracked_dealloc(const void *object) {
+    la_process_state *state = __atomic_load_n(&la_resolved_state, __ATOMIC_ACQUIRE);
+    return __builtin_expect(state != NULL && !la_may_be_tracked(state, object), 1) ? state : NULL;
+}
+
+/// The slow way of the deallocation hooks: `real` is `offsetof` the runtime function in the hooks'
+/// state, so that one function serves the two hooks of the same signature.
+static __attribute__((noinline)) void la_dealloc_slow(void *object, size_t size, size_t align_mask, size_t real) {
+    la_process_state *state = la_state();
+    if (la_may_be_tracked(state, object)) la_note_dealloc(state, object);
+    (*(la_dealloc_fn *)((char *)&state->hooks + real))(object, size, align_mask);
 }
 
 __attribute__((visibility("default"))) void leakaudit_hook_swift_deallocObject(void *object, size_t size,
@@ -55,24 +69,38 @@ __attribute__((visibility("default"))) void leakaudit_hook_swift_deallocObject(v
 /// than swift_deallocClassInstance; other heap objects pass through here too and are ignored,
 /// since only tracked class metadata is looked up.
 void leakaudit_hook_swift_deallocObject(void *object, size_t size, size_t align_mask) {
-    la_process_state *state = la_state();
-    int32_t type_id = la_tracked_type_of(state, object);
-    if (type_id >= 0) la_registry_on_dealloc(state, object, type_id);
+    la_process_state *state = la_untracked_dealloc(object);
+    if (state == NULL) {
+        la_dealloc_slow(object, size, align_mask, offsetof(la_hooks_state, real_dealloc_object));
+        return;
+    }
     state->hooks.real_dealloc_object(object, size, align_mask);
 }
 
 void leakaudit_hook_swift_deallocClassInstance(void *object, size_t size, size_t align_mask) {
-    la_process_state *state = la_state();
-    int32_t type_id = la_tracked_type_of(state, object);
-    if (type_id >= 0) la_registry_on_dealloc(state, object, type_id);
+    la_process_state *state = la_untracked_dealloc(object);
+    if (state == NULL) {
+        la_dealloc_slow(object, size, align_mask, offsetof(la_hooks_state, real_dealloc));
+        return;
+    }
     state->hooks.real_dealloc(object, size, align_mask);
+}
+
+/// The slow way of the partial-deallocation hook (la_dealloc_slow).
+static __attribute__((noinline)) void la_dealloc_partial_slow(void *object, const void *metadata, size_t size,
+                                                              size_t align_mask) {
+    la_process_state *state = la_state();
+    if (la_may_be_tracked(state, object)) la_note_dealloc(state, object);
+    state->hooks.real_dealloc_partial(object, metadata, size, align_mask);
 }
 
 void leakaudit_hook_swift_deallocPartialClassInstance(void *object, const void *metadata, size_t size,
                                                       size_t align_mask) {
-    la_process_state *state = la_state();
-    int32_t type_id = la_tracked_type_of(state, object);
-    if (type_id >= 0) la_registry_on_dealloc(state, object, type_id);
+    la_process_state *state = la_untracked_dealloc(object);
+    if (state == NULL) {
+        la_dealloc_partial_slow(object, metadata, size, align_mask);
+        return;
+    }
     state->hooks.real_dealloc_partial(object, metadata, size, align_mask);
 }
 

@@ -91,15 +91,24 @@ typedef struct la_channel_state {
     uint32_t walk_requests;     // heap-walk requests made, under walk_lock
 } la_channel_state;
 
-/// True once the record channel is mapped.
-LA_HIDDEN bool la_channel_active(void);
+/// True once the record channel is mapped (inline, at the end of this header).
+static inline bool la_channel_active(void);
 /// Sets header flag bits.
 LA_HIDDEN void la_channel_set_flag(uint32_t flag);
+/// The slow end of reserving `count` slots from `first` (the index the caller's atomic add
+/// returned), out of line: waits for the reader to free their places in the ring, or, once
+/// leak-audit is gone, counts the record dropped and returns UINT64_MAX.
+LA_HIDDEN uint64_t la_channel_await_room(la_process_state *state, uint64_t first, uint64_t count);
+/// Counts a record that will never be written (leak-audit is gone, or the record is larger than
+/// the ring).
+LA_HIDDEN void la_channel_drop(la_process_state *state);
 /// Appends one event slot (alloc, dealloc or test), waiting for room in the ring; drops it, and
 /// counts it, only when leak-audit is gone. `subkind` goes to tag bits 8..15; the record's time
 /// word is put where its kind carries one (leak_audit_wire.h), over what the caller passed there.
-LA_HIDDEN void la_channel_event(uint8_t kind, uint8_t subkind, uint32_t id, uint64_t word1, uint64_t word2,
-                                uint64_t word3);
+/// Inline (at the end of this header): every tracked allocation and deallocation writes one, and
+/// each call site's constant `kind` leaves only its own branch.
+static inline void la_channel_event(uint8_t kind, uint8_t subkind, uint32_t id, uint64_t word1, uint64_t word2,
+                                    uint64_t word3);
 /// Appends a blob (type, stack or module record).
 LA_HIDDEN void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void *payload, size_t length);
 /// Maps the header page of the channel named `spec` (LEAK_AUDIT_CHANNEL's "<pid>:<fd>:<token>"), without
@@ -224,10 +233,18 @@ typedef struct la_type {
     uint32_t flags;          // LA_TYPE_*
 } la_type;
 
+/// Bits in the tracked-type filter: one per slice of metadata hashes (4 KiB).
+#define LA_TYPE_FILTER_BITS (1u << 15)
+
 /// registry.c's part of the state: the types, the map from metadata to type id, and the set of
 /// tracked objects.
 typedef struct la_registry_state {
     int32_t type_total;  // atomic; ids below it are complete
+    // One bit per slice of metadata hashes, set when a tracked type's metadata falls in it (before
+    // that type is in the map): the deallocation hooks test one bit, and probe the type map only
+    // when it is set, so that freeing an untracked object (nearly every deallocation) costs a
+    // load and a test. Bits are only ever set (atomically).
+    uint64_t type_filter[LA_TYPE_FILTER_BITS / 64];
     la_type types[LA_MAX_TYPES];
     la_metadata_entry type_map[LA_TYPE_MAP_CAPACITY];
     void *address_root;  // atomic; the tracked objects' bitmap, mapped at the first insertion (registry.c)
@@ -238,6 +255,10 @@ LA_HIDDEN int32_t la_type_lookup_in(const la_process_state *state, const void *m
 
 /// Where `metadata` goes in the type map: the top 32 bits of its hash.
 static inline uint64_t la_type_map_hash(const void *metadata) { return la_hash_pointer((uintptr_t)metadata) >> 32; }
+/// `metadata`'s bit in the tracked-type filter: the top 15 bits of its hash.
+static inline uint32_t la_type_filter_bit(const void *metadata) {
+    return (uint32_t)(la_hash_pointer((uintptr_t)metadata) >> (64 - 15));
+}
 /// Registers a type under the slow lock; returns its id (the existing one for known metadata), or
 /// -1 when the table is full.
 LA_HIDDEN int32_t la_type_register_locked(la_process_state *state, const void *metadata, const char *name,
@@ -250,6 +271,9 @@ LA_HIDDEN bool la_registry_track(la_process_state *state, const void *object, in
 /// Forgets `object`, an instance of tracked type `type_id` about to be freed, and records its
 /// deallocation if it was tracked.
 LA_HIDDEN void la_registry_on_dealloc(la_process_state *state, const void *object, int32_t type_id);
+/// True when `object` (a Swift heap object about to be freed, or NULL) may be an instance of a
+/// tracked type: its metadata's filter bit is set. Inline, at the end of this header.
+static inline bool la_may_be_tracked(const la_process_state *state, const void *object);
 
 // stacks.c — allocation backtraces, captured and interned -----------------------------------------
 
@@ -338,6 +362,58 @@ LA_HIDDEN la_process_state *la_state_resolve(void);
 static inline la_process_state *la_state(void) {
     la_process_state *state = __atomic_load_n(&la_resolved_state, __ATOMIC_ACQUIRE);
     return __builtin_expect(state != NULL, 1) ? state : la_state_resolve();
+}
+
+// Inline hot paths ---------------------------------------------------------------------------------
+//
+// What every tracked allocation or deallocation runs, inline so that it costs no call: they read
+// the process state, so they follow its definition.
+
+static inline __attribute__((always_inline)) bool la_may_be_tracked(const la_process_state *state,
+                                                                      const void *object) {
+    if (object == NULL) return false;
+    // A Swift heap object starts with its metadata pointer, which stays the dynamic type's
+    // through deinitialization.
+    uint32_t bit = la_type_filter_bit(*(const void *const *)object);
+    return (__atomic_load_n(&state->registry.type_filter[bit / 64], __ATOMIC_ACQUIRE) >> (bit % 64)) & 1;
+}
+
+static inline bool la_channel_active(void) {
+    return __atomic_load_n(&la_state()->channel.slots, __ATOMIC_ACQUIRE) != NULL;
+}
+
+static inline __attribute__((always_inline)) void la_channel_event(uint8_t kind, uint8_t subkind, uint32_t id,
+                                                                    uint64_t word1, uint64_t word2, uint64_t word3) {
+    la_process_state *state = la_state();
+    uint8_t *slots = __atomic_load_n(&state->channel.slots, __ATOMIC_ACQUIRE);
+    if (slots == NULL) return;
+    la_wire_header *header = state->channel.header;
+    uint64_t capacity = state->channel.slot_capacity;
+    if (__builtin_expect(__atomic_load_n(&header->flags, __ATOMIC_RELAXED) & LA_FLAG_READER_GONE, 0)) {
+        la_channel_drop(state);
+        return;
+    }
+    // A full ring means leak-audit has fallen a whole ring behind: the writer waits for it.
+    uint64_t index = __atomic_fetch_add(&header->next_slot, 1, __ATOMIC_RELAXED);
+    if (__builtin_expect(index + 1 > __atomic_load_n(&header->consumed_slot, __ATOMIC_ACQUIRE) + capacity, 0)) {
+        if (la_channel_await_room(state, index, 1) == UINT64_MAX) return;
+    }
+    // The time word (LA_TIME_*) goes where each kind has room for it, and where a reader that
+    // predates time words ignores it.
+    uint64_t time = LA_TIME_STAMPED | (__atomic_load_n(&header->clock_ms, __ATOMIC_RELAXED) & LA_TIME_MASK);
+    if (kind == LA_SLOT_ALLOC) {
+        word2 = (word2 & 0xFFFFFFFFu) | time << 32;
+    } else if (kind == LA_SLOT_DEALLOC) {
+        word2 = time;
+    } else if (kind == LA_SLOT_TEST) {
+        word1 = time;
+    }
+    uint64_t *slot = (uint64_t *)(slots + (index & (capacity - 1)) * LA_WIRE_SLOT_SIZE);
+    slot[1] = word1;
+    slot[2] = word2;
+    slot[3] = word3;
+    uint64_t tag = (uint64_t)kind | ((uint64_t)subkind << 8) | state->channel.process_tag | ((uint64_t)id << 32);
+    __atomic_store_n(&slot[0], tag, __ATOMIC_RELEASE);
 }
 
 #endif
