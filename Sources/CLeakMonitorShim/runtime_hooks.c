@@ -32,8 +32,12 @@ __attribute__((visibility("default"))) void *leakaudit_hook_swift_allocObject(co
 /// watched (budget patterns, census). The capture starts at this frame, so the first frame
 /// recorded is the allocating code's.
 void *leakaudit_hook_swift_allocObject(const void *metadata, size_t size, size_t align_mask) {
-    void *object = la_state()->hooks.real_alloc(metadata, size, align_mask);
-    if (object != NULL) la_watch_on_alloc(object, metadata, __builtin_frame_address(0));
+    la_process_state *state = la_state();
+    void *object = state->hooks.real_alloc(metadata, size, align_mask);
+    // Most classes were decided against once: one probe of the decision table, inline.
+    if (object != NULL && __builtin_expect(la_watch_cached(state, metadata) != -1, 0)) {
+        la_watch_on_alloc(state, object, metadata, __builtin_frame_address(0));
+    }
     return object;
 }
 

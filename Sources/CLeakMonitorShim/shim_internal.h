@@ -213,8 +213,16 @@ LA_HIDDEN void la_watch_parse_locked(la_process_state *state);
 /// Stops the allocation hook tracking `metadata`: its code claimed the type, and validate
 /// counts it from now on. Caller holds the slow lock.
 LA_HIDDEN void la_watch_forget_locked(la_process_state *state, const void *metadata);
-/// Called by the allocation hook for every Swift heap object just allocated.
-LA_HIDDEN void la_watch_on_alloc(const void *object, const void *metadata, const void *entry_frame);
+/// Where `metadata` goes in the decision table: its hash from bit 40 up.
+static inline uint64_t la_decision_hash(const void *metadata) { return la_hash_pointer((uintptr_t)metadata) >> 40; }
+/// The cached decision for `metadata`: a type id, -1 (not tracked at allocation), or -2 when
+/// there is none yet. Inline (at the end of this header): the allocation hook asks it for every
+/// Swift heap object.
+static inline int32_t la_watch_cached(const la_process_state *state, const void *metadata);
+/// Called by the allocation hook for a Swift heap object just allocated whose class may be
+/// tracked at allocation (its cached decision is not -1).
+LA_HIDDEN void la_watch_on_alloc(la_process_state *state, const void *object, const void *metadata,
+                                 const void *entry_frame);
 
 // registry.c — tracked types and instances --------------------------------------------------------
 
@@ -376,6 +384,13 @@ static inline __attribute__((always_inline)) bool la_may_be_tracked(const la_pro
     // through deinitialization.
     uint32_t bit = la_type_filter_bit(*(const void *const *)object);
     return (__atomic_load_n(&state->registry.type_filter[bit / 64], __ATOMIC_ACQUIRE) >> (bit % 64)) & 1;
+}
+
+static inline __attribute__((always_inline)) int32_t la_watch_cached(const la_process_state *state,
+                                                                       const void *metadata) {
+    const la_metadata_entry *entry =
+        la_metadata_find(state->watch.decisions, LA_ALLOC_DECISIONS - 1, la_decision_hash(metadata), metadata);
+    return entry != NULL ? __atomic_load_n(&entry->type_id, __ATOMIC_ACQUIRE) : -2;
 }
 
 static inline bool la_channel_active(void) {

@@ -105,16 +105,6 @@ static int32_t la_watch_decide_locked(la_process_state *state, const void *metad
     return -1;
 }
 
-/// Where `metadata` goes in the decision table: its hash from bit 40 up.
-static inline uint64_t la_decision_hash(const void *metadata) { return la_hash_pointer((uintptr_t)metadata) >> 40; }
-
-/// The cached decision for `metadata`, or -2 when there is none yet.
-static int32_t la_watch_cached(const la_process_state *state, const void *metadata) {
-    const la_metadata_entry *entry =
-        la_metadata_find(state->watch.decisions, LA_ALLOC_DECISIONS - 1, la_decision_hash(metadata), metadata);
-    return entry != NULL ? __atomic_load_n(&entry->type_id, __ATOMIC_ACQUIRE) : -2;
-}
-
 void la_watch_forget_locked(la_process_state *state, const void *metadata) {
     la_metadata_entry *entry =
         la_metadata_find(state->watch.decisions, LA_ALLOC_DECISIONS - 1, la_decision_hash(metadata), metadata);
@@ -124,10 +114,9 @@ void la_watch_forget_locked(la_process_state *state, const void *metadata) {
 
 static __thread bool la_in_watch_slow_path;
 
-void la_watch_on_alloc(const void *object, const void *metadata, const void *entry_frame) {
-    la_process_state *state = la_state();
+void la_watch_on_alloc(la_process_state *state, const void *object, const void *metadata, const void *entry_frame) {
     int32_t type_id = la_watch_cached(state, metadata);
-    if (__builtin_expect(type_id == -1, 1)) return;
+    if (type_id == -1) return;
     if (type_id == -2) {
         // The runtime may allocate while naming a type: those allocations are not ours to judge.
         if (la_in_watch_slow_path) return;

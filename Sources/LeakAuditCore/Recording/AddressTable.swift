@@ -104,19 +104,30 @@ struct AddressTable<Value: AddressTableValue> {
         slots = copy.slots
     }
 
+    /// Makes the slots this value's alone now, so that the `…Unshared` changes may follow: what
+    /// the owner of a table does when it is itself copied.
+    mutating func detach() {
+        if !isKnownUniquelyReferenced(&storage) { copySlots() }
+    }
+
     /// Stores `value` for `key`; returns the value it replaced, if any.
     @discardableResult
     mutating func updateValue(_ value: Value, forKey key: UInt64) -> Value? {
+        if key != 0 { detach() }
+        return updateValueUnshared(value, forKey: key)
+    }
+
+    /// `updateValue` for a table whose slots no copy shares (its owner calls `detach()` when it is
+    /// copied): one uniqueness check less per change, on the reader's hot path.
+    @inline(__always)
+    @discardableResult
+    mutating func updateValueUnshared(_ value: Value, forKey key: UInt64) -> Value? {
         if key == 0 {
             defer { zeroKeyValue = value }
             return zeroKeyValue
         }
         // At most three quarters full, so that every probe sequence reaches an empty slot soon.
-        if (stored &+ 1) &* 4 > capacity &* 3 {
-            resize(to: Swift.max(Self.minimumCapacity, capacity &* 2))
-        } else if !isKnownUniquelyReferenced(&storage) {
-            copySlots()
-        }
+        if (stored &+ 1) &* 4 > capacity &* 3 { resize(to: Swift.max(Self.minimumCapacity, capacity &* 2)) }
         guard let slots else { return nil }  // resize always leaves slots
         let mask = capacity &- 1
         var index = Self.home(of: key, mask: mask)
@@ -139,13 +150,19 @@ struct AddressTable<Value: AddressTableValue> {
     /// Removes `key`; returns its value, or nil when it was not in the table.
     @discardableResult
     mutating func removeValue(forKey key: UInt64) -> Value? {
+        if key != 0 && slot(of: key) != nil { detach() }
+        return removeValueUnshared(forKey: key)
+    }
+
+    /// `removeValue` for a table whose slots no copy shares (`updateValueUnshared`).
+    @inline(__always)
+    @discardableResult
+    mutating func removeValueUnshared(forKey key: UInt64) -> Value? {
         if key == 0 {
             defer { zeroKeyValue = nil }
             return zeroKeyValue
         }
-        guard let found = slot(of: key) else { return nil }
-        if !isKnownUniquelyReferenced(&storage) { copySlots() }
-        guard let slots else { return nil }
+        guard let slots, let found = slot(of: key) else { return nil }
         let removed = slots[found].value
         let mask = capacity &- 1
         // Backward-shift deletion: every entry after the hole whose probe sequence passes

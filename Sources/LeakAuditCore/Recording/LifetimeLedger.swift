@@ -38,6 +38,9 @@ struct LifetimeLedger {
             return stack == 0 ? LA_STACK_NONE : stack - 1
         }
 
+        /// True when it was allocated during a test.
+        var hasTest: Bool { packed >> 40 != 0 }
+
         /// The test running when it was allocated.
         var test: UInt32? {
             let test = UInt32(truncatingIfNeeded: packed >> 40)
@@ -148,32 +151,32 @@ struct LifetimeLedger {
     /// 0; the limit leaves room for a later shim with a larger table.
     static let typeIDLimit = 1 << 16
 
-    /// Each type id's position in `typeLedgers` (-1 for none). Ids are dense from 0, so an array
-    /// indexed by id replaces a hash lookup per event; at 4 bytes an id, a damaged id near the
-    /// limit costs 256 KB, not a table of ledgers.
-    private var typePositions: [Int32] = []
     /// Every type seen, in the order first seen, and its id.
     private var typeLedgers: [TypeLedger] = []
-    /// The counts of `typeLedgers[i]`, which every record updates.
-    private var counts: [TypeCounts] = []
     private var typeIDs: [UInt32] = []
+    /// What every record changes: each type's position and counts (those of `typeLedgers[i]` at
+    /// position i), and the instances alive now. At 4 bytes a type id, a damaged id near the limit
+    /// costs 256 KB, not a table of ledgers.
+    private var tally = LiveTally()
 
     /// The position of type `typeID` in `typeLedgers`, if it was seen.
     private func position(of typeID: UInt32) -> Int? {
-        let slot = Int(typeID)
-        guard slot < typePositions.count, typePositions[slot] >= 0 else { return nil }
-        return Int(typePositions[slot])
+        let position = tally.position(of: typeID)
+        return position >= 0 ? position : nil
+    }
+
+    /// Makes the tally this ledger's alone: once per record, before it is changed.
+    @inline(__always)
+    private mutating func makeTallyUnique() {
+        if !isKnownUniquelyReferenced(&tally) { tally = tally.copy() }
     }
 
     /// Adds type `typeID` (below `typeIDLimit`, not seen before) and returns its position.
     private mutating func insert(_ type: TypeLedger, id typeID: UInt32) -> Int {
-        let slot = Int(typeID)
-        if slot >= typePositions.count { typePositions += Array(repeating: -1, count: slot + 1 - typePositions.count) }
-        typePositions[slot] = Int32(typeLedgers.count)
+        makeTallyUnique()
         typeLedgers.append(type)
-        counts.append(type.counts)
         typeIDs.append(typeID)
-        return typeLedgers.count - 1
+        return tally.append(type.counts, id: typeID)
     }
 
     /// Where an instance was allocated.
@@ -195,7 +198,7 @@ struct LifetimeLedger {
     /// True when the instance a test left alive is still alive now (at the end of the run, when
     /// reports are built).
     func isAlive(_ leak: Leak) -> Bool {
-        live[leak.object].map { $0.typeID == leak.typeID && $0.sequence == leak.sequence } ?? false
+        tally.live[leak.object].map { $0.typeID == leak.typeID && $0.sequence == leak.sequence } ?? false
     }
 
     /// One test of this process: the instances allocated during it that are alive now.
@@ -235,8 +238,8 @@ struct LifetimeLedger {
     /// The type at `position`, its counts filled in.
     private func ledger(at position: Int) -> TypeLedger {
         var ledger = typeLedgers[position]
-        ledger.counts = counts[position]
-        ledger.timeline.head = counts[position].buckets
+        ledger.counts = tally.counts[position]
+        ledger.timeline.head = tally.counts[position].buckets
         return ledger
     }
 
@@ -264,7 +267,7 @@ struct LifetimeLedger {
     var types: [UInt32: TypeLedger] {
         var ledgers = typeLedgers.indices.map(ledger(at:))
         for index in ledgers.indices { ledgers[index].live.entries.reserveCapacity(ledgers[index].liveCount) }
-        live.forEach { object, instance in
+        tally.live.forEach { object, instance in
             if let position = position(of: instance.typeID) { ledgers[position].live.entries.append((object, instance)) }
         }
         return Dictionary(uniqueKeysWithValues: zip(typeIDs, ledgers).map { ($0, $1) })
@@ -274,10 +277,6 @@ struct LifetimeLedger {
     private(set) var modules: [ModuleImage] = []
     /// Events naming a type, stack or object never defined (a damaged stream).
     private(set) var inconsistentEvents = 0
-    /// Every instance alive now, of every type, by address: one probe per record. An address is
-    /// one object's at a time, so an allocation at an address still in the table retires the
-    /// object there, whose deallocation went unseen.
-    private var live = AddressTable<Instance>()
     /// True when allocations are watched, the one case where a deallocation can go unseen
     /// (elsewhere an address allocated twice is damage).
     private let watchesAllocations: Bool
@@ -305,7 +304,8 @@ struct LifetimeLedger {
                 typeLedgers[position].name = name
                 typeLedgers[position].max = max
                 typeLedgers[position].budget = budget
-                counts[position].defined = true
+                makeTallyUnique()
+                tally.counts[position].defined = true
             } else {
                 _ = insert(TypeLedger(name: name, max: max, budget: budget, heldByXCTest: heldByXCTest), id: id)
             }
@@ -347,8 +347,36 @@ struct LifetimeLedger {
     }
 
     /// An allocation record (`apply(.allocated(…))`, without the event).
+    ///
+    /// Nearly every record is an allocation of a defined type outside a test, with a stack id a
+    /// writer hands out: it takes the short way, a probe of the live table and its type's counts.
+    /// Every instance alive now is in that table, by address. An address is one object's at a
+    /// time, so an allocation at an address still in the table retires the object there, whose
+    /// deallocation went unseen.
     @inline(__always)
     mutating func allocated(typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: UInt64) {
+        makeTallyUnique()
+        let position = tally.position(of: typeID)
+        guard test == nil, position >= 0, stackID < Instance.idLimit || stackID == LA_STACK_NONE,
+            tally.counts[position].defined
+        else {
+            allocatedSlowly(typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: time)
+            return
+        }
+        let instance = Instance(stackID: stackID, sequence: sequence, typeID: typeID)
+        if let previous = tally.live.updateValueUnshared(instance, forKey: object) {
+            replaced(previous, at: object, time: time)
+        }
+        let (newPeak, newBucket) = tally.counts[position].allocated(sequence: sequence, time: time)
+        if newPeak || newBucket { countedSlowly(at: position, newPeak: newPeak, newBucket: newBucket, time: time) }
+    }
+
+    /// An allocation the short way does not take: in a test, of a type not (yet) defined, or with
+    /// an id no writer hands out (damage).
+    @inline(never)
+    private mutating func allocatedSlowly(
+        typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: UInt64
+    ) {
         // Ids no writer hands out are stored as none, and are damage.
         if (stackID >= Instance.idLimit && stackID != LA_STACK_NONE) || (test ?? 0) >= Instance.idLimit {
             inconsistentEvents += 1
@@ -363,7 +391,6 @@ struct LifetimeLedger {
     }
 
     /// Counts an allocation; false when its type id is damage (nothing was counted).
-    @inline(__always)
     private mutating func allocate(
         typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: UInt64
     ) -> Bool {
@@ -377,29 +404,35 @@ struct LifetimeLedger {
             position(of: typeID)
             ?? insert(TypeLedger(name: "<type \(typeID)>", max: Int.max, counts: TypeCounts(defined: false)), id: typeID)
         // Each record naming a type not defined (yet) is damage, not only the first.
-        if !counts[position].defined { inconsistentEvents += 1 }
+        if !tally.counts[position].defined { inconsistentEvents += 1 }
         let instance = Instance(stackID: stackID, sequence: sequence, test: test, typeID: typeID)
-        // An address allocated again while its object still counts as alive: that object was
-        // freed where no hook saw it. It dies now, or it would hide the new one.
-        if let previous = live.updateValue(instance, forKey: object) {
-            if watchesAllocations { unseenDeallocations[previous.typeID, default: 0] += 1 }
-            retire(previous, at: object, time: time)
+        if let previous = tally.live.updateValueUnshared(instance, forKey: object) {
+            replaced(previous, at: object, time: time)
         }
-        let (newPeak, newBucket) = counts[position].allocated(sequence: sequence, time: time)
+        let (newPeak, newBucket) = tally.counts[position].allocated(sequence: sequence, time: time)
         if newPeak || newBucket { countedSlowly(at: position, newPeak: newPeak, newBucket: newBucket, time: time) }
         return true
+    }
+
+    /// An address allocated again while its object, `previous`, still counts as alive: that object
+    /// was freed where no hook saw it. It dies now, or it would hide the new one.
+    @inline(never)
+    private mutating func replaced(_ previous: Instance, at object: UInt64, time: UInt64) {
+        if watchesAllocations { unseenDeallocations[previous.typeID, default: 0] += 1 }
+        retire(previous, at: object, time: time)
     }
 
     /// A deallocation record (`apply(.deallocated(…))`, without the event).
     @inline(__always)
     mutating func deallocate(typeID: UInt32, object: UInt64, time: UInt64) {
-        guard let instance = live.removeValue(forKey: object) else {
+        makeTallyUnique()
+        guard let instance = tally.live.removeValueUnshared(forKey: object) else {
             inconsistentEvents += 1
             return
         }
         guard instance.typeID == typeID else {
             // Freed as another type than it was allocated as: damage, and the instance stays.
-            live[object] = instance
+            tally.live.updateValueUnshared(instance, forKey: object)
             inconsistentEvents += 1
             return
         }
@@ -412,21 +445,36 @@ struct LifetimeLedger {
     private mutating func countedSlowly(at position: Int, newPeak: Bool, newBucket: Bool, time: UInt64) {
         if newPeak { typeLedgers[position].diedSincePeak.removeAll(keepingCapacity: true) }
         if newBucket {
-            typeLedgers[position].timeline.head = counts[position].buckets
-            typeLedgers[position].timeline.startBucket(UInt32(clamping: counts[position].liveCount), at: time)
-            counts[position].buckets = typeLedgers[position].timeline.head
+            typeLedgers[position].timeline.head = tally.counts[position].buckets
+            typeLedgers[position].timeline.startBucket(UInt32(clamping: tally.counts[position].liveCount), at: time)
+            tally.counts[position].buckets = typeLedgers[position].timeline.head
         }
+    }
+
+    /// What a death at `position` leaves to its type's arrays (`retire`).
+    @inline(never)
+    private mutating func diedSlowly(_ instance: Instance, position: Int, aliveAtPeak: Bool, newBucket: Bool, time: UInt64) {
+        if aliveAtPeak { typeLedgers[position].diedSincePeak.append(instance.site) }
+        if newBucket { countedSlowly(at: position, newPeak: false, newBucket: true, time: time) }
     }
 
     /// Counts `instance`, just taken out of the live table, as dead at `time`.
     @inline(__always)
     private mutating func retire(_ instance: Instance, at object: UInt64, time: UInt64) {
-        if let position = position(of: instance.typeID) {
-            let (aliveAtPeak, newBucket) = counts[position].died(instance, time: time)
-            if aliveAtPeak { typeLedgers[position].diedSincePeak.append(instance.site) }
-            if newBucket { countedSlowly(at: position, newPeak: false, newBucket: true, time: time) }
+        let position = tally.position(of: instance.typeID)
+        if position >= 0 {
+            let (aliveAtPeak, newBucket) = tally.counts[position].died(instance, time: time)
+            if aliveAtPeak || newBucket {
+                diedSlowly(instance, position: position, aliveAtPeak: aliveAtPeak, newBucket: newBucket, time: time)
+            }
         }
-        if let test = instance.test, !tests.isEmpty { tests[test]?.live[object] = nil }
+        if instance.hasTest && !tests.isEmpty { forgetInTest(instance, at: object) }
+    }
+
+    /// Takes a dead instance out of its test's live table.
+    @inline(never)
+    private mutating func forgetInTest(_ instance: Instance, at object: UInt64) {
+        if let test = instance.test { tests[test]?.live[object] = nil }
     }
 
     /// Where the instances of some types were allocated, counted: those alive now and those alive
@@ -442,12 +490,12 @@ struct LifetimeLedger {
     func siteTallies(wanted: (UInt32) -> Bool) -> [UInt32: SiteTallies] {
         // By type id: wanted, and the peak's sequence number. Flat arrays, and one counter keyed
         // by type and site for all types: each instance costs a probe, not a nested array update.
-        var isWanted = Array(repeating: false, count: typePositions.count)
-        var peakSequences = Array(repeating: UInt64(0), count: typePositions.count)
+        var isWanted = Array(repeating: false, count: tally.idCount)
+        var peakSequences = Array(repeating: UInt64(0), count: tally.idCount)
         var tallies: [UInt32: SiteTallies] = [:]
         for (position, typeID) in typeIDs.enumerated() where wanted(typeID) {
             isWanted[Int(typeID)] = true
-            peakSequences[Int(typeID)] = counts[position].peakSequence
+            peakSequences[Int(typeID)] = tally.counts[position].peakSequence
             var tally = SiteTallies()
             for site in typeLedgers[position].diedSincePeak { tally.atPeak.add(site) }
             tallies[typeID] = tally
@@ -457,7 +505,7 @@ struct LifetimeLedger {
         let atPeak = WordCounter()
         isWanted.withUnsafeBufferPointer { isWanted in
             peakSequences.withUnsafeBufferPointer { peakSequences in
-                live.forEach { _, instance in
+                tally.live.forEach { _, instance in
                     let typeID = Int(instance.typeID)
                     guard typeID < isWanted.count, isWanted[typeID] else { return }
                     atExit.add(instance.typeAndSite)
@@ -479,7 +527,7 @@ struct LifetimeLedger {
     /// The addresses of the instances alive now whose type `wanted` says yes to.
     func liveObjects(wanted: (UInt32) -> Bool) -> [UInt64] {
         var objects: [UInt64] = []
-        live.forEach { object, instance in
+        tally.live.forEach { object, instance in
             if wanted(instance.typeID) { objects.append(object) }
         }
         return objects
@@ -488,7 +536,7 @@ struct LifetimeLedger {
     /// The instances `test` allocated that are alive now.
     private func aliveNow(_ test: TestLedger) -> [Leak] {
         test.live.entries.compactMap { object, typeID in
-            guard let instance = live[object], instance.typeID == typeID else { return nil }
+            guard let instance = tally.live[object], instance.typeID == typeID else { return nil }
             return Leak(typeID: typeID, site: instance.site, object: object, sequence: instance.sequence)
         }
     }

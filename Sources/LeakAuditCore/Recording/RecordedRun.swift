@@ -256,6 +256,7 @@ final class ProcessLedgers: RecordSink {
         ledgers[index].apply(event)
     }
 
+    @inline(__always)
     func allocated(
         typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: UInt64, from process: UInt8
     ) {
@@ -264,6 +265,7 @@ final class ProcessLedgers: RecordSink {
         ledgers[index].allocated(typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: time)
     }
 
+    @inline(__always)
     func deallocated(typeID: UInt32, object: UInt64, sequence: UInt64, time: UInt64, from process: UInt8) {
         let index = Int(process)
         written[index] = true
