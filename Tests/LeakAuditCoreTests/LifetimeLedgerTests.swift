@@ -40,6 +40,40 @@ final class LifetimeLedgerTests: XCTestCase {
 
     // MARK: - Counts
 
+    /// A ledger is a value: its counts and live table (kept in one object that every record changes
+    /// in place) are copied when a copy of the ledger changes, so neither copy sees the other's
+    /// records.
+    func testACopiedLedgerKeepsItsOwnCountsAndInstances() throws {
+        var replay = Replay()
+        replay.define(1, "App.Model", max: 5)
+        replay.alloc(1, 0xA0, stack: 1)
+        replay.alloc(1, 0xB0, stack: 2)
+        let before = replay
+        replay.free(1, 0xA0)
+        replay.alloc(1, 0xC0, stack: 3)
+        replay.alloc(1, 0xD0, stack: 4)
+        replay.define(2, "App.Other", max: 1)
+        replay.alloc(2, 0xE0, stack: 5)
+
+        let copied = try before.type(1)
+        XCTAssertEqual(copied.liveCount, 2)
+        XCTAssertEqual(copied.peak, 2)
+        XCTAssertEqual(copied.live.keys.sorted(), [0xA0, 0xB0])
+        XCTAssertNil(before.ledger.types[2])
+        let changed = try replay.type(1)
+        XCTAssertEqual(changed.liveCount, 3)
+        XCTAssertEqual(changed.peak, 3)
+        XCTAssertEqual(changed.live.keys.sorted(), [0xB0, 0xC0, 0xD0])
+        XCTAssertEqual(try replay.type(2).liveCount, 1)
+
+        // And the other way round: the copy changes, the original does not.
+        var copy = before
+        copy.free(1, 0xB0)
+        XCTAssertEqual(try copy.type(1).liveCount, 1)
+        XCTAssertEqual(try replay.type(1).live.keys.sorted(), [0xB0, 0xC0, 0xD0])
+        XCTAssertEqual(try before.type(1).live.keys.sorted(), [0xA0, 0xB0])
+    }
+
     func testPeakLiveAtExitAndAllocatedTotal() throws {
         var replay = Replay()
         replay.define(1, "App.Model", max: 2)
