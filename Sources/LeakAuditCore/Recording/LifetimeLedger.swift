@@ -66,6 +66,52 @@ struct LifetimeLedger {
 
     }
 
+    /// An instance as the compact table keeps it, in one word: its type id (14 bits), its stack id
+    /// plus one (18 bits, 0 for none) and its peak order (32 bits), from the low bits up. It has no
+    /// test (an instance allocated during a test is kept whole, `Instance`, with its sequence
+    /// number, which tells it from a later one at the same address).
+    ///
+    /// The peak order replaces the sequence number: it is the lowest peak of the type whose moment
+    /// came at or after the allocation, that is the type's peak after counting it when it made a new
+    /// peak, and that peak plus one otherwise. The instance was alive at the type's (latest) peak
+    /// exactly when its order is at most that peak: an allocation that made the peak is in it, an
+    /// earlier one is in it when a later allocation made the peak, and a later one is not.
+    struct CompactInstance {
+        let word: UInt64
+
+        /// Type ids below it fit (the shim hands out at most 16,384).
+        static let typeIDLimit: UInt32 = 1 << 14
+        /// Stack ids below it fit (the shim's stack table holds at most 2^18).
+        static let stackIDLimit: UInt32 = (1 << 18) - 1
+
+        init(word: UInt64) { self.word = word }
+
+        /// The word for these, when they fit: a type id below `typeIDLimit`, a stack id below
+        /// `stackIDLimit` or none, a peak order below 2^32 (checked by the caller).
+        @inline(__always)
+        init(typeID: UInt32, stackID: UInt32, peakOrder: UInt64) {
+            let stack = stackID == LA_STACK_NONE ? 0 : UInt64(stackID) + 1
+            word = UInt64(typeID) | stack << 14 | peakOrder << 32
+        }
+
+        /// True when an allocation of `typeID` with `stackID` fits in a word.
+        @inline(__always)
+        static func fits(typeID: UInt32, stackID: UInt32) -> Bool {
+            typeID < typeIDLimit && (stackID < stackIDLimit || stackID == LA_STACK_NONE)
+        }
+
+        var typeID: UInt32 { UInt32(truncatingIfNeeded: word & 0x3FFF) }
+        var stackID: UInt32 {
+            let stack = UInt32(truncatingIfNeeded: (word >> 14) & 0x3_FFFF)
+            return stack == 0 ? LA_STACK_NONE : stack - 1
+        }
+        var peakOrder: UInt64 { word >> 32 }
+
+        /// The instance as the full table would keep it, but for its sequence number, which a
+        /// compact instance does not keep (0).
+        var instance: Instance { Instance(stackID: stackID, sequence: 0, typeID: typeID) }
+    }
+
     /// A type's instances alive now, gathered from the ledger's one table when `types` is asked
     /// for; the replay itself keeps only counts per type.
     struct LiveInstances {
@@ -92,7 +138,9 @@ struct LifetimeLedger {
         var counts = TypeCounts()
         /// The instances alive now: filled by `LifetimeLedger.types`, empty during the replay.
         var live = LiveInstances()
-        var diedSincePeak: [Site] = []
+        /// Where the instances alive at the peak that died since were allocated, counted by site
+        /// (`Instance.typeAndSite` words without a type): as many entries as sites, not deaths.
+        var diedSincePeak = WordCounter()
         /// Instances alive over time, for a chart. During the replay its bucket under way is
         /// `counts.buckets`; a view of the type has it here too.
         var timeline = LiveCountBuckets()
@@ -138,13 +186,20 @@ struct LifetimeLedger {
             return (newPeak, !buckets.record(UInt32(clamping: liveCount), at: time))
         }
 
-        /// Counts a death; says whether the instance was alive at the peak and whether its time
-        /// needs a new bucket.
+        /// Counts a death; says whether its time needs a new bucket.
         @inline(__always)
-        mutating func died(_ instance: Instance, time: UInt64) -> (aliveAtPeak: Bool, newBucket: Bool) {
+        mutating func died(time: UInt64) -> Bool {
             liveCount &-= 1
-            return (instance.sequence <= peakSequence, !buckets.record(UInt32(clamping: liveCount), at: time))
+            return !buckets.record(UInt32(clamping: liveCount), at: time)
         }
+
+        /// Whether an instance of the full table, allocated at `sequence`, was alive at the peak.
+        @inline(__always)
+        func aliveAtPeak(sequence: UInt64) -> Bool { sequence <= peakSequence }
+
+        /// Whether a compact instance of `peakOrder` was alive at the peak (`CompactInstance`).
+        @inline(__always)
+        func aliveAtPeak(peakOrder: UInt64) -> Bool { peakOrder <= UInt64(peak) }
     }
 
     /// Type ids at or above it are damage: the shim hands out at most 16,384 (LA_MAX_TYPES), from
@@ -198,7 +253,7 @@ struct LifetimeLedger {
     /// True when the instance a test left alive is still alive now (at the end of the run, when
     /// reports are built).
     func isAlive(_ leak: Leak) -> Bool {
-        tally.live[leak.object].map { $0.typeID == leak.typeID && $0.sequence == leak.sequence } ?? false
+        tally.full[leak.object].map { $0.typeID == leak.typeID && $0.sequence == leak.sequence } ?? false
     }
 
     /// One test of this process: the instances allocated during it that are alive now.
@@ -267,7 +322,11 @@ struct LifetimeLedger {
     var types: [UInt32: TypeLedger] {
         var ledgers = typeLedgers.indices.map(ledger(at:))
         for index in ledgers.indices { ledgers[index].live.entries.reserveCapacity(ledgers[index].liveCount) }
-        tally.live.forEach { object, instance in
+        tally.full.forEach { object, instance in
+            if let position = position(of: instance.typeID) { ledgers[position].live.entries.append((object, instance)) }
+        }
+        tally.compact.forEach { object, word in
+            let instance = CompactInstance(word: word).instance
             if let position = position(of: instance.typeID) { ledgers[position].live.entries.append((object, instance)) }
         }
         return Dictionary(uniqueKeysWithValues: zip(typeIDs, ledgers).map { ($0, $1) })
@@ -348,31 +407,42 @@ struct LifetimeLedger {
 
     /// An allocation record (`apply(.allocated(…))`, without the event).
     ///
-    /// Nearly every record is an allocation of a defined type outside a test, with a stack id a
-    /// writer hands out: it takes the short way, a probe of the live table and its type's counts.
-    /// Every instance alive now is in that table, by address. An address is one object's at a
-    /// time, so an allocation at an address still in the table retires the object there, whose
+    /// Nearly every record is an allocation of a defined type outside a test, with ids that fit a
+    /// word: it takes the short way, one probe of the compact table and its type's counts. Every
+    /// instance alive now is in one of the two tables, by address. An address is one object's at a
+    /// time, so an allocation at an address still in a table retires the object there, whose
     /// deallocation went unseen.
     @inline(__always)
     mutating func allocated(typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: UInt64) {
         makeTallyUnique()
         let position = tally.position(of: typeID)
-        guard test == nil, position >= 0, stackID < Instance.idLimit || stackID == LA_STACK_NONE,
+        guard test == nil, position >= 0, object != 0, CompactInstance.fits(typeID: typeID, stackID: stackID),
             tally.counts[position].defined
         else {
             allocatedSlowly(typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: time)
             return
         }
-        let instance = Instance(stackID: stackID, sequence: sequence, typeID: typeID)
-        if let previous = tally.live.updateValueUnshared(instance, forKey: object) {
+        if !tally.full.isEmpty, let previous = tally.full.removeValueUnshared(forKey: object) {
             replaced(previous, at: object, time: time)
         }
-        let (newPeak, newBucket) = tally.counts[position].allocated(sequence: sequence, time: time)
+        let slot = tally.compact.insertionSlot(forKey: object)
+        if slot.existed { replaced(CompactInstance(word: slot.value.pointee), at: object, time: time) }
+        let counts = tally.counts + position
+        let (newPeak, newBucket) = counts.pointee.allocated(sequence: sequence, time: time)
+        let peakOrder = UInt64(counts.pointee.peak) &+ (newPeak ? 0 : 1)
         if newPeak || newBucket { countedSlowly(at: position, newPeak: newPeak, newBucket: newBucket, time: time) }
+        guard peakOrder <= UInt64(UInt32.max) else {
+            // Four billion of one type alive at once: kept whole instead.
+            tally.compact.removeValue(forKey: object)
+            tally.full.updateValueUnshared(Instance(stackID: stackID, sequence: sequence, typeID: typeID), forKey: object)
+            return
+        }
+        slot.value.pointee = CompactInstance(typeID: typeID, stackID: stackID, peakOrder: peakOrder).word
     }
 
-    /// An allocation the short way does not take: in a test, of a type not (yet) defined, or with
-    /// an id no writer hands out (damage).
+    /// An allocation the short way does not take: in a test, of a type not (yet) defined, at
+    /// address 0, or with ids that do not fit a word (or that no writer hands out: damage). Kept
+    /// whole, in the full table.
     @inline(never)
     private mutating func allocatedSlowly(
         typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: UInt64
@@ -390,7 +460,8 @@ struct LifetimeLedger {
         }
     }
 
-    /// Counts an allocation; false when its type id is damage (nothing was counted).
+    /// Counts an allocation into the full table; false when its type id is damage (nothing was
+    /// counted).
     private mutating func allocate(
         typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: UInt64
     ) -> Bool {
@@ -405,8 +476,11 @@ struct LifetimeLedger {
             ?? insert(TypeLedger(name: "<type \(typeID)>", max: Int.max, counts: TypeCounts(defined: false)), id: typeID)
         // Each record naming a type not defined (yet) is damage, not only the first.
         if !tally.counts[position].defined { inconsistentEvents += 1 }
+        if let previous = tally.compact.removeValue(forKey: object) {
+            replaced(CompactInstance(word: previous), at: object, time: time)
+        }
         let instance = Instance(stackID: stackID, sequence: sequence, test: test, typeID: typeID)
-        if let previous = tally.live.updateValueUnshared(instance, forKey: object) {
+        if let previous = tally.full.updateValueUnshared(instance, forKey: object) {
             replaced(previous, at: object, time: time)
         }
         let (newPeak, newBucket) = tally.counts[position].allocated(sequence: sequence, time: time)
@@ -422,17 +496,34 @@ struct LifetimeLedger {
         retire(previous, at: object, time: time)
     }
 
+    /// `replaced` for an instance of the compact table.
+    @inline(never)
+    private mutating func replaced(_ previous: CompactInstance, at object: UInt64, time: UInt64) {
+        if watchesAllocations { unseenDeallocations[previous.typeID, default: 0] += 1 }
+        retire(previous, time: time)
+    }
+
     /// A deallocation record (`apply(.deallocated(…))`, without the event).
     @inline(__always)
     mutating func deallocate(typeID: UInt32, object: UInt64, time: UInt64) {
         makeTallyUnique()
-        guard let instance = tally.live.removeValueUnshared(forKey: object) else {
+        if let word = tally.compact.removeValue(forKey: object) {
+            let instance = CompactInstance(word: word)
+            guard instance.typeID == typeID else {
+                // Freed as another type than it was allocated as: damage, and the instance stays.
+                tally.compact.updateValue(word, forKey: object)
+                inconsistentEvents += 1
+                return
+            }
+            retire(instance, time: time)
+            return
+        }
+        guard !tally.full.isEmpty, let instance = tally.full.removeValueUnshared(forKey: object) else {
             inconsistentEvents += 1
             return
         }
         guard instance.typeID == typeID else {
-            // Freed as another type than it was allocated as: damage, and the instance stays.
-            tally.live.updateValueUnshared(instance, forKey: object)
+            tally.full.updateValueUnshared(instance, forKey: object)
             inconsistentEvents += 1
             return
         }
@@ -443,7 +534,13 @@ struct LifetimeLedger {
     /// that died since the last one, and a time past the bucket under way starts a bucket.
     @inline(never)
     private mutating func countedSlowly(at position: Int, newPeak: Bool, newBucket: Bool, time: UInt64) {
-        if newPeak { typeLedgers[position].diedSincePeak.removeAll(keepingCapacity: true) }
+        if newPeak && !typeLedgers[position].diedSincePeak.isEmpty {
+            if !isKnownUniquelyReferenced(&typeLedgers[position].diedSincePeak) {
+                typeLedgers[position].diedSincePeak = WordCounter()
+            } else {
+                typeLedgers[position].diedSincePeak.removeAll()
+            }
+        }
         if newBucket {
             typeLedgers[position].timeline.head = tally.counts[position].buckets
             typeLedgers[position].timeline.startBucket(UInt32(clamping: tally.counts[position].liveCount), at: time)
@@ -451,24 +548,47 @@ struct LifetimeLedger {
         }
     }
 
-    /// What a death at `position` leaves to its type's arrays (`retire`).
+    /// What a death at `position` leaves to its type's arrays (`retire`): an instance alive at the
+    /// peak is counted by its site.
     @inline(never)
-    private mutating func diedSlowly(_ instance: Instance, position: Int, aliveAtPeak: Bool, newBucket: Bool, time: UInt64) {
-        if aliveAtPeak { typeLedgers[position].diedSincePeak.append(instance.site) }
+    private mutating func diedSlowly(site: Site, position: Int, aliveAtPeak: Bool, newBucket: Bool, time: UInt64) {
+        if aliveAtPeak {
+            if !isKnownUniquelyReferenced(&typeLedgers[position].diedSincePeak) {
+                typeLedgers[position].diedSincePeak = typeLedgers[position].diedSincePeak.copy()
+            }
+            typeLedgers[position].diedSincePeak.add(Instance(stackID: site.stackID, sequence: 0, test: site.test).typeAndSite)
+        }
         if newBucket { countedSlowly(at: position, newPeak: false, newBucket: true, time: time) }
     }
 
-    /// Counts `instance`, just taken out of the live table, as dead at `time`.
+    /// Counts `instance`, just taken out of the full table, as dead at `time`.
     @inline(__always)
     private mutating func retire(_ instance: Instance, at object: UInt64, time: UInt64) {
         let position = tally.position(of: instance.typeID)
         if position >= 0 {
-            let (aliveAtPeak, newBucket) = tally.counts[position].died(instance, time: time)
+            let counts = tally.counts + position
+            let aliveAtPeak = counts.pointee.aliveAtPeak(sequence: instance.sequence)
+            let newBucket = counts.pointee.died(time: time)
             if aliveAtPeak || newBucket {
-                diedSlowly(instance, position: position, aliveAtPeak: aliveAtPeak, newBucket: newBucket, time: time)
+                diedSlowly(site: instance.site, position: position, aliveAtPeak: aliveAtPeak, newBucket: newBucket, time: time)
             }
         }
         if instance.hasTest && !tests.isEmpty { forgetInTest(instance, at: object) }
+    }
+
+    /// Counts `instance`, just taken out of the compact table, as dead at `time`.
+    @inline(__always)
+    private mutating func retire(_ instance: CompactInstance, time: UInt64) {
+        let position = tally.position(of: instance.typeID)
+        guard position >= 0 else { return }
+        let counts = tally.counts + position
+        let aliveAtPeak = counts.pointee.aliveAtPeak(peakOrder: instance.peakOrder)
+        let newBucket = counts.pointee.died(time: time)
+        if aliveAtPeak || newBucket {
+            diedSlowly(
+                site: Site(stackID: instance.stackID, test: nil), position: position, aliveAtPeak: aliveAtPeak,
+                newBucket: newBucket, time: time)
+        }
     }
 
     /// Takes a dead instance out of its test's live table.
@@ -492,12 +612,16 @@ struct LifetimeLedger {
         // by type and site for all types: each instance costs a probe, not a nested array update.
         var isWanted = Array(repeating: false, count: tally.idCount)
         var peakSequences = Array(repeating: UInt64(0), count: tally.idCount)
+        var peaks = Array(repeating: UInt64(0), count: tally.idCount)
         var tallies: [UInt32: SiteTallies] = [:]
         for (position, typeID) in typeIDs.enumerated() where wanted(typeID) {
             isWanted[Int(typeID)] = true
             peakSequences[Int(typeID)] = tally.counts[position].peakSequence
+            peaks[Int(typeID)] = UInt64(tally.counts[position].peak)
             var tally = SiteTallies()
-            for site in typeLedgers[position].diedSincePeak { tally.atPeak.add(site) }
+            typeLedgers[position].diedSincePeak.forEach { word, count in
+                tally.atPeak.add(Instance.typeAndSite(word).site, count: count)
+            }
             tallies[typeID] = tally
         }
         guard !tallies.isEmpty else { return [:] }
@@ -505,11 +629,21 @@ struct LifetimeLedger {
         let atPeak = WordCounter()
         isWanted.withUnsafeBufferPointer { isWanted in
             peakSequences.withUnsafeBufferPointer { peakSequences in
-                tally.live.forEach { _, instance in
+                tally.full.forEach { _, instance in
                     let typeID = Int(instance.typeID)
                     guard typeID < isWanted.count, isWanted[typeID] else { return }
                     atExit.add(instance.typeAndSite)
                     if instance.sequence <= peakSequences[typeID] { atPeak.add(instance.typeAndSite) }
+                }
+            }
+            peaks.withUnsafeBufferPointer { peaks in
+                tally.compact.forEach { _, word in
+                    let compact = CompactInstance(word: word)
+                    let typeID = Int(compact.typeID)
+                    guard typeID < isWanted.count, isWanted[typeID] else { return }
+                    let typeAndSite = compact.instance.typeAndSite
+                    atExit.add(typeAndSite)
+                    if compact.peakOrder <= peaks[typeID] { atPeak.add(typeAndSite) }
                 }
             }
         }
@@ -527,8 +661,11 @@ struct LifetimeLedger {
     /// The addresses of the instances alive now whose type `wanted` says yes to.
     func liveObjects(wanted: (UInt32) -> Bool) -> [UInt64] {
         var objects: [UInt64] = []
-        tally.live.forEach { object, instance in
+        tally.full.forEach { object, instance in
             if wanted(instance.typeID) { objects.append(object) }
+        }
+        tally.compact.forEach { object, word in
+            if wanted(CompactInstance(word: word).typeID) { objects.append(object) }
         }
         return objects
     }
@@ -536,7 +673,8 @@ struct LifetimeLedger {
     /// The instances `test` allocated that are alive now.
     private func aliveNow(_ test: TestLedger) -> [Leak] {
         test.live.entries.compactMap { object, typeID in
-            guard let instance = tally.live[object], instance.typeID == typeID else { return nil }
+            // Allocated during the test, so kept whole.
+            guard let instance = tally.full[object], instance.typeID == typeID else { return nil }
             return Leak(typeID: typeID, site: instance.site, object: object, sequence: instance.sequence)
         }
     }
@@ -606,26 +744,56 @@ struct SiteTally {
 }
 
 /// Counts of 64-bit words (an instance's type and site), by open addressing with linear probing:
-/// a report counts a million instances into as many entries as there are distinct sites. A class
-/// over memory of its own, so that counting in a closure checks no array's uniqueness.
+/// a report counts a million instances into as many entries as there are distinct sites, and a
+/// type counts the sites of its instances that died since its peak. A class over memory of its own,
+/// reached through a `let` pointer, so that counting checks no array's uniqueness and no
+/// exclusivity; it allocates nothing until its first word.
 final class WordCounter {
-    private var words: UnsafeMutablePointer<UInt64>
-    private var counts: UnsafeMutablePointer<Int>
-    private var capacity = 64
-    /// The word 0 is counted aside: it marks empty slots.
-    private var zeroCount = 0
-    private var stored = 0
+    private struct State {
+        var words: UnsafeMutablePointer<UInt64>? = nil
+        var counts: UnsafeMutablePointer<Int>? = nil
+        var capacity = 0
+        /// The word 0 is counted aside: it marks empty slots.
+        var zeroCount = 0
+        var stored = 0
+    }
+
+    private let state: UnsafeMutablePointer<State>
 
     init() {
-        words = UnsafeMutablePointer<UInt64>.allocate(capacity: capacity)
-        words.initialize(repeating: 0, count: capacity)
-        counts = UnsafeMutablePointer<Int>.allocate(capacity: capacity)
-        counts.initialize(repeating: 0, count: capacity)
+        state = UnsafeMutablePointer<State>.allocate(capacity: 1)
+        state.initialize(to: State())
     }
 
     deinit {
-        words.deallocate()
-        counts.deallocate()
+        state.pointee.words?.deallocate()
+        state.pointee.counts?.deallocate()
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
+
+    /// A copy that shares no memory with this counter.
+    func copy() -> WordCounter {
+        let copy = WordCounter()
+        copy.state.pointee = state.pointee
+        let capacity = state.pointee.capacity
+        if let words = state.pointee.words, let counts = state.pointee.counts {
+            copy.state.pointee.words = UnsafeMutablePointer<UInt64>.allocate(capacity: capacity)
+            copy.state.pointee.words?.initialize(from: words, count: capacity)
+            copy.state.pointee.counts = UnsafeMutablePointer<Int>.allocate(capacity: capacity)
+            copy.state.pointee.counts?.initialize(from: counts, count: capacity)
+        }
+        return copy
+    }
+
+    /// True when nothing was counted.
+    var isEmpty: Bool { state.pointee.stored == 0 && state.pointee.zeroCount == 0 }
+
+    /// Forgets every count, keeping the memory.
+    func removeAll() {
+        if let words = state.pointee.words { words.update(repeating: 0, count: state.pointee.capacity) }
+        state.pointee.zeroCount = 0
+        state.pointee.stored = 0
     }
 
     @inline(__always)
@@ -637,11 +805,12 @@ final class WordCounter {
     @inline(__always)
     func add(_ word: UInt64) {
         if word == 0 {
-            zeroCount &+= 1
+            state.pointee.zeroCount &+= 1
             return
         }
-        if (stored &+ 1) &* 2 > capacity { grow() }
-        let mask = capacity &- 1
+        if (state.pointee.stored &+ 1) &* 2 > state.pointee.capacity { grow() }
+        guard let words = state.pointee.words, let counts = state.pointee.counts else { return }  // grow allocates
+        let mask = state.pointee.capacity &- 1
         var index = Self.home(of: word, mask: mask)
         while true {
             let seen = words[index]
@@ -652,7 +821,7 @@ final class WordCounter {
             if seen == 0 {
                 words[index] = word
                 counts[index] = 1
-                stored &+= 1
+                state.pointee.stored &+= 1
                 return
             }
             index = (index &+ 1) & mask
@@ -661,26 +830,32 @@ final class WordCounter {
 
     @inline(never)
     private func grow() {
-        let (oldWords, oldCounts, oldCapacity) = (words, counts, capacity)
-        capacity *= 2
-        words = UnsafeMutablePointer<UInt64>.allocate(capacity: capacity)
+        let old = state.pointee
+        let capacity = Swift.max(16, old.capacity * 2)
+        let words = UnsafeMutablePointer<UInt64>.allocate(capacity: capacity)
         words.initialize(repeating: 0, count: capacity)
-        counts = UnsafeMutablePointer<Int>.allocate(capacity: capacity)
+        let counts = UnsafeMutablePointer<Int>.allocate(capacity: capacity)
         counts.initialize(repeating: 0, count: capacity)
         let mask = capacity - 1
-        for slot in 0..<oldCapacity where oldWords[slot] != 0 {
-            var index = Self.home(of: oldWords[slot], mask: mask)
-            while words[index] != 0 { index = (index + 1) & mask }
-            words[index] = oldWords[slot]
-            counts[index] = oldCounts[slot]
+        if let oldWords = old.words, let oldCounts = old.counts {
+            for slot in 0..<old.capacity where oldWords[slot] != 0 {
+                var index = Self.home(of: oldWords[slot], mask: mask)
+                while words[index] != 0 { index = (index + 1) & mask }
+                words[index] = oldWords[slot]
+                counts[index] = oldCounts[slot]
+            }
+            oldWords.deallocate()
+            oldCounts.deallocate()
         }
-        oldWords.deallocate()
-        oldCounts.deallocate()
+        state.pointee.words = words
+        state.pointee.counts = counts
+        state.pointee.capacity = capacity
     }
 
     /// Calls `body` with every word counted and its count.
     func forEach(_ body: (UInt64, Int) -> Void) {
-        if zeroCount > 0 { body(0, zeroCount) }
-        for slot in 0..<capacity where words[slot] != 0 { body(words[slot], counts[slot]) }
+        if state.pointee.zeroCount > 0 { body(0, state.pointee.zeroCount) }
+        guard let words = state.pointee.words, let counts = state.pointee.counts else { return }
+        for slot in 0..<state.pointee.capacity where words[slot] != 0 { body(words[slot], counts[slot]) }
     }
 }

@@ -33,7 +33,7 @@ struct LiveCountBuckets {
         /// stamp in a slightly different order than they commit) counts in that bucket.
         @inline(__always)
         mutating func record(_ value: UInt32, at time: UInt64) -> Bool {
-            guard current.bucket != .max && time >> shift <= current.bucket else { return false }
+            guard current.bucket != .max && time &>> shift <= current.bucket else { return false }
             current.low = Swift.min(current.low, value)
             current.high = Swift.max(current.high, value)
             current.last = value

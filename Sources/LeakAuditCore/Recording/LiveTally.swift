@@ -1,5 +1,5 @@
 /// What every allocation and deallocation record of a process changes: each type's counts, found
-/// by type id, and the table of instances alive.
+/// by type id, and the tables of instances alive.
 ///
 /// A ledger is a value, but copying this part at every record would be absurd and checking the
 /// uniqueness of each array it touches cost a record several runtime calls and bounds checks. So
@@ -21,13 +21,22 @@ final class LiveTally {
         /// Types (positions) in `counts`.
         var typeCount = 0
         var countsCapacity: Int
-        /// Every instance alive now, of every type, by address.
-        var live = AddressTable<LifetimeLedger.Instance>()
+        /// The instances alive now that `compact` cannot hold, by address.
+        var full = AddressTable<LifetimeLedger.Instance>()
     }
 
     private let contents: UnsafeMutablePointer<Contents>
 
-    init() {
+    /// Most instances alive now, by address, each in a word (`LifetimeLedger.CompactInstance`): the
+    /// allocations outside tests whose ids fit. 16 bytes a slot, where `full` takes 24.
+    let compact: SegmentedTable
+
+    convenience init() {
+        self.init(compact: SegmentedTable())
+    }
+
+    private init(compact: SegmentedTable) {
+        self.compact = compact
         contents = UnsafeMutablePointer<Contents>.allocate(capacity: 1)
         contents.initialize(
             to: Contents(
@@ -36,6 +45,7 @@ final class LiveTally {
     }
 
     deinit {
+        compact.deallocate()
         contents.pointee.positions.deallocate()
         contents.pointee.counts.deinitialize(count: contents.pointee.typeCount)
         contents.pointee.counts.deallocate()
@@ -49,23 +59,24 @@ final class LiveTally {
     /// By position: each type's counts.
     var counts: UnsafeMutablePointer<LifetimeLedger.TypeCounts> { contents.pointee.counts }
 
-    /// Every instance alive now, of every type, by address. Changed only through its `…Unshared`
-    /// methods: its slots are this object's alone.
-    var live: AddressTable<LifetimeLedger.Instance> {
-        unsafeAddress { UnsafePointer(contents.pointer(to: \.live)!) }
-        unsafeMutableAddress { contents.pointer(to: \.live)! }
+    /// The instances alive now that `compact` cannot hold (allocated in a test, or with an id or a
+    /// peak order too large for a word), by address. Changed only through its `…Unshared` methods:
+    /// its slots are this object's alone.
+    var full: AddressTable<LifetimeLedger.Instance> {
+        unsafeAddress { UnsafePointer(contents.pointer(to: \.full)!) }
+        unsafeMutableAddress { contents.pointer(to: \.full)! }
     }
 
     /// A copy that shares nothing with this one.
     func copy() -> LiveTally {
-        let copy = LiveTally()
+        let copy = LiveTally(compact: compact.copy())
         copy.grow(ids: idCount, types: contents.pointee.typeCount)
         copy.contents.pointee.positions.update(from: contents.pointee.positions, count: idCount)
         copy.contents.pointee.idCount = idCount
         copy.contents.pointee.counts.initialize(from: counts, count: contents.pointee.typeCount)
         copy.contents.pointee.typeCount = contents.pointee.typeCount
-        copy.live = live
-        copy.live.detach()
+        copy.full = full
+        copy.full.detach()
         return copy
     }
 

@@ -1,0 +1,281 @@
+/// A hash map from object addresses to 64-bit words, in 16-byte slots, that grows a little at a
+/// time: the ledger's table of live instances, which holds one slot per instance alive and is what
+/// leak-audit's memory grows with.
+///
+/// ``AddressTable`` is one power-of-two table: at a million entries it needs two million slots,
+/// and while it doubles the old and the new table are both alive, three times the slots of the old
+/// at once. This table is 64 segments, picked by the top bits of an address's hash, each a table of
+/// its own that grows by half when three quarters full: a segment's growth holds a sixty-fourth of
+/// the entries twice, and capacities that are not powers of two keep every segment between half
+/// and three quarters full, whatever the number of entries (about 21 to 32 bytes an entry).
+///
+/// Within a segment: linear probing from the slot `hash × capacity >> 32` (any capacity, no power
+/// of two needed), and deletion by backward shift, so that no tombstone is ever left. The address 0
+/// marks an empty slot and is kept aside.
+///
+/// The table is a handle to memory its owner manages, like a pointer: copies of it are the same
+/// table, `copy()` makes a table of its own, and the owner calls `deallocate()` once. (A class
+/// cost a retain and a release per record where the ledger reached it; the ledger's `LiveTally`
+/// owns one.)
+struct SegmentedTable {
+    /// One address and its word.
+    struct Slot {
+        var key: UInt64
+        var value: UInt64
+    }
+
+    /// One segment: its slots (nil until its first entry), how many, and how many hold an entry.
+    private struct Segment {
+        var slots: UnsafeMutablePointer<Slot>? = nil
+        var capacity = 0
+        var stored = 0
+        /// The entries at which it grows (three quarters of `capacity`) and below which it shrinks
+        /// (a quarter, or never at the smallest capacity): each change compares once.
+        var growAt = 0
+        var shrinkBelow = 0
+    }
+
+    private static let segmentBits = 6
+    private static var segmentCount: Int { 1 << segmentBits }
+    /// A segment's first capacity.
+    private static let minimumCapacity = 8
+
+    /// What is not in a segment.
+    private struct Totals {
+        /// The word stored for address 0, which marks empty slots.
+        var zeroKeyValue: UInt64? = nil
+    }
+
+    /// The segments and the totals, reached through `let` pointers: a class's `var`s would cost a
+    /// dynamic exclusivity check at every access.
+    private let segments: UnsafeMutablePointer<Segment>
+    private let totals: UnsafeMutablePointer<Totals>
+
+    init() {
+        segments = UnsafeMutablePointer<Segment>.allocate(capacity: Self.segmentCount)
+        segments.initialize(repeating: Segment(), count: Self.segmentCount)
+        totals = UnsafeMutablePointer<Totals>.allocate(capacity: 1)
+        totals.initialize(to: Totals())
+    }
+
+    /// Frees the table's memory: once, by its owner, and the last use of any handle to it.
+    func deallocate() {
+        for index in 0..<Self.segmentCount { segments[index].slots?.deallocate() }
+        segments.deinitialize(count: Self.segmentCount)
+        segments.deallocate()
+        totals.deinitialize(count: 1)
+        totals.deallocate()
+    }
+
+    /// A copy that shares no memory with this table.
+    func copy() -> SegmentedTable {
+        let copy = SegmentedTable()
+        for index in 0..<Self.segmentCount {
+            let segment = segments[index]
+            guard let slots = segment.slots else { continue }
+            let copied = UnsafeMutablePointer<Slot>.allocate(capacity: segment.capacity)
+            copied.initialize(from: slots, count: segment.capacity)
+            copy.segments[index] = segment
+            copy.segments[index].slots = copied
+        }
+        copy.totals.pointee = totals.pointee
+        return copy
+    }
+
+    /// The number of addresses in the table.
+    var count: Int {
+        (0..<Self.segmentCount).reduce(0) { $0 + segments[$1].stored } + (totals.pointee.zeroKeyValue == nil ? 0 : 1)
+    }
+
+    /// A Fibonacci hash of the address without its alignment bits: its top bits pick the segment,
+    /// the 32 below them the slot.
+    @inline(__always)
+    private static func hash(_ key: UInt64) -> UInt64 { (key >> 4) &* 0x9E37_79B9_7F4A_7C15 }
+
+    @inline(__always)
+    private static func segmentIndex(_ hash: UInt64) -> Int { Int(truncatingIfNeeded: hash >> (64 - UInt64(segmentBits))) }
+
+    /// The slot where a probe for `hash` starts in a segment of `capacity` slots.
+    @inline(__always)
+    private static func home(_ hash: UInt64, capacity: Int) -> Int {
+        // (Shifts bind tighter than products in Swift: the product is parenthesised.)
+        Int(truncatingIfNeeded: (((hash >> 26) & 0xFFFF_FFFF) &* UInt64(truncatingIfNeeded: capacity)) >> 32)
+    }
+
+    /// The word stored for `key`; setting nil removes it.
+    subscript(key: UInt64) -> UInt64? {
+        nonmutating set {
+            if let newValue { updateValue(newValue, forKey: key) } else { removeValue(forKey: key) }
+        }
+        get {
+            if key == 0 { return totals.pointee.zeroKeyValue }
+            let hash = Self.hash(key)
+            let segment = segments[Self.segmentIndex(hash)]
+            guard let slots = segment.slots else { return nil }
+            var index = Self.home(hash, capacity: segment.capacity)
+            while true {
+                let seen = slots[index].key
+                if seen == key { return slots[index].value }
+                if seen == 0 { return nil }
+                index &+= 1
+                if index == segment.capacity { index = 0 }
+            }
+        }
+    }
+
+    /// Stores `value` for `key`; returns the word it replaced, if any.
+    @inline(__always)
+    @discardableResult
+    func updateValue(_ value: UInt64, forKey key: UInt64) -> UInt64? {
+        if key == 0 {
+            defer { totals.pointee.zeroKeyValue = value }
+            return totals.pointee.zeroKeyValue
+        }
+        let hash = Self.hash(key)
+        let segment = segments + Self.segmentIndex(hash)
+        if segment.pointee.stored >= segment.pointee.growAt { grow(segment) }
+        let capacity = segment.pointee.capacity
+        guard let slots = segment.pointee.slots else { return nil }  // grow always leaves slots
+        var index = Self.home(hash, capacity: capacity)
+        while true {
+            let seen = slots[index].key
+            if seen == key {
+                let previous = slots[index].value
+                slots[index].value = value
+                return previous
+            }
+            if seen == 0 {
+                slots[index] = Slot(key: key, value: value)
+                segment.pointee.stored &+= 1
+                return nil
+            }
+            index &+= 1
+            if index == capacity { index = 0 }
+        }
+    }
+
+    /// The word of `key` (not 0) in place, inserted as 0 when the table did not hold it, and
+    /// whether it did: one probe for what would be a removal and an insertion. The pointer is good
+    /// until the table next changes.
+    @inline(__always)
+    func insertionSlot(forKey key: UInt64) -> (value: UnsafeMutablePointer<UInt64>, existed: Bool) {
+        let hash = Self.hash(key)
+        let segment = segments + Self.segmentIndex(hash)
+        if segment.pointee.stored >= segment.pointee.growAt { grow(segment) }
+        let capacity = segment.pointee.capacity
+        let slots = segment.pointee.slots.unsafelyUnwrapped  // grow always leaves slots
+        var index = Self.home(hash, capacity: capacity)
+        while true {
+            let seen = slots[index].key
+            if seen == key { return (Self.value(in: slots + index), true) }
+            if seen == 0 {
+                slots[index] = Slot(key: key, value: 0)
+                segment.pointee.stored &+= 1
+                return (Self.value(in: slots + index), false)
+            }
+            index &+= 1
+            if index == capacity { index = 0 }
+        }
+    }
+
+    /// The word of `slot`, in place.
+    @inline(__always)
+    private static func value(in slot: UnsafeMutablePointer<Slot>) -> UnsafeMutablePointer<UInt64> {
+        UnsafeMutableRawPointer(slot).advanced(by: MemoryLayout<Slot>.offset(of: \Slot.value).unsafelyUnwrapped)
+            .assumingMemoryBound(to: UInt64.self)
+    }
+
+    /// Removes `key`; returns its word, or nil when it was not in the table.
+    @inline(__always)
+    @discardableResult
+    func removeValue(forKey key: UInt64) -> UInt64? {
+        if key == 0 {
+            defer { totals.pointee.zeroKeyValue = nil }
+            return totals.pointee.zeroKeyValue
+        }
+        let hash = Self.hash(key)
+        let segment = segments + Self.segmentIndex(hash)
+        guard let slots = segment.pointee.slots else { return nil }
+        let capacity = segment.pointee.capacity
+        var hole = Self.home(hash, capacity: capacity)
+        while true {
+            let seen = slots[hole].key
+            if seen == key { break }
+            if seen == 0 { return nil }
+            hole &+= 1
+            if hole == capacity { hole = 0 }
+        }
+        let removed = slots[hole].value
+        // Backward-shift deletion: every entry after the hole whose probe sequence passes through
+        // it moves into it, so that lookups never need a tombstone.
+        var index = hole
+        while true {
+            index &+= 1
+            if index == capacity { index = 0 }
+            let key = slots[index].key
+            if key == 0 { break }
+            let wanted = Self.home(Self.hash(key), capacity: capacity)
+            // The entry at `index` may move to `hole` when `hole` lies on its way from `wanted`
+            // (distances taken around the ring).
+            let fromWanted = index >= wanted ? index &- wanted : index &+ capacity &- wanted
+            let fromHole = index >= hole ? index &- hole : index &+ capacity &- hole
+            if fromWanted >= fromHole {
+                slots[hole] = slots[index]
+                hole = index
+            }
+        }
+        slots[hole].key = 0
+        segment.pointee.stored &-= 1
+        // Shrinks once a quarter full, to half full, so that a segment that once held many
+        // entries gives its memory back.
+        if segment.pointee.stored < segment.pointee.shrinkBelow { shrink(segment) }
+        return removed
+    }
+
+    @inline(never)
+    private func grow(_ segment: UnsafeMutablePointer<Segment>) {
+        let capacity = segment.pointee.capacity
+        rehash(segment, to: Swift.max(Self.minimumCapacity, capacity + capacity / 2))
+    }
+
+    @inline(never)
+    private func shrink(_ segment: UnsafeMutablePointer<Segment>) {
+        rehash(segment, to: Swift.max(Self.minimumCapacity, segment.pointee.stored * 2))
+    }
+
+    /// Moves a segment's entries into `newCapacity` slots.
+    private func rehash(_ segment: UnsafeMutablePointer<Segment>, to newCapacity: Int) {
+        let resized = UnsafeMutablePointer<Slot>.allocate(capacity: newCapacity)
+        resized.initialize(repeating: Slot(key: 0, value: 0), count: newCapacity)
+        if let slots = segment.pointee.slots {
+            for old in 0..<segment.pointee.capacity where slots[old].key != 0 {
+                var index = Self.home(Self.hash(slots[old].key), capacity: newCapacity)
+                while resized[index].key != 0 {
+                    index += 1
+                    if index == newCapacity { index = 0 }
+                }
+                resized[index] = slots[old]
+            }
+            slots.deallocate()
+        }
+        segment.pointee.slots = resized
+        segment.pointee.capacity = newCapacity
+        // At most three quarters full, so that every probe sequence reaches an empty slot soon.
+        segment.pointee.growAt = newCapacity * 3 / 4
+        segment.pointee.shrinkBelow = newCapacity > Self.minimumCapacity ? newCapacity / 4 : 0
+    }
+
+    /// Calls `body` with every address and its word, in no particular order.
+    func forEach(_ body: (UInt64, UInt64) throws -> Void) rethrows {
+        if let zeroKeyValue = totals.pointee.zeroKeyValue { try body(0, zeroKeyValue) }
+        for segment in 0..<Self.segmentCount {
+            guard let slots = segments[segment].slots else { continue }
+            for index in 0..<segments[segment].capacity where slots[index].key != 0 {
+                try body(slots[index].key, slots[index].value)
+            }
+        }
+    }
+
+    /// Slots allocated, in all segments: for tests of how full the table is kept.
+    var slotCount: Int { (0..<Self.segmentCount).reduce(0) { $0 + segments[$1].capacity } }
+}
