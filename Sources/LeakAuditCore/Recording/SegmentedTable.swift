@@ -276,6 +276,23 @@ struct SegmentedTable {
         }
     }
 
+    /// How far, on average, an entry lies from the slot its probe starts at: for tests that the
+    /// hash spreads entries (0 when every entry sits in its own first slot).
+    var averageDisplacement: Double {
+        var total = 0
+        var entries = 0
+        for segment in 0..<Self.segmentCount {
+            guard let slots = segments[segment].slots else { continue }
+            let capacity = segments[segment].capacity
+            for index in 0..<capacity where slots[index].key != 0 {
+                let home = Self.home(Self.hash(slots[index].key), capacity: capacity)
+                total += index >= home ? index - home : index + capacity - home
+                entries += 1
+            }
+        }
+        return entries == 0 ? 0 : Double(total) / Double(entries)
+    }
+
     /// Slots allocated, in all segments: for tests of how full the table is kept.
     var slotCount: Int { (0..<Self.segmentCount).reduce(0) { $0 + segments[$1].capacity } }
 }
