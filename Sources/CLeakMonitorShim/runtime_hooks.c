@@ -35,9 +35,8 @@ void *leakaudit_hook_swift_allocObject(const void *metadata, size_t size, size_t
     la_process_state *state = la_state();
     void *object = state->hooks.real_alloc(metadata, size, align_mask);
     // Most classes were decided against once: one probe of the decision table, inline.
-    if (object != NULL && __builtin_expect(la_watch_cached(state, metadata) != -1, 0)) {
-        la_watch_on_alloc(state, object, metadata, __builtin_frame_address(0));
-    }
+    int32_t decision = object != NULL ? la_watch_cached(state, metadata) : -1;
+    if (__builtin_expect(decision != -1, 0)) la_watch_on_alloc(state, object, metadata, decision, __builtin_frame_address(0));
     return object;
 }
 

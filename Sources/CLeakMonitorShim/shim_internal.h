@@ -220,8 +220,8 @@ static inline uint64_t la_decision_hash(const void *metadata) { return la_hash_p
 /// Swift heap object.
 static inline int32_t la_watch_cached(const la_process_state *state, const void *metadata);
 /// Called by the allocation hook for a Swift heap object just allocated whose class may be
-/// tracked at allocation (its cached decision is not -1).
-LA_HIDDEN void la_watch_on_alloc(la_process_state *state, const void *object, const void *metadata,
+/// tracked at allocation: `type_id` is its cached decision, a type id or -2 (none yet).
+LA_HIDDEN void la_watch_on_alloc(la_process_state *state, const void *object, const void *metadata, int32_t type_id,
                                  const void *entry_frame);
 
 // registry.c — tracked types and instances --------------------------------------------------------

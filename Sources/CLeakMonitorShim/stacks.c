@@ -8,9 +8,12 @@
 
 #define LA_STACK_TABLE_LIMIT (LA_STACK_TABLE_CAPACITY / 4 * 3)
 
-static __thread uintptr_t la_thread_stack_low;
-static __thread uintptr_t la_thread_stack_high;
-static __thread bool la_thread_stack_known;
+// The calling thread's stack, found once per thread. The initial-exec model reads them at a fixed
+// offset from the thread pointer: in the preloaded copy of the shim (a shared library) the default
+// model called __tls_get_addr at each access, about 30 instructions per captured stack.
+static __thread __attribute__((tls_model("initial-exec"))) uintptr_t la_thread_stack_low;
+static __thread __attribute__((tls_model("initial-exec"))) uintptr_t la_thread_stack_high;
+static __thread __attribute__((tls_model("initial-exec"))) bool la_thread_stack_known;
 
 /// Finds the calling thread's stack once; pthread_getattr_np reads /proc/self/maps for the main
 /// thread, far too slow to repeat per capture.

@@ -112,11 +112,10 @@ void la_watch_forget_locked(la_process_state *state, const void *metadata) {
     if (entry != NULL) __atomic_store_n(&entry->type_id, -1, __ATOMIC_RELEASE);
 }
 
-static __thread bool la_in_watch_slow_path;
+static __thread __attribute__((tls_model("initial-exec"))) bool la_in_watch_slow_path;
 
-void la_watch_on_alloc(la_process_state *state, const void *object, const void *metadata, const void *entry_frame) {
-    int32_t type_id = la_watch_cached(state, metadata);
-    if (type_id == -1) return;
+void la_watch_on_alloc(la_process_state *state, const void *object, const void *metadata, int32_t type_id,
+                       const void *entry_frame) {
     if (type_id == -2) {
         // The runtime may allocate while naming a type: those allocations are not ours to judge.
         if (la_in_watch_slow_path) return;

@@ -40,6 +40,45 @@ final class LifetimeLedgerTests: XCTestCase {
 
     // MARK: - Counts
 
+    /// Instances kept in a word (outside tests) and whole (in a test) count alike: which were
+    /// alive at the peak, what is alive at exit, and an address reused across the two tables.
+    func testCompactAndWholeInstancesShareTheirTypesCountsAndPeak() throws {
+        var replay = Replay()
+        replay.define(1, "App.Model", max: 1)
+        replay.define(2, "App.Other", max: 1)
+        replay.alloc(1, 0xA0, stack: 1)  // compact
+        replay.ledger.apply(.allocated(typeID: 1, object: 0xB0, stackID: 2, sequence: replay.sequence, test: 5))  // whole
+        replay.sequence += 1
+        replay.free(1, 0xA0)  // alive at the peak of 2, died since
+        replay.alloc(1, 0xC0, stack: 3)  // after the peak
+        replay.alloc(2, 0xD0, stack: 4)
+        replay.alloc(2, 0xE0, stack: 4)  // type 2: alive now = alive at its peak
+
+        XCTAssertEqual(try replay.alivesAtPeak(1), [1, 2])
+        XCTAssertEqual(try replay.alivesAtPeak(2), [4, 4])
+        let exit = try XCTUnwrap(replay.ledger.siteTallies { $0 == 1 }[1]).atExit.counts
+        XCTAssertEqual(exit.map(\.site.stackID).sorted(), [2, 3])
+        XCTAssertEqual(exit.first { $0.site.stackID == 2 }?.site.test, 5)
+        let type = try replay.type(1)
+        XCTAssertEqual(type.peak, 2)
+        XCTAssertEqual(type.live.keys.sorted(), [0xB0, 0xC0])
+        XCTAssertEqual(replay.ledger.liveObjects { _ in true }.sorted(), [0xB0, 0xC0, 0xD0, 0xE0])
+
+        // A test's allocation at the address of a compact instance retires it (its deallocation
+        // went unseen), and the other way round.
+        replay.ledger.apply(.allocated(typeID: 1, object: 0xC0, stackID: 5, sequence: replay.sequence, test: 6))
+        replay.sequence += 1
+        replay.alloc(1, 0xB0, stack: 6)
+        XCTAssertEqual(try replay.type(1).liveCount, 2)
+        XCTAssertEqual(replay.ledger.unseenDeallocations[1], 2)
+        XCTAssertEqual(try replay.type(1).live[0xC0]?.test, 6)
+        XCTAssertEqual(try replay.type(1).live[0xB0]?.stackID, 6)
+        replay.free(1, 0xC0)
+        replay.free(1, 0xB0)
+        XCTAssertEqual(try replay.type(1).liveCount, 0)
+        XCTAssertEqual(replay.ledger.inconsistentEvents, 0)
+    }
+
     /// A ledger is a value: its counts and live table (kept in one object that every record changes
     /// in place) are copied when a copy of the ledger changes, so neither copy sees the other's
     /// records.

@@ -167,6 +167,9 @@ struct LifetimeLedger {
         var peakSequence: UInt64 = 0
         var peakTime: UInt64 = 0
         var allocated = 0
+        /// Deaths since the peak of instances alive at it (their sites are the TypeLedger's): a new
+        /// peak needs the slow way only when there are some to forget.
+        var deathsSincePeak = 0
         /// The timeline's width and bucket under way; its earlier buckets are the TypeLedger's.
         var buckets = LiveCountBuckets.Head()
 
@@ -430,7 +433,9 @@ struct LifetimeLedger {
         let counts = tally.counts + position
         let (newPeak, newBucket) = counts.pointee.allocated(sequence: sequence, time: time)
         let peakOrder = UInt64(counts.pointee.peak) &+ (newPeak ? 0 : 1)
-        if newPeak || newBucket { countedSlowly(at: position, newPeak: newPeak, newBucket: newBucket, time: time) }
+        if (newPeak && counts.pointee.deathsSincePeak > 0) || newBucket {
+            countedSlowly(at: position, newPeak: newPeak, newBucket: newBucket, time: time)
+        }
         guard peakOrder <= UInt64(UInt32.max) else {
             // Four billion of one type alive at once: kept whole instead.
             tally.compact.removeValue(forKey: object)
@@ -534,7 +539,8 @@ struct LifetimeLedger {
     /// that died since the last one, and a time past the bucket under way starts a bucket.
     @inline(never)
     private mutating func countedSlowly(at position: Int, newPeak: Bool, newBucket: Bool, time: UInt64) {
-        if newPeak && !typeLedgers[position].diedSincePeak.isEmpty {
+        if newPeak && tally.counts[position].deathsSincePeak > 0 {
+            tally.counts[position].deathsSincePeak = 0
             if !isKnownUniquelyReferenced(&typeLedgers[position].diedSincePeak) {
                 typeLedgers[position].diedSincePeak = WordCounter()
             } else {
@@ -553,6 +559,7 @@ struct LifetimeLedger {
     @inline(never)
     private mutating func diedSlowly(site: Site, position: Int, aliveAtPeak: Bool, newBucket: Bool, time: UInt64) {
         if aliveAtPeak {
+            tally.counts[position].deathsSincePeak += 1
             if !isKnownUniquelyReferenced(&typeLedgers[position].diedSincePeak) {
                 typeLedgers[position].diedSincePeak = typeLedgers[position].diedSincePeak.copy()
             }
@@ -613,11 +620,20 @@ struct LifetimeLedger {
         var isWanted = Array(repeating: false, count: tally.idCount)
         var peakSequences = Array(repeating: UInt64(0), count: tally.idCount)
         var peaks = Array(repeating: UInt64(0), count: tally.idCount)
+        // A type whose instances alive now are those alive at its peak (as many, and none of those
+        // died since): its peak's tally is its exit's, counted once (a compact instance's peak
+        // order is at least 1, so none passes its `peaks` entry of 0).
+        var peakIsNow = Array(repeating: false, count: tally.idCount)
         var tallies: [UInt32: SiteTallies] = [:]
         for (position, typeID) in typeIDs.enumerated() where wanted(typeID) {
+            let counts = tally.counts[position]
             isWanted[Int(typeID)] = true
-            peakSequences[Int(typeID)] = tally.counts[position].peakSequence
-            peaks[Int(typeID)] = UInt64(tally.counts[position].peak)
+            if counts.liveCount == counts.peak && counts.deathsSincePeak == 0 {
+                peakIsNow[Int(typeID)] = true
+            } else {
+                peakSequences[Int(typeID)] = counts.peakSequence
+                peaks[Int(typeID)] = UInt64(counts.peak)
+            }
             var tally = SiteTallies()
             typeLedgers[position].diedSincePeak.forEach { word, count in
                 tally.atPeak.add(Instance.typeAndSite(word).site, count: count)
@@ -633,7 +649,9 @@ struct LifetimeLedger {
                     let typeID = Int(instance.typeID)
                     guard typeID < isWanted.count, isWanted[typeID] else { return }
                     atExit.add(instance.typeAndSite)
-                    if instance.sequence <= peakSequences[typeID] { atPeak.add(instance.typeAndSite) }
+                    if !peakIsNow[typeID] && instance.sequence <= peakSequences[typeID] {
+                        atPeak.add(instance.typeAndSite)
+                    }
                 }
             }
             peaks.withUnsafeBufferPointer { peaks in
@@ -650,6 +668,7 @@ struct LifetimeLedger {
         atExit.forEach { word, count in
             let (typeID, site) = Instance.typeAndSite(word)
             tallies[typeID]?.atExit.add(site, count: count)
+            if peakIsNow[Int(typeID)] { tallies[typeID]?.atPeak.add(site, count: count) }
         }
         atPeak.forEach { word, count in
             let (typeID, site) = Instance.typeAndSite(word)

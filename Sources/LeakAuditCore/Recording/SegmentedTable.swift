@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A hash map from object addresses to 64-bit words, in 16-byte slots, that grows a little at a
 /// time: the ledger's table of live instances, which holds one slot per instance alive and is what
 /// leak-audit's memory grows with.
@@ -60,7 +66,7 @@ struct SegmentedTable {
 
     /// Frees the table's memory: once, by its owner, and the last use of any handle to it.
     func deallocate() {
-        for index in 0..<Self.segmentCount { segments[index].slots?.deallocate() }
+        for index in 0..<Self.segmentCount { free(segments[index].slots) }
         segments.deinitialize(count: Self.segmentCount)
         segments.deallocate()
         totals.deinitialize(count: 1)
@@ -73,8 +79,8 @@ struct SegmentedTable {
         for index in 0..<Self.segmentCount {
             let segment = segments[index]
             guard let slots = segment.slots else { continue }
-            let copied = UnsafeMutablePointer<Slot>.allocate(capacity: segment.capacity)
-            copied.initialize(from: slots, count: segment.capacity)
+            let copied = Self.allocateSlots(segment.capacity)
+            copied.update(from: slots, count: segment.capacity)
             copy.segments[index] = segment
             copy.segments[index].slots = copied
         }
@@ -245,24 +251,38 @@ struct SegmentedTable {
 
     /// Moves a segment's entries into `newCapacity` slots.
     private func rehash(_ segment: UnsafeMutablePointer<Segment>, to newCapacity: Int) {
-        let resized = UnsafeMutablePointer<Slot>.allocate(capacity: newCapacity)
-        resized.initialize(repeating: Slot(key: 0, value: 0), count: newCapacity)
+        let resized = Self.allocateSlots(newCapacity)
         if let slots = segment.pointee.slots {
-            for old in 0..<segment.pointee.capacity where slots[old].key != 0 {
-                var index = Self.home(Self.hash(slots[old].key), capacity: newCapacity)
-                while resized[index].key != 0 {
-                    index += 1
-                    if index == newCapacity { index = 0 }
+            let oldCapacity = segment.pointee.capacity
+            var old = 0
+            while old < oldCapacity {
+                let key = slots[old].key
+                if key != 0 {
+                    var index = Self.home(Self.hash(key), capacity: newCapacity)
+                    while resized[index].key != 0 {
+                        index &+= 1
+                        if index == newCapacity { index = 0 }
+                    }
+                    resized[index] = slots[old]
                 }
-                resized[index] = slots[old]
+                old &+= 1
             }
-            slots.deallocate()
+            free(slots)
         }
         segment.pointee.slots = resized
         segment.pointee.capacity = newCapacity
         // At most three quarters full, so that every probe sequence reaches an empty slot soon.
         segment.pointee.growAt = newCapacity * 3 / 4
         segment.pointee.shrinkBelow = newCapacity > Self.minimumCapacity ? newCapacity / 4 : 0
+    }
+
+    /// `capacity` empty slots, zeroed by the allocator (`calloc`: a large segment's fresh pages
+    /// cost nothing until written), freed with `free`.
+    private static func allocateSlots(_ capacity: Int) -> UnsafeMutablePointer<Slot> {
+        guard let memory = calloc(capacity, MemoryLayout<Slot>.stride) else {
+            fatalError("leak-audit: out of memory for \(capacity) live-instance slots")
+        }
+        return memory.bindMemory(to: Slot.self, capacity: capacity)
     }
 
     /// Calls `body` with every address and its word, in no particular order.
