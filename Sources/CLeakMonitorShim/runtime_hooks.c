@@ -61,7 +61,8 @@ static inline __attribute__((always_inline)) la_process_state *la_untracked_deal
 /// state, so that one function serves the two hooks of the same signature.
 static __attribute__((noinline)) void la_dealloc_slow(void *object, size_t size, size_t align_mask, size_t real) {
     la_process_state *state = la_state();
-    if (la_may_be_tracked(state, object)) la_note_dealloc(state, object);
+    // The type map answers for an object whose filter bit another type set, too.
+    if (object != NULL) la_note_dealloc(state, object);
     (*(la_dealloc_fn *)((char *)&state->hooks + real))(object, size, align_mask);
 }
 
@@ -93,7 +94,7 @@ void leakaudit_hook_swift_deallocClassInstance(void *object, size_t size, size_t
 static __attribute__((noinline)) void la_dealloc_partial_slow(void *object, const void *metadata, size_t size,
                                                               size_t align_mask) {
     la_process_state *state = la_state();
-    if (la_may_be_tracked(state, object)) la_note_dealloc(state, object);
+    if (object != NULL) la_note_dealloc(state, object);
     state->hooks.real_dealloc_partial(object, metadata, size, align_mask);
 }
 

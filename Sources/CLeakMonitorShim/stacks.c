@@ -44,20 +44,27 @@ static int la_capture(const uintptr_t *frame, uintptr_t *frames, int capacity, b
     int count = 0;
     uint64_t mixed = 0xcbf29ce484222325ull;
     *truncated = false;
-    while ((uintptr_t)frame >= low && (uintptr_t)frame + 2 * sizeof(uintptr_t) <= high
-           && ((uintptr_t)frame & (sizeof(uintptr_t) - 1)) == 0) {
-        uintptr_t return_address = frame[1];
-        if (return_address == 0) break;
-        if (count == capacity) { *truncated = true; break; }
-        frames[count++] = return_address;
-        mixed ^= return_address;
-        mixed *= 0x100000001b3ull;
-        mixed ^= mixed >> 29;
-        const uintptr_t *next = (const uintptr_t *)frame[0];
-        if (next <= frame) break;
-        frame = next;
+    // The first frame must lie on the stack, each next one above the last (so the walk ends) and
+    // below the stack's top, and every one aligned: once above `low`, always above.
+    const uintptr_t *last = (const uintptr_t *)(high - 2 * sizeof(uintptr_t));
+    if ((uintptr_t)frame >= low && frame <= last && ((uintptr_t)frame & (sizeof(uintptr_t) - 1)) == 0) {
+        while (true) {
+            uintptr_t return_address = frame[1];
+            if (return_address == 0) break;
+            if (count == capacity) {
+                *truncated = true;
+                break;
+            }
+            frames[count++] = return_address;
+            mixed = (mixed ^ return_address) * 0x100000001b3ull;
+            const uintptr_t *next = (const uintptr_t *)frame[0];
+            if (next <= frame || next > last || ((uintptr_t)next & (sizeof(uintptr_t) - 1)) != 0) break;
+            frame = next;
+        }
     }
-    *hash = (mixed ^ (uint64_t)count) | 1;
+    // The steps above leave the low bits, which pick the table entry, depending on low bits only.
+    mixed = (mixed ^ (mixed >> 32) ^ (uint64_t)count) * 0x9E3779B97F4A7C15ull;
+    *hash = (mixed ^ (mixed >> 29)) | 1;
     return count;
 }
 
