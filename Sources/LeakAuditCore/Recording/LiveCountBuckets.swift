@@ -27,13 +27,16 @@ struct LiveCountBuckets {
         fileprivate(set) var shift: UInt64 = 0
         /// The bucket under way; its `bucket` is `UInt64.max` before the first event.
         fileprivate(set) var current = Point(bucket: .max, low: 0, high: 0, last: 0)
+        /// The first time past the bucket under way (0 before the first event): one comparison
+        /// tells whether an event counts in it.
+        fileprivate(set) var end: UInt64 = 0
 
         /// Counts `value` at `time` in the bucket under way; false when a bucket must start for it
         /// (`LiveCountBuckets.startBucket`). A time before the bucket under way (concurrent writers
         /// stamp in a slightly different order than they commit) counts in that bucket.
         @inline(__always)
         mutating func record(_ value: UInt32, at time: UInt64) -> Bool {
-            guard current.bucket != .max && time &>> shift <= current.bucket else { return false }
+            guard time < end else { return false }
             current.low = Swift.min(current.low, value)
             current.high = Swift.max(current.high, value)
             current.last = value
@@ -62,6 +65,7 @@ struct LiveCountBuckets {
         if head.current.bucket != .max { earlier.append(head.current) }
         while time >> head.shift >= Self.bucketLimit { coarsen() }
         head.current = Point(bucket: time >> head.shift, low: value, high: value, last: value)
+        head.end = (head.current.bucket + 1) << head.shift
     }
 
     /// Makes the buckets before the one about to start twice as wide, merging each pair.
