@@ -1,7 +1,9 @@
-/// A hash map from object addresses to values: what the ledger keeps per live instance.
+/// A hash map from object addresses to values: the ledger's table of whole instances (those
+/// allocated during a test, `LifetimeLedger.Instance`) and each test's table of its instances.
+/// (Most live instances are words in a `SegmentedTable`, which takes a third of the memory.)
 ///
-/// Every allocation and deallocation record inserts or removes one address, so this is the
-/// reader's hot path. A `Dictionary<UInt64, _>` spent most of each record in SipHash, in the
+/// Every allocation and deallocation record of a test run inserts or removes an address, so this
+/// is on the reader's hot path. A `Dictionary<UInt64, _>` spent most of each record in SipHash, in the
 /// uniqueness and exclusivity checks of its storage, and in its generic probing. Addresses need
 /// none of that: they are unique, 16-byte aligned and never chosen by anyone who could aim at a
 /// hash (a hostile target can only slow its own audit), so a multiplicative hash of the address

@@ -5,14 +5,17 @@ import LeakAuditWire
 ///
 /// For each type it keeps the instances alive now and remembers which were alive at the type's
 /// peak without copying the live set at every new peak: an instance alive at the peak is either
-/// still alive (allocated at or before the peak's sequence number) or died since, and those that
-/// died since the peak are kept aside until the next peak. Memory stays proportional to the
-/// instances alive, and each event costs O(1).
+/// still alive (its peak order, or its sequence number, says whether it was: `CompactInstance`)
+/// or died since, and the sites of those that died since the peak are counted aside until the
+/// next peak. Memory stays proportional to the instances alive (about 29 bytes each), and each
+/// event costs O(1).
 struct LifetimeLedger {
-    /// One live instance: 16 bytes, since the ledger keeps one per instance alive. Its type, stack
-    /// and test share one word: a type id is below `typeIDLimit` (2^16), and the shim hands out
-    /// fewer than 2^18 stack ids and numbers tests from 0, so 24 bits each hold every real value;
-    /// a larger one, which only a damaged stream has, is stored as none (and counted as damage).
+    /// One live instance, whole: 16 bytes, as the full table keeps those allocated during a test
+    /// (and the rare ones `CompactInstance` cannot hold), with their slot's sequence number. Its
+    /// type, stack and test share one word: a type id is below `typeIDLimit` (2^16), and the shim
+    /// hands out fewer than 2^18 stack ids and numbers tests from 0, so 24 bits each hold every
+    /// real value; a larger one, which only a damaged stream has, is stored as none (and counted
+    /// as damage).
     struct Instance: AddressTableValue {
         /// Type id (16 bits), stack id plus one (24 bits, 0 for none), test id plus one (24 bits, 0
         /// for none), from the low bits up.
