@@ -137,27 +137,9 @@ struct SegmentedTable {
             defer { totals.pointee.zeroKeyValue = value }
             return totals.pointee.zeroKeyValue
         }
-        let hash = Self.hash(key)
-        let segment = segments + Self.segmentIndex(hash)
-        if segment.pointee.stored >= segment.pointee.growAt { grow(segment) }
-        let capacity = segment.pointee.capacity
-        guard let slots = segment.pointee.slots else { return nil }  // grow always leaves slots
-        var index = Self.home(hash, capacity: capacity)
-        while true {
-            let seen = slots[index].key
-            if seen == key {
-                let previous = slots[index].value
-                slots[index].value = value
-                return previous
-            }
-            if seen == 0 {
-                slots[index] = Slot(key: key, value: value)
-                segment.pointee.stored &+= 1
-                return nil
-            }
-            index &+= 1
-            if index == capacity { index = 0 }
-        }
+        let slot = insertionSlot(forKey: key)
+        defer { slot.value.pointee = value }
+        return slot.existed ? slot.value.pointee : nil
     }
 
     /// The word of `key` (not 0) in place, inserted as 0 when the table did not hold it, and
