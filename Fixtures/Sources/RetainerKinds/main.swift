@@ -65,12 +65,16 @@ final class UploadViewModel: MemoryLeakMonitorable {
     func finish() {}
 }
 
-/// Runs on its own thread; the model lives in this function's frame until the upload is released.
+/// Runs on its own thread; the model lives in this function's frame until the upload is released,
+/// and is gone before `done` says so (a debug build keeps a local until its scope ends: released
+/// after `done`, it raced the next screen's upload and made two at once in the clean twin).
 func uploadLoop(started: DispatchSemaphore, release: DispatchSemaphore, done: DispatchSemaphore) {
-    let model = UploadViewModel()
-    started.signal()
-    release.wait()
-    model.finish()
+    do {
+        let model = UploadViewModel()
+        started.signal()
+        release.wait()
+        model.finish()
+    }
     done.signal()
 }
 
