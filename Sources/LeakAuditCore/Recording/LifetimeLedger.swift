@@ -136,8 +136,8 @@ struct LifetimeLedger {
         var budget: WireBudget = .code
         /// A subclass of XCTestCase: XCTest keeps its instances until the run ends.
         var heldByXCTest = false
-        /// Its counts. During the replay the ledger keeps them apart (`LifetimeLedger.counts`,
-        /// which every record updates) and copies them here when it hands out a view of the type.
+        /// Its counts. During the replay the ledger keeps them apart (in its `LiveTally`, which
+        /// every record updates) and copies them here when it hands out a view of the type.
         var counts = TypeCounts()
         /// The instances alive now: filled by `LifetimeLedger.types`, empty during the replay.
         var live = LiveInstances()
@@ -760,9 +760,6 @@ struct SiteTally {
         }
         return counts
     }
-
-    /// True when nothing was counted.
-    var isEmpty: Bool { others.isEmpty && !byStack.contains { $0 > 0 } }
 }
 
 /// Counts of 64-bit words (an instance's type and site), by open addressing with linear probing:
@@ -807,9 +804,6 @@ final class WordCounter {
         }
         return copy
     }
-
-    /// True when nothing was counted.
-    var isEmpty: Bool { state.pointee.stored == 0 && state.pointee.zeroCount == 0 }
 
     /// Forgets every count, keeping the memory.
     func removeAll() {
