@@ -24,11 +24,6 @@ void la_channel_set_flag(uint32_t flag) {
     if (header != NULL) __atomic_fetch_or(&header->flags, flag, __ATOMIC_RELEASE);
 }
 
-/// The slot with index `index`, in the ring.
-static inline uint64_t *la_slot_at(const la_process_state *state, uint64_t index) {
-    return (uint64_t *)(state->channel.slots + (index & (state->channel.slot_capacity - 1)) * LA_WIRE_SLOT_SIZE);
-}
-
 /// True when leak-audit, whose pid the header holds, is gone. (A pid of 0 would make kill() test
 /// the process group: no reader says where it is.)
 static bool la_reader_gone(const la_wire_header *header) {
@@ -56,41 +51,22 @@ uint64_t la_channel_await_room(la_process_state *state, uint64_t first, uint64_t
     return first;
 }
 
-/// Reserves `count` consecutive slot indices and returns the first, once the reader has freed
-/// their places in the ring; UINT64_MAX when the record cannot be written.
-///
-/// A full ring means leak-audit has fallen a whole ring behind: the writer waits for it (the
-/// run slows down, nothing is lost), unless leak-audit is gone, in which case nothing more is
-/// written and nothing waits again. (la_channel_event inlines the same steps for one slot.)
-static uint64_t la_reserve(la_process_state *state, uint64_t count) {
-    la_wire_header *header = state->channel.header;
-    uint64_t capacity = state->channel.slot_capacity;
-    if (count > capacity || (__atomic_load_n(&header->flags, __ATOMIC_RELAXED) & LA_FLAG_READER_GONE)) {
-        la_channel_drop(state);
-        return UINT64_MAX;
-    }
-    uint64_t first = __atomic_fetch_add(&header->next_slot, count, __ATOMIC_RELAXED);
-    if (first + count > __atomic_load_n(&header->consumed_slot, __ATOMIC_ACQUIRE) + capacity) {
-        return la_channel_await_room(state, first, count);
-    }
-    return first;
-}
-
 void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void *payload, size_t length) {
     la_process_state *state = la_state();
     if (__atomic_load_n(&state->channel.slots, __ATOMIC_ACQUIRE) == NULL) return;
     uint64_t continuation_slots = (length + LA_WIRE_CONT_PAYLOAD - 1) / LA_WIRE_CONT_PAYLOAD;
     uint64_t total = 1 + continuation_slots;
-    if (total > 0xFFFFFFFFu) {
+    // Its slot count must fit the tag's 32 bits, and the ring.
+    if (total > 0xFFFFFFFFu || total > state->channel.slot_capacity) {
         la_channel_drop(state);
         return;
     }
-    uint64_t first = la_reserve(state, total);
+    uint64_t first = la_channel_reserve(state, total);
     if (first == UINT64_MAX) return;
     // Continuations first, head last: a reader that sees the head sees the whole blob.
     const uint8_t *bytes = payload;
     for (uint64_t index = 1; index <= continuation_slots; index++) {
-        uint64_t *slot = la_slot_at(state, first + index);
+        uint64_t *slot = la_channel_slot(state, first + index);
         size_t offset = (size_t)(index - 1) * LA_WIRE_CONT_PAYLOAD;
         size_t chunk = length - offset < LA_WIRE_CONT_PAYLOAD ? length - offset : LA_WIRE_CONT_PAYLOAD;
         uint8_t buffer[LA_WIRE_CONT_PAYLOAD] = {0};
@@ -98,7 +74,7 @@ void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void 
         memcpy(&slot[1], buffer, LA_WIRE_CONT_PAYLOAD);
         __atomic_store_n(&slot[0], (uint64_t)LA_SLOT_BLOB_CONT | ((index & 0xFFFFFFu) << 8), __ATOMIC_RELEASE);
     }
-    uint64_t *head = la_slot_at(state, first);
+    uint64_t *head = la_channel_slot(state, first);
     head[1] = id;
     head[2] = length;
     head[3] = value;

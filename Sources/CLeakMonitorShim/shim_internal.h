@@ -95,13 +95,20 @@ typedef struct la_channel_state {
 static inline bool la_channel_active(void);
 /// Sets header flag bits.
 LA_HIDDEN void la_channel_set_flag(uint32_t flag);
-/// The slow end of reserving `count` slots from `first` (the index the caller's atomic add
-/// returned), out of line: waits for the reader to free their places in the ring, or, once
+/// The slow end of `la_channel_reserve`, out of line: waits for the reader to free the places in
+/// the ring of the `count` slots from `first` (the index its atomic add returned), or, once
 /// leak-audit is gone, counts the record dropped and returns UINT64_MAX.
 LA_HIDDEN uint64_t la_channel_await_room(la_process_state *state, uint64_t first, uint64_t count);
 /// Counts a record that will never be written (leak-audit is gone, or the record is larger than
 /// the ring).
 LA_HIDDEN void la_channel_drop(la_process_state *state);
+/// The slot with index `index`, in the mapped ring (inline, at the end of this header).
+static inline uint64_t *la_channel_slot(const la_process_state *state, uint64_t index);
+/// Reserves `count` consecutive slot indices of the mapped ring (at most its capacity: the caller
+/// drops a larger record) and returns the first, once the reader has freed their places;
+/// UINT64_MAX when the record cannot be written. Inline (at the end of this header): every event
+/// reserves one slot.
+static inline uint64_t la_channel_reserve(la_process_state *state, uint64_t count);
 /// Appends one event slot (alloc, dealloc or test), waiting for room in the ring; drops it, and
 /// counts it, only when leak-audit is gone. `subkind` goes to tag bits 8..15; the record's time
 /// word is put where its kind carries one (leak_audit_wire.h), over what the caller passed there.
@@ -241,8 +248,9 @@ typedef struct la_type {
     uint32_t flags;          // LA_TYPE_*
 } la_type;
 
-/// Bits in the tracked-type filter: one per slice of metadata hashes (4 KiB).
-#define LA_TYPE_FILTER_BITS (1u << 15)
+/// Bits in the tracked-type filter, 2^LA_TYPE_FILTER_LOG2: one per slice of metadata hashes (4 KiB).
+#define LA_TYPE_FILTER_LOG2 15
+#define LA_TYPE_FILTER_BITS (1u << LA_TYPE_FILTER_LOG2)
 
 /// registry.c's part of the state: the types, the map from metadata to type id, and the set of
 /// tracked objects.
@@ -263,9 +271,9 @@ LA_HIDDEN int32_t la_type_lookup_in(const la_process_state *state, const void *m
 
 /// Where `metadata` goes in the type map: the top 32 bits of its hash.
 static inline uint64_t la_type_map_hash(const void *metadata) { return la_hash_pointer((uintptr_t)metadata) >> 32; }
-/// `metadata`'s bit in the tracked-type filter: the top 15 bits of its hash.
+/// `metadata`'s bit in the tracked-type filter: the top LA_TYPE_FILTER_LOG2 bits of its hash.
 static inline uint32_t la_type_filter_bit(const void *metadata) {
-    return (uint32_t)(la_hash_pointer((uintptr_t)metadata) >> (64 - 15));
+    return (uint32_t)(la_hash_pointer((uintptr_t)metadata) >> (64 - LA_TYPE_FILTER_LOG2));
 }
 /// Registers a type under the slow lock; returns its id (the existing one for known metadata), or
 /// -1 when the table is full.
@@ -397,25 +405,37 @@ static inline bool la_channel_active(void) {
     return __atomic_load_n(&la_state()->channel.slots, __ATOMIC_ACQUIRE) != NULL;
 }
 
-static inline __attribute__((always_inline)) void la_channel_event(uint8_t kind, uint8_t subkind, uint32_t id,
-                                                                    uint64_t word1, uint64_t word2, uint64_t word3) {
-    la_process_state *state = la_state();
-    uint8_t *slots = __atomic_load_n(&state->channel.slots, __ATOMIC_ACQUIRE);
-    if (slots == NULL) return;
+static inline __attribute__((always_inline)) uint64_t *la_channel_slot(const la_process_state *state,
+                                                                         uint64_t index) {
+    return (uint64_t *)(state->channel.slots + (index & (state->channel.slot_capacity - 1)) * LA_WIRE_SLOT_SIZE);
+}
+
+static inline __attribute__((always_inline)) uint64_t la_channel_reserve(la_process_state *state, uint64_t count) {
     la_wire_header *header = state->channel.header;
     uint64_t capacity = state->channel.slot_capacity;
     if (__builtin_expect(__atomic_load_n(&header->flags, __ATOMIC_RELAXED) & LA_FLAG_READER_GONE, 0)) {
         la_channel_drop(state);
-        return;
+        return UINT64_MAX;
     }
-    // A full ring means leak-audit has fallen a whole ring behind: the writer waits for it.
-    uint64_t index = __atomic_fetch_add(&header->next_slot, 1, __ATOMIC_RELAXED);
-    if (__builtin_expect(index + 1 > __atomic_load_n(&header->consumed_slot, __ATOMIC_ACQUIRE) + capacity, 0)) {
-        if (la_channel_await_room(state, index, 1) == UINT64_MAX) return;
+    // A full ring means leak-audit has fallen a whole ring behind: the writer waits for it (the
+    // run slows down, nothing is lost), unless leak-audit is gone, in which case nothing more is
+    // written and nothing waits again.
+    uint64_t first = __atomic_fetch_add(&header->next_slot, count, __ATOMIC_RELAXED);
+    if (__builtin_expect(first + count > __atomic_load_n(&header->consumed_slot, __ATOMIC_ACQUIRE) + capacity, 0)) {
+        return la_channel_await_room(state, first, count);
     }
+    return first;
+}
+
+static inline __attribute__((always_inline)) void la_channel_event(uint8_t kind, uint8_t subkind, uint32_t id,
+                                                                    uint64_t word1, uint64_t word2, uint64_t word3) {
+    la_process_state *state = la_state();
+    if (__atomic_load_n(&state->channel.slots, __ATOMIC_ACQUIRE) == NULL) return;
+    uint64_t index = la_channel_reserve(state, 1);
+    if (index == UINT64_MAX) return;
     // The time word (LA_TIME_*) goes where each kind has room for it, and where a reader that
     // predates time words ignores it.
-    uint64_t time = LA_TIME_STAMPED | (__atomic_load_n(&header->clock_ms, __ATOMIC_RELAXED) & LA_TIME_MASK);
+    uint64_t time = LA_TIME_STAMPED | (__atomic_load_n(&state->channel.header->clock_ms, __ATOMIC_RELAXED) & LA_TIME_MASK);
     if (kind == LA_SLOT_ALLOC) {
         word2 = (word2 & 0xFFFFFFFFu) | time << 32;
     } else if (kind == LA_SLOT_DEALLOC) {
@@ -423,7 +443,7 @@ static inline __attribute__((always_inline)) void la_channel_event(uint8_t kind,
     } else if (kind == LA_SLOT_TEST) {
         word1 = time;
     }
-    uint64_t *slot = (uint64_t *)(slots + (index & (capacity - 1)) * LA_WIRE_SLOT_SIZE);
+    uint64_t *slot = la_channel_slot(state, index);
     slot[1] = word1;
     slot[2] = word2;
     slot[3] = word3;
