@@ -116,16 +116,24 @@ struct SegmentedTable {
         get {
             if key == 0 { return totals.pointee.zeroKeyValue }
             let hash = Self.hash(key)
-            let segment = segments[Self.segmentIndex(hash)]
-            guard let slots = segment.slots else { return nil }
-            var index = Self.home(hash, capacity: segment.capacity)
-            while true {
-                let seen = slots[index].key
-                if seen == key { return slots[index].value }
-                if seen == 0 { return nil }
-                index &+= 1
-                if index == segment.capacity { index = 0 }
-            }
+            let segment = segments + Self.segmentIndex(hash)
+            guard let index = Self.index(of: key, hash: hash, in: segment) else { return nil }
+            return segment.pointee.slots.unsafelyUnwrapped[index].value
+        }
+    }
+
+    /// The slot of `key` (not 0) in `segment`, or nil when the segment does not hold it.
+    @inline(__always)
+    private static func index(of key: UInt64, hash: UInt64, in segment: UnsafeMutablePointer<Segment>) -> Int? {
+        guard let slots = segment.pointee.slots else { return nil }
+        let capacity = segment.pointee.capacity
+        var index = home(hash, capacity: capacity)
+        while true {
+            let seen = slots[index].key
+            if seen == key { return index }
+            if seen == 0 { return nil }
+            index &+= 1
+            if index == capacity { index = 0 }
         }
     }
 
@@ -183,16 +191,9 @@ struct SegmentedTable {
         }
         let hash = Self.hash(key)
         let segment = segments + Self.segmentIndex(hash)
-        guard let slots = segment.pointee.slots else { return nil }
+        guard var hole = Self.index(of: key, hash: hash, in: segment) else { return nil }
+        let slots = segment.pointee.slots.unsafelyUnwrapped
         let capacity = segment.pointee.capacity
-        var hole = Self.home(hash, capacity: capacity)
-        while true {
-            let seen = slots[hole].key
-            if seen == key { break }
-            if seen == 0 { return nil }
-            hole &+= 1
-            if hole == capacity { hole = 0 }
-        }
         let removed = slots[hole].value
         // Backward-shift deletion: every entry after the hole whose probe sequence passes through
         // it moves into it, so that lookups never need a tombstone.
