@@ -4,20 +4,20 @@
 #include <dlfcn.h>
 
 /// The state a copy offers; the first one found in the global scope serves every copy.
-__attribute__((visibility("default"))) la_process_state leakaudit_process_state_v2;
+__attribute__((visibility("default"))) la_process_state leakaudit_process_state_v3;
 /// Its size, so that copies of different layouts never share (the name's version is bumped on
-/// layout changes, as v2 did when each file's fields were grouped into a part of their own; this
-/// guards against a forgotten bump).
-__attribute__((visibility("default"))) const uint64_t leakaudit_process_state_v2_size = sizeof(la_process_state);
+/// layout changes, as v2 did when each file's fields were grouped into a part of their own, and v3
+/// when types kept their metadata's destroy function; this guards against a forgotten bump).
+__attribute__((visibility("default"))) const uint64_t leakaudit_process_state_v3_size = sizeof(la_process_state);
 
 la_process_state *la_resolved_state;
 
 la_process_state *la_state_resolve(void) {
     la_process_state *state;
     // Every copy asks the same global scope, so every copy gets the same answer.
-    state = dlsym(RTLD_DEFAULT, "leakaudit_process_state_v2");
-    const uint64_t *size = dlsym(RTLD_DEFAULT, "leakaudit_process_state_v2_size");
-    if (state == NULL || size == NULL || *size != sizeof(la_process_state)) state = &leakaudit_process_state_v2;
+    state = dlsym(RTLD_DEFAULT, "leakaudit_process_state_v3");
+    const uint64_t *size = dlsym(RTLD_DEFAULT, "leakaudit_process_state_v3_size");
+    if (state == NULL || size == NULL || *size != sizeof(la_process_state)) state = &leakaudit_process_state_v3;
     __atomic_store_n(&la_resolved_state, state, __ATOMIC_RELEASE);
     return state;
 }

@@ -1,6 +1,6 @@
 // The registry of tracked instances: per dynamic type (keyed by its metadata pointer) a budget and
 // live/peak counters, and one set of tracked object addresses (a bitmap of the address space).
-// validate adds to it, the deallocation hook removes from it; both cost O(1) whatever the number
+// validate adds to it, the destroy hook removes from it; both cost O(1) whatever the number
 // of instances alive, and neither takes a lock.
 #include "shim_internal.h"
 
@@ -39,9 +39,9 @@ int32_t la_type_register_locked(la_process_state *state, const void *metadata, c
         la_channel_set_flag(LA_FLAG_TYPE_TABLE_FULL);
         return -1;
     }
-    // A process whose shim copy attaches only when needed attaches now. Deallocations must be
-    // routed through the hook before the first instance is tracked, and images loaded since the
-    // last registration (dlopen) must be routed too.
+    // A process whose shim copy attaches only when needed attaches now. Failed inits (and watched
+    // allocations) must be routed through the hooks before the first instance is tracked, and
+    // images loaded since the last registration (dlopen) must be routed too.
     la_lifecycle_attach_locked(state);
     la_hooks_install();
     la_modules_sync();
@@ -60,10 +60,10 @@ int32_t la_type_register_locked(la_process_state *state, const void *metadata, c
     // The id becomes valid before it can be found: a thread that finds it in the map must not
     // see it rejected by leakaudit_track as out of range.
     __atomic_store_n(&state->registry.type_total, id + 1, __ATOMIC_RELEASE);
-    // Its filter bit before its map entry: a hook that can find the type must not skip it.
-    uint32_t bit = la_type_filter_bit(metadata);
-    __atomic_fetch_or(&state->registry.type_filter[bit / 64], (uint64_t)1 << (bit % 64), __ATOMIC_RELEASE);
     la_metadata_insert(state->registry.type_map, LA_TYPE_MAP_CAPACITY - 1, la_type_map_hash(metadata), metadata, id);
+    // Its deaths through the hook, which finds the entry just inserted, before any instance is
+    // tracked.
+    la_hooks_route_destroy_locked(state, id);
     return id;
 }
 

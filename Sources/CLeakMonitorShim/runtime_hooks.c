@@ -1,8 +1,13 @@
-// Observing deallocations: every loaded image reaches the Swift runtime's
-// swift_deallocClassInstance through its global offset table (the runtime is a shared library), so
-// rewriting those table entries to point at a hook lets the registry see each class instance die
-// for a few nanoseconds, with no LD_PRELOAD and no change to the user's code. heaptrack's runtime
-// injection rewrites the same tables. The hook forwards to the runtime's own function.
+// Observing deallocations. When the last strong reference to a class instance goes, the runtime
+// calls the destroy function that its class metadata holds (the class's deallocating deinit): for
+// each tracked type, the shim points that word of its metadata at a hook, which records the death
+// and calls the type's own function. So the death of an instance of a tracked type costs a type
+// lookup, and every other object dies exactly as it would without the shim. A class whose init
+// fails is freed by swift_deallocPartialClassInstance instead (rare); and watch mode sees every
+// allocation through swift_allocObject. Every loaded image reaches those two through its global
+// offset table (the runtime is a shared library), so rewriting those table entries routes them
+// through hooks too, as heaptrack's runtime injection does for malloc. The hooks forward to the
+// runtime's own functions.
 #include "shim_internal.h"
 
 #include <dlfcn.h>
@@ -18,8 +23,7 @@
 
 // The hooks are exported under a recognisable name, so that a copy of the shim can tell another
 // copy's hook (in a library loaded with RTLD_LOCAL, with a registry of its own) from a lazy stub.
-__attribute__((visibility("default"))) void leakaudit_hook_swift_deallocClassInstance(void *object, size_t size,
-                                                                                     size_t align_mask);
+__attribute__((visibility("default"))) void leakaudit_hook_destroy(void *object);
 __attribute__((visibility("default"))) void leakaudit_hook_swift_deallocPartialClassInstance(void *object,
                                                                                             const void *metadata,
                                                                                             size_t size,
@@ -40,71 +44,31 @@ void *leakaudit_hook_swift_allocObject(const void *metadata, size_t size, size_t
     return object;
 }
 
-/// Records the deallocation of `object` if it is a tracked instance: the hooks' way for an object
-/// whose metadata's filter bit is set (a tracked type, or another sharing its bit).
-static void la_note_dealloc(la_process_state *state, const void *object) {
+/// The type map's entry for `object`'s dynamic type (a Swift heap object starts with its metadata
+/// pointer, which stays the dynamic type's through deinitialization), or NULL when it has none.
+static inline const la_metadata_entry *la_type_entry_of(const la_process_state *state, const void *object) {
     const void *metadata = *(const void *const *)object;
-    const la_metadata_entry *entry =
-        la_metadata_find(state->registry.type_map, LA_TYPE_MAP_CAPACITY - 1, la_type_map_hash(metadata), metadata);
-    if (entry != NULL && entry->type_id >= 0) la_registry_on_dealloc(state, object, entry->type_id);
+    return la_metadata_find(state->registry.type_map, LA_TYPE_MAP_CAPACITY - 1, la_type_map_hash(metadata), metadata);
 }
 
-/// The state when the hooks' way is a test and a jump: it is resolved and `object`'s type is not
-/// tracked (nearly every deallocation); NULL otherwise, and the hook takes its slow way, a tail
-/// call too, so that the common way saves no register.
-static inline __attribute__((always_inline)) la_process_state *la_untracked_dealloc(const void *object) {
-    la_process_state *state = __atomic_load_n(&la_resolved_state, __ATOMIC_ACQUIRE);
-    return __builtin_expect(state != NULL && !la_may_be_tracked(state, object), 1) ? state : NULL;
-}
-
-/// The slow way of the deallocation hooks: `real` is `offsetof` the runtime function in the hooks'
-/// state, so that one function serves the two hooks of the same signature.
-static __attribute__((noinline)) void la_dealloc_slow(void *object, size_t size, size_t align_mask, size_t real) {
+/// The destroy function of every tracked type's metadata: the runtime calls it with an instance
+/// whose last strong reference just went. The death is recorded first, while the memory is still
+/// the instance's, so that a later object at the same address always gets a later slot.
+void leakaudit_hook_destroy(void *object) {
     la_process_state *state = la_state();
-    // The type map answers for an object whose filter bit another type set, too.
-    if (object != NULL) la_note_dealloc(state, object);
-    (*(la_dealloc_fn *)((char *)&state->hooks + real))(object, size, align_mask);
+    // Always found: a type's destroy function is routed here only after its map entry is in.
+    int32_t type_id = la_type_entry_of(state, object)->type_id;
+    la_registry_on_dealloc(state, object, type_id);
+    state->registry.types[type_id].original_destroy(object);
 }
 
-__attribute__((visibility("default"))) void leakaudit_hook_swift_deallocObject(void *object, size_t size,
-                                                                               size_t align_mask);
-
-/// Foundation frees its CF-bridged objects (NSURL, __NSCFType…) with swift_deallocObject rather
-/// than swift_deallocClassInstance; other heap objects pass through here too and are ignored,
-/// since only tracked class metadata is looked up.
-void leakaudit_hook_swift_deallocObject(void *object, size_t size, size_t align_mask) {
-    la_process_state *state = la_untracked_dealloc(object);
-    if (state == NULL) {
-        la_dealloc_slow(object, size, align_mask, offsetof(la_hooks_state, real_dealloc_object));
-        return;
-    }
-    state->hooks.real_dealloc_object(object, size, align_mask);
-}
-
-void leakaudit_hook_swift_deallocClassInstance(void *object, size_t size, size_t align_mask) {
-    la_process_state *state = la_untracked_dealloc(object);
-    if (state == NULL) {
-        la_dealloc_slow(object, size, align_mask, offsetof(la_hooks_state, real_dealloc));
-        return;
-    }
-    state->hooks.real_dealloc(object, size, align_mask);
-}
-
-/// The slow way of the partial-deallocation hook (la_dealloc_slow).
-static __attribute__((noinline)) void la_dealloc_partial_slow(void *object, const void *metadata, size_t size,
-                                                              size_t align_mask) {
-    la_process_state *state = la_state();
-    if (object != NULL) la_note_dealloc(state, object);
-    state->hooks.real_dealloc_partial(object, metadata, size, align_mask);
-}
-
+/// A class whose init failed (after validate, or after a watched allocation) is freed here,
+/// without its destroy function.
 void leakaudit_hook_swift_deallocPartialClassInstance(void *object, const void *metadata, size_t size,
                                                       size_t align_mask) {
-    la_process_state *state = la_untracked_dealloc(object);
-    if (state == NULL) {
-        la_dealloc_partial_slow(object, metadata, size, align_mask);
-        return;
-    }
+    la_process_state *state = la_state();
+    const la_metadata_entry *entry = object != NULL ? la_type_entry_of(state, object) : NULL;
+    if (entry != NULL && entry->type_id >= 0) la_registry_on_dealloc(state, object, entry->type_id);
     state->hooks.real_dealloc_partial(object, metadata, size, align_mask);
 }
 
@@ -195,12 +159,81 @@ static bool la_is_some_copys_hook(uintptr_t address) {
         && strncmp(info.dli_sname, "leakaudit_hook_", 15) == 0;
 }
 
-/// Writes `value` into a slot on a page that RELRO made read-only, and makes it read-only again.
-static bool la_write_protected_slot(void **slot, void *value, uintptr_t page, uintptr_t page_size) {
-    if (mprotect((void *)page, (size_t)page_size, PROT_READ | PROT_WRITE) != 0) return false;
+/// Writes `value` into a slot on a page that is not writable (RELRO made it read-only), and gives
+/// the page its `protection` again. Caller holds the slow lock, so that no other write to the page
+/// finds it made read-only again under its feet.
+static bool la_write_protected_slot(void **slot, void *value, uintptr_t page, uintptr_t page_size, int protection) {
+    if (mprotect((void *)page, (size_t)page_size, protection | PROT_WRITE) != 0) return false;
     __atomic_store_n(slot, value, __ATOMIC_RELEASE);
-    mprotect((void *)page, (size_t)page_size, PROT_READ);
+    mprotect((void *)page, (size_t)page_size, protection);
     return true;
+}
+
+/// An address, and the protection of its page as the dynamic linker left it, when a loaded image
+/// holds the address (memory outside every image, such as the runtime's heap, is writable).
+typedef struct la_page_lookup {
+    uintptr_t address;
+    uintptr_t page_size;
+    bool in_image;
+    int protection;
+} la_page_lookup;
+
+/// The start and end of the pages that the dynamic linker made read-only in an image (whole pages
+/// inside PT_GNU_RELRO), both 0 when it has none.
+static void la_relro_pages(const struct dl_phdr_info *info, uintptr_t page_size, uintptr_t *start, uintptr_t *end) {
+    *start = 0;
+    *end = 0;
+    for (int index = 0; index < info->dlpi_phnum; index++) {
+        const ElfW(Phdr) *phdr = &info->dlpi_phdr[index];
+        if (phdr->p_type != PT_GNU_RELRO) continue;
+        uintptr_t first = info->dlpi_addr + phdr->p_vaddr;
+        *start = first & ~(page_size - 1);
+        *end = (first + phdr->p_memsz) & ~(page_size - 1);
+    }
+}
+
+static int la_page_lookup_visit(struct dl_phdr_info *info, size_t size, void *context) {
+    (void)size;
+    la_page_lookup *lookup = context;
+    for (int index = 0; index < info->dlpi_phnum; index++) {
+        const ElfW(Phdr) *phdr = &info->dlpi_phdr[index];
+        uintptr_t start = info->dlpi_addr + phdr->p_vaddr;
+        if (phdr->p_type != PT_LOAD || lookup->address < start || lookup->address >= start + phdr->p_memsz) continue;
+        lookup->in_image = true;
+        lookup->protection = ((phdr->p_flags & PF_R) ? PROT_READ : 0) | ((phdr->p_flags & PF_W) ? PROT_WRITE : 0)
+            | ((phdr->p_flags & PF_X) ? PROT_EXEC : 0);
+        uintptr_t relro_start = 0, relro_end = 0;
+        la_relro_pages(info, lookup->page_size, &relro_start, &relro_end);
+        uintptr_t page = lookup->address & ~(lookup->page_size - 1);
+        if (page >= relro_start && page < relro_end) lookup->protection &= ~PROT_WRITE;
+        return 1;
+    }
+    return 0;
+}
+
+/// Writes `value` into the pointer-sized word at `slot`, wherever it is: in writable memory at
+/// once, in an image's read-only page around an mprotect. Caller holds the slow lock.
+static bool la_write_word(void **slot, void *value) {
+    la_page_lookup lookup = {.address = (uintptr_t)slot, .page_size = (uintptr_t)sysconf(_SC_PAGESIZE)};
+    dl_iterate_phdr(la_page_lookup_visit, &lookup);
+    if (!lookup.in_image || (lookup.protection & PROT_WRITE)) {
+        __atomic_store_n(slot, value, __ATOMIC_RELEASE);
+        return true;
+    }
+    return la_write_protected_slot(slot, value, lookup.address & ~(lookup.page_size - 1), lookup.page_size,
+                                   lookup.protection);
+}
+
+bool la_hooks_route_destroy_locked(la_process_state *state, int32_t type_id) {
+    la_type *type = &state->registry.types[type_id];
+    // Heap metadata: the destroy function, then the value witness table, precede the address
+    // point (swift/ABI/Metadata.h, TargetHeapMetadataHeader).
+    void **slot = (void **)type->metadata - 2;
+    void *current = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (current == NULL || current == (void *)leakaudit_hook_destroy) return false;
+    // Another copy's hook (a copy with a registry of its own) stays in the chain: this hook calls it.
+    type->original_destroy = (la_destroy_fn)current;
+    return la_write_word(slot, (void *)leakaudit_hook_destroy);
 }
 
 /// Which table entries a pass routes: the runtime's allocation and deallocation entry points in
@@ -222,19 +255,10 @@ static bool la_hook_for(la_process_state *state, la_patch_set set, const char *n
         }
         return *real != NULL;
     }
-    if (strcmp(name, "swift_deallocObject") == 0) {
-        // Every heap object (boxes, closure contexts) is freed this way: only worth the cost when
-        // Foundation's own types may be watched.
-        if (!state->watch.allocations) return false;
-        *hook = (void *)leakaudit_hook_swift_deallocObject;
-        *real = (void *)state->hooks.real_dealloc_object;
-    } else if (strcmp(name, "swift_allocObject") == 0) {
+    if (strcmp(name, "swift_allocObject") == 0) {
         if (!state->watch.allocations) return false;
         *hook = (void *)leakaudit_hook_swift_allocObject;
         *real = (void *)state->hooks.real_alloc;
-    } else if (strcmp(name, "swift_deallocClassInstance") == 0) {
-        *hook = (void *)leakaudit_hook_swift_deallocClassInstance;
-        *real = (void *)state->hooks.real_dealloc;
     } else if (strcmp(name, "swift_deallocPartialClassInstance") == 0) {
         *hook = (void *)leakaudit_hook_swift_deallocPartialClassInstance;
         *real = (void *)state->hooks.real_dealloc_partial;
@@ -250,17 +274,14 @@ static uint32_t la_patch_image(la_process_state *state, const struct dl_phdr_inf
     la_image_tables tables;
     if (!la_read_tables(info, &tables)) return 0;
     uintptr_t page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
-    // The dynamic linker makes read-only only the whole pages inside PT_GNU_RELRO; every other
-    // page holding a table entry (a lazily bound .got.plt) stays writable.
+    // Every page holding a table entry outside RELRO (a lazily bound .got.plt) stays writable.
     uintptr_t relro_start = 0, relro_end = 0;
+    la_relro_pages(info, page_size, &relro_start, &relro_end);
     uintptr_t image_start = UINTPTR_MAX, image_end = 0;
     for (int index = 0; index < info->dlpi_phnum; index++) {
         const ElfW(Phdr) *phdr = &info->dlpi_phdr[index];
         uintptr_t start = info->dlpi_addr + phdr->p_vaddr;
-        if (phdr->p_type == PT_GNU_RELRO) {
-            relro_start = start & ~(page_size - 1);
-            relro_end = (start + phdr->p_memsz) & ~(page_size - 1);
-        } else if (phdr->p_type == PT_LOAD) {
+        if (phdr->p_type == PT_LOAD) {
             if (start < image_start) image_start = start;
             if (start + phdr->p_memsz > image_end) image_end = start + phdr->p_memsz;
         }
@@ -286,7 +307,7 @@ static uint32_t la_patch_image(la_process_state *state, const struct dl_phdr_inf
             if (current != (uintptr_t)real && !lazy_stub) continue;
             uintptr_t page = (uintptr_t)slot & ~(page_size - 1);
             if (page >= relro_start && page + page_size <= relro_end) {
-                if (!la_write_protected_slot(slot, hook, page, page_size)) continue;
+                if (!la_write_protected_slot(slot, hook, page, page_size, PROT_READ)) continue;
             } else {
                 __atomic_store_n(slot, hook, __ATOMIC_RELEASE);
             }
@@ -337,16 +358,15 @@ bool la_hooks_check(void) {
     la_hooks_state *hooks = &la_state()->hooks;
     if (!hooks->checked) {
         hooks->checked = true;
-        hooks->real_dealloc = (la_dealloc_fn)dlsym(RTLD_DEFAULT, "swift_deallocClassInstance");
         hooks->real_dealloc_partial = (la_dealloc_partial_fn)dlsym(RTLD_DEFAULT, "swift_deallocPartialClassInstance");
         hooks->real_alloc = (la_alloc_fn)dlsym(RTLD_DEFAULT, "swift_allocObject");
-        hooks->real_dealloc_object = (la_dealloc_fn)dlsym(RTLD_DEFAULT, "swift_deallocObject");
-        bool found = hooks->real_dealloc != NULL && hooks->real_dealloc_partial != NULL && hooks->real_alloc != NULL;
+        bool found = hooks->real_dealloc_partial != NULL && hooks->real_alloc != NULL;
         if (found) {
             // With -static-stdlib the runtime lives in the main program, whose calls to it are
-            // direct: there is no table entry to route, so deallocations stay invisible.
+            // direct: there is no table entry to route, so failed inits and allocations stay
+            // invisible.
             Dl_info where;
-            found = dladdr((void *)hooks->real_dealloc, &where) != 0 && where.dli_fname != NULL
+            found = dladdr((void *)hooks->real_dealloc_partial, &where) != 0 && where.dli_fname != NULL
                 && strstr(where.dli_fname, "libswiftCore.so") != NULL;
         }
         __atomic_store_n(&hooks->usable, found, __ATOMIC_RELEASE);

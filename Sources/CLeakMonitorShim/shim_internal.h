@@ -156,7 +156,7 @@ LA_HIDDEN void la_modules_sync(void);
 #define LA_MAX_PATCHED_IMAGES 2048
 
 typedef void *(*la_alloc_fn)(const void *metadata, size_t size, size_t align_mask);
-typedef void (*la_dealloc_fn)(void *object, size_t size, size_t align_mask);
+typedef void (*la_destroy_fn)(void *object);
 typedef void (*la_dealloc_partial_fn)(void *object, const void *metadata, size_t size, size_t align_mask);
 typedef void (*la_task_local_push_fn)(const void *key, void *value, const void *value_type);
 typedef void (*la_task_local_pop_fn)(void);
@@ -167,10 +167,8 @@ typedef void (*la_task_local_pop_fn)(void);
 typedef struct la_hooks_state {
     bool checked;
     bool usable;  // atomic
-    la_dealloc_fn real_dealloc;
     la_dealloc_partial_fn real_dealloc_partial;
     la_alloc_fn real_alloc;
-    la_dealloc_fn real_dealloc_object;
     la_task_local_push_fn real_task_local_push;
     la_task_local_pop_fn real_task_local_pop;
     uint32_t patched_slot_count;  // table entries routed through a hook: 0 in a process without Swift code
@@ -186,12 +184,18 @@ LA_HIDDEN const ElfW(Dyn) *la_dynamic_section(const struct dl_phdr_info *info);
 /// Routes Swift Testing's (libTesting's) task-local pushes and pops through the test-scope hooks.
 /// Caller holds the slow lock. Returns false when libTesting is not loaded or has no such entries.
 LA_HIDDEN bool la_hooks_install_test_scopes(void);
-/// Looks up the runtime's entry points once; false when deallocations cannot be observed (a
-/// static runtime). Caller holds the slow lock.
+/// Looks up the runtime's entry points once; false when they cannot be routed (a static
+/// runtime). Caller holds the slow lock.
 LA_HIDDEN bool la_hooks_check(void);
-/// Routes swift_deallocClassInstance of every loaded image through the shim's hook, once per
-/// image. Caller holds the slow lock. Returns false when deallocations cannot be observed.
+/// Routes swift_deallocPartialClassInstance (and, when allocations are watched, swift_allocObject)
+/// of every loaded image through the shim's hooks, once per image. Caller holds the slow lock.
+/// Returns false when they cannot be routed.
 LA_HIDDEN bool la_hooks_install(void);
+/// Points the destroy function of type `type_id`'s metadata, which the runtime calls when an
+/// instance's last strong reference goes, at the shim's hook, which records the death and calls
+/// the type's own function. Caller holds the slow lock, after the type's map entry is in. False
+/// when the metadata has no destroy function or its word could not be written.
+LA_HIDDEN bool la_hooks_route_destroy_locked(la_process_state *state, int32_t type_id);
 
 // watch.c — budget patterns and the census (LEAK_AUDIT_WATCH) -------------------------------------
 
@@ -246,21 +250,13 @@ typedef struct la_type {
     uint32_t budget_source;  // LA_BUDGET_*; changes only under the slow lock (atomic reads)
     uint32_t pattern_index;
     uint32_t flags;          // LA_TYPE_*
+    la_destroy_fn original_destroy;  // what its metadata's destroy word held before the shim's hook
 } la_type;
-
-/// Bits in the tracked-type filter, 2^LA_TYPE_FILTER_LOG2: one per slice of metadata hashes (4 KiB).
-#define LA_TYPE_FILTER_LOG2 15
-#define LA_TYPE_FILTER_BITS (1u << LA_TYPE_FILTER_LOG2)
 
 /// registry.c's part of the state: the types, the map from metadata to type id, and the set of
 /// tracked objects.
 typedef struct la_registry_state {
     int32_t type_total;  // atomic; ids below it are complete
-    // One bit per slice of metadata hashes, set when a tracked type's metadata falls in it (before
-    // that type is in the map): the deallocation hooks test one bit, and probe the type map only
-    // when it is set, so that freeing an untracked object (nearly every deallocation) costs a
-    // load and a test. Bits are only ever set (atomically).
-    uint64_t type_filter[LA_TYPE_FILTER_BITS / 64];
     la_type types[LA_MAX_TYPES];
     la_metadata_entry type_map[LA_TYPE_MAP_CAPACITY];
     void *address_root;  // atomic; the tracked objects' bitmap, mapped at the first insertion (registry.c)
@@ -271,10 +267,6 @@ LA_HIDDEN int32_t la_type_lookup_in(const la_process_state *state, const void *m
 
 /// Where `metadata` goes in the type map: the top 32 bits of its hash.
 static inline uint64_t la_type_map_hash(const void *metadata) { return la_hash_pointer((uintptr_t)metadata) >> 32; }
-/// `metadata`'s bit in the tracked-type filter: the top LA_TYPE_FILTER_LOG2 bits of its hash.
-static inline uint32_t la_type_filter_bit(const void *metadata) {
-    return (uint32_t)(la_hash_pointer((uintptr_t)metadata) >> (64 - LA_TYPE_FILTER_LOG2));
-}
 /// Registers a type under the slow lock; returns its id (the existing one for known metadata), or
 /// -1 when the table is full.
 LA_HIDDEN int32_t la_type_register_locked(la_process_state *state, const void *metadata, const char *name,
@@ -287,9 +279,6 @@ LA_HIDDEN bool la_registry_track(la_process_state *state, const void *object, in
 /// Forgets `object`, an instance of tracked type `type_id` about to be freed, and records its
 /// deallocation if it was tracked.
 LA_HIDDEN void la_registry_on_dealloc(la_process_state *state, const void *object, int32_t type_id);
-/// True when `object` (a Swift heap object about to be freed, or NULL) may be an instance of a
-/// tracked type: its metadata's filter bit is set. Inline, at the end of this header.
-static inline bool la_may_be_tracked(const la_process_state *state, const void *object);
 
 // stacks.c — allocation backtraces, captured and interned -----------------------------------------
 
@@ -384,15 +373,6 @@ static inline la_process_state *la_state(void) {
 //
 // What every tracked allocation or deallocation runs, inline so that it costs no call: they read
 // the process state, so they follow its definition.
-
-static inline __attribute__((always_inline)) bool la_may_be_tracked(const la_process_state *state,
-                                                                      const void *object) {
-    if (object == NULL) return false;
-    // A Swift heap object starts with its metadata pointer, which stays the dynamic type's
-    // through deinitialization.
-    uint32_t bit = la_type_filter_bit(*(const void *const *)object);
-    return (__atomic_load_n(&state->registry.type_filter[bit / 64], __ATOMIC_ACQUIRE) >> (bit % 64)) & 1;
-}
 
 static inline __attribute__((always_inline)) int32_t la_watch_cached(const la_process_state *state,
                                                                        const void *metadata) {

@@ -1,9 +1,10 @@
 // The capture side of leak-audit, linked into the audited process through LeakMonitor.
 //
 // It keeps the registry of tracked instances (per dynamic type: live and peak counts, and the set of
-// tracked object addresses), captures raw allocation backtraces, observes deallocations by routing
-// the Swift runtime's swift_deallocClassInstance through a hook, and, when leak-audit started the
-// process, appends every event to the shared record channel (see leak_audit_wire.h).
+// tracked object addresses), captures raw allocation backtraces, observes a tracked type's
+// deallocations by routing its metadata's destroy function (and the runtime's
+// swift_deallocPartialClassInstance) through hooks, and, when leak-audit started the process,
+// appends every event to the shared record channel (see leak_audit_wire.h).
 // Every exported symbol starts with `leakaudit_`.
 #ifndef LEAK_MONITOR_SHIM_H
 #define LEAK_MONITOR_SHIM_H
@@ -100,7 +101,7 @@ bool leakaudit_is_attached(void);
 bool leakaudit_is_under_leak_audit(void);
 
 /// True when deallocations are observed, so live counts go down; false when the Swift runtime is
-/// linked statically (or its deallocation entry point could not be found).
+/// linked statically (or its entry points could not be found).
 bool leakaudit_observes_deallocations(void);
 
 #if __has_feature(nullability)
