@@ -34,6 +34,21 @@ private final class Box<Value>: MemoryLeakMonitorable {
     }
 }
 
+private actor Session: MemoryLeakMonitorable {
+    nonisolated var max: Int { 10 }
+    init() { MemoryLeakMonitor.validate(self) }
+}
+
+private final class Refused: MemoryLeakMonitorable {
+    var max: Int { 10 }
+    init?() {
+        MemoryLeakMonitor.validate(self)
+        return nil
+    }
+}
+
+private final class NeverTracked {}
+
 private final class Renamed: MemoryLeakMonitorable {
     var max: Int { 1 }
     var leakReportName: String { "Custom \"name\"" }
@@ -106,14 +121,45 @@ final class MemoryLeakMonitorTests: XCTestCase {
     }
 
     func testGenericSpecializationsAreSeparateTypes() {
-        let ints = (0..<4).map { Box($0) }
-        let strings = (0..<7).map { Box("\($0)") }
-        XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Box<Int>.self), 4)
-        XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Box<String>.self), 7)
-        let names = Set(MemoryLeakMonitor.counts().map(\.typeName))
-        XCTAssertTrue(names.contains(where: { $0.hasSuffix("Box<Swift.Int>") }), "\(names)")
-        XCTAssertTrue(names.contains(where: { $0.hasSuffix("Box<Swift.String>") }), "\(names)")
-        withExtendedLifetime((ints, strings)) {}
+        do {
+            let ints = (0..<4).map { Box($0) }
+            let strings = (0..<7).map { Box("\($0)") }
+            XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Box<Int>.self), 4)
+            XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Box<String>.self), 7)
+            let names = Set(MemoryLeakMonitor.counts().map(\.typeName))
+            XCTAssertTrue(names.contains(where: { $0.hasSuffix("Box<Swift.Int>") }), "\(names)")
+            XCTAssertTrue(names.contains(where: { $0.hasSuffix("Box<Swift.String>") }), "\(names)")
+            withExtendedLifetime((ints, strings)) {}
+        }
+        XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Box<Int>.self), 0)
+        XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Box<String>.self), 0)
+    }
+
+    func testAnActorsDeathsAreSeen() {
+        var sessions = (0..<3).map { _ in Session() }
+        XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Session.self), 3)
+        sessions.removeAll()
+        XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Session.self), 0)
+    }
+
+    func testAnInitThatFailsAfterValidateLeavesNothingAlive() {
+        XCTAssertNil(Refused())
+        XCTAssertEqual(MemoryLeakMonitor.peakCount(of: Refused.self), 1)
+        XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Refused.self), 0)
+    }
+
+    /// Tracked types' deaths come through one hook, in their metadata's destroy word; any other
+    /// class keeps its own destroy function (its deallocating deinit), so its deaths cost nothing.
+    func testOnlyTrackedTypesDieThroughTheHook() {
+        func destroyWord(_ type: AnyClass) -> UnsafeRawPointer? {
+            unsafeBitCast(type, to: UnsafeRawPointer.self)
+                .load(fromByteOffset: -2 * MemoryLayout<UnsafeRawPointer>.stride, as: UnsafeRawPointer?.self)
+        }
+        withExtendedLifetime((Screen(), Renamed(), NeverTracked())) {}
+        XCTAssertNotNil(destroyWord(Screen.self))
+        XCTAssertEqual(destroyWord(Screen.self), destroyWord(Renamed.self))
+        XCTAssertNotNil(destroyWord(NeverTracked.self))
+        XCTAssertNotEqual(destroyWord(NeverTracked.self), destroyWord(Screen.self))
     }
 
     func testReportNameCanBeOverridden() {
