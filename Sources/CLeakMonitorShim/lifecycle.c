@@ -45,9 +45,8 @@ static void la_lifecycle_count(const la_process_state *state, bool skipped) {
 /// True when this copy of the shim is the one leak-audit preloads (libLeakAuditPreload.so) rather
 /// than one linked into the program through LeakMonitor.
 static bool la_is_preload_copy(void) {
-    Dl_info info;
-    return dladdr((void *)&la_is_preload_copy, &info) != 0 && info.dli_fname != NULL
-        && strstr(info.dli_fname, "libLeakAuditPreload") != NULL;
+    const char *image = la_image_name_of((const void *)&la_is_preload_copy);
+    return image != NULL && strstr(image, "libLeakAuditPreload") != NULL;
 }
 
 /// Notes LEAK_AUDIT_CHANNEL, if set. Runs before main, single-threaded, in every copy of the shim

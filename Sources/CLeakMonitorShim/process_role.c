@@ -37,10 +37,9 @@ static bool la_directory_of(const char *path, char *out, size_t capacity) {
 /// a toolchain's runtime (a runtime copied elsewhere, say).
 static bool la_toolchain_bin(char *out, size_t capacity) {
     void *runtime = dlsym(RTLD_DEFAULT, "swift_retain");
-    Dl_info info;
-    if (runtime == NULL || dladdr(runtime, &info) == 0 || info.dli_fname == NULL) return false;
+    const char *image = runtime != NULL ? la_image_name_of(runtime) : NULL;
     char library[PATH_MAX];
-    if (realpath(info.dli_fname, library) == NULL) return false;
+    if (image == NULL || realpath(image, library) == NULL) return false;
     // <prefix>/lib/swift/<os>/libswiftCore.so → <prefix>/bin
     char *cut = strstr(library, "/lib/swift/");
     if (cut == NULL || strstr(cut, "/libswiftCore.so") == NULL) return false;

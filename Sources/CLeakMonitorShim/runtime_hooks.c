@@ -169,12 +169,14 @@ static bool la_write_protected_slot(void **slot, void *value, uintptr_t page, ui
     return true;
 }
 
-/// An address, and the protection of its page as the dynamic linker left it, when a loaded image
-/// holds the address (memory outside every image, such as the runtime's heap, is writable).
+/// An address, and, when a loaded image holds it, that image's name and the protection of its
+/// page as the dynamic linker left it (memory outside every image, such as the runtime's heap, is
+/// writable).
 typedef struct la_page_lookup {
     uintptr_t address;
     uintptr_t page_size;
     bool in_image;
+    const char *image_name;
     int protection;
 } la_page_lookup;
 
@@ -200,6 +202,7 @@ static int la_page_lookup_visit(struct dl_phdr_info *info, size_t size, void *co
         uintptr_t start = info->dlpi_addr + phdr->p_vaddr;
         if (phdr->p_type != PT_LOAD || lookup->address < start || lookup->address >= start + phdr->p_memsz) continue;
         lookup->in_image = true;
+        lookup->image_name = info->dlpi_name;
         lookup->protection = ((phdr->p_flags & PF_R) ? PROT_READ : 0) | ((phdr->p_flags & PF_W) ? PROT_WRITE : 0)
             | ((phdr->p_flags & PF_X) ? PROT_EXEC : 0);
         uintptr_t relro_start = 0, relro_end = 0;
@@ -209,6 +212,12 @@ static int la_page_lookup_visit(struct dl_phdr_info *info, size_t size, void *co
         return 1;
     }
     return 0;
+}
+
+const char *la_image_name_of(const void *address) {
+    la_page_lookup lookup = {.address = (uintptr_t)address, .page_size = (uintptr_t)sysconf(_SC_PAGESIZE)};
+    dl_iterate_phdr(la_page_lookup_visit, &lookup);
+    return lookup.in_image ? lookup.image_name : NULL;
 }
 
 /// Writes `value` into the pointer-sized word at `slot`, wherever it is: in writable memory at
@@ -365,9 +374,8 @@ bool la_hooks_check(void) {
             // With -static-stdlib the runtime lives in the main program, whose calls to it are
             // direct: there is no table entry to route, so failed inits and allocations stay
             // invisible.
-            Dl_info where;
-            found = dladdr((void *)hooks->real_dealloc_partial, &where) != 0 && where.dli_fname != NULL
-                && strstr(where.dli_fname, "libswiftCore.so") != NULL;
+            const char *image = la_image_name_of((const void *)hooks->real_dealloc_partial);
+            found = image != NULL && strstr(image, "libswiftCore.so") != NULL;
         }
         __atomic_store_n(&hooks->usable, found, __ATOMIC_RELEASE);
     }

@@ -191,6 +191,10 @@ LA_HIDDEN bool la_hooks_check(void);
 /// of every loaded image through the shim's hooks, once per image. Caller holds the slow lock.
 /// Returns false when they cannot be routed.
 LA_HIDDEN bool la_hooks_install(void);
+/// The path of the loaded image that holds `address` ("" for the main program), or NULL when none
+/// does. Unlike dladdr, it looks for no symbol, which in libswiftCore costs a scan of tens of
+/// thousands.
+LA_HIDDEN const char *la_image_name_of(const void *address);
 /// Points the destroy function of type `type_id`'s metadata, which the runtime calls when an
 /// instance's last strong reference goes, at the shim's hook, which records the death and calls
 /// the type's own function. Caller holds the slow lock, after the type's map entry is in. False

@@ -25,5 +25,9 @@ public protocol MemoryLeakMonitorable: AnyObject {
 
 extension MemoryLeakMonitorable {
     /// The dynamic type's fully qualified name, such as `App.Box<Swift.String>`.
-    public var leakReportName: String { String(reflecting: type(of: self)) }
+    ///
+    /// The runtime's own name for the type, the one `String(reflecting:)` prints and watch mode
+    /// reads: asked directly, it costs no protocol conformance lookups (`String(reflecting:)` made
+    /// about 1.4 M instructions of each type's first `validate`).
+    public var leakReportName: String { _typeName(type(of: self), qualified: true) }
 }
