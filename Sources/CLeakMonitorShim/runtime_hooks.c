@@ -304,6 +304,9 @@ static uint32_t la_patch_image(la_process_state *state, const struct dl_phdr_inf
             size_t symbol_index = ELF64_R_SYM(relocation->r_info);
             if (symbol_index == 0) continue;
             const char *name = tables.strings + tables.symbols[symbol_index].st_name;
+            // Every routed entry point is a swift_ function: most names fail on their first bytes
+            // (a Swift image's are mangled, `$s…`), without a call.
+            if (name[0] != 's' || name[1] != 'w' || name[2] != 'i') continue;
             void *hook = NULL, *real = NULL;
             if (!la_hook_for(state, set, name, &hook, &real)) continue;
             void **slot = (void **)(info->dlpi_addr + relocation->r_offset);
@@ -312,8 +315,10 @@ static uint32_t la_patch_image(la_process_state *state, const struct dl_phdr_inf
             // a library loaded with RTLD_LOCAL: replacing it would blind that copy's registry.
             uintptr_t current = (uintptr_t)__atomic_load_n(slot, __ATOMIC_ACQUIRE);
             if (current == (uintptr_t)hook) continue;
-            bool lazy_stub = current >= image_start && current < image_end && !la_is_some_copys_hook(current);
-            if (current != (uintptr_t)real && !lazy_stub) continue;
+            if (current != (uintptr_t)real) {
+                bool lazy_stub = current >= image_start && current < image_end && !la_is_some_copys_hook(current);
+                if (!lazy_stub) continue;
+            }
             uintptr_t page = (uintptr_t)slot & ~(page_size - 1);
             if (page >= relro_start && page + page_size <= relro_end) {
                 if (!la_write_protected_slot(slot, hook, page, page_size, PROT_READ)) continue;
