@@ -170,9 +170,10 @@ struct Reception {
         var ledgers = ProcessLedgers(watchesAllocations: watch.watchesAllocations)  // var: the decoder's inout sink
         var heapWalks = HeapWalks()
         let outcome: TargetOutcome
-        // The slot the decoder has waited on, and since when: a writer that died between reserve
-        // and commit while other processes of the target write on.
-        var waiting: (slot: UInt64, since: ContinuousClock.Instant)? = nil
+        // The slot the decoder has waited on, and since when (the channel's clock, in ms): a writer
+        // that died between reserve and commit while other processes of the target write on.
+        var waitingSlot: UInt64? = nil
+        var waitingSince: UInt64 = 0
         while true {
             if let ended = target.poll() {
                 outcome = ended
@@ -180,21 +181,21 @@ struct Reception {
             }
             decoder.decode(channel, targetFinished: false, into: &ledgers)
             if decoder.isWaiting(on: channel) {
-                if waiting?.slot != decoder.cursor {
-                    waiting = (decoder.cursor, clock.now)
-                } else if let since = waiting?.since, clock.now - since > .seconds(1) {
+                if waitingSlot != decoder.cursor {
+                    (waitingSlot, waitingSince) = (decoder.cursor, decoder.clock)
+                } else if decoder.clock &- waitingSince > 1_000 {
                     // A record takes microseconds to write: after a second, the writer is taken for
                     // dead once an attached process has ended (or after 30 s, for one that died
                     // before it said who it is), and its slot is torn.
                     let ended = ledgers.attached.contains { $0.process.map { target.hasEnded(process: $0.pid) } ?? false }
-                    if ended || clock.now - since > .seconds(30) {
+                    if ended || decoder.clock &- waitingSince > 30_000 {
                         decoder.skipWaitingSlot(channel)
-                        waiting = nil
+                        waitingSlot = nil
                         continue
                     }
                 }
             } else {
-                waiting = nil
+                waitingSlot = nil
             }
             if let timeoutSeconds {
                 // Stopped as a person would stop it: asked first, then killed.
