@@ -39,8 +39,14 @@ final class AddressTableTests: XCTestCase {
         XCTAssertEqual(table[0], 7)
         XCTAssertEqual(table.count, 2)
         XCTAssertEqual(table.removeValue(forKey: 0), 7)
+        XCTAssertNil(table.removeValue(forKey: 0))
         XCTAssertNil(table[0])
         XCTAssertEqual(table.keys, [16])
+        XCTAssertEqual(table.count, 1)
+        table[16] = nil
+        XCTAssertTrue(table.isEmpty)
+        table[0] = 9
+        XCTAssertFalse(table.isEmpty)
     }
 
     func testAMillionAddressesGrowAndGiveTheirMemoryBack() {
