@@ -3,6 +3,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
@@ -116,3 +117,18 @@ ssize_t leakaudit_host_read_memory(pid_t pid, uint64_t address, void *buffer, si
 }
 
 void leakaudit_host_futex_wake(uint32_t *address) { syscall(SYS_futex, address, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0); }
+
+int leakaudit_host_pidfd_open(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    (void)pid;
+    return -1;
+#endif
+}
+
+bool leakaudit_host_wait_readable(int descriptor, uint32_t microseconds) {
+    struct pollfd poll_descriptor = {.fd = descriptor, .events = POLLIN};
+    struct timespec timeout = {.tv_sec = microseconds / 1000000, .tv_nsec = (long)(microseconds % 1000000) * 1000};
+    return ppoll(&poll_descriptor, 1, &timeout, NULL) > 0;
+}

@@ -2,6 +2,7 @@
 #ifndef LEAK_AUDIT_HOST_H
 #define LEAK_AUDIT_HOST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -39,5 +40,12 @@ ssize_t leakaudit_host_read_memory(pid_t pid, uint64_t address, void *buffer, si
 
 /// Wakes every process waiting (FUTEX_WAIT, shared) on the 32-bit word at `address`.
 void leakaudit_host_futex_wake(uint32_t *address);
+
+/// A descriptor that becomes readable when process `pid` (a child) ends: pidfd_open. -1 when the
+/// kernel has none (before Linux 5.3).
+int leakaudit_host_pidfd_open(pid_t pid);
+
+/// Waits up to `microseconds` for `descriptor` to become readable; true when it did.
+bool leakaudit_host_wait_readable(int descriptor, uint32_t microseconds);
 
 #endif

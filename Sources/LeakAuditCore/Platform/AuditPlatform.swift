@@ -71,6 +71,9 @@ protocol RunningTarget {
     var receivedSignal: Int32? { get }
     /// Whether process `pid` of the target's tree has ended: it is gone, or a zombie.
     func hasEnded(process pid: Int32) -> Bool
+    /// Waits up to `microseconds` between two passes of the reader, and no longer once the target
+    /// has ended, so that its end is seen at once.
+    func pause(microseconds: UInt32)
 }
 
 /// Turns return addresses recorded in a target into frames, out of the target's process.

@@ -153,6 +153,7 @@ package enum RecordStreamReplay {
         func send(_ signal: Int32) {}
         var receivedSignal: Int32? { nil }
         func hasEnded(process pid: Int32) -> Bool { true }
+        func pause(microseconds: UInt32) {}
     }
 
     /// Frames with an address and nothing else: the replay opens no module file.

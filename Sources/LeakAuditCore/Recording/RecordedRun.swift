@@ -216,7 +216,7 @@ struct Reception {
             if let progress, progress.isDue() {
                 progress.recording(ledgers.progressTally(), attachedProcesses: channel.attachedProcesses)
             }
-            if pollMicroseconds > 0 { usleep(pollMicroseconds) }
+            if pollMicroseconds > 0 { target.pause(microseconds: pollMicroseconds) }
         }
         decoder.decode(channel, targetFinished: true, into: &ledgers)
         let received = Reception(

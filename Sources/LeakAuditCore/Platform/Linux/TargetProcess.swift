@@ -1,3 +1,4 @@
+import CLeakAuditHost
 import LeakAuditModel
 import Synchronization
 
@@ -16,6 +17,8 @@ private let forwardedSignal = Atomic<Int32>(0)
 struct TargetProcess: RunningTarget {
     let pid: pid_t
     let executablePath: String
+    /// Readable once the target has ended (a pidfd, close-on-exec), or -1 when the kernel has none.
+    let endDescriptor: Int32
 
     static let forwardedSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
 
@@ -92,7 +95,7 @@ struct TargetProcess: RunningTarget {
                 _ = forwardedSignal.compareExchange(expected: 0, desired: received, ordering: .relaxed)
             }
         }
-        return TargetProcess(pid: pid, executablePath: executablePath)
+        return TargetProcess(pid: pid, executablePath: executablePath, endDescriptor: leakaudit_host_pidfd_open(pid))
     }
 
     /// A malloc'ed NUL-terminated copy of `bytes`, for argv (free it).
@@ -112,6 +115,14 @@ struct TargetProcess: RunningTarget {
 
     func send(_ signal: Int32) {
         kill(pid, signal)
+    }
+
+    func pause(microseconds: UInt32) {
+        if endDescriptor >= 0 {
+            _ = leakaudit_host_wait_readable(endDescriptor, microseconds)
+        } else {
+            usleep(microseconds)
+        }
     }
 
     func hasEnded(process pid: Int32) -> Bool {
@@ -135,6 +146,7 @@ struct TargetProcess: RunningTarget {
         guard result == pid else { return nil }
         // A stop of a thread leak-audit traced for a heap walk is not the target's end.
         if status & 0xFF == 0x7F { return nil }
+        if endDescriptor >= 0 { close(endDescriptor) }
         forwardingTarget.store(0, ordering: .releasing)
         for signalNumber in Self.forwardedSignals { signal(signalNumber, SIG_DFL) }
         let terminatingSignal = status & 0x7F
