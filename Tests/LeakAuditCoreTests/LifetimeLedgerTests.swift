@@ -113,6 +113,37 @@ final class LifetimeLedgerTests: XCTestCase {
         XCTAssertEqual(try before.type(1).live.keys.sorted(), [0xA0, 0xB0])
     }
 
+    /// The decoder's sink hands out copies of its ledgers (progress, heap walks) and goes on
+    /// writing records without asking, per record, whether a ledger's tally is shared: a copy
+    /// must keep what it held, each process's ledger must stay its own (they all start as copies
+    /// of one empty ledger), and the ledgers must go on counting.
+    func testTheSinksLedgersAndTheCopiesItHandsOutStayApart() throws {
+        let sink = ProcessLedgers(watchesAllocations: false)
+        for process: UInt8 in [0, 1] {
+            sink.receive(.typeDefined(id: 1, name: "App.Model", max: 5), from: process)
+        }
+        sink.allocated(typeID: 1, object: 0xA0, stackID: 1, sequence: 2, test: nil, time: 0, from: 0)
+        sink.allocated(typeID: 1, object: 0xB0, stackID: 1, sequence: 3, test: nil, time: 0, from: 0)
+        let copies = sink.byIndex
+        sink.deallocated(typeID: 1, object: 0xA0, sequence: 4, time: 0, from: 0)
+        sink.allocated(typeID: 1, object: 0xC0, stackID: 2, sequence: 5, test: nil, time: 0, from: 0)
+        sink.allocated(typeID: 1, object: 0xD0, stackID: 2, sequence: 6, test: nil, time: 0, from: 1)
+        // A process whose first record comes after the copies were handed out.
+        sink.receive(.typeDefined(id: 1, name: "App.Model", max: 5), from: 2)
+        sink.allocated(typeID: 1, object: 0xE0, stackID: 3, sequence: 8, test: nil, time: 0, from: 2)
+
+        let copied = try XCTUnwrap(copies[0]?.types[1])
+        XCTAssertEqual(copied.live.keys.sorted(), [0xA0, 0xB0])
+        XCTAssertEqual(try XCTUnwrap(copies[1]?.types[1]).liveCount, 0)
+        XCTAssertNil(copies[2])
+        let now = sink.byIndex
+        XCTAssertEqual(try XCTUnwrap(now[0]?.types[1]).live.keys.sorted(), [0xB0, 0xC0])
+        XCTAssertEqual(try XCTUnwrap(now[1]?.types[1]).live.keys.sorted(), [0xD0])
+        XCTAssertEqual(try XCTUnwrap(now[2]?.types[1]).live.keys.sorted(), [0xE0])
+        XCTAssertEqual(try XCTUnwrap(now[0]?.types[1]).peak, 2)
+        XCTAssertNil(now[3])
+    }
+
     func testPeakLiveAtExitAndAllocatedTotal() throws {
         var replay = Replay()
         replay.define(1, "App.Model", max: 2)

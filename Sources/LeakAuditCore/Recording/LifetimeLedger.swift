@@ -228,7 +228,8 @@ struct LifetimeLedger {
 
     /// Makes the tally this ledger's alone: once per record, before it is changed.
     @inline(__always)
-    private mutating func makeTallyUnique() {
+    /// Makes the tally this ledger's own: a copy of the ledger shares it until one side changes.
+    mutating func makeTallyUnique() {
         if !isKnownUniquelyReferenced(&tally) { tally = tally.copy() }
     }
 
@@ -421,6 +422,15 @@ struct LifetimeLedger {
     @inline(__always)
     mutating func allocated(typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: UInt64) {
         makeTallyUnique()
+        allocatedUnshared(typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: time)
+    }
+
+    /// `allocated` for a ledger whose tally no copy shares (`makeTallyUnique()` since the last
+    /// copy): the decoder's sink makes sure of it once for many records (ProcessLedgers).
+    @inline(__always)
+    mutating func allocatedUnshared(
+        typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: UInt64
+    ) {
         let position = tally.position(of: typeID)
         guard test == nil, position >= 0, object != 0, CompactInstance.fits(typeID: typeID, stackID: stackID),
             tally.counts[position].defined
@@ -515,6 +525,12 @@ struct LifetimeLedger {
     @inline(__always)
     mutating func deallocate(typeID: UInt32, object: UInt64, time: UInt64) {
         makeTallyUnique()
+        deallocateUnshared(typeID: typeID, object: object, time: time)
+    }
+
+    /// `deallocate` for a ledger whose tally no copy shares (`allocatedUnshared`).
+    @inline(__always)
+    mutating func deallocateUnshared(typeID: UInt32, object: UInt64, time: UInt64) {
         if let word = tally.compact.removeValue(forKey: object) {
             let instance = CompactInstance(word: word)
             guard instance.typeID == typeID else {

@@ -235,46 +235,73 @@ final class ProcessLedgers: RecordSink {
     /// uniqueness check (the decoder is the only writer, and `byIndex` hands out copies).
     private let ledgers: UnsafeMutablePointer<LifetimeLedger>
     private let written: UnsafeMutablePointer<Bool>
+    /// Whether `byIndex` handed out copies since the last record: they share the ledgers' tallies
+    /// until one side changes, so the next record makes every written ledger's tally its own
+    /// first, once, rather than each record asking the runtime whether its tally is shared.
+    private let copiesHandedOut: UnsafeMutablePointer<Bool>
     private static let count = Int(LA_WIRE_MAX_PROCESSES)
 
     init(watchesAllocations: Bool) {
+        // Every ledger starts as a copy of one empty ledger, sharing its tally until its first record.
         ledgers = UnsafeMutablePointer<LifetimeLedger>.allocate(capacity: Self.count)
         ledgers.initialize(repeating: LifetimeLedger(watchesAllocations: watchesAllocations), count: Self.count)
         written = UnsafeMutablePointer<Bool>.allocate(capacity: Self.count)
         written.initialize(repeating: false, count: Self.count)
+        copiesHandedOut = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
+        copiesHandedOut.initialize(to: false)
     }
 
     deinit {
         ledgers.deinitialize(count: Self.count)
         ledgers.deallocate()
         written.deallocate()
+        copiesHandedOut.deallocate()
+    }
+
+    /// The ledger of process index `process` (below LA_WIRE_MAX_PROCESSES, 256, so every UInt8 is
+    /// one), written to and with a tally that no copy shares.
+    @inline(__always)
+    private func ledgerForRecords(_ process: UInt8) -> UnsafeMutablePointer<LifetimeLedger> {
+        let index = Int(process)
+        if _slowPath(!written[index] || copiesHandedOut.pointee) { prepareForRecords(index) }
+        return ledgers + index
+    }
+
+    @inline(never)
+    private func prepareForRecords(_ index: Int) {
+        if copiesHandedOut.pointee {
+            for other in 0..<Self.count where written[other] { ledgers[other].makeTallyUnique() }
+            copiesHandedOut.pointee = false
+        }
+        if !written[index] {
+            written[index] = true
+            ledgers[index].makeTallyUnique()
+        }
     }
 
     func receive(_ event: WireEvent, from process: UInt8) {
-        // A process index is below LA_WIRE_MAX_PROCESSES (256), so every UInt8 is one.
-        let index = Int(process)
-        written[index] = true
-        ledgers[index].apply(event)
+        ledgerForRecords(process).pointee.apply(event)
     }
 
     @inline(__always)
     func allocated(
         typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: UInt64, from process: UInt8
     ) {
-        let index = Int(process)
-        written[index] = true
-        ledgers[index].allocated(typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: time)
+        ledgerForRecords(process).pointee.allocatedUnshared(
+            typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: time)
     }
 
     @inline(__always)
     func deallocated(typeID: UInt32, object: UInt64, sequence: UInt64, time: UInt64, from process: UInt8) {
-        let index = Int(process)
-        written[index] = true
-        ledgers[index].deallocate(typeID: typeID, object: object, time: time)
+        ledgerForRecords(process).pointee.deallocateUnshared(typeID: typeID, object: object, time: time)
     }
 
-    /// The ledger of each process index, nil where no record named it.
-    var byIndex: [LifetimeLedger?] { (0..<Self.count).map { written[$0] ? ledgers[$0] : nil } }
+    /// The ledger of each process index, nil where no record named it: copies, which share the
+    /// ledgers' tallies until the next record.
+    var byIndex: [LifetimeLedger?] {
+        copiesHandedOut.pointee = true
+        return (0..<Self.count).map { written[$0] ? ledgers[$0] : nil }
+    }
 
     /// The ledgers of the processes that wrote records, by process index.
     var byProcess: [UInt8: LifetimeLedger] {
