@@ -154,9 +154,13 @@ struct Reception {
     /// From the channel's creation until its last record was read, in milliseconds.
     var durationMilliseconds: UInt64 = 0
 
+    /// Slots decoded in one pass from which the reader takes the next pass at once.
+    static let backlogSlots: UInt64 = 4096
+
     /// Decodes `channel` into one ledger per process while `target` runs (a pass every
-    /// `pollMicroseconds`), and once more after it ended, so that every committed record is read.
-    /// `progress` hears the counts at most every `ProgressReporter.interval`.
+    /// `pollMicroseconds`, or at once after a pass that found a backlog), and once more after it
+    /// ended, so that every committed record is read. `progress` hears the counts at most every
+    /// `ProgressReporter.interval`.
     static func receive(
         from channel: RecordChannel, while target: any RunningTarget, watch: WatchOptions, timeoutSeconds: Int? = nil,
         pollMicroseconds: UInt32 = 1_000,
@@ -179,7 +183,9 @@ struct Reception {
                 outcome = ended
                 break
             }
+            let cursorBefore = decoder.cursor
             decoder.decode(channel, targetFinished: false, into: &ledgers)
+            let decodedSlots = decoder.cursor &- cursorBefore
             if decoder.isWaiting(on: channel) {
                 if waitingSlot != decoder.cursor {
                     (waitingSlot, waitingSince) = (decoder.cursor, decoder.clock)
@@ -216,7 +222,10 @@ struct Reception {
             if let progress, progress.isDue() {
                 progress.recording(ledgers.progressTally(), attachedProcesses: channel.attachedProcesses)
             }
-            if pollMicroseconds > 0 { target.pause(microseconds: pollMicroseconds) }
+            // A pass that found a backlog goes straight on to the next: pausing while records wait
+            // let the reader fall behind a busy target (a million allocations under --census left
+            // it about 45 ms behind at the target's end), and a full ring makes the target wait.
+            if pollMicroseconds > 0 && decodedSlots < Self.backlogSlots { target.pause(microseconds: pollMicroseconds) }
         }
         decoder.decode(channel, targetFinished: true, into: &ledgers)
         let received = Reception(
