@@ -144,6 +144,19 @@ final class LifetimeLedgerTests: XCTestCase {
         XCTAssertNil(now[3])
     }
 
+    /// The decoder announces records ahead (prefetch) only once a ledger's live table outgrows the
+    /// processor's caches: with few instances alive it would be work for nothing.
+    func testTheSinkPrefersPrefetchOnceALedgerHoldsManyInstances() {
+        let sink = ProcessLedgers(watchesAllocations: false)
+        sink.receive(.typeDefined(id: 1, name: "App.Model", max: Int.max), from: 3)
+        XCTAssertFalse(sink.prefersPrefetch)
+        for index in 1...UInt64(ProcessLedgers.prefetchFromInstances * 5 / 4) {
+            sink.allocated(typeID: 1, object: index << 4, stackID: 1, sequence: index, test: nil, time: 0, from: 3)
+            if index == 1_000 { XCTAssertFalse(sink.prefersPrefetch) }
+        }
+        XCTAssertTrue(sink.prefersPrefetch)
+    }
+
     func testPeakLiveAtExitAndAllocatedTotal() throws {
         var replay = Replay()
         replay.define(1, "App.Model", max: 2)

@@ -52,6 +52,8 @@ final class SegmentedTableTests: XCTestCase {
                 let load = Double(index) / Double(table.slotCount)
                 XCTAssertGreaterThan(load, 0.4, "\(index) entries in \(table.slotCount) slots")
                 XCTAssertLessThanOrEqual(load, 0.75, "\(index) entries in \(table.slotCount) slots")
+                // The estimate from one segment, which decides whether the decoder prefetches.
+                XCTAssertEqual(Double(table.estimatedCount), Double(index), accuracy: Double(index) * 0.25)
             }
         }
         XCTAssertEqual(table.count, 1_000_000)

@@ -48,4 +48,9 @@ int leakaudit_host_pidfd_open(pid_t pid);
 /// Waits up to `microseconds` for `descriptor` to become readable; true when it did.
 bool leakaudit_host_wait_readable(int descriptor, uint32_t microseconds);
 
+/// Asks the processor to bring the cache line at `address` in, for writing, without waiting for
+/// it (a hint: any address, even an unmapped one, is fine). Inline, so that Swift's compiler
+/// inlines it where it is called.
+static inline void leakaudit_host_prefetch(const void *address) { __builtin_prefetch(address, 1, 3); }
+
 #endif

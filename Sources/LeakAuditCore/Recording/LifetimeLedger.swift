@@ -228,6 +228,14 @@ struct LifetimeLedger {
 
     /// Makes the tally this ledger's alone: once per record, before it is changed.
     @inline(__always)
+    /// About the instances alive in the compact table, which most records probe: when it is
+    /// large, the decoder asks for its slots ahead of time (`prefetch(object:)`).
+    var estimatedCompactInstances: Int { tally.compact.estimatedCount }
+
+    /// Starts bringing in the compact table's slot for `object`, whose record comes soon.
+    @inline(__always)
+    func prefetch(object: UInt64) { tally.compact.prefetch(forKey: object) }
+
     /// Makes the tally this ledger's own: a copy of the ledger shares it until one side changes.
     mutating func makeTallyUnique() {
         if !isKnownUniquelyReferenced(&tally) { tally = tally.copy() }

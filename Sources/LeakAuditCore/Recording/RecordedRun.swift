@@ -248,6 +248,9 @@ final class ProcessLedgers: RecordSink {
     /// until one side changes, so the next record makes every written ledger's tally its own
     /// first, once, rather than each record asking the runtime whether its tally is shared.
     private let copiesHandedOut: UnsafeMutablePointer<Bool>
+    /// One past the highest process index written to: what a question about every written ledger,
+    /// asked once per pass, looks through.
+    private let writtenBound: UnsafeMutablePointer<Int>
     private static let count = Int(LA_WIRE_MAX_PROCESSES)
 
     init(watchesAllocations: Bool) {
@@ -258,6 +261,8 @@ final class ProcessLedgers: RecordSink {
         written.initialize(repeating: false, count: Self.count)
         copiesHandedOut = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
         copiesHandedOut.initialize(to: false)
+        writtenBound = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        writtenBound.initialize(to: 0)
     }
 
     deinit {
@@ -265,6 +270,7 @@ final class ProcessLedgers: RecordSink {
         ledgers.deallocate()
         written.deallocate()
         copiesHandedOut.deallocate()
+        writtenBound.deallocate()
     }
 
     /// The ledger of process index `process` (below LA_WIRE_MAX_PROCESSES, 256, so every UInt8 is
@@ -279,11 +285,12 @@ final class ProcessLedgers: RecordSink {
     @inline(never)
     private func prepareForRecords(_ index: Int) {
         if copiesHandedOut.pointee {
-            for other in 0..<Self.count where written[other] { ledgers[other].makeTallyUnique() }
+            for other in 0..<writtenBound.pointee where written[other] { ledgers[other].makeTallyUnique() }
             copiesHandedOut.pointee = false
         }
         if !written[index] {
             written[index] = true
+            writtenBound.pointee = Swift.max(writtenBound.pointee, index + 1)
             ledgers[index].makeTallyUnique()
         }
     }
@@ -303,6 +310,22 @@ final class ProcessLedgers: RecordSink {
     @inline(__always)
     func deallocated(typeID: UInt32, object: UInt64, sequence: UInt64, time: UInt64, from process: UInt8) {
         ledgerForRecords(process).pointee.deallocateUnshared(typeID: typeID, object: object, time: time)
+    }
+
+    /// Live instances from which a ledger's table outgrows the processor's caches (16-byte slots,
+    /// at most three quarters full: over a megabyte).
+    static let prefetchFromInstances = 1 << 16
+
+    var prefersPrefetch: Bool {
+        (0..<writtenBound.pointee).contains {
+            written[$0] && ledgers[$0].estimatedCompactInstances >= Self.prefetchFromInstances
+        }
+    }
+
+    @inline(__always)
+    func prefetch(object: UInt64, from process: UInt8) {
+        let index = Int(process)
+        if written[index] { ledgers[index].prefetch(object: object) }
     }
 
     /// The ledger of each process index, nil where no record named it: copies, which share the

@@ -1,3 +1,5 @@
+import CLeakAuditHost
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -93,6 +95,10 @@ struct SegmentedTable {
         (0..<Self.segmentCount).reduce(0) { $0 + segments[$1].stored } + (totals.pointee.zeroKeyValue == nil ? 0 : 1)
     }
 
+    /// About the number of addresses in the table, from the first segment alone (the hash spreads
+    /// them evenly): for a decision that needs no exact count, in constant time.
+    var estimatedCount: Int { segments[0].stored &* Self.segmentCount }
+
     /// A Fibonacci hash of the address without its alignment bits: its top bits pick the segment,
     /// the 32 below them the slot.
     @inline(__always)
@@ -106,6 +112,17 @@ struct SegmentedTable {
     private static func home(_ hash: UInt64, capacity: Int) -> Int {
         // (Shifts bind tighter than products in Swift: the product is parenthesised.)
         Int(truncatingIfNeeded: (((hash >> 26) & 0xFFFF_FFFF) &* UInt64(truncatingIfNeeded: capacity)) >> 32)
+    }
+
+    /// Starts bringing in the cache line where a probe for `key` begins, without waiting for it,
+    /// so that a lookup of `key` a little later finds it there: a table much larger than the
+    /// processor's caches costs a cache miss per lookup otherwise.
+    @inline(__always)
+    func prefetch(forKey key: UInt64) {
+        let hash = Self.hash(key)
+        let segment = segments + Self.segmentIndex(hash)
+        guard let slots = segment.pointee.slots else { return }
+        leakaudit_host_prefetch(slots + Self.home(hash, capacity: segment.pointee.capacity))
     }
 
     /// The word stored for `key`; setting nil removes it.
