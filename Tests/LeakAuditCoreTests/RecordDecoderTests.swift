@@ -451,6 +451,32 @@ final class RecordDecoderTests: XCTestCase {
         XCTAssertEqual(ledger.inconsistentEvents, 0)
     }
 
+    /// Past 65,536 live instances the decoder announces each record's object eight slots ahead
+    /// (prefetch): the ledger must count exactly as without, every record of the ring included,
+    /// whatever the slots ahead hold.
+    func testALedgerLargeEnoughToPrefetchForCountsEveryRecord() throws {
+        let (channel, writer) = try makeChannel(slots: 1 << 18)
+        let instances = UInt64(ProcessLedgers.prefetchFromInstances) + 10_000
+        writer.typeBlob(id: 1, name: "App.Model", max: Int64.max)
+        for index in 1...instances { writer.allocated(typeID: 1, object: index << 4, stackID: 0) }
+        var decoder = RecordDecoder()
+        var ledgers = ProcessLedgers(watchesAllocations: false)
+        decoder.decode(channel, targetFinished: false, into: &ledgers)
+        XCTAssertTrue(ledgers.prefersPrefetch)
+        // The next pass prefetches: every other instance dies, and a few more are born.
+        for index in stride(from: 2, through: instances, by: 2) { writer.deallocated(typeID: 1, object: index << 4) }
+        for index in 1...100 { writer.allocated(typeID: 1, object: (instances + UInt64(index)) << 4, stackID: 0) }
+        decoder.decode(channel, targetFinished: true, into: &ledgers)
+
+        let type = try XCTUnwrap(ledgers.byIndex[0]?.types[1])
+        XCTAssertEqual(type.liveCount, Int(instances / 2) + 100)
+        XCTAssertEqual(type.peak, Int(instances))
+        XCTAssertEqual(type.allocated, Int(instances) + 100)
+        XCTAssertEqual(ledgers.byIndex[0]?.inconsistentEvents, 0)
+        XCTAssertEqual(decoder.tornSlots, 0)
+        XCTAssertEqual(decoder.damagedSlots, 0)
+    }
+
     func testASlotWhoseWriterDiedIsSkippedWhenLeakAuditSaysSoAndTheRestIsRead() throws {
         let (channel, writer) = try makeChannel(slots: 64)
         writer.allocated(typeID: 1, object: 0xA, stackID: 0)
