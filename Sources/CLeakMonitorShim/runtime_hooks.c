@@ -56,10 +56,20 @@ static inline const la_metadata_entry *la_type_entry_of(const la_process_state *
 /// the instance's, so that a later object at the same address always gets a later slot.
 void leakaudit_hook_destroy(void *object) {
     la_process_state *state = la_state();
-    // Always found: a type's destroy function is routed here only after its map entry is in.
-    int32_t type_id = la_type_entry_of(state, object)->type_id;
-    la_registry_on_dealloc(state, object, type_id);
-    state->registry.types[type_id].original_destroy(object);
+    // A type's destroy word is routed here only after its map entry and its own function are in.
+    const la_metadata_entry *entry = la_type_entry_of(state, object);
+    la_destroy_fn original = entry != NULL ? state->registry.types[entry->type_id].original_destroy : NULL;
+    if (__builtin_expect(original == NULL, 0)) {
+        // A processor that orders loads loosely (aarch64) may show this thread the routed word
+        // before what was written ahead of it, in the moment the type registers: the slow lock,
+        // held while it registers, makes all of it visible.
+        pthread_mutex_lock(&state->slow_lock);
+        entry = la_type_entry_of(state, object);
+        original = state->registry.types[entry->type_id].original_destroy;
+        pthread_mutex_unlock(&state->slow_lock);
+    }
+    la_registry_on_dealloc(state, object, entry->type_id);
+    original(object);
 }
 
 /// A class whose init failed (after validate, or after a watched allocation) is freed here,
@@ -241,7 +251,7 @@ bool la_hooks_route_destroy_locked(la_process_state *state, int32_t type_id) {
     void *current = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (current == NULL || current == (void *)leakaudit_hook_destroy) return false;
     // Another copy's hook (a copy with a registry of its own) stays in the chain: this hook calls it.
-    type->original_destroy = (la_destroy_fn)current;
+    __atomic_store_n(&type->original_destroy, (la_destroy_fn)current, __ATOMIC_RELEASE);
     return la_write_word(slot, (void *)leakaudit_hook_destroy);
 }
 
