@@ -161,7 +161,7 @@ static bool la_read_tables(const struct dl_phdr_info *info, la_image_tables *tab
     return tables->symbols != NULL && tables->strings != NULL;
 }
 
-/// True when `address` is the deallocation hook of some copy of this shim (found by its exported
+/// True when `address` is a hook of some copy of this shim (found by its exported
 /// name; a copy in an image that exports nothing is not recognised).
 static bool la_is_some_copys_hook(uintptr_t address) {
     Dl_info info;

@@ -87,9 +87,9 @@ static int32_t la_watch_decide_locked(la_process_state *state, const void *metad
     if (get_type_name == NULL) return -1;
     la_type_name_pair name = get_type_name(metadata, true);
     if (name.data == NULL) return -1;
-    // The standard library's classes (array and dictionary storage, string storage…) are freed
-    // inside libswiftCore, whose calls to the runtime are direct and never reach the hook: they
-    // would look alive forever, so they are not watched at all.
+    // The standard library's classes (array and dictionary storage, string storage…) are also
+    // allocated inside libswiftCore, whose calls to the runtime are direct and never reach the
+    // allocation hook: their counts would be partial, so they are not watched at all.
     if (name.length > 6 && memcmp(name.data, "Swift.", 6) == 0) return -1;
     uint32_t flags = state->tests.requested && la_is_xctest_case(metadata, get_type_name) ? LA_TYPE_XCTEST_CASE : 0;
     for (int index = 0; index < state->watch.budget_pattern_count; index++) {

@@ -28,7 +28,7 @@ struct ReportBuilder {
         let channel = run.received.channel
         // A program with the Swift runtime linked in (-static-stdlib) calls it directly: the hooks
         // of the preloaded library, which brings the shared runtime along, never see its
-        // deallocations, and every instance would look alive forever. Its counts are left out.
+        // allocations or its failed inits, and its counts would be wrong. They are left out.
         let everyProcess = run.received.ledgers.sorted { $0.key < $1.key }
         let staticRuntime = everyProcess.filter { _, ledger in
             ledger.modules.first.map { inspectExecutable($0.path) == .staticSwift } ?? false
