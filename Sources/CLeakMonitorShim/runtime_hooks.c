@@ -169,78 +169,76 @@ static bool la_is_some_copys_hook(uintptr_t address) {
         && strncmp(info.dli_sname, "leakaudit_hook_", 15) == 0;
 }
 
-/// Writes `value` into a slot on a page that is not writable (RELRO made it read-only), and gives
-/// the page its `protection` again. Caller holds the slow lock, so that no other write to the page
-/// finds it made read-only again under its feet.
-static bool la_write_protected_slot(void **slot, void *value, uintptr_t page, uintptr_t page_size, int protection) {
-    if (mprotect((void *)page, (size_t)page_size, protection | PROT_WRITE) != 0) return false;
-    __atomic_store_n(slot, value, __ATOMIC_RELEASE);
-    mprotect((void *)page, (size_t)page_size, protection);
-    return true;
-}
-
-/// An address, and, when a loaded image holds it, that image's name and the protection of its
-/// page as the dynamic linker left it (memory outside every image, such as the runtime's heap, is
-/// writable).
-typedef struct la_page_lookup {
-    uintptr_t address;
-    uintptr_t page_size;
-    bool in_image;
-    const char *image_name;
-    int protection;
-} la_page_lookup;
-
-/// The start and end of the pages that the dynamic linker made read-only in an image (whole pages
-/// inside PT_GNU_RELRO), both 0 when it has none.
-static void la_relro_pages(const struct dl_phdr_info *info, uintptr_t page_size, uintptr_t *start, uintptr_t *end) {
-    *start = 0;
-    *end = 0;
+/// The protection the dynamic linker left on the page of `address` in `info`'s image: its PT_LOAD
+/// segment's, without write on the whole pages inside PT_GNU_RELRO; -1 when no segment of the
+/// image holds `address`.
+static int la_page_protection(const struct dl_phdr_info *info, uintptr_t address, uintptr_t page_size) {
+    int protection = -1;
+    for (int index = 0; index < info->dlpi_phnum; index++) {
+        const ElfW(Phdr) *phdr = &info->dlpi_phdr[index];
+        uintptr_t start = info->dlpi_addr + phdr->p_vaddr;
+        if (phdr->p_type != PT_LOAD || address < start || address >= start + phdr->p_memsz) continue;
+        protection = ((phdr->p_flags & PF_R) ? PROT_READ : 0) | ((phdr->p_flags & PF_W) ? PROT_WRITE : 0)
+            | ((phdr->p_flags & PF_X) ? PROT_EXEC : 0);
+    }
+    if (protection < 0) return -1;
+    uintptr_t page = address & ~(page_size - 1);
     for (int index = 0; index < info->dlpi_phnum; index++) {
         const ElfW(Phdr) *phdr = &info->dlpi_phdr[index];
         if (phdr->p_type != PT_GNU_RELRO) continue;
         uintptr_t first = info->dlpi_addr + phdr->p_vaddr;
-        *start = first & ~(page_size - 1);
-        *end = (first + phdr->p_memsz) & ~(page_size - 1);
+        if (page >= (first & ~(page_size - 1)) && page < ((first + phdr->p_memsz) & ~(page_size - 1))) {
+            protection &= ~PROT_WRITE;
+        }
     }
+    return protection;
 }
+
+/// Writes `value` into the pointer-sized word at `slot`, whose page has `protection` (-1: outside
+/// every image, such as the runtime's heap, which is writable): at once when the page is writable,
+/// around an mprotect that gives the page its protection back otherwise. Caller holds the slow
+/// lock, so that no other write to the page finds it made read-only again under its feet.
+static bool la_store_word(void **slot, void *value, int protection, uintptr_t page_size) {
+    if (protection < 0 || (protection & PROT_WRITE)) {
+        __atomic_store_n(slot, value, __ATOMIC_RELEASE);
+        return true;
+    }
+    void *page = (void *)((uintptr_t)slot & ~(page_size - 1));
+    if (mprotect(page, (size_t)page_size, protection | PROT_WRITE) != 0) return false;
+    __atomic_store_n(slot, value, __ATOMIC_RELEASE);
+    mprotect(page, (size_t)page_size, protection);
+    return true;
+}
+
+/// An address, and, when a loaded image holds it, that image's name and its page's protection
+/// (la_page_protection).
+typedef struct la_page_lookup {
+    uintptr_t address;
+    uintptr_t page_size;
+    const char *image_name;
+    int protection;
+} la_page_lookup;
 
 static int la_page_lookup_visit(struct dl_phdr_info *info, size_t size, void *context) {
     (void)size;
     la_page_lookup *lookup = context;
-    for (int index = 0; index < info->dlpi_phnum; index++) {
-        const ElfW(Phdr) *phdr = &info->dlpi_phdr[index];
-        uintptr_t start = info->dlpi_addr + phdr->p_vaddr;
-        if (phdr->p_type != PT_LOAD || lookup->address < start || lookup->address >= start + phdr->p_memsz) continue;
-        lookup->in_image = true;
-        lookup->image_name = info->dlpi_name;
-        lookup->protection = ((phdr->p_flags & PF_R) ? PROT_READ : 0) | ((phdr->p_flags & PF_W) ? PROT_WRITE : 0)
-            | ((phdr->p_flags & PF_X) ? PROT_EXEC : 0);
-        uintptr_t relro_start = 0, relro_end = 0;
-        la_relro_pages(info, lookup->page_size, &relro_start, &relro_end);
-        uintptr_t page = lookup->address & ~(lookup->page_size - 1);
-        if (page >= relro_start && page < relro_end) lookup->protection &= ~PROT_WRITE;
-        return 1;
-    }
-    return 0;
+    lookup->protection = la_page_protection(info, lookup->address, lookup->page_size);
+    if (lookup->protection < 0) return 0;
+    lookup->image_name = info->dlpi_name;
+    return 1;
+}
+
+/// The image that holds `address`, if any: its name and the protection of `address`'s page.
+static la_page_lookup la_look_up_page(const void *address) {
+    la_page_lookup lookup = {
+        .address = (uintptr_t)address, .page_size = (uintptr_t)sysconf(_SC_PAGESIZE), .protection = -1};
+    dl_iterate_phdr(la_page_lookup_visit, &lookup);
+    return lookup;
 }
 
 const char *la_image_name_of(const void *address) {
-    la_page_lookup lookup = {.address = (uintptr_t)address, .page_size = (uintptr_t)sysconf(_SC_PAGESIZE)};
-    dl_iterate_phdr(la_page_lookup_visit, &lookup);
-    return lookup.in_image ? lookup.image_name : NULL;
-}
-
-/// Writes `value` into the pointer-sized word at `slot`, wherever it is: in writable memory at
-/// once, in an image's read-only page around an mprotect. Caller holds the slow lock.
-static bool la_write_word(void **slot, void *value) {
-    la_page_lookup lookup = {.address = (uintptr_t)slot, .page_size = (uintptr_t)sysconf(_SC_PAGESIZE)};
-    dl_iterate_phdr(la_page_lookup_visit, &lookup);
-    if (!lookup.in_image || (lookup.protection & PROT_WRITE)) {
-        __atomic_store_n(slot, value, __ATOMIC_RELEASE);
-        return true;
-    }
-    return la_write_protected_slot(slot, value, lookup.address & ~(lookup.page_size - 1), lookup.page_size,
-                                   lookup.protection);
+    la_page_lookup lookup = la_look_up_page(address);
+    return lookup.protection >= 0 ? lookup.image_name : NULL;
 }
 
 bool la_hooks_route_destroy_locked(la_process_state *state, int32_t type_id) {
@@ -252,7 +250,8 @@ bool la_hooks_route_destroy_locked(la_process_state *state, int32_t type_id) {
     if (current == NULL || current == (void *)leakaudit_hook_destroy) return false;
     // Another copy's hook (a copy with a registry of its own) stays in the chain: this hook calls it.
     __atomic_store_n(&type->original_destroy, (la_destroy_fn)current, __ATOMIC_RELEASE);
-    return la_write_word(slot, (void *)leakaudit_hook_destroy);
+    la_page_lookup lookup = la_look_up_page(slot);
+    return la_store_word(slot, (void *)leakaudit_hook_destroy, lookup.protection, lookup.page_size);
 }
 
 /// Which table entries a pass routes: the runtime's allocation and deallocation entry points in
@@ -293,9 +292,6 @@ static uint32_t la_patch_image(la_process_state *state, const struct dl_phdr_inf
     la_image_tables tables;
     if (!la_read_tables(info, &tables)) return 0;
     uintptr_t page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
-    // Every page holding a table entry outside RELRO (a lazily bound .got.plt) stays writable.
-    uintptr_t relro_start = 0, relro_end = 0;
-    la_relro_pages(info, page_size, &relro_start, &relro_end);
     uintptr_t image_start = UINTPTR_MAX, image_end = 0;
     for (int index = 0; index < info->dlpi_phnum; index++) {
         const ElfW(Phdr) *phdr = &info->dlpi_phdr[index];
@@ -329,12 +325,8 @@ static uint32_t la_patch_image(la_process_state *state, const struct dl_phdr_inf
                 bool lazy_stub = current >= image_start && current < image_end && !la_is_some_copys_hook(current);
                 if (!lazy_stub) continue;
             }
-            uintptr_t page = (uintptr_t)slot & ~(page_size - 1);
-            if (page >= relro_start && page + page_size <= relro_end) {
-                if (!la_write_protected_slot(slot, hook, page, page_size, PROT_READ)) continue;
-            } else {
-                __atomic_store_n(slot, hook, __ATOMIC_RELEASE);
-            }
+            // RELRO made some table pages read-only; a lazily bound .got.plt stays writable.
+            if (!la_store_word(slot, hook, la_page_protection(info, (uintptr_t)slot, page_size), page_size)) continue;
             routed++;
         }
     }
