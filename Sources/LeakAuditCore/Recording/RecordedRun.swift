@@ -167,9 +167,11 @@ struct Reception {
         copyProcess: (Int32) -> Result<ProcessSnapshot, SnapshotFailure> = { _ in .failure(.processGone) },
         progress: ProgressReporter? = nil
     ) -> (outcome: TargetOutcome, received: Reception) {
-        let clock = ContinuousClock()
-        let started = clock.now
-        var stoppedAt: ContinuousClock.Instant? = nil
+        // Times, in the channel's clock (milliseconds), which every pass reads: when the run
+        // started, how long it may run, and when a --timeout asked the target to stop.
+        let started = channel.publishClock()
+        let timeout = timeoutSeconds.map { Swift.min(UInt64(clamping: $0), UInt64.max / 1_000) * 1_000 }
+        var stoppedAt: UInt64? = nil
         var decoder = RecordDecoder()
         var ledgers = ProcessLedgers(watchesAllocations: watch.watchesAllocations)  // var: the decoder's inout sink
         var heapWalks = HeapWalks()
@@ -203,12 +205,12 @@ struct Reception {
             } else {
                 waitingSlot = nil
             }
-            if let timeoutSeconds {
+            if let timeout {
                 // Stopped as a person would stop it: asked first, then killed.
-                if stoppedAt == nil, clock.now - started > .seconds(timeoutSeconds) {
+                if stoppedAt == nil, decoder.clock &- started > timeout {
                     target.send(SIGTERM)
-                    stoppedAt = clock.now
-                } else if let stoppedAt, clock.now - stoppedAt > .seconds(5) {
+                    stoppedAt = decoder.clock
+                } else if let stoppedAt, decoder.clock &- stoppedAt > 5_000 {
                     target.send(SIGKILL)
                 }
             }
