@@ -44,6 +44,8 @@ let package = Package(
         scenario("FaultEndings"),
         // Many threads creating and freeing at once, with the counts they made (docs/reliability.md).
         scenario("ConcurrentLoad"),
+        // One thread allocating one type from stacks that differ in every way a stack can.
+        scenario("StackVariety"),
         // Writes into leak-audit's channel what LeakMonitor never would (no LeakMonitor).
         .executableTarget(name: "HostileWriter"),
         scenario("DynamicLibraryType", [.product(name: "WidgetKit", package: "WidgetKit"), leakMonitor]),

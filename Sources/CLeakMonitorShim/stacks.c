@@ -14,6 +14,11 @@
 static __thread __attribute__((tls_model("initial-exec"))) uintptr_t la_thread_stack_low;
 static __thread __attribute__((tls_model("initial-exec"))) uintptr_t la_thread_stack_high;
 static __thread __attribute__((tls_model("initial-exec"))) bool la_thread_stack_known;
+/// The stack this thread captured last, in the table: a thread that allocates in a loop captures
+/// the same stack again and again, and a walk that compares it as it goes needs no hash, no copy
+/// and no probe. A pointer, not a copy: initial-exec TLS of a library that is dlopen'd (a test
+/// bundle) comes out of a small reserve. Entries are never removed or changed once published.
+static __thread __attribute__((tls_model("initial-exec"))) const la_stack_entry *la_thread_last_stack;
 
 /// Finds the calling thread's stack once; pthread_getattr_np reads /proc/self/maps for the main
 /// thread, far too slow to repeat per capture.
@@ -30,37 +35,47 @@ static void la_thread_stack_bounds(void) {
     pthread_attr_destroy(&attributes);
 }
 
-/// Walks saved frame pointers from `frame`, the frame of the shim's entry point. Each step must
-/// move up the same stack, which stops the walk at code without frame pointers (glibc's start-up
-/// frames) or garbage. Hashes the return addresses as it goes (one pass over the stack, not a
-/// second over the copy) into `*hash`, never 0 (which marks an empty table entry).
-static int la_capture(const uintptr_t *frame, uintptr_t *frames, int capacity, bool *truncated, uint64_t *hash) {
+/// The first frame of a walk from `frame`, the frame of the shim's entry point, or NULL when it
+/// does not lie on the thread's stack; `*last` is the highest frame the walk may read.
+static inline const uintptr_t *la_walk_start(const uintptr_t *frame, const uintptr_t **last) {
     if (!la_thread_stack_known) la_thread_stack_bounds();
     uintptr_t low = la_thread_stack_low, high = la_thread_stack_high;
     if (high == 0) {
         low = (uintptr_t)frame;
         high = low + (8u << 20);
     }
-    int count = 0;
+    *last = (const uintptr_t *)(high - 2 * sizeof(uintptr_t));
+    bool on_stack = (uintptr_t)frame >= low && frame <= *last && ((uintptr_t)frame & (sizeof(uintptr_t) - 1)) == 0;
+    return on_stack ? frame : NULL;
+}
+
+/// The frame that `frame` saved, or NULL where the walk must stop: each step must move up the
+/// same stack, which stops the walk at code without frame pointers (glibc's start-up frames) or
+/// garbage. The next frame must lie above this one (so the walk ends), at most at `last`, and be
+/// aligned (this one is: once on the stack, always on it).
+static inline const uintptr_t *la_walk_next(const uintptr_t *frame, const uintptr_t *last) {
+    const uintptr_t *next = (const uintptr_t *)frame[0];
+    bool moves_up = next > frame && next <= last;
+    return moves_up && ((uintptr_t)next & (sizeof(uintptr_t) - 1)) == 0 ? next : NULL;
+}
+
+/// Walks on from `frame` (NULL: the walk has ended), after the `count` return addresses already
+/// in `frames`, and hashes all of them into `*hash`, never 0 (which marks an empty table entry).
+static int la_capture_from(const uintptr_t *frame, const uintptr_t *last, uintptr_t *frames, int count,
+                           bool *truncated, uint64_t *hash) {
     uint64_t mixed = 0xcbf29ce484222325ull;
+    for (int index = 0; index < count; index++) mixed = (mixed ^ frames[index]) * 0x100000001b3ull;
     *truncated = false;
-    // The first frame must lie on the stack, each next one above the last (so the walk ends) and
-    // below the stack's top, and every one aligned: once above `low`, always above.
-    const uintptr_t *last = (const uintptr_t *)(high - 2 * sizeof(uintptr_t));
-    if ((uintptr_t)frame >= low && frame <= last && ((uintptr_t)frame & (sizeof(uintptr_t) - 1)) == 0) {
-        while (true) {
-            uintptr_t return_address = frame[1];
-            if (return_address == 0) break;
-            if (count == capacity) {
-                *truncated = true;
-                break;
-            }
-            frames[count++] = return_address;
-            mixed = (mixed ^ return_address) * 0x100000001b3ull;
-            const uintptr_t *next = (const uintptr_t *)frame[0];
-            if (next <= frame || next > last || ((uintptr_t)next & (sizeof(uintptr_t) - 1)) != 0) break;
-            frame = next;
+    while (frame != NULL) {
+        uintptr_t return_address = frame[1];
+        if (return_address == 0) break;
+        if (count == LA_MAX_FRAMES) {
+            *truncated = true;
+            break;
         }
+        frames[count++] = return_address;
+        mixed = (mixed ^ return_address) * 0x100000001b3ull;
+        frame = la_walk_next(frame, last);
     }
     // The steps above leave the low bits, which pick the table entry, depending on low bits only.
     mixed = (mixed ^ (mixed >> 32) ^ (uint64_t)count) * 0x9E3779B97F4A7C15ull;
@@ -80,20 +95,24 @@ static bool la_entry_matches(const la_stack_entry *entry, const uintptr_t *frame
 
 /// Adds a stack under the slow lock: writes its record (and any module it reaches that the map does
 /// not have yet) before publishing it, so that no allocation record can refer to an unwritten stack.
-static uint32_t la_stack_insert(la_process_state *state, const uintptr_t *frames, int count, bool truncated, uint64_t hash) {
+/// Returns its entry, or NULL when the table is full or memory ran out.
+static const la_stack_entry *la_stack_insert(la_process_state *state, const uintptr_t *frames, int count,
+                                             bool truncated, uint64_t hash) {
     pthread_mutex_lock(&state->slow_lock);
     size_t mask = LA_STACK_TABLE_CAPACITY - 1;
-    uint32_t result = LA_STACK_NONE;
+    const la_stack_entry *result = NULL;
     // Probed again under the lock: another thread may have added the stack since the lookup.
     for (size_t index = la_probe_first(hash, mask);; index = la_probe_next(index, mask)) {
         la_stack_entry *entry = &state->stacks.table[index];
         uint64_t seen = __atomic_load_n(&entry->hash, __ATOMIC_ACQUIRE);
-        if (seen == hash && la_entry_matches(entry, frames, count)) { result = entry->id; break; }
+        if (seen == hash && la_entry_matches(entry, frames, count)) { result = entry; break; }
         if (seen == 0) {
             if (state->stacks.total >= LA_STACK_TABLE_LIMIT) { la_channel_set_flag(LA_FLAG_STACK_TABLE_FULL); break; }
-            uintptr_t *copy = malloc((size_t)(count > 0 ? count : 1) * sizeof(uintptr_t));
+            // One word more, 0, ends the frames for the walk that compares them.
+            uintptr_t *copy = malloc((size_t)(count + 1) * sizeof(uintptr_t));
             if (copy == NULL) break;
             memcpy(copy, frames, (size_t)count * sizeof(uintptr_t));
+            copy[count] = 0;
             for (int frame = 0; frame < count; frame++) {
                 if (!la_modules_contain(frames[frame])) { la_modules_sync(); break; }
             }
@@ -103,7 +122,7 @@ static uint32_t la_stack_insert(la_process_state *state, const uintptr_t *frames
             entry->frame_count = (uint32_t)count;
             entry->frames = copy;
             __atomic_store_n(&entry->hash, hash, __ATOMIC_RELEASE);
-            result = id;
+            result = entry;
             break;
         }
     }
@@ -111,18 +130,51 @@ static uint32_t la_stack_insert(la_process_state *state, const uintptr_t *frames
     return result;
 }
 
-uint32_t la_stack_capture_and_intern(const void *entry_frame) {
-    uintptr_t frames[LA_MAX_FRAMES];
-    bool truncated = false;
-    uint64_t hash = 0;
-    int count = la_capture(entry_frame, frames, LA_MAX_FRAMES, &truncated, &hash);
+/// The table's entry for the `count` return addresses in `frames`, added when missing; NULL when
+/// it could not be added. The lookup takes no lock: entries are never removed or moved once
+/// published.
+static const la_stack_entry *la_stack_intern(const uintptr_t *frames, int count, bool truncated, uint64_t hash) {
     la_process_state *state = la_state();
     size_t mask = LA_STACK_TABLE_CAPACITY - 1;
-    // Lock-free lookup: entries are never removed or moved once published.
     for (size_t index = la_probe_first(hash, mask);; index = la_probe_next(index, mask)) {
         const la_stack_entry *entry = &state->stacks.table[index];
         uint64_t seen = __atomic_load_n(&entry->hash, __ATOMIC_ACQUIRE);
         if (seen == 0) return la_stack_insert(state, frames, count, truncated, hash);
-        if (seen == hash && la_entry_matches(entry, frames, count)) return entry->id;
+        if (seen == hash && la_entry_matches(entry, frames, count)) return entry;
     }
 }
+
+uint32_t la_stack_capture_and_intern(const void *entry_frame) {
+    const uintptr_t *last = NULL;
+    const uintptr_t *frame = la_walk_start(entry_frame, &last);
+    uintptr_t frames[LA_MAX_FRAMES];
+    int count = 0;
+    const la_stack_entry *previous = la_thread_last_stack;
+    if (previous != NULL && frame != NULL) {
+        // The walk compares the thread's last stack as it goes and stops at the first difference,
+        // taking the same steps as la_capture_from: a stack that matches to its end is the stack
+        // that la_capture_from would capture. The entry's frames end with a 0, which no return
+        // address past the end of a shorter stack can equal, so no count is compared per frame.
+        const uintptr_t *known = previous->frames;
+        while (true) {
+            uintptr_t return_address = frame[1];
+            if (return_address != known[count] || return_address == 0) break;
+            count++;
+            frame = la_walk_next(frame, last);
+            if (frame == NULL) break;
+        }
+        // Equal to its end, or to the deepest capture, where the walk would cut both.
+        bool ended = frame == NULL || frame[1] == 0;
+        if ((uint32_t)count == previous->frame_count && (ended || count == LA_MAX_FRAMES)) return previous->id;
+        memcpy(frames, known, (size_t)count * sizeof(uintptr_t));
+    }
+    bool truncated = false;
+    uint64_t hash = 0;
+    count = la_capture_from(frame, last, frames, count, &truncated, &hash);
+    const la_stack_entry *entry = la_stack_intern(frames, count, truncated, hash);
+    if (entry == NULL) return LA_STACK_NONE;
+    la_thread_last_stack = entry;
+    return entry->id;
+}
+
+uint32_t leakaudit_stack_capture(void) { return la_stack_capture_and_intern(__builtin_frame_address(0)); }

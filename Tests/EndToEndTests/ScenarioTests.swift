@@ -124,6 +124,32 @@ final class ScenarioTests: XCTestCase {
         XCTAssertLessThanOrEqual(session.int("peakLive") ?? 99, 8)
     }
 
+    /// One thread allocates one type from stacks that differ at their first frame, in their middle
+    /// and past the deepest capture, one after another: each instance is counted under its own
+    /// stack, and each group shows its own frames.
+    func testStacksThatFollowEachOtherOnOneThreadAreCountedApart() throws {
+        let audit = try Harness.audit("StackVariety")
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let session = try audit.type(".Session")
+        XCTAssertEqual(session.int("peakLive"), 20)
+        // Grouped by constructing line: the three recursions' stacks are one group.
+        let groups = session.allocations
+        XCTAssertEqual(groups.map { $0.int("count") }, [15, 3, 2])
+        func functions(_ group: [String: Any]) -> [String] { group.frames.map { $0.string("function") ?? "?" } }
+        XCTAssertEqual(groups[0].bool("truncated"), true)
+        XCTAssertEqual(functions(groups[0]).filter { $0.contains("openNested(") }.count, functions(groups[0]).count - 2)
+        for (group, site, other) in [
+            (groups[1], "openFromMenu()", "openFromLink()"), (groups[2], "openFromLink()", "openFromMenu()"),
+        ] {
+            XCTAssertEqual(group.bool("truncated"), false)
+            XCTAssertTrue(functions(group).contains { $0.contains(site) }, "\(functions(group))")
+            XCTAssertFalse(functions(group).contains { $0.contains(other) || $0.contains("openNested(") })
+            XCTAssertTrue(functions(group).contains { $0.contains("StackVariety_main") || $0 == "main" }, "\(functions(group))")
+        }
+    }
+
+    func testStackVarietyCleanTwin() throws { try assertCleanTwin("StackVariety") }
+
     func testHundredThousandLeakedInstancesAreCountedExactly() throws {
         let audit = try Harness.audit("LargeLeak")
         XCTAssertEqual(audit.status, 1)

@@ -1,3 +1,4 @@
+import CLeakMonitorShim
 import Dispatch
 import Foundation
 import LeakMonitor
@@ -181,5 +182,82 @@ final class MemoryLeakMonitorTests: XCTestCase {
         XCTAssertEqual(survivors.count, 8 * 50)
         survivors.removeAll()
         XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Hammered.self), 0)
+    }
+}
+
+/// Captures from one call site, from another, and from a recursion of each depth: distinct
+/// functions and a recursion that keeps a frame per level, so that the stacks differ where each
+/// test says. Every capture goes through `ids(of:)`, so that stacks of the same path are the same
+/// all the way up.
+private enum StackProbe: Hashable {
+    case menu, link
+    case nested(Int)
+
+    nonisolated(unsafe) static var levels = 0
+
+    @inline(never) static func fromMenu() -> UInt32 { leakaudit_stack_capture() }
+
+    @inline(never) static func fromLink() -> UInt32 { leakaudit_stack_capture() }
+
+    @inline(never) static func nested(_ depth: Int) -> UInt32 {
+        let id = depth == 0 ? leakaudit_stack_capture() : nested(depth - 1)
+        levels += 1  // after the call: no tail call, whatever the optimizer
+        return id
+    }
+
+    @inline(never) func capture() -> UInt32 {
+        switch self {
+        case .menu: Self.fromMenu()
+        case .link: Self.fromLink()
+        case .nested(let depth): Self.nested(depth)
+        }
+    }
+
+    /// The stack id of each probe, captured in this order from one call site.
+    @inline(never) static func ids(of probes: [StackProbe]) -> [UInt32] { probes.map { $0.capture() } }
+}
+
+final class StackCaptureTests: XCTestCase {
+    /// Whatever stack the thread captured before (the same, one that differs at its first frame,
+    /// in its middle, by a frame more or less), each stack gets the same id each time, and
+    /// different stacks different ids; stacks alike over the deepest capture (48 frames) and
+    /// different only below it are one stack.
+    func testEachStackKeepsItsIdWhateverCameBefore() {
+        let probes: [StackProbe] = [
+            .menu, .menu, .link, .menu, .nested(3), .nested(4), .nested(3), .nested(4), .link, .nested(60), .nested(61),
+            .nested(60), .nested(3), .nested(70), .menu,
+        ]
+        // Forwards, then backwards, from one call site.
+        let passes = [probes, probes.reversed()].map { StackProbe.ids(of: $0) }
+        let ids = passes[0] + passes[1].reversed()
+        var idOf: [StackProbe: UInt32] = [:]
+        for (probe, id) in zip(probes + probes, ids) {
+            XCTAssertNotEqual(id, 0xFFFF_FFFF)
+            let deep = if case .nested(let depth) = probe, depth >= 60 { true } else { false }
+            let key = deep ? StackProbe.nested(60) : probe
+            XCTAssertEqual(idOf[key, default: id], id, "\(probe)")
+            idOf[key] = id
+        }
+        XCTAssertEqual(Set(idOf.values).count, idOf.count, "\(idOf)")
+        XCTAssertEqual(idOf.count, 5)
+    }
+
+    /// Another thread's stack differs at its top (its thread's start), so the same path there has
+    /// another id; each thread compares with its own last stack.
+    func testAnotherThreadsStackIsAnotherStack() {
+        final class Captured: @unchecked Sendable { var ids: [UInt32] = [] }
+        // One closure, so that both threads capture through the same call sites up to it.
+        let captureAgainAndAgain: @Sendable () -> [UInt32] = { StackProbe.ids(of: [.menu, .menu, .menu]) }
+        let there = Captured()
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            there.ids = captureAgainAndAgain()
+            done.signal()
+        }.start()
+        done.wait()
+        let here = captureAgainAndAgain()
+        XCTAssertEqual(Set(here).count, 1, "\(here)")
+        XCTAssertEqual(Set(there.ids).count, 1, "\(there.ids)")
+        XCTAssertNotEqual(there.ids.first, here.first)
     }
 }

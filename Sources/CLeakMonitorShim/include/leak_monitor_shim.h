@@ -104,6 +104,14 @@ bool leakaudit_is_under_leak_audit(void);
 /// linked statically (or its entry points could not be found).
 bool leakaudit_observes_deallocations(void);
 
+// Allocation backtraces (stacks.c) ----------------------------------------------------------------
+
+/// Captures the calling thread's backtrace above this call, as every tracked allocation does when
+/// attached, and returns its stack id: the same id for the same return addresses (down to the
+/// deepest capture), another for any other stack; LA_STACK_NONE (0xFFFFFFFF) when the table is
+/// full. For tests and diagnostics.
+uint32_t leakaudit_stack_capture(void);
+
 #if __has_feature(nullability)
 #pragma clang assume_nonnull end
 #endif
