@@ -52,6 +52,18 @@ LA_HASH_INLINE la_metadata_entry *la_metadata_find(const la_metadata_entry *entr
     }
 }
 
+/// The type id stored for `metadata`, or `missing` when the table does not hold it. Takes no lock.
+/// The loop returns the value itself rather than its entry: the allocation hook runs it for every
+/// object, and a lookup that hits its first entry stays a handful of instructions.
+LA_HASH_INLINE int32_t la_metadata_value(const la_metadata_entry *entries, size_t mask, uint64_t hash,
+                                         const void *metadata, int32_t missing) {
+    for (size_t index = la_probe_first(hash, mask);; index = la_probe_next(index, mask)) {
+        const void *seen = __atomic_load_n(&entries[index].metadata, __ATOMIC_ACQUIRE);
+        if (seen == metadata) return __atomic_load_n(&entries[index].type_id, __ATOMIC_ACQUIRE);
+        if (seen == NULL) return missing;
+    }
+}
+
 /// Publishes `metadata` with `type_id` in the first empty entry of its probe sequence. Caller
 /// holds the writers' lock, has made sure the table has room, and knows `metadata` is not in it.
 LA_HASH_INLINE void la_metadata_insert(la_metadata_entry *entries, size_t mask, uint64_t hash, const void *metadata,

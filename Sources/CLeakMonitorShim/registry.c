@@ -8,12 +8,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-int32_t la_type_lookup_in(const la_process_state *state, const void *metadata) {
-    const la_metadata_entry *entry =
-        la_metadata_find(state->registry.type_map, LA_TYPE_MAP_CAPACITY - 1, la_type_map_hash(metadata), metadata);
-    return entry != NULL ? entry->type_id : -1;
-}
-
 int32_t leakaudit_type_lookup(const void *metadata) { return la_type_lookup_in(la_state(), metadata); }
 
 /// Writes a type's record (again, when its budget's source changed).
@@ -250,13 +244,14 @@ bool la_registry_track(la_process_state *state, const void *object, int32_t type
         return false;
     }
     // Capture only for leak-audit: on its own the library needs counts, not stacks.
-    uint32_t stack = la_channel_active() ? la_stack_capture_and_intern(entry_frame) : LA_STACK_NONE;
+    bool attached = __atomic_load_n(&state->channel.slots, __ATOMIC_ACQUIRE) != NULL;
+    uint32_t stack = attached ? la_stack_capture_and_intern(entry_frame) : LA_STACK_NONE;
     int64_t live = __atomic_add_fetch(&type->live, 1, __ATOMIC_ACQ_REL);
     int64_t peak = __atomic_load_n(&type->peak, __ATOMIC_RELAXED);
     while (live > peak
            && !__atomic_compare_exchange_n(&type->peak, &peak, live, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
     }
-    la_channel_event(LA_SLOT_ALLOC, 0, (uint32_t)type_id, (uint64_t)(uintptr_t)object, stack,
+    la_channel_event(state, LA_SLOT_ALLOC, 0, (uint32_t)type_id, (uint64_t)(uintptr_t)object, stack,
                      state->tests.requested ? la_test_tag(state) : 0);
     *live_after = live;
     return true;
@@ -277,5 +272,5 @@ leakaudit_track_result leakaudit_track(const void *object, int32_t type_id) {
 void la_registry_on_dealloc(la_process_state *state, const void *object, int32_t type_id) {
     if (!la_set_remove(state, (uintptr_t)object)) return;
     __atomic_sub_fetch(&state->registry.types[type_id].live, 1, __ATOMIC_ACQ_REL);
-    la_channel_event(LA_SLOT_DEALLOC, 0, (uint32_t)type_id, (uint64_t)(uintptr_t)object, 0, 0);
+    la_channel_event(state, LA_SLOT_DEALLOC, 0, (uint32_t)type_id, (uint64_t)(uintptr_t)object, 0, 0);
 }

@@ -32,23 +32,41 @@ __attribute__((visibility("default"))) void leakaudit_hook_swift_deallocPartialC
 __attribute__((visibility("default"))) void *leakaudit_hook_swift_allocObject(const void *metadata, size_t size,
                                                                               size_t align_mask);
 
-/// Sees every Swift heap object that an image allocates through the runtime, when allocations are
-/// watched (budget patterns, census). The capture starts at this frame, so the first frame
-/// recorded is the allocating code's.
-void *leakaudit_hook_swift_allocObject(const void *metadata, size_t size, size_t align_mask) {
+/// The allocation hook's slow way: a class watched, or not decided yet (`decision` -2).
+/// `caller_frame` and `return_address` are the hook's frame record (the allocating code's frame
+/// pointer and the hook's return address into that code): the capture starts from a copy of them,
+/// so the first frame recorded is the allocating code's, however the hook reached this function.
+static __attribute__((noinline)) void *la_hook_allocate_watched(const void *metadata, size_t size, size_t align_mask,
+                                                                int32_t decision, uintptr_t caller_frame,
+                                                                uintptr_t return_address) {
     la_process_state *state = la_state();
+    uintptr_t hook_frame[2] = {caller_frame, return_address};
     void *object = state->hooks.real_alloc(metadata, size, align_mask);
-    // Most classes were decided against once: one probe of the decision table, inline.
-    int32_t decision = object != NULL ? la_watch_cached(state, metadata) : -1;
-    if (__builtin_expect(decision != -1, 0)) la_watch_on_alloc(state, object, metadata, decision, __builtin_frame_address(0));
+    if (object != NULL && decision == -2) decision = la_watch_decide(state, metadata);
+    if (object != NULL && decision >= 0) {
+        int64_t live = 0;
+        la_registry_track(state, object, decision, hook_frame, true, &live);
+    }
     return object;
 }
 
-/// The type map's entry for `object`'s dynamic type (a Swift heap object starts with its metadata
-/// pointer, which stays the dynamic type's through deinitialization), or NULL when it has none.
-static inline const la_metadata_entry *la_type_entry_of(const la_process_state *state, const void *object) {
-    const void *metadata = *(const void *const *)object;
-    return la_metadata_find(state->registry.type_map, LA_TYPE_MAP_CAPACITY - 1, la_type_map_hash(metadata), metadata);
+/// Sees every Swift heap object that an image allocates through the runtime, when allocations are
+/// watched (budget patterns, census). Most classes were decided against once: one probe of the
+/// decision table, inline, then the runtime's own function as a tail call. Everything else takes
+/// the slow way, a function of its own, so that the common way saves and restores no register.
+void *leakaudit_hook_swift_allocObject(const void *metadata, size_t size, size_t align_mask) {
+    // Before this copy found the state (its first allocation), the class counts as undecided.
+    la_process_state *state = la_state_if_resolved();
+    int32_t decision = state != NULL ? la_watch_cached(state, metadata) : -2;
+    if (__builtin_expect(decision == -1, 1)) return state->hooks.real_alloc(metadata, size, align_mask);
+    const uintptr_t *frame = __builtin_frame_address(0);
+    return la_hook_allocate_watched(metadata, size, align_mask, decision, frame[0], frame[1]);
+}
+
+/// The type id of `object`'s dynamic type (a Swift heap object starts with its metadata pointer,
+/// which stays the dynamic type's through deinitialization), or -1 when it has none.
+static inline int32_t la_type_id_of(const la_process_state *state, const void *object) {
+    return la_type_lookup_in(state, *(const void *const *)object);
 }
 
 /// The destroy function of every tracked type's metadata: the runtime calls it with an instance
@@ -57,18 +75,18 @@ static inline const la_metadata_entry *la_type_entry_of(const la_process_state *
 void leakaudit_hook_destroy(void *object) {
     la_process_state *state = la_state();
     // A type's destroy word is routed here only after its map entry and its own function are in.
-    const la_metadata_entry *entry = la_type_entry_of(state, object);
-    la_destroy_fn original = entry != NULL ? state->registry.types[entry->type_id].original_destroy : NULL;
+    int32_t type_id = la_type_id_of(state, object);
+    la_destroy_fn original = type_id >= 0 ? state->registry.types[type_id].original_destroy : NULL;
     if (__builtin_expect(original == NULL, 0)) {
         // A processor that orders loads loosely (aarch64) may show this thread the routed word
         // before what was written ahead of it, in the moment the type registers: the slow lock,
         // held while it registers, makes all of it visible.
         pthread_mutex_lock(&state->slow_lock);
-        entry = la_type_entry_of(state, object);
-        original = state->registry.types[entry->type_id].original_destroy;
+        type_id = la_type_id_of(state, object);
+        original = state->registry.types[type_id].original_destroy;
         pthread_mutex_unlock(&state->slow_lock);
     }
-    la_registry_on_dealloc(state, object, entry->type_id);
+    la_registry_on_dealloc(state, object, type_id);
     original(object);
 }
 
@@ -77,8 +95,8 @@ void leakaudit_hook_destroy(void *object) {
 void leakaudit_hook_swift_deallocPartialClassInstance(void *object, const void *metadata, size_t size,
                                                       size_t align_mask) {
     la_process_state *state = la_state();
-    const la_metadata_entry *entry = object != NULL ? la_type_entry_of(state, object) : NULL;
-    if (entry != NULL && entry->type_id >= 0) la_registry_on_dealloc(state, object, entry->type_id);
+    int32_t type_id = object != NULL ? la_type_id_of(state, object) : -1;
+    if (type_id >= 0) la_registry_on_dealloc(state, object, type_id);
     state->hooks.real_dealloc_partial(object, metadata, size, align_mask);
 }
 

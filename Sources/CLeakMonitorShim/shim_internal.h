@@ -113,9 +113,10 @@ static inline uint64_t la_channel_reserve(la_process_state *state, uint64_t coun
 /// counts it, only when leak-audit is gone. `subkind` goes to tag bits 8..15; the record's time
 /// word is put where its kind carries one (leak_audit_wire.h), over what the caller passed there.
 /// Inline (at the end of this header): every tracked allocation and deallocation writes one, and
-/// each call site's constant `kind` leaves only its own branch.
-static inline void la_channel_event(uint8_t kind, uint8_t subkind, uint32_t id, uint64_t word1, uint64_t word2,
-                                    uint64_t word3);
+/// each call site's constant `kind` leaves only its own branch. `state` is la_state(), which the
+/// caller has at hand.
+static inline void la_channel_event(la_process_state *state, uint8_t kind, uint8_t subkind, uint32_t id, uint64_t word1,
+                                    uint64_t word2, uint64_t word3);
 /// Appends a blob (type, stack or module record).
 LA_HIDDEN void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void *payload, size_t length);
 /// Maps the header page of the channel named `spec` (LEAK_AUDIT_CHANNEL's "<pid>:<fd>:<token>"), without
@@ -234,10 +235,9 @@ static inline uint64_t la_decision_hash(const void *metadata) { return la_hash_p
 /// there is none yet. Inline (at the end of this header): the allocation hook asks it for every
 /// Swift heap object.
 static inline int32_t la_watch_cached(const la_process_state *state, const void *metadata);
-/// Called by the allocation hook for a Swift heap object just allocated whose class may be
-/// tracked at allocation: `type_id` is its cached decision, a type id or -2 (none yet).
-LA_HIDDEN void la_watch_on_alloc(la_process_state *state, const void *object, const void *metadata, int32_t type_id,
-                                 const void *entry_frame);
+/// Decides whether the allocation hook tracks instances of `metadata`, a class it has no cached
+/// decision for (la_watch_cached gave -2), and caches the decision: a type id, or -1.
+LA_HIDDEN int32_t la_watch_decide(la_process_state *state, const void *metadata);
 
 // registry.c — tracked types and instances --------------------------------------------------------
 
@@ -266,11 +266,11 @@ typedef struct la_registry_state {
     void *address_root;  // atomic; the tracked objects' bitmap, mapped at the first insertion (registry.c)
 } la_registry_state;
 
-/// Looks a type up by metadata without locking.
-LA_HIDDEN int32_t la_type_lookup_in(const la_process_state *state, const void *metadata);
-
 /// Where `metadata` goes in the type map: the top 32 bits of its hash.
 static inline uint64_t la_type_map_hash(const void *metadata) { return la_hash_pointer((uintptr_t)metadata) >> 32; }
+/// The id of the type whose metadata is `metadata`, or -1; takes no lock. Inline (at the end of
+/// this header): validate and every tracked death ask it.
+static inline int32_t la_type_lookup_in(const la_process_state *state, const void *metadata);
 /// Registers a type under the slow lock; returns its id (the existing one for known metadata), or
 /// -1 when the table is full.
 LA_HIDDEN int32_t la_type_register_locked(la_process_state *state, const void *metadata, const char *name,
@@ -367,9 +367,15 @@ extern LA_HIDDEN la_process_state *la_resolved_state;
 /// Finds the process's one shim state in the global scope (see la_process_state).
 LA_HIDDEN la_process_state *la_state_resolve(void);
 
+/// The process's one shim state, or NULL before this copy found it: for a hook whose common way must
+/// call nothing (the caller takes its slow way, which calls la_state).
+static inline la_process_state *la_state_if_resolved(void) {
+    return __atomic_load_n(&la_resolved_state, __ATOMIC_ACQUIRE);
+}
+
 /// The process's one shim state; inline, since every hook and validate asks for it.
 static inline la_process_state *la_state(void) {
-    la_process_state *state = __atomic_load_n(&la_resolved_state, __ATOMIC_ACQUIRE);
+    la_process_state *state = la_state_if_resolved();
     return __builtin_expect(state != NULL, 1) ? state : la_state_resolve();
 }
 
@@ -380,9 +386,12 @@ static inline la_process_state *la_state(void) {
 
 static inline __attribute__((always_inline)) int32_t la_watch_cached(const la_process_state *state,
                                                                        const void *metadata) {
-    const la_metadata_entry *entry =
-        la_metadata_find(state->watch.decisions, LA_ALLOC_DECISIONS - 1, la_decision_hash(metadata), metadata);
-    return entry != NULL ? __atomic_load_n(&entry->type_id, __ATOMIC_ACQUIRE) : -2;
+    return la_metadata_value(state->watch.decisions, LA_ALLOC_DECISIONS - 1, la_decision_hash(metadata), metadata, -2);
+}
+
+static inline __attribute__((always_inline)) int32_t la_type_lookup_in(const la_process_state *state,
+                                                                         const void *metadata) {
+    return la_metadata_value(state->registry.type_map, LA_TYPE_MAP_CAPACITY - 1, la_type_map_hash(metadata), metadata, -1);
 }
 
 static inline bool la_channel_active(void) {
@@ -411,9 +420,9 @@ static inline __attribute__((always_inline)) uint64_t la_channel_reserve(la_proc
     return first;
 }
 
-static inline __attribute__((always_inline)) void la_channel_event(uint8_t kind, uint8_t subkind, uint32_t id,
-                                                                    uint64_t word1, uint64_t word2, uint64_t word3) {
-    la_process_state *state = la_state();
+static inline __attribute__((always_inline)) void la_channel_event(la_process_state *state, uint8_t kind,
+                                                                    uint8_t subkind, uint32_t id, uint64_t word1,
+                                                                    uint64_t word2, uint64_t word3) {
     if (__atomic_load_n(&state->channel.slots, __ATOMIC_ACQUIRE) == NULL) return;
     uint64_t index = la_channel_reserve(state, 1);
     if (index == UINT64_MAX) return;

@@ -114,28 +114,23 @@ void la_watch_forget_locked(la_process_state *state, const void *metadata) {
 
 static __thread __attribute__((tls_model("initial-exec"))) bool la_in_watch_slow_path;
 
-void la_watch_on_alloc(la_process_state *state, const void *object, const void *metadata, int32_t type_id,
-                       const void *entry_frame) {
+int32_t la_watch_decide(la_process_state *state, const void *metadata) {
+    // The runtime may allocate while naming a type: those allocations are not ours to judge.
+    if (la_in_watch_slow_path) return -1;
+    la_in_watch_slow_path = true;
+    pthread_mutex_lock(&state->slow_lock);
+    int32_t type_id = la_watch_cached(state, metadata);
     if (type_id == -2) {
-        // The runtime may allocate while naming a type: those allocations are not ours to judge.
-        if (la_in_watch_slow_path) return;
-        la_in_watch_slow_path = true;
-        pthread_mutex_lock(&state->slow_lock);
-        type_id = la_watch_cached(state, metadata);
-        if (type_id == -2) {
-            type_id = la_watch_decide_locked(state, metadata);
-            // A full table stops caching (three quarters keeps probes short): decisions are made
-            // again each time, which is slow but still right.
-            if (state->watch.decision_count < LA_ALLOC_DECISIONS / 4 * 3) {
-                la_metadata_insert(state->watch.decisions, LA_ALLOC_DECISIONS - 1, la_decision_hash(metadata), metadata,
-                                   type_id);
-                state->watch.decision_count++;
-            }
+        type_id = la_watch_decide_locked(state, metadata);
+        // A full table stops caching (three quarters keeps probes short): decisions are made
+        // again each time, which is slow but still right.
+        if (state->watch.decision_count < LA_ALLOC_DECISIONS / 4 * 3) {
+            la_metadata_insert(state->watch.decisions, LA_ALLOC_DECISIONS - 1, la_decision_hash(metadata), metadata,
+                               type_id);
+            state->watch.decision_count++;
         }
-        pthread_mutex_unlock(&state->slow_lock);
-        la_in_watch_slow_path = false;
-        if (type_id < 0) return;
     }
-    int64_t live = 0;
-    la_registry_track(state, object, type_id, entry_frame, true, &live);
+    pthread_mutex_unlock(&state->slow_lock);
+    la_in_watch_slow_path = false;
+    return type_id;
 }
