@@ -108,11 +108,9 @@ static const la_stack_entry *la_stack_insert(la_process_state *state, const uint
         if (seen == hash && la_entry_matches(entry, frames, count)) { result = entry; break; }
         if (seen == 0) {
             if (state->stacks.total >= LA_STACK_TABLE_LIMIT) { la_channel_set_flag(LA_FLAG_STACK_TABLE_FULL); break; }
-            // One word more, 0, ends the frames for the walk that compares them.
-            uintptr_t *copy = malloc((size_t)(count + 1) * sizeof(uintptr_t));
+            uintptr_t *copy = malloc((size_t)(count > 0 ? count : 1) * sizeof(uintptr_t));
             if (copy == NULL) break;
             memcpy(copy, frames, (size_t)count * sizeof(uintptr_t));
-            copy[count] = 0;
             for (int frame = 0; frame < count; frame++) {
                 if (!la_modules_contain(frames[frame])) { la_modules_sync(); break; }
             }
@@ -153,19 +151,17 @@ uint32_t la_stack_capture_and_intern(const void *entry_frame) {
     if (previous != NULL && frame != NULL) {
         // The walk compares the thread's last stack as it goes and stops at the first difference,
         // taking the same steps as la_capture_from: a stack that matches to its end is the stack
-        // that la_capture_from would capture. The entry's frames end with a 0, which no return
-        // address past the end of a shorter stack can equal, so no count is compared per frame.
+        // that la_capture_from would capture. No interned frame is 0, where a stack ends.
         const uintptr_t *known = previous->frames;
-        while (true) {
-            uintptr_t return_address = frame[1];
-            if (return_address != known[count] || return_address == 0) break;
+        int expected = (int)previous->frame_count;
+        while (count < expected && frame[1] == known[count]) {
             count++;
             frame = la_walk_next(frame, last);
             if (frame == NULL) break;
         }
-        // Equal to its end, or to the deepest capture, where the walk would cut both.
+        // Both ended together, or matched to the deepest capture, where the walk would cut both.
         bool ended = frame == NULL || frame[1] == 0;
-        if ((uint32_t)count == previous->frame_count && (ended || count == LA_MAX_FRAMES)) return previous->id;
+        if (count == expected && (ended || count == LA_MAX_FRAMES)) return previous->id;
         memcpy(frames, known, (size_t)count * sizeof(uintptr_t));
     }
     bool truncated = false;
