@@ -63,7 +63,9 @@ struct AddressTable<Value: AddressTableValue> {
     /// The number of addresses in the table.
     var count: Int { stored + (zeroKeyValue == nil ? 0 : 1) }
 
-    var isEmpty: Bool { count == 0 }
+    /// Whether the table holds nothing: two comparisons, where `count == 0` adds with an overflow
+    /// check (the ledger asks it for nearly every record).
+    var isEmpty: Bool { stored == 0 && zeroKeyValue == nil }
 
     /// The slot where `key`'s probe sequence starts: the top bits of a Fibonacci hash of the
     /// address without its alignment bits.

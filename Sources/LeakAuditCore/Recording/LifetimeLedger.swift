@@ -93,14 +93,15 @@ struct LifetimeLedger {
         /// `stackIDLimit` or none, a peak order below 2^32 (checked by the caller).
         @inline(__always)
         init(typeID: UInt32, stackID: UInt32, peakOrder: UInt64) {
-            let stack = stackID == LA_STACK_NONE ? 0 : UInt64(stackID) + 1
-            word = UInt64(typeID) | stack << 14 | peakOrder << 32
+            // LA_STACK_NONE (all ones) wraps to 0.
+            word = UInt64(typeID) | UInt64(stackID &+ 1) << 14 | peakOrder << 32
         }
 
-        /// True when an allocation of `typeID` with `stackID` fits in a word.
+        /// True when an allocation of `typeID` with `stackID` fits in a word: a stack id below
+        /// `stackIDLimit` or none, which both come out at most `stackIDLimit` once wrapped.
         @inline(__always)
         static func fits(typeID: UInt32, stackID: UInt32) -> Bool {
-            typeID < typeIDLimit && (stackID < stackIDLimit || stackID == LA_STACK_NONE)
+            typeID < typeIDLimit && stackID &+ 1 <= stackIDLimit
         }
 
         var typeID: UInt32 { UInt32(truncatingIfNeeded: word & 0x3FFF) }

@@ -71,12 +71,16 @@ struct RecordDecoder {
         let ring = channel.ring
         let placeMask = channel.slotCapacity &- 1
         let prefetching = sink.prefersPrefetch
-        while cursor < end {
+        // The loop's own copy of the cursor, in a register rather than written back to `self` at
+        // every record; `self.cursor` takes it wherever the loop ends.
+        var position = cursor
+        defer { cursor = position }
+        while position < end {
             // With a million instances alive, each record's table slot is a cache miss: the
             // slot of the record a few places on is asked for now, so that it arrives meanwhile.
             // The slot may not be committed yet: what it holds is only a hint.
-            if prefetching && cursor &+ Self.prefetchDistance < end {
-                let ahead = ring + Int(truncatingIfNeeded: ((cursor &+ Self.prefetchDistance) & placeMask) &<< 2)
+            if prefetching && position &+ Self.prefetchDistance < end {
+                let ahead = ring + Int(truncatingIfNeeded: ((position &+ Self.prefetchDistance) & placeMask) &<< 2)
                 let aheadTag = la_wire_load_acquire_u64(ahead)
                 let aheadKind = UInt32(truncatingIfNeeded: aheadTag & 0xFF)
                 if aheadKind == UInt32(LA_SLOT_ALLOC) || aheadKind == UInt32(LA_SLOT_DEALLOC) {
@@ -84,11 +88,11 @@ struct RecordDecoder {
                 }
             }
             // Writers blocked on a full ring must not wait for a long decode to finish.
-            if cursor % 4096 == 0 {
-                channel.publishConsumed(upTo: cursor)
+            if position % 4096 == 0 {
+                channel.publishConsumed(upTo: position)
                 clock = channel.publishClock()
             }
-            let words = ring + Int(truncatingIfNeeded: (cursor & placeMask) &<< 2)
+            let words = ring + Int(truncatingIfNeeded: (position & placeMask) &<< 2)
             let tag = la_wire_load_acquire_u64(words)
             let (word1, word2, word3) = (words[1], words[2], words[3])
             let kind = UInt32(truncatingIfNeeded: tag & 0xFF)
@@ -96,18 +100,18 @@ struct RecordDecoder {
             // Allocations and deallocations, nearly every record, take the short way.
             if kind == UInt32(LA_SLOT_ALLOC) {
                 sink.allocated(
-                    typeID: UInt32(tag >> 32), object: word1, stackID: UInt32(truncatingIfNeeded: word2), sequence: cursor,
+                    typeID: UInt32(tag >> 32), object: word1, stackID: UInt32(truncatingIfNeeded: word2), sequence: position,
                     test: word3 == 0 ? nil : UInt32(truncatingIfNeeded: word3 &- 1), time: time(ofWord: word2 >> 32),
                     from: process)
                 la_wire_store_release_u64(words, 0)
-                cursor &+= 1
+                position &+= 1
                 continue
             }
             if kind == UInt32(LA_SLOT_DEALLOC) {
                 sink.deallocated(
-                    typeID: UInt32(tag >> 32), object: word1, sequence: cursor, time: time(ofWord: word2), from: process)
+                    typeID: UInt32(tag >> 32), object: word1, sequence: position, time: time(ofWord: word2), from: process)
                 la_wire_store_release_u64(words, 0)
-                cursor &+= 1
+                position &+= 1
                 continue
             }
             var length: UInt64 = 1
@@ -118,12 +122,14 @@ struct RecordDecoder {
             case UInt32(LA_SLOT_TEST):
                 sink.receive(
                     .testPhase(
-                        id: UInt32(tag >> 32), phase: UInt32((tag >> 8) & 0xFF), sequence: cursor, time: time(ofWord: word1)),
+                        id: UInt32(tag >> 32), phase: UInt32((tag >> 8) & 0xFF), sequence: position, time: time(ofWord: word1)),
                     from: process)
             case UInt32(LA_SLOT_BLOB_HEAD):
                 length = Swift.min(Swift.max(tag >> 32, 1), channel.slotCapacity)
                 let blobKind = UInt32((tag >> 8) & 0xFF)
-                if let event = decodeBlob(channel, kind: blobKind, slotCount: length, id: word1, length: word2, value: word3) {
+                if let event = decodeBlob(
+                    channel, at: position, kind: blobKind, slotCount: length, id: word1, length: word2, value: word3)
+                {
                     sink.receive(event, from: process)
                 } else {
                     // Writers commit a blob's continuations before its head: a committed head
@@ -138,8 +144,8 @@ struct RecordDecoder {
                 // No writer commits any other kind.
                 damagedSlots += 1
             }
-            for index in cursor..<(cursor + length) { channel.retire(index) }
-            cursor += length
+            for index in position..<(position + length) { channel.retire(index) }
+            position += length
         }
     }
 
@@ -166,9 +172,11 @@ struct RecordDecoder {
     /// as many records as it decodes while a cache miss is served.
     static let prefetchDistance: UInt64 = 8
 
-    private func decodeBlob(_ channel: RecordChannel, kind: UInt32, slotCount: UInt64, id: UInt64, length: UInt64, value: UInt64)
-        -> WireEvent?
-    {
+    /// The blob whose head is the slot at `cursor`.
+    private func decodeBlob(
+        _ channel: RecordChannel, at cursor: UInt64, kind: UInt32, slotCount: UInt64, id: UInt64, length: UInt64,
+        value: UInt64
+    ) -> WireEvent? {
         guard length <= (slotCount - 1) * UInt64(LA_WIRE_CONT_PAYLOAD),
             cursor + slotCount <= channel.reservedSlots
         else { return nil }

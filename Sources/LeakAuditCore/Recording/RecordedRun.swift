@@ -250,6 +250,10 @@ final class ProcessLedgers: RecordSink {
     /// until one side changes, so the next record makes every written ledger's tally its own
     /// first, once, rather than each record asking the runtime whether its tally is shared.
     private let copiesHandedOut: UnsafeMutablePointer<Bool>
+    /// By process index: whether a record must prepare the ledger first (`prepareForRecords`), its
+    /// first record or the first since copies were handed out. One flag, so that a record asks
+    /// one question.
+    private let unprepared: UnsafeMutablePointer<Bool>
     /// One past the highest process index written to: what a question about every written ledger,
     /// asked once per pass, looks through.
     private let writtenBound: UnsafeMutablePointer<Int>
@@ -261,6 +265,8 @@ final class ProcessLedgers: RecordSink {
         ledgers.initialize(repeating: LifetimeLedger(watchesAllocations: watchesAllocations), count: Self.count)
         written = UnsafeMutablePointer<Bool>.allocate(capacity: Self.count)
         written.initialize(repeating: false, count: Self.count)
+        unprepared = UnsafeMutablePointer<Bool>.allocate(capacity: Self.count)
+        unprepared.initialize(repeating: true, count: Self.count)
         copiesHandedOut = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
         copiesHandedOut.initialize(to: false)
         writtenBound = UnsafeMutablePointer<Int>.allocate(capacity: 1)
@@ -271,6 +277,7 @@ final class ProcessLedgers: RecordSink {
         ledgers.deinitialize(count: Self.count)
         ledgers.deallocate()
         written.deallocate()
+        unprepared.deallocate()
         copiesHandedOut.deallocate()
         writtenBound.deallocate()
     }
@@ -280,14 +287,17 @@ final class ProcessLedgers: RecordSink {
     @inline(__always)
     private func ledgerForRecords(_ process: UInt8) -> UnsafeMutablePointer<LifetimeLedger> {
         let index = Int(process)
-        if _slowPath(!written[index] || copiesHandedOut.pointee) { prepareForRecords(index) }
+        if _slowPath(unprepared[index]) { prepareForRecords(index) }
         return ledgers + index
     }
 
     @inline(never)
     private func prepareForRecords(_ index: Int) {
         if copiesHandedOut.pointee {
-            for other in 0..<writtenBound.pointee where written[other] { ledgers[other].makeTallyUnique() }
+            for other in 0..<writtenBound.pointee where written[other] {
+                ledgers[other].makeTallyUnique()
+                unprepared[other] = false
+            }
             copiesHandedOut.pointee = false
         }
         if !written[index] {
@@ -295,6 +305,7 @@ final class ProcessLedgers: RecordSink {
             writtenBound.pointee = Swift.max(writtenBound.pointee, index + 1)
             ledgers[index].makeTallyUnique()
         }
+        unprepared[index] = false
     }
 
     func receive(_ event: WireEvent, from process: UInt8) {
@@ -334,6 +345,7 @@ final class ProcessLedgers: RecordSink {
     /// ledgers' tallies until the next record.
     var byIndex: [LifetimeLedger?] {
         copiesHandedOut.pointee = true
+        for index in 0..<writtenBound.pointee { unprepared[index] = true }
         return (0..<Self.count).map { written[$0] ? ledgers[$0] : nil }
     }
 
