@@ -165,17 +165,21 @@ static inline uint64_t la_address_bits(uintptr_t object) {
     return (uint64_t)object & (((uint64_t)1 << (LA_ADDRESS_ROOT_SHIFT + LA_ADDRESS_ROOT_BITS)) - 1);
 }
 
-/// `address`'s word in `leaf`, and its bit.
-static inline uint64_t *la_address_word_in(uint64_t *leaf, uint64_t address, uint64_t *bit) {
+/// `address`'s word in `leaf`.
+static inline uint64_t *la_address_word_in(uint64_t *leaf, uint64_t address) {
     uint64_t granule = (address >> LA_ADDRESS_GRANULE_BITS) & ((1u << LA_ADDRESS_LEAF_BITS) - 1);
-    *bit = (uint64_t)1 << (granule & 63);
     return &leaf[granule >> 6];
 }
 
-/// The word holding `object`'s bit, and the bit, when its leaf exists; NULL otherwise. Inline,
-/// and creates nothing: every validate and tracked deallocation comes here, and the leaf nearly
-/// always exists.
-static inline uint64_t *la_address_word_existing(la_process_state *state, uintptr_t object, uint64_t *bit) {
+/// `object`'s bit in its word: computed apart from the word, so that the compiler sees a single
+/// bit set or cleared and emits one `lock bts` or `lock btr` rather than a compare-and-swap loop.
+static inline uint64_t la_address_bit(uintptr_t object) {
+    return (uint64_t)1 << ((object >> LA_ADDRESS_GRANULE_BITS) & 63);
+}
+
+/// The word holding `object`'s bit when its leaf exists; NULL otherwise. Inline, and creates
+/// nothing: every validate and tracked deallocation comes here, and the leaf nearly always exists.
+static inline uint64_t *la_address_word_existing(la_process_state *state, uintptr_t object) {
     uint64_t address = la_address_bits(object);
     void **root = __atomic_load_n((void ***)&state->registry.address_root, __ATOMIC_ACQUIRE);
     if (root == NULL) return NULL;
@@ -184,13 +188,12 @@ static inline uint64_t *la_address_word_existing(la_process_state *state, uintpt
     uint64_t *leaf = __atomic_load_n(
         (uint64_t **)&directory[(address >> LA_ADDRESS_LEAF_SHIFT) & ((1u << LA_ADDRESS_DIRECTORY_BITS) - 1)],
         __ATOMIC_ACQUIRE);
-    return leaf != NULL ? la_address_word_in(leaf, address, bit) : NULL;
+    return leaf != NULL ? la_address_word_in(leaf, address) : NULL;
 }
 
-/// The word holding `object`'s bit, and the bit, mapping the nodes on its way that are missing;
-/// NULL when one could not be mapped. Out of line: once per 16 MiB of heap.
-static __attribute__((noinline)) uint64_t *la_address_word_created(la_process_state *state, uintptr_t object,
-                                                                   uint64_t *bit) {
+/// The word holding `object`'s bit, mapping the nodes on its way that are missing; NULL when one
+/// could not be mapped. Out of line: once per 16 MiB of heap.
+static __attribute__((noinline)) uint64_t *la_address_word_created(la_process_state *state, uintptr_t object) {
     uint64_t address = la_address_bits(object);
     void **root = la_address_node((void **)&state->registry.address_root,
                                   sizeof(void *) << LA_ADDRESS_ROOT_BITS, true);
@@ -201,7 +204,7 @@ static __attribute__((noinline)) uint64_t *la_address_word_created(la_process_st
     uint64_t *leaf = la_address_node(
         &directory[(address >> LA_ADDRESS_LEAF_SHIFT) & ((1u << LA_ADDRESS_DIRECTORY_BITS) - 1)],
         (size_t)1 << (LA_ADDRESS_LEAF_BITS - 3), true);
-    return leaf != NULL ? la_address_word_in(leaf, address, bit) : NULL;
+    return leaf != NULL ? la_address_word_in(leaf, address) : NULL;
 }
 
 /// What la_set_insert did.
@@ -216,17 +219,17 @@ typedef enum la_set_insertion {
 
 /// Adds `object`.
 static la_set_insertion la_set_insert(la_process_state *state, uintptr_t object) {
-    uint64_t bit = 0;
-    uint64_t *word = la_address_word_existing(state, object, &bit);
-    if (__builtin_expect(word == NULL, 0)) word = la_address_word_created(state, object, &bit);
+    uint64_t *word = la_address_word_existing(state, object);
+    if (__builtin_expect(word == NULL, 0)) word = la_address_word_created(state, object);
     if (word == NULL) return LA_SET_NO_MEMORY;
+    uint64_t bit = la_address_bit(object);
     return (__atomic_fetch_or(word, bit, __ATOMIC_ACQ_REL) & bit) == 0 ? LA_SET_INSERTED : LA_SET_PRESENT;
 }
 
 /// Removes `object`; false when it was not tracked.
 static bool la_set_remove(la_process_state *state, uintptr_t object) {
-    uint64_t bit = 0;
-    uint64_t *word = la_address_word_existing(state, object, &bit);
+    uint64_t *word = la_address_word_existing(state, object);
+    uint64_t bit = la_address_bit(object);
     return word != NULL && (__atomic_load_n(word, __ATOMIC_RELAXED) & bit) != 0
         && (__atomic_fetch_and(word, ~bit, __ATOMIC_ACQ_REL) & bit) != 0;
 }
