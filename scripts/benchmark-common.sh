@@ -50,9 +50,9 @@ field() {
         || die "no '$1' in the output of a run ($2)"
 }
 
-# calc EXPRESSION: floating-point arithmetic.
+# calc EXPRESSION [DECIMALS]: floating-point arithmetic, to 2 decimals unless told.
 calc() {
-    awk "BEGIN { printf \"%.2f\", $1 }"
+    awk "BEGIN { printf \"%.${2:-2}f\", $1 }"
 }
 
 # timed OUT COMMAND...: runs COMMAND with stdout to OUT; sets wall_ms, and with GNU time

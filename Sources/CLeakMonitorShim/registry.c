@@ -236,8 +236,11 @@ static bool la_set_remove(la_process_state *state, uintptr_t object) {
 
 // Tracking ----------------------------------------------------------------------------------------
 
-bool la_registry_track(la_process_state *state, const void *object, int32_t type_id, const void *entry_frame,
-                       bool fresh_allocation, int64_t *live_after) {
+/// la_registry_track, inline in validate's entry point (leakaudit_track), which calls it for every
+/// instance; the allocation hook calls the out-of-line copy.
+static inline __attribute__((always_inline)) bool la_track(la_process_state *state, const void *object,
+                                                           int32_t type_id, const void *entry_frame,
+                                                           bool fresh_allocation, int64_t *live_after) {
     la_type *type = &state->registry.types[type_id];
     // A fresh allocation at an address still in the set means its previous object was freed
     // where no hook saw it: it is recorded all the same, and leak-audit retires the old one.
@@ -260,6 +263,11 @@ bool la_registry_track(la_process_state *state, const void *object, int32_t type
     return true;
 }
 
+bool la_registry_track(la_process_state *state, const void *object, int32_t type_id, const void *entry_frame,
+                       bool fresh_allocation, int64_t *live_after) {
+    return la_track(state, object, type_id, entry_frame, fresh_allocation, live_after);
+}
+
 leakaudit_track_result leakaudit_track(const void *object, int32_t type_id) {
     leakaudit_track_result result = {.live = 0, .max = 0, .inserted = false, .claim_needed = false};
     la_process_state *state = la_state();
@@ -268,12 +276,38 @@ leakaudit_track_result leakaudit_track(const void *object, int32_t type_id) {
     result.max = type->max;
     // A type first seen through a budget pattern or the census: the code's budget wins.
     result.claim_needed = __atomic_load_n(&type->budget_source, __ATOMIC_ACQUIRE) != LA_BUDGET_CODE;
-    result.inserted = la_registry_track(state, object, type_id, __builtin_frame_address(0), false, &result.live);
+    result.inserted = la_track(state, object, type_id, __builtin_frame_address(0), false, &result.live);
     return result;
 }
 
-void la_registry_on_dealloc(la_process_state *state, const void *object, int32_t type_id) {
+/// Counts the death of `object`, of type `type_id`, when it was tracked, and writes its record.
+static inline __attribute__((always_inline)) void la_untrack(la_process_state *state, const void *object,
+                                                             int32_t type_id) {
     if (!la_set_remove(state, (uintptr_t)object)) return;
     __atomic_sub_fetch(&state->registry.types[type_id].live, 1, __ATOMIC_ACQ_REL);
     la_channel_event(state, LA_SLOT_DEALLOC, 0, (uint32_t)type_id, (uint64_t)(uintptr_t)object, 0, 0);
+}
+
+void la_registry_on_dealloc(la_process_state *state, const void *object, int32_t type_id) {
+    la_untrack(state, object, type_id);
+}
+
+la_destroy_fn la_registry_on_destroy(const void *object) {
+    la_process_state *state = la_state();
+    // A type's destroy word is routed to the hook only after its map entry and its own function
+    // are in. An object's metadata pointer, its first word, stays its dynamic type's through
+    // deinitialization.
+    int32_t type_id = la_type_lookup_in(state, *(const void *const *)object);
+    la_destroy_fn original = type_id >= 0 ? state->registry.types[type_id].original_destroy : NULL;
+    if (__builtin_expect(original == NULL, 0)) {
+        // A processor that orders loads loosely (aarch64) may show this thread the routed word
+        // before what was written ahead of it, in the moment the type registers: the slow lock,
+        // held while it registers, makes all of it visible.
+        pthread_mutex_lock(&state->slow_lock);
+        type_id = la_type_lookup_in(state, *(const void *const *)object);
+        original = state->registry.types[type_id].original_destroy;
+        pthread_mutex_unlock(&state->slow_lock);
+    }
+    la_untrack(state, object, type_id);
+    return original;
 }

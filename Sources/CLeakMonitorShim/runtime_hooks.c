@@ -63,30 +63,12 @@ void *leakaudit_hook_swift_allocObject(const void *metadata, size_t size, size_t
     return la_hook_allocate_watched(metadata, size, align_mask, decision, frame[0], frame[1]);
 }
 
-/// The type id of `object`'s dynamic type (a Swift heap object starts with its metadata pointer,
-/// which stays the dynamic type's through deinitialization), or -1 when it has none.
-static inline int32_t la_type_id_of(const la_process_state *state, const void *object) {
-    return la_type_lookup_in(state, *(const void *const *)object);
-}
-
 /// The destroy function of every tracked type's metadata: the runtime calls it with an instance
-/// whose last strong reference just went. The death is recorded first, while the memory is still
-/// the instance's, so that a later object at the same address always gets a later slot.
+/// whose last strong reference just went. The registry records the death first, while the memory
+/// is still the instance's (so that a later object at the same address always gets a later slot),
+/// and hands back the type's own function, called last, as a tail call.
 void leakaudit_hook_destroy(void *object) {
-    la_process_state *state = la_state();
-    // A type's destroy word is routed here only after its map entry and its own function are in.
-    int32_t type_id = la_type_id_of(state, object);
-    la_destroy_fn original = type_id >= 0 ? state->registry.types[type_id].original_destroy : NULL;
-    if (__builtin_expect(original == NULL, 0)) {
-        // A processor that orders loads loosely (aarch64) may show this thread the routed word
-        // before what was written ahead of it, in the moment the type registers: the slow lock,
-        // held while it registers, makes all of it visible.
-        pthread_mutex_lock(&state->slow_lock);
-        type_id = la_type_id_of(state, object);
-        original = state->registry.types[type_id].original_destroy;
-        pthread_mutex_unlock(&state->slow_lock);
-    }
-    la_registry_on_dealloc(state, object, type_id);
+    la_destroy_fn original = la_registry_on_destroy(object);
     original(object);
 }
 
@@ -95,7 +77,7 @@ void leakaudit_hook_destroy(void *object) {
 void leakaudit_hook_swift_deallocPartialClassInstance(void *object, const void *metadata, size_t size,
                                                       size_t align_mask) {
     la_process_state *state = la_state();
-    int32_t type_id = object != NULL ? la_type_id_of(state, object) : -1;
+    int32_t type_id = object != NULL ? la_type_lookup_in(state, *(const void *const *)object) : -1;
     if (type_id >= 0) la_registry_on_dealloc(state, object, type_id);
     state->hooks.real_dealloc_partial(object, metadata, size, align_mask);
 }

@@ -283,6 +283,10 @@ LA_HIDDEN bool la_registry_track(la_process_state *state, const void *object, in
 /// Forgets `object`, an instance of tracked type `type_id` about to be freed, and records its
 /// deallocation if it was tracked.
 LA_HIDDEN void la_registry_on_dealloc(la_process_state *state, const void *object, int32_t type_id);
+/// The death of `object`, an instance of a tracked type whose destroy word the shim routed to its
+/// hook: counts it and writes its record, and returns the function the word held before, which
+/// the hook calls next.
+LA_HIDDEN la_destroy_fn la_registry_on_destroy(const void *object);
 
 // stacks.c — allocation backtraces, captured and interned -----------------------------------------
 
