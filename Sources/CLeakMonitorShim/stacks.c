@@ -5,6 +5,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define LA_STACK_TABLE_LIMIT (LA_STACK_TABLE_CAPACITY / 4 * 3)
 
@@ -20,10 +23,29 @@ static __thread __attribute__((tls_model("initial-exec"))) bool la_thread_stack_
 /// bundle) comes out of a small reserve. Entries are never removed or changed once published.
 static __thread __attribute__((tls_model("initial-exec"))) const la_stack_entry *la_thread_last_stack;
 
+/// The stack pointer the main thread started with, which glibc's start-up code keeps (weak: a C
+/// library without it leaves its address NULL).
+extern void *__libc_stack_end __attribute__((weak));
+
+/// The main thread's stack without pthread_getattr_np, which finds it by reading and parsing
+/// /proc/self/maps (about 200,000 instructions and a file read, in every process): no frame lies
+/// above the stack pointer the thread started with, and the stack grows down at most its limit.
+/// False when that cannot be had (another thread, no `__libc_stack_end`, no finite limit).
+static bool la_main_thread_stack_bounds(void) {
+    if (&__libc_stack_end == NULL || __libc_stack_end == NULL || getpid() != (pid_t)syscall(SYS_gettid)) return false;
+    struct rlimit limit;
+    uintptr_t high = (uintptr_t)__libc_stack_end;
+    if (getrlimit(RLIMIT_STACK, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur >= high) return false;
+    la_thread_stack_low = high - (uintptr_t)limit.rlim_cur;
+    la_thread_stack_high = high;
+    return true;
+}
+
 /// Finds the calling thread's stack once; pthread_getattr_np reads /proc/self/maps for the main
 /// thread, far too slow to repeat per capture.
 static void la_thread_stack_bounds(void) {
     la_thread_stack_known = true;
+    if (la_main_thread_stack_bounds()) return;
     pthread_attr_t attributes;
     if (pthread_getattr_np(pthread_self(), &attributes) != 0) return;
     void *low = NULL;
