@@ -227,8 +227,6 @@ struct LifetimeLedger {
         return position >= 0 ? position : nil
     }
 
-    /// Makes the tally this ledger's alone: once per record, before it is changed.
-    @inline(__always)
     /// About the instances alive in the compact table, which most records probe: when it is
     /// large, the decoder asks for its slots ahead of time (`prefetch(object:)`).
     var estimatedCompactInstances: Int { tally.compact.estimatedCount }
@@ -237,7 +235,9 @@ struct LifetimeLedger {
     @inline(__always)
     func prefetch(object: UInt64) { tally.compact.prefetch(forKey: object) }
 
-    /// Makes the tally this ledger's own: a copy of the ledger shares it until one side changes.
+    /// Makes the tally this ledger's own, before a record changes it: a copy of the ledger shares
+    /// it until one side changes.
+    @inline(__always)
     mutating func makeTallyUnique() {
         if !isKnownUniquelyReferenced(&tally) { tally = tally.copy() }
     }

@@ -246,13 +246,10 @@ final class ProcessLedgers: RecordSink {
     /// uniqueness check (the decoder is the only writer, and `byIndex` hands out copies).
     private let ledgers: UnsafeMutablePointer<LifetimeLedger>
     private let written: UnsafeMutablePointer<Bool>
-    /// Whether `byIndex` handed out copies since the last record: they share the ledgers' tallies
-    /// until one side changes, so the next record makes every written ledger's tally its own
-    /// first, once, rather than each record asking the runtime whether its tally is shared.
-    private let copiesHandedOut: UnsafeMutablePointer<Bool>
-    /// By process index: whether a record must prepare the ledger first (`prepareForRecords`), its
-    /// first record or the first since copies were handed out. One flag, so that a record asks
-    /// one question.
+    /// By process index: whether the next record must prepare the ledger first
+    /// (`prepareForRecords`): its first record, or the first since `byIndex` handed out copies,
+    /// which share the ledgers' tallies until one side changes. A ledger makes its tally its own
+    /// once then, rather than each record asking the runtime whether its tally is shared.
     private let unprepared: UnsafeMutablePointer<Bool>
     /// One past the highest process index written to: what a question about every written ledger,
     /// asked once per pass, looks through.
@@ -267,8 +264,6 @@ final class ProcessLedgers: RecordSink {
         written.initialize(repeating: false, count: Self.count)
         unprepared = UnsafeMutablePointer<Bool>.allocate(capacity: Self.count)
         unprepared.initialize(repeating: true, count: Self.count)
-        copiesHandedOut = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
-        copiesHandedOut.initialize(to: false)
         writtenBound = UnsafeMutablePointer<Int>.allocate(capacity: 1)
         writtenBound.initialize(to: 0)
     }
@@ -278,7 +273,6 @@ final class ProcessLedgers: RecordSink {
         ledgers.deallocate()
         written.deallocate()
         unprepared.deallocate()
-        copiesHandedOut.deallocate()
         writtenBound.deallocate()
     }
 
@@ -293,18 +287,11 @@ final class ProcessLedgers: RecordSink {
 
     @inline(never)
     private func prepareForRecords(_ index: Int) {
-        if copiesHandedOut.pointee {
-            for other in 0..<writtenBound.pointee where written[other] {
-                ledgers[other].makeTallyUnique()
-                unprepared[other] = false
-            }
-            copiesHandedOut.pointee = false
-        }
         if !written[index] {
             written[index] = true
             writtenBound.pointee = Swift.max(writtenBound.pointee, index + 1)
-            ledgers[index].makeTallyUnique()
         }
+        ledgers[index].makeTallyUnique()
         unprepared[index] = false
     }
 
@@ -344,7 +331,6 @@ final class ProcessLedgers: RecordSink {
     /// The ledger of each process index, nil where no record named it: copies, which share the
     /// ledgers' tallies until the next record.
     var byIndex: [LifetimeLedger?] {
-        copiesHandedOut.pointee = true
         for index in 0..<writtenBound.pointee { unprepared[index] = true }
         return (0..<Self.count).map { written[$0] ? ledgers[$0] : nil }
     }
