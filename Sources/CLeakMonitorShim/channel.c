@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-bool leakaudit_is_attached(void) { return la_channel_active(); }
+bool leakaudit_is_attached(void) { return la_channel_active(la_state()); }
 
 void la_channel_set_flag(uint32_t flag) {
     la_wire_header *header = la_state()->channel.header;
@@ -53,7 +53,7 @@ uint64_t la_channel_await_room(la_process_state *state, uint64_t first, uint64_t
 
 void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void *payload, size_t length) {
     la_process_state *state = la_state();
-    if (__atomic_load_n(&state->channel.slots, __ATOMIC_ACQUIRE) == NULL) return;
+    if (!la_channel_active(state)) return;
     uint64_t continuation_slots = (length + LA_WIRE_CONT_PAYLOAD - 1) / LA_WIRE_CONT_PAYLOAD;
     uint64_t total = 1 + continuation_slots;
     // Its slot count must fit the tag's 32 bits, and the ring.
@@ -138,7 +138,7 @@ void la_channel_unmap_header(la_wire_header *header) { munmap(header, LA_WIRE_HE
 /// it execs, the new image's shim attaches as a process of its own.
 static void la_channel_forked_child(void) {
     la_process_state *state = la_state();
-    if (__atomic_load_n(&state->channel.slots, __ATOMIC_ACQUIRE) == NULL) return;
+    if (!la_channel_active(state)) return;
     __atomic_store_n(&state->channel.slots, NULL, __ATOMIC_RELEASE);
     __atomic_fetch_add(&state->channel.header->forked_processes, 1, __ATOMIC_RELEASE);
 }
@@ -196,7 +196,7 @@ bool la_channel_map_locked(la_process_state *state, const char *spec) {
 
 void la_channel_await_heap_walk(bool at_exit) {
     la_process_state *state = la_state();
-    if (__atomic_load_n(&state->channel.slots, __ATOMIC_ACQUIRE) == NULL) return;
+    if (!la_channel_active(state)) return;
     la_wire_header *header = state->channel.header;
     la_wire_walk *walk = la_wire_walk_slot(header, (uint32_t)(state->channel.process_tag >> 16));
     pthread_mutex_lock(&state->channel.walk_lock);

@@ -102,7 +102,7 @@ static int la_module_visit(struct dl_phdr_info *info, size_t size, void *context
 }
 
 void la_modules_sync(void) {
-    if (!la_channel_active()) return;
+    if (!la_channel_active(la_state())) return;
     int visited = 0;
     dl_iterate_phdr(la_module_visit, &visited);
 }

@@ -250,8 +250,7 @@ static inline __attribute__((always_inline)) bool la_track(la_process_state *sta
         return false;
     }
     // Capture only for leak-audit: on its own the library needs counts, not stacks.
-    bool attached = __atomic_load_n(&state->channel.slots, __ATOMIC_ACQUIRE) != NULL;
-    uint32_t stack = attached ? la_stack_capture_and_intern(entry_frame) : LA_STACK_NONE;
+    uint32_t stack = la_channel_active(state) ? la_stack_capture_and_intern(entry_frame) : LA_STACK_NONE;
     int64_t live = __atomic_add_fetch(&type->live, 1, __ATOMIC_ACQ_REL);
     int64_t peak = __atomic_load_n(&type->peak, __ATOMIC_RELAXED);
     while (live > peak

@@ -42,8 +42,9 @@ static __attribute__((noinline)) void *la_hook_allocate_watched(const void *meta
     la_process_state *state = la_state();
     uintptr_t hook_frame[2] = {caller_frame, return_address};
     void *object = state->hooks.real_alloc(metadata, size, align_mask);
-    if (object != NULL && decision == -2) decision = la_watch_decide(state, metadata);
-    if (object != NULL && decision >= 0) {
+    if (object == NULL) return NULL;
+    if (decision == -2) decision = la_watch_decide(state, metadata);
+    if (decision >= 0) {
         int64_t live = 0;
         la_registry_track(state, object, decision, hook_frame, true, &live);
     }

@@ -92,7 +92,7 @@ typedef struct la_channel_state {
 } la_channel_state;
 
 /// True once the record channel is mapped (inline, at the end of this header).
-static inline bool la_channel_active(void);
+static inline bool la_channel_active(const la_process_state *state);
 /// Sets header flag bits.
 LA_HIDDEN void la_channel_set_flag(uint32_t flag);
 /// The slow end of `la_channel_reserve`, out of line: waits for the reader to free the places in
@@ -398,8 +398,8 @@ static inline __attribute__((always_inline)) int32_t la_type_lookup_in(const la_
     return la_metadata_value(state->registry.type_map, LA_TYPE_MAP_CAPACITY - 1, la_type_map_hash(metadata), metadata, -1);
 }
 
-static inline bool la_channel_active(void) {
-    return __atomic_load_n(&la_state()->channel.slots, __ATOMIC_ACQUIRE) != NULL;
+static inline bool la_channel_active(const la_process_state *state) {
+    return __atomic_load_n(&state->channel.slots, __ATOMIC_ACQUIRE) != NULL;
 }
 
 static inline __attribute__((always_inline)) uint64_t *la_channel_slot(const la_process_state *state,
@@ -427,7 +427,7 @@ static inline __attribute__((always_inline)) uint64_t la_channel_reserve(la_proc
 static inline __attribute__((always_inline)) void la_channel_event(la_process_state *state, uint8_t kind,
                                                                     uint8_t subkind, uint32_t id, uint64_t word1,
                                                                     uint64_t word2, uint64_t word3) {
-    if (__atomic_load_n(&state->channel.slots, __ATOMIC_ACQUIRE) == NULL) return;
+    if (!la_channel_active(state)) return;
     uint64_t index = la_channel_reserve(state, 1);
     if (index == UINT64_MAX) return;
     // The time word (LA_TIME_*) goes where each kind has room for it, and where a reader that
