@@ -100,6 +100,7 @@ struct Run: ParsableCommand {
             var request = AuditRequest(target: target, arguments: targetArguments, configuration: configuration)
             request.argumentBytes = Self.rawTrailingArguments(count: targetArguments.count)
             request.timeoutSeconds = timeout
+            request.environment = environment
             if let statusLine { request.progress = { progress in statusLine.show(progress) } }
             auditReport = try audit(request, toolVersion: leakAuditVersion)
             statusLine?.finish()

@@ -20,7 +20,7 @@ public func audit(_ request: AuditRequest, toolVersion: String) throws(LeakAudit
 func audit(_ request: AuditRequest, toolVersion: String, on platform: some AuditPlatform) throws(LeakAuditError)
     -> AuditReport
 {
-    let inherited = ProcessInfo.processInfo.environment
+    let inherited = request.environment ?? ProcessInfo.processInfo.environment
     // 1. Plan.
     var plan = try RunPlan(request, on: platform, inherited: inherited)
 

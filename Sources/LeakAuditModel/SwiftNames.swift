@@ -10,6 +10,8 @@ package enum SwiftName {
     /// impossible to compare.
     package static func stableTypeName(_ name: String) -> String {
         let marker = "(unknown context at $"
+        // Most names have none: `includes` answers that without _StringProcessing's search.
+        guard name.includes(marker) else { return name }
         var result = ""
         var rest = Substring(name)
         while let range = rest.firstRange(of: marker) {

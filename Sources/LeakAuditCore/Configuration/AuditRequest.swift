@@ -17,6 +17,9 @@ public struct AuditRequest: Sendable {
     /// when each stage begins (`AuditProgress.Stage`) and within a stage at most every 100 ms
     /// while the target runs and while stacks are symbolized. nil for no display.
     public var progress: (@Sendable (AuditProgress) -> Void)?
+    /// The environment the target inherits; nil for this process's. A caller that has read it
+    /// already passes it on: reading it builds a dictionary of every variable.
+    public var environment: [String: String]?
 
     /// Creates a request.
     public init(target: String, arguments: [String], configuration: AuditConfiguration = AuditConfiguration()) {
