@@ -532,4 +532,59 @@ final class RecordDecoderTests: XCTestCase {
         XCTAssertEqual(Array(ledger.types.keys), [2])
         XCTAssertEqual(ledger.types[2]?.live.count, 1)
     }
+
+    // MARK: - Passes
+
+    /// The reader pauses twice as long after each pass that found little, up to eight times the
+    /// poll interval; a backlog (no pause) halves it again. Answering heap walks keeps it at the
+    /// poll interval: a process waits for each answer.
+    func testTheReaderPausesLongerWhileTheTargetWritesLittle() throws {
+        // Records written before each pass: one, then a backlog four passes long, then two.
+        let written = [1, 1, 1, 1, 1, 5_000, 5_000, 5_000, 5_000, 2, 2]
+        func pauses(retainers: Bool) throws -> [UInt32] {
+            let (channel, writer) = try makeChannel(slots: 1 << 16)
+            writer.typeBlob(id: 1, name: "App.Model", max: Int64.max)
+            var object: UInt64 = 0
+            let target = ScriptedTarget(passes: written.count) { pass in
+                for _ in 0..<written[pass] {
+                    object += 16
+                    writer.allocated(typeID: 1, object: object, stackID: 0)
+                }
+            }
+            var watch = WatchOptions()
+            watch.retainers = retainers
+            let (outcome, received) = Reception.receive(from: channel, while: target, watch: watch)
+            XCTAssertEqual(outcome, .exited(code: 0))
+            XCTAssertEqual(received.ledgers[0]?.types[1]?.liveCount, written.reduce(0, +))
+            return target.pauses
+        }
+        XCTAssertEqual(try pauses(retainers: false), [1_000, 2_000, 4_000, 8_000, 8_000, 1_000, 2_000])
+        XCTAssertEqual(try pauses(retainers: true), Array(repeating: 1_000, count: 7))
+    }
+}
+
+/// A target that runs `passes` passes of the reader, calling `beforePass` at the start of each (to
+/// write records), then exits; it keeps the pauses the reader asked for.
+private final class ScriptedTarget: RunningTarget {
+    private let passes: Int
+    private let beforePass: (Int) -> Void
+    private var pass = 0
+    private(set) var pauses: [UInt32] = []
+
+    init(passes: Int, beforePass: @escaping (Int) -> Void) {
+        self.passes = passes
+        self.beforePass = beforePass
+    }
+
+    func poll() -> TargetOutcome? {
+        guard pass < passes else { return .exited(code: 0) }
+        beforePass(pass)
+        pass += 1
+        return nil
+    }
+
+    func send(_ signal: Int32) {}
+    var receivedSignal: Int32? { nil }
+    func hasEnded(process pid: Int32) -> Bool { false }
+    func pause(microseconds: UInt32) { pauses.append(microseconds) }
 }

@@ -50,6 +50,25 @@ final class TimelineTests: XCTestCase {
             ])
     }
 
+    /// The decoder leaves a record's time to be worked out where it is needed, and answers
+    /// "before the end of a bucket" from its clock alone when it can: both answers must be the
+    /// time word's.
+    func testARecordsTimeAnswersAsItsWordWhateverTheClock() {
+        let stamped = UInt64(LA_TIME_STAMPED)
+        let words: [UInt64] = [0, 12, stamped | 40, stamped | 50, stamped | 60, stamped | UInt64(LA_TIME_MASK)]
+        for word in words {
+            for clock: UInt64 in [0, 40, 50, 51, (1 << 31) + 5] {
+                let time = RecordTime(word: word, clock: clock)
+                let exact = RecordDecoder.time(ofWord: word, clock: clock)
+                XCTAssertEqual(time.milliseconds, exact)
+                for end: UInt64 in [0, 1, 40, 41, 50, 51, 52, 1 << 40] {
+                    XCTAssertEqual(time.isBefore(end), exact < end, "word \(word), clock \(clock), end \(end)")
+                }
+            }
+        }
+        XCTAssertEqual(RecordTime(exactly: 33).milliseconds, 33)
+    }
+
     // MARK: - One type's live count over time
 
     func testBucketsKeepTheLowestHighestAndLastCountOfEachMillisecond() {
@@ -105,6 +124,36 @@ final class TimelineTests: XCTestCase {
                 .init(time: 2, low: 1, high: 1, last: 1), .init(time: 5, low: 2, high: 2, last: 2),
                 .init(time: 9, low: 1, high: 1, last: 1), .init(time: 12, low: 2, high: 2, last: 2),
             ])
+    }
+
+    /// A ledger counts rises and falls of one each: a rise can only raise a bucket's highest
+    /// count, a fall only lower its lowest, and each leaves the last.
+    func testTheLedgersBucketsKeepTheLowestAndHighestCountOfEachMillisecond() throws {
+        var ledger = LifetimeLedger()
+        ledger.apply(.typeDefined(id: 0, name: "App.Model", max: 10))
+        var sequence: UInt64 = 0
+        func allocate(_ object: UInt64, at time: UInt64) {
+            sequence += 1
+            ledger.apply(.allocated(typeID: 0, object: object, stackID: 0, sequence: sequence, time: time))
+        }
+        func free(_ object: UInt64, at time: UInt64) {
+            sequence += 1
+            ledger.apply(.deallocated(typeID: 0, object: object, sequence: sequence, time: time))
+        }
+        // At 3 ms: 1, 2, 3, 2.
+        allocate(0x10, at: 3)
+        allocate(0x20, at: 3)
+        allocate(0x30, at: 3)
+        free(0x10, at: 3)
+        // At 5 ms: 1, 2, 1, 0.
+        free(0x20, at: 5)
+        allocate(0x40, at: 5)
+        free(0x30, at: 5)
+        free(0x40, at: 5)
+        let type = try XCTUnwrap(ledger.types[0])
+        XCTAssertEqual(
+            type.timeline.timeline.samples,
+            [.init(time: 3, low: 1, high: 3, last: 2), .init(time: 5, low: 0, high: 2, last: 0)])
     }
 
     func testTheLedgerKeepsWhenATestFirstStartedAndLastFinished() throws {

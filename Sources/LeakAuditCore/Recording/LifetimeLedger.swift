@@ -179,25 +179,27 @@ struct LifetimeLedger {
 
         /// Counts an allocation; true when it is a new peak (the instances that died since the
         /// last one no longer count) or its time needs a new bucket: the caller's slow path.
+        /// The live count changes only here and in `died`, one at a time, and every change goes
+        /// to the timeline (or starts its bucket): the bucket's last count is the one before.
         @inline(__always)
-        mutating func allocated(sequence: UInt64, time: UInt64) -> (newPeak: Bool, newBucket: Bool) {
+        mutating func allocated(sequence: UInt64, time: RecordTime) -> (newPeak: Bool, newBucket: Bool) {
             allocated &+= 1
             liveCount &+= 1
             var newPeak = false
             if liveCount > peak {
                 peak = liveCount
                 peakSequence = sequence
-                peakTime = time
+                peakTime = time.milliseconds
                 newPeak = true
             }
-            return (newPeak, !buckets.record(UInt32(clamping: liveCount), at: time))
+            return (newPeak, !buckets.recordRise(to: UInt32(clamping: liveCount), at: time))
         }
 
         /// Counts a death; says whether its time needs a new bucket.
         @inline(__always)
-        mutating func died(time: UInt64) -> Bool {
+        mutating func died(time: RecordTime) -> Bool {
             liveCount &-= 1
-            return !buckets.record(UInt32(clamping: liveCount), at: time)
+            return !buckets.recordFall(to: UInt32(clamping: liveCount), at: time)
         }
 
         /// Whether an instance of the full table, allocated at `sequence`, was alive at the peak.
@@ -431,32 +433,34 @@ struct LifetimeLedger {
     @inline(__always)
     mutating func allocated(typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: UInt64) {
         makeTallyUnique()
-        allocatedUnshared(typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: time)
+        allocatedUnshared(
+            typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: RecordTime(exactly: time))
     }
 
     /// `allocated` for a ledger whose tally no copy shares (`makeTallyUnique()` since the last
     /// copy): the decoder's sink makes sure of it once for many records (ProcessLedgers).
     @inline(__always)
     mutating func allocatedUnshared(
-        typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: UInt64
+        typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: RecordTime
     ) {
         let position = tally.position(of: typeID)
         guard test == nil, position >= 0, object != 0, CompactInstance.fits(typeID: typeID, stackID: stackID),
             tally.counts[position].defined
         else {
-            allocatedSlowly(typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: time)
+            allocatedSlowly(
+                typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: time.milliseconds)
             return
         }
         if !tally.full.isEmpty, let previous = tally.full.removeValueUnshared(forKey: object) {
-            replaced(previous, at: object, time: time)
+            replaced(previous, at: object, time: time.milliseconds)
         }
         let slot = tally.compact.insertionSlot(forKey: object)
-        if slot.existed { replaced(CompactInstance(word: slot.value.pointee), at: object, time: time) }
+        if slot.existed { replaced(CompactInstance(word: slot.value.pointee), at: object, time: time.milliseconds) }
         let counts = tally.counts + position
         let (newPeak, newBucket) = counts.pointee.allocated(sequence: sequence, time: time)
         let peakOrder = UInt64(counts.pointee.peak) &+ (newPeak ? 0 : 1)
         if (newPeak && counts.pointee.deathsSincePeak > 0) || newBucket {
-            countedSlowly(at: position, newPeak: newPeak, newBucket: newBucket, time: time)
+            countedSlowly(at: position, newPeak: newPeak, newBucket: newBucket, time: time.milliseconds)
         }
         guard peakOrder <= UInt64(UInt32.max) else {
             // Four billion of one type alive at once: kept whole instead.
@@ -510,7 +514,7 @@ struct LifetimeLedger {
         if let previous = tally.full.updateValueUnshared(instance, forKey: object) {
             replaced(previous, at: object, time: time)
         }
-        let (newPeak, newBucket) = tally.counts[position].allocated(sequence: sequence, time: time)
+        let (newPeak, newBucket) = tally.counts[position].allocated(sequence: sequence, time: RecordTime(exactly: time))
         if newPeak || newBucket { countedSlowly(at: position, newPeak: newPeak, newBucket: newBucket, time: time) }
         return true
     }
@@ -520,26 +524,26 @@ struct LifetimeLedger {
     @inline(never)
     private mutating func replaced(_ previous: Instance, at object: UInt64, time: UInt64) {
         if watchesAllocations { unseenDeallocations[previous.typeID, default: 0] += 1 }
-        retire(previous, at: object, time: time)
+        retire(previous, at: object, time: RecordTime(exactly: time))
     }
 
     /// `replaced` for an instance of the compact table.
     @inline(never)
     private mutating func replaced(_ previous: CompactInstance, at object: UInt64, time: UInt64) {
         if watchesAllocations { unseenDeallocations[previous.typeID, default: 0] += 1 }
-        retire(previous, time: time)
+        retire(previous, time: RecordTime(exactly: time))
     }
 
     /// A deallocation record (`apply(.deallocated(…))`, without the event).
     @inline(__always)
     mutating func deallocate(typeID: UInt32, object: UInt64, time: UInt64) {
         makeTallyUnique()
-        deallocateUnshared(typeID: typeID, object: object, time: time)
+        deallocateUnshared(typeID: typeID, object: object, time: RecordTime(exactly: time))
     }
 
     /// `deallocate` for a ledger whose tally no copy shares (`allocatedUnshared`).
     @inline(__always)
-    mutating func deallocateUnshared(typeID: UInt32, object: UInt64, time: UInt64) {
+    mutating func deallocateUnshared(typeID: UInt32, object: UInt64, time: RecordTime) {
         if let word = tally.compact.removeValue(forKey: object) {
             let instance = CompactInstance(word: word)
             guard instance.typeID == typeID else {
@@ -598,14 +602,16 @@ struct LifetimeLedger {
 
     /// Counts `instance`, just taken out of the full table, as dead at `time`.
     @inline(__always)
-    private mutating func retire(_ instance: Instance, at object: UInt64, time: UInt64) {
+    private mutating func retire(_ instance: Instance, at object: UInt64, time: RecordTime) {
         let position = tally.position(of: instance.typeID)
         if position >= 0 {
             let counts = tally.counts + position
             let aliveAtPeak = counts.pointee.aliveAtPeak(sequence: instance.sequence)
             let newBucket = counts.pointee.died(time: time)
             if aliveAtPeak || newBucket {
-                diedSlowly(site: instance.site, position: position, aliveAtPeak: aliveAtPeak, newBucket: newBucket, time: time)
+                diedSlowly(
+                    site: instance.site, position: position, aliveAtPeak: aliveAtPeak, newBucket: newBucket,
+                    time: time.milliseconds)
             }
         }
         if instance.hasTest && !tests.isEmpty { forgetInTest(instance, at: object) }
@@ -613,7 +619,7 @@ struct LifetimeLedger {
 
     /// Counts `instance`, just taken out of the compact table, as dead at `time`.
     @inline(__always)
-    private mutating func retire(_ instance: CompactInstance, time: UInt64) {
+    private mutating func retire(_ instance: CompactInstance, time: RecordTime) {
         let position = tally.position(of: instance.typeID)
         guard position >= 0 else { return }
         let counts = tally.counts + position
@@ -622,7 +628,7 @@ struct LifetimeLedger {
         if aliveAtPeak || newBucket {
             diedSlowly(
                 site: Site(stackID: instance.stackID, test: nil), position: position, aliveAtPeak: aliveAtPeak,
-                newBucket: newBucket, time: time)
+                newBucket: newBucket, time: time.milliseconds)
         }
     }
 

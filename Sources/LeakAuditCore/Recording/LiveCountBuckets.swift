@@ -42,6 +42,25 @@ struct LiveCountBuckets {
             current.last = value
             return true
         }
+
+        /// `record` for a count one above the last one recorded (`current.last`), the only rise a
+        /// ledger records: it can only raise the bucket's highest count.
+        @inline(__always)
+        mutating func recordRise(to value: UInt32, at time: RecordTime) -> Bool {
+            guard time.isBefore(end) else { return false }
+            current.high = Swift.max(current.high, value)
+            current.last = value
+            return true
+        }
+
+        /// `record` for a count one below the last one recorded: it can only lower the lowest.
+        @inline(__always)
+        mutating func recordFall(to value: UInt32, at time: RecordTime) -> Bool {
+            guard time.isBefore(end) else { return false }
+            current.low = Swift.min(current.low, value)
+            current.last = value
+            return true
+        }
     }
 
     /// The width and the bucket under way.

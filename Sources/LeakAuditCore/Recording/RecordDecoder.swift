@@ -76,44 +76,26 @@ struct RecordDecoder {
         var position = cursor
         defer { cursor = position }
         while position < end {
-            // With a million instances alive, each record's table slot is a cache miss: the
-            // slot of the record a few places on is asked for now, so that it arrives meanwhile.
-            // The slot may not be committed yet: what it holds is only a hint.
-            if prefetching && position &+ Self.prefetchDistance < end {
-                let ahead = ring + Int(truncatingIfNeeded: ((position &+ Self.prefetchDistance) & placeMask) &<< 2)
-                let aheadTag = la_wire_load_acquire_u64(ahead)
-                let aheadKind = UInt32(truncatingIfNeeded: aheadTag & 0xFF)
-                if aheadKind == UInt32(LA_SLOT_ALLOC) || aheadKind == UInt32(LA_SLOT_DEALLOC) {
-                    sink.prefetch(object: ahead[1], from: UInt8(truncatingIfNeeded: aheadTag >> 16))
-                }
-            }
             // Writers blocked on a full ring must not wait for a long decode to finish.
-            if position % 4096 == 0 {
+            if position % Self.publicationInterval == 0 {
                 channel.publishConsumed(upTo: position)
                 clock = channel.publishClock()
             }
+            // Allocations and deallocations, nearly every record, up to the next publication or
+            // the first other record, in a loop of their own.
+            let runEnd = Swift.min(end, (position | (Self.publicationInterval &- 1)) &+ 1)
+            position =
+                prefetching
+                ? decodeAllocations(
+                    from: position, to: runEnd, end: end, ring: ring, placeMask: placeMask, prefetching: true, into: &sink)
+                : decodeAllocations(
+                    from: position, to: runEnd, end: end, ring: ring, placeMask: placeMask, prefetching: false, into: &sink)
+            if position == runEnd { continue }
             let words = ring + Int(truncatingIfNeeded: (position & placeMask) &<< 2)
             let tag = la_wire_load_acquire_u64(words)
             let (word1, word2, word3) = (words[1], words[2], words[3])
             let kind = UInt32(truncatingIfNeeded: tag & 0xFF)
             let process = UInt8(truncatingIfNeeded: tag >> 16)
-            // Allocations and deallocations, nearly every record, take the short way.
-            if kind == UInt32(LA_SLOT_ALLOC) {
-                sink.allocated(
-                    typeID: UInt32(tag >> 32), object: word1, stackID: UInt32(truncatingIfNeeded: word2), sequence: position,
-                    test: word3 == 0 ? nil : UInt32(truncatingIfNeeded: word3 &- 1), time: time(ofWord: word2 >> 32),
-                    from: process)
-                la_wire_store_release_u64(words, 0)
-                position &+= 1
-                continue
-            }
-            if kind == UInt32(LA_SLOT_DEALLOC) {
-                sink.deallocated(
-                    typeID: UInt32(tag >> 32), object: word1, sequence: position, time: time(ofWord: word2), from: process)
-                la_wire_store_release_u64(words, 0)
-                position &+= 1
-                continue
-            }
             var length: UInt64 = 1
             switch kind {
             case UInt32(LA_SLOT_EMPTY):
@@ -149,6 +131,52 @@ struct RecordDecoder {
         }
     }
 
+    /// Decodes the allocations and deallocations from slot `start` on, up to `stop` or the first
+    /// slot of another kind (or not committed), and returns where it stopped. With `prefetching`
+    /// (a constant at each call), each record first announces the object of the record
+    /// `prefetchDistance` slots on, before `end`.
+    @inline(__always)
+    private func decodeAllocations<Sink: RecordSink>(
+        from start: UInt64, to stop: UInt64, end: UInt64, ring: UnsafeMutablePointer<UInt64>, placeMask: UInt64,
+        prefetching: Bool, into sink: inout Sink
+    ) -> UInt64 {
+        var position = start
+        while position < stop {
+            // With a million instances alive, each record's table slot is a cache miss: the
+            // slot of the record a few places on is asked for now, so that it arrives meanwhile.
+            // The slot may not be committed yet: what it holds is only a hint.
+            if prefetching && position &+ Self.prefetchDistance < end {
+                let ahead = ring + Int(truncatingIfNeeded: ((position &+ Self.prefetchDistance) & placeMask) &<< 2)
+                let aheadTag = la_wire_load_acquire_u64(ahead)
+                let aheadKind = UInt32(truncatingIfNeeded: aheadTag & 0xFF)
+                if aheadKind == UInt32(LA_SLOT_ALLOC) || aheadKind == UInt32(LA_SLOT_DEALLOC) {
+                    sink.prefetch(object: ahead[1], from: UInt8(truncatingIfNeeded: aheadTag >> 16))
+                }
+            }
+            let words = ring + Int(truncatingIfNeeded: (position & placeMask) &<< 2)
+            let tag = la_wire_load_acquire_u64(words)
+            let kind = UInt32(truncatingIfNeeded: tag & 0xFF)
+            guard kind == UInt32(LA_SLOT_ALLOC) || kind == UInt32(LA_SLOT_DEALLOC) else { break }
+            let (word1, word2, word3) = (words[1], words[2], words[3])
+            // Retired as soon as it is read: writers reuse it only once `publishConsumed` says so,
+            // and the slot's address need not be kept while the sink counts the record.
+            la_wire_store_release_u64(words, 0)
+            let process = UInt8(truncatingIfNeeded: tag >> 16)
+            if kind == UInt32(LA_SLOT_ALLOC) {
+                sink.allocated(
+                    typeID: UInt32(tag >> 32), object: word1, stackID: UInt32(truncatingIfNeeded: word2), sequence: position,
+                    test: word3 == 0 ? nil : UInt32(truncatingIfNeeded: word3 &- 1),
+                    time: RecordTime(word: word2 >> 32, clock: clock), from: process)
+            } else {
+                sink.deallocated(
+                    typeID: UInt32(tag >> 32), object: word1, sequence: position, time: RecordTime(word: word2, clock: clock),
+                    from: process)
+            }
+            position &+= 1
+        }
+        return position
+    }
+
     /// Whether the cursor waits on a slot that was reserved and is not committed.
     func isWaiting(on channel: RecordChannel) -> Bool {
         channel.reservedSlots > cursor && channel.slot(cursor).0 & 0xFF == UInt64(LA_SLOT_EMPTY)
@@ -167,6 +195,10 @@ struct RecordDecoder {
     /// A bound on the writers that can wait for room at once, each with a record reserved beyond
     /// the ring: threads of the processes of one run.
     static let mostWaitingWriters: UInt64 = 1 << 16
+
+    /// How often a pass publishes its progress and the clock, in slots: every 4,096 records a pass
+    /// decodes, writers waiting for room may go on.
+    static let publicationInterval: UInt64 = 4096
 
     /// How many slots ahead the decoder announces a record's object (`RecordSink.prefetch`): about
     /// as many records as it decodes while a cache miss is served.
@@ -249,6 +281,36 @@ struct RecordDecoder {
     }
 }
 
+/// When a record was written, as the decoder found it: its time word and the clock of the pass
+/// that read it. Most records need no more than "before the end of its type's bucket under way",
+/// which the clock answers alone while that end lies ahead of it (no record of the pass was written
+/// after the clock): the time itself is worked out only where it is needed.
+struct RecordTime: ExpressibleByIntegerLiteral {
+    /// The record's time word (`LA_TIME_STAMPED` set when it carries one).
+    let word: UInt64
+    /// The decoder's clock when it read the record.
+    let clock: UInt64
+
+    init(word: UInt64, clock: UInt64) {
+        self.word = word
+        self.clock = clock
+    }
+
+    /// A time already known: `milliseconds` is `time`.
+    init(exactly time: UInt64) { self.init(word: 0, clock: time) }
+
+    init(integerLiteral time: UInt64) { self.init(exactly: time) }
+
+    /// Milliseconds since the channel was created (`RecordDecoder.time(ofWord:clock:)`).
+    var milliseconds: UInt64 {
+        @inline(__always) get { RecordDecoder.time(ofWord: word, clock: clock) }
+    }
+
+    /// Whether the record was written before `end`: true at once when the clock is.
+    @inline(__always)
+    func isBefore(_ end: UInt64) -> Bool { clock < end || milliseconds < end }
+}
+
 /// What the decoder hands each event to, with the index of the process that wrote it.
 /// Allocations and deallocations, nearly every record, come through methods of their own, so that
 /// a sink that wants speed takes them without an event being built and switched on.
@@ -256,9 +318,10 @@ protocol RecordSink {
     mutating func receive(_ event: WireEvent, from process: UInt8)
     /// `receive(.allocated(…))`.
     mutating func allocated(
-        typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: UInt64, from process: UInt8)
+        typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: RecordTime,
+        from process: UInt8)
     /// `receive(.deallocated(…))`.
-    mutating func deallocated(typeID: UInt32, object: UInt64, sequence: UInt64, time: UInt64, from process: UInt8)
+    mutating func deallocated(typeID: UInt32, object: UInt64, sequence: UInt64, time: RecordTime, from process: UInt8)
     /// Whether records are worth announcing ahead (`prefetch`): what they touch has outgrown the
     /// processor's caches. Asked once per pass.
     var prefersPrefetch: Bool { get }
@@ -269,15 +332,17 @@ protocol RecordSink {
 
 extension RecordSink {
     mutating func allocated(
-        typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: UInt64, from process: UInt8
+        typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: RecordTime,
+        from process: UInt8
     ) {
         receive(
-            .allocated(typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: time),
+            .allocated(
+                typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: time.milliseconds),
             from: process)
     }
 
-    mutating func deallocated(typeID: UInt32, object: UInt64, sequence: UInt64, time: UInt64, from process: UInt8) {
-        receive(.deallocated(typeID: typeID, object: object, sequence: sequence, time: time), from: process)
+    mutating func deallocated(typeID: UInt32, object: UInt64, sequence: UInt64, time: RecordTime, from process: UInt8) {
+        receive(.deallocated(typeID: typeID, object: object, sequence: sequence, time: time.milliseconds), from: process)
     }
 
     var prefersPrefetch: Bool { false }

@@ -157,9 +157,14 @@ struct Reception {
     /// Slots decoded in one pass from which the reader takes the next pass at once.
     static let backlogSlots: UInt64 = 4096
 
+    /// Fewer slots than this in a pass make the pause after it twice as long, up to
+    /// `quietPauseFactor` times the poll interval; four times as many halve it.
+    static let quietSlots: UInt64 = 1024
+    static let quietPauseFactor: UInt32 = 8
+
     /// Decodes `channel` into one ledger per process while `target` runs (a pass every
-    /// `pollMicroseconds`, or at once after a pass that found a backlog), and once more after it
-    /// ended, so that every committed record is read. `progress` hears the counts at most every
+    /// `pollMicroseconds`, longer while the target writes little, or at once after a pass that
+    /// found a backlog), and once more after it ended, so that every committed record is read. `progress` hears the counts at most every
     /// `ProgressReporter.interval`.
     static func receive(
         from channel: RecordChannel, while target: any RunningTarget, watch: WatchOptions, timeoutSeconds: Int? = nil,
@@ -180,6 +185,8 @@ struct Reception {
         // that died between reserve and commit while other processes of the target write on.
         var waitingSlot: UInt64? = nil
         var waitingSince: UInt64 = 0
+        // The pause after the pass under way (`quietSlots`).
+        var pause = pollMicroseconds
         while true {
             if let ended = target.poll() {
                 outcome = ended
@@ -227,7 +234,16 @@ struct Reception {
             // A pass that found a backlog goes straight on to the next: pausing while records wait
             // let the reader fall behind a busy target (a million allocations under --census left
             // it about 45 ms behind at the target's end), and a full ring makes the target wait.
-            if pollMicroseconds > 0 && decodedSlots < Self.backlogSlots { target.pause(microseconds: pollMicroseconds) }
+            if pollMicroseconds > 0 && decodedSlots < Self.backlogSlots { target.pause(microseconds: pause) }
+            // A pass costs about the same whether it finds one record or a thousand: a target that
+            // writes little is read less often, up to `quietPauseFactor` times the poll interval
+            // (its end still wakes the reader at once). A process waiting for a heap walk is
+            // answered at the poll interval.
+            if decodedSlots < Self.quietSlots && !watch.retainers {
+                pause = Swift.min(pause &* 2, pollMicroseconds &* Self.quietPauseFactor)
+            } else if decodedSlots >= Self.quietSlots &* 4 || watch.retainers {
+                pause = Swift.max(pause / 2, pollMicroseconds)
+            }
         }
         decoder.decode(channel, targetFinished: true, into: &ledgers)
         let received = Reception(
@@ -301,14 +317,15 @@ final class ProcessLedgers: RecordSink {
 
     @inline(__always)
     func allocated(
-        typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: UInt64, from process: UInt8
+        typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: RecordTime,
+        from process: UInt8
     ) {
         ledgerForRecords(process).pointee.allocatedUnshared(
             typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: time)
     }
 
     @inline(__always)
-    func deallocated(typeID: UInt32, object: UInt64, sequence: UInt64, time: UInt64, from process: UInt8) {
+    func deallocated(typeID: UInt32, object: UInt64, sequence: UInt64, time: RecordTime, from process: UInt8) {
         ledgerForRecords(process).pointee.deallocateUnshared(typeID: typeID, object: object, time: time)
     }
 
