@@ -279,6 +279,21 @@ leakaudit_track_result leakaudit_track(const void *object, int32_t type_id) {
     return result;
 }
 
+leakaudit_fast_track_result leakaudit_track_registered(const void *object) {
+    leakaudit_fast_track_result result = {.live_over_budget = -1, .max = 0};
+    la_process_state *state = la_state();
+    // An object's first word is its dynamic type's metadata, as type(of:) reads it.
+    int32_t type_id = la_type_lookup_in(state, *(const void *const *)object);
+    if (type_id < 0) return result;
+    la_type *type = &state->registry.types[type_id];
+    if (__atomic_load_n(&type->budget_source, __ATOMIC_ACQUIRE) != LA_BUDGET_CODE) return result;
+    int64_t live = 0;
+    bool inserted = la_track(state, object, type_id, __builtin_frame_address(0), false, &live);
+    result.max = type->max;
+    result.live_over_budget = inserted && live > result.max ? live : 0;
+    return result;
+}
+
 /// Counts the death of `object`, of type `type_id`, when it was tracked, and writes its record.
 static inline __attribute__((always_inline)) void la_untrack(la_process_state *state, const void *object,
                                                              int32_t type_id) {

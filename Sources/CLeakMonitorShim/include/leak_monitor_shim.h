@@ -68,6 +68,21 @@ typedef struct leakaudit_track_result {
 /// set, captures its allocation backtrace and appends an allocation record when attached.
 leakaudit_track_result leakaudit_track(const void *object, int32_t type_id);
 
+/// Result of leakaudit_track_registered: two words, returned in registers.
+typedef struct leakaudit_fast_track_result {
+    /// 0 when the object is tracked (or already was) within its type's budget; the type's live
+    /// count when that went over the budget; -1 when the caller must take the slow way
+    /// (leakaudit_type_lookup, leakaudit_type_register, leakaudit_track): the object's type is
+    /// not registered yet, or its budget came from a pattern or the census.
+    int64_t live_over_budget;
+    /// The type's budget when `live_over_budget` is positive.
+    int64_t max;
+} leakaudit_fast_track_result;
+
+/// validate's common way, in one call: leakaudit_track for `object` under the type its first word
+/// (its metadata) names, when that type is registered with the budget its code declares.
+leakaudit_fast_track_result leakaudit_track_registered(const void *object);
+
 // Tests (tests.c) ---------------------------------------------------------------------------------
 
 /// Returns the id of the test named `name` in this process, recording the name the first time;
