@@ -265,13 +265,21 @@ public struct ReportPhrases: Sendable {
         let indent = String(text.prefix { $0 == " " })
         var lines: [String] = []
         var current = indent
+        // Characters in `current`, kept as it grows: counting a string walks all of it, and doing
+        // so per word made wrapping quadratic.
+        var currentCount = indent.count
         for word in text.dropFirst(indent.count).split(separator: " ") {
-            let candidate = current.count == indent.count ? current + word : current + " " + word
-            if candidate.count > width && current.count > indent.count {
+            let wordCount = word.count
+            if currentCount == indent.count {
+                current += word
+                currentCount += wordCount
+            } else if currentCount + 1 + wordCount > width {
                 lines.append(current)
                 current = indent + "  " + word
+                currentCount = indent.count + 2 + wordCount
             } else {
-                current = candidate
+                current += " " + word
+                currentCount += 1 + wordCount
             }
         }
         lines.append(current)

@@ -136,6 +136,15 @@ final class ReadableTextTests: XCTestCase {
         XCTAssertTrue(full.contains("presentDetailScreen(for:animated:) at Sources/App/Features/Deeply/Nested/Directory"), full)
     }
 
+    func testProseBreaksBetweenWordsAndGoesOnTwoSpacesIn() {
+        let phrases = ReportPhrases(width: 20)
+        XCTAssertEqual(
+            phrases.wrapped("  leak-audit: one over budget; a-very-long-word-indeed ends it"),
+            ["  leak-audit: one", "    over budget;", "    a-very-lo…indeed", "    ends it"])
+        XCTAssertEqual(phrases.wrapped("fits as it is"), ["fits as it is"])
+        XCTAssertEqual(ReportPhrases(width: 20, verbose: true).wrapped(String(repeating: "word ", count: 9)).count, 1)
+    }
+
     func testTheFirstSitesAreShownAndTheRestCounted() {
         let groups = (1...5).map { index in
             AuditReport.AllocationGroup(
