@@ -192,14 +192,14 @@ struct LifetimeLedger {
                 peakTime = time.milliseconds
                 newPeak = true
             }
-            return (newPeak, !buckets.recordRise(to: UInt32(clamping: liveCount), at: time))
+            return (newPeak, !buckets.record(UInt32(clamping: liveCount), at: time, moving: .rise))
         }
 
         /// Counts a death; says whether its time needs a new bucket.
         @inline(__always)
         mutating func died(time: RecordTime) -> Bool {
             liveCount &-= 1
-            return !buckets.recordFall(to: UInt32(clamping: liveCount), at: time)
+            return !buckets.record(UInt32(clamping: liveCount), at: time, moving: .fall)
         }
 
         /// Whether an instance of the full table, allocated at `sequence`, was alive at the peak.

@@ -31,33 +31,25 @@ struct LiveCountBuckets {
         /// tells whether an event counts in it.
         fileprivate(set) var end: UInt64 = 0
 
+        /// How a count moved since the last one recorded (`current.last`).
+        enum Move {
+            /// A ledger's count, one above the last: it can only raise the bucket's highest count.
+            case rise
+            /// A ledger's count, one below the last: it can only lower the bucket's lowest.
+            case fall
+            /// Any count.
+            case any
+        }
+
         /// Counts `value` at `time` in the bucket under way; false when a bucket must start for it
         /// (`LiveCountBuckets.startBucket`). A time before the bucket under way (concurrent writers
-        /// stamp in a slightly different order than they commit) counts in that bucket.
+        /// stamp in a slightly different order than they commit) counts in that bucket. `move` is
+        /// a constant where this is inlined: a rise or a fall updates one bound.
         @inline(__always)
-        mutating func record(_ value: UInt32, at time: UInt64) -> Bool {
-            guard time < end else { return false }
-            current.low = Swift.min(current.low, value)
-            current.high = Swift.max(current.high, value)
-            current.last = value
-            return true
-        }
-
-        /// `record` for a count one above the last one recorded (`current.last`), the only rise a
-        /// ledger records: it can only raise the bucket's highest count.
-        @inline(__always)
-        mutating func recordRise(to value: UInt32, at time: RecordTime) -> Bool {
+        mutating func record(_ value: UInt32, at time: RecordTime, moving move: Move = .any) -> Bool {
             guard time.isBefore(end) else { return false }
-            current.high = Swift.max(current.high, value)
-            current.last = value
-            return true
-        }
-
-        /// `record` for a count one below the last one recorded: it can only lower the lowest.
-        @inline(__always)
-        mutating func recordFall(to value: UInt32, at time: RecordTime) -> Bool {
-            guard time.isBefore(end) else { return false }
-            current.low = Swift.min(current.low, value)
+            if move != .rise { current.low = Swift.min(current.low, value) }
+            if move != .fall { current.high = Swift.max(current.high, value) }
             current.last = value
             return true
         }
@@ -75,7 +67,7 @@ struct LiveCountBuckets {
     @inline(__always)
     mutating func record(_ live: Int, at time: UInt64) {
         let value = UInt32(clamping: live)
-        if !head.record(value, at: time) { startBucket(value, at: time) }
+        if !head.record(value, at: RecordTime(exactly: time)) { startBucket(value, at: time) }
     }
 
     /// Starts the bucket of `time` with `value`, when `head.record` found no room for it.
