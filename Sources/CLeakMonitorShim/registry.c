@@ -226,12 +226,12 @@ static la_set_insertion la_set_insert(la_process_state *state, uintptr_t object)
     return (__atomic_fetch_or(word, bit, __ATOMIC_ACQ_REL) & bit) == 0 ? LA_SET_INSERTED : LA_SET_PRESENT;
 }
 
-/// Removes `object`; false when it was not tracked.
+/// Removes `object`; false when it was not tracked. Only instances of tracked types come here, and
+/// nearly all of them are tracked: the bit is cleared without a look at it first.
 static bool la_set_remove(la_process_state *state, uintptr_t object) {
     uint64_t *word = la_address_word_existing(state, object);
     uint64_t bit = la_address_bit(object);
-    return word != NULL && (__atomic_load_n(word, __ATOMIC_RELAXED) & bit) != 0
-        && (__atomic_fetch_and(word, ~bit, __ATOMIC_ACQ_REL) & bit) != 0;
+    return word != NULL && (__atomic_fetch_and(word, ~bit, __ATOMIC_ACQ_REL) & bit) != 0;
 }
 
 // Tracking ----------------------------------------------------------------------------------------
@@ -249,15 +249,19 @@ static inline __attribute__((always_inline)) bool la_track(la_process_state *sta
         *live_after = __atomic_load_n(&type->live, __ATOMIC_ACQUIRE);
         return false;
     }
-    // Capture only for leak-audit: on its own the library needs counts, not stacks.
-    uint32_t stack = la_channel_active(state) ? la_stack_capture_and_intern(entry_frame) : LA_STACK_NONE;
+    // Capture and record only for leak-audit: on its own the library needs counts, not stacks. The
+    // channel is mapped before the first type registers, so before any instance is tracked.
+    uint8_t *slots = la_channel_mapped_slots(state);
+    uint32_t stack = slots != NULL ? la_stack_capture(entry_frame) : LA_STACK_NONE;
     int64_t live = __atomic_add_fetch(&type->live, 1, __ATOMIC_ACQ_REL);
     int64_t peak = __atomic_load_n(&type->peak, __ATOMIC_RELAXED);
     while (live > peak
            && !__atomic_compare_exchange_n(&type->peak, &peak, live, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
     }
-    la_channel_event(state, LA_SLOT_ALLOC, 0, (uint32_t)type_id, (uint64_t)(uintptr_t)object, stack,
-                     state->tests.requested ? la_test_tag(state) : 0);
+    if (slots != NULL) {
+        la_channel_event_in(state, slots, LA_SLOT_ALLOC, 0, (uint32_t)type_id, (uint64_t)(uintptr_t)object, stack,
+                            state->tests.requested ? la_test_tag(state) : 0);
+    }
     *live_after = live;
     return true;
 }
@@ -306,7 +310,10 @@ void la_registry_on_dealloc(la_process_state *state, const void *object, int32_t
     la_untrack(state, object, type_id);
 }
 
-la_destroy_fn la_registry_on_destroy(const void *object) {
+/// The death of `object`, an instance of a tracked type whose destroy word the shim routed to its
+/// hook: counts it and writes its record, and returns the function the word held before, which
+/// the hook calls next.
+static inline __attribute__((always_inline)) la_destroy_fn la_registry_on_destroy(const void *object) {
     la_process_state *state = la_state();
     // A type's destroy word is routed to the hook only after its map entry and its own function
     // are in. An object's metadata pointer, its first word, stays its dynamic type's through
@@ -324,4 +331,13 @@ la_destroy_fn la_registry_on_destroy(const void *object) {
     }
     la_untrack(state, object, type_id);
     return original;
+}
+
+/// The runtime calls it with an instance whose last strong reference just went. The registry
+/// records the death first, while the memory is still the instance's (so that a later object at
+/// the same address always gets a later slot), and hands back the type's own function, called
+/// last, as a tail call.
+void leakaudit_hook_destroy(void *object) {
+    la_destroy_fn original = la_registry_on_destroy(object);
+    original(object);
 }

@@ -23,7 +23,6 @@
 
 // The hooks are exported under a recognisable name, so that a copy of the shim can tell another
 // copy's hook (in a library loaded with RTLD_LOCAL, with a registry of its own) from a lazy stub.
-__attribute__((visibility("default"))) void leakaudit_hook_destroy(void *object);
 __attribute__((visibility("default"))) void leakaudit_hook_swift_deallocPartialClassInstance(void *object,
                                                                                             const void *metadata,
                                                                                             size_t size,
@@ -62,15 +61,6 @@ void *leakaudit_hook_swift_allocObject(const void *metadata, size_t size, size_t
     if (__builtin_expect(decision == -1, 1)) return state->hooks.real_alloc(metadata, size, align_mask);
     const uintptr_t *frame = __builtin_frame_address(0);
     return la_hook_allocate_watched(metadata, size, align_mask, decision, frame[0], frame[1]);
-}
-
-/// The destroy function of every tracked type's metadata: the runtime calls it with an instance
-/// whose last strong reference just went. The registry records the death first, while the memory
-/// is still the instance's (so that a later object at the same address always gets a later slot),
-/// and hands back the type's own function, called last, as a tail call.
-void leakaudit_hook_destroy(void *object) {
-    la_destroy_fn original = la_registry_on_destroy(object);
-    original(object);
 }
 
 /// A class whose init failed (after validate, or after a watched allocation) is freed here,

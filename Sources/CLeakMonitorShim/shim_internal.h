@@ -93,6 +93,9 @@ typedef struct la_channel_state {
 
 /// True once the record channel is mapped (inline, at the end of this header).
 static inline bool la_channel_active(const la_process_state *state);
+/// The mapped ring (acquire), or NULL while none is: la_channel_active's answer, for a caller that
+/// writes an event after asking (la_channel_event_in).
+static inline uint8_t *la_channel_mapped_slots(const la_process_state *state);
 /// Sets header flag bits.
 LA_HIDDEN void la_channel_set_flag(uint32_t flag);
 /// The slow end of `la_channel_reserve`, out of line: waits for the reader to free the places in
@@ -283,10 +286,10 @@ LA_HIDDEN bool la_registry_track(la_process_state *state, const void *object, in
 /// Forgets `object`, an instance of tracked type `type_id` about to be freed, and records its
 /// deallocation if it was tracked.
 LA_HIDDEN void la_registry_on_dealloc(la_process_state *state, const void *object, int32_t type_id);
-/// The death of `object`, an instance of a tracked type whose destroy word the shim routed to its
-/// hook: counts it and writes its record, and returns the function the word held before, which
-/// the hook calls next.
-LA_HIDDEN la_destroy_fn la_registry_on_destroy(const void *object);
+/// The destroy function of every tracked type's metadata (registry.c, with the registry's inline
+/// paths it takes). Exported under a recognisable name, so that a copy of the shim can tell another
+/// copy's hook (in a library loaded with RTLD_LOCAL, with a registry of its own) from a lazy stub.
+__attribute__((visibility("default"))) void leakaudit_hook_destroy(void *object);
 
 // stacks.c — allocation backtraces, captured and interned -----------------------------------------
 
@@ -311,7 +314,61 @@ typedef struct la_stacks_state {
 /// Captures the backtrace above `entry_frame` (the exported entry point's own frame, taken with
 /// __builtin_frame_address(0), which forces that function to keep a frame pointer even where the
 /// shim is built without them) and returns its stack id (LA_STACK_NONE when unavailable).
+/// la_stack_capture's way for what its inline way does not find.
 LA_HIDDEN uint32_t la_stack_capture_and_intern(const void *entry_frame);
+
+/// The stack this thread captured last, in the table: a thread that allocates in a loop captures
+/// the same stack again and again, and a walk that compares it as it goes needs no hash, no copy
+/// and no probe. A pointer, not a copy: initial-exec TLS of a library that is dlopen'd (a test
+/// bundle) comes out of a small reserve. Entries are never removed or changed once published.
+extern LA_HIDDEN __thread __attribute__((tls_model("initial-exec"))) const la_stack_entry *la_thread_last_stack;
+/// The frame the walk that found it started from (NULL when that frame was not on the thread's
+/// stack), and the highest frame that walk could read.
+extern LA_HIDDEN __thread __attribute__((tls_model("initial-exec"))) const void *la_thread_last_entry_frame;
+extern LA_HIDDEN __thread __attribute__((tls_model("initial-exec"))) const uintptr_t *la_thread_last_walk_end;
+
+/// The frame that `frame` saved, or NULL where the walk must stop: each step must move up the
+/// same stack, which stops the walk at code without frame pointers (glibc's start-up frames) or
+/// garbage. The next frame must lie above this one (so the walk ends), at most at `last`, and be
+/// aligned (this one is: once on the stack, always on it).
+static inline const uintptr_t *la_walk_next(const uintptr_t *frame, const uintptr_t *last) {
+    const uintptr_t *next = (const uintptr_t *)frame[0];
+    bool moves_up = next > frame && next <= last;
+    return moves_up && ((uintptr_t)next & (sizeof(uintptr_t) - 1)) == 0 ? next : NULL;
+}
+
+/// Walks from `*frame` (on the thread's stack, bounded by `last`) comparing each return address
+/// with `known`'s, and stops at the first difference: true when the walk is `known` to its end,
+/// by the same steps as a capture (no interned frame is 0, where a stack ends), so that its id is
+/// the capture's. Otherwise `*count` frames matched and `*frame` is where the walk stopped.
+static inline __attribute__((always_inline)) bool la_walk_matches(const la_stack_entry *known,
+                                                                  const uintptr_t **frame, const uintptr_t *last,
+                                                                  uint32_t *count) {
+    const uintptr_t *addresses = known->frames, *walked = *frame;
+    uint32_t expected = known->frame_count, matched = 0;
+    while (matched < expected && walked[1] == addresses[matched]) {
+        matched++;
+        walked = la_walk_next(walked, last);
+        if (walked == NULL) break;
+    }
+    *frame = walked;
+    *count = matched;
+    // Both ended together, or matched to the deepest capture, where the walk cuts both.
+    return matched == expected && (walked == NULL || walked[1] == 0 || matched == LA_MAX_FRAMES);
+}
+
+/// la_stack_capture_and_intern, inline where it is most often asked: from the frame the thread's
+/// last walk started from, that walk's bounds hold, and a stack that matches the last one to its
+/// end is that stack. Anything else takes the function.
+static inline uint32_t la_stack_capture(const void *entry_frame) {
+    const la_stack_entry *previous = la_thread_last_stack;
+    if (previous != NULL && entry_frame == la_thread_last_entry_frame) {
+        const uintptr_t *frame = (const uintptr_t *)entry_frame;
+        uint32_t count = 0;
+        if (la_walk_matches(previous, &frame, la_thread_last_walk_end, &count)) return previous->id;
+    }
+    return la_stack_capture_and_intern(entry_frame);
+}
 
 // tests.c — naming the test that allocated each tracked instance ----------------------------------
 
@@ -398,41 +455,58 @@ static inline __attribute__((always_inline)) int32_t la_type_lookup_in(const la_
     return la_metadata_value(state->registry.type_map, LA_TYPE_MAP_CAPACITY - 1, la_type_map_hash(metadata), metadata, -1);
 }
 
-static inline bool la_channel_active(const la_process_state *state) {
-    return __atomic_load_n(&state->channel.slots, __ATOMIC_ACQUIRE) != NULL;
+static inline uint8_t *la_channel_mapped_slots(const la_process_state *state) {
+    return __atomic_load_n(&state->channel.slots, __ATOMIC_ACQUIRE);
 }
+
+static inline bool la_channel_active(const la_process_state *state) { return la_channel_mapped_slots(state) != NULL; }
 
 static inline __attribute__((always_inline)) uint64_t *la_channel_slot(const la_process_state *state,
                                                                          uint64_t index) {
     return (uint64_t *)(state->channel.slots + (index & (state->channel.slot_capacity - 1)) * LA_WIRE_SLOT_SIZE);
 }
 
-static inline __attribute__((always_inline)) uint64_t la_channel_reserve(la_process_state *state, uint64_t count) {
-    la_wire_header *header = state->channel.header;
-    uint64_t capacity = state->channel.slot_capacity;
+/// la_channel_reserve with the channel's header and capacity already read: `*first` is the first
+/// index, and false says the record cannot be written. A bool rather than UINT64_MAX, so that an
+/// inlined caller tests only what the slow ways return.
+static inline __attribute__((always_inline)) bool la_channel_reserve_in(la_process_state *state, la_wire_header *header,
+                                                                        uint64_t capacity, uint64_t count,
+                                                                        uint64_t *first) {
     if (__builtin_expect(__atomic_load_n(&header->flags, __ATOMIC_RELAXED) & LA_FLAG_READER_GONE, 0)) {
         la_channel_drop(state);
-        return UINT64_MAX;
+        return false;
     }
     // A full ring means leak-audit has fallen a whole ring behind: the writer waits for it (the
     // run slows down, nothing is lost), unless leak-audit is gone, in which case nothing more is
     // written and nothing waits again.
-    uint64_t first = __atomic_fetch_add(&header->next_slot, count, __ATOMIC_RELAXED);
-    if (__builtin_expect(first + count > __atomic_load_n(&header->consumed_slot, __ATOMIC_ACQUIRE) + capacity, 0)) {
-        return la_channel_await_room(state, first, count);
+    *first = __atomic_fetch_add(&header->next_slot, count, __ATOMIC_RELAXED);
+    if (__builtin_expect(*first + count > __atomic_load_n(&header->consumed_slot, __ATOMIC_ACQUIRE) + capacity, 0)) {
+        *first = la_channel_await_room(state, *first, count);
+        return *first != UINT64_MAX;
     }
-    return first;
+    return true;
 }
 
-static inline __attribute__((always_inline)) void la_channel_event(la_process_state *state, uint8_t kind,
-                                                                    uint8_t subkind, uint32_t id, uint64_t word1,
-                                                                    uint64_t word2, uint64_t word3) {
-    if (!la_channel_active(state)) return;
-    uint64_t index = la_channel_reserve(state, 1);
-    if (index == UINT64_MAX) return;
+static inline __attribute__((always_inline)) uint64_t la_channel_reserve(la_process_state *state, uint64_t count) {
+    uint64_t first = UINT64_MAX;
+    return la_channel_reserve_in(state, state->channel.header, state->channel.slot_capacity, count, &first)
+        ? first : UINT64_MAX;
+}
+
+/// la_channel_event for a channel whose ring the caller found mapped at `slots`
+/// (la_channel_mapped_slots). What the write needs is read before the slot is reserved: the
+/// reservation's atomic add would make the compiler read it again.
+static inline __attribute__((always_inline)) void la_channel_event_in(la_process_state *state, uint8_t *slots,
+                                                                       uint8_t kind, uint8_t subkind, uint32_t id,
+                                                                       uint64_t word1, uint64_t word2, uint64_t word3) {
+    la_wire_header *header = state->channel.header;
+    uint64_t capacity = state->channel.slot_capacity;
+    uint64_t tag = (uint64_t)kind | ((uint64_t)subkind << 8) | state->channel.process_tag | ((uint64_t)id << 32);
+    uint64_t index = 0;
+    if (!la_channel_reserve_in(state, header, capacity, 1, &index)) return;
     // The time word (LA_TIME_*) goes where each kind has room for it, and where a reader that
     // predates time words ignores it.
-    uint64_t time = LA_TIME_STAMPED | (__atomic_load_n(&state->channel.header->clock_ms, __ATOMIC_RELAXED) & LA_TIME_MASK);
+    uint64_t time = LA_TIME_STAMPED | (__atomic_load_n(&header->clock_ms, __ATOMIC_RELAXED) & LA_TIME_MASK);
     if (kind == LA_SLOT_ALLOC) {
         word2 = (word2 & 0xFFFFFFFFu) | time << 32;
     } else if (kind == LA_SLOT_DEALLOC) {
@@ -440,12 +514,18 @@ static inline __attribute__((always_inline)) void la_channel_event(la_process_st
     } else if (kind == LA_SLOT_TEST) {
         word1 = time;
     }
-    uint64_t *slot = la_channel_slot(state, index);
+    uint64_t *slot = (uint64_t *)(slots + (index & (capacity - 1)) * LA_WIRE_SLOT_SIZE);
     slot[1] = word1;
     slot[2] = word2;
     slot[3] = word3;
-    uint64_t tag = (uint64_t)kind | ((uint64_t)subkind << 8) | state->channel.process_tag | ((uint64_t)id << 32);
     __atomic_store_n(&slot[0], tag, __ATOMIC_RELEASE);
+}
+
+static inline __attribute__((always_inline)) void la_channel_event(la_process_state *state, uint8_t kind,
+                                                                    uint8_t subkind, uint32_t id, uint64_t word1,
+                                                                    uint64_t word2, uint64_t word3) {
+    uint8_t *slots = la_channel_mapped_slots(state);
+    if (slots != NULL) la_channel_event_in(state, slots, kind, subkind, id, word1, word2, word3);
 }
 
 #endif

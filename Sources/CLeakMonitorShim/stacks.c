@@ -17,11 +17,10 @@
 static __thread __attribute__((tls_model("initial-exec"))) uintptr_t la_thread_stack_low;
 static __thread __attribute__((tls_model("initial-exec"))) uintptr_t la_thread_stack_high;
 static __thread __attribute__((tls_model("initial-exec"))) bool la_thread_stack_known;
-/// The stack this thread captured last, in the table: a thread that allocates in a loop captures
-/// the same stack again and again, and a walk that compares it as it goes needs no hash, no copy
-/// and no probe. A pointer, not a copy: initial-exec TLS of a library that is dlopen'd (a test
-/// bundle) comes out of a small reserve. Entries are never removed or changed once published.
-static __thread __attribute__((tls_model("initial-exec"))) const la_stack_entry *la_thread_last_stack;
+// The thread's last stack, where its walk started and how far it could read (shim_internal.h).
+__thread __attribute__((tls_model("initial-exec"))) const la_stack_entry *la_thread_last_stack;
+__thread __attribute__((tls_model("initial-exec"))) const void *la_thread_last_entry_frame;
+__thread __attribute__((tls_model("initial-exec"))) const uintptr_t *la_thread_last_walk_end;
 
 /// The stack pointer the main thread started with, which glibc's start-up code keeps (weak: a C
 /// library without it leaves its address NULL).
@@ -69,16 +68,6 @@ static inline const uintptr_t *la_walk_start(const uintptr_t *frame, const uintp
     *last = (const uintptr_t *)(high - 2 * sizeof(uintptr_t));
     bool on_stack = (uintptr_t)frame >= low && frame <= *last && ((uintptr_t)frame & (sizeof(uintptr_t) - 1)) == 0;
     return on_stack ? frame : NULL;
-}
-
-/// The frame that `frame` saved, or NULL where the walk must stop: each step must move up the
-/// same stack, which stops the walk at code without frame pointers (glibc's start-up frames) or
-/// garbage. The next frame must lie above this one (so the walk ends), at most at `last`, and be
-/// aligned (this one is: once on the stack, always on it).
-static inline const uintptr_t *la_walk_next(const uintptr_t *frame, const uintptr_t *last) {
-    const uintptr_t *next = (const uintptr_t *)frame[0];
-    bool moves_up = next > frame && next <= last;
-    return moves_up && ((uintptr_t)next & (sizeof(uintptr_t) - 1)) == 0 ? next : NULL;
 }
 
 /// Walks on from `frame` (NULL: the walk has ended), after the `count` return addresses already
@@ -164,35 +153,46 @@ static const la_stack_entry *la_stack_intern(const uintptr_t *frames, int count,
     }
 }
 
-uint32_t la_stack_capture_and_intern(const void *entry_frame) {
-    const uintptr_t *last = NULL;
-    const uintptr_t *frame = la_walk_start(entry_frame, &last);
-    uintptr_t frames[LA_MAX_FRAMES];
-    int count = 0;
-    const la_stack_entry *previous = la_thread_last_stack;
-    if (previous != NULL && frame != NULL) {
-        // The walk compares the thread's last stack as it goes and stops at the first difference,
-        // taking the same steps as la_capture_from: a stack that matches to its end is the stack
-        // that la_capture_from would capture. No interned frame is 0, where a stack ends.
-        const uintptr_t *known = previous->frames;
-        int expected = (int)previous->frame_count;
-        while (count < expected && frame[1] == known[count]) {
-            count++;
-            frame = la_walk_next(frame, last);
-            if (frame == NULL) break;
-        }
-        // Both ended together, or matched to the deepest capture, where the walk would cut both.
-        bool ended = frame == NULL || frame[1] == 0;
-        if (count == expected && (ended || count == LA_MAX_FRAMES)) return previous->id;
-        memcpy(frames, known, (size_t)count * sizeof(uintptr_t));
-    }
-    bool truncated = false;
-    uint64_t hash = 0;
-    count = la_capture_from(frame, last, frames, count, &truncated, &hash);
-    const la_stack_entry *entry = la_stack_intern(frames, count, truncated, hash);
-    if (entry == NULL) return LA_STACK_NONE;
+/// Makes `entry` the thread's last stack, found by a walk from `entry_frame` (NULL: not on the
+/// stack, which no inline comparison may start from) that could read up to `last`.
+static uint32_t la_remember_stack(const la_stack_entry *entry, const void *entry_frame, const uintptr_t *last) {
     la_thread_last_stack = entry;
+    la_thread_last_entry_frame = entry_frame;
+    la_thread_last_walk_end = last;
     return entry->id;
 }
 
-uint32_t leakaudit_stack_capture(void) { return la_stack_capture_and_intern(__builtin_frame_address(0)); }
+uint32_t la_stack_capture_and_intern(const void *entry_frame) {
+    const uintptr_t *last = NULL;
+    const uintptr_t *frame = la_walk_start(entry_frame, &last);
+    const void *walk_start = frame;
+    uintptr_t frames[LA_MAX_FRAMES];
+    uint32_t count = 0;
+    const la_stack_entry *previous = la_thread_last_stack;
+    if (previous != NULL && frame != NULL) {
+        if (la_walk_matches(previous, &frame, last, &count)) return la_remember_stack(previous, walk_start, last);
+        // The matching prefix is not walked again: the capture goes on from where they parted.
+        memcpy(frames, previous->frames, (size_t)count * sizeof(uintptr_t));
+    }
+    bool truncated = false;
+    uint64_t hash = 0;
+    count = (uint32_t)la_capture_from(frame, last, frames, (int)count, &truncated, &hash);
+    const la_stack_entry *entry = la_stack_intern(frames, (int)count, truncated, hash);
+    if (entry == NULL) return LA_STACK_NONE;
+    return la_remember_stack(entry, walk_start, last);
+}
+
+uint32_t leakaudit_stack_capture(void) { return la_stack_capture(__builtin_frame_address(0)); }
+
+uint32_t leakaudit_stack_capture_synthetic(const uintptr_t *return_addresses, uint32_t count) {
+    // Frame records on this function's stack, each pointing at the next and the last at none: the
+    // same records at the same addresses for every call from one call site.
+    enum { capacity = LA_MAX_FRAMES + 8 };
+    uintptr_t records[2 * capacity];
+    uint32_t used = count < capacity ? count : capacity;
+    for (uint32_t index = 0; index < used; index++) {
+        records[2 * index] = index + 1 < used ? (uintptr_t)&records[2 * (index + 1)] : 0;
+        records[2 * index + 1] = return_addresses[index];
+    }
+    return used == 0 ? LA_STACK_NONE : la_stack_capture(records);
+}

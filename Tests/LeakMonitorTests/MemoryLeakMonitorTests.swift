@@ -242,6 +242,27 @@ final class StackCaptureTests: XCTestCase {
         XCTAssertEqual(idOf.count, 5)
     }
 
+    /// From the same frames as the stack before (a loop's next allocation), a stack that goes on a
+    /// frame further is another stack; one whose next frame returns to address 0 ends there, and
+    /// so does one cut at the deepest capture.
+    func testAStackThatGoesOnFromTheSameFramesIsAnotherStack() {
+        let short: [UInt] = [0x1000, 0x2000, 0x3000]
+        let deep = (1...50).map { UInt($0) << 12 }
+        let stacks: [[UInt]] = [
+            short, short + [0x4000], short, short + [0], short + [0x4000], short, deep, Array(deep.prefix(49)), deep,
+            Array(deep.prefix(47)),
+        ]
+        let ids = stacks.map { addresses in
+            addresses.withUnsafeBufferPointer { leakaudit_stack_capture_synthetic($0.baseAddress!, UInt32($0.count)) }
+        }
+        XCTAssertFalse(ids.contains(0xFFFF_FFFF))
+        XCTAssertEqual([ids[2], ids[3], ids[5]], [ids[0], ids[0], ids[0]], "\(ids)")
+        XCTAssertEqual(ids[4], ids[1])
+        XCTAssertNotEqual(ids[1], ids[0])
+        XCTAssertEqual([ids[7], ids[8]], [ids[6], ids[6]], "cut at 48 frames: \(ids)")
+        XCTAssertEqual(Set([ids[0], ids[1], ids[6], ids[9]]).count, 4, "\(ids)")
+    }
+
     /// Another thread's stack differs at its top (its thread's start), so the same path there has
     /// another id; each thread compares with its own last stack.
     func testAnotherThreadsStackIsAnotherStack() {

@@ -127,6 +127,11 @@ bool leakaudit_observes_deallocations(void);
 /// full. For tests and diagnostics.
 uint32_t leakaudit_stack_capture(void);
 
+/// leakaudit_stack_capture of a made-up stack: `count` return addresses (at most 56), in frame
+/// records this function builds on its own stack. Calls from one call site build them at the same
+/// addresses, as a loop's allocations do. For tests.
+uint32_t leakaudit_stack_capture_synthetic(const uintptr_t *return_addresses, uint32_t count);
+
 #if __has_feature(nullability)
 #pragma clang assume_nonnull end
 #endif
