@@ -164,8 +164,8 @@ struct Reception {
 
     /// Decodes `channel` into one ledger per process while `target` runs (a pass every
     /// `pollMicroseconds`, longer while the target writes little, or at once after a pass that
-    /// found a backlog), and once more after it ended, so that every committed record is read. `progress` hears the counts at most every
-    /// `ProgressReporter.interval`.
+    /// found a backlog), and once more after it ended, so that every committed record is read.
+    /// `progress` hears the counts at most every `ProgressReporter.interval`.
     static func receive(
         from channel: RecordChannel, while target: any RunningTarget, watch: WatchOptions, timeoutSeconds: Int? = nil,
         pollMicroseconds: UInt32 = 1_000,
