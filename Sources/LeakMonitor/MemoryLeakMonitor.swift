@@ -68,28 +68,47 @@ public enum MemoryLeakMonitor {
     ///
     /// Calling it again for the same instance (from a subclass initializer, say) counts it once.
     public static func validate<Instance: MemoryLeakMonitorable>(_ instance: Instance) {
-        // A registered type with its code's budget, nearly every call: one call into the shim.
-        let result = leakaudit_track_registered(Unmanaged.passUnretained(instance).toOpaque())
-        if _fastPath(result.live_over_budget == 0) { return }
-        if result.live_over_budget > 0 {
-            let metadata = unsafeBitCast(type(of: instance) as AnyObject.Type, to: UnsafeRawPointer.self)
-            report(typeID: leakaudit_type_lookup(metadata), max: Int(result.max), liveCount: Int(result.live_over_budget))
-            return
+        let object = Unmanaged.passUnretained(instance).toOpaque()
+        var prepared = false
+        while true {
+            // Every instance is tracked through this one call, so that the same code above it gives
+            // the same stack, its type's first instance included. Nearly every call: a registered
+            // type with its code's budget.
+            let result = leakaudit_track_registered(object)
+            if _fastPath(result.live_over_budget == 0) { return }
+            if result.live_over_budget > 0 {
+                let metadata = unsafeBitCast(type(of: instance) as AnyObject.Type, to: UnsafeRawPointer.self)
+                report(typeID: leakaudit_type_lookup(metadata), max: Int(result.max), liveCount: Int(result.live_over_budget))
+                return
+            }
+            if prepared {
+                // The shim still declines it (its budget could not be claimed): the general way.
+                validateSlowly(instance)
+                return
+            }
+            guard prepare(instance) else { return }
+            prepared = true
         }
-        validateSlowly(instance)
     }
 
-    /// `validate` for a type not registered yet, or first watched through a budget pattern or the
-    /// census. Its frame is LeakMonitor's, like validate's: the report shows neither.
+    /// What `leakaudit_track_registered` needs before it takes `instance`: its type registered, at
+    /// its first validation, or, for a type leak-audit watched through a budget pattern or its census
+    /// first, the budget its code declares. False when the type cannot be tracked (the table is full).
+    @inline(never)
+    private static func prepare<Instance: MemoryLeakMonitorable>(_ instance: Instance) -> Bool {
+        let metadata = unsafeBitCast(type(of: instance) as AnyObject.Type, to: UnsafeRawPointer.self)
+        let typeID = leakaudit_type_lookup(metadata)
+        if typeID < 0 { return register(instance, metadata: metadata) >= 0 }
+        claim(instance, typeID: typeID)
+        return true
+    }
+
+    /// `validate` through `leakaudit_track`, for a type whose code's budget could not be claimed.
     @inline(never)
     private static func validateSlowly<Instance: MemoryLeakMonitorable>(_ instance: Instance) {
-        let dynamicType: AnyObject.Type = type(of: instance)
-        let metadata = unsafeBitCast(dynamicType, to: UnsafeRawPointer.self)
-        var typeID = leakaudit_type_lookup(metadata)
-        if typeID < 0 {
-            typeID = register(instance, metadata: metadata)
-            if typeID < 0 { return }
-        }
+        let metadata = unsafeBitCast(type(of: instance) as AnyObject.Type, to: UnsafeRawPointer.self)
+        let typeID = leakaudit_type_lookup(metadata)
+        guard typeID >= 0 else { return }
         let result = leakaudit_track(Unmanaged.passUnretained(instance).toOpaque(), typeID)
         if result.claim_needed {
             // leak-audit watched this type through a budget pattern or its census first.

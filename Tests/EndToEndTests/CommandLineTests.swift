@@ -52,6 +52,10 @@ final class CommandLineTests: XCTestCase {
         let model = try XCTUnwrap(
             withoutDebugInformation.types.first { $0["name"] as? String == "ViewModelRetention.LoginViewModel" })
         XCTAssertEqual(model["exceeded"] as? Bool, true)
+        // Without lines, sites are grouped by stack: the three models allocated by the same code are
+        // one group, the type's first instance (which registers the type) included.
+        let groups = try XCTUnwrap(model["allocations"] as? [[String: Any]])
+        XCTAssertEqual(groups.map { $0["count"] as? Int }, [3], "\(groups)")
     }
 
     func testCleanTextReportSaysSo() throws {
