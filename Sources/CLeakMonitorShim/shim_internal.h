@@ -461,9 +461,14 @@ static inline uint8_t *la_channel_mapped_slots(const la_process_state *state) {
 
 static inline bool la_channel_active(const la_process_state *state) { return la_channel_mapped_slots(state) != NULL; }
 
+/// Slot `index` of a ring of `capacity` slots (a power of two) mapped at `slots`.
+static inline __attribute__((always_inline)) uint64_t *la_ring_slot(uint8_t *slots, uint64_t capacity, uint64_t index) {
+    return (uint64_t *)(slots + (index & (capacity - 1)) * LA_WIRE_SLOT_SIZE);
+}
+
 static inline __attribute__((always_inline)) uint64_t *la_channel_slot(const la_process_state *state,
                                                                          uint64_t index) {
-    return (uint64_t *)(state->channel.slots + (index & (state->channel.slot_capacity - 1)) * LA_WIRE_SLOT_SIZE);
+    return la_ring_slot(state->channel.slots, state->channel.slot_capacity, index);
 }
 
 /// la_channel_reserve with the channel's header and capacity already read: `*first` is the first
@@ -514,7 +519,7 @@ static inline __attribute__((always_inline)) void la_channel_event_in(la_process
     } else if (kind == LA_SLOT_TEST) {
         word1 = time;
     }
-    uint64_t *slot = (uint64_t *)(slots + (index & (capacity - 1)) * LA_WIRE_SLOT_SIZE);
+    uint64_t *slot = la_ring_slot(slots, capacity, index);
     slot[1] = word1;
     slot[2] = word2;
     slot[3] = word3;

@@ -77,7 +77,7 @@ public enum MemoryLeakMonitor {
             let result = leakaudit_track_registered(object)
             if _fastPath(result.live_over_budget == 0) { return }
             if result.live_over_budget > 0 {
-                let metadata = unsafeBitCast(type(of: instance) as AnyObject.Type, to: UnsafeRawPointer.self)
+                let metadata = metadata(of: type(of: instance))
                 report(typeID: leakaudit_type_lookup(metadata), max: Int(result.max), liveCount: Int(result.live_over_budget))
                 return
             }
@@ -96,17 +96,21 @@ public enum MemoryLeakMonitor {
     /// first, the budget its code declares. False when the type cannot be tracked (the table is full).
     @inline(never)
     private static func prepare<Instance: MemoryLeakMonitorable>(_ instance: Instance) -> Bool {
-        let metadata = unsafeBitCast(type(of: instance) as AnyObject.Type, to: UnsafeRawPointer.self)
+        let metadata = metadata(of: type(of: instance))
         let typeID = leakaudit_type_lookup(metadata)
         if typeID < 0 { return register(instance, metadata: metadata) >= 0 }
         claim(instance, typeID: typeID)
         return true
     }
 
+    /// The metadata pointer of a class, by which the shim keys its types.
+    @inline(__always)
+    private static func metadata(of type: AnyObject.Type) -> UnsafeRawPointer { unsafeBitCast(type, to: UnsafeRawPointer.self) }
+
     /// `validate` through `leakaudit_track`, for a type whose code's budget could not be claimed.
     @inline(never)
     private static func validateSlowly<Instance: MemoryLeakMonitorable>(_ instance: Instance) {
-        let metadata = unsafeBitCast(type(of: instance) as AnyObject.Type, to: UnsafeRawPointer.self)
+        let metadata = metadata(of: type(of: instance))
         let typeID = leakaudit_type_lookup(metadata)
         guard typeID >= 0 else { return }
         let result = leakaudit_track(Unmanaged.passUnretained(instance).toOpaque(), typeID)
@@ -140,7 +144,7 @@ public enum MemoryLeakMonitor {
     }
 
     private static func count(of type: AnyObject.Type) -> TypeCount? {
-        count(ofTypeID: leakaudit_type_lookup(unsafeBitCast(type, to: UnsafeRawPointer.self)))
+        count(ofTypeID: leakaudit_type_lookup(metadata(of: type)))
     }
 
     private static func count(ofTypeID typeID: Int32) -> TypeCount? {
