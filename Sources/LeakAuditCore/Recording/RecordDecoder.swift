@@ -91,7 +91,7 @@ struct RecordDecoder {
                 : decodeAllocations(
                     from: position, to: runEnd, end: end, ring: ring, placeMask: placeMask, prefetching: false, into: &sink)
             if position == runEnd { continue }
-            let words = ring + Int(truncatingIfNeeded: (position & placeMask) &<< 2)
+            let words = Self.words(of: position, in: ring, placeMask: placeMask)
             let tag = la_wire_load_acquire_u64(words)
             let (word1, word2, word3) = (words[1], words[2], words[3])
             let kind = UInt32(truncatingIfNeeded: tag & 0xFF)
@@ -146,14 +146,14 @@ struct RecordDecoder {
             // slot of the record a few places on is asked for now, so that it arrives meanwhile.
             // The slot may not be committed yet: what it holds is only a hint.
             if prefetching && position &+ Self.prefetchDistance < end {
-                let ahead = ring + Int(truncatingIfNeeded: ((position &+ Self.prefetchDistance) & placeMask) &<< 2)
+                let ahead = Self.words(of: position &+ Self.prefetchDistance, in: ring, placeMask: placeMask)
                 let aheadTag = la_wire_load_acquire_u64(ahead)
                 let aheadKind = UInt32(truncatingIfNeeded: aheadTag & 0xFF)
                 if aheadKind == UInt32(LA_SLOT_ALLOC) || aheadKind == UInt32(LA_SLOT_DEALLOC) {
                     sink.prefetch(object: ahead[1], from: UInt8(truncatingIfNeeded: aheadTag >> 16))
                 }
             }
-            let words = ring + Int(truncatingIfNeeded: (position & placeMask) &<< 2)
+            let words = Self.words(of: position, in: ring, placeMask: placeMask)
             let tag = la_wire_load_acquire_u64(words)
             let kind = UInt32(truncatingIfNeeded: tag & 0xFF)
             guard kind == UInt32(LA_SLOT_ALLOC) || kind == UInt32(LA_SLOT_DEALLOC) else { break }
@@ -175,6 +175,14 @@ struct RecordDecoder {
             position &+= 1
         }
         return position
+    }
+
+    /// The four words of slot `index` in the ring (`placeMask`: its capacity less one).
+    @inline(__always)
+    private static func words(of index: UInt64, in ring: UnsafeMutablePointer<UInt64>, placeMask: UInt64)
+        -> UnsafeMutablePointer<UInt64>
+    {
+        ring + Int(truncatingIfNeeded: (index & placeMask) &<< 2)
     }
 
     /// Whether the cursor waits on a slot that was reserved and is not committed.

@@ -238,10 +238,10 @@ struct Reception {
             // A pass costs about the same whether it finds one record or a thousand: a target that
             // writes little is read less often, up to `quietPauseFactor` times the poll interval
             // (its end still wakes the reader at once). A process waiting for a heap walk is
-            // answered at the poll interval.
+            // answered at the poll interval: with --retainers the pause never grows.
             if decodedSlots < Self.quietSlots && !watch.retainers {
                 pause = Swift.min(pause &* 2, pollMicroseconds &* Self.quietPauseFactor)
-            } else if decodedSlots >= Self.quietSlots &* 4 || watch.retainers {
+            } else if decodedSlots >= Self.quietSlots &* 4 {
                 pause = Swift.max(pause / 2, pollMicroseconds)
             }
         }

@@ -212,13 +212,20 @@ struct SegmentedTable {
         if segment.pointee.stored >= segment.pointee.growAt { grow(segment) }
         let capacity = segment.pointee.capacity
         let slots = segment.pointee.slots.unsafelyUnwrapped  // grow always leaves slots
-        var index = Self.home(hash, capacity: capacity)
+        slots[Self.firstEmpty(in: slots, capacity: capacity, hash: hash)] = slot
+        segment.pointee.stored &+= 1
+    }
+
+    /// The first empty slot of the probe sequence for `hash` in `capacity` slots, which hold no
+    /// entry for its address and at least one empty slot.
+    @inline(__always)
+    private static func firstEmpty(in slots: UnsafeMutablePointer<Slot>, capacity: Int, hash: UInt64) -> Int {
+        var index = home(hash, capacity: capacity)
         while slots[index].key != 0 {
             index &+= 1
             if index == capacity { index = 0 }
         }
-        slots[index] = slot
-        segment.pointee.stored &+= 1
+        return index
     }
 
     /// The word of `slot`, in place.
@@ -293,12 +300,7 @@ struct SegmentedTable {
             while old < oldCapacity {
                 let key = slots[old].key
                 if key != 0 {
-                    var index = Self.home(Self.hash(key), capacity: newCapacity)
-                    while resized[index].key != 0 {
-                        index &+= 1
-                        if index == newCapacity { index = 0 }
-                    }
-                    resized[index] = slots[old]
+                    resized[Self.firstEmpty(in: resized, capacity: newCapacity, hash: Self.hash(key))] = slots[old]
                 }
                 old &+= 1
             }
