@@ -41,8 +41,9 @@ let package = Package(
             pkgConfig: "libdw",
             providers: [.apt(["libdw-dev", "libelf-dev"])]
         ),
-        // System calls of the leak-audit executable that Swift's Glibc module lacks.
-        .target(name: "CLeakAuditHost", cSettings: [.define("_GNU_SOURCE")]),
+        // System calls of the leak-audit executable that Swift's Glibc module lacks, and the
+        // runtimes' demanglers: libstdc++'s, which the Swift runtime needs anyway, is linked by name.
+        .target(name: "CLeakAuditHost", cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("stdc++")]),
         // The report model and its vocabulary: what an audit found. Depends on nothing.
         .target(name: "LeakAuditModel"),
         // One renderer per output format, each reading only the model.

@@ -281,6 +281,13 @@ final class SymbolizerTests: XCTestCase {
         XCTAssertNil(demangleSwiftSymbol("malloc"), "cached answer")
         XCTAssertNil(demangleSwiftSymbol(""))
     }
+
+    func testDemanglesCPlusPlusNamesToo() {
+        XCTAssertEqual(demangleSymbol("_ZN5swift5Actor3runEi"), "swift::Actor::run(int)")
+        XCTAssertEqual(demangleSymbol("$sSi"), "Swift.Int")
+        XCTAssertNil(demangleSymbol("malloc"))
+        XCTAssertNil(demangleSymbol("_Znot a name"))
+    }
 }
 
 /// Written by the fixture's callback, which cannot capture context.

@@ -1,4 +1,5 @@
-// System calls the leak-audit executable needs that Swift's Glibc module does not import.
+// System calls the leak-audit executable needs that Swift's Glibc module does not import, and the
+// demanglers of the runtimes it links.
 #ifndef LEAK_AUDIT_HOST_H
 #define LEAK_AUDIT_HOST_H
 
@@ -52,5 +53,16 @@ bool leakaudit_host_wait_readable(int descriptor, uint32_t microseconds);
 /// it (a hint: any address, even an unmapped one, is fine). Inline, so that Swift's compiler
 /// inlines it where it is called.
 static inline void leakaudit_host_prefetch(const void *address) { __builtin_prefetch(address, 1, 3); }
+
+/// The Swift runtime's demangler, which libswiftCore exports with C linkage and no Swift module
+/// declares. Declared, not looked up with dlsym: where the runtime is linked into the executable
+/// (scripts/build-release.sh) its symbols are not exported, and dlsym would find nothing. `flags`
+/// must be 0; with `output_buffer` NULL the result is malloc'ed (free it); NULL when `mangled_name`
+/// is not a Swift name.
+char *swift_demangle(const char *mangled_name, size_t mangled_name_length, char *output_buffer, size_t *output_buffer_size,
+                     uint32_t flags);
+
+/// libstdc++'s demangler (the Swift runtime's own functions are C++), for the same reason.
+char *__cxa_demangle(const char *mangled_name, char *output_buffer, size_t *length, int *status);
 
 #endif
