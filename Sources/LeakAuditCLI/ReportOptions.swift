@@ -13,7 +13,7 @@ extension ColorChoice: ExpressibleByArgument {}
 // string, said directly.
 extension ExpressibleByArgument where Self: CaseIterable & RawRepresentable, RawValue == String {
     public var defaultValueDescription: String { rawValue }
-    public static var allValueStrings: [String] { allCases.map(\.rawValue) }
+    public static var allValueStrings: [String] { allCases.map { $0.rawValue } }
     /// Empty, as ArgumentParser's default makes it when every description is the raw value.
     public static var allValueDescriptions: [String: String] { [:] }
 }
@@ -105,10 +105,11 @@ struct ReportOptions: ParsableArguments {
 }
 
 extension ReportFormat {
-    /// `text, json, sarif, junit or github`.
-    static var helpList: String {
-        let names = allCases.map(\.rawValue)
+    /// `text, json, sarif, junit or github`: worked out once, though ArgumentParser builds the
+    /// option's help at each of its several passes over the command's arguments.
+    static let helpList: String = {
+        let names = allCases.map { $0.rawValue }
         guard let last = names.last, names.count > 1 else { return names.joined() }
         return names.dropLast().joined(separator: ", ") + " or " + last
-    }
+    }()
 }
