@@ -20,7 +20,8 @@
 #      whatever else the machine runs) for the target alone, LeakMonitor alone, attached, under
 #      --budget, the whole tree, and leak-audit per record; wall-time medians for --census with a
 #      million live objects, exit to report with a million instances over budget from 1,024
-#      stacks, the fixed cost of a run, and 64 threads validating at once (program alone).
+#      stacks, the fixed cost of a run (leak-audit built by `swift build -c release` and by
+#      scripts/build-release.sh), and 64 threads validating at once (program alone).
 #
 # Usage: scripts/benchmark.sh
 # Environment (all optional):
@@ -175,7 +176,8 @@ ir_budget_reader=$(counted "$work/ib" leak-audit)
 records=$((2 * CG_CHURN_N))
 
 echo "timing --census over ${CENSUS_N} live objects, exit to report over ${OVER_N} instances, the fixed cost, threads (${COST_REPS} interleaved repetitions)..." >&2
-declare -a census_plain=() census_audit=() report_ms=() fixed_plain=() fixed_audit=() threads_plain=() threads_alone=()
+declare -a census_plain=() census_audit=() report_ms=() fixed_plain=() fixed_audit=() fixed_linked=()
+declare -a threads_plain=() threads_alone=()
 for ((rep = 0; rep < COST_REPS; rep++)); do
     timed "$work/hp" "$plain" heap "$CENSUS_N"
     census_plain+=("$wall_ms")
@@ -188,6 +190,8 @@ for ((rep = 0; rep < COST_REPS; rep++)); do
     fixed_plain+=("$wall_ms")
     timed "$work/fa" "$leak_audit" run "$churn" churn 1
     fixed_audit+=("$wall_ms")
+    timed "$work/fl" "$leak_audit_linked" run "$churn" churn 1
+    fixed_linked+=("$wall_ms")
     "$plain" threads 64 10000 >"$work/tp"
     threads_plain+=("$(field threads-ms "$work/tp")")
     "$churn" threads 64 10000 >"$work/ta"
@@ -254,7 +258,7 @@ ratio() { calc "$1 / $2"; }
 # (1.03, 1.05, 1.08) is not rounded onto it.
 exact_ratio() { calc "$1 / $2" 3; }
 mcp4=$(median "${census_plain[@]}") mca4=$(median "${census_audit[@]}")
-mfp4=$(median "${fixed_plain[@]}") mfa4=$(median "${fixed_audit[@]}")
+mfp4=$(median "${fixed_plain[@]}") mfa4=$(median "${fixed_audit[@]}") mfl4=$(median "${fixed_linked[@]}")
 mtp4=$(median "${threads_plain[@]}") mta4=$(median "${threads_alone[@]}")
 echo "cost against a true plain program (AllocationChurnPlain: no LeakMonitor); instructions from callgrind"
 echo
@@ -273,6 +277,7 @@ row5 "leak-audit bytes per live instance, tracked (\`retain\`)" "$ledger_bytes" 
 row5 "  under --census (\`heap\`)" "$census_bytes" "" "-"
 row5 "exit to report written, ${OVER_N} over budget, 1,024 stacks (ms)" "$(median "${report_ms[@]}")" "" "<= 50 ms"
 row5 "fixed cost of a run: \`churn 1\` under leak-audit minus plain (ms)" "$(calc "$mfa4 - $mfp4")" "$mfp4 ms" "<= 5 ms"
+row5 "  leak-audit from scripts/build-release.sh (runtime linked in)" "$(calc "$mfl4 - $mfp4")" "" "-"
 row5 "64 threads x 10,000 validate, program alone: wall (vs plain)" "$(ratio "$mta4" "$mtp4")x" "$mtp4 ms" "<= 2x"
 echo
 echo "context: an untracked probe object costs ${untracked_object_ns} ns to create and drop and ${instance_bytes} bytes"
