@@ -86,7 +86,7 @@ final class CommandLineTests: XCTestCase {
     }
 
     func testOutputFileAndFormatOptions() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString).txt").path
+        let path = Harness.scratchPath("report.txt")
         let result = Harness.run([Harness.leakAudit, "run", "--output", path, try Harness.fixture("GenericBoxes")])
         XCTAssertEqual(result.status, 1)
         let report = try String(contentsOfFile: path, encoding: .utf8)
@@ -305,7 +305,7 @@ final class CommandLineTests: XCTestCase {
 
     func testSignalsReachTheTargetAndTheReportIsStillWritten() throws {
         for (signal, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString).json").path
+            let path = Harness.scratchPath("report.json")
             let process = Process()
             process.executableURL = URL(fileURLWithPath: Harness.leakAudit)
             process.arguments = ["run", "--format", "json", "--output", path, try Harness.fixture("InterruptedWhileLeaking")]
@@ -344,7 +344,7 @@ final class CommandLineTests: XCTestCase {
 /// What --output does with what is already at its path, and arguments that are not UTF-8.
 final class OutputAndArgumentTests: XCTestCase {
     private func temporaryDirectory() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString)").path
+        let path = Harness.scratchPath("output")
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }

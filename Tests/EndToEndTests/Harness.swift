@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 
 /// Builds Fixtures/ once per test process and runs the real leak-audit executable on it.
@@ -42,6 +43,25 @@ enum Harness {
 
     private static let releaseLock = NSLock()
 
+    /// This test process's directory for the files its tests write, removed when the process exits.
+    static let scratchDirectory: URL = {
+        // mkdtemp's six characters rather than a UUID: text reports shorten paths too wide for a line.
+        let temporary = FileManager.default.temporaryDirectory
+        var template = Array(temporary.appendingPathComponent("leak-audit-tests-XXXXXX").path.utf8CString)
+        let path = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!).map { String(cString: $0) } }
+        guard let path else { fatalError("cannot make a scratch directory: \(String(cString: strerror(errno)))") }
+        atexit { try? FileManager.default.removeItem(at: Harness.scratchDirectory) }
+        return URL(fileURLWithPath: path)
+    }()
+
+    private static let scratchPaths = Atomic(0)
+
+    /// A new path in `scratchDirectory` whose last component ends with `name`: nothing is there yet.
+    static func scratchPath(_ name: String) -> String {
+        let (number, _) = scratchPaths.add(1, ordering: .relaxed)
+        return scratchDirectory.appendingPathComponent("\(number)-\(name)").path
+    }
+
     /// The path of fixture product `name`.
     static func fixture(_ name: String) throws -> String {
         try fixturesBinDirectory.get() + "/" + name
@@ -62,7 +82,11 @@ enum Harness {
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
-        if let environment { process.environment = environment }
+        // SwiftPM and the driver leave TemporaryDirectory.* and lock files in TMPDIR (swiftlang/swift-driver#2049):
+        // children's temporary files go where this process's do.
+        var environment = environment ?? ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = scratchDirectory.path
+        process.environment = environment
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
@@ -81,7 +105,7 @@ enum Harness {
             stderr: String(decoding: errData, as: UTF8.self))
     }
 
-    /// One run of leak-audit with a JSON report written to a temporary file.
+    /// One run of leak-audit with a JSON report written to a file in `scratchDirectory`.
     struct Audit {
         var status: Int32
         var stdout: String
@@ -111,7 +135,7 @@ enum Harness {
         path: String, _ arguments: [String] = [], extraOptions: [String] = [], environment: [String: String] = [:],
         directory: String? = nil
     ) throws -> Audit {
-        let jsonPath = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString).json").path
+        let jsonPath = scratchPath("report.json")
         let result = run(
             [leakAudit, "run", "--format", "json", "--output", jsonPath] + extraOptions + [path] + arguments,
             environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 },

@@ -13,8 +13,7 @@ final class OutputFormatEndToEndTests: XCTestCase {
         var paths: [String: String]
 
         init() throws {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "leak-audit-formats-\(UUID().uuidString)")
+            let directory = URL(fileURLWithPath: Harness.scratchPath("formats"))
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let files = [
                 "text": "report.txt", "json": "report.json", "sarif": "report.sarif", "junit": "report.xml",

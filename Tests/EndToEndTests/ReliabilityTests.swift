@@ -6,7 +6,7 @@ import XCTest
 final class ReliabilityTests: XCTestCase {
     /// `timeout 120 leak-audit run --output-json TMP args…`: a hang fails the test instead of CI.
     private func audit(_ arguments: [String]) throws -> (result: Harness.CommandResult, json: [String: Any]) {
-        let jsonPath = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString).json").path
+        let jsonPath = Harness.scratchPath("report.json")
         let result = Harness.run(["timeout", "120", Harness.leakAudit, "run", "--output-json", jsonPath] + arguments)
         XCTAssertNotEqual(result.status, 124, "leak-audit hung: \(result.log)")
         let data = try Data(contentsOf: URL(fileURLWithPath: jsonPath))

@@ -35,7 +35,7 @@ final class ReportCommandTests: XCTestCase {
 
     /// Runs `fixture arguments…` under `leak-audit run --census`, writing every format to a file.
     private static func save(_ fixture: String, _ arguments: [String] = []) throws -> SavedRun {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-report-\(UUID().uuidString)")
+        let directory = URL(fileURLWithPath: Harness.scratchPath("report"))
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let files = Dictionary(uniqueKeysWithValues: formats.map { ($0, directory.appendingPathComponent("run.\($0)").path) })
         let options = formats.flatMap { ["--output-\($0)", files[$0] ?? ""] }

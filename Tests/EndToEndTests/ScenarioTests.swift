@@ -298,7 +298,7 @@ final class ScenarioTests: XCTestCase {
     }
 
     func testEveryInstrumentedProcessOfAScriptIsAudited() throws {
-        let script = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString).sh").path
+        let script = Harness.scratchPath("processes.sh")
         let text = "#!/bin/sh\n\(try Harness.fixture("GenericBoxes"))\n\(try Harness.fixture("ViewModelRetention")) clean\n"
         try text.write(toFile: script, atomically: true, encoding: .utf8)
         chmod(script, 0o755)

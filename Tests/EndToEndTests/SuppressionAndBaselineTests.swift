@@ -7,7 +7,7 @@ final class SuppressionAndBaselineTests: XCTestCase {
     private let bundle = "FixturesPackageTests.xctest"
 
     private func temporaryDirectory() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-policy-\(UUID().uuidString)").path
+        let path = Harness.scratchPath("policy")
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }

@@ -7,7 +7,7 @@ final class WatchTests: XCTestCase {
     private let viewModels = "UninstrumentedGallery.*ViewModel=1"
 
     private func temporaryDirectory() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString)").path
+        let path = Harness.scratchPath("watch")
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }

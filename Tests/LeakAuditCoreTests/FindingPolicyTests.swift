@@ -295,6 +295,7 @@ final class FindingPolicyTests: XCTestCase {
     private func temporaryFile(_ text: String) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("baseline-\(UUID().uuidString).json").path
         try text.write(toFile: path, atomically: true, encoding: .utf8)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
         return path
     }
 
