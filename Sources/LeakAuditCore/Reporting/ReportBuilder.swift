@@ -29,9 +29,16 @@ struct ReportBuilder {
         // A program with the Swift runtime linked in (-static-stdlib) calls it directly: the hooks
         // of the preloaded library, which brings the shared runtime along, never see its
         // allocations or its failed inits, and its counts would be wrong. They are left out.
+        // Each program is read once (a test run may start it dozens of times), and the target's not
+        // again: the plan read it.
         let everyProcess = run.received.ledgers.sorted { $0.key < $1.key }
+        var kinds: [String: TargetKind] = [:]
+        if let kind = run.plan.targetKind { kinds[run.plan.executablePath] = kind }
         let staticRuntime = everyProcess.filter { _, ledger in
-            ledger.modules.first.map { inspectExecutable($0.path) == .staticSwift } ?? false
+            guard let path = ledger.modules.first?.path else { return false }
+            let kind = kinds[path] ?? inspectExecutable(path)
+            kinds[path] = kind
+            return kind == .staticSwift
         }
         let indexed = everyProcess.filter { index, _ in !staticRuntime.contains { $0.key == index } }
         let ledgers = indexed.map(\.value)
