@@ -192,14 +192,14 @@ struct LifetimeLedger {
                 peakTime = time.milliseconds
                 newPeak = true
             }
-            return (newPeak, !buckets.record(UInt32(clamping: liveCount), at: time, moving: .rise))
+            return (newPeak, !buckets.record(liveCount, at: time, moving: .rise))
         }
 
         /// Counts a death; says whether its time needs a new bucket.
         @inline(__always)
         mutating func died(time: RecordTime) -> Bool {
             liveCount &-= 1
-            return !buckets.record(UInt32(clamping: liveCount), at: time, moving: .fall)
+            return !buckets.record(liveCount, at: time, moving: .fall)
         }
 
         /// Whether an instance of the full table, allocated at `sequence`, was alive at the peak.
@@ -208,7 +208,13 @@ struct LifetimeLedger {
 
         /// Whether a compact instance of `peakOrder` was alive at the peak (`CompactInstance`).
         @inline(__always)
-        func aliveAtPeak(peakOrder: UInt64) -> Bool { peakOrder <= UInt64(peak) }
+        func aliveAtPeak(peakOrder: UInt64) -> Bool { peakOrder <= UInt64(truncatingIfNeeded: peak) }
+
+        /// The peak order of an allocation just counted (`CompactInstance`): the peak when it made
+        /// a new one, the peak plus one otherwise. A peak is a live count, never negative, so it
+        /// converts here and in `aliveAtPeak` without a check.
+        @inline(__always)
+        func peakOrder(afterNewPeak newPeak: Bool) -> UInt64 { UInt64(truncatingIfNeeded: peak) &+ (newPeak ? 0 : 1) }
     }
 
     /// Type ids at or above it are damage: the shim hands out at most 16,384 (LA_MAX_TYPES), from
@@ -458,7 +464,7 @@ struct LifetimeLedger {
         if slot.existed { replaced(CompactInstance(word: slot.value.pointee), at: object, time: time.milliseconds) }
         let counts = tally.counts + position
         let (newPeak, newBucket) = counts.pointee.allocated(sequence: sequence, time: time)
-        let peakOrder = UInt64(counts.pointee.peak) &+ (newPeak ? 0 : 1)
+        let peakOrder = counts.pointee.peakOrder(afterNewPeak: newPeak)
         if (newPeak && counts.pointee.deathsSincePeak > 0) || newBucket {
             countedSlowly(at: position, newPeak: newPeak, newBucket: newBucket, time: time.milliseconds)
         }
@@ -581,7 +587,7 @@ struct LifetimeLedger {
         }
         if newBucket {
             typeLedgers[position].timeline.head = tally.counts[position].buckets
-            typeLedgers[position].timeline.startBucket(UInt32(clamping: tally.counts[position].liveCount), at: time)
+            typeLedgers[position].timeline.startBucket(tally.counts[position].liveCount, at: time)
             tally.counts[position].buckets = typeLedgers[position].timeline.head
         }
     }

@@ -21,17 +21,28 @@ struct LiveCountBuckets {
     static let bucketLimit: UInt64 = 256
 
     /// What every event touches: the buckets' width and the bucket under way, plain values that a
-    /// ledger can keep beside its other per-type counts.
+    /// ledger can keep beside its other per-type counts. The bucket under way keeps its counts as
+    /// the ledger does (`Int`), so that an event converts nothing; they are clamped to a `Point`'s
+    /// 32 bits when the bucket is stored.
     struct Head {
         /// Buckets are `1 << shift` milliseconds wide.
         fileprivate(set) var shift: UInt64 = 0
-        /// The bucket under way; its `bucket` is `UInt64.max` before the first event.
-        fileprivate(set) var current = Point(bucket: .max, low: 0, high: 0, last: 0)
+        /// The index of the bucket under way; `UInt64.max` before the first event.
+        fileprivate(set) var bucket: UInt64 = .max
+        /// The bucket's lowest, highest and last count.
+        fileprivate(set) var low = 0
+        fileprivate(set) var high = 0
+        fileprivate(set) var last = 0
         /// The first time past the bucket under way (0 before the first event): one comparison
         /// tells whether an event counts in it.
         fileprivate(set) var end: UInt64 = 0
 
-        /// How a count moved since the last one recorded (`current.last`).
+        /// The bucket under way as a point.
+        var current: Point {
+            Point(bucket: bucket, low: UInt32(clamping: low), high: UInt32(clamping: high), last: UInt32(clamping: last))
+        }
+
+        /// How a count moved since the last one recorded (`last`).
         enum Move {
             /// A ledger's count, one above the last: it can only raise the bucket's highest count.
             case rise
@@ -46,11 +57,11 @@ struct LiveCountBuckets {
         /// stamp in a slightly different order than they commit) counts in that bucket. `move` is
         /// a constant where this is inlined: a rise or a fall updates one bound.
         @inline(__always)
-        mutating func record(_ value: UInt32, at time: RecordTime, moving move: Move = .any) -> Bool {
+        mutating func record(_ value: Int, at time: RecordTime, moving move: Move = .any) -> Bool {
             guard time.isBefore(end) else { return false }
-            if move != .rise { current.low = Swift.min(current.low, value) }
-            if move != .fall { current.high = Swift.max(current.high, value) }
-            current.last = value
+            if move != .rise { low = Swift.min(low, value) }
+            if move != .fall { high = Swift.max(high, value) }
+            last = value
             return true
         }
     }
@@ -66,17 +77,17 @@ struct LiveCountBuckets {
     /// Counts `live` instances alive at `time` (milliseconds since the channel was created).
     @inline(__always)
     mutating func record(_ live: Int, at time: UInt64) {
-        let value = UInt32(clamping: live)
-        if !head.record(value, at: RecordTime(exactly: time)) { startBucket(value, at: time) }
+        if !head.record(live, at: RecordTime(exactly: time)) { startBucket(live, at: time) }
     }
 
     /// Starts the bucket of `time` with `value`, when `head.record` found no room for it.
     @inline(never)
-    mutating func startBucket(_ value: UInt32, at time: UInt64) {
-        if head.current.bucket != .max { earlier.append(head.current) }
+    mutating func startBucket(_ value: Int, at time: UInt64) {
+        if head.bucket != .max { earlier.append(head.current) }
         while time >> head.shift >= Self.bucketLimit { coarsen() }
-        head.current = Point(bucket: time >> head.shift, low: value, high: value, last: value)
-        head.end = (head.current.bucket + 1) << head.shift
+        head.bucket = time >> head.shift
+        (head.low, head.high, head.last) = (value, value, value)
+        head.end = (head.bucket + 1) << head.shift
     }
 
     /// Makes the buckets before the one about to start twice as wide, merging each pair.
@@ -99,7 +110,7 @@ struct LiveCountBuckets {
     }
 
     /// Every bucket in which the count changed, in time order.
-    var points: [Point] { head.current.bucket == .max ? earlier : earlier + [head.current] }
+    var points: [Point] { head.bucket == .max ? earlier : earlier + [head.current] }
 
     /// The width of a bucket, in milliseconds.
     var bucketMilliseconds: UInt64 { 1 << shift }
