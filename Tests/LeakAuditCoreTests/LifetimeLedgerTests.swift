@@ -336,6 +336,25 @@ final class LifetimeLedgerTests: XCTestCase {
         XCTAssertEqual(try replay.type(4).peak, 2)
     }
 
+    /// An address allocated again while its object still counts as alive: that object was freed
+    /// unseen, and dies then, whether it was still in the compact table's nursery or had moved on
+    /// to a segment.
+    func testAnAddressAllocatedAgainRetiresTheObjectFreedUnseen() throws {
+        var replay = Replay()
+        replay.define(1, "A", max: 1)
+        replay.define(2, "B", max: 1)
+        replay.alloc(1, 0x10, stack: 1)
+        replay.alloc(1, 0x10, stack: 2)  // in the nursery still
+        // A thousand other addresses: one of them needs 0x10's nursery slot, which moves it on.
+        for index in 1...1_000 { replay.alloc(2, 0x10 + UInt64(index) * 0x40, stack: 3) }
+        replay.alloc(1, 0x10, stack: 4)
+        let type = try replay.type(1)
+        XCTAssertEqual([type.peak, type.liveCount, type.allocated], [1, 1, 3])
+        XCTAssertEqual(type.live[0x10]?.stackID, 4)
+        XCTAssertEqual(replay.ledger.unseenDeallocations[1], 2)
+        XCTAssertEqual(replay.ledger.inconsistentEvents, 0)
+    }
+
     func testTypesAreCountedInIsolationEvenAtTheSameAddress() throws {
         var replay = Replay()
         replay.define(1, "A", max: 1)

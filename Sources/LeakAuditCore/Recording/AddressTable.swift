@@ -100,6 +100,10 @@ struct AddressTable<Value: AddressTableValue> {
         }
     }
 
+    /// Whether the table holds `key`.
+    @inline(__always)
+    func contains(_ key: UInt64) -> Bool { key == 0 ? zeroKeyValue != nil : slot(of: key) != nil }
+
     /// Makes the slots this value's alone (copied if shared).
     @inline(never)
     private mutating func copySlots() {

@@ -210,11 +210,11 @@ struct LifetimeLedger {
         @inline(__always)
         func aliveAtPeak(peakOrder: UInt64) -> Bool { peakOrder <= UInt64(truncatingIfNeeded: peak) }
 
-        /// The peak order of an allocation just counted (`CompactInstance`): the peak when it made
-        /// a new one, the peak plus one otherwise. A peak is a live count, never negative, so it
-        /// converts here and in `aliveAtPeak` without a check.
-        @inline(__always)
-        func peakOrder(afterNewPeak newPeak: Bool) -> UInt64 { UInt64(truncatingIfNeeded: peak) &+ (newPeak ? 0 : 1) }
+        /// The peak order of the next allocation (`CompactInstance`): the peak now plus one, whether
+        /// it makes a new peak (the live count never exceeds the peak by more than the one it
+        /// adds) or not. A peak is a live count, never negative, so it converts here and in
+        /// `aliveAtPeak` without a check.
+        var nextPeakOrder: UInt64 { UInt64(truncatingIfNeeded: peak) &+ 1 }
     }
 
     /// Type ids at or above it are damage: the shim hands out at most 16,384 (LA_MAX_TYPES), from
@@ -445,6 +445,11 @@ struct LifetimeLedger {
 
     /// `allocated` for a ledger whose tally no copy shares (`makeTallyUnique()` since the last
     /// copy): the decoder's sink makes sure of it once for many records (ProcessLedgers).
+    ///
+    /// The short way checks everything before it changes anything: an address that a table holds
+    /// already, or a type with four billion instances alive, goes the general way
+    /// (`allocatedAside`). Its only calls, to the rare slow parts, come last: what it worked out
+    /// before a call would otherwise have to be kept in memory across it, at every record.
     @inline(__always)
     mutating func allocatedUnshared(
         typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: RecordTime
@@ -457,14 +462,38 @@ struct LifetimeLedger {
                 typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: time.milliseconds)
             return
         }
+        let counts = tally.counts + position
+        let peakOrder = counts.pointee.nextPeakOrder
+        guard peakOrder <= UInt64(UInt32.max), tally.full.isEmpty || !tally.full.contains(object),
+            let vacancy = tally.compact.vacancy(forKey: object)
+        else {
+            allocatedAside(typeID: typeID, object: object, stackID: stackID, sequence: sequence, time: time)
+            return
+        }
+        let (newPeak, newBucket) = counts.pointee.allocated(sequence: sequence, time: time)
+        if _slowPath((newPeak && counts.pointee.deathsSincePeak > 0) || newBucket) {
+            countedSlowly(at: position, newPeak: newPeak, newBucket: newBucket, time: time.milliseconds)
+        }
+        tally.compact.insert(
+            CompactInstance(typeID: typeID, stackID: stackID, peakOrder: peakOrder).word, forKey: object, at: vacancy)
+    }
+
+    /// An allocation of a type and ids that fit a word, outside a test, that the short way of
+    /// `allocatedUnshared` did not finish: its address is in a table already (the object there was
+    /// freed unseen, and dies now), or its type has four billion instances alive (it is kept whole).
+    @inline(never)
+    private mutating func allocatedAside(
+        typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, time: RecordTime
+    ) {
+        let position = tally.position(of: typeID)
         if !tally.full.isEmpty, let previous = tally.full.removeValueUnshared(forKey: object) {
             replaced(previous, at: object, time: time.milliseconds)
         }
         let slot = tally.compact.insertionSlot(forKey: object)
         if slot.existed { replaced(CompactInstance(word: slot.value.pointee), at: object, time: time.milliseconds) }
         let counts = tally.counts + position
+        let peakOrder = counts.pointee.nextPeakOrder
         let (newPeak, newBucket) = counts.pointee.allocated(sequence: sequence, time: time)
-        let peakOrder = counts.pointee.peakOrder(afterNewPeak: newPeak)
         if (newPeak && counts.pointee.deathsSincePeak > 0) || newBucket {
             countedSlowly(at: position, newPeak: newPeak, newBucket: newBucket, time: time.milliseconds)
         }

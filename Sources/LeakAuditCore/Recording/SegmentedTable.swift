@@ -198,10 +198,34 @@ struct SegmentedTable {
         if segment.pointee.stored != 0, let index = Self.index(of: key, hash: hash, in: segment) {
             return (Self.value(in: segment.pointee.slots.unsafelyUnwrapped + index), true)
         }
-        let evicted = cell.pointee
-        cell.pointee = Slot(key: key, value: 0)
-        if evicted.key != 0 { settle(evicted) }
+        insert(0, forKey: key, at: Vacancy(cell: cell))
         return (Self.value(in: cell), false)
+    }
+
+    /// Where an address the table does not hold goes: its nursery cell (`vacancy(forKey:)`).
+    struct Vacancy {
+        fileprivate let cell: UnsafeMutablePointer<Slot>
+    }
+
+    /// Where `key` (not 0) would be inserted, or nil when the table holds it: a probe that changes
+    /// nothing, so that a caller can check more before it inserts (`insert(_:forKey:at:)`).
+    @inline(__always)
+    func vacancy(forKey key: UInt64) -> Vacancy? {
+        let hash = Self.hash(key)
+        let cell = nursery + Self.nurseryIndex(hash)
+        if cell.pointee.key == key { return nil }
+        let segment = segments + Self.segmentIndex(hash)
+        if segment.pointee.stored != 0 && Self.index(of: key, hash: hash, in: segment) != nil { return nil }
+        return Vacancy(cell: cell)
+    }
+
+    /// Stores `value` for `key` at `vacancy`, found for `key` since the table last changed; the
+    /// address the cell held, if any, moves to its segment.
+    @inline(__always)
+    func insert(_ value: UInt64, forKey key: UInt64, at vacancy: Vacancy) {
+        let evicted = vacancy.cell.pointee
+        vacancy.cell.pointee = Slot(key: key, value: value)
+        if evicted.key != 0 { settle(evicted) }
     }
 
     /// Moves `slot`, out of the nursery, into its segment, which does not hold its address.
