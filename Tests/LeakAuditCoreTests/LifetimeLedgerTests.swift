@@ -334,6 +334,27 @@ final class LifetimeLedgerTests: XCTestCase {
         XCTAssertEqual(try replay.type(4).name, "App.Late")
         XCTAssertEqual(try replay.type(4).max, 1)
         XCTAssertEqual(try replay.type(4).peak, 2)
+
+        // Its instances from before were kept whole, with their sequence numbers; those allocated
+        // since are kept in a word, which has none.
+        replay.alloc(4, 0xC, stack: 0)
+        XCTAssertEqual(try replay.type(4).live[0xB]?.sequence, 1)
+        XCTAssertEqual(try replay.type(4).live[0xC]?.sequence, 0)
+        XCTAssertEqual(try replay.type(4).peak, 3)
+        XCTAssertEqual(replay.ledger.inconsistentEvents, 2)
+    }
+
+    /// A defined type whose id does not fit a word (no shim hands one out) is kept whole.
+    func testATypeIdTooLargeForAWordIsKeptWhole() throws {
+        var replay = Replay()
+        replay.define(20_000, "App.Far", max: 1)
+        replay.alloc(20_000, 0xA, stack: 0)
+        replay.alloc(20_000, 0xB, stack: 0)
+        replay.free(20_000, 0xA)
+        let type = try replay.type(20_000)
+        XCTAssertEqual(type.live[0xB]?.sequence, 2)
+        XCTAssertEqual([type.peak, type.liveCount], [2, 1])
+        XCTAssertEqual(replay.ledger.inconsistentEvents, 0)
     }
 
     /// An address allocated again while its object still counts as alive: that object was freed

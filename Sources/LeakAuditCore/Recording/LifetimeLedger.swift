@@ -97,12 +97,11 @@ struct LifetimeLedger {
             word = UInt64(typeID) | UInt64(stackID &+ 1) << 14 | peakOrder << 32
         }
 
-        /// True when an allocation of `typeID` with `stackID` fits in a word: a stack id below
-        /// `stackIDLimit` or none, which both come out at most `stackIDLimit` once wrapped.
+        /// True when an allocation with `stackID` fits in a word: a stack id below `stackIDLimit` or
+        /// none, which both come out at most `stackIDLimit` once wrapped. (The type id is the
+        /// caller's to check: `LiveTally.compactPosition(of:)` answers for it.)
         @inline(__always)
-        static func fits(typeID: UInt32, stackID: UInt32) -> Bool {
-            typeID < typeIDLimit && stackID &+ 1 <= stackIDLimit
-        }
+        static func fits(stackID: UInt32) -> Bool { stackID &+ 1 <= stackIDLimit }
 
         var typeID: UInt32 { UInt32(truncatingIfNeeded: word & 0x3FFF) }
         var stackID: UInt32 {
@@ -388,7 +387,7 @@ struct LifetimeLedger {
                 typeLedgers[position].max = max
                 typeLedgers[position].budget = budget
                 makeTallyUnique()
-                tally.counts[position].defined = true
+                tally.define(id)
             } else {
                 _ = insert(TypeLedger(name: name, max: max, budget: budget, heldByXCTest: heldByXCTest), id: id)
             }
@@ -454,10 +453,8 @@ struct LifetimeLedger {
     mutating func allocatedUnshared(
         typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: RecordTime
     ) {
-        let position = tally.position(of: typeID)
-        guard test == nil, position >= 0, object != 0, CompactInstance.fits(typeID: typeID, stackID: stackID),
-            tally.counts[position].defined
-        else {
+        let position = tally.compactPosition(of: typeID)
+        guard test == nil, position >= 0, object != 0, CompactInstance.fits(stackID: stackID) else {
             allocatedSlowly(
                 typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: time.milliseconds)
             return

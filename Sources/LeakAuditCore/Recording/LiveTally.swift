@@ -13,7 +13,11 @@ final class LiveTally {
         /// By type id: the type's position in the ledger's arrays, or -1. Ids are dense from 0, so
         /// memory indexed by id replaces a hash lookup per record.
         var positions: UnsafeMutablePointer<Int32>
-        /// Type ids below it have an entry in `positions`.
+        /// By type id: the type's position when its allocations may be kept compact (the type is
+        /// defined and its id fits a `CompactInstance`), or -1: what an allocation asks, in one
+        /// test rather than three.
+        var compactPositions: UnsafeMutablePointer<Int32>
+        /// Type ids below it have an entry in `positions` and `compactPositions`.
         var idCount = 0
         var idCapacity: Int
         /// By position: the type's counts.
@@ -40,13 +44,15 @@ final class LiveTally {
         contents = UnsafeMutablePointer<Contents>.allocate(capacity: 1)
         contents.initialize(
             to: Contents(
-                positions: UnsafeMutablePointer<Int32>.allocate(capacity: 16), idCapacity: 16,
+                positions: UnsafeMutablePointer<Int32>.allocate(capacity: 16),
+                compactPositions: UnsafeMutablePointer<Int32>.allocate(capacity: 16), idCapacity: 16,
                 counts: UnsafeMutablePointer<LifetimeLedger.TypeCounts>.allocate(capacity: 16), countsCapacity: 16))
     }
 
     deinit {
         compact.deallocate()
         contents.pointee.positions.deallocate()
+        contents.pointee.compactPositions.deallocate()
         contents.pointee.counts.deinitialize(count: contents.pointee.typeCount)
         contents.pointee.counts.deallocate()
         contents.deinitialize(count: 1)
@@ -72,6 +78,7 @@ final class LiveTally {
         let copy = LiveTally(compact: compact.copy())
         copy.grow(ids: idCount, types: contents.pointee.typeCount)
         copy.contents.pointee.positions.update(from: contents.pointee.positions, count: idCount)
+        copy.contents.pointee.compactPositions.update(from: contents.pointee.compactPositions, count: idCount)
         copy.contents.pointee.idCount = idCount
         copy.contents.pointee.counts.initialize(from: counts, count: contents.pointee.typeCount)
         copy.contents.pointee.typeCount = contents.pointee.typeCount
@@ -86,6 +93,13 @@ final class LiveTally {
         Int(typeID) < contents.pointee.idCount ? Int(contents.pointee.positions[Int(typeID)]) : -1
     }
 
+    /// The position of type `typeID` when its allocations may be kept compact (it is defined, and
+    /// its id is below `CompactInstance.typeIDLimit`), or -1.
+    @inline(__always)
+    func compactPosition(of typeID: UInt32) -> Int {
+        Int(typeID) < contents.pointee.idCount ? Int(contents.pointee.compactPositions[Int(typeID)]) : -1
+    }
+
     /// Adds type `typeID` (below `LifetimeLedger.typeIDLimit`, not seen before) with `counts` at
     /// the next position, and returns that position.
     func append(_ typeCounts: LifetimeLedger.TypeCounts, id typeID: UInt32) -> Int {
@@ -95,12 +109,24 @@ final class LiveTally {
         let idCount = contents.pointee.idCount
         if slot >= idCount {
             (contents.pointee.positions + idCount).initialize(repeating: -1, count: slot + 1 - idCount)
+            (contents.pointee.compactPositions + idCount).initialize(repeating: -1, count: slot + 1 - idCount)
             contents.pointee.idCount = slot + 1
         }
         contents.pointee.positions[slot] = Int32(position)
         (contents.pointee.counts + position).initialize(to: typeCounts)
         contents.pointee.typeCount = position + 1
+        if typeCounts.defined { define(typeID) }
         return position
+    }
+
+    /// Marks type `typeID` (seen before) as defined: its counts say so, and its allocations may be
+    /// kept compact when its id fits.
+    func define(_ typeID: UInt32) {
+        let position = self.position(of: typeID)
+        contents.pointee.counts[position].defined = true
+        if typeID < LifetimeLedger.CompactInstance.typeIDLimit {
+            contents.pointee.compactPositions[Int(typeID)] = Int32(position)
+        }
     }
 
     /// Makes room for `ids` type ids and `types` positions.
@@ -111,6 +137,10 @@ final class LiveTally {
             grown.moveInitialize(from: contents.pointee.positions, count: contents.pointee.idCount)
             contents.pointee.positions.deallocate()
             contents.pointee.positions = grown
+            let grownCompact = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
+            grownCompact.moveInitialize(from: contents.pointee.compactPositions, count: contents.pointee.idCount)
+            contents.pointee.compactPositions.deallocate()
+            contents.pointee.compactPositions = grownCompact
             contents.pointee.idCapacity = capacity
         }
         if types > contents.pointee.countsCapacity {
