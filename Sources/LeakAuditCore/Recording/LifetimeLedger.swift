@@ -574,8 +574,39 @@ struct LifetimeLedger {
     }
 
     /// `deallocate` for a ledger whose tally no copy shares (`allocatedUnshared`).
+    ///
+    /// The short way takes an instance out of the compact table, its type's counts found first:
+    /// once the table has changed, the compiler could not tell that they had not. Anything else (a
+    /// type kept whole, an object the compact table does not hold) goes the general way,
+    /// `deallocatedAside`.
     @inline(__always)
     mutating func deallocateUnshared(typeID: UInt32, object: UInt64, time: RecordTime) {
+        // A type with instances in the compact table has a compact position: its allocations put
+        // them there.
+        let position = tally.compactPosition(of: typeID)
+        guard position >= 0 else {
+            deallocatedAside(typeID: typeID, object: object, time: time)
+            return
+        }
+        let counts = tally.counts + position
+        guard let word = tally.compact.removeValue(forKey: object) else {
+            deallocatedAside(typeID: typeID, object: object, time: time)
+            return
+        }
+        let instance = CompactInstance(word: word)
+        guard instance.typeID == typeID else {
+            // Freed as another type than it was allocated as: damage, and the instance stays.
+            tally.compact.updateValue(word, forKey: object)
+            inconsistentEvents += 1
+            return
+        }
+        retire(instance, position: position, counts: counts, time: time)
+    }
+
+    /// A deallocation the short way of `deallocateUnshared` did not finish: of a type kept whole,
+    /// or of an object the compact table does not hold.
+    @inline(never)
+    private mutating func deallocatedAside(typeID: UInt32, object: UInt64, time: RecordTime) {
         if let word = tally.compact.removeValue(forKey: object) {
             let instance = CompactInstance(word: word)
             guard instance.typeID == typeID else {
@@ -654,7 +685,14 @@ struct LifetimeLedger {
     private mutating func retire(_ instance: CompactInstance, time: RecordTime) {
         let position = tally.position(of: instance.typeID)
         guard position >= 0 else { return }
-        let counts = tally.counts + position
+        retire(instance, position: position, counts: tally.counts + position, time: time)
+    }
+
+    /// `retire(_:time:)` with its type's position and counts, found already.
+    @inline(__always)
+    private mutating func retire(
+        _ instance: CompactInstance, position: Int, counts: UnsafeMutablePointer<TypeCounts>, time: RecordTime
+    ) {
         let aliveAtPeak = counts.pointee.aliveAtPeak(peakOrder: instance.peakOrder)
         let newBucket = counts.pointee.died(time: time)
         if aliveAtPeak || newBucket {
