@@ -53,6 +53,10 @@ struct AddressTable<Value: AddressTableValue> {
     private var zeroKeyValue: Value? = nil
     /// Entries in the slots (the address 0 not included).
     private var stored = 0
+    /// The number of addresses in the table: `stored`, and the address 0 when it is there. Kept
+    /// as it changes, so that `isEmpty`, which the ledger asks for nearly every record, compares
+    /// once.
+    private(set) var count = 0
 
     /// The smallest capacity, a power of two.
     private static var minimumCapacity: Int { 16 }
@@ -60,12 +64,8 @@ struct AddressTable<Value: AddressTableValue> {
     /// An empty table, which allocates nothing until its first entry.
     init() {}
 
-    /// The number of addresses in the table.
-    var count: Int { stored + (zeroKeyValue == nil ? 0 : 1) }
-
-    /// Whether the table holds nothing: two comparisons, where `count == 0` adds with an overflow
-    /// check (the ledger asks it for nearly every record).
-    var isEmpty: Bool { stored == 0 && zeroKeyValue == nil }
+    /// Whether the table holds nothing.
+    var isEmpty: Bool { count == 0 }
 
     /// The slot where `key`'s probe sequence starts: the top bits of a Fibonacci hash of the
     /// address without its alignment bits.
@@ -131,6 +131,7 @@ struct AddressTable<Value: AddressTableValue> {
     @discardableResult
     mutating func updateValueUnshared(_ value: Value, forKey key: UInt64) -> Value? {
         if key == 0 {
+            if zeroKeyValue == nil { count &+= 1 }
             defer { zeroKeyValue = value }
             return zeroKeyValue
         }
@@ -149,6 +150,7 @@ struct AddressTable<Value: AddressTableValue> {
             if seen == 0 {
                 slots[index] = Slot(key: key, value: value)
                 stored &+= 1
+                count &+= 1
                 return nil
             }
             index = (index &+ 1) & mask
@@ -167,6 +169,7 @@ struct AddressTable<Value: AddressTableValue> {
     @discardableResult
     mutating func removeValueUnshared(forKey key: UInt64) -> Value? {
         if key == 0 {
+            if zeroKeyValue != nil { count &-= 1 }
             defer { zeroKeyValue = nil }
             return zeroKeyValue
         }
@@ -188,6 +191,7 @@ struct AddressTable<Value: AddressTableValue> {
         }
         slots[hole].key = 0
         stored &-= 1
+        count &-= 1
         // Shrinks by half once an eighth full, so a table that once held a million entries gives
         // its memory back.
         if capacity > Self.minimumCapacity && stored &* 8 < capacity { resize(to: capacity / 2) }
