@@ -194,6 +194,28 @@ struct LifetimeLedger {
             return (newPeak, !buckets.record(liveCount, at: time, moving: .rise))
         }
 
+        /// Whether an allocation at `time` changes nothing but these counts (`allocatedAlone`): its
+        /// time falls in the bucket under way, and it makes no new peak while instances that died
+        /// since the last one are counted (which a new peak forgets, in the type's arrays).
+        @inline(__always)
+        func countsAllocationAlone(at time: RecordTime) -> Bool {
+            (liveCount < peak || deathsSincePeak == 0) && buckets.isUnderWay(time)
+        }
+
+        /// Counts an allocation that `countsAllocationAlone(at:)` said yes to: `allocated` without
+        /// its questions.
+        @inline(__always)
+        mutating func allocatedAlone(sequence: UInt64, time: RecordTime) {
+            allocated &+= 1
+            liveCount &+= 1
+            if liveCount > peak {
+                peak = liveCount
+                peakSequence = sequence
+                peakTime = time.milliseconds
+            }
+            buckets.recordUnderWay(liveCount, moving: .rise)
+        }
+
         /// Counts a death; says whether its time needs a new bucket.
         @inline(__always)
         mutating func died(time: RecordTime) -> Bool {
@@ -445,10 +467,12 @@ struct LifetimeLedger {
     /// `allocated` for a ledger whose tally no copy shares (`makeTallyUnique()` since the last
     /// copy): the decoder's sink makes sure of it once for many records (ProcessLedgers).
     ///
-    /// The short way checks everything before it changes anything: an address that a table holds
-    /// already, or a type with four billion instances alive, goes the general way
-    /// (`allocatedAside`). Its only calls, to the rare slow parts, come last: what it worked out
-    /// before a call would otherwise have to be kept in memory across it, at every record.
+    /// The short way checks everything before it changes anything, and anything rare goes the
+    /// general way (`allocatedAside`): an address that a table holds already, a type with four
+    /// billion instances alive, a time past its type's bucket under way, a new peak with deaths to
+    /// forget. It calls nothing but, last, the table's move of an older address out of the
+    /// nursery: what it worked out before a call would otherwise be kept in memory across it, at
+    /// every record.
     @inline(__always)
     mutating func allocatedUnshared(
         typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: RecordTime
@@ -461,23 +485,21 @@ struct LifetimeLedger {
         }
         let counts = tally.counts + position
         let peakOrder = counts.pointee.nextPeakOrder
-        guard peakOrder <= UInt64(UInt32.max), tally.full.isEmpty || !tally.full.contains(object),
-            let vacancy = tally.compact.vacancy(forKey: object)
+        guard peakOrder <= UInt64(UInt32.max), counts.pointee.countsAllocationAlone(at: time),
+            tally.full.isEmpty || !tally.full.contains(object), let vacancy = tally.compact.vacancy(forKey: object)
         else {
             allocatedAside(typeID: typeID, object: object, stackID: stackID, sequence: sequence, time: time)
             return
         }
-        let (newPeak, newBucket) = counts.pointee.allocated(sequence: sequence, time: time)
-        if _slowPath((newPeak && counts.pointee.deathsSincePeak > 0) || newBucket) {
-            countedSlowly(at: position, newPeak: newPeak, newBucket: newBucket, time: time.milliseconds)
-        }
+        counts.pointee.allocatedAlone(sequence: sequence, time: time)
         tally.compact.insert(
             CompactInstance(typeID: typeID, stackID: stackID, peakOrder: peakOrder).word, forKey: object, at: vacancy)
     }
 
     /// An allocation of a type and ids that fit a word, outside a test, that the short way of
-    /// `allocatedUnshared` did not finish: its address is in a table already (the object there was
-    /// freed unseen, and dies now), or its type has four billion instances alive (it is kept whole).
+    /// `allocatedUnshared` did not take: its address is in a table already (the object there was
+    /// freed unseen, and dies now), its type has four billion instances alive (it is kept whole),
+    /// or its count needs the type's arrays (a new bucket, a new peak that forgets deaths).
     @inline(never)
     private mutating func allocatedAside(
         typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, time: RecordTime

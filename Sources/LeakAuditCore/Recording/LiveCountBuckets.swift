@@ -58,11 +58,22 @@ struct LiveCountBuckets {
         /// a constant where this is inlined: a rise or a fall updates one bound.
         @inline(__always)
         mutating func record(_ value: Int, at time: RecordTime, moving move: Move = .any) -> Bool {
-            guard time.isBefore(end) else { return false }
+            guard isUnderWay(time) else { return false }
+            recordUnderWay(value, moving: move)
+            return true
+        }
+
+        /// Whether `time` counts in the bucket under way (`record`).
+        @inline(__always)
+        func isUnderWay(_ time: RecordTime) -> Bool { time.isBefore(end) }
+
+        /// Counts `value` in the bucket under way, whose time the caller found to count in it
+        /// (`isUnderWay`).
+        @inline(__always)
+        mutating func recordUnderWay(_ value: Int, moving move: Move = .any) {
             if move != .rise { low = Swift.min(low, value) }
             if move != .fall { high = Swift.max(high, value) }
             last = value
-            return true
         }
     }
 
