@@ -5,7 +5,8 @@ import XCTest
 /// SegmentedTable against a Dictionary doing the same work (the address 0 among the others):
 /// growth and shrinking of segments of any capacity, backward-shift removal across collisions and
 /// the wrap-around, the nursery in front of the segments (whose entries move to their segments when
-/// a later address needs their slot), the insertion slot, copies, and how full it keeps its slots.
+/// two later addresses need their set), the insertion slot, insertion at a vacancy, copies, and how
+/// full it keeps its slots.
 final class SegmentedTableTests: XCTestCase {
     func testMatchesADictionaryOverRandomInsertionsAndRemovals() {
         var generator = SystemRandomNumberGenerator()
@@ -25,6 +26,16 @@ final class SegmentedTableTests: XCTestCase {
                 XCTAssertEqual(slot.existed, expected[address] != nil)
                 slot.value.pointee = value
                 expected[address] = value
+            case 1 where address != 0:
+                // A vacancy only for an address the table does not hold, in the nursery or a
+                // segment (which `settled` says whether to look at).
+                if let vacancy = table.vacancy(forKey: address) {
+                    XCTAssertNil(expected[address], "address \(address)")
+                    table.insert(value, forKey: address, at: vacancy)
+                    expected[address] = value
+                } else {
+                    XCTAssertNotNil(expected[address], "address \(address)")
+                }
             case let draw where draw < (phase == 0 ? 7 : 2):
                 XCTAssertEqual(table.updateValue(value, forKey: address), expected.updateValue(value, forKey: address))
             default:
