@@ -232,13 +232,16 @@ struct SegmentedTable {
     @inline(__always)
     func vacancy(forKey key: UInt64) -> Vacancy? {
         let set = nurserySet(forKey: key)
-        if Self.slot(of: key, in: set) != nil { return nil }
-        if totals.pointee.settled != 0 {
-            let hash = Self.hash(key)
-            let segment = segments + Self.segmentIndex(hash)
-            if segment.pointee.stored != 0 && Self.index(of: key, hash: hash, in: segment) != nil { return nil }
-        }
+        if Self.slot(of: key, in: set) != nil || (totals.pointee.settled != 0 && isSettled(key)) { return nil }
         return Vacancy(set: set)
+    }
+
+    /// Whether a segment holds `key` (not 0).
+    @inline(__always)
+    private func isSettled(_ key: UInt64) -> Bool {
+        let hash = Self.hash(key)
+        let segment = segments + Self.segmentIndex(hash)
+        return segment.pointee.stored != 0 && Self.index(of: key, hash: hash, in: segment) != nil
     }
 
     /// Stores `value` for `key` at `vacancy`, found for `key` since the table last changed. The new
@@ -299,6 +302,14 @@ struct SegmentedTable {
             slot.pointee.key = 0
             return slot.pointee.value
         }
+        return removeSettled(forKey: key)
+    }
+
+    /// Removes `key` (not 0) from its segment; returns its word, or nil when it was not there. Out
+    /// of line: a churn's deallocations find their instances in the nursery, and this code, inlined
+    /// where the reader counts them, took registers from them all (about 5 instructions a record).
+    @inline(never)
+    private func removeSettled(forKey key: UInt64) -> UInt64? {
         let hash = Self.hash(key)
         let segment = segments + Self.segmentIndex(hash)
         guard var hole = Self.index(of: key, hash: hash, in: segment) else { return nil }
