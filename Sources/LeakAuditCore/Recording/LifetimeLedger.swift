@@ -598,9 +598,9 @@ struct LifetimeLedger {
     /// `deallocate` for a ledger whose tally no copy shares (`allocatedUnshared`).
     ///
     /// The short way takes an instance out of the compact table, its type's counts found first:
-    /// once the table has changed, the compiler could not tell that they had not. Anything else (a
-    /// type kept whole, an object the compact table does not hold) goes the general way,
-    /// `deallocatedAside`.
+    /// once the table has changed, the compiler could not tell that they had not. Anything else
+    /// goes the general way: a type kept whole (`deallocatedAside`), an object the compact table
+    /// does not hold, such as one allocated during a test (`deallocatedWhole`).
     @inline(__always)
     mutating func deallocateUnshared(typeID: UInt32, object: UInt64, time: RecordTime) {
         // A type with instances in the compact table has a compact position: its allocations put
@@ -612,7 +612,7 @@ struct LifetimeLedger {
         }
         let counts = tally.counts + position
         guard let word = tally.compact.removeValue(forKey: object) else {
-            deallocatedAside(typeID: typeID, object: object, time: time)
+            deallocatedWhole(typeID: typeID, object: object, time: time)
             return
         }
         let instance = CompactInstance(word: word)
@@ -625,8 +625,9 @@ struct LifetimeLedger {
         retire(instance, position: position, counts: counts, time: time)
     }
 
-    /// A deallocation the short way of `deallocateUnshared` did not finish: of a type kept whole,
-    /// or of an object the compact table does not hold.
+    /// A deallocation of a type that the short way of `deallocateUnshared` cannot take (not defined,
+    /// or an id too large for a word): kept whole, unless the compact table holds another type's
+    /// instance at its address (damage).
     @inline(never)
     private mutating func deallocatedAside(typeID: UInt32, object: UInt64, time: RecordTime) {
         if let word = tally.compact.removeValue(forKey: object) {
@@ -640,6 +641,13 @@ struct LifetimeLedger {
             retire(instance, time: time)
             return
         }
+        deallocatedWhole(typeID: typeID, object: object, time: time)
+    }
+
+    /// A deallocation of an object the compact table does not hold: it is in the full table, or
+    /// nowhere (damage).
+    @inline(never)
+    private mutating func deallocatedWhole(typeID: UInt32, object: UInt64, time: RecordTime) {
         guard !tally.full.isEmpty, let instance = tally.full.removeValueUnshared(forKey: object) else {
             inconsistentEvents += 1
             return
