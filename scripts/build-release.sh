@@ -9,14 +9,17 @@
 # needs XCTest and Swift Testing, which have no static form.)
 #
 # Usage: scripts/build-release.sh [DIRECTORY [SWIFT-BUILD-FLAGS...]]
-#   DIRECTORY (default .build-release) receives leak-audit, libLeakAuditPreload.so and
+#   DIRECTORY (default the repository's .build-release) receives leak-audit, libLeakAuditPreload.so and
 #   libLeakAuditTestObserver.so; leak-audit finds the libraries beside itself, so copy or move
 #   the three together. The flags go to each `swift build` (the benchmarks add DWARF 4 flags).
 #   The builds keep their intermediate files in DIRECTORY/.scratch, so a second run is
 #   incremental. Prints the path of the executable.
 set -euo pipefail
+# DIRECTORY is the caller's (relative to where they are), the default the repository's.
+destination=${1:-}
+[[ -z $destination || $destination == /* ]] || destination=$PWD/$destination
 cd "$(dirname "$0")/.."
-destination=${1:-.build-release}
+destination=${destination:-.build-release}
 shift || true
 scratch=$destination/.scratch
 mkdir -p "$scratch"

@@ -5,10 +5,11 @@
 # library), and an XCTest bundle (whose test observer is the other helper library), each with its
 # clean twin. Prints each audit's exit code; exits 1 at the first that differs from the expected.
 #
-# Usage: scripts/check-release-build.sh [DIRECTORY]   (build-release.sh's, default .build-release)
+# Usage: scripts/check-release-build.sh [DIRECTORY]   (build-release.sh's, default the repository's
+#        .build-release)
 set -euo pipefail
+leak_audit=$("$(dirname "$0")/build-release.sh" "$@")
 cd "$(dirname "$0")/.."
-leak_audit=$(scripts/build-release.sh "${1:-.build-release}")
 swift build --build-tests --package-path Fixtures >/dev/null
 fixtures=$(swift build --package-path Fixtures --show-bin-path)
 output=$(mktemp)
