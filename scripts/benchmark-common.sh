@@ -1,14 +1,12 @@
 # Sourced by the benchmark scripts (not run): builds leak-audit, Fixtures' AllocationChurn and
 # AllocationChurnPlain (the same program without LeakMonitor: the true plain baseline) in release,
-# and leak-audit as scripts/build-release.sh builds it (the Swift runtime linked in); sets
-# `leak_audit`, `leak_audit_linked`, `churn`, `plain`, `work` (a temporary directory removed at
-# exit) and `gnu_time`, and the helpers `die`, `median`, `field`, `calc`, `timed`,
+# and sets `leak_audit`, `churn`, `plain`, `work` (a temporary directory removed at exit) and
+# `gnu_time`, `dwarf4` (the build flags), and the helpers `die`, `median`, `field`, `calc`, `timed`,
 # `sampled_peak_anon_kb` and `loadavg`. Builds emit DWARF 4, which valgrind 3.19 can read (clang's
 # and swiftc's default, DWARF 5, makes callgrind give up), into scratch paths of their own so that
 # the everyday debug build is not rebuilt: LEAK_AUDIT_BENCH_SCRATCH and
-# LEAK_AUDIT_BENCH_FIXTURES_SCRATCH (default .build-bench and Fixtures/.build-bench;
-# build-release.sh's goes in the first's `linked` directory). Expects `benchmark_name` to be set
-# and the working directory to be the repository's root.
+# LEAK_AUDIT_BENCH_FIXTURES_SCRATCH (default .build-bench and Fixtures/.build-bench). Expects
+# `benchmark_name` to be set and the working directory to be the repository's root.
 
 root_scratch=(--scratch-path "${LEAK_AUDIT_BENCH_SCRATCH:-.build-bench}")
 fixtures_scratch=(--scratch-path "${LEAK_AUDIT_BENCH_FIXTURES_SCRATCH:-Fixtures/.build-bench}")
@@ -31,8 +29,6 @@ for product in AllocationChurn AllocationChurnPlain; do
         || { cat "$work/build-fixtures.log" >&2; die "swift build of Fixtures' $product failed"; }
 done
 leak_audit="$(swift build -c release "${root_scratch[@]}" "${dwarf4[@]}" --show-bin-path)/leak-audit"
-leak_audit_linked=$(scripts/build-release.sh "${LEAK_AUDIT_BENCH_SCRATCH:-.build-bench}/linked" "${dwarf4[@]}") \
-    || die "scripts/build-release.sh failed"
 fixtures_bin="$(swift build -c release --package-path Fixtures "${fixtures_scratch[@]}" "${dwarf4[@]}" --show-bin-path)"
 churn="$fixtures_bin/AllocationChurn"
 plain="$fixtures_bin/AllocationChurnPlain"

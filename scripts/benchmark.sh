@@ -53,7 +53,9 @@ COST_REPS=${COST_REPS:-5}
 benchmark_name=benchmark
 # shellcheck source=scripts/benchmark-common.sh
 source "$root/scripts/benchmark-common.sh"
-
+echo "building leak-audit with the Swift runtime linked in (scripts/build-release.sh)..." >&2
+leak_audit_linked=$(scripts/build-release.sh "${LEAK_AUDIT_BENCH_SCRATCH:-.build-bench}/linked" "${dwarf4[@]}") \
+    || die "scripts/build-release.sh failed"
 
 # --- helpers -------------------------------------------------------------------------------------
 

@@ -40,6 +40,10 @@ build executable --scratch-path "$scratch/executable" --static-swift-stdlib --pr
 
 helpers=$(swift build -c release --scratch-path "$scratch/helpers" --show-bin-path "$@")
 executable=$(swift build -c release --scratch-path "$scratch/executable" --static-swift-stdlib --show-bin-path "$@")
-cp "$helpers/libLeakAuditPreload.so" "$helpers/libLeakAuditTestObserver.so" "$destination/"
-cp "$executable/leak-audit" "$destination/"
+# Each file is copied beside its place and renamed over it: a leak-audit that still runs from
+# DIRECTORY keeps its file, where a copy over it would fail ("Text file busy").
+for file in "$helpers/libLeakAuditPreload.so" "$helpers/libLeakAuditTestObserver.so" "$executable/leak-audit"; do
+    cp "$file" "$destination/.new-${file##*/}"
+    mv -f "$destination/.new-${file##*/}" "$destination/${file##*/}"
+done
 echo "$(cd "$destination" && pwd)/leak-audit"

@@ -366,7 +366,7 @@ final class LifetimeLedgerTests: XCTestCase {
         replay.define(2, "B", max: 1)
         replay.alloc(1, 0x10, stack: 1)
         replay.alloc(1, 0x10, stack: 2)  // in the nursery still
-        // A thousand other addresses: one of them needs 0x10's nursery slot, which moves it on.
+        // A thousand other addresses: two of them need 0x10's nursery set, which moves it on.
         for index in 1...1_000 { replay.alloc(2, 0x10 + UInt64(index) * 0x40, stack: 3) }
         replay.alloc(1, 0x10, stack: 4)
         let type = try replay.type(1)

@@ -56,7 +56,9 @@ struct SegmentedTable {
     /// (an app's screen and the one pushed over it, a few pages apart) do not move each other out
     /// at every allocation. (With one slot picked by the hash's top bits, the churn's two screens
     /// shared it in three address layouts out of four, their stride being one that the hash does
-    /// not spread.)
+    /// not spread.) Addresses a multiple of 512 bytes apart share a set, such as large objects
+    /// each at the start of its own pages: for them the nursery is two slots, and each allocation
+    /// moves one address on to its segment (a second probe; the counts are the same).
     private static let nurserySetCount = 32
     private static var nurseryCount: Int { 2 * nurserySetCount }
     private static var segmentCount: Int { 1 << segmentBits }

@@ -29,8 +29,8 @@ struct ReportBuilder {
         // A program with the Swift runtime linked in (-static-stdlib) calls it directly: the hooks
         // of the preloaded library, which brings the shared runtime along, never see its
         // allocations or its failed inits, and its counts would be wrong. They are left out.
-        // Each program is read once (a test run may start it dozens of times), and the target's not
-        // again: the plan read it.
+        // Each program is read once (a test run may start it dozens of times), and the target not
+        // again where the plan named it by the path its process reports (a canonical one).
         let everyProcess = run.received.ledgers.sorted { $0.key < $1.key }
         var kinds: [String: TargetKind] = [:]
         if let kind = run.plan.targetKind { kinds[run.plan.executablePath] = kind }
