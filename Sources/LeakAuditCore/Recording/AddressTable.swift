@@ -51,12 +51,11 @@ struct AddressTable<Value: AddressTableValue> {
     /// A power of two, or 0 before the first entry.
     private var capacity = 0
     private var zeroKeyValue: Value? = nil
-    /// Entries in the slots (the address 0 not included).
-    private var stored = 0
-    /// The number of addresses in the table: `stored`, and the address 0 when it is there. Kept
-    /// as it changes, so that `isEmpty`, which the ledger asks for nearly every record, compares
-    /// once.
+    /// The number of addresses in the table, the address 0 included. Kept as it changes, so that
+    /// `isEmpty`, which the ledger asks for nearly every record, compares once.
     private(set) var count = 0
+    /// Entries in the slots (the address 0 not included).
+    private var stored: Int { count &- (zeroKeyValue == nil ? 0 : 1) }
 
     /// The smallest capacity, a power of two.
     private static var minimumCapacity: Int { 16 }
@@ -149,7 +148,6 @@ struct AddressTable<Value: AddressTableValue> {
             }
             if seen == 0 {
                 slots[index] = Slot(key: key, value: value)
-                stored &+= 1
                 count &+= 1
                 return nil
             }
@@ -190,7 +188,6 @@ struct AddressTable<Value: AddressTableValue> {
             index = (index &+ 1) & mask
         }
         slots[hole].key = 0
-        stored &-= 1
         count &-= 1
         // Shrinks by half once an eighth full, so a table that once held a million entries gives
         // its memory back.

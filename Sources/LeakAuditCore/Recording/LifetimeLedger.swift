@@ -615,14 +615,22 @@ struct LifetimeLedger {
             deallocatedWhole(typeID: typeID, object: object, time: time)
             return
         }
+        guard let instance = taken(word, at: object, typeID: typeID) else { return }
+        retire(instance, position: position, counts: counts, time: time)
+    }
+
+    /// The compact instance `word`, just taken out of the table at `object` for a deallocation of
+    /// `typeID`; nil when it is of another type: freed as another type than it was allocated as,
+    /// which is damage, and the instance is put back.
+    @inline(__always)
+    private mutating func taken(_ word: UInt64, at object: UInt64, typeID: UInt32) -> CompactInstance? {
         let instance = CompactInstance(word: word)
         guard instance.typeID == typeID else {
-            // Freed as another type than it was allocated as: damage, and the instance stays.
             tally.compact.updateValue(word, forKey: object)
             inconsistentEvents += 1
-            return
+            return nil
         }
-        retire(instance, position: position, counts: counts, time: time)
+        return instance
     }
 
     /// A deallocation of a type that the short way of `deallocateUnshared` cannot take (not defined,
@@ -631,14 +639,7 @@ struct LifetimeLedger {
     @inline(never)
     private mutating func deallocatedAside(typeID: UInt32, object: UInt64, time: RecordTime) {
         if let word = tally.compact.removeValue(forKey: object) {
-            let instance = CompactInstance(word: word)
-            guard instance.typeID == typeID else {
-                // Freed as another type than it was allocated as: damage, and the instance stays.
-                tally.compact.updateValue(word, forKey: object)
-                inconsistentEvents += 1
-                return
-            }
-            retire(instance, time: time)
+            if let instance = taken(word, at: object, typeID: typeID) { retire(instance, time: time) }
             return
         }
         deallocatedWhole(typeID: typeID, object: object, time: time)

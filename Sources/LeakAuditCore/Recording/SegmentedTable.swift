@@ -117,7 +117,7 @@ struct SegmentedTable {
 
     /// The number of addresses in the table.
     var count: Int {
-        (0..<Self.segmentCount).reduce(0) { $0 + segments[$1].stored } + (totals.pointee.zeroKeyValue == nil ? 0 : 1)
+        totals.pointee.settled + (totals.pointee.zeroKeyValue == nil ? 0 : 1)
             + (0..<Self.nurseryCount).reduce(0) { $0 + (nursery[$1].key == 0 ? 0 : 1) }
     }
 
@@ -173,11 +173,17 @@ struct SegmentedTable {
         get {
             if key == 0 { return totals.pointee.zeroKeyValue }
             if let slot = Self.slot(of: key, in: nurserySet(forKey: key)) { return slot.pointee.value }
-            let hash = Self.hash(key)
-            let segment = segments + Self.segmentIndex(hash)
-            guard let index = Self.index(of: key, hash: hash, in: segment) else { return nil }
-            return segment.pointee.slots.unsafelyUnwrapped[index].value
+            return settledSlot(forKey: key)?.pointee.value
         }
+    }
+
+    /// The slot of `key` (not 0) in its segment, or nil when no segment holds it.
+    @inline(__always)
+    private func settledSlot(forKey key: UInt64) -> UnsafeMutablePointer<Slot>? {
+        let hash = Self.hash(key)
+        let segment = segments + Self.segmentIndex(hash)
+        guard segment.pointee.stored != 0, let index = Self.index(of: key, hash: hash, in: segment) else { return nil }
+        return segment.pointee.slots.unsafelyUnwrapped + index
     }
 
     /// The slot of `key` (not 0) in `segment`, or nil when the segment does not hold it.
@@ -214,12 +220,7 @@ struct SegmentedTable {
     @inline(__always)
     func insertionSlot(forKey key: UInt64) -> (value: UnsafeMutablePointer<UInt64>, existed: Bool) {
         let set = nurserySet(forKey: key)
-        if let slot = Self.slot(of: key, in: set) { return (Self.value(in: slot), true) }
-        let hash = Self.hash(key)
-        let segment = segments + Self.segmentIndex(hash)
-        if segment.pointee.stored != 0, let index = Self.index(of: key, hash: hash, in: segment) {
-            return (Self.value(in: segment.pointee.slots.unsafelyUnwrapped + index), true)
-        }
+        if let slot = Self.slot(of: key, in: set) ?? settledSlot(forKey: key) { return (Self.value(in: slot), true) }
         insert(0, forKey: key, at: Vacancy(set: set))
         return (Self.value(in: set), false)  // a new address goes first in its set
     }
@@ -234,16 +235,10 @@ struct SegmentedTable {
     @inline(__always)
     func vacancy(forKey key: UInt64) -> Vacancy? {
         let set = nurserySet(forKey: key)
-        if Self.slot(of: key, in: set) != nil || (totals.pointee.settled != 0 && isSettled(key)) { return nil }
+        if Self.slot(of: key, in: set) != nil || (totals.pointee.settled != 0 && settledSlot(forKey: key) != nil) {
+            return nil
+        }
         return Vacancy(set: set)
-    }
-
-    /// Whether a segment holds `key` (not 0).
-    @inline(__always)
-    private func isSettled(_ key: UInt64) -> Bool {
-        let hash = Self.hash(key)
-        let segment = segments + Self.segmentIndex(hash)
-        return segment.pointee.stored != 0 && Self.index(of: key, hash: hash, in: segment) != nil
     }
 
     /// Stores `value` for `key` at `vacancy`, found for `key` since the table last changed. The new
