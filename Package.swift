@@ -35,12 +35,9 @@ let package = Package(
         .target(name: "CLeakAuditPreload", dependencies: ["CLeakMonitorShim"]),
         // XCTest observer and Swift Testing resolver; calls the shim through the global scope.
         .target(name: "LeakAuditTestObserver", dependencies: ["LeakAuditWire"]),
-        // elfutils, for symbolization out of the target's process.
-        .systemLibrary(
-            name: "CLibDW",
-            pkgConfig: "libdw",
-            providers: [.apt(["libdw-dev", "libelf-dev"])]
-        ),
+        // elfutils' libdw, for symbolization out of the target's process: its headers (libdw-dev),
+        // and libdw.so.1 loaded when a report first needs a frame, not at every start.
+        .target(name: "CLibDW"),
         // System calls of the leak-audit executable that Swift's Glibc module lacks, and the
         // runtimes' demanglers: libstdc++'s, which the Swift runtime needs anyway, is linked by name.
         .target(name: "CLeakAuditHost", cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("stdc++")]),

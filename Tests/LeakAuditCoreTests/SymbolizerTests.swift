@@ -1,7 +1,8 @@
 import Foundation
-import LeakAuditCore
 import LeakAuditModel
 import XCTest
+
+@testable import LeakAuditCore
 
 #if canImport(Glibc)
     import Glibc
@@ -163,6 +164,33 @@ final class SymbolizerTests: XCTestCase {
         XCTAssertEqual(
             "\(symbolizer.diagnostics[0])",
             "cannot open '/nonexistent/libGone.so': no such file or directory; frames show module + offset")
+    }
+
+    func testWithoutLibdwEveryModuleFallsBackToModuleAndOffsetAndSaysSoOnce() {
+        let missing = LibDW.load("/nonexistent/libdw.so.1")
+        guard case .failure(let error) = missing else { return XCTFail("a missing file loaded") }
+        XCTAssertEqual(
+            "\(error)",
+            "cannot load elfutils' libdw (/nonexistent/libdw.so.1: cannot open shared object file: "
+                + "No such file or directory); install it (Debian, Ubuntu: libdw1); frames show module + offset")
+        // Real files: only the missing libdw keeps them from being read.
+        let images = [
+            ModuleImage(path: "/bin/sh", buildID: [], loadBias: 0x7f00_0000_0000, start: 0x7f00_0000_0000, end: 0x7f00_0010_0000),
+            ModuleImage(path: "/bin/ls", buildID: [], loadBias: 0x7e00_0000_0000, start: 0x7e00_0000_0000, end: 0x7e00_0010_0000),
+        ]
+        let symbolizer = Symbolizer(modules: images, separateDebugInfo: false, libdw: { missing })
+
+        XCTAssertEqual(
+            symbolizer.symbolize(0x7f00_0000_1234),
+            [SymbolizedFrame(address: 0x7f00_0000_1234, module: "/bin/sh", moduleOffset: 0x1234)])
+        XCTAssertEqual(symbolizer.symbolize(0x7e00_0000_0040).first?.moduleOffset, 0x40)
+        XCTAssertEqual(symbolizer.diagnostics, [error], "said once for both modules")
+    }
+
+    func testALibraryWithoutLibdwsFunctionsIsNotUsed() {
+        guard case .failure(let error) = LibDW.load("libc.so.6") else { return XCTFail("libc taken for libdw") }
+        XCTAssertEqual(error, .libdwUnavailable(message: "libc.so.6 has no function dwarf_attr"))
+        guard case .success = LibDW.loaded else { return XCTFail("libdw.so.1 did not load") }
     }
 
     func testRebuiltModuleWithAnotherBuildIDFallsBackToModuleAndOffset() throws {

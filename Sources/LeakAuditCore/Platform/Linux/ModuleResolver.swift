@@ -87,6 +87,8 @@ extension Symbolizer {
             var functionIndex: RangeIndex? = nil
         }
 
+        /// libdw's functions (`LibDW`).
+        private let dw: leakaudit_libdw
         let path: String
         private let dwfl: OpaquePointer
         private let module: OpaquePointer
@@ -108,30 +110,33 @@ extension Symbolizer {
 
         /// Opens `image.path` offline at the image's load bias.
         ///
-        /// - Parameter separateDebugInfo: Whether to look for DWARF outside the file too
-        ///   (`dwfl_standard_find_debuginfo`: /usr/lib/debug by build-id, `.gnu_debuglink`).
+        /// - Parameters:
+        ///   - separateDebugInfo: Whether to look for DWARF outside the file too
+        ///     (`dwfl_standard_find_debuginfo`: /usr/lib/debug by build-id, `.gnu_debuglink`).
+        ///   - dw: libdw's functions (`LibDW`).
         /// - Throws: `SymbolizerError` naming the libdw call that failed, or `.buildIDMismatch`.
         static func open(
             _ image: ModuleImage,
-            separateDebugInfo: Bool
+            separateDebugInfo: Bool,
+            dw: leakaudit_libdw
         ) throws(SymbolizerError) -> ModuleResolver {
             let callbacks = UnsafeMutablePointer<Dwfl_Callbacks>.allocate(capacity: 1)
             var table = Dwfl_Callbacks()
-            table.find_elf = dwfl_build_id_find_elf
-            table.section_address = dwfl_offline_section_address
+            table.find_elf = dw.dwfl_build_id_find_elf
+            table.section_address = dw.dwfl_offline_section_address
             table.debuginfo_path = nil
             if separateDebugInfo {
-                table.find_debuginfo = dwfl_standard_find_debuginfo
+                table.find_debuginfo = dw.dwfl_standard_find_debuginfo
             } else {
                 table.find_debuginfo = findNoSeparateDebugInfo
             }
             callbacks.initialize(to: table)
-            guard let dwfl = dwfl_begin(callbacks) else {
+            guard let dwfl = dw.dwfl_begin(callbacks) else {
                 callbacks.deallocate()
-                throw .dwflBegin(message: lastDwflError())
+                throw .dwflBegin(message: dw.lastDwflError())
             }
             func fail(_ error: SymbolizerError) -> SymbolizerError {
-                dwfl_end(dwfl)
+                dw.dwfl_end(dwfl)
                 callbacks.deallocate()
                 return error
             }
@@ -148,24 +153,24 @@ extension Symbolizer {
             // add_p_vaddr = true makes libdwfl use `loadBias` as the bias itself; with false
             // it would take it as the first segment's address, which differs when that
             // segment's p_vaddr is not 0. On success libdwfl owns the descriptor.
-            guard let module = dwfl_report_elf(dwfl, name, image.path, descriptor, image.loadBias, true)
+            guard let module = dw.dwfl_report_elf(dwfl, name, image.path, descriptor, image.loadBias, true)
             else {
                 close(descriptor)
-                throw fail(.dwflReportElf(path: image.path, message: lastDwflError()))
+                throw fail(.dwflReportElf(path: image.path, message: dw.lastDwflError()))
             }
-            guard dwfl_report_end(dwfl, nil, nil) == 0 else {
-                throw fail(.dwflReportEnd(path: image.path, message: lastDwflError()))
+            guard dw.dwfl_report_end(dwfl, nil, nil) == 0 else {
+                throw fail(.dwflReportEnd(path: image.path, message: dw.lastDwflError()))
             }
             var elfBias: GElf_Addr = 0
-            guard dwfl_module_getelf(module, &elfBias) != nil else {
-                throw fail(.dwflModuleGetelf(path: image.path, message: lastDwflError()))
+            guard dw.dwfl_module_getelf(module, &elfBias) != nil else {
+                throw fail(.dwflModuleGetelf(path: image.path, message: dw.lastDwflError()))
             }
             if !image.buildID.isEmpty {
                 var bits: UnsafePointer<UInt8>? = nil
                 var vaddr: GElf_Addr = 0
-                let length = dwfl_module_build_id(module, &bits, &vaddr)
+                let length = dw.dwfl_module_build_id(module, &bits, &vaddr)
                 guard length >= 0 else {
-                    throw fail(.dwflModuleBuildID(path: image.path, message: lastDwflError()))
+                    throw fail(.dwflModuleBuildID(path: image.path, message: dw.lastDwflError()))
                 }
                 let found =
                     bits.map { Array(UnsafeBufferPointer(start: $0, count: Int(length))) } ?? []
@@ -180,6 +185,7 @@ extension Symbolizer {
                 }
             }
             return ModuleResolver(
+                dw: dw,
                 path: image.path,
                 dwfl: dwfl,
                 module: module,
@@ -188,11 +194,13 @@ extension Symbolizer {
         }
 
         private init(
+            dw: leakaudit_libdw,
             path: String,
             dwfl: OpaquePointer,
             module: OpaquePointer,
             callbacks: UnsafeMutablePointer<Dwfl_Callbacks>
         ) {
+            self.dw = dw
             self.path = path
             self.dwfl = dwfl
             self.module = module
@@ -200,7 +208,7 @@ extension Symbolizer {
         }
 
         deinit {
-            dwfl_end(dwfl)
+            dw.dwfl_end(dwfl)
             callbacks.deallocate()
         }
 
@@ -292,10 +300,10 @@ extension Symbolizer {
             else { return [] }
             var parameters: [(name: String, type: String?)] = []
             forEachChild(of: &function) { child in
-                guard Int(dwarf_tag(&child)) == DW_TAG_formal_parameter else { return }
+                guard Int(dw.dwarf_tag(&child)) == DW_TAG_formal_parameter else { return }
                 var attribute = Dwarf_Attribute()
-                guard dwarf_attr_integrate(&child, UInt32(DW_AT_name), &attribute) != nil,
-                    let name = dwarf_formstring(&attribute)
+                guard dw.dwarf_attr_integrate(&child, UInt32(DW_AT_name), &attribute) != nil,
+                    let name = dw.dwarf_formstring(&attribute)
                 else { return }
                 parameters.append((String(cString: name), typeName(of: child)))
             }
@@ -308,10 +316,12 @@ extension Symbolizer {
             for _ in 0..<8 {
                 var attribute = Dwarf_Attribute()
                 var type = Dwarf_Die()
-                guard dwarf_attr_integrate(&current, UInt32(DW_AT_type), &attribute) != nil,
-                    dwarf_formref_die(&attribute, &type) != nil
+                guard dw.dwarf_attr_integrate(&current, UInt32(DW_AT_type), &attribute) != nil,
+                    dw.dwarf_formref_die(&attribute, &type) != nil
                 else { return nil }
-                if dwarf_attr_integrate(&type, UInt32(DW_AT_name), &attribute) != nil, let name = dwarf_formstring(&attribute) {
+                if dw.dwarf_attr_integrate(&type, UInt32(DW_AT_name), &attribute) != nil,
+                    let name = dw.dwarf_formstring(&attribute)
+                {
                     return String(cString: name)
                 }
                 current = type
@@ -341,9 +351,9 @@ extension Symbolizer {
         /// The symbols whose type `accepts`, sorted by address, one per address.
         private func indexSymbols(_ accepts: (Int32) -> Bool) -> [ELFSymbol] {
             var found: [ELFSymbol] = []
-            let count = dwfl_module_getsymtab(module)
+            let count = dw.dwfl_module_getsymtab(module)
             if count < 0 {
-                record(.dwflModuleGetsymtab(path: path, message: lastDwflError()))
+                record(.dwflModuleGetsymtab(path: path, message: dw.lastDwflError()))
             }
             if count > 1 {
                 found.reserveCapacity(Int(count))
@@ -354,7 +364,7 @@ extension Symbolizer {
                     var elf: OpaquePointer? = nil
                     var bias: Dwarf_Addr = 0
                     guard
-                        let name = dwfl_module_getsym_info(
+                        let name = dw.dwfl_module_getsym_info(
                             module,
                             index,
                             &symbol,
@@ -417,14 +427,14 @@ extension Symbolizer {
             var bias: Dwarf_Addr = 0
             // Modules without debug info (libc, libswiftCore, Foundation) are the usual case,
             // not a failure: their frames are named from the symbol table.
-            guard dwfl_module_getdwarf(module, &bias) != nil else {
-                _ = dwfl_errno()
+            guard dw.dwfl_module_getdwarf(module, &bias) != nil else {
+                _ = dw.dwfl_errno()
                 return
             }
             dwarfBias = bias
-            _ = dwfl_errno()
+            _ = dw.dwfl_errno()
             var previous: UnsafeMutablePointer<Dwarf_Die>? = nil
-            while let unit = dwfl_module_nextcu(module, previous, &bias) {
+            while let unit = dw.dwfl_module_nextcu(module, previous, &bias) {
                 previous = unit
                 let index = units.count
                 units.append(CompileUnit(die: unit.pointee))
@@ -433,9 +443,9 @@ extension Symbolizer {
                 }
             }
             // A NULL from dwfl_module_nextcu means both "no more" and "failed".
-            let status = dwfl_errno()
+            let status = dw.dwfl_errno()
             if status != 0 {
-                record(.dwflModuleNextcu(path: path, message: lastDwflError(status)))
+                record(.dwflModuleNextcu(path: path, message: dw.lastDwflError(status)))
             }
         }
 
@@ -449,10 +459,10 @@ extension Symbolizer {
             var low: Dwarf_Addr = 0
             var high: Dwarf_Addr = 0
             while true {
-                offset = dwarf_ranges(die, offset, &base, &low, &high)
+                offset = dw.dwarf_ranges(die, offset, &base, &low, &high)
                 if offset == 0 { return }
                 if offset < 0 {
-                    record(.dwarfRanges(path: path, message: lastDwarfError()))
+                    record(.dwarfRanges(path: path, message: dw.lastDwarfError()))
                     return
                 }
                 if high > low { body(low, high) }
@@ -486,7 +496,7 @@ extension Symbolizer {
             ranges: inout [DIERange]
         ) {
             forEachChild(of: &parent) { child in
-                switch Int(dwarf_tag(&child)) {
+                switch Int(dw.dwarf_tag(&child)) {
                 case DW_TAG_subprogram:
                     let index = functions.count
                     var hasCode = false
@@ -518,16 +528,16 @@ extension Symbolizer {
                 var inner: Dwarf_Die? = nil
                 forEachChild(of: &scope) { child in
                     guard inner == nil else { return }
-                    let tag = Int(dwarf_tag(&child))
+                    let tag = Int(dw.dwarf_tag(&child))
                     guard tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block else {
                         return
                     }
-                    if dwarf_haspc(&child, dwarfPC) == 1 {
+                    if dw.dwarf_haspc(&child, dwarfPC) == 1 {
                         inner = child
                     }
                 }
                 guard var found = inner else { return chain }
-                if Int(dwarf_tag(&found)) == DW_TAG_inlined_subroutine {
+                if Int(dw.dwarf_tag(&found)) == DW_TAG_inlined_subroutine {
                     chain.append(found)
                 }
                 scope = found
@@ -537,15 +547,15 @@ extension Symbolizer {
         /// Calls `body` with each child of `parent`, in order.
         private func forEachChild(of parent: inout Dwarf_Die, _ body: (inout Dwarf_Die) -> Void) {
             var child = Dwarf_Die()
-            var status = dwarf_child(&parent, &child)
+            var status = dw.dwarf_child(&parent, &child)
             while status == 0 {
                 body(&child)
                 var next = Dwarf_Die()
-                status = dwarf_siblingof(&child, &next)
+                status = dw.dwarf_siblingof(&child, &next)
                 child = next
             }
             if status < 0 {
-                record(.dwarfDIETree(path: path, message: lastDwarfError()))
+                record(.dwarfDIETree(path: path, message: dw.lastDwarfError()))
             }
         }
 
@@ -554,8 +564,8 @@ extension Symbolizer {
         private func functionName(_ die: inout Dwarf_Die) -> String? {
             var attribute = Dwarf_Attribute()
             for name in [DW_AT_linkage_name, DW_AT_MIPS_linkage_name] {
-                if dwarf_attr_integrate(&die, UInt32(name), &attribute) != nil,
-                    let linkageName = dwarf_formstring(&attribute)
+                if dw.dwarf_attr_integrate(&die, UInt32(name), &attribute) != nil,
+                    let linkageName = dw.dwarf_formstring(&attribute)
                 {
                     let mangled = String(cString: linkageName)
                     if let demangled = demangleSwiftSymbol(mangled) {
@@ -564,8 +574,8 @@ extension Symbolizer {
                     break
                 }
             }
-            if dwarf_attr_integrate(&die, UInt32(DW_AT_name), &attribute) != nil,
-                let name = dwarf_formstring(&attribute)
+            if dw.dwarf_attr_integrate(&die, UInt32(DW_AT_name), &attribute) != nil,
+                let name = dw.dwarf_formstring(&attribute)
             {
                 return String(cString: name)
             }
@@ -578,8 +588,8 @@ extension Symbolizer {
             func unsigned(_ name: Int) -> UInt64? {
                 var attribute = Dwarf_Attribute()
                 var value: Dwarf_Word = 0
-                guard dwarf_attr(&die, UInt32(name), &attribute) != nil,
-                    dwarf_formudata(&attribute, &value) == 0
+                guard dw.dwarf_attr(&die, UInt32(name), &attribute) != nil,
+                    dw.dwarf_formudata(&attribute, &value) == 0
                 else { return nil }
                 return value
             }
@@ -587,9 +597,9 @@ extension Symbolizer {
             if let fileIndex = unsigned(DW_AT_call_file) {
                 var files: OpaquePointer? = nil
                 var count = 0
-                if dwarf_getsrcfiles(&cuDIE, &files, &count) == 0, let files,
+                if dw.dwarf_getsrcfiles(&cuDIE, &files, &count) == 0, let files,
                     Int(fileIndex) < count,
-                    let name = dwarf_filesrc(files, Int(fileIndex), nil, nil)
+                    let name = dw.dwarf_filesrc(files, Int(fileIndex), nil, nil)
                 {
                     location.file = sourcePath(name)
                 }
@@ -601,15 +611,15 @@ extension Symbolizer {
 
         /// The line-table row for `dwarfPC`.
         private func lineTableLocation(cuDIE: inout Dwarf_Die, dwarfPC: UInt64) -> SourceLocation? {
-            guard let line = dwarf_getsrc_die(&cuDIE, dwarfPC) else { return nil }
+            guard let line = dw.dwarf_getsrc_die(&cuDIE, dwarfPC) else { return nil }
             var location = SourceLocation()
-            if let file = dwarf_linesrc(line, nil, nil) {
+            if let file = dw.dwarf_linesrc(line, nil, nil) {
                 location.file = sourcePath(file)
             }
             var number: Int32 = 0
-            if dwarf_lineno(line, &number) == 0, number > 0 { location.line = Int(number) }
+            if dw.dwarf_lineno(line, &number) == 0, number > 0 { location.line = Int(number) }
             var column: Int32 = 0
-            if dwarf_linecol(line, &column) == 0, column > 0 { location.column = Int(column) }
+            if dw.dwarf_linecol(line, &column) == 0, column > 0 { location.column = Int(column) }
             return location
         }
 
@@ -642,14 +652,16 @@ private func sourcePath(_ name: UnsafePointer<CChar>) -> String? {
     return path.hasSuffix("<compiler-generated>") ? nil : path
 }
 
-/// The message of libdwfl error `status`, by default the last one.
-private func lastDwflError(_ status: Int32 = -1) -> String {
-    dwfl_errmsg(status).map { String(cString: $0).lowercased() } ?? "unknown error"
-}
+extension leakaudit_libdw {
+    /// The message of libdwfl error `status`, by default the last one.
+    fileprivate func lastDwflError(_ status: Int32 = -1) -> String {
+        dwfl_errmsg(status).map { String(cString: $0).lowercased() } ?? "unknown error"
+    }
 
-/// The message of the last libdw error.
-private func lastDwarfError() -> String {
-    dwarf_errmsg(-1).map { String(cString: $0).lowercased() } ?? "unknown error"
+    /// The message of the last libdw error.
+    fileprivate func lastDwarfError() -> String {
+        dwarf_errmsg(-1).map { String(cString: $0).lowercased() } ?? "unknown error"
+    }
 }
 
 private func hex(_ bytes: [UInt8]) -> String {

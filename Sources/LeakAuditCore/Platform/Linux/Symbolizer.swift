@@ -1,3 +1,4 @@
+import CLibDW
 import LeakAuditModel
 
 /// Turns return addresses captured in a target into functions, files, lines and inlined frames,
@@ -16,6 +17,8 @@ public final class Symbolizer: AddressSymbolizer {
     private var cache: [UInt64: [SymbolizedFrame]] = [:]
     private var openFailures: [SymbolizerError] = []
     private let separateDebugInfo: Bool
+    /// libdw's functions, loaded by the first module opened.
+    private let libdw: () -> Result<leakaudit_libdw, SymbolizerError>
 
     /// Creates a symbolizer for a target whose loaded images were `modules`.
     ///
@@ -28,9 +31,19 @@ public final class Symbolizer: AddressSymbolizer {
     ///     debuginfod when `DEBUGINFOD_URLS` is set). Off by default: system libraries read best
     ///     by symbol name, and their detached DWARF costs 100–200 µs per address. DWARF inside
     ///     the module's own file (Swift debug builds) is always read.
-    public init(modules: [ModuleImage], separateDebugInfo: Bool = false) {
+    public convenience init(modules: [ModuleImage], separateDebugInfo: Bool = false) {
+        self.init(modules: modules, separateDebugInfo: separateDebugInfo, libdw: { LibDW.loaded })
+    }
+
+    /// Creates a symbolizer that opens modules with the libdw that `libdw` gives (tests: one that
+    /// cannot be loaded).
+    init(
+        modules: [ModuleImage], separateDebugInfo: Bool,
+        libdw: @escaping () -> Result<leakaudit_libdw, SymbolizerError>
+    ) {
         self.modules = modules.sorted { ($0.start, $0.end) < ($1.start, $1.end) }
         self.separateDebugInfo = separateDebugInfo
+        self.libdw = libdw
     }
 
     /// Why some frames have less detail than they could: libdw failures met so far, once each.
@@ -115,12 +128,14 @@ public final class Symbolizer: AddressSymbolizer {
         do {
             let resolver = try ModuleResolver.open(
                 modules[moduleIndex],
-                separateDebugInfo: separateDebugInfo
+                separateDebugInfo: separateDebugInfo,
+                dw: libdw().get()
             )
             resolvers[moduleIndex] = .some(resolver)
             return resolver
         } catch {
-            openFailures.append(error)
+            // Once each: libdw missing fails every module alike.
+            if !openFailures.contains(error) { openFailures.append(error) }
             resolvers[moduleIndex] = .some(nil)
             return nil
         }

@@ -5,6 +5,8 @@ import LeakAuditModel
 /// `Symbolizer.symbolize(_:)` never throws: a failing module degrades to module + offset and
 /// the failure is kept in `Symbolizer.diagnostics`, once per module and call.
 public enum SymbolizerError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// libdw.so.1 could not be loaded (elfutils' libdw is not installed), or lacks a function.
+    case libdwUnavailable(message: String)
     /// `dwfl_begin` could not create a session.
     case dwflBegin(message: String)
     /// The module's file could not be opened (gone since the run, unreadable).
@@ -34,6 +36,9 @@ public enum SymbolizerError: Error, Sendable, Hashable, CustomStringConvertible 
     /// A short, lowercase message naming the file and what to do.
     public var description: String {
         switch self {
+        case .libdwUnavailable(let message):
+            return
+                "cannot load elfutils' libdw (\(message)); install it (Debian, Ubuntu: libdw1); frames show module + offset"
         case .dwflBegin(let message):
             return "dwfl_begin failed: \(message)"
         case .cannotOpen(let path, let message):
