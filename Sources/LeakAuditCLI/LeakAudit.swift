@@ -2,6 +2,10 @@ import ArgumentParser
 import LeakAuditCore
 import LeakAuditModel
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @main
 struct LeakAudit: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -19,6 +23,20 @@ struct LeakAudit: ParsableCommand {
         version: leakAuditVersion,
         subcommands: [Run.self, RenderReport.self]
     )
+
+    /// ArgumentParser's `main()`, except that an `ExitCode` thrown by a command's `run` (every run
+    /// ends with one) exits at once: ArgumentParser would first work out the command's usage text,
+    /// which it does not print for an exit code (0.4 M instructions at the end of every run).
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let code as ExitCode {
+            Glibc.exit(code.rawValue)
+        } catch {
+            Self.exit(withError: error)
+        }
+    }
 
     /// Runs only without a subcommand: that is a usage error, not a successful run.
     func run() throws {
