@@ -2,8 +2,9 @@
 # Builds leak-audit for real use: in release, with the Swift runtime and Foundation linked into the
 # executable (`--static-swift-stdlib`), beside the two helper libraries it loads into targets.
 #
-# Linked in, the runtime needs no loading and no symbol binding at each start: a run starts about
-# 2.5 ms sooner than with a plain `swift build -c release` (docs/benchmarks.md, "Fixed cost"). The
+# Linked in, the runtime needs no loading and no symbol binding at each start: with the flags below,
+# a run's fixed cost is 4.7 ms, against 8.3 ms with a plain `swift build -c release`
+# (docs/benchmarks.md, "Fixed cost"). The
 # helper libraries stay dynamic: they run inside the target and must share its Swift runtime. (One
 # `swift build --static-swift-stdlib` of the whole package cannot build them: the test observer
 # needs XCTest and Swift Testing, which have no static form.)
@@ -34,10 +35,12 @@ build() {
     }
 }
 
-# The executable's own flags, each measured on the fixed cost of a run (docs/benchmarks.md):
+# The executable's own flags, each measured on the fixed cost of a run (docs/benchmarks.md, "Reading
+# these results"):
 #   --static-swift-stdlib: the runtime and Foundation linked in, so nothing of theirs to load or bind;
 #   -no-pie: addresses fixed at link time, so the loader relocates none of the executable's 40,000
-#     pointers (about 120 fewer page faults at each start);
+#     pointers (about 120 fewer page faults at each start). The price: leak-audit's own image (not
+#     the target's, not the helper libraries) loads at the same address each run, without ASLR;
 #   -disable-concrete-type-metadata-mangled-name-accessors: the code asks for a generic type's
 #     metadata by calling its accessor, not by a mangled name that the runtime demangles and checks
 #     (swift-argument-parser's `Option<T>` and `OptionGroup<T>`: 4 M fewer instructions a start).

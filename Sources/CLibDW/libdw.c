@@ -5,8 +5,9 @@
 
 bool leakaudit_libdw_open(const char *library, leakaudit_libdw *functions, char *failure,
                           size_t capacity) {
-    // Lazy binding: libdw's own calls into libelf and libz are bound when first made.
-    void *handle = dlopen(library, RTLD_LAZY | RTLD_LOCAL);
+    // Every symbol bound now: a library libdw needs that lacks one fails here, not by aborting the
+    // process halfway through a report. Paid once, by a run that symbolizes.
+    void *handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
     if (handle == NULL) {
         const char *message = dlerror();
         snprintf(failure, capacity, "%s", message != NULL ? message : library);

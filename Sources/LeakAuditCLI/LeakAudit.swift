@@ -26,7 +26,8 @@ struct LeakAudit: ParsableCommand {
 
     /// ArgumentParser's `main()`, except that an `ExitCode` thrown by a command's `run` (every run
     /// ends with one) exits at once: ArgumentParser would first work out the command's usage text,
-    /// which it does not print for an exit code (0.4 M instructions at the end of every run).
+    /// which it does not print for an exit code (0.4 M instructions at the end of every run). No
+    /// command is asynchronous: an `AsyncParsableCommand` would need ArgumentParser's own `main`.
     static func main() {
         do {
             var command = try parseAsRoot()

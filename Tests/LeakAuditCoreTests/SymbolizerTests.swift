@@ -171,19 +171,27 @@ final class SymbolizerTests: XCTestCase {
         guard case .failure(let error) = missing else { return XCTFail("a missing file loaded") }
         XCTAssertEqual(
             "\(error)",
-            "cannot load elfutils' libdw (/nonexistent/libdw.so.1: cannot open shared object file: "
-                + "No such file or directory); install it (Debian, Ubuntu: libdw1); frames show module + offset")
+            "cannot load elfutils' libdw: /nonexistent/libdw.so.1: cannot open shared object file: no such file or "
+                + "directory; install or update it (Debian, Ubuntu: libdw1 or libdw1t64); frames show module + offset")
         // Real files: only the missing libdw keeps them from being read.
         let images = [
             ModuleImage(path: "/bin/sh", buildID: [], loadBias: 0x7f00_0000_0000, start: 0x7f00_0000_0000, end: 0x7f00_0010_0000),
             ModuleImage(path: "/bin/ls", buildID: [], loadBias: 0x7e00_0000_0000, start: 0x7e00_0000_0000, end: 0x7e00_0010_0000),
         ]
-        let symbolizer = Symbolizer(modules: images, separateDebugInfo: false, libdw: { missing })
+        var loads = 0
+        let symbolizer = Symbolizer(
+            modules: images, separateDebugInfo: false,
+            libdw: {
+                loads += 1
+                return missing
+            })
+        XCTAssertEqual(loads, 0, "libdw is not loaded before a frame needs it")
 
         XCTAssertEqual(
             symbolizer.symbolize(0x7f00_0000_1234),
             [SymbolizedFrame(address: 0x7f00_0000_1234, module: "/bin/sh", moduleOffset: 0x1234)])
         XCTAssertEqual(symbolizer.symbolize(0x7e00_0000_0040).first?.moduleOffset, 0x40)
+        XCTAssertEqual(loads, 2, "asked by each module")
         XCTAssertEqual(symbolizer.diagnostics, [error], "said once for both modules")
     }
 

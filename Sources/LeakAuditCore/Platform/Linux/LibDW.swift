@@ -9,10 +9,11 @@ enum LibDW {
     static func load(_ library: String) -> Result<leakaudit_libdw, SymbolizerError> {
         let functions = UnsafeMutablePointer<leakaudit_libdw>.allocate(capacity: 1)
         defer { functions.deallocate() }
-        let failure = UnsafeMutableBufferPointer<CChar>.allocate(capacity: 512)
+        let capacity = 512
+        let failure = UnsafeMutablePointer<CChar>.allocate(capacity: capacity)
         defer { failure.deallocate() }
-        guard leakaudit_libdw_open(library, functions, failure.baseAddress!, failure.count) else {
-            return .failure(.libdwUnavailable(message: String(cString: failure.baseAddress!)))
+        guard leakaudit_libdw_open(library, functions, failure, capacity) else {
+            return .failure(.libdwUnavailable(message: String(cString: failure).lowercased()))
         }
         return .success(functions.pointee)
     }

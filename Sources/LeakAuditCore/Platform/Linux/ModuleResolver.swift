@@ -9,7 +9,8 @@ extension Symbolizer {
     /// One module opened with libdw, with the indexes that make repeated lookups cheap.
     ///
     /// It owns a `Dwfl` session holding just this module, so that a missing, unreadable or
-    /// overlapping module cannot disturb the others. Every raw libdw pointer stays in this type.
+    /// overlapping module cannot disturb the others. Every libdw session, module and DIE stays in this
+    /// type.
     /// Not thread-safe, like `Symbolizer`.
     final class ModuleResolver {
         /// The physical frame and its inlined callees at one address, before addresses and
@@ -655,12 +656,12 @@ private func sourcePath(_ name: UnsafePointer<CChar>) -> String? {
 extension leakaudit_libdw {
     /// The message of libdwfl error `status`, by default the last one.
     fileprivate func lastDwflError(_ status: Int32 = -1) -> String {
-        dwfl_errmsg(status).map { String(cString: $0).lowercased() } ?? "unknown error"
+        self.dwfl_errmsg(status).map { String(cString: $0).lowercased() } ?? "unknown error"
     }
 
     /// The message of the last libdw error.
     fileprivate func lastDwarfError() -> String {
-        dwarf_errmsg(-1).map { String(cString: $0).lowercased() } ?? "unknown error"
+        self.dwarf_errmsg(-1).map { String(cString: $0).lowercased() } ?? "unknown error"
     }
 }
 

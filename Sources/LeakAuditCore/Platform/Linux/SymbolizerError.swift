@@ -5,7 +5,8 @@ import LeakAuditModel
 /// `Symbolizer.symbolize(_:)` never throws: a failing module degrades to module + offset and
 /// the failure is kept in `Symbolizer.diagnostics`, once per module and call.
 public enum SymbolizerError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// libdw.so.1 could not be loaded (elfutils' libdw is not installed), or lacks a function.
+    /// libdw.so.1 could not be loaded (elfutils' libdw is not installed, or one of the libraries it
+    /// needs), or lacks a function leak-audit calls (too old).
     case libdwUnavailable(message: String)
     /// `dwfl_begin` could not create a session.
     case dwflBegin(message: String)
@@ -38,7 +39,7 @@ public enum SymbolizerError: Error, Sendable, Hashable, CustomStringConvertible 
         switch self {
         case .libdwUnavailable(let message):
             return
-                "cannot load elfutils' libdw (\(message)); install it (Debian, Ubuntu: libdw1); frames show module + offset"
+                "cannot load elfutils' libdw: \(message); install or update it (Debian, Ubuntu: libdw1 or libdw1t64); frames show module + offset"
         case .dwflBegin(let message):
             return "dwfl_begin failed: \(message)"
         case .cannotOpen(let path, let message):
