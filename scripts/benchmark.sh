@@ -7,7 +7,7 @@
 #      so allocation is netted out. Median over several runs.
 #   2. whole-run wall time of `AllocationChurn churn N` (a view-model churn: N tracked instances
 #      created and dropped within budget, plus untracked allocations) plain against under
-#      `leak-audit run`, as a ratio of medians over interleaved repetitions (date +%s%N); also CPU
+#      `leak-audit run`, as a ratio of medians over interleaved repetitions (bash's $EPOCHREALTIME); also CPU
 #      time (target plus leak-audit) and peak RSS (GNU time %M when /usr/bin/time exists, and the
 #      target's own VmHWM).
 #   3. bytes of memory per tracked live instance: `AllocationChurn retain N` keeps N untracked, then
@@ -32,6 +32,7 @@
 #   CG_CHURN_N (200000)                screens per callgrind run
 #   CENSUS_N, OVER_N (1000000)         live objects for --census, instances over budget at exit
 #   COST_REPS (5)                      interleaved repetitions of the wall-time figures of part 4
+#   FIXED_REPS (41)                    interleaved runs of `churn 1` for the fixed cost
 # Figures are printed, never asserted: the script exits 0 unless a build or a run fails.
 set -euo pipefail
 
@@ -48,6 +49,7 @@ CG_CHURN_N=${CG_CHURN_N:-200000}
 CENSUS_N=${CENSUS_N:-1000000}
 OVER_N=${OVER_N:-1000000}
 COST_REPS=${COST_REPS:-5}
+FIXED_REPS=${FIXED_REPS:-41}
 
 # --- build ---------------------------------------------------------------------------------------
 
@@ -178,7 +180,7 @@ ir_budget_reader=$(counted "$work/ib" leak-audit)
 # Each screen writes two records: its view model's allocation and deallocation.
 records=$((2 * CG_CHURN_N))
 
-echo "timing --census over ${CENSUS_N} live objects, exit to report over ${OVER_N} instances, the fixed cost, threads (${COST_REPS} interleaved repetitions)..." >&2
+echo "timing --census over ${CENSUS_N} live objects, exit to report over ${OVER_N} instances, threads (${COST_REPS} interleaved repetitions), the fixed cost (${FIXED_REPS})..." >&2
 declare -a census_plain=() census_audit=() report_ms=() fixed_plain=() fixed_audit=() fixed_linked=()
 declare -a threads_plain=() threads_alone=()
 for ((rep = 0; rep < COST_REPS; rep++)); do
@@ -187,22 +189,22 @@ for ((rep = 0; rep < COST_REPS; rep++)); do
     timed "$work/ha" "$leak_audit" run --census "$plain" heap "$CENSUS_N"
     census_audit+=("$wall_ms")
     "$leak_audit" run "$churn" over-budget "$OVER_N" >"$work/ob" 2>"$work/ob.err" || true
-    reported=$(date +%s%N)
+    reported=${EPOCHREALTIME/./}000 # nanoseconds, read without starting a process
     report_ms+=("$(calc "($reported - $(field ended-realtime-ns "$work/ob")) / 1e6")")
-    # The fixed cost is a few milliseconds, where one slow start moves a median of 5: 5 of each
-    # per repetition.
-    for ((fixed = 0; fixed < 5; fixed++)); do
-        timed "$work/fp" "$plain" churn 1
-        fixed_plain+=("$wall_ms")
-        timed "$work/fa" "$leak_audit" run "$churn" churn 1
-        fixed_audit+=("$wall_ms")
-        timed "$work/fl" "$leak_audit_linked" run "$churn" churn 1
-        fixed_linked+=("$wall_ms")
-    done
     "$plain" threads 64 10000 >"$work/tp"
     threads_plain+=("$(field threads-ms "$work/tp")")
     "$churn" threads 64 10000 >"$work/ta"
     threads_alone+=("$(field threads-ms "$work/ta")")
+done
+# The fixed cost is a few milliseconds, where one slow start moves a small median: its own
+# FIXED_REPS interleaved runs of each.
+for ((rep = 0; rep < FIXED_REPS; rep++)); do
+    timed "$work/fp" "$plain" churn 1
+    fixed_plain+=("$wall_ms")
+    timed "$work/fa" "$leak_audit" run "$churn" churn 1
+    fixed_audit+=("$wall_ms")
+    timed "$work/fl" "$leak_audit_linked" run "$churn" churn 1
+    fixed_linked+=("$wall_ms")
 done
 grep -q '^EXCEEDED AllocationChurn.OverBudgetModel' "$work/ob.err" || die "over-budget's report (standard error) names no exceeded type"
 instructions "$work/ic" "$leak_audit" run --census "$plain" heap "$CENSUS_N"
