@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/// Each libdw function leak-audit calls: one list for the table, the loading and its test.
+/// Each libdw function leak-audit calls: one list for the table and for its loading.
 #define LEAKAUDIT_LIBDW_FUNCTIONS(F)                                                                   \
     F(dwarf_attr)                                                                                  \
     F(dwarf_attr_integrate)                                                                        \
