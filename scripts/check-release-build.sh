@@ -17,13 +17,18 @@ output=$(mktemp)
 saved=$(mktemp --suffix=.json)
 trap 'rm -f "$output" "$saved"' EXIT
 
-# expect STATUS TEXT ARGUMENT...: runs `leak-audit run ARGUMENT...`, which must exit with STATUS
-# and write TEXT in its report (standard error).
+# expect STATUS TEXT COMMAND ARGUMENT...: runs `leak-audit COMMAND ARGUMENT...`, which must exit
+# with STATUS and write TEXT in its report: standard error for `run` (standard output is the
+# target's), standard output or error for `report`.
 expect() {
-    local expected=$1 text=$2 status=0
-    shift 2
-    "$leak_audit" run "$@" >/dev/null 2>"$output" || status=$?
-    echo "leak-audit run $*: exit $status" >&2
+    local expected=$1 text=$2 command=$3 status=0
+    shift 3
+    if [[ $command == run ]]; then
+        "$leak_audit" run "$@" >/dev/null 2>"$output" || status=$?
+    else
+        "$leak_audit" "$command" "$@" >"$output" 2>&1 || status=$?
+    fi
+    echo "leak-audit $command $*: exit $status" >&2
     if [[ $status != "$expected" ]] || ! grep -qF -- "$text" "$output"; then
         cat "$output" >&2
         echo "check-release-build: expected exit $expected and '$text'" >&2
@@ -31,36 +36,23 @@ expect() {
     fi
 }
 
-expect 1 "EXCEEDED ViewModelRetention.LoginViewModel" "$fixtures/ViewModelRetention"
+expect 1 "EXCEEDED ViewModelRetention.LoginViewModel" run "$fixtures/ViewModelRetention"
 # A frame's function, demangled by the Swift runtime linked into leak-audit.
-expect 1 "ViewModelRetention.Presenter.open(" "$fixtures/ViewModelRetention"
-expect 0 "no type over budget" "$fixtures/ViewModelRetention" clean
-expect 1 "EXCEEDED UninstrumentedGallery.GalleryViewModel" \
+expect 1 "ViewModelRetention.Presenter.open(" run "$fixtures/ViewModelRetention"
+expect 0 "no type over budget" run "$fixtures/ViewModelRetention" clean
+expect 1 "EXCEEDED UninstrumentedGallery.GalleryViewModel" run \
     --budget 'UninstrumentedGallery.*ViewModel=1' "$fixtures/UninstrumentedGallery"
-expect 0 "no type over budget" --budget 'UninstrumentedGallery.*ViewModel=1' "$fixtures/UninstrumentedGallery" clean
-expect 1 "EXCEEDED ScreenTests.ProfileScreen" \
+expect 0 "no type over budget" run --budget 'UninstrumentedGallery.*ViewModel=1' "$fixtures/UninstrumentedGallery" clean
+expect 1 "EXCEEDED ScreenTests.ProfileScreen" run \
     "$fixtures/FixturesPackageTests.xctest" ScreenTests.ScreenTests/testLeaksScreens
-expect 0 "no type over budget" "$fixtures/FixturesPackageTests.xctest" ScreenTests.ScreenTests/testReleasesScreens
+expect 0 "no type over budget" run "$fixtures/FixturesPackageTests.xctest" ScreenTests.ScreenTests/testReleasesScreens
 # `leak-audit report`, whose renderers and JSON reading the audits above do not go through: the
 # run's saved JSON report in each other format, and compared with itself.
-expect 1 "EXCEEDED ViewModelRetention.LoginViewModel" --output-json "$saved" "$fixtures/ViewModelRetention"
-# render STATUS TEXT ARGUMENT...: `leak-audit report ARGUMENT...` must exit with STATUS and write TEXT
-# on standard output.
-render() {
-    local expected=$1 text=$2 status=0
-    shift 2
-    "$leak_audit" report "$@" >"$output" 2>&1 || status=$?
-    echo "leak-audit report $*: exit $status" >&2
-    if [[ $status != "$expected" ]] || ! grep -qF -- "$text" "$output"; then
-        cat "$output" >&2
-        echo "check-release-build: expected exit $expected and '$text'" >&2
-        exit 1
-    fi
-}
-render 1 "ViewModelRetention.Presenter.open(" "$saved" --format text
-render 1 '"ruleId"' "$saved" --format sarif
-render 1 "<testsuite" "$saved" --format junit
-render 1 "::error" "$saved" --format github
-render 1 "<!DOCTYPE html>" "$saved" --format html
-render 0 "no finding appeared" --diff "$saved" "$saved"
+expect 1 "EXCEEDED ViewModelRetention.LoginViewModel" run --output-json "$saved" "$fixtures/ViewModelRetention"
+expect 1 "ViewModelRetention.Presenter.open(" report "$saved" --format text
+expect 1 '"ruleId"' report "$saved" --format sarif
+expect 1 "<testsuite" report "$saved" --format junit
+expect 1 "::error" report "$saved" --format github
+expect 1 "<!DOCTYPE html>" report "$saved" --format html
+expect 0 "no finding appeared" report --diff "$saved" "$saved"
 echo "check-release-build: $leak_audit audits and renders as the tested build does" >&2
