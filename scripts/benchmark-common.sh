@@ -61,8 +61,8 @@ timed() {
     local out=$1
     shift
     local start end status=0
-    # Bash's own clock: a `date` process after the command would start in caches the command left
-    # cold and count that against it (about 0.5 ms after leak-audit, 0.1 ms after a small program).
+    # Bash's own clock: a `date` process after the command would add its own start, about 1 ms, to
+    # every wall time.
     start=$EPOCHREALTIME
     if [[ -n $gnu_time ]]; then
         "$gnu_time" -f '%U %S %M' -o "$out.time" "$@" >"$out" 2>"$out.err" || status=$?

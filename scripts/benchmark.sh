@@ -7,9 +7,9 @@
 #      so allocation is netted out. Median over several runs.
 #   2. whole-run wall time of `AllocationChurn churn N` (a view-model churn: N tracked instances
 #      created and dropped within budget, plus untracked allocations) plain against under
-#      `leak-audit run`, as a ratio of medians over interleaved repetitions (bash's $EPOCHREALTIME); also CPU
-#      time (target plus leak-audit) and peak RSS (GNU time %M when /usr/bin/time exists, and the
-#      target's own VmHWM).
+#      `leak-audit run`, as a ratio of medians over interleaved repetitions (bash's
+#      $EPOCHREALTIME); also CPU time (target plus leak-audit) and peak RSS (GNU time %M when
+#      /usr/bin/time exists, and the target's own VmHWM).
 #   3. bytes of memory per tracked live instance: `AllocationChurn retain N` keeps N untracked, then
 #      N tracked instances alive and reads /proc/self/status before and after; the difference per
 #      instance is what tracking adds. Attached, the target also holds the record channel's pages
