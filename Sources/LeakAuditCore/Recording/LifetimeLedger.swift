@@ -488,8 +488,7 @@ struct LifetimeLedger {
         guard peakOrder <= UInt64(UInt32.max), counts.pointee.countsAllocationAlone(at: time),
             tally.full.isEmpty || !tally.full.contains(object), let vacancy = tally.compact.vacancy(forKey: object)
         else {
-            allocatedAside(
-                typeID: typeID, position: position, object: object, stackID: stackID, sequence: sequence, time: time)
+            allocatedAside(typeID: typeID, object: object, stackID: stackID, sequence: sequence, time: time)
             return
         }
         counts.pointee.allocatedAlone(sequence: sequence, time: time)
@@ -501,11 +500,11 @@ struct LifetimeLedger {
     /// `allocatedUnshared` did not take: its address is in a table already (the object there was
     /// freed unseen, and dies now), its type has four billion instances alive (it is kept whole),
     /// or its count needs the type's arrays (a new bucket, a new peak that forgets deaths).
-    /// `position` is the type's, which the short way found (`LiveTally.compactPosition(of:)`).
     @inline(never)
     private mutating func allocatedAside(
-        typeID: UInt32, position: Int, object: UInt64, stackID: UInt32, sequence: UInt64, time: RecordTime
+        typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, time: RecordTime
     ) {
+        let position = tally.position(of: typeID)
         if !tally.full.isEmpty, let previous = tally.full.removeValueUnshared(forKey: object) {
             replaced(previous, at: object, time: time.milliseconds)
         }
