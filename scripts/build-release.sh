@@ -48,6 +48,20 @@ executable_flags=(
     --static-swift-stdlib -Xlinker -no-pie
     -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
 )
+# The C++ runtime linked in too, when the machine has its archive: the Swift runtime needs libstdc++,
+# and loading and relocating libstdc++.so cost each start about 0.4 ms. The toolchain asks for it
+# with a plain `-lstdc++`, which finds the shared library first; a directory that holds only the
+# archive, searched before the compiler's own, makes `-lstdc++` find the archive. libgcc goes in
+# as well (-static-libgcc), so libgcc_s.so's start, which probes the CPU, is not paid either.
+libstdcxx_archive=$(clang -print-file-name=libstdc++.a 2>/dev/null || true)
+if [[ $libstdcxx_archive == /* && -f $libstdcxx_archive ]]; then
+    archive_only=$(cd "$scratch" && pwd)/static-libstdc++
+    mkdir -p "$archive_only"
+    ln -sf "$libstdcxx_archive" "$archive_only/libstdc++.a"
+    executable_flags+=(-Xswiftc -L -Xswiftc "$archive_only" -Xswiftc -Xclang-linker -Xswiftc -static-libgcc)
+else
+    echo "build-release: no libstdc++.a on this machine (Debian, Ubuntu: libstdc++-12-dev); linking libstdc++.so" >&2
+fi
 build helpers --scratch-path "$scratch/helpers" --product LeakAuditPreload "$@"
 build helpers --scratch-path "$scratch/helpers" --product LeakAuditTestObserver "$@"
 build executable --scratch-path "$scratch/executable" "${executable_flags[@]}" --product leak-audit "$@"
