@@ -87,10 +87,9 @@ grep -q 'LeakyChurn' "$fixtures_package/Package.swift" 2>/dev/null \
     || die "$fixtures_package/Package.swift has no LeakyChurn target (add scenario(\"LeakyChurn\"), or set LEAK_AUDIT_PEERS_FIXTURES_PACKAGE)"
 [[ -f $source_file ]] || die "no $source_file"
 
-say "building leak-audit (release)..."
-swift build -c release --scratch-path "$root_scratch" >"$work/build-root.log" 2>&1 \
-    || { cat "$work/build-root.log" >&2; die "swift build of leak-audit failed"; }
-leak_audit="$(swift build -c release --scratch-path "$root_scratch" --show-bin-path)/leak-audit"
+say "building leak-audit (release, as scripts/build-release.sh builds it for real use)..."
+leak_audit=$("$root/scripts/build-release.sh" "$root_scratch" 2>"$work/build-root.log") \
+    || { cat "$work/build-root.log" >&2; die "scripts/build-release.sh failed"; }
 [[ -x $leak_audit ]] || die "no leak-audit at $leak_audit"
 
 # fixture_build SCRATCH LOG [FLAGS...]: builds LeakyChurn (release) and prints the binary's path.
@@ -153,16 +152,17 @@ timed() {
     local tool=$1 out=$2
     shift 2
     local start end status=0 peak=""
-    start=$(date +%s%N)
+    # Bash's own clock (microseconds), not a `date` process that would add its start to each time.
+    start=${EPOCHREALTIME/./}
     if [[ -n $gnu_time ]]; then
         "$gnu_time" -f '%M %U %S' -o "$out.time" "$@" >"$out" 2>"$out.err" || status=$?
     else
         "$@" >"$out" 2>"$out.err" || status=$?
     fi
-    end=$(date +%s%N)
+    end=${EPOCHREALTIME/./}
     local user=0 system=0
     [[ -n $gnu_time ]] && read -r peak user system < <(tail -n 1 "$out.time")
-    walls[$tool]+=" $(((end - start) / 1000000))"
+    walls[$tool]+=" $(((end - start) / 1000))"
     peaks[$tool]+=" $peak"
     cpus[$tool]+=" $(calc "$user + $system")"
     statuses[$tool]=$status
@@ -243,10 +243,10 @@ heaptrack_print_s=""
 heaptrack_allocations=""
 if available heaptrack; then
     data=$(ls "$work"/heaptrack-data.1.* 2>/dev/null | head -n 1)
-    start=$(date +%s%N)
+    start=${EPOCHREALTIME/./}
     if [[ -n $data ]] && heaptrack_print --file "$data" --print-peaks 0 --print-allocators 0 --print-temporary 0 \
         --print-leaks 1 >"$work/heaptrack.report" 2>&1; then
-        heaptrack_print_s=$(calc "($(date +%s%N) - $start) / 1e9")
+        heaptrack_print_s=$(calc "(${EPOCHREALTIME/./} - $start) / 1e6")
         heaptrack_allocations=$(awk '/^[[:space:]]*allocations:/ { print $2; exit }' "$work/heaptrack.1" "$work/heaptrack.1.err")
     else
         unavailable[heaptrack]="heaptrack_print could not read the recorded data"
@@ -395,7 +395,7 @@ if [[ -n $gnu_time ]]; then
     echo "${cpu_line%;}"
 fi
 echo
-echo "wall time: whole process, date +%s%N; peak RSS: GNU time %M, the largest single process of the run"
+echo "wall time: whole process, bash's clock; peak RSS: GNU time %M, the largest single process of the run"
 echo "(leak-audit or its target; heaptrack's target or its interpreter; valgrind itself)."
 echo "found: leak-audit reported the type over budget; the others had a leak record for it (its type,"
 echo "mangled or not, its allocating line, or 90 to 100% of its instance count). named the type: the"
