@@ -180,6 +180,10 @@ public struct AuditReport: Sendable {
         /// Made by a line that other tests ran too, whose instances did not accumulate: a later test
         /// replaced them (a bootstrap, a shared cache reset).
         case replacedByLaterTests
+        /// Released later in the run, in the same millisecond as global state the same test left
+        /// alive: what that global state held (the counters of a metrics system a later test
+        /// replaced).
+        case releasedWithGlobalState
     }
 
     /// Where a type's budget came from.

@@ -494,7 +494,9 @@ private struct ReportFromWire {
             },
             globalState: try test.globalState.enumerated().map { index, global in
                 let at = "\(location).globalState[\(index)]"
-                let reasons: [AuditReport.GlobalStateReason] = [.oneTimeInitializer, .replacedByLaterTests]
+                let reasons: [AuditReport.GlobalStateReason] = [
+                    .oneTimeInitializer, .replacedByLaterTests, .releasedWithGlobalState,
+                ]
                 var type = AuditReport.TestReport.LeakedType(
                     type: global.type, count: try count(global.count, at: at + ".count"),
                     allocations: try allocations(global.allocations, at: at + ".allocations"),

@@ -127,6 +127,7 @@ public struct TextReportRenderer: ReportRenderer {
                         switch type.globalStateReason {
                         case .oneTimeInitializer, nil: "a global or static's one-time initializer"
                         case .replacedByLaterTests: "replaced when later tests ran the same line"
+                        case .releasedWithGlobalState: "released with the test's global state"
                         }
                     return "\(type.count) \(ReportPhrases.escaped(type.type)) (\(why))"
                 }

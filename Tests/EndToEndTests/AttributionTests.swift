@@ -72,6 +72,34 @@ final class AttributionTests: XCTestCase {
         XCTAssertEqual(tests(strict)["ScreenTests.ThemeTests/testUsesSharedTheme"]?.first?.int("count"), 1)
     }
 
+    func testWhatReplacedGlobalStateHeldIsGlobalStateButWhatOutlivesItIsALeak() throws {
+        // Each test bootstraps a metrics registry that the next test's bootstrap replaces, 500 ms
+        // in, well after the grace period: the first test's counter is alive when it is judged, and
+        // goes with its registry; the second test's counter is also kept elsewhere and outlives its
+        // registry.
+        let audit = try Harness.audit(
+            bundle, ["ScreenTests.MetricsBootstrapTests"], extraOptions: ["--leaks-per-test", "--grace-period", "20"])
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let reports = try XCTUnwrap(audit.json["tests"] as? [[String: Any]])
+        func test(_ name: String) throws -> (leaked: [String: Int], global: [String: String]) {
+            let report = try XCTUnwrap(reports.first { $0["name"] as? String == "ScreenTests.MetricsBootstrapTests/\(name)" })
+            let leaked = (report["leaked"] as? [[String: Any]] ?? []).map { ($0["type"] as? String ?? "", $0.int("count") ?? 0) }
+            let global = (report["globalState"] as? [[String: Any]] ?? []).map {
+                ($0["type"] as? String ?? "", $0["reason"] as? String ?? "")
+            }
+            return (Dictionary(uniqueKeysWithValues: leaked), Dictionary(uniqueKeysWithValues: global))
+        }
+        let first = try test("testACountsRequests")
+        XCTAssertEqual(first.leaked, [:], audit.stderr)
+        XCTAssertEqual(
+            first.global,
+            ["ScreenTests.MetricsRegistry": "replacedByLaterTests", "ScreenTests.RequestCounter": "releasedWithGlobalState"],
+            audit.stderr)
+        let twin = try test("testBKeepsACounter")
+        XCTAssertEqual(twin.leaked, ["ScreenTests.RequestCounter": 1], audit.stderr)
+        XCTAssertEqual(twin.global, ["ScreenTests.MetricsRegistry": "replacedByLaterTests"], audit.stderr)
+    }
+
     func testACleanTestAloneIsClean() throws {
         let audit = try Harness.audit(bundle, ["ScreenTests.ScreenTests/testReleasesScreens"], extraOptions: ["--leaks-per-test"])
         XCTAssertEqual(audit.status, 0, audit.stderr)

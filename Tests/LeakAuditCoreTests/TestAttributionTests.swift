@@ -26,8 +26,8 @@ final class TestAttributionTests: XCTestCase {
         mutating func alloc(_ type: UInt32, _ object: UInt64, test: UInt32?, stack: UInt32 = 0) {
             apply(.allocated(typeID: type, object: object, stackID: stack, sequence: sequence, test: test))
         }
-        mutating func free(_ type: UInt32, _ object: UInt64) {
-            apply(.deallocated(typeID: type, object: object, sequence: sequence))
+        mutating func free(_ type: UInt32, _ object: UInt64, time: UInt64 = 0) {
+            apply(.deallocated(typeID: type, object: object, sequence: sequence, time: time))
         }
         /// The test bundle's process attaches, with these LA_PROCESS_* flags.
         mutating func attach(_ commandLine: [String], flags: Int) {
@@ -249,5 +249,59 @@ final class TestAttributionTests: XCTestCase {
         }
         XCTAssertEqual(classify(accumulating), [:])
         XCTAssertEqual(leaks(accumulating), ["a": 1, "b": 1])
+    }
+
+    func testWhatATestsGlobalStateHeldIsGlobalStateWhenItDiesWithItAndALeakWhenItOutlivesIt() {
+        // Tests a and b each bootstrap a metrics system (Harness.init, helper.swift:10), which the
+        // next bootstrap replaces; a also makes a counter (Tests.swift:40), which a's system keeps.
+        // Both are alive when a settles, and b's bootstrap releases them (swift-metrics' counters()).
+        func system(_ test: String) -> [SymbolizedFrame] {
+            [
+                frame("App.Metrics.__allocating_init() -> App.Metrics"),
+                frame("AppTests.Harness.init() -> AppTests.Harness", "/t/helper.swift", 10),
+                frame("AppTests.\(test)() -> ()", "/t/Tests.swift", test == "a" ? 20 : 30),
+            ]
+        }
+        let counter = [
+            frame("App.Counter.__allocating_init() -> App.Counter"),
+            frame("AppTests.a() -> ()", "/t/Tests.swift", 40),
+        ]
+        let frames: [UInt32: [SymbolizedFrame]] = [1: system("a"), 2: system("b"), 3: counter]
+        /// Why a's instances are global state, by type name ("leak": they are not), when its counter
+        /// dies at `counterDies` (nil: it lives to the end).
+        func reasons(counterDiesAt counterDies: UInt64?) -> [String: String] {
+            var replay = Replay()
+            replay.type(0, "App.Metrics")
+            replay.type(1, "App.Counter")
+            replay.test(0, "a")
+            replay.test(1, "b")
+            replay.phase(0, LA_TEST_STARTED)
+            replay.alloc(0, 0x100, test: 0, stack: 1)
+            replay.alloc(1, 0x180, test: 0, stack: 3)
+            replay.phase(0, LA_TEST_FINISHED)
+            replay.phase(0, LA_TEST_SETTLED)
+            replay.phase(1, LA_TEST_STARTED)
+            replay.alloc(0, 0x200, test: 1, stack: 2)
+            replay.free(0, 0x100, time: 500)
+            if let counterDies { replay.free(1, 0x180, time: counterDies) }
+            replay.phase(1, LA_TEST_FINISHED)
+            replay.phase(1, LA_TEST_SETTLED)
+            let leaks = replay.ledger.leaksByTest().flatMap { test in test.leaks.map { (test.name, $0) } }
+            let outlived = replay.ledger.outlivedByTest().flatMap { test in test.outlived.map { (test.name, $0) } }
+            let found = ReportBuilder.globalState(among: leaks, outlived: outlived, in: replay.ledger) { frames[$0] ?? [] }
+            return Dictionary(
+                uniqueKeysWithValues: leaks.filter { $0.0 == "a" }.map { _, leak in
+                    (leak.typeID == 0 ? "App.Metrics" : "App.Counter", found[leak]?.rawValue ?? "leak")
+                })
+        }
+
+        // Released in the same deinit as the system that held it (the same millisecond, or the next).
+        let held = ["App.Metrics": "replacedByLaterTests", "App.Counter": "releasedWithGlobalState"]
+        XCTAssertEqual(reasons(counterDiesAt: 500), held)
+        XCTAssertEqual(reasons(counterDiesAt: 501), held)
+        // Released later, or never: a's leak.
+        let leaked = ["App.Metrics": "replacedByLaterTests", "App.Counter": "leak"]
+        XCTAssertEqual(reasons(counterDiesAt: 540), leaked)
+        XCTAssertEqual(reasons(counterDiesAt: nil), leaked)
     }
 }

@@ -310,8 +310,12 @@ final class GoldenOutputTests: XCTestCase {
         replaced.retainers = [
             Retainer(count: 1, root: .init(kind: .global, name: "App.metrics"), path: [.init(via: "", type: "App.Metrics")])
         ]
+        // What the replaced metrics system held, released with it.
+        let held = AuditReport.TestReport.LeakedType(
+            type: "App.Counter", count: 2, allocations: [.init(count: 2, frames: stack, truncated: false)],
+            globalStateReason: .releasedWithGlobalState)
         report.tests = [
-            .init(name: "AppTests.T/testA", leaked: [leaked], globalState: [replaced]),
+            .init(name: "AppTests.T/testA", leaked: [leaked], globalState: [replaced, held]),
             .init(name: "AppTests.Suite", leaked: [], ran: false),
         ]
         return report

@@ -327,6 +327,9 @@ struct LifetimeLedger {
 
     /// Tests by id.
     private(set) var tests: [UInt32: TestLedger] = [:]
+    /// When each instance that a test left alive when it settled died later in the run, by its
+    /// allocation's sequence number: what global state held goes with it (ReportBuilder.globalState).
+    private var settledLeakDeaths: [UInt64: UInt64] = [:]
     /// The process that wrote these events, as it described itself when it attached.
     private(set) var process: AttachedProcess?
 
@@ -708,7 +711,7 @@ struct LifetimeLedger {
                     time: time.milliseconds)
             }
         }
-        if instance.hasTest && !tests.isEmpty { forgetInTest(instance, at: object) }
+        if instance.hasTest && !tests.isEmpty { forgetInTest(instance, at: object, time: time) }
     }
 
     /// Counts `instance`, just taken out of the compact table, as dead at `time`.
@@ -733,10 +736,19 @@ struct LifetimeLedger {
         }
     }
 
-    /// Takes a dead instance out of its test's live table.
+    /// Takes a dead instance out of its test's live table, and notes when an instance its test left
+    /// alive when it settled died.
     @inline(never)
-    private mutating func forgetInTest(_ instance: Instance, at object: UInt64) {
-        if let test = instance.test { tests[test]?.live[object] = nil }
+    private mutating func forgetInTest(_ instance: Instance, at object: UInt64, time: RecordTime) {
+        guard let test = instance.test else { return }
+        tests[test]?.live[object] = nil
+        if tests[test]?.leaked != nil { settledLeakDeaths[instance.sequence] = time.milliseconds }
+    }
+
+    /// When `leak`, which its test left alive when it settled, died (milliseconds since the
+    /// channel was created), or nil while it lives. An allocation's sequence number is its own.
+    func deathTime(of leak: Leak) -> UInt64? {
+        settledLeakDeaths[leak.sequence]
     }
 
     /// Where the instances of some types were allocated, counted: those alive now and those alive

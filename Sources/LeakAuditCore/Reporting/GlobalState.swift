@@ -1,8 +1,8 @@
 import LeakAuditModel
 
 // Global state among what tests left alive (docs/design.md, "Global state"): instances made by a
-// one-time initializer, or by a line whose instances later tests replaced, are reported apart from
-// the tests' leaks.
+// one-time initializer, or by a line whose instances later tests replaced, and what such instances
+// held, are reported apart from the tests' leaks.
 
 extension ReportBuilder {
     /// The instances tests left alive that are global state rather than the tests' leaks, and why
@@ -12,7 +12,9 @@ extension ReportBuilder {
     ///   it, and of which at most half those tests' are still alive at the end of the run: each
     ///   test's were held past its end and released when a later test replaced them (a logging or
     ///   metrics bootstrap per test). A line whose instances die within the tests that do not leak, or that
-    ///   keeps every leaking test's instances alive, stays each test's leak.
+    ///   keeps every leaking test's instances alive, stays each test's leak;
+    /// - or released later in the run within a millisecond of global state the same test left alive:
+    ///   held by it, it went in the same deinit's cascade (a replaced metrics system's counters).
     static func globalState(
         among leaks: [(test: String, leak: LifetimeLedger.Leak)], outlived: [(test: String, leak: LifetimeLedger.Leak)],
         in ledger: LifetimeLedger, frames: (UInt32) -> [SymbolizedFrame]
@@ -60,6 +62,15 @@ extension ReportBuilder {
             } else if let key = lineKey(leak), replacedLines.contains(key) {
                 reasons[leak] = .replacedByLaterTests
             }
+        }
+        // By test, when the global state it left alive died; then what died with it.
+        var globalDeaths: [String: [UInt64]] = [:]
+        for (test, leak) in leaks where reasons[leak] != nil {
+            if let died = ledger.deathTime(of: leak) { globalDeaths[test, default: []].append(died) }
+        }
+        for (test, leak) in leaks where reasons[leak] == nil {
+            guard let died = ledger.deathTime(of: leak), let deaths = globalDeaths[test] else { continue }
+            if deaths.contains(where: { $0 &+ 1 >= died && died &+ 1 >= $0 }) { reasons[leak] = .releasedWithGlobalState }
         }
         return reasons
     }
