@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds leak-audit for real use: in release, with the Swift runtime and Foundation linked into the
-# executable (`--static-swift-stdlib`), beside the two helper libraries it loads into targets.
+# executable (`--static-swift-stdlib`), and libstdc++ and libgcc too, beside the two helper
+# libraries it loads into targets.
 #
-# Linked in, the runtime needs no loading and no symbol binding at each start: with the flags below,
-# a run's fixed cost is 4.7 ms, against 8.3 ms with a plain `swift build -c release`
-# (docs/benchmarks.md, "Fixed cost"). The
-# helper libraries stay dynamic: they run inside the target and must share its Swift runtime. (One
-# `swift build --static-swift-stdlib` of the whole package cannot build them: the test observer
-# needs XCTest and Swift Testing, which have no static form.)
+# Linked in, they need no loading and no symbol binding at each start: with the flags below, a
+# run's fixed cost is about 4 ms, against 8 ms with a plain `swift build -c release`
+# (docs/benchmarks.md, "Results"). The helper libraries stay dynamic: they run inside the target
+# and must share its Swift runtime. (One `swift build --static-swift-stdlib` of the whole package
+# cannot build them: the test observer needs XCTest and Swift Testing, which have no static form.)
 #
 # Usage: scripts/build-release.sh [DIRECTORY [SWIFT-BUILD-FLAGS...]]
 #   DIRECTORY (default the repository's .build-release) receives leak-audit, libLeakAuditPreload.so and
