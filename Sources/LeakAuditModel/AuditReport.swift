@@ -174,15 +174,15 @@ public struct AuditReport: Sendable {
     }
 
     /// Why instances a test left alive are global state rather than its leak.
-    public enum GlobalStateReason: String, Sendable, Hashable {
+    public enum GlobalStateReason: String, Sendable, Hashable, CaseIterable {
         /// Allocated under a one-time initializer: a lazily initialised global or static.
         case oneTimeInitializer
         /// Made by a line that other tests ran too, whose instances did not accumulate: a later test
         /// replaced them (a bootstrap, a shared cache reset).
         case replacedByLaterTests
-        /// Released later in the run, in the same millisecond as global state the same test left
-        /// alive: what that global state held (the counters of a metrics system a later test
-        /// replaced).
+        /// Released later in the run right after global state the same test left alive, as one
+        /// deinit releases what it held: presumably held by it (the counters of a metrics system
+        /// that a later test replaced).
         case releasedWithGlobalState
     }
 

@@ -494,13 +494,11 @@ private struct ReportFromWire {
             },
             globalState: try test.globalState.enumerated().map { index, global in
                 let at = "\(location).globalState[\(index)]"
-                let reasons: [AuditReport.GlobalStateReason] = [
-                    .oneTimeInitializer, .replacedByLaterTests, .releasedWithGlobalState,
-                ]
                 var type = AuditReport.TestReport.LeakedType(
                     type: global.type, count: try count(global.count, at: at + ".count"),
                     allocations: try allocations(global.allocations, at: at + ".allocations"),
-                    globalStateReason: try named(global.reason, among: reasons, \.rawValue, at: at + ".reason"))
+                    globalStateReason: try named(
+                        global.reason, among: AuditReport.GlobalStateReason.allCases, \.rawValue, at: at + ".reason"))
                 type.retainers = try global.retainers.map { try retainers($0, at: at + ".retainers") }
                 return type
             },

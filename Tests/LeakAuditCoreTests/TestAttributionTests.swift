@@ -251,30 +251,30 @@ final class TestAttributionTests: XCTestCase {
         XCTAssertEqual(leaks(accumulating), ["a": 1, "b": 1])
     }
 
-    func testWhatATestsGlobalStateHeldIsGlobalStateWhenItDiesWithItAndALeakWhenItOutlivesIt() {
-        // Tests a and b each bootstrap a metrics system (Harness.init, helper.swift:10), which the
+    func testWhatATestsGlobalStateHeldIsGlobalStateWhenItDiesRightAfterItAndALeakOtherwise() {
+        // Tests a, b and c each bootstrap a metrics system (Harness.init, helper.swift:10), which the
         // next bootstrap replaces; a also makes a counter (Tests.swift:40), which a's system keeps.
-        // Both are alive when a settles, and b's bootstrap releases them (swift-metrics' counters()).
+        // Both are alive when a settles; b's bootstrap releases them (swift-metrics' counters()).
         func system(_ test: String) -> [SymbolizedFrame] {
             [
                 frame("App.Metrics.__allocating_init() -> App.Metrics"),
                 frame("AppTests.Harness.init() -> AppTests.Harness", "/t/helper.swift", 10),
-                frame("AppTests.\(test)() -> ()", "/t/Tests.swift", test == "a" ? 20 : 30),
+                frame("AppTests.\(test)() -> ()", "/t/Tests.swift", ["a": 20, "b": 30, "c": 50][test]),
             ]
         }
         let counter = [
             frame("App.Counter.__allocating_init() -> App.Counter"),
             frame("AppTests.a() -> ()", "/t/Tests.swift", 40),
         ]
-        let frames: [UInt32: [SymbolizedFrame]] = [1: system("a"), 2: system("b"), 3: counter]
-        /// Why a's instances are global state, by type name ("leak": they are not), when its counter
-        /// dies at `counterDies` (nil: it lives to the end).
-        func reasons(counterDiesAt counterDies: UInt64?) -> [String: String] {
+        let frames: [UInt32: [SymbolizedFrame]] = [1: system("a"), 2: system("b"), 3: counter, 4: system("c")]
+        /// Why a's instances are global state, by type name ("leak": they are not), when `duringB`
+        /// runs in b after its bootstrap, and `duringC` in c after its own has released b's system.
+        func reasons(duringB: (inout Replay) -> Void, duringC: (inout Replay) -> Void = { _ in }) -> [String: String] {
             var replay = Replay()
             replay.type(0, "App.Metrics")
             replay.type(1, "App.Counter")
-            replay.test(0, "a")
-            replay.test(1, "b")
+            replay.type(2, "App.Scratch")
+            for (id, name) in ["a", "b", "c"].enumerated() { replay.test(UInt32(id), name) }
             replay.phase(0, LA_TEST_STARTED)
             replay.alloc(0, 0x100, test: 0, stack: 1)
             replay.alloc(1, 0x180, test: 0, stack: 3)
@@ -282,10 +282,15 @@ final class TestAttributionTests: XCTestCase {
             replay.phase(0, LA_TEST_SETTLED)
             replay.phase(1, LA_TEST_STARTED)
             replay.alloc(0, 0x200, test: 1, stack: 2)
-            replay.free(0, 0x100, time: 500)
-            if let counterDies { replay.free(1, 0x180, time: counterDies) }
+            duringB(&replay)
             replay.phase(1, LA_TEST_FINISHED)
             replay.phase(1, LA_TEST_SETTLED)
+            replay.phase(2, LA_TEST_STARTED)
+            replay.alloc(0, 0x300, test: 2, stack: 4)
+            replay.free(0, 0x200, time: 900)  // c's bootstrap releases b's system
+            duringC(&replay)
+            replay.phase(2, LA_TEST_FINISHED)
+            replay.phase(2, LA_TEST_SETTLED)
             let leaks = replay.ledger.leaksByTest().flatMap { test in test.leaks.map { (test.name, $0) } }
             let outlived = replay.ledger.outlivedByTest().flatMap { test in test.outlived.map { (test.name, $0) } }
             let found = ReportBuilder.globalState(among: leaks, outlived: outlived, in: replay.ledger) { frames[$0] ?? [] }
@@ -294,14 +299,56 @@ final class TestAttributionTests: XCTestCase {
                     (leak.typeID == 0 ? "App.Metrics" : "App.Counter", found[leak]?.rawValue ?? "leak")
                 })
         }
-
-        // Released in the same deinit as the system that held it (the same millisecond, or the next).
+        /// `count` instances of b, each made and released during it: deaths of tests' instances.
+        func scratch(_ replay: inout Replay, count: Int) {
+            for index in 0..<UInt64(count) {
+                replay.alloc(2, 0x1000 + index * 0x10, test: 1, stack: 5)
+                replay.free(2, 0x1000 + index * 0x10, time: 500)
+            }
+        }
         let held = ["App.Metrics": "replacedByLaterTests", "App.Counter": "releasedWithGlobalState"]
-        XCTAssertEqual(reasons(counterDiesAt: 500), held)
-        XCTAssertEqual(reasons(counterDiesAt: 501), held)
-        // Released later, or never: a's leak.
         let leaked = ["App.Metrics": "replacedByLaterTests", "App.Counter": "leak"]
-        XCTAssertEqual(reasons(counterDiesAt: 540), leaked)
-        XCTAssertEqual(reasons(counterDiesAt: nil), leaked)
+
+        // Released right after the system that held it, as one deinit releases them.
+        XCTAssertEqual(
+            reasons {
+                $0.free(0, 0x100, time: 500)
+                $0.free(1, 0x180, time: 500)
+            }, held)
+        // Other deaths in between (what the system held that a did not leave, other tests'), and a
+        // later stamp: a cascade that the reader's clock moved on during.
+        XCTAssertEqual(
+            reasons { replay in
+                replay.free(0, 0x100, time: 500)
+                scratch(&replay, count: 64)
+                replay.free(1, 0x180, time: 550)
+            }, held)
+        // Released before the system, or too many deaths after it, or too long after it, or never:
+        // a's leak.
+        XCTAssertEqual(
+            reasons {
+                $0.free(1, 0x180, time: 500)
+                $0.free(0, 0x100, time: 500)
+            }, leaked)
+        XCTAssertEqual(
+            reasons { replay in
+                replay.free(0, 0x100, time: 500)
+                scratch(&replay, count: 65)
+                replay.free(1, 0x180, time: 500)
+            }, leaked)
+        XCTAssertEqual(
+            reasons {
+                $0.free(0, 0x100, time: 500)
+                $0.free(1, 0x180, time: 551)
+            }, leaked)
+        XCTAssertEqual(reasons { $0.free(0, 0x100, time: 500) }, leaked)
+        // Released right after another test's global state (b's system, which c replaces): a's leak.
+        XCTAssertEqual(
+            reasons(
+                duringB: { replay in
+                    replay.free(0, 0x100, time: 500)
+                    scratch(&replay, count: 65)
+                },
+                duringC: { $0.free(1, 0x180, time: 900) }), leaked)
     }
 }

@@ -21,7 +21,9 @@ final class MetricsRegistry {
         return counter
     }
 
-    /// A counter made on a line of its own, so that the leaky twin's is not the first test's line.
+    /// A counter made on a line of its own: made on `counter(_:)`'s line, the leaky twin's counter
+    /// (alive at the end) and the first test's (released by the next bootstrap) would make that a
+    /// line whose instances later tests replace, global state whatever holds them.
     func keptCounter(_ label: String) -> RequestCounter {
         let counter = RequestCounter(label: label)
         counters[label] = counter

@@ -327,9 +327,13 @@ struct LifetimeLedger {
 
     /// Tests by id.
     private(set) var tests: [UInt32: TestLedger] = [:]
-    /// When each instance that a test left alive when it settled died later in the run, by its
-    /// allocation's sequence number: what global state held goes with it (ReportBuilder.globalState).
-    private var settledLeakDeaths: [UInt64: UInt64] = [:]
+    /// Deaths of instances allocated during a test, in the order of their records: an instance's
+    /// death is recorded before what it held is released, so what it held dies right after it.
+    private var testInstanceDeaths: UInt64 = 0
+    /// The deaths of instances that a test left alive when it settled, later in the run, by their
+    /// allocation's sequence number: what global state held dies right after it
+    /// (ReportBuilder.globalState).
+    private var settledLeakDeaths: [UInt64: LateDeath] = [:]
     /// The process that wrote these events, as it described itself when it attached.
     private(set) var process: AttachedProcess?
 
@@ -736,18 +740,30 @@ struct LifetimeLedger {
         }
     }
 
-    /// Takes a dead instance out of its test's live table, and notes when an instance its test left
-    /// alive when it settled died.
+    /// Takes a dead instance out of its test's live table, counts the death among those of tests'
+    /// instances, and notes which that was, and when, for an instance its test left alive when it
+    /// settled.
     @inline(never)
     private mutating func forgetInTest(_ instance: Instance, at object: UInt64, time: RecordTime) {
-        guard let test = instance.test else { return }
-        tests[test]?.live[object] = nil
-        if tests[test]?.leaked != nil { settledLeakDeaths[instance.sequence] = time.milliseconds }
+        guard let test = instance.test, let index = tests.index(forKey: test) else { return }
+        testInstanceDeaths += 1
+        tests.values[index].live[object] = nil
+        if tests.values[index].leaked != nil {
+            settledLeakDeaths[instance.sequence] = LateDeath(order: testInstanceDeaths, milliseconds: time.milliseconds)
+        }
     }
 
-    /// When `leak`, which its test left alive when it settled, died (milliseconds since the
-    /// channel was created), or nil while it lives. An allocation's sequence number is its own.
-    func deathTime(of leak: Leak) -> UInt64? {
+    /// The death of an instance its test left alive when it settled, later in the run.
+    struct LateDeath {
+        /// Where it came among the deaths of tests' instances (1 for the first).
+        var order: UInt64
+        /// Its record's time, in milliseconds since the channel was created.
+        var milliseconds: UInt64
+    }
+
+    /// The death of `leak`, which its test left alive when it settled, or nil while it lives. An
+    /// allocation's sequence number is its own.
+    func lateDeath(of leak: Leak) -> LateDeath? {
         settledLeakDeaths[leak.sequence]
     }
 

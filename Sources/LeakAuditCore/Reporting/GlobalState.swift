@@ -13,8 +13,9 @@ extension ReportBuilder {
     ///   test's were held past its end and released when a later test replaced them (a logging or
     ///   metrics bootstrap per test). A line whose instances die within the tests that do not leak, or that
     ///   keeps every leaking test's instances alive, stays each test's leak;
-    /// - or released later in the run within a millisecond of global state the same test left alive:
-    ///   held by it, it went in the same deinit's cascade (a replaced metrics system's counters).
+    /// - or released later in the run right after global state the same test left alive, in the
+    ///   order of deaths: presumably held by it, it went in the same deinit's cascade (a replaced
+    ///   metrics system's counters). See `heldDeathsBetween` and `heldMillisecondsApart`.
     static func globalState(
         among leaks: [(test: String, leak: LifetimeLedger.Leak)], outlived: [(test: String, leak: LifetimeLedger.Leak)],
         in ledger: LifetimeLedger, frames: (UInt32) -> [SymbolizedFrame]
@@ -63,17 +64,40 @@ extension ReportBuilder {
                 reasons[leak] = .replacedByLaterTests
             }
         }
-        // By test, when the global state it left alive died; then what died with it.
-        var globalDeaths: [String: [UInt64]] = [:]
-        for (test, leak) in leaks where reasons[leak] != nil {
-            if let died = ledger.deathTime(of: leak) { globalDeaths[test, default: []].append(died) }
+        // By test, the deaths of what it left alive, in order; then what died right after its
+        // global state.
+        var deaths: [String: [(death: LifetimeLedger.LateDeath, leak: LifetimeLedger.Leak)]] = [:]
+        for (test, leak) in leaks {
+            if let death = ledger.lateDeath(of: leak) { deaths[test, default: []].append((death, leak)) }
         }
-        for (test, leak) in leaks where reasons[leak] == nil {
-            guard let died = ledger.deathTime(of: leak), let deaths = globalDeaths[test] else { continue }
-            if deaths.contains(where: { $0 &+ 1 >= died && died &+ 1 >= $0 }) { reasons[leak] = .releasedWithGlobalState }
+        for chain in deaths.values {
+            var previous: LifetimeLedger.LateDeath? = nil
+            for (death, leak) in chain.sorted(by: { $0.death.order < $1.death.order }) {
+                if reasons[leak] != nil {
+                    previous = death
+                } else if let held = previous, death.order - held.order <= Self.heldDeathsBetween + 1,
+                    Swift.max(death.milliseconds, held.milliseconds) - Swift.min(death.milliseconds, held.milliseconds)
+                        <= Self.heldMillisecondsApart
+                {
+                    reasons[leak] = .releasedWithGlobalState
+                    previous = death
+                }
+            }
         }
         return reasons
     }
+
+    /// How close after the death of a test's global state (or of what it held) the death of another
+    /// instance the test left alive must come for that instance to count as held by it, and go
+    /// with it. An instance's death is recorded before what it holds is released, so one deinit's
+    /// cascade is a run of deaths in the order of the records: at most this many deaths of tests'
+    /// instances between the two (what it held that the test did not leave alive, a dictionary's
+    /// storage, and other threads' tests')...
+    static let heldDeathsBetween: UInt64 = 64
+    /// ...and this many milliseconds apart by the records' times, which leak-audit's clock stamps
+    /// as it publishes it (every few milliseconds while it reads): a cascade takes microseconds,
+    /// and a death seconds later that nothing else died before is not part of it.
+    static let heldMillisecondsApart: UInt64 = 50
 
     /// True for a frame of a one-time initializer: a lazily initialised global or static variable's
     /// initializer (`one-time initialization function for X`), or the runtime's `swift_once`
