@@ -61,17 +61,17 @@ timed() {
     local out=$1
     shift
     local start end status=0
-    # Bash's own clock: a `date` process after the command would add its own start, about 1 ms, to
-    # every wall time.
-    start=$EPOCHREALTIME
+    # Bash's own clock, in microseconds (its decimal point is the locale's): a `date` process after
+    # the command would add its own start, about 1 ms, to every wall time.
+    start=${EPOCHREALTIME/[.,]/}
     if [[ -n $gnu_time ]]; then
         "$gnu_time" -f '%U %S %M' -o "$out.time" "$@" >"$out" 2>"$out.err" || status=$?
     else
         "$@" >"$out" 2>"$out.err" || status=$?
     fi
-    end=$EPOCHREALTIME
+    end=${EPOCHREALTIME/[.,]/}
     ((status == 0)) || { cat "$out.err" >&2; die "'$*' exited $status"; }
-    wall_ms=$(calc "($end - $start) * 1000" 3)
+    wall_ms=$(calc "($end - $start) / 1000" 3)
     cpu_s=n/a
     peak_kb=n/a
     if [[ -n $gnu_time ]]; then

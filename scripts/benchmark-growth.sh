@@ -51,7 +51,7 @@ for n in $GROWTH_NS; do
     declare -a reports=() plains=() audits=()
     for ((rep = 0; rep < REPS; rep++)); do
         "$leak_audit" run "$churn" over-budget "$n" >"$work/ob" 2>"$work/ob.err" || true
-        reported=${EPOCHREALTIME/./}000 # nanoseconds, read without starting a process
+        reported=${EPOCHREALTIME/[.,]/}000 # nanoseconds, read without starting a process
         reports+=("$(calc "($reported - $(field ended-realtime-ns "$work/ob")) / 1e6")")
         timed "$work/hp" "$plain" heap "$n"
         plains+=("$wall_ms")

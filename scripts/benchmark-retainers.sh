@@ -31,11 +31,11 @@ source "$root/scripts/benchmark-common.sh"
 # run OPTION N: one audited run; prints "milliseconds peak-KB".
 run() {
     local option=$1 count=$2 start end status
-    start=${EPOCHREALTIME/./} # microseconds, read without starting a process
+    start=${EPOCHREALTIME/[.,]/} # microseconds, read without starting a process
     status=0
     /usr/bin/time -f %M -o "$work/rss" "$leak_audit" run $option --budget 'AllocationChurn.DetailViewModel=10' \
         --format json --output "$work/report.json" "$churn" heap "$count" >"$work/out" 2>"$work/err" || status=$?
-    end=${EPOCHREALTIME/./}
+    end=${EPOCHREALTIME/[.,]/}
     # Exit 1: the leaked view models are over budget, as intended.
     [[ $status == 1 ]] || { cat "$work/err" >&2; die "leak-audit exited $status (expected 1)"; }
     if [[ -n $option ]]; then

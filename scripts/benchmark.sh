@@ -191,7 +191,7 @@ for ((rep = 0; rep < COST_REPS; rep++)); do
     timed "$work/ha" "$leak_audit" run --census "$plain" heap "$CENSUS_N"
     census_audit+=("$wall_ms")
     "$leak_audit" run "$churn" over-budget "$OVER_N" >"$work/ob" 2>"$work/ob.err" || true
-    reported=${EPOCHREALTIME/./}000 # nanoseconds, read without starting a process
+    reported=${EPOCHREALTIME/[.,]/}000 # nanoseconds, read without starting a process
     report_ms+=("$(calc "($reported - $(field ended-realtime-ns "$work/ob")) / 1e6")")
 done
 # 64 threads on 2 cores: the plain program alone takes 20 to 70 ms by how the scheduler places its
@@ -203,9 +203,10 @@ for ((rep = 0; rep < THREADS_REPS; rep++)); do
     threads_alone+=("$(field threads-ms "$work/ta")")
 done
 # The fixed cost is a few milliseconds, where one slow start moves a small median: FIXED_REPS
-# runs of each leak-audit build, each build interleaved with plain runs of its own. A run that
-# follows the other build's (whose start loads the runtime's libraries) is slower: the linked-in
-# build's fixed cost read 4.34 to 4.44 ms interleaved after it, 3.9 to 4.0 in a loop of its own.
+# runs of each leak-audit build, each build interleaved with plain runs of its own, so that no
+# build's runs follow the other's (whose start loads the runtime's libraries). Measured once,
+# minutes apart on a machine whose speed drifts: the linked-in build's fixed cost read 4.34 to
+# 4.44 ms interleaved after the other build, 3.9 to 4.0 in a loop of its own.
 declare -a fixed_plain_linked=()
 for ((rep = 0; rep < FIXED_REPS; rep++)); do
     timed "$work/fp" "$plain" churn 1

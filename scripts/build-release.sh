@@ -53,14 +53,17 @@ executable_flags=(
 # with a plain `-lstdc++`, which finds the shared library first; a directory that holds only the
 # archive, searched before the compiler's own, makes `-lstdc++` find the archive. libgcc goes in
 # as well (-static-libgcc), so libgcc_s.so's start, which probes the CPU, is not paid either.
-libstdcxx_archive=$(clang -print-file-name=libstdc++.a 2>/dev/null || true)
+# Asked of the clang beside swift, which links (another clang could find another GCC's libstdc++).
+toolchain_clang=$(dirname "$(command -v swift)")/clang
+[[ -x $toolchain_clang ]] || toolchain_clang=clang
+libstdcxx_archive=$("$toolchain_clang" -print-file-name=libstdc++.a 2>/dev/null || true)
 if [[ $libstdcxx_archive == /* && -f $libstdcxx_archive ]]; then
     archive_only=$(cd "$scratch" && pwd)/static-libstdc++
     mkdir -p "$archive_only"
     ln -sf "$libstdcxx_archive" "$archive_only/libstdc++.a"
     executable_flags+=(-Xswiftc -L -Xswiftc "$archive_only" -Xswiftc -Xclang-linker -Xswiftc -static-libgcc)
 else
-    echo "build-release: no libstdc++.a on this machine (Debian, Ubuntu: libstdc++-12-dev); linking libstdc++.so" >&2
+    echo "build-release: no libstdc++.a for the toolchain's clang (Debian, Ubuntu: the libstdc++-N-dev of its GCC; Fedora: libstdc++-static); linking libstdc++.so" >&2
 fi
 build helpers --scratch-path "$scratch/helpers" --product LeakAuditPreload "$@"
 build helpers --scratch-path "$scratch/helpers" --product LeakAuditTestObserver "$@"

@@ -153,13 +153,13 @@ timed() {
     shift 2
     local start end status=0 peak=""
     # Bash's own clock (microseconds), not a `date` process that would add its start to each time.
-    start=${EPOCHREALTIME/./}
+    start=${EPOCHREALTIME/[.,]/}
     if [[ -n $gnu_time ]]; then
         "$gnu_time" -f '%M %U %S' -o "$out.time" "$@" >"$out" 2>"$out.err" || status=$?
     else
         "$@" >"$out" 2>"$out.err" || status=$?
     fi
-    end=${EPOCHREALTIME/./}
+    end=${EPOCHREALTIME/[.,]/}
     local user=0 system=0
     [[ -n $gnu_time ]] && read -r peak user system < <(tail -n 1 "$out.time")
     walls[$tool]+=" $(((end - start) / 1000))"
@@ -243,10 +243,10 @@ heaptrack_print_s=""
 heaptrack_allocations=""
 if available heaptrack; then
     data=$(ls "$work"/heaptrack-data.1.* 2>/dev/null | head -n 1)
-    start=${EPOCHREALTIME/./}
+    start=${EPOCHREALTIME/[.,]/}
     if [[ -n $data ]] && heaptrack_print --file "$data" --print-peaks 0 --print-allocators 0 --print-temporary 0 \
         --print-leaks 1 >"$work/heaptrack.report" 2>&1; then
-        heaptrack_print_s=$(calc "(${EPOCHREALTIME/./} - $start) / 1e6")
+        heaptrack_print_s=$(calc "(${EPOCHREALTIME/[.,]/} - $start) / 1e6")
         heaptrack_allocations=$(awk '/^[[:space:]]*allocations:/ { print $2; exit }' "$work/heaptrack.1" "$work/heaptrack.1.err")
     else
         unavailable[heaptrack]="heaptrack_print could not read the recorded data"
