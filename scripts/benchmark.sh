@@ -112,14 +112,20 @@ for ((rep = 0; rep < CHURN_REPS; rep++)); do
     t_attached+=("$(field peak-rss-kb "$work/ca")")
 done
 [[ $(field tracked-peak "$work/ca") -le 2 ]] || die "churn went over its budget"
+# fixed_runs LEAK_AUDIT REPS PLAIN_TIMES AUDITED_TIMES: REPS interleaved runs of `churn 1`, plain and
+# under LEAK_AUDIT, their wall times (ms) appended to the arrays named.
+fixed_runs() {
+    local -n plain_times=$3 audited_times=$4
+    for ((rep = 0; rep < $2; rep++)); do
+        timed "$work/fp" "$plain" churn 1
+        plain_times+=("$wall_ms")
+        timed "$work/fa" "$1" run "$churn" churn 1
+        audited_times+=("$wall_ms")
+    done
+}
 # The fixed part of the overhead: starting leak-audit, the channel, the report, with one screen.
 declare -a f_plain=() f_attached=()
-for ((rep = 0; rep < CHURN_REPS; rep++)); do
-    timed "$work/fp" "$plain" churn 1
-    f_plain+=("$wall_ms")
-    timed "$work/fa" "$leak_audit" run "$churn" churn 1
-    f_attached+=("$wall_ms")
-done
+fixed_runs "$leak_audit" "$CHURN_REPS" f_plain f_attached
 
 # --- 3. bytes per tracked live instance ----------------------------------------------------------
 
@@ -208,18 +214,8 @@ done
 # minutes apart on a machine whose speed drifts: the linked-in build's fixed cost read 4.34 to
 # 4.44 ms interleaved after the other build, 3.9 to 4.0 in a loop of its own.
 declare -a fixed_plain_linked=()
-for ((rep = 0; rep < FIXED_REPS; rep++)); do
-    timed "$work/fp" "$plain" churn 1
-    fixed_plain_linked+=("$wall_ms")
-    timed "$work/fl" "$leak_audit_linked" run "$churn" churn 1
-    fixed_linked+=("$wall_ms")
-done
-for ((rep = 0; rep < FIXED_REPS; rep++)); do
-    timed "$work/fp" "$plain" churn 1
-    fixed_plain+=("$wall_ms")
-    timed "$work/fa" "$leak_audit" run "$churn" churn 1
-    fixed_audit+=("$wall_ms")
-done
+fixed_runs "$leak_audit_linked" "$FIXED_REPS" fixed_plain_linked fixed_linked
+fixed_runs "$leak_audit" "$FIXED_REPS" fixed_plain fixed_audit
 grep -q '^EXCEEDED AllocationChurn.OverBudgetModel' "$work/ob.err" || die "over-budget's report (standard error) names no exceeded type"
 instructions "$work/ic" "$leak_audit" run --census "$plain" heap "$CENSUS_N"
 ir_census_reader=$(counted "$work/ic" leak-audit)

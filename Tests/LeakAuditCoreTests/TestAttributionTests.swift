@@ -309,37 +309,28 @@ final class TestAttributionTests: XCTestCase {
         let held = ["App.Metrics": "replacedByLaterTests", "App.Counter": "releasedWithGlobalState"]
         let leaked = ["App.Metrics": "replacedByLaterTests", "App.Counter": "leak"]
 
-        // Released right after the system that held it, as one deinit releases them.
-        XCTAssertEqual(
-            reasons {
-                $0.free(0, 0x100, time: 500)
-                $0.free(1, 0x180, time: 500)
-            }, held)
-        // Other deaths in between (what the system held that a did not leave, other tests'), and a
-        // later stamp: a cascade that the reader's clock moved on during.
-        XCTAssertEqual(
+        /// b's bootstrap releases a's system; then `between` other deaths of tests' instances; then
+        /// a's counter dies, at `time`.
+        func counterAfterSystem(between: Int, at time: UInt64) -> [String: String] {
             reasons { replay in
                 replay.free(0, 0x100, time: 500)
-                scratch(&replay, count: 64)
-                replay.free(1, 0x180, time: 550)
-            }, held)
-        // Released before the system, or too many deaths after it, or too long after it, or never:
-        // a's leak.
+                scratch(&replay, count: between)
+                replay.free(1, 0x180, time: time)
+            }
+        }
+        // Released right after the system that held it, as one deinit releases them; or with other
+        // deaths in between (what the system held that a did not leave, other tests'), and a later
+        // stamp (a cascade that the reader's clock moved on during).
+        XCTAssertEqual(counterAfterSystem(between: 0, at: 500), held)
+        XCTAssertEqual(counterAfterSystem(between: 64, at: 550), held)
+        // Too many deaths after it, or too long after it: a's leak. So is a counter released before
+        // the system, or never.
+        XCTAssertEqual(counterAfterSystem(between: 65, at: 500), leaked)
+        XCTAssertEqual(counterAfterSystem(between: 0, at: 551), leaked)
         XCTAssertEqual(
             reasons {
                 $0.free(1, 0x180, time: 500)
                 $0.free(0, 0x100, time: 500)
-            }, leaked)
-        XCTAssertEqual(
-            reasons { replay in
-                replay.free(0, 0x100, time: 500)
-                scratch(&replay, count: 65)
-                replay.free(1, 0x180, time: 500)
-            }, leaked)
-        XCTAssertEqual(
-            reasons {
-                $0.free(0, 0x100, time: 500)
-                $0.free(1, 0x180, time: 551)
             }, leaked)
         XCTAssertEqual(reasons { $0.free(0, 0x100, time: 500) }, leaked)
         // Released right after another test's global state (b's system, which c replaces): a's leak.
