@@ -142,12 +142,14 @@ struct RetainerNaming {
     }
 
     /// The closure whose code (or, for an async closure, whose async function pointer) is at
-    /// `address`.
+    /// `address`. Any other variable there is no closure's: the word beside a context that the
+    /// walk took for its code was some other constant (an empty array's storage), and the context
+    /// stays unnamed.
     private func closureName(_ address: UInt64) -> String? {
         if let function = symbolizer.symbolize(address + 1).last?.function { return function }
-        guard let variable = symbolizer.variable(at: address) else { return nil }
         let prefix = "async function pointer to "
-        return variable.hasPrefix(prefix) ? String(variable.dropFirst(prefix.count)) : variable
+        guard let variable = symbolizer.variable(at: address), variable.hasPrefix(prefix) else { return nil }
+        return String(variable.dropFirst(prefix.count))
     }
 
     /// A task by the closure it runs: the first of its code addresses that names a function of
