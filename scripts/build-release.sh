@@ -71,6 +71,10 @@ build executable --scratch-path "$scratch/executable" "${executable_flags[@]}" -
 
 helpers=$(swift build -c release --scratch-path "$scratch/helpers" --show-bin-path "$@")
 executable=$(swift build -c release --scratch-path "$scratch/executable" "${executable_flags[@]}" --show-bin-path "$@")
+if [[ -n ${archive_only:-} ]] && readelf -d "$executable/leak-audit" | grep -q 'NEEDED.*libstdc++'; then
+    echo "build-release: leak-audit still needs libstdc++.so although $libstdcxx_archive was given to link in" >&2
+    exit 1
+fi
 # Each file is copied beside its place and renamed over it: a leak-audit that still runs from
 # DIRECTORY keeps its file, where a copy over it would fail ("Text file busy").
 for file in "$helpers/libLeakAuditPreload.so" "$helpers/libLeakAuditTestObserver.so" "$executable/leak-audit"; do

@@ -36,15 +36,6 @@ expect() {
     fi
 }
 
-# libstdc++ linked in (build-release.sh, where the toolchain's clang finds its archive): the
-# executable needs no libstdc++.so.
-toolchain_clang=$(dirname "$(command -v swift)")/clang
-if [[ $("$toolchain_clang" -print-file-name=libstdc++.a 2>/dev/null) == /* ]] \
-    && readelf -d "$leak_audit" | grep -q 'NEEDED.*libstdc++'; then
-    echo "check-release-build: $leak_audit needs libstdc++.so although libstdc++.a is there to link in" >&2
-    exit 1
-fi
-
 expect 1 "EXCEEDED ViewModelRetention.LoginViewModel" run "$fixtures/ViewModelRetention"
 # A frame's function, demangled by the Swift runtime linked into leak-audit.
 expect 1 "ViewModelRetention.Presenter.open(" run "$fixtures/ViewModelRetention"
