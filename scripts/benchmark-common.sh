@@ -2,7 +2,7 @@
 # AllocationChurnPlain (the same program without LeakMonitor: the true plain baseline) in release,
 # and sets `leak_audit`, `churn`, `plain`, `work` (a temporary directory removed at exit) and
 # `gnu_time`, `dwarf4` (the build flags), and the helpers `die`, `median`, `field`, `calc`, `timed`,
-# `sampled_peak_anon_kb` and `loadavg`. Builds emit DWARF 4, which valgrind 3.19 can read (clang's
+# `exit_to_report`, `sampled_peak_anon_kb` and `loadavg`. Builds emit DWARF 4, which valgrind 3.19 can read (clang's
 # and swiftc's default, DWARF 5, makes callgrind give up), into scratch paths of their own so that
 # the everyday debug build is not rebuilt: LEAK_AUDIT_BENCH_SCRATCH and
 # LEAK_AUDIT_BENCH_FIXTURES_SCRATCH (default .build-bench and Fixtures/.build-bench). Expects
@@ -78,6 +78,15 @@ timed() {
         read -r user system peak_kb < <(tail -n 1 "$out.time")
         cpu_s=$(calc "$user + $system")
     fi
+}
+
+# exit_to_report N: `leak-audit run AllocationChurn over-budget N` (N instances over budget at exit;
+# standard output to $work/ob, error to $work/ob.err); sets exit_report_ms to the time from the
+# fixture's last reading of the clock, just before it returned, to leak-audit's exit (ms).
+exit_to_report() {
+    "$leak_audit" run "$churn" over-budget "$1" >"$work/ob" 2>"$work/ob.err" || true
+    local reported=${EPOCHREALTIME/[.,]/}000 # nanoseconds, read without starting a process
+    exit_report_ms=$(calc "($reported - $(field ended-realtime-ns "$work/ob")) / 1e6")
 }
 
 # sampled_peak_anon_kb COMMAND...: runs COMMAND and prints the highest RssAnon (kB) its own

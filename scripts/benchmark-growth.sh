@@ -50,9 +50,8 @@ for n in $GROWTH_NS; do
     memory_kb[$n]=$(sampled_peak_anon_kb "$leak_audit" run "$churn" retain "$n")
     declare -a reports=() plains=() audits=()
     for ((rep = 0; rep < REPS; rep++)); do
-        "$leak_audit" run "$churn" over-budget "$n" >"$work/ob" 2>"$work/ob.err" || true
-        reported=${EPOCHREALTIME/[.,]/}000 # nanoseconds, read without starting a process
-        reports+=("$(calc "($reported - $(field ended-realtime-ns "$work/ob")) / 1e6")")
+        exit_to_report "$n"
+        reports+=("$exit_report_ms")
         timed "$work/hp" "$plain" heap "$n"
         plains+=("$wall_ms")
         timed "$work/ha" "$leak_audit" run --census "$plain" heap "$n"

@@ -196,9 +196,8 @@ for ((rep = 0; rep < COST_REPS; rep++)); do
     census_plain+=("$wall_ms")
     timed "$work/ha" "$leak_audit" run --census "$plain" heap "$CENSUS_N"
     census_audit+=("$wall_ms")
-    "$leak_audit" run "$churn" over-budget "$OVER_N" >"$work/ob" 2>"$work/ob.err" || true
-    reported=${EPOCHREALTIME/[.,]/}000 # nanoseconds, read without starting a process
-    report_ms+=("$(calc "($reported - $(field ended-realtime-ns "$work/ob")) / 1e6")")
+    exit_to_report "$OVER_N"
+    report_ms+=("$exit_report_ms")
 done
 # 64 threads on 2 cores: the plain program alone takes 20 to 70 ms by how the scheduler places its
 # threads, so that a median of a few runs moves the ratio by half: its own THREADS_REPS runs.
