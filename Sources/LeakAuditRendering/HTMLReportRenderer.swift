@@ -478,9 +478,9 @@ public struct HTMLReportRenderer: ReportRenderer {
         )
         page.line("</tr></thead><tbody>")
         for test in tests {
-            let leaked = test.leaked + test.globalState
+            let leaked = test.leaked + test.globalState + test.keptByTestCase
             let failing = test.leaked.contains { $0.status.fails }
-            let status = failing ? "leaked" : test.leaked.isEmpty && test.globalState.isEmpty ? "clean" : "not failing"
+            let status = failing ? "leaked" : leaked.isEmpty ? "clean" : "not failing"
             let started = test.startedAt.map { "\($0)" } ?? ""
             let duration = test.startedAt.flatMap { start in test.finishedAt.map { $0 - start } }
             let types = leaked.map { leakedType in
@@ -490,7 +490,9 @@ public struct HTMLReportRenderer: ReportRenderer {
                 let stacks = leakedType.allocations.prefix(3).compactMap { group in
                     phrases.readableFrames(group.frames).first.map { html(phrases.describe($0)) }
                 }
-                let global = test.globalState.contains(leakedType) ? " (global state)" : ""
+                let global =
+                    test.globalState.contains(leakedType)
+                    ? " (global state)" : test.keptByTestCase.contains(leakedType) ? " (kept by the test case)" : ""
                 return "<details><summary>\(text) ×\(leakedType.count)\(global)</summary><ul>"
                     + stacks.map { "<li>\($0)</li>" }.joined() + "</ul></details>"
             }.joined()

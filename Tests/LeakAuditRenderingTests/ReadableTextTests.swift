@@ -140,8 +140,16 @@ final class ReadableTextTests: XCTestCase {
         let phrases = ReportPhrases(width: 20)
         XCTAssertEqual(
             phrases.wrapped("  leak-audit: one over budget; a-very-long-word-indeed ends it"),
-            ["  leak-audit: one", "    over budget;", "    a-very-lo…indeed", "    ends it"])
+            ["  leak-audit: one", "    over budget;", "    a-very-long-word", "    -indeed ends it"])
         XCTAssertEqual(phrases.wrapped("fits as it is"), ["fits as it is"])
+        // A path wider than a line goes on in parts after its slashes, never cut short.
+        XCTAssertEqual(
+            ReportPhrases(width: 30).wrapped(
+                "  at '/work/main/.build/x86_64-unknown-linux-gnu/debug/AppPackageTests.xctest' ended"),
+            [
+                "  at", "    '/work/main/.build/", "    x86_64-unknown-linux-gnu/", "    debug/AppPackageTests.",
+                "    xctest' ended",
+            ])
         XCTAssertEqual(ReportPhrases(width: 20, verbose: true).wrapped(String(repeating: "word ", count: 9)).count, 1)
     }
 

@@ -19,6 +19,9 @@ public struct WatchOptions: Sendable, Hashable {
     /// With `leaksPerTest`: judge instances a test created as global state (under a one-time
     /// initializer) like any other leak, instead of reporting them apart.
     public var failsOnGlobalState: Bool = false
+    /// With `leaksPerTest` and `retainers`: judge instances that only a test case object holds
+    /// like any other leak, instead of reporting them apart.
+    public var failsOnTestCaseState: Bool = false
     /// Name the test of each allocation: set for test bundles and `swift test` targets.
     var attributesTests = false
     /// Watch every class's allocations, as the census does, whether or not the census is shown:
