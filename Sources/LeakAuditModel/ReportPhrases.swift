@@ -187,10 +187,9 @@ public struct ReportPhrases: Sendable {
         }
         let hidden = groups.count - shown.count
         if hidden > 0 {
-            lines.append(
-                emphasizedAfterIndent(
-                    "\(indent)… and \(counted(hidden, "more allocation site")) (--verbose shows them here, --format json lists them all)",
-                    as: .library))
+            lines += wrapped(
+                "\(indent)… and \(counted(hidden, "more allocation site")) (--verbose shows them here, --format json lists them all)"
+            ).map { emphasizedAfterIndent($0, as: .library) }
         }
         return lines
     }
@@ -511,7 +510,9 @@ public struct ReportPhrases: Sendable {
             lines[0] = emphasized("census:", as: .heading) + first.dropFirst("census:".count)
         }
         for entry in census.entries {
-            lines.append("  \(entry.liveAtExit) " + emphasized(Self.escaped(entry.name), as: .name))
+            let name = Self.escaped(entry.name)
+            let entryLines = wrapped("  \(entry.liveAtExit) \(name)")
+            lines += entryLines.count == 1 ? ["  \(entry.liveAtExit) " + emphasized(name, as: .name)] : entryLines
             lines.append(contentsOf: allocationSites(entry.allocations, indent: "    ", typeName: entry.name))
         }
         lines.append("")

@@ -48,7 +48,16 @@ public struct TextReportRenderer: ReportRenderer {
             )
         }
         lines.append(contentsOf: phrases.wrapped(summary(report)).map { phrases.emphasized($0, as: verdictEmphasis(report)) })
-        return lines.joined(separator: "\n") + "\n"
+        return lines.flatMap(fittedToWidth).joined(separator: "\n") + "\n"
+    }
+
+    /// A line wider than the width, broken as prose is (`ReportPhrases.wrapped`): every line of a
+    /// report fits a log's 80 columns, whatever the names in it. Colour escapes take no columns; a
+    /// colored line too wide is broken without its colours.
+    private func fittedToWidth(_ line: String) -> [String] {
+        guard let width = phrases.width, !phrases.verbose, line.count > width else { return [line] }
+        let plain = line.contains("\u{1B}") ? line.replacing(#/\x{1B}\[[0-9;]*m/#, with: "") : line
+        return plain.count > width ? phrases.wrapped(plain) : [line]
     }
 
     /// How the verdict is marked: a failing finding in red, a clean run in green, any other run
