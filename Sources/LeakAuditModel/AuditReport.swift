@@ -40,9 +40,10 @@ public struct AuditReport: Sendable {
         public var durationMilliseconds: Int? = nil
 
         /// Tests that ran, over every audited test process; nil when no process ran tests or
-        /// a test process's tests could not be counted.
+        /// a test process's tests could not be counted. A test process another started runs tests
+        /// that its parent counts.
         public var testsRun: Int? {
-            let testProcesses = processes.filter { $0.testingLibrary != nil }
+            let testProcesses = processes.filter { $0.testingLibrary != nil && $0.startedByTestProcess == nil }
             guard !testProcesses.isEmpty else { return nil }
             var total = 0
             for process in testProcesses {
@@ -89,6 +90,10 @@ public struct AuditReport: Sendable {
         /// Tests it was running when it ended: it crashed, was killed or exited in the middle of
         /// them. They, and its tests whose grace period had not ended, are not judged.
         public var interruptedTests: [String] = []
+        /// For a test bundle that another test bundle of the run started (a crash test or an exit
+        /// test run in a child process), that process's pid: its tests are its parent's, counted
+        /// there, and its `testsRun` is nil.
+        public var startedByTestProcess: Int32? = nil
 
         /// Creates the value from its parts.
         package init(pid: Int32, commandLine: [String], testingLibrary: TestingLibrary? = nil, testsRun: Int? = nil) {

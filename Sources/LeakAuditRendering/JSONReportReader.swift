@@ -326,6 +326,7 @@ private struct ReportFromWire {
                     },
                     testsRun: try process.testsRun.map { try count($0, at: at + ".testsRun") })
                 read.interruptedTests = process.interruptedTests ?? []
+                read.startedByTestProcess = process.startedByTestProcess
                 return read
             },
             skippedProcesses: try count(target.skippedProcesses, at: "target.skippedProcesses"))

@@ -35,6 +35,8 @@ struct JSONReportV1: Codable, Equatable {
         @ExplicitNull var testsRun: Int?
         /// Added after the first release of schema 1: absent, none.
         @AddedField var interruptedTests: [String]?
+        /// Added after the first release of schema 1: absent, null.
+        @AddedField var startedByTestProcess: Int32?
     }
     struct Target: Codable, Equatable {
         var path: String
@@ -268,7 +270,7 @@ struct JSONReportV1: Codable, Equatable {
             processes: report.target.processes.map {
                 Process(
                     pid: $0.pid, commandLine: $0.commandLine, testingLibrary: $0.testingLibrary?.rawValue, testsRun: $0.testsRun,
-                    interruptedTests: $0.interruptedTests)
+                    interruptedTests: $0.interruptedTests, startedByTestProcess: $0.startedByTestProcess)
             },
             skippedProcesses: report.target.skippedProcesses, testsRun: report.target.testsRun,
             durationMilliseconds: report.target.durationMilliseconds, kind: report.target.kind?.name)

@@ -165,4 +165,19 @@ final class AttributionTests: XCTestCase {
         let cleanProcess = try XCTUnwrap((clean.target["processes"] as? [[String: Any]])?.first)
         XCTAssertEqual(cleanProcess["interruptedTests"] as? [String], [])
     }
+
+    func testATestBundleThatAnotherStartedIsNotCountedTwice() throws {
+        let audit = try Harness.audit(
+            path: try Harness.fixture("FixturesPackageTests.xctest"), ["ScreenTests.ChildRunTests"],
+            extraOptions: ["--leaks-per-test"])
+        XCTAssertEqual(audit.status, 0, audit.stderr)
+        let processes = try XCTUnwrap(audit.target["processes"] as? [[String: Any]])
+        XCTAssertEqual(processes.count, 2, "\(processes)")
+        let parent = try XCTUnwrap(processes.first { $0["startedByTestProcess"] is NSNull })
+        let child = try XCTUnwrap(processes.first { $0["startedByTestProcess"] as? Int != nil })
+        XCTAssertEqual(child["startedByTestProcess"] as? Int, parent["pid"] as? Int)
+        XCTAssertTrue(child["testsRun"] is NSNull, "\(child)")
+        // XCTest's runner executed one test: the child's is that test's work.
+        XCTAssertEqual(audit.target["testsRun"] as? Int, 1)
+    }
 }

@@ -23,3 +23,18 @@ final class CrashingTests: XCTestCase {
         XCTAssertEqual(draft.text, "")
     }
 }
+
+/// Runs a test of this bundle in a child process, as crash tests do: the child's test is this
+/// test's work, and the runner counts one test.
+final class ChildRunTests: XCTestCase {
+    func testRunsATestInAChildProcess() throws {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        child.arguments = ["ScreenTests.CrashingTests/testASettles"]
+        child.standardOutput = FileHandle.nullDevice
+        child.standardError = FileHandle.nullDevice
+        try child.run()
+        child.waitUntilExit()
+        XCTAssertEqual(child.terminationStatus, 0)
+    }
+}

@@ -51,7 +51,7 @@ struct ReportBuilder {
         var target = AuditReport.Target(
             path: run.request.target, arguments: run.request.arguments, attached: channel.attached,
             attachedProcesses: channel.attachedProcesses, outcome: run.outcome, kind: run.plan.targetKind,
-            processes: ledgers.compactMap(Self.auditedProcess), skippedProcesses: channel.skippedProcesses)
+            processes: Self.auditedProcesses(ledgers), skippedProcesses: channel.skippedProcesses)
         target.durationMilliseconds = Int(clamping: run.received.durationMilliseconds)
         let types = Self.mergedByName(processes.flatMap(\.types))
             .sorted { ($0.exceeded ? 0 : 1, $0.name) < ($1.exceeded ? 0 : 1, $1.name) }
@@ -460,6 +460,23 @@ struct ReportBuilder {
     /// True for a type of XCTest or Swift Testing.
     static func isHarnessType(_ name: String) -> Bool {
         harnessModules.contains(String(name.prefix { $0 != "." && $0 != "<" }))
+    }
+
+    /// What each process said of itself when it attached, and how many tests it started; a test
+    /// bundle that another test bundle of the run started (a crash test or an exit test in a child
+    /// process) runs tests its parent counts, so its own are not counted again.
+    static func auditedProcesses(_ ledgers: [LifetimeLedger]) -> [AuditReport.AuditedProcess] {
+        let testBundles = Set(ledgers.compactMap(\.process).filter(\.isTestBundle).map(\.pid))
+        return ledgers.compactMap { ledger in
+            guard var audited = auditedProcess(ledger) else { return nil }
+            if let parent = ledger.process?.parentPID, parent > 0, parent != audited.pid, testBundles.contains(parent),
+                audited.testingLibrary != nil
+            {
+                audited.startedByTestProcess = parent
+                audited.testsRun = nil
+            }
+            return audited
+        }
     }
 
     /// What a process said of itself when it attached, and how many tests it started.
