@@ -40,6 +40,7 @@ typedef struct la_lifecycle_state {
     char channel_spec[64];   // LEAK_AUDIT_CHANNEL's value, for an attach deferred until needed
     bool retainers;          // LEAK_AUDIT_WATCH asked for `retainers`: wait for heap walks
     bool exit_walk_started;  // atomic: one copy of the shim has begun the exit walk
+    bool exit_walk;          // LEAK_AUDIT_WATCH asked for `exit-walk`: wait for a heap walk at exit only
 } la_lifecycle_state;
 
 /// Maps the channel now if this process is under leak-audit, is audited and has not tried yet,

@@ -261,6 +261,19 @@ final class RetainersTests: XCTestCase {
         XCTAssertEqual(types(failed, "leaked").count, 4, "\(failed)")
         XCTAssertEqual(types(failed, "keptByTestCase"), [])
 
+        // Without --retainers, one walk at the process's exit tells the same apart; the tests' leaks
+        // show no paths, what the test case keeps names its property.
+        let atExit = try Harness.audit(
+            "FixturesPackageTests.xctest", ["ScreenTests.CartTests"], extraOptions: ["--leaks-per-test"])
+        XCTAssertEqual(atExit.status, 1, atExit.stderr)
+        let exitTests = atExit.json["tests"] as? [[String: Any]] ?? []
+        let exitAdds = try XCTUnwrap(exitTests.first { $0["name"] as? String == "ScreenTests.CartTests/testAddsItem" })
+        XCTAssertEqual(types(exitAdds, "leaked"), [])
+        XCTAssertEqual(types(exitAdds, "keptByTestCase").count, 4, "\(exitAdds)")
+        let exitCycle = try XCTUnwrap(exitTests.first { $0["name"] as? String == "ScreenTests.CartTests/testCartCycleLeaks" })
+        XCTAssertEqual(types(exitCycle, "leaked"), ["ScreenTests.Cart", "ScreenTests.CartItem"])
+        XCTAssertNil((exitCycle["leaked"] as? [[String: Any]])?.first?["retainers"] ?? nil)
+
         // The clean twin lets go in tearDown: nothing kept, nothing leaked.
         let clean = try Harness.audit(
             "FixturesPackageTests.xctest", ["ScreenTests.CartTearDownTests"], extraOptions: ["--leaks-per-test", "--retainers"])

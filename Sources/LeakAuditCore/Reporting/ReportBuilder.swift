@@ -87,6 +87,15 @@ struct ReportBuilder {
                 "the target ran longer than --timeout \(seconds) s and was stopped (SIGTERM, then SIGKILL after 5 s): the report holds what its processes wrote until then"
             )
         }
+        // Without the walk at exit, what test case objects keep is blamed on the tests.
+        if watch.walksAtExitForTestCases {
+            for (index, ledger) in indexed {
+                guard case .failed(let reason)? = walks.atExit[index], let pid = ledger.process?.pid else { continue }
+                warnings.append(
+                    "process \(pid) could not be walked at its exit (\(reason)): instances that only its test case objects kept are counted as its tests' leaks"
+                )
+            }
+        }
         for process in target.processes where !process.interruptedTests.isEmpty {
             warnings.append(Self.interruptionWarning(process))
         }
@@ -368,7 +377,7 @@ struct ReportBuilder {
                     outlived: ledger.outlivedByTest().flatMap { name, leaks in leaks.map { (name, $0) } }, in: ledger,
                     frames: frames)
             // What a global's object made and keeps (a registry's metric): told by the heap walk.
-            if watch.retainers && !watch.failsOnGlobalState {
+            if watch.walksHeaps && !watch.failsOnGlobalState {
                 for (_, _, leaks) in byTest {
                     for leak in leaks where globalState[leak] == nil {
                         guard let path = naming.path(of: leak, aliveAtExit: ledger.isAlive),
@@ -378,13 +387,16 @@ struct ReportBuilder {
                     }
                 }
             }
-            func leakedTypes(_ leaks: [LifetimeLedger.Leak]) -> [AuditReport.TestReport.LeakedType] {
+            // Paths are shown with --retainers; what the test case keeps always names its property.
+            func leakedTypes(_ leaks: [LifetimeLedger.Leak], withPaths: Bool = watch.retainers) -> [AuditReport.TestReport
+                .LeakedType]
+            {
                 Dictionary(grouping: leaks, by: \.typeID).compactMap { typeID, leaks -> AuditReport.TestReport.LeakedType? in
                     guard let type = ledgerTypes[typeID] else { return nil }
                     var leaked = AuditReport.TestReport.LeakedType(
                         type: type.name, count: leaks.count, allocations: groups(leaks.map(\.site), typeName: type.name),
                         globalStateReason: leaks.lazy.compactMap { globalState[$0] }.first)
-                    if watch.retainers {
+                    if withPaths {
                         (leaked.retainers, leaked.retainersUnavailable) = naming.retainers(
                             ofLeaks: leaks, aliveAtExit: ledger.isAlive, typeName: type.name)
                     }
@@ -392,14 +404,14 @@ struct ReportBuilder {
                 }.sorted { ($0.count, $1.type) > ($1.count, $0.type) }
             }
             // What only a test case object holds (XCTest keeps them all): told by the heap walk.
-            let tellsTestCaseState = watch.retainers && !watch.failsOnTestCaseState
+            let tellsTestCaseState = watch.walksHeaps && !watch.failsOnTestCaseState
             for ((name, started, leaks), test) in zip(byTest, everyTest) {
                 let ownLeaks = leaks.filter { globalState[$0] == nil }
                 let kept = tellsTestCaseState ? ownLeaks.filter { naming.isKeptByTestCase($0, aliveAtExit: ledger.isAlive) } : []
                 let keptSet = Set(kept)
                 let leaked = leakedTypes(kept.isEmpty ? ownLeaks : ownLeaks.filter { !keptSet.contains($0) })
                 let global = leakedTypes(leaks.filter { globalState[$0] != nil })
-                let keptTypes = leakedTypes(kept)
+                let keptTypes = leakedTypes(kept, withPaths: true)
                 // A name seen only on allocations (a Swift Testing suite's scope) is listed only when
                 // something it allocated outlived it.
                 guard started || !leaked.isEmpty || !global.isEmpty || !keptTypes.isEmpty else { continue }

@@ -151,7 +151,7 @@ struct RetainerNaming {
             root = Retainer.Root(
                 kind: .unknown,
                 name:
-                    "no global, stack, thread-local, task or cycle holds it: held from memory that is not a Swift object, or retained without a reference (Unmanaged.passRetained)"
+                    "nothing the walk could find (no global, stack, thread-local storage, task or cycle): memory that is not a Swift object, or a retain without a reference (Unmanaged.passRetained)"
             )
         }
         if !steps.isEmpty, path.root != .cycle { steps[0].via = root.name }

@@ -63,7 +63,9 @@ struct HeapWalks {
                 }
                 switch copyProcess(pid) {
                 case .success(let snapshot):
-                    atExit[UInt8(index)] = .searched(RetainerSearch.paths(of: instances, in: snapshot, modules: ledger.modules))
+                    atExit[UInt8(index)] = .searched(
+                        RetainerSearch.paths(
+                            of: instances, in: snapshot, modules: ledger.modules, retainedSizes: watch.retainers))
                 case .failure(let failure):
                     atExit[UInt8(index)] = .failed(failure.message)
                 }

@@ -118,8 +118,12 @@ struct RetainerSearch {
     }
 
     /// The paths of `instances` (object addresses), searched in `snapshot`; `modules` say where
-    /// each loaded image's data is.
-    static func paths(of instances: [UInt64], in snapshot: ProcessSnapshot, modules: [ModuleImage]) -> [UInt64: Path] {
+    /// each loaded image's data is. `retainedSizes` also finds what each instance alone keeps
+    /// alive (the dominator tree of the whole heap, the costliest step), which only the report's
+    /// paths show.
+    static func paths(
+        of instances: [UInt64], in snapshot: ProcessSnapshot, modules: [ModuleImage], retainedSizes: Bool = true
+    ) -> [UInt64: Path] {
         var search = RetainerSearch(snapshot: snapshot)
         search.enumerateHeap()
         search.reachFromRoots(modules: modules)
@@ -127,6 +131,7 @@ struct RetainerSearch {
         for instance in instances {
             if let path = search.path(to: instance) { result[instance] = path }
         }
+        guard retainedSizes else { return result }
         let targets = instances.compactMap { search.node(at: $0) }
         let (retained, dominators) = search.retainedSizes(extraEntries: targets)
         let explained = Set(targets)
