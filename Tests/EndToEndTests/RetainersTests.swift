@@ -124,6 +124,11 @@ final class RetainersTests: XCTestCase {
         XCTAssertEqual(types.last, "FalseHolders.Printer")
         XCTAssertFalse(types.contains { $0.contains("closure") || $0.contains("context") }, "\(types)")
 
+        // A generic argument that is an existential is named by its protocol.
+        let spoolers = try XCTUnwrap((try audit.type(".Spooler")["retainers"] as? [[String: Any]])?.first)
+        let spoolerTypes = (spoolers["path"] as? [[String: Any]] ?? []).map { $0["type"] as? String ?? "" }
+        XCTAssertTrue(spoolerTypes.contains("FalseHolders.SinkBox<any FalseHolders.PrintSink>"), "\(spoolerTypes)")
+
         let clean = try Harness.audit("FalseHolders", ["clean"], extraOptions: ["--retainers"])
         XCTAssertEqual(clean.status, 0, clean.stderr)
     }

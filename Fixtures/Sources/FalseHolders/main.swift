@@ -3,7 +3,8 @@
 // values, and a C function pointer right before the field that truly holds the receipt's printer. Each receipt is over-retained (Unmanaged.passRetained) and nothing else
 // refers to it: its holder is unknown, never the ledger. Each printer is held by the ledger's
 // `printer` field, with no closure on the way. Three receipts are made (budget 1). The clean twin
-// releases each receipt and leaves its address in the ledger all the same.
+// releases each receipt and leaves its address in the ledger all the same. Spoolers are held
+// through a generic box of an existential (`SinkBox<any PrintSink>`), which the path names.
 import Foundation
 import LeakMonitor
 
@@ -42,8 +43,26 @@ final class Ledger {
     var entries: [LedgerEntry] = []
 }
 
+/// Spoolers held through a generic box of an existential: the path names the protocol.
+protocol PrintSink: AnyObject {}
+
+final class Spooler: PrintSink, MemoryLeakMonitorable {
+    var max: Int { 1 }
+    init() { MemoryLeakMonitor.validate(self) }
+}
+
+final class SinkBox<Sink> {
+    var sink: Sink
+    init(_ sink: Sink) { self.sink = sink }
+}
+
+final class Sinks {
+    var boxes: [SinkBox<any PrintSink>] = []
+}
+
 let leaky = CommandLine.arguments.dropFirst().first != "clean"
 let ledger = Ledger()
+let sinks = Sinks()
 
 for serial in 1...3 {
     let receipt = Receipt()
@@ -53,6 +72,8 @@ for serial in 1...3 {
     entry.recordedAt = Date(timeIntervalSinceReferenceDate: Double(bitPattern: UInt64(address)))
     entry.stamp = Stamp(serial: address, printedAt: Double(bitPattern: UInt64(address)))
     ledger.entries.append(entry)
+    sinks.boxes.append(SinkBox(Spooler()))
+    if !leaky { sinks.boxes.removeAll() }
     if leaky {
         _ = Unmanaged.passRetained(receipt)
     } else if serial < 3 {

@@ -530,7 +530,15 @@ final class SwiftLayout {
             // Existential metadata: kind, flags (bit 31 clear: class-bound), protocol count.
             guard let flags = memory.uint32(metadata &+ 8), let protocols = memory.uint32(metadata &+ 12) else { return "?" }
             if protocols == 0 { return flags & 0x8000_0000 == 0 ? "Swift.AnyObject" : "Any" }
-            return "(existential)"
+            // The protocols follow the header (and the superclass constraint, when there is one).
+            guard protocols < 8 else { return "(existential)" }
+            let first = metadata &+ (flags & 0x4000_0000 != 0 ? 24 : 16)
+            let names = (0..<UInt64(protocols)).compactMap { index -> String? in
+                guard let reference = memory.word(first &+ index &* 8), reference & 1 == 0, reference != 0 else { return nil }
+                let name = qualifiedName(descriptor: reference)
+                return name == "?" ? nil : name
+            }
+            return names.count == Int(protocols) ? "any " + names.joined(separator: " & ") : "(existential)"
         default: return "?"
         }
     }
@@ -563,7 +571,8 @@ final class SwiftLayout {
         var depth = 0
         while let context = current, depth < 16, let flags = memory.uint32(context) {
             let kind = flags & 0x1F
-            if kind == 0 || kind >= 16, let name = memory.relative(context &+ 8).flatMap({ memory.cString($0) }) {
+            // Modules, protocols (3) and types (16 and up) have names; anonymous contexts and extensions do not.
+            if kind == 0 || kind == 3 || kind >= 16, let name = memory.relative(context &+ 8).flatMap({ memory.cString($0) }) {
                 parts.append(name)
             }
             current = memory.relativeIndirectable(context &+ 4)
