@@ -19,6 +19,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 // Reports not yet complete -------------------------------------------------------------------------
@@ -100,7 +101,9 @@ static pid_t la_guard_parent_of(pid_t pid) {
     char path[32] = "/proc/";
     char digits[12];
     int length = 0;
-    for (pid_t rest = pid; rest > 0 && length < (int)sizeof digits; rest /= 10) digits[length++] = (char)('0' + rest % 10);
+    for (pid_t rest = pid; rest > 0 && length < (int)sizeof digits; rest /= 10) {
+        digits[length++] = (char)('0' + rest % 10);
+    }
     int position = 6;
     while (length > 0) path[position++] = digits[--length];
     memcpy(path + position, "/stat", 6);
@@ -174,7 +177,8 @@ int leakaudit_host_guard_kill_descendants(void) {
 
 // The fatal signals ---------------------------------------------------------------------------------
 
-static const int la_guard_fatal_signals[] = {SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGSYS, SIGXCPU, SIGXFSZ};
+static const int la_guard_fatal_signals[] = {SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE,
+                                             SIGSEGV, SIGSYS, SIGXCPU, SIGXFSZ};
 #define LA_GUARD_FATAL_COUNT (sizeof la_guard_fatal_signals / sizeof la_guard_fatal_signals[0])
 
 /// What each signal did before the guard: for a fatal signal, the Swift runtime's crash handler
@@ -186,24 +190,46 @@ static int la_guard_installed;
 /// A fatal signal's handler has begun: a second one (another signal during the first) only chains.
 static int la_guard_handling;
 
-/// Does what `signal_number` would have done without the guard: the handler that was there
-/// before (called as the kernel would have), then the default action.
+/// Does what `signal_number` would have done without the guard, then makes sure that leak-audit
+/// dies of it: the handler that was there before (the Swift runtime's crash handler, which prints
+/// the backtrace) is called as the kernel would have called it (its action back in place, the
+/// signal mask it would have run with, the fault's siginfo and registers); when it returns (it
+/// does, for a signal that another process sent), the default action ends leak-audit, as the
+/// target's processes were already killed.
 static void la_guard_chain(int signal_number, siginfo_t *info, void *context) {
     struct sigaction *previous = &la_guard_previous[signal_number];
-    if ((previous->sa_flags & SA_SIGINFO) != 0 && previous->sa_sigaction != NULL) {
-        (void)sigaction(signal_number, previous, NULL);  // fails only for an invalid signal number
-        previous->sa_sigaction(signal_number, info, context);
-    } else if (previous->sa_handler != SIG_DFL && previous->sa_handler != SIG_IGN && previous->sa_handler != NULL) {
-        (void)sigaction(signal_number, previous, NULL);
-        previous->sa_handler(signal_number);
+    bool has_handler = (previous->sa_flags & SA_SIGINFO) != 0
+        ? previous->sa_sigaction != NULL
+        : previous->sa_handler != SIG_DFL && previous->sa_handler != SIG_IGN && previous->sa_handler != NULL;
+    if (has_handler) {
+        struct sigaction installed = *previous;
+        if ((previous->sa_flags & SA_RESETHAND) != 0) {
+            memset(&installed, 0, sizeof installed);
+            installed.sa_handler = SIG_DFL;
+        }
+        (void)sigaction(signal_number, &installed, NULL);  // a valid signal: cannot fail
+        sigset_t mask = ((const ucontext_t *)context)->uc_sigmask;
+        for (int other = 1; other < _NSIG; other++) {
+            if (sigismember(&previous->sa_mask, other) == 1) (void)sigaddset(&mask, other);
+        }
+        if ((previous->sa_flags & SA_NODEFER) == 0) (void)sigaddset(&mask, signal_number);
+        (void)pthread_sigmask(SIG_SETMASK, &mask, NULL);  // valid arguments: cannot fail
+        if ((previous->sa_flags & SA_SIGINFO) != 0) {
+            previous->sa_sigaction(signal_number, info, context);
+        } else {
+            previous->sa_handler(signal_number);
+        }
     }
-    // Default action. The signal is blocked in its handler: raised here, it is delivered as the
-    // handler returns, and a fault's instruction never runs again.
+    // The default action. Blocked while its handler runs, the signal is delivered as the handler
+    // returns, and a fault's instruction never runs again.
     struct sigaction fallback;
     memset(&fallback, 0, sizeof fallback);
     fallback.sa_handler = SIG_DFL;
     (void)sigemptyset(&fallback.sa_mask);
     (void)sigaction(signal_number, &fallback, NULL);
+    sigset_t only;
+    (void)sigfillset(&only);
+    (void)pthread_sigmask(SIG_SETMASK, &only, NULL);
     (void)raise(signal_number);
 }
 
@@ -213,8 +239,8 @@ static void la_guard_fatal(int signal_number, siginfo_t *info, void *context) {
         (void)leakaudit_host_guard_kill_descendants();
         leakaudit_host_guard_discard_partials();
     }
-    errno = saved_errno;
     la_guard_chain(signal_number, info, context);
+    errno = saved_errno;
 }
 
 /// SIGINT, SIGTERM, SIGHUP or SIGQUIT while no target runs to forward it to: the reports not yet
