@@ -90,6 +90,37 @@ final class LeakAuditDeathTests: XCTestCase {
         )
     }
 
+    /// A run that ends well replaces a report file whole (a new file renamed over it: another
+    /// inode), with the old file's mode, and leaves no partial file; a file with another hard link
+    /// is written in place, so that both names still show it.
+    func testAReportFileIsReplacedWholeWithItsModeAndAHardLinkedOneInPlace() throws {
+        let directory = try Self.directory()
+        let report = directory + "/report.json"
+        let linked = directory + "/linked.sarif"
+        for path in [report, linked] { try "{\"old\": 1}".write(toFile: path, atomically: true, encoding: .utf8) }
+        XCTAssertEqual(chmod(report, 0o640), 0)
+        XCTAssertEqual(link(linked, directory + "/other-name.sarif"), 0)
+        let before = try Self.inode(report)
+        let result = Harness.run([
+            Harness.leakAudit, "run", "--output-json", report, "--output-sarif", linked, try Harness.fixture("GenericBoxes"),
+        ])
+        XCTAssertEqual(result.status, 1, result.log)
+        XCTAssertTrue(try String(contentsOfFile: report, encoding: .utf8).contains("\"schemaVersion\""))
+        XCTAssertNotEqual(try Self.inode(report), before, "renamed over, not written in place")
+        let mode = try FileManager.default.attributesOfItem(atPath: report)[.posixPermissions] as? Int
+        XCTAssertEqual(mode, 0o640)
+        XCTAssertTrue(try String(contentsOfFile: directory + "/other-name.sarif", encoding: .utf8).contains("\"$schema\""))
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: directory).sorted(),
+            ["linked.sarif", "other-name.sarif", "report.json"])
+    }
+
+    private static func inode(_ path: String) throws -> UInt64 {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw HarnessError.missingText(path) }
+        return UInt64(info.st_ino)
+    }
+
     /// leak-audit writing the JSON report over `directory`/old.json and a new HTML report, its
     /// target a FaultEndings process that holds, with a child of its own that holds too.
     private static func holdingPair(writingInto directory: String) throws -> OrphanedRun {
