@@ -220,8 +220,9 @@ static void la_guard_chain(int signal_number, siginfo_t *info, void *context) {
             previous->sa_handler(signal_number);
         }
     }
-    // The default action. Blocked while its handler runs, the signal is delivered as the handler
-    // returns, and a fault's instruction never runs again.
+    // The default action: raised with every signal blocked, the signal is delivered as this
+    // handler returns and the mask from before it comes back, so a fault's instruction never runs
+    // again.
     struct sigaction fallback;
     memset(&fallback, 0, sizeof fallback);
     fallback.sa_handler = SIG_DFL;
