@@ -109,7 +109,7 @@ final class CommandLineTests: XCTestCase {
         let text = Harness.run([Harness.leakAudit, "run", try Harness.fixture("Uninstrumented")])
         XCTAssertEqual(text.status, 3)
         // The advice fits what the target is: a Swift program whose types did not opt in.
-        XCTAssertTrue(text.stderr.contains("is a Swift program, but none of its types opted in"), text.stderr)
+        XCTAssertTrue(Harness.prose(text.stderr).contains("is a Swift program, but none of its types opted in"), text.stderr)
         XCTAssertTrue(text.stderr.contains("--census"), text.stderr)
         XCTAssertTrue(text.stderr.contains("MemoryLeakMonitor.validate(self)"), text.stderr)
 
@@ -132,7 +132,7 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(audit.target["notAuditedReason"] as? String, "staticRuntime")
         let text = Harness.run([Harness.leakAudit, "run", scratch + "/debug/ViewModelRetention"])
         XCTAssertEqual(text.status, 3)
-        XCTAssertTrue(text.stderr.contains("links the Swift runtime statically"), text.stderr)
+        XCTAssertTrue(Harness.prose(text.stderr).contains("links the Swift runtime statically"), text.stderr)
         // --budget preloads a library that brings the shared runtime along, whose hooks the
         // program never calls: still not audited, never counts that only grow.
         let budgeted = try Harness.audit(

@@ -105,6 +105,12 @@ enum Harness {
             stderr: String(decoding: errData, as: UTF8.self))
     }
 
+    /// A text report's words, each line's wrapping and indentation undone: a sentence is looked
+    /// for whatever width broke it.
+    static func prose(_ text: String) -> String {
+        text.split(whereSeparator: { $0 == " " || $0 == "\n" }).joined(separator: " ")
+    }
+
     /// One run of leak-audit with a JSON report written to a file in `scratchDirectory`.
     struct Audit {
         var status: Int32

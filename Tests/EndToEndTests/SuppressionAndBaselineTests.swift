@@ -63,9 +63,11 @@ final class SuppressionAndBaselineTests: XCTestCase {
 
         let report = try String(contentsOfFile: text, encoding: .utf8)
         XCTAssertTrue(
-            report.contains("SUPPRESSED ViewModelRetention.LoginViewModel: max 1, peak 3, alive at exit 3 (2 over budget)"),
+            Harness.prose(report).contains(
+                "SUPPRESSED ViewModelRetention.LoginViewModel: max 1, peak 3, alive at exit 3 (2 over budget)"),
             report)
-        XCTAssertTrue(report.contains("by type:ViewModelRetention.Login* (\(config)): fixed in the new presenter"), report)
+        XCTAssertTrue(
+            Harness.prose(report).contains("by type:ViewModelRetention.Login* (\(config)): fixed in the new presenter"), report)
         XCTAssertFalse(report.contains("EXCEEDED"), report)
         XCTAssertTrue(report.contains("leak-audit: nothing failing (1 tracked; 1 suppressed)"), report)
 
@@ -142,7 +144,7 @@ final class SuppressionAndBaselineTests: XCTestCase {
         let text = Harness.run([Harness.leakAudit, "run", "--baseline", baseline, try Harness.fixture("ViewModelRetention")])
         XCTAssertEqual(text.status, 0, text.stderr)
         XCTAssertTrue(
-            text.stderr.contains(
+            Harness.prose(text.stderr).contains(
                 "BASELINED ViewModelRetention.LoginViewModel: max 1, peak 3, alive at exit 3 (2 over budget, the baseline records 2)"
             ),
             text.stderr)
@@ -196,8 +198,9 @@ final class SuppressionAndBaselineTests: XCTestCase {
         ])
         XCTAssertEqual(text.status, 0)
         XCTAssertTrue(
-            text.stderr.contains("GONE ViewModelRetention.LoginViewModel (the baseline records 2 over budget)"), text.stderr)
-        XCTAssertTrue(text.stderr.contains("write it again with --write-baseline"), text.stderr)
+            Harness.prose(text.stderr).contains("GONE ViewModelRetention.LoginViewModel (the baseline records 2 over budget)"),
+            text.stderr)
+        XCTAssertTrue(Harness.prose(text.stderr).contains("write it again with --write-baseline"), text.stderr)
         XCTAssertTrue(text.stderr.contains("leak-audit: no type over budget (1 tracked; 1 gone from the baseline)"), text.stderr)
     }
 

@@ -342,4 +342,24 @@ final class TestAttributionTests: XCTestCase {
                 },
                 duringC: { $0.free(1, 0x180, time: 900) }), leaked)
     }
+
+    /// The walk at a process's exit explains what every test leaves alive, settled or not: a test
+    /// whose grace period had not ended when its process exited is judged by what it leaves then,
+    /// and its instances were left out of the walk ("no longer alive when the heap was walked").
+    func testTheExitWalkExplainsTheInstancesOfTestsThatNeverSettled() {
+        var replay = Replay()
+        replay.type(1, "App.Model")
+        replay.test(1, "AppTests.T/testSettles")
+        replay.test(2, "AppTests.T/testNeverSettles")
+        replay.phase(1, Int(LA_TEST_STARTED))
+        replay.alloc(1, 0x100, test: 1)
+        replay.phase(1, Int(LA_TEST_FINISHED))
+        replay.phase(1, Int(LA_TEST_SETTLED))
+        replay.phase(2, Int(LA_TEST_STARTED))
+        replay.alloc(1, 0x200, test: 2)
+        replay.alloc(1, 0x300, test: 2)
+        replay.free(1, 0x300)
+        replay.phase(2, Int(LA_TEST_FINISHED))
+        XCTAssertEqual(HeapWalks.instancesToExplain(replay.ledger).sorted(), [0x100, 0x200])
+    }
 }

@@ -861,6 +861,12 @@ struct LifetimeLedger {
         }
     }
 
+    /// What each test leaves alive now: what it left when it settled, or, for a test that has not
+    /// settled, everything it allocated that is still alive (the report judges it so at the end).
+    func leftAliveByTests() -> [Leak] {
+        tests.values.flatMap { test in test.leaked ?? aliveNow(test) }
+    }
+
     /// What each test left alive when it finished, before its grace period.
     func outlivedByTest() -> [(name: String, outlived: [Leak])] {
         tests.sorted { $0.key < $1.key }.map { ($0.value.name, $0.value.outlived) }

@@ -100,13 +100,13 @@ struct HeapWalks {
         }
     }
 
-    /// The live instances a report can show: of types over budget, and those tests left alive.
+    /// The live instances a report can show: of types over budget, and those tests left alive,
+    /// settled or not (a test whose grace period had not ended when its process exited is judged
+    /// by what it leaves alive at the end).
     static func instancesToExplain(_ ledger: LifetimeLedger) -> [UInt64] {
         let types = ledger.typeCounts
         var instances = ledger.liveObjects { typeID in types[typeID].map { $0.peak > $0.max } ?? false }
-        for test in ledger.tests.values {
-            for leak in test.leaked ?? [] where ledger.isAlive(leak) { instances.append(leak.object) }
-        }
+        for leak in ledger.leftAliveByTests() where ledger.isAlive(leak) { instances.append(leak.object) }
         return Array(Set(instances))
     }
 }
