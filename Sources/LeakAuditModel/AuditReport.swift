@@ -206,6 +206,10 @@ public struct AuditReport: Sendable {
         /// its retaining path is on its allocation stack (a process-wide registry's factory
         /// method, which keeps what it makes by name for the rest of the run).
         case madeByItsGlobalHolder
+        /// Held only from a thread's own storage (its thread-local storage, or Foundation's
+        /// `Thread.threadDictionary`), as a per-thread cache is: it lives as long as the thread,
+        /// and the test that first ran on that thread made it.
+        case heldByThreadStorage
     }
 
     /// Where a type's budget came from.

@@ -153,6 +153,7 @@ public struct TextReportRenderer: ReportRenderer {
                         case .replacedByLaterTests: "replaced when later tests ran the same line"
                         case .releasedWithGlobalState: "released with the test's global state"
                         case .madeByItsGlobalHolder: "made and kept by the global that holds it"
+                        case .heldByThreadStorage: "kept in a thread's own storage"
                         }
                     return "\(type.count) \(ReportPhrases.escaped(type.type)) (\(why))"
                 }

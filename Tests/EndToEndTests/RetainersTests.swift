@@ -306,6 +306,10 @@ final class RetainersTests: XCTestCase {
         XCTAssertEqual(
             ((subscribes["leaked"] as? [[String: Any]]) ?? []).compactMap { $0["type"] as? String }, ["ScreenTests.FeedViewModel"]
         )
+        let formats = try test("testFormatsWithThePerThreadFormatter")
+        XCTAssertEqual((formats["leaked"] as? [Any])?.count, 0, "\(formats)")
+        XCTAssertEqual(
+            ((formats["globalState"] as? [[String: Any]]) ?? []).compactMap { $0["reason"] as? String }, ["heldByThreadStorage"])
         let unsubscribes = try test("testUnsubscribesAFeed")
         XCTAssertEqual((unsubscribes["leaked"] as? [Any])?.count, 0, "\(unsubscribes)")
     }

@@ -3,6 +3,8 @@
 // --retainers: RegistryTests/testRegistersACounter's counter is global state (the registry made it
 // and keeps it for the rest of the run), RegistryTests/testSubscribesAFeed's feed is its leak (the
 // test made it and the hub keeps it), and RegistryTests/testUnsubscribesAFeed is the clean twin.
+// RegistryTests/testFormatsWithThePerThreadFormatter's formatter, kept in the thread's dictionary,
+// is global state too.
 import XCTest
 
 final class MetricCounter {
@@ -27,6 +29,16 @@ final class FeedViewModel {
     var items: [String] = []
 }
 
+/// A per-thread cache, as a library keeps one in the thread's dictionary.
+final class ThreadFormatter {
+    static var current: ThreadFormatter {
+        if let known = Thread.current.threadDictionary["ThreadFormatter"] as? ThreadFormatter { return known }
+        let made = ThreadFormatter()
+        Thread.current.threadDictionary["ThreadFormatter"] = made
+        return made
+    }
+}
+
 final class FeedHub {
     nonisolated(unsafe) static let shared = FeedHub()
     var subscribers: [FeedViewModel] = []
@@ -37,6 +49,10 @@ final class RegistryTests: XCTestCase {
         let counter = MetricRegistry.shared.makeCounter(name: "requests")
         counter.value += 1
         XCTAssertEqual(counter.value, 1)
+    }
+
+    func testFormatsWithThePerThreadFormatter() {
+        XCTAssertTrue(ThreadFormatter.current === ThreadFormatter.current)
     }
 
     func testSubscribesAFeed() {

@@ -109,6 +109,17 @@ extension ReportBuilder {
         }
     }
 
+    /// True when `path` holds the instance from a thread's own storage only: its root is a
+    /// thread's thread-local storage, or the path goes through a thread's dictionary
+    /// (`Foundation.Thread.threadDictionary`), where a library keeps a per-thread cache.
+    static func isHeldByThreadStorage(_ path: RetainerSearch.Path) -> Bool {
+        if case .threadLocal = path.root { return true }
+        return path.steps.contains { step in
+            guard case .property("threadDictionary", _) = step.hold else { return false }
+            return true
+        } && path.steps.contains { $0.type == "Foundation.Thread" }
+    }
+
     /// How close after the death of a test's global state (or of what it held) the death of another
     /// instance the test left alive must come for that instance to count as held by it, and go
     /// with it. An instance's death is recorded before what it holds is released, so one deinit's

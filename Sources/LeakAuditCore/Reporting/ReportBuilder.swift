@@ -380,10 +380,12 @@ struct ReportBuilder {
             if watch.walksHeaps && !watch.failsOnGlobalState {
                 for (_, _, leaks) in byTest {
                     for leak in leaks where globalState[leak] == nil {
-                        guard let path = naming.path(of: leak, aliveAtExit: ledger.isAlive),
-                            Self.isMadeByItsGlobalHolder(path, frames: frames(ofStack: leak.site.stackID))
-                        else { continue }
-                        globalState[leak] = .madeByItsGlobalHolder
+                        guard let path = naming.path(of: leak, aliveAtExit: ledger.isAlive) else { continue }
+                        if Self.isMadeByItsGlobalHolder(path, frames: frames(ofStack: leak.site.stackID)) {
+                            globalState[leak] = .madeByItsGlobalHolder
+                        } else if Self.isHeldByThreadStorage(path) {
+                            globalState[leak] = .heldByThreadStorage
+                        }
                     }
                 }
             }
