@@ -74,7 +74,9 @@ let package = Package(
             dependencies: ["LeakAuditCLI"]
         ),
         .testTarget(name: "LeakMonitorTests", dependencies: ["LeakMonitor"]),
-        .testTarget(name: "LeakAuditCoreTests", dependencies: ["LeakAuditCore", "LeakAuditModel", "LeakAuditRendering"]),
+        .testTarget(
+            name: "LeakAuditCoreTests", dependencies: ["LeakAuditCore", "LeakAuditModel", "LeakAuditRendering"],
+            exclude: ["HeapGraphCorpus"]),
         .testTarget(
             name: "LeakAuditRenderingTests", dependencies: ["LeakAuditRendering", "LeakAuditModel"],
             exclude: ["Golden"]),

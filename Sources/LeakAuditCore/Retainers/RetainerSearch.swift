@@ -527,6 +527,8 @@ struct RetainerSearch {
     /// frame pointer (the C library's system call wrappers): its frames up to there are counted
     /// as the innermost function's.
     private func firstFrameRecord(above stackPointer: UInt64) -> UInt64? {
+        // A stack pointer this close to the end of the address space is no stack's.
+        guard stackPointer <= UInt64.max - 16_384 else { return nil }
         var slot = (stackPointer + 7) & ~7
         let limit = stackPointer &+ 16_384
         while slot < limit {

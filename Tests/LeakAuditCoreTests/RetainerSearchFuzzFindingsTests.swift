@@ -1,0 +1,38 @@
+import LeakAuditModel
+import XCTest
+
+@testable import LeakAuditCore
+
+/// What the heap walk's fuzzer (Fuzz/HeapGraphFuzzer) found, each reduced to the value that did
+/// it: read from a hostile process, it is "not an object" or "not a reference", never a trap.
+final class RetainerSearchFuzzFindingsTests: XCTestCase {
+    /// A stopped thread with the registers the search reads.
+    private func thread(
+        stackPointer: UInt64, framePointer: UInt64 = 0, instructionPointer: UInt64 = 0, threadPointer: UInt64 = 0
+    ) -> ProcessSnapshot.Thread {
+        ProcessSnapshot.Thread(
+            id: 7, name: "wild", instructionPointer: instructionPointer, stackPointer: stackPointer, framePointer: framePointer,
+            threadPointer: threadPointer, registers: [])
+    }
+
+    private typealias Encoder = HeapSnapshotReplay.Encoder
+    private typealias Code = HeapSnapshotReplay.Code
+
+    /// The retainers of the process the fuzz input `encoder` describes, one line each: count, root
+    /// kind and name, steps and the bytes retained.
+    private func lines(_ encoder: Encoder) -> [String] {
+        let found = encoder.bytes.withUnsafeBytes(HeapSnapshotReplay.retainers(from:))
+        return found.retainers.map { retainer in
+            "\(retainer.count) \(retainer.root.kind.rawValue) \(retainer.root.name): "
+                + retainer.path.map { "\($0.via) \($0.type)" }.joined(separator: " / ") + " (\(retainer.retainedBytes))"
+        } + found.unavailable
+    }
+
+    func testAStackPointerAtTheEndOfTheAddressSpaceHasNoFrames() {
+        // Looking for a frame record above it added 7 to the stack pointer: an overflow.
+        for stackPointer in [UInt64.max, UInt64.max - 3, UInt64.max - 16_383] {
+            let snapshot = ProcessSnapshot(pid: 1, regions: [], threads: [thread(stackPointer: stackPointer)])
+            XCTAssertTrue(RetainerSearch.paths(of: [0x1000], in: snapshot, modules: []).isEmpty)
+        }
+    }
+}
