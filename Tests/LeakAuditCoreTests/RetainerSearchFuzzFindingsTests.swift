@@ -35,4 +35,13 @@ final class RetainerSearchFuzzFindingsTests: XCTestCase {
             XCTAssertTrue(RetainerSearch.paths(of: [0x1000], in: snapshot, modules: []).isEmpty)
         }
     }
+
+    func testAThreadPointerAtTheEndOfTheAddressSpaceHasNoThreadLocalStorage() {
+        // Its storage starts after the thread's frames: one past a stack pointer there overflowed.
+        for stackPointer in [UInt64.max, UInt64.max - 2, UInt64.max - 0x800] {
+            let snapshot = ProcessSnapshot(
+                pid: 1, regions: [], threads: [thread(stackPointer: stackPointer, threadPointer: UInt64.max)])
+            XCTAssertTrue(RetainerSearch.paths(of: [0x1000], in: snapshot, modules: []).isEmpty)
+        }
+    }
 }

@@ -425,7 +425,8 @@ struct RetainerSearch {
         }
         // Thread-local storage: static TLS blocks lie just below each thread's thread pointer, above
         // its outermost frame when it is on the thread's stack.
-        for thread in snapshot.threads where thread.threadPointer > 0x10000 {
+        // A thread pointer at the end of the address space points at no thread's storage.
+        for thread in snapshot.threads where thread.threadPointer > 0x10000 && thread.threadPointer <= UInt64.max - 0x1000 {
             let framesEnd = frames(of: thread).end
             // Static TLS is a few hundred bytes here; the thread descriptor above the thread pointer
             // holds pthread_setspecific's first values.
