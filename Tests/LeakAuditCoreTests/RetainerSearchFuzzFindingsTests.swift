@@ -44,4 +44,17 @@ final class RetainerSearchFuzzFindingsTests: XCTestCase {
             XCTAssertTrue(RetainerSearch.paths(of: [0x1000], in: snapshot, modules: []).isEmpty)
         }
     }
+
+    func testAnAsyncTaskThatIsTheInstanceIsNamedByWhatHoldsIt() {
+        // A task on the way is a path's root, but the task searched for is not its own root: its
+        // path went up to the task itself and read its parent as a root's index.
+        var input = Encoder()
+        input.typeSpec([Encoder.kind(.task), 0, HeapSnapshotReplay.Name.node])
+        input.typeSpec([Encoder.kind(.other), 0, HeapSnapshotReplay.Name.model, 0, 0])
+        input.chunks(
+            .heap, [(3, [Encoder.meta(1), Code.live] + Encoder.object(1)), (2, [Encoder.meta(0), Code.live])])
+        input.globals(Encoder.object(0))
+        input.instances(Encoder.object(1))
+        XCTAssertEqual(lines(input), ["1 global App.store: App.store Swift.Error box / (in its memory) App.Leaked (24)"])
+    }
 }

@@ -564,7 +564,7 @@ struct RetainerSearch {
             var current = target
             // A task on the way is the root that matters: what keeps the task (its executor, the
             // thread running it) is the runtime's, not the program's.
-            while parent[Int(current)] >= 0, nodeType(current).kind != .task {
+            while parent[Int(current)] >= 0, current == target || nodeType(current).kind != .task {
                 steps.append(step(to: current))
                 current = parent[Int(current)]
             }
