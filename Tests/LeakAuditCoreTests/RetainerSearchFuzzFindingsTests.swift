@@ -57,4 +57,17 @@ final class RetainerSearchFuzzFindingsTests: XCTestCase {
         input.instances(Encoder.object(1))
         XCTAssertEqual(lines(input), ["1 global App.store: App.store Swift.Error box / (in its memory) App.Leaked (24)"])
     }
+
+    func testAnObjectFirstMetWhileTheDominatorTreeIsBuiltIsANodeOfIt() {
+        // An object in the heap that no root reaches holds one outside the walked heaps that no
+        // search met: reading its references made a node past those the tree had counted.
+        var input = Encoder()
+        input.classType(
+            name: HeapSnapshotReplay.Name.node, words: 1, fields: [(2, Encoder.symbolic(0), HeapSnapshotReplay.Name.next)])
+        input.chunks(.heap, [(2, [Encoder.meta(0), Code.live] + Encoder.object(2)), (2, [Encoder.meta(0), Code.live])])
+        input.chunks(.outside, [(2, [Encoder.meta(0), Code.live])])
+        input.globals(Encoder.object(1))
+        input.instances(Encoder.object(1))
+        XCTAssertEqual(lines(input), ["1 global App.store: App.store App.Leaked (24)"])
+    }
 }

@@ -718,15 +718,18 @@ struct RetainerSearch {
     /// objects, then `extraEntries` if unreached, then any object still unreached. Cooper, Harvey
     /// and Kennedy's iterative algorithm on reverse postorder.
     private mutating func retainedSizes(extraEntries: [Int32]) -> (retained: [Int], dominators: [Int32]) {
-        let count = objects.count
-        // Successors of every node, once.
-        var successorStart = [Int](repeating: 0, count: count + 1)
+        // Successors of every node, once. Reading a node's references can find an object outside
+        // the walked heaps that no search has met yet: it becomes a node, and is read in turn.
+        var successorStart: [Int] = []
         var successors: [Int32] = []
-        for node in 0..<count {
-            successorStart[node] = successors.count
-            forEachReference(of: Int32(node)) { _, target, _, _ in successors.append(target) }
+        var next = 0
+        while next < objects.count {
+            successorStart.append(successors.count)
+            forEachReference(of: Int32(next)) { _, target, _, _ in successors.append(target) }
+            next += 1
         }
-        successorStart[count] = successors.count
+        let count = objects.count
+        successorStart.append(successors.count)
         // Depth-first from the virtual root: postorder numbers.
         var order = [Int32](repeating: -1, count: count)  // postorder number
         var postorder: [Int32] = []
