@@ -70,4 +70,18 @@ final class RetainerSearchFuzzFindingsTests: XCTestCase {
         input.instances(Encoder.object(1))
         XCTAssertEqual(lines(input), ["1 global App.store: App.store App.Leaked (24)"])
     }
+
+    func testAClassThatIsItsOwnSuperclassEndsTheSearchForAnEnumsPayload() {
+        // Which enum case holds an object is looked up by the object's classes, superclass by
+        // superclass: a class that named itself as its superclass added none, and the walk went on.
+        var input = Encoder()
+        input.typeSpec([Encoder.kind(.classInstance), 0x80, HeapSnapshotReplay.Name.model, 0, 0xFF, 0])
+        input.typeSpec([Encoder.kind(.enumeration), 0, HeapSnapshotReplay.Name.state, 1, HeapSnapshotReplay.Name.loading, 0])
+        input.classType(
+            name: HeapSnapshotReplay.Name.screen, words: 1, fields: [(2, Encoder.symbolic(1), HeapSnapshotReplay.Name.state)])
+        input.chunks(.heap, [(2, [Encoder.meta(2), Code.live] + Encoder.object(1)), (2, [Encoder.meta(0), Code.live])])
+        input.globals(Encoder.object(0))
+        input.instances(Encoder.object(1))
+        XCTAssertEqual(lines(input), ["1 global App.store: App.store App.Screen / state App.state / .loading App.Leaked (24)"])
+    }
 }
