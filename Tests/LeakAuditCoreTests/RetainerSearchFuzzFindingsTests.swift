@@ -84,4 +84,16 @@ final class RetainerSearchFuzzFindingsTests: XCTestCase {
         input.instances(Encoder.object(1))
         XCTAssertEqual(lines(input), ["1 global App.store: App.store App.Screen / state App.state / .loading App.Leaked (24)"])
     }
+
+    func testAnInstructionPointerAtTheEndOfTheAddressSpaceNamesNoFunction() {
+        // A register or the innermost stack frame is named by the instruction after the stopped
+        // one: one past the last address overflowed.
+        let path = RetainerSearch.Path(
+            root: .register(thread: 7, threadName: "wild", function: UInt64.max),
+            steps: [RetainerSearch.Step(hold: .property(""), type: "App.Model")])
+        let naming = RetainerNaming(
+            symbolizer: HeapSnapshotReplay.FixedSymbolizer(), modules: [], walk: .searched([0x9000: path]))
+        let found = naming.retainers(of: [0x9000], typeName: "App.Model").retainers
+        XCTAssertEqual(found.map(\.root), [Retainer.Root(kind: .register, name: "0xffffffffffffffff", thread: "wild")])
+    }
 }
