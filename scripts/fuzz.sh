@@ -8,7 +8,8 @@
 # well-formed seeds plus the corpus of earlier runs (.build-fuzz/TARGET/corpus), and runs it for
 # RUNS inputs (default 200,000, about a minute each; docs/reliability.md gives longer runs), split
 # over JOBS fuzzer processes at once (default 1; one per core is fastest) that share the corpus.
-# TARGET fuzzes one target only. Prints libFuzzer's figures and exits 1 on a crash, a hang (10 s
+# TARGET fuzzes one target only; MAX_SECONDS (environment) stops each target's jobs after that long
+# even if RUNS are not done. Prints libFuzzer's figures and exits 1 on a crash, a hang (10 s
 # per input) or more than 2 GB of memory, naming the input that did it: replay it with
 # `swift run TARGET FILE`, or see what it reads as with `swift run TARGET --print FILE`.
 #
@@ -52,7 +53,8 @@ fuzz() {
         # Allocation stacks cost more than the rest of an input; leaks are Swift's to manage.
         ASAN_OPTIONS=malloc_context_size=0:detect_leaks=0 \
             "$fuzzer" "$dir/corpus" "$dir/seeds" -runs="$per_job" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-            -artifact_prefix="$dir/crashes/" -print_final_stats=1 >"$dir/run-$job.log" 2>&1 &
+            -artifact_prefix="$dir/crashes/" -print_final_stats=1 ${MAX_SECONDS:+-max_total_time="$MAX_SECONDS"} \
+            >"$dir/run-$job.log" 2>&1 &
         pids+=($!)
     done
     local failed=()
