@@ -33,6 +33,9 @@ let package = Package(
         scenario("AsyncRequests"),
         // Holders of different kinds (a task, a cycle, an enum payload), for --retainers.
         scenario("RetainerKinds"),
+        // Addresses in fields that cannot hold them (an Int, a Date, a struct of plain values), and
+        // a C function pointer beside a true holder, for --retainers: never a false holder.
+        scenario("FalseHolders"),
         // A NotificationCenter block and an Observation onChange closure holding view models.
         scenario("ObserverRetention"),
         // ViewModelRetention's leak over a few seconds, printing as it goes: a target for the live

@@ -215,7 +215,8 @@ struct PluginInvocation {
     /// `leak-audit run` options that take no value; every other option takes one. The plugin cannot
     /// link leak-audit's code: PluginAgreementTests checks this list against `leak-audit run`.
     private static let leakAuditFlags: Set<String> = [
-        "--census", "--census-all", "--retainers", "--leaks-per-test", "--fail-on-global-state", "--verbose", "--quiet", "-q",
+        "--census", "--census-all", "--retainers", "--leaks-per-test", "--fail-on-global-state", "--fail-on-test-case-state",
+        "--verbose", "--quiet", "-q",
     ]
 
     static let usage = """
@@ -332,7 +333,7 @@ enum PluginExit {
     /// A short reading of a leak-audit exit status, for the diagnostic SwiftPM prints.
     static func meaning(ofLeakAuditStatus status: Int32) -> String {
         switch status {
-        case 1: return "at least one type exceeded its budget"
+        case 1: return "leaks found: a type exceeded its budget or tests left instances alive"
         case 2: return "no type exceeded its budget, but the tests failed"
         case 3: return "the tests could not be audited (or no test ran)"
         case 4: return "the tests could not be started"

@@ -24,11 +24,91 @@ void la_channel_set_flag(uint32_t flag) {
     if (header != NULL) __atomic_fetch_or(&header->flags, flag, __ATOMIC_RELEASE);
 }
 
-/// True when leak-audit, whose pid the header holds, is gone. (A pid of 0 would make kill() test
-/// the process group: no reader says where it is.)
-static bool la_reader_gone(const la_wire_header *header) {
+/// True when leak-audit, whose pid the header holds, no longer runs, by kill(pid, 0) alone: a
+/// zombie or another process with its pid answers. The test of last resort, when leak-audit's
+/// /proc cannot be looked at (la_channel_reader_status). (A pid of 0 would make kill() test the
+/// process group: no reader says where it is.)
+static bool la_reader_pid_gone(const la_wire_header *header) {
     pid_t reader = header->reader_pid;
     return reader <= 0 || (kill(reader, 0) != 0 && errno == ESRCH);
+}
+
+uint32_t la_channel_reader_status(la_process_state *state) {
+    la_wire_header *header = state->channel.header;
+    bool gone;
+    struct stat descriptor;
+    if (state->channel.reader_descriptor_path[0] == '\0') {
+        gone = la_reader_pid_gone(header);
+    } else if (stat(state->channel.reader_descriptor_path, &descriptor) == 0) {
+        // Another memfd at that number: leak-audit's pid is another process's now.
+        gone = (uint64_t)descriptor.st_dev != state->channel.reader_device
+            || (uint64_t)descriptor.st_ino != state->channel.reader_inode;
+    } else if (errno == ENOENT || errno == ESRCH || errno == ENOTDIR) {
+        // No such process, or no such descriptor: a zombie's descriptors are closed.
+        gone = true;
+    } else {
+        // Not allowed to look any more (this process changed its user): kill() tells what it can.
+        gone = la_reader_pid_gone(header);
+    }
+    if (!gone) return LA_READER_ALIVE;
+    // Read after finding it gone: leak-audit marks a normal end before it closes the descriptor.
+    uint32_t lifecycle = __atomic_load_n(&header->reader_lifecycle, __ATOMIC_ACQUIRE);
+    return (lifecycle & LA_READER_SUPERVISES) != 0 && (lifecycle & LA_READER_CLOSED) == 0 ? LA_READER_DIED
+                                                                                          : LA_READER_ENDED;
+}
+
+void la_channel_reader_died(la_process_state *state) {
+    char line[256];
+    int length = snprintf(line, sizeof line,
+                          "leak-audit: the leak-audit (pid %d) auditing this process is gone; ending process %d (%s) "
+                          "so that it does not run on unsupervised\n",
+                          (int)state->channel.header->reader_pid, (int)getpid(), program_invocation_short_name);
+    if (length > 0) {
+        // Standard error may be closed or full: the process ends all the same.
+        size_t size = (size_t)length < sizeof line ? (size_t)length : sizeof line - 1;
+        (void)write(STDERR_FILENO, line, size);
+    }
+    (void)kill(getpid(), SIGKILL);
+    // kill() on oneself cannot fail with SIGKILL; should it, the process ends anyway.
+    _exit(128 + SIGKILL);
+}
+
+/// The thread that checks, every LA_WIRE_READER_CHECK_MS, that leak-audit is still there, and
+/// ends the process when it died (la_channel_reader_died); it ends itself when leak-audit closed
+/// the channel. It sleeps otherwise: nothing on the way of a record.
+static void *la_channel_watch_reader(void *argument) {
+    la_process_state *state = argument;
+    for (;;) {
+        struct timespec interval = {.tv_sec = 0, .tv_nsec = (long)LA_WIRE_READER_CHECK_MS * 1000 * 1000};
+        while (nanosleep(&interval, &interval) != 0 && errno == EINTR) {}
+        switch (la_channel_reader_status(state)) {
+        case LA_READER_ALIVE: continue;
+        case LA_READER_ENDED: return NULL;
+        default: la_channel_reader_died(state);
+        }
+    }
+}
+
+/// Starts la_channel_watch_reader, with every signal blocked (the process's signals stay its own
+/// threads'), a small stack and a name that says whose it is. A process without it (the thread
+/// could not be made) still checks in each of its waits on leak-audit.
+static void la_channel_start_watch(la_process_state *state) {
+    pthread_attr_t attributes;
+    if (pthread_attr_init(&attributes) != 0) return;
+    sigset_t all, previous;
+    (void)sigfillset(&all);  // a valid set: cannot fail
+    if (pthread_attr_setstacksize(&attributes, 64 * 1024) == 0
+        && pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED) == 0
+        && pthread_sigmask(SIG_BLOCK, &all, &previous) == 0) {
+        pthread_t thread;
+        if (pthread_create(&thread, &attributes, la_channel_watch_reader, state) == 0) {
+            // A name is a convenience: a failure changes nothing.
+            (void)pthread_setname_np(thread, "leak-audit-wat");
+        }
+        // Restoring what was just read cannot fail.
+        (void)pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    }
+    (void)pthread_attr_destroy(&attributes);
 }
 
 void la_channel_drop(la_process_state *state) {
@@ -41,10 +121,14 @@ uint64_t la_channel_await_room(la_process_state *state, uint64_t first, uint64_t
     uint64_t capacity = state->channel.slot_capacity;
     unsigned waits = 0;
     while (first + count > __atomic_load_n(&header->consumed_slot, __ATOMIC_ACQUIRE) + capacity) {
-        if (++waits % 1024 == 0 && la_reader_gone(header)) {
-            la_channel_set_flag(LA_FLAG_READER_GONE);
-            la_channel_drop(state);
-            return UINT64_MAX;
+        if (++waits % 1024 == 0) {
+            uint32_t status = la_channel_reader_status(state);
+            if (status == LA_READER_DIED) la_channel_reader_died(state);
+            if (status == LA_READER_ENDED) {
+                la_channel_set_flag(LA_FLAG_READER_GONE);
+                la_channel_drop(state);
+                return UINT64_MAX;
+            }
         }
         sched_yield();
     }
@@ -87,8 +171,9 @@ void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void 
 /// the memfd, and the run's token in hex) through /proc; -1 when it cannot be had. No process
 /// inherits the memfd (leak-audit creates it close-on-exec), so only processes that may open
 /// another's /proc/<pid>/fd (the same user's) can write into the channel, and a stray descriptor
-/// number can never be taken for it. `token` receives the token (0 when the value has none).
-static int la_open_channel(const char *value, uint64_t *token) {
+/// number can never be taken for it. `token` receives the token (0 when the value has none), and
+/// `path` (of `path_size` bytes) the /proc path opened.
+static int la_open_channel(const char *value, uint64_t *token, char *path, size_t path_size) {
     char *end = NULL;
     errno = 0;
     *token = 0;
@@ -104,8 +189,8 @@ static int la_open_channel(const char *value, uint64_t *token) {
         *token = (uint64_t)parsed;
     }
     if (*end != '\0') return -1;
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%ld/fd/%ld", pid, fd);
+    int length = snprintf(path, path_size, "/proc/%ld/fd/%ld", pid, fd);
+    if (length < 0 || (size_t)length >= path_size) return -1;
     return open(path, O_RDWR | O_CLOEXEC);
 }
 
@@ -118,7 +203,8 @@ static bool la_channel_is_this_run(const la_wire_header *header, uint64_t token)
 
 la_wire_header *la_channel_map_header(const char *spec) {
     uint64_t token = 0;
-    int fd = la_open_channel(spec, &token);
+    char path[sizeof la_state()->channel.reader_descriptor_path];
+    int fd = la_open_channel(spec, &token, path, sizeof path);
     if (fd < 0) return NULL;
     la_wire_header *header = mmap(NULL, LA_WIRE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
@@ -145,8 +231,13 @@ static void la_channel_forked_child(void) {
 
 bool la_channel_map_locked(la_process_state *state, const char *spec) {
     uint64_t token = 0;
-    int fd = la_open_channel(spec, &token);
+    char path[sizeof state->channel.reader_descriptor_path];
+    int fd = la_open_channel(spec, &token, path, sizeof path);
     if (fd < 0) return false;
+    // Which memfd leak-audit's descriptor names now, while leak-audit is known to be there: the
+    // test that it still is (la_channel_reader_status). Without it, kill() is the test.
+    struct stat identity;
+    bool identified = fstat(fd, &identity) == 0;
 
     void *first_page = mmap(NULL, LA_WIRE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (first_page == MAP_FAILED) { close(fd); return false; }
@@ -188,9 +279,18 @@ bool la_channel_map_locked(la_process_state *state, const char *spec) {
     state->channel.process_tag = (uint64_t)index << 16;
     state->channel.header = mapping;
     state->channel.slot_capacity = capacity;
+    if (identified) {
+        strcpy(state->channel.reader_descriptor_path, path);
+        state->channel.reader_device = (uint64_t)identity.st_dev;
+        state->channel.reader_inode = (uint64_t)identity.st_ino;
+    }
     __atomic_store_n(&state->channel.slots, (uint8_t *)mapping + LA_WIRE_HEADER_SIZE, __ATOMIC_RELEASE);
     // Once per process: a process maps the channel at most once (attach_attempted).
     pthread_atfork(NULL, NULL, la_channel_forked_child);
+    // A leak-audit that dies (even by SIGKILL) leaves no attached process running unsupervised.
+    if ((__atomic_load_n(&header->reader_lifecycle, __ATOMIC_ACQUIRE) & LA_READER_SUPERVISES) != 0) {
+        la_channel_start_watch(state);
+    }
     return true;
 }
 
@@ -202,14 +302,17 @@ void la_channel_await_heap_walk(bool at_exit) {
     pthread_mutex_lock(&state->channel.walk_lock);
     uint32_t number = ++state->channel.walk_requests & ~LA_WALK_AT_EXIT;
     __atomic_store_n(&walk->requested, number | (at_exit ? LA_WALK_AT_EXIT : 0), __ATOMIC_RELEASE);
-    // Wake up every 100 ms to see whether leak-audit is still there: a shared futex on the
-    // mapped channel, which leak-audit wakes once it has answered.
-    for (uint32_t waited = 0; waited < LA_WIRE_WALK_TIMEOUT_MS; waited += 100) {
+    // Wake up every LA_WIRE_READER_CHECK_MS to see whether leak-audit is still there: a shared
+    // futex on the mapped channel, which leak-audit wakes once it has answered. (The wait's
+    // result says nothing the loop does not read again: an answer, a timeout or a signal.)
+    for (uint32_t waited = 0; waited < LA_WIRE_WALK_TIMEOUT_MS; waited += LA_WIRE_READER_CHECK_MS) {
         uint32_t answered = __atomic_load_n(&walk->answered, __ATOMIC_ACQUIRE);
         if (answered == number) break;
-        struct timespec interval = {.tv_sec = 0, .tv_nsec = 100 * 1000 * 1000};
-        syscall(SYS_futex, &walk->answered, FUTEX_WAIT, answered, &interval, NULL, 0);
-        if (la_reader_gone(header)) break;
+        struct timespec interval = {.tv_sec = 0, .tv_nsec = (long)LA_WIRE_READER_CHECK_MS * 1000 * 1000};
+        (void)syscall(SYS_futex, &walk->answered, FUTEX_WAIT, answered, &interval, NULL, 0);
+        uint32_t status = la_channel_reader_status(state);
+        if (status == LA_READER_DIED) la_channel_reader_died(state);
+        if (status == LA_READER_ENDED) break;
     }
     pthread_mutex_unlock(&state->channel.walk_lock);
 }

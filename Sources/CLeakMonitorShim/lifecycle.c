@@ -112,7 +112,7 @@ __attribute__((constructor)) static void la_lifecycle_start(void) {
 /// the program left it. Runs in every copy of the shim; the first does the work.
 __attribute__((destructor)) static void la_lifecycle_exit(void) {
     la_process_state *state = la_state();
-    if (!state->lifecycle.retainers) return;
+    if (!state->lifecycle.retainers && !state->lifecycle.exit_walk) return;
     if (__atomic_exchange_n(&state->lifecycle.exit_walk_started, true, __ATOMIC_ACQ_REL)) return;
     la_channel_await_heap_walk(true);
 }

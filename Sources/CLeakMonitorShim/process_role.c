@@ -171,5 +171,8 @@ void la_process_announce_locked(la_process_state *state, uint32_t flags) {
             swift_testing ? state->tests.scopes_observed : state->tests.installed && state->tests.observer_loaded;
         if (observed) flags |= LA_PROCESS_TESTS_OBSERVED;
     }
-    la_channel_blob(LA_BLOB_PROCESS, (uint64_t)getpid(), flags, command_line, length);
+    // The parent's pid in the high half: a test bundle that another test bundle of the run started
+    // (a crash test's or an exit test's child) runs tests its parent counts already.
+    uint64_t value = (uint64_t)flags | ((uint64_t)(uint32_t)getppid() << 32);
+    la_channel_blob(LA_BLOB_PROCESS, (uint64_t)getpid(), value, command_line, length);
 }

@@ -40,6 +40,7 @@ typedef struct la_lifecycle_state {
     char channel_spec[64];   // LEAK_AUDIT_CHANNEL's value, for an attach deferred until needed
     bool retainers;          // LEAK_AUDIT_WATCH asked for `retainers`: wait for heap walks
     bool exit_walk_started;  // atomic: one copy of the shim has begun the exit walk
+    bool exit_walk;          // LEAK_AUDIT_WATCH asked for `exit-walk`: wait for a heap walk at exit only
 } la_lifecycle_state;
 
 /// Maps the channel now if this process is under leak-audit, is audited and has not tried yet,
@@ -89,6 +90,11 @@ typedef struct la_channel_state {
     uint64_t process_tag;    // this process's index, placed at tag bits 16..23
     pthread_mutex_t walk_lock;  // one heap-walk request at a time (zero is PTHREAD_MUTEX_INITIALIZER)
     uint32_t walk_requests;     // heap-walk requests made, under walk_lock
+    // How this process tells that leak-audit is still there (la_channel_reader_status): the
+    // channel's descriptor in leak-audit's /proc, and the memfd it named when the process attached.
+    char reader_descriptor_path[48];
+    uint64_t reader_device;
+    uint64_t reader_inode;
 } la_channel_state;
 
 /// True once the record channel is mapped (inline, at the end of this header).
@@ -130,6 +136,23 @@ LA_HIDDEN void la_channel_unmap_header(la_wire_header *header);
 /// Maps the whole ring of the channel named `spec`, checks its layout, and takes this process's
 /// index in it; true when records can be written from now on. Caller holds the slow lock.
 LA_HIDDEN bool la_channel_map_locked(la_process_state *state, const char *spec);
+/// Whether leak-audit is still there for an attached process (la_channel_reader_status).
+enum {
+    LA_READER_ALIVE = 0,
+    /// Closed the channel at the end of its run, or an earlier leak-audit that does not supervise
+    /// is gone: the process runs on, writing nothing more.
+    LA_READER_ENDED,
+    /// Gone before the end of its run (killed): the process must not run on unsupervised.
+    LA_READER_DIED,
+};
+/// Whether leak-audit is still there: its /proc still holds the channel's descriptor, naming the
+/// memfd this process mapped. A zombie leak-audit (whose descriptors are closed) or another
+/// process that got its pid is gone, unlike with kill(pid, 0). A system call; never on the way of
+/// a record.
+LA_HIDDEN uint32_t la_channel_reader_status(la_process_state *state);
+/// Ends this process (SIGKILL), with one line on standard error that says leak-audit is gone: what
+/// an attached process does when la_channel_reader_status says LA_READER_DIED.
+LA_HIDDEN __attribute__((noreturn)) void la_channel_reader_died(la_process_state *state);
 /// Asks leak-audit to walk this process's heap (at exit, or after a test settled) and waits until
 /// it answers, at most LA_WIRE_WALK_TIMEOUT_MS, and not once leak-audit is gone. Does nothing
 /// unattached.

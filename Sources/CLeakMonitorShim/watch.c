@@ -47,6 +47,8 @@ void la_watch_parse_locked(la_process_state *state) {
             state->watch.census = true;
         } else if (length == 9 && strncmp(line, "retainers", 9) == 0) {
             state->lifecycle.retainers = true;
+        } else if (length == 9 && strncmp(line, "exit-walk", 9) == 0) {
+            state->lifecycle.exit_walk = true;
         }
         line = end != NULL ? end + 1 : line + length;
     }

@@ -34,14 +34,22 @@ struct LeakAudit: ParsableCommand {
     /// reports with write(2) and closes them, and `fflush` covers what went through stdio. Measured
     /// (docs/benchmarks.md), a run ends 0.4 ms sooner: after glibc's `exit`, which runs the loaded
     /// libraries' finalizers, the kernel takes 0.2 ms longer to tear the process down.
+    ///
+    /// Before anything is started or written, the guard: should leak-audit die of a fatal signal
+    /// (a trap), the target's processes die first and no report file is left half written
+    /// (`ProcessGuard`). A report file not written by the end (none is, on the ways out of a run
+    /// that wrote no report) is removed.
     static func main() {
+        ProcessGuard.install()
         do {
             var command = try parseAsRoot()
             try command.run()
         } catch let code as ExitCode {
+            ProcessGuard.discardPartialFiles()
             fflush(nil)
             _exit(code.rawValue)
         } catch {
+            ProcessGuard.discardPartialFiles()
             Self.exit(withError: error)
         }
     }

@@ -36,7 +36,8 @@ private func stopWithTerminalReleased(_ signalNumber: Int32) {
 /// terminal is given back, then the signal does what it would have done.
 private func endWithTerminalReleased(_ signalNumber: Int32) {
     if terminalReserved.exchange(false, ordering: .acquiringAndReleasing) { releaseTerminal() }
-    signal(signalNumber, SIG_DFL)
+    // The guard's handler removes the report files not yet complete, then ends leak-audit.
+    ProcessGuard.endOn(signalNumber)
     raise(signalNumber)
 }
 
@@ -125,7 +126,7 @@ final class StatusLine: Sendable {
             if terminalReserved.exchange(false, ordering: .acquiringAndReleasing) { releaseTerminal() }
             signal(SIGTSTP, SIG_DFL)
             if state.targetEnded {
-                for signalNumber in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] { signal(signalNumber, SIG_DFL) }
+                for signalNumber in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] { ProcessGuard.endOn(signalNumber) }
             }
         }
     }

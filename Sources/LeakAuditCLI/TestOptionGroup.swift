@@ -26,6 +26,13 @@ struct TestOptionGroup: ParsableArguments {
     )
     var failOnGlobalState = false
 
+    @Flag(
+        name: .customLong("fail-on-test-case-state"),
+        help:
+            "With --leaks-per-test and --retainers, also fail for instances that only a test's XCTest test case object holds (a property set in setUp or a test and not cleared in tearDown), which are otherwise reported apart and do not fail the run."
+    )
+    var failOnTestCaseState = false
+
     func validate() throws {
         guard gracePeriod >= 0, gracePeriod <= 600_000 else {
             throw ValidationError("--grace-period '\(gracePeriod)' must be between 0 and 600000 milliseconds")
@@ -37,5 +44,6 @@ struct TestOptionGroup: ParsableArguments {
         settings.leaksPerTest = leaksPerTest
         settings.gracePeriodMilliseconds = gracePeriod
         settings.failsOnGlobalState = failOnGlobalState
+        settings.failsOnTestCaseState = failOnTestCaseState
     }
 }

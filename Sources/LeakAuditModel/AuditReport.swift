@@ -40,9 +40,10 @@ public struct AuditReport: Sendable {
         public var durationMilliseconds: Int? = nil
 
         /// Tests that ran, over every audited test process; nil when no process ran tests or
-        /// a test process's tests could not be counted.
+        /// a test process's tests could not be counted. A test process another started runs tests
+        /// that its parent counts.
         public var testsRun: Int? {
-            let testProcesses = processes.filter { $0.testingLibrary != nil }
+            let testProcesses = processes.filter { $0.testingLibrary != nil && $0.startedByTestProcess == nil }
             guard !testProcesses.isEmpty else { return nil }
             var total = 0
             for process in testProcesses {
@@ -86,6 +87,13 @@ public struct AuditReport: Sendable {
         public var testingLibrary: TestingLibrary?
         /// Tests it started; nil when it is no test bundle or its tests could not be observed.
         public var testsRun: Int?
+        /// Tests it was running when it ended: it crashed, was killed or exited in the middle of
+        /// them. They, and its tests whose grace period had not ended, are not judged.
+        public var interruptedTests: [String] = []
+        /// For a test bundle that another test bundle of the run started (a crash test or an exit
+        /// test run in a child process), that process's pid: its tests are its parent's, counted
+        /// there, and its `testsRun` is nil.
+        public var startedByTestProcess: Int32? = nil
 
         /// Creates the value from its parts.
         package init(pid: Int32, commandLine: [String], testingLibrary: TestingLibrary? = nil, testsRun: Int? = nil) {
@@ -134,6 +142,9 @@ public struct AuditReport: Sendable {
             public var globalStateReason: GlobalStateReason? = nil
             /// With `--retainers`: who holds those still alive at exit; nil when not asked.
             public var retainers: [Retainer]? = nil
+            /// With `--retainers`: why some instances have no retainers (their process could not
+            /// be walked, or they were gone when it was), each with how many.
+            public var retainersUnavailable: [String] = []
 
             /// Creates the value from its parts.
             package init(
@@ -156,6 +167,13 @@ public struct AuditReport: Sendable {
         /// lazily initialised global or static was being initialised, or replaced by later tests (docs/design.md, "Global state").
         /// Reported, never failing the run unless `--fail-on-global-state` is given.
         public var globalState: [LeakedType] = []
+        /// Instances it left alive that only its XCTest test case object (or what that object
+        /// owns) holds: XCTest keeps every test case until the run ends, so a property set in
+        /// `setUp` or a test outlives the test without the code under test leaking it. Told by
+        /// the heap walk (`--retainers`): every path from a root to them runs through a test case,
+        /// and no cycle of other objects holds them. Reported, never failing the run unless
+        /// `--fail-on-test-case-state` is given; their retainers name the property.
+        public var keptByTestCase: [LeakedType] = []
         /// True when the test was seen starting (false for a suite, or a test whose start was not
         /// observed, that only allocated).
         public var ran: Bool = true
@@ -184,6 +202,10 @@ public struct AuditReport: Sendable {
         /// deinit releases what it held: presumably held by it (the counters of a metrics system
         /// that a later test replaced).
         case releasedWithGlobalState
+        /// Held from a global (with `--retainers`) by an object that made it: a method of a type on
+        /// its retaining path is on its allocation stack (a process-wide registry's factory
+        /// method, which keeps what it makes by name for the rest of the run).
+        case madeByItsGlobalHolder
     }
 
     /// Where a type's budget came from.

@@ -16,6 +16,23 @@ extension SymbolizedFrame {
 }
 
 extension AuditReport.AllocationGroup {
+    /// The frame of the test function `testName` on this stack, with a source line: the line of
+    /// the test that led to the allocation, where a finding about a test's leak points (the
+    /// constructing line may be a library's). `Module.Class/method` (XCTest) and
+    /// `Module.Suite/function()` (Swift Testing) run as `Module.Class.method(…)`, or a closure in
+    /// it; nil when the test's function is not on the stack (work it started elsewhere).
+    package func testFrame(ofTest testName: String) -> SymbolizedFrame? {
+        guard let slash = testName.lastIndex(of: "/") else { return nil }
+        var function = testName[testName.index(after: slash)...]
+        if let parenthesis = function.firstIndex(of: "(") { function = function[..<parenthesis] }
+        guard !function.isEmpty else { return nil }
+        let name = testName[..<slash] + "." + function + "("
+        return frames.first { frame in
+            guard frame.hasSourceLine, let symbol = frame.function else { return false }
+            return symbol.hasPrefix(name) || symbol.includes(" in " + name)
+        }
+    }
+
     /// Where a finding about these instances of `typeName` points: the line that constructed
     /// them (`constructingFrame(in:typeName:)`), not the type's own initializer, which is the same
     /// line for every instance.

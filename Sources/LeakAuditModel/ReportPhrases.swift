@@ -153,7 +153,7 @@ public struct ReportPhrases: Sendable {
         let shown = verbose ? groups : Array(groups.prefix(Self.sitesShown))
         for group in shown {
             let test = group.test.map { " in \(Self.escaped($0))" } ?? ""
-            lines.append(fitted("\(indent)\(group.count) × allocated\(test) at"))
+            lines += wrapped("\(indent)\(group.count) × allocated\(test) at")
             if group.frames.isEmpty { lines.append(emphasizedAfterIndent("\(indent)    (no stack recorded)", as: .library)) }
             let entries = ReadableStack.entries(group.frames, typeName: typeName, limit: verbose ? nil : Self.sourceFramesShown)
             for entry in entries {
@@ -187,10 +187,9 @@ public struct ReportPhrases: Sendable {
         }
         let hidden = groups.count - shown.count
         if hidden > 0 {
-            lines.append(
-                emphasizedAfterIndent(
-                    "\(indent)… and \(counted(hidden, "more allocation site")) (--verbose shows them here, --format json lists them all)",
-                    as: .library))
+            lines += wrapped(
+                "\(indent)… and \(counted(hidden, "more allocation site")) (--verbose shows them here, --format json lists them all)"
+            ).map { emphasizedAfterIndent($0, as: .library) }
         }
         return lines
     }
@@ -246,7 +245,8 @@ public struct ReportPhrases: Sendable {
     public static func elidedPath(_ path: String, to length: Int) -> String {
         guard path.count > length else { return path }
         let components = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        guard components.count > 2 else { return elided(path, to: length, keepingEnd: length / 2) }
+        // Never the file name cut: with no directory to give way, the path stays whole.
+        guard components.count > 2 else { return components.count == 2 ? "…/" + components[1] : path }
         let head = components[0] + "/…"
         var tail = components[components.count - 1]
         // Never shorter than the file name and line: where the frame is matters most.
@@ -260,30 +260,67 @@ public struct ReportPhrases: Sendable {
     }
 
     /// Prose (a warning, the verdict) broken between words to the width, continued two spaces in.
+    /// A word wider than a line (a path, a long name) is broken after a `/` or `.`, never cut short;
+    /// only a part with neither that is still wider than a line is broken where the line ends.
     public func wrapped(_ text: String) -> [String] {
         guard let width, !verbose, text.count > width else { return [text] }
         let indent = String(text.prefix { $0 == " " })
+        let continuation = indent + "  "
         var lines: [String] = []
         var current = indent
         // Characters in `current`, kept as it grows: counting a string walks all of it, and doing
         // so per word made wrapping quadratic.
         var currentCount = indent.count
+        var atLineStart = true
+        func newLine() {
+            lines.append(current)
+            current = continuation
+            currentCount = continuation.count
+            atLineStart = true
+        }
         for word in text.dropFirst(indent.count).split(separator: " ") {
             let wordCount = word.count
-            if currentCount == indent.count {
-                current += word
-                currentCount += wordCount
-            } else if currentCount + 1 + wordCount > width {
-                lines.append(current)
-                current = indent + "  " + word
-                currentCount = indent.count + 2 + wordCount
-            } else {
-                current += " " + word
-                currentCount += 1 + wordCount
+            let space = atLineStart ? 0 : 1
+            if currentCount + space + wordCount <= width {
+                current += (atLineStart ? "" : " ") + word
+                currentCount += space + wordCount
+                atLineStart = false
+                continue
+            }
+            if !atLineStart { newLine() }
+            // Wider than a line: in parts, each ending after a separator where one falls.
+            for part in Self.breakable(word, into: width - continuation.count) {
+                if !atLineStart && currentCount + part.count > width { newLine() }
+                current += part
+                currentCount += part.count
+                atLineStart = false
             }
         }
         lines.append(current)
-        return lines.map(fitted)
+        return lines
+    }
+
+    /// `word` in parts of at most `length` characters, each ending after a `/` or a `.` where one
+    /// falls, else where the length ends.
+    static func breakable(_ word: Substring, into length: Int) -> [Substring] {
+        let length = Swift.max(length, 8)
+        var parts: [Substring] = []
+        var start = word.startIndex
+        while start < word.endIndex {
+            let remaining = word.distance(from: start, to: word.endIndex)
+            if remaining <= length {
+                parts.append(word[start...])
+                break
+            }
+            let limit = word.index(start, offsetBy: length)
+            var cut = limit
+            if let separator = word[start..<limit].lastIndex(where: { $0 == "/" || $0 == "." }) {
+                cut = word.index(after: separator)
+            }
+            parts.append(word[start..<cut])
+            start = cut
+        }
+        return parts
     }
 
     /// `text` cut to the width in its middle.
@@ -378,6 +415,7 @@ public struct ReportPhrases: Sendable {
         case .stack: return "a local in \(escaped(root.name))\(thread)"
         case .register: return "a register\(thread) in \(escaped(root.name))"
         case .task: return root.name.isEmpty ? "an async task" : "the async task running \(escaped(root.name))"
+        case .testCase: return "the test case \(escaped(root.name))"
         case .cycle, .unknown: return escaped(root.name)
         }
     }
@@ -472,7 +510,9 @@ public struct ReportPhrases: Sendable {
             lines[0] = emphasized("census:", as: .heading) + first.dropFirst("census:".count)
         }
         for entry in census.entries {
-            lines.append("  \(entry.liveAtExit) " + emphasized(Self.escaped(entry.name), as: .name))
+            let name = Self.escaped(entry.name)
+            let entryLines = wrapped("  \(entry.liveAtExit) \(name)")
+            lines += entryLines.count == 1 ? ["  \(entry.liveAtExit) " + emphasized(name, as: .name)] : entryLines
             lines.append(contentsOf: allocationSites(entry.allocations, indent: "    ", typeName: entry.name))
         }
         lines.append("")
@@ -516,8 +556,13 @@ public struct ReportPhrases: Sendable {
             return "\(nothing) (\(tracked))\(watched); \(outcome)"
         case .budgetExceeded:
             let leakingTests = report.tests?.filter { $0.leaked.contains(where: \.status.fails) }.count ?? 0
-            let tests = leakingTests > 0 ? ", \(counted(leakingTests, "test")) left instances alive" : ""
             let others = notFailing.isEmpty ? "" : " (\(notFailing))"
+            // Only tests failed: no budget to speak of.
+            guard !report.failingTypes.isEmpty else {
+                let ran = report.target.testsRun.map { " of \(counted($0, "test"))" } ?? (leakingTests == 1 ? " test" : " tests")
+                return "LEAKED: \(leakingTests)\(ran) left instances alive\(others); \(outcome)"
+            }
+            let tests = leakingTests > 0 ? ", \(counted(leakingTests, "test")) left instances alive" : ""
             return
                 "\(report.failingTypes.count) of \(counted(report.types.count, "tracked type")) over budget\(tests)\(others); \(outcome)"
         case .incomplete:

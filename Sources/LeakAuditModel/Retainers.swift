@@ -3,7 +3,7 @@
 /// aside — with their count.
 public struct Retainer: Sendable, Hashable {
     /// What kind of root a path starts at.
-    public enum RootKind: String, Sendable, Hashable {
+    public enum RootKind: String, Sendable, Hashable, CaseIterable {
         /// A global or static variable.
         case global
         /// Thread-local storage.
@@ -14,6 +14,9 @@ public struct Retainer: Sendable, Hashable {
         case register
         /// A running or suspended async task.
         case task
+        /// An XCTest test case object (`name`: its class), which XCTest keeps until the run
+        /// ends: only through it is the instance held, and clearing the property lets it go.
+        case testCase
         /// A cycle of strong references that nothing else reaches.
         case cycle
         /// No holder was found (see `Root.name`).

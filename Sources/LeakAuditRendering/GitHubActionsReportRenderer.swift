@@ -45,7 +45,9 @@ public struct GitHubActionsReportRenderer: ReportRenderer {
                     let comparison = ReportPhrases.baselineComparison(leaked.status, report.baseline, unit: "")
                     commands.append(
                         annotation(
-                            command, at: leaked.allocations.lazy.compactMap { $0.locatedFrame(typeName: leaked.type) }.first,
+                            command,
+                            at: leaked.allocations.lazy.compactMap { $0.testFrame(ofTest: test.name) }.first
+                                ?? leaked.allocations.lazy.compactMap { $0.locatedFrame(typeName: leaked.type) }.first,
                             title: "\(name) leaked \(type)\(note)",
                             message: ["LEAKED \(name): \(leaked.count) \(type) alive after the test"]
                                 + (comparison.map { ["  " + $0] } ?? [])

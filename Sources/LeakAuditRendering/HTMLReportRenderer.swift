@@ -38,6 +38,9 @@ public struct HTMLReportRenderer: ReportRenderer {
             page.line("</section>")
         }
         let charted = chartedTypes(report)
+        // When tests' leaks are what failed, they come first.
+        let testsFirst = report.failingTypes.isEmpty && report.testLeaks.contains { $0.leaked.status.fails }
+        if testsFirst, let tests = report.tests { testTable(tests, report: report, charted: charted, into: &page) }
         if !charted.isEmpty {
             page.line("<section id=\"types\"><h2>Types</h2>")
             for (index, type) in charted.enumerated() { typeSection(type, index: index, report: report, into: &page) }
@@ -56,7 +59,7 @@ public struct HTMLReportRenderer: ReportRenderer {
             }
             page.line("</tbody></table></section>")
         }
-        if let tests = report.tests { testTable(tests, report: report, charted: charted, into: &page) }
+        if !testsFirst, let tests = report.tests { testTable(tests, report: report, charted: charted, into: &page) }
         if let census = report.census { censusTable(census, charted: charted, into: &page) }
         if !report.warnings.isEmpty {
             page.line("<section id=\"warnings\"><h2>Warnings</h2><ul>")
@@ -477,10 +480,13 @@ public struct HTMLReportRenderer: ReportRenderer {
             "<th>Test</th><th data-numeric>Started</th><th data-numeric>Duration</th><th>Left alive</th><th data-numeric>Instances</th><th>Status</th>"
         )
         page.line("</tr></thead><tbody>")
-        for test in tests {
-            let leaked = test.leaked + test.globalState
+        // Tests that left nothing are listed once below the table, so that 1,500 tests stay readable.
+        let clean = tests.filter { $0.leaked.isEmpty && $0.globalState.isEmpty && $0.keptByTestCase.isEmpty }
+        let cleanNames = Set(clean.map(\.name))
+        for test in tests where !cleanNames.contains(test.name) {
+            let leaked = test.leaked + test.globalState + test.keptByTestCase
             let failing = test.leaked.contains { $0.status.fails }
-            let status = failing ? "leaked" : test.leaked.isEmpty && test.globalState.isEmpty ? "clean" : "not failing"
+            let status = failing ? "leaked" : leaked.isEmpty ? "clean" : "not failing"
             let started = test.startedAt.map { "\($0)" } ?? ""
             let duration = test.startedAt.flatMap { start in test.finishedAt.map { $0 - start } }
             let types = leaked.map { leakedType in
@@ -490,15 +496,29 @@ public struct HTMLReportRenderer: ReportRenderer {
                 let stacks = leakedType.allocations.prefix(3).compactMap { group in
                     phrases.readableFrames(group.frames).first.map { html(phrases.describe($0)) }
                 }
-                let global = test.globalState.contains(leakedType) ? " (global state)" : ""
-                return "<details><summary>\(text) ×\(leakedType.count)\(global)</summary><ul>"
-                    + stacks.map { "<li>\($0)</li>" }.joined() + "</ul></details>"
+                let global =
+                    test.globalState.contains(leakedType)
+                    ? " (global state)" : test.keptByTestCase.contains(leakedType) ? " (kept by the test case)" : ""
+                let held = (leakedType.retainers ?? []).prefix(3).map { retainer in
+                    "<li class=\"held\">held by \(html(ReportPhrases.retainerRoot(retainer.root))): \(html(ReportPhrases.retainerChain(retainer)))</li>"
+                }
+                return
+                    "<details\(test.leaked.contains(leakedType) && leakedType.status.fails ? " open" : "")><summary>\(text) ×\(leakedType.count)\(global)</summary><ul>"
+                    + stacks.map { "<li>\($0)</li>" }.joined() + held.joined() + "</ul></details>"
             }.joined()
             page.line(
                 "<tr class=\"test-row status-\(status.replacingSpaces)\" data-test=\"\(html(test.name))\"><td>\(breakable(html(test.name)))</td><td data-sort=\"\(test.startedAt ?? -1)\">\(started.isEmpty ? "" : html(Self.duration(test.startedAt ?? 0)))</td><td data-sort=\"\(duration ?? -1)\">\(duration.map { html(Self.duration($0)) } ?? "")</td><td>\(types)</td><td>\(leaked.reduce(0) { $0 + $1.count })</td><td>\(html(status))</td></tr>"
             )
         }
-        page.line("</tbody></table></section>")
+        page.line("</tbody></table>")
+        if !clean.isEmpty {
+            page.line(
+                "<details class=\"clean-tests\"><summary>\(clean.count) test\(clean.count == 1 ? "" : "s") left nothing alive</summary><p>"
+            )
+            page.line(clean.map { html($0.name) }.joined(separator: ", "))
+            page.line("</p></details>")
+        }
+        page.line("</section>")
     }
 
     private func censusTable(_ census: AuditReport.Census, charted: [ChartedType], into page: inout HTMLPage) {
@@ -580,8 +600,9 @@ public struct HTMLReportRenderer: ReportRenderer {
         .flame-note{font-size:12px;color:var(--muted)}
         table{border-collapse:collapse;width:100%;font-size:13px}th,td{border-bottom:1px solid #eee;padding:4px 6px;text-align:left;vertical-align:top}
         th{cursor:pointer;user-select:none;background:#fafafa}th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{content:" ▼"}
-        td{overflow-wrap:anywhere}#tests td:first-child{width:38%}tr.status-leaked td:last-child{color:var(--fail);font-weight:600}
-        details ul{margin:2px 0 4px 16px;padding:0;font:12px ui-monospace,monospace}
+        td{overflow-wrap:break-word}#tests td:first-child{width:38%}#tests td:last-child{white-space:nowrap}tr.status-leaked td:last-child{color:var(--fail);font-weight:600}
+        details ul{margin:2px 0 4px 16px;padding:0;font:12px ui-monospace,monospace}li.held{color:#6d4c41}
+        .clean-tests p{font-size:12px;color:var(--muted)}
         ol.path{list-style:none;display:flex;flex-wrap:wrap;gap:4px;padding:0;margin:4px 0}
         ol.path li{border:1px solid #bbb;border-radius:4px;padding:2px 6px;font-size:12px}
         ol.path li+li::before{content:"→ ";color:var(--muted)}ol.path li.root{background:#fff3e0}

@@ -319,12 +319,15 @@ private struct ReportFromWire {
             attachedProcesses: try count(target.attachedProcesses, at: "target.attachedProcesses"), outcome: outcome,
             processes: try target.processes.enumerated().map { index, process in
                 let at = "target.processes[\(index)]"
-                return AuditReport.AuditedProcess(
+                var read = AuditReport.AuditedProcess(
                     pid: process.pid, commandLine: process.commandLine,
                     testingLibrary: try process.testingLibrary.map {
                         try named($0, among: [.xctest, .swiftTesting], \.rawValue, at: at + ".testingLibrary")
                     },
                     testsRun: try process.testsRun.map { try count($0, at: at + ".testsRun") })
+                read.interruptedTests = process.interruptedTests ?? []
+                read.startedByTestProcess = process.startedByTestProcess
+                return read
             },
             skippedProcesses: try count(target.skippedProcesses, at: "target.skippedProcesses"))
         audited.durationMilliseconds = try target.durationMilliseconds.map {
@@ -467,11 +470,10 @@ private struct ReportFromWire {
             guard (0...(1 << 62)).contains(retainer.retainedBytes) else {
                 throw Problem.invalid("\"\(at).retainedBytes\" is \(retainer.retainedBytes), out of range")
             }
-            let kinds: [Retainer.RootKind] = [.global, .threadLocal, .stack, .register, .task, .cycle, .unknown]
             return Retainer(
                 count: try count(retainer.count, at: at + ".count"),
                 root: .init(
-                    kind: try named(retainer.root.kind, among: kinds, \.rawValue, at: at + ".root.kind"),
+                    kind: try named(retainer.root.kind, among: Retainer.RootKind.allCases, \.rawValue, at: at + ".root.kind"),
                     name: retainer.root.name, thread: retainer.root.thread),
                 path: retainer.path.map {
                     Retainer.Step(via: $0.via, type: $0.type, isCollectionStorage: $0.collectionStorage ?? false)
@@ -490,6 +492,7 @@ private struct ReportFromWire {
                     allocations: try allocations(leaked.allocations, at: at + ".allocations"),
                     status: try status(leaked.status, leaked.suppression, leaked.baselineCount, at: at, of: "a test's leak"))
                 type.retainers = try leaked.retainers.map { try retainers($0, at: at + ".retainers") }
+                type.retainersUnavailable = leaked.retainersUnavailable ?? []
                 return type
             },
             globalState: try test.globalState.enumerated().map { index, global in
@@ -503,6 +506,14 @@ private struct ReportFromWire {
                 return type
             },
             ran: test.ran)
+        report.keptByTestCase = try (test.keptByTestCase ?? []).enumerated().map { index, kept in
+            let at = "\(location).keptByTestCase[\(index)]"
+            var type = AuditReport.TestReport.LeakedType(
+                type: kept.type, count: try count(kept.count, at: at + ".count"),
+                allocations: try allocations(kept.allocations, at: at + ".allocations"))
+            type.retainers = try kept.retainers.map { try retainers($0, at: at + ".retainers") }
+            return type
+        }
         report.startedAt = try test.startedAtMilliseconds.map { try time($0, at: location + ".startedAtMilliseconds") }
         report.finishedAt = try test.finishedAtMilliseconds.map { try time($0, at: location + ".finishedAtMilliseconds") }
         return report

@@ -33,6 +33,10 @@ struct JSONReportV1: Codable, Equatable {
         var commandLine: [String]
         @ExplicitNull var testingLibrary: String?
         @ExplicitNull var testsRun: Int?
+        /// Added after the first release of schema 1: absent, none.
+        @AddedField var interruptedTests: [String]?
+        /// Added after the first release of schema 1: absent, null.
+        @AddedField var startedByTestProcess: Int32?
     }
     struct Target: Codable, Equatable {
         var path: String
@@ -113,6 +117,8 @@ struct JSONReportV1: Codable, Equatable {
         @ExplicitNull var baselineCount: Int?
         /// Only with --retainers (absent otherwise).
         var retainers: [Retainer]? = nil
+        /// Only with --retainers (absent otherwise): why some instances have no retainers.
+        var retainersUnavailable: [String]? = nil
     }
     /// Who holds instances: a group of the same path shape (docs/retainers.md).
     struct Retainer: Codable, Equatable {
@@ -147,11 +153,21 @@ struct JSONReportV1: Codable, Equatable {
         /// Only with --retainers (absent otherwise).
         var retainers: [Retainer]? = nil
     }
+    /// Instances only a test case object held (`TestReport.keptByTestCase`).
+    struct KeptByTestCase: Codable, Equatable {
+        var type: String
+        var count: Int
+        var allocations: [Allocation]
+        /// Only with --retainers (absent otherwise); the first step after the root is the property.
+        var retainers: [Retainer]? = nil
+    }
     struct Test: Codable, Equatable {
         var name: String
         var ran: Bool
         var leaked: [LeakedType]
         var globalState: [GlobalState]
+        /// Added after the first release of schema 1: absent, none.
+        @AddedField var keptByTestCase: [KeptByTestCase]?
         /// Added after the first release of schema 1: absent, null (not seen).
         @AddedField var startedAtMilliseconds: Int?
         /// Added after the first release of schema 1: absent, null (not seen).
@@ -253,7 +269,8 @@ struct JSONReportV1: Codable, Equatable {
             notAuditedReason: report.notAudited?.name,
             processes: report.target.processes.map {
                 Process(
-                    pid: $0.pid, commandLine: $0.commandLine, testingLibrary: $0.testingLibrary?.rawValue, testsRun: $0.testsRun)
+                    pid: $0.pid, commandLine: $0.commandLine, testingLibrary: $0.testingLibrary?.rawValue, testsRun: $0.testsRun,
+                    interruptedTests: $0.interruptedTests, startedByTestProcess: $0.startedByTestProcess)
             },
             skippedProcesses: report.target.skippedProcesses, testsRun: report.target.testsRun,
             durationMilliseconds: report.target.durationMilliseconds, kind: report.target.kind?.name)
@@ -286,6 +303,7 @@ struct JSONReportV1: Codable, Equatable {
                             type: $0.type, count: $0.count, allocations: allocations($0.allocations),
                             finding: Finding($0.status))
                         leaked.retainers = $0.retainers?.map(Retainer.init)
+                        if $0.retainers != nil { leaked.retainersUnavailable = $0.retainersUnavailable }
                         return leaked
                     },
                     globalState: test.globalState.map {
@@ -293,7 +311,13 @@ struct JSONReportV1: Codable, Equatable {
                             type: $0.type, count: $0.count,
                             reason: ($0.globalStateReason ?? .oneTimeInitializer).rawValue,
                             allocations: allocations($0.allocations), retainers: $0.retainers?.map(Retainer.init))
-                    }, startedAtMilliseconds: test.startedAt, finishedAtMilliseconds: test.finishedAt)
+                    },
+                    keptByTestCase: test.keptByTestCase.map {
+                        KeptByTestCase(
+                            type: $0.type, count: $0.count, allocations: allocations($0.allocations),
+                            retainers: $0.retainers?.map(Retainer.init))
+                    },
+                    startedAtMilliseconds: test.startedAt, finishedAtMilliseconds: test.finishedAt)
             }
         }
         types = report.types.map { type in

@@ -117,15 +117,18 @@ public struct SARIFReportRenderer: ReportRenderer {
             ruleID: Self.testLeakedRuleID, ruleIndex: 1, message: message, typeName: leaked.type,
             allocations: leaked.allocations, allocated: { "\($0) of them were allocated here." },
             fingerprint: ("leakAuditTest/v1", test.name + "\n" + leaked.type), status: leaked.status, baseline: baseline,
-            properties: .init(typeName: leaked.type, testName: test.name, leakedInstances: leaked.count))
+            properties: .init(typeName: leaked.type, testName: test.name, leakedInstances: leaked.count),
+            testName: test.name)
     }
 
     /// A result located at the first source line of the first (largest) allocation group that has
-    /// one, or at the type itself when no frame has a source line (no debug information).
+    /// one, or at the type itself when no frame has a source line (no debug information). A test's
+    /// finding is located at the test's own line when its function is on a stack (the constructing
+    /// line is then a related location).
     private func result(
         ruleID: String, ruleIndex: Int, message: String, typeName: String, allocations: [AuditReport.AllocationGroup],
         allocated: (Int) -> String, fingerprint: (String, String), status: FindingStatus,
-        baseline: AuditReport.BaselineComparison?, properties: SARIFLog.ResultProperties
+        baseline: AuditReport.BaselineComparison?, properties: SARIFLog.ResultProperties, testName: String? = nil
     ) -> SARIFLog.Result {
         var message = message
         var properties = properties
@@ -152,16 +155,23 @@ public struct SARIFReportRenderer: ReportRenderer {
         }
         let primary = allocations.first { $0.locatedFrame(typeName: typeName) != nil }
         let location: SARIFLog.Location
-        if let primary, let frame = primary.locatedFrame(typeName: typeName) {
+        var related: [SARIFLog.Location] = []
+        let constructing = primary?.locatedFrame(typeName: typeName)
+        // A test's line, when it is not the constructing line itself (a library constructed them).
+        let inTest = testName.flatMap { name in allocations.lazy.compactMap { $0.testFrame(ofTest: name) }.first }
+            .flatMap { $0 == constructing ? nil : $0 }
+        if let inTest {
+            location = self.location(inTest)
+            message += " The test's line that led to the allocation is shown; related locations are where it was constructed."
+        } else if let primary, let frame = constructing {
             message += " " + allocated(primary.count)
             location = self.location(frame)
         } else {
             location = SARIFLog.Location(
                 logicalLocations: [.init(name: typeName, fullyQualifiedName: typeName, kind: "type")])
         }
-        var related: [SARIFLog.Location] = []
-        for group in allocations where group != primary {
-            guard let frame = group.locatedFrame(typeName: typeName) else { continue }
+        for group in allocations where group != primary || inTest != nil {
+            guard let frame = group.locatedFrame(typeName: typeName), frame != inTest else { continue }
             var other = self.location(frame)
             other.id = related.count
             other.message = .init("\(group.count) × allocated at \(phrases.describe(frame))")

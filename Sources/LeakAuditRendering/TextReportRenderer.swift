@@ -48,7 +48,16 @@ public struct TextReportRenderer: ReportRenderer {
             )
         }
         lines.append(contentsOf: phrases.wrapped(summary(report)).map { phrases.emphasized($0, as: verdictEmphasis(report)) })
-        return lines.joined(separator: "\n") + "\n"
+        return lines.flatMap(fittedToWidth).joined(separator: "\n") + "\n"
+    }
+
+    /// A line wider than the width, broken as prose is (`ReportPhrases.wrapped`): every line of a
+    /// report fits a log's 80 columns, whatever the names in it. Colour escapes take no columns; a
+    /// colored line too wide is broken without its colours.
+    private func fittedToWidth(_ line: String) -> [String] {
+        guard let width = phrases.width, !phrases.verbose, line.count > width else { return [line] }
+        let plain = line.contains("\u{1B}") ? line.replacing(#/\x{1B}\[[0-9;]*m/#, with: "") : line
+        return plain.count > width ? phrases.wrapped(plain) : [line]
     }
 
     /// How the verdict is marked: a failing finding in red, a clean run in green, any other run
@@ -97,30 +106,45 @@ public struct TextReportRenderer: ReportRenderer {
             phrases.emphasized("tests:", as: .heading)
                 + " \(leaking.count) of \(counted(ran, "test")) left instances alive after they finished"
         ]
-        // Suppressed and baselined leaks have their own lines below.
-        for test in leaking {
+        // Suppressed and baselined leaks have their own lines below. Tests that left the same
+        // thing (the same types and counts, made by the same lines, held the same way) are one
+        // entry, shown with the first test's stacks; the entries that most tests share first.
+        for group in Self.sameLeaks(leaking) {
+            let test = group[0]
             let failing = test.leaked.filter(\.status.fails)
-            guard !failing.isEmpty else { continue }
             let summary = failing.map { "\($0.count) \(ReportPhrases.escaped($0.type))" }.joined(separator: ", ")
             let name = ReportPhrases.escaped(test.name)
-            var entry = phrases.wrapped("  LEAKED \(name): \(summary)")
-            entry[0] = phrases.emphasizedHeadline(entry[0], label: "LEAKED", as: .failure, name: name)
-            lines.append(contentsOf: entry)
+            if group.count == 1 {
+                var entry = phrases.wrapped("  LEAKED \(name): \(summary)")
+                entry[0] = phrases.emphasizedHeadline(entry[0], label: "LEAKED", as: .failure, name: name)
+                lines.append(contentsOf: entry)
+            } else {
+                let label = "LEAKED by \(group.count) tests"
+                var entry = phrases.wrapped("  \(label): each left \(summary)")
+                entry[0] = phrases.emphasizedHeadline(entry[0], label: "LEAKED", as: .failure, name: "by \(group.count) tests")
+                lines.append(contentsOf: entry)
+                let shown = phrases.verbose ? group : Array(group.prefix(Self.testsShownPerGroup))
+                let more = group.count - shown.count
+                lines += phrases.wrapped(
+                    "    tests: " + shown.map { ReportPhrases.escaped($0.name) }.joined(separator: ", ")
+                        + (more > 0 ? " and \(more) more (--verbose or --format json lists them)" : ""))
+            }
             for type in failing {
                 if let comparison = ReportPhrases.baselineComparison(type.status, report.baseline, unit: "") {
                     lines.append("    \(ReportPhrases.escaped(type.type)): \(comparison)")
                 }
                 lines.append(contentsOf: phrases.allocationSites(type.allocations, indent: "    ", typeName: type.type))
                 if let retainers = type.retainers {
-                    lines.append(contentsOf: phrases.retainerLines(retainers, unavailable: [], indent: "    "))
+                    lines.append(
+                        contentsOf: phrases.retainerLines(retainers, unavailable: type.retainersUnavailable, indent: "    "))
                 }
             }
         }
         let creators = tests.filter { !$0.globalState.isEmpty }
         if !creators.isEmpty {
-            lines.append(
-                phrases.emphasized("global state", as: .heading)
-                    + " (reported, not failing; --fail-on-global-state fails for it):")
+            lines += headed(
+                phrases.wrapped("global state (reported, not failing; --fail-on-global-state fails for it):"), "global state",
+                as: .heading)
             for test in creators {
                 let summary = test.globalState.map { type in
                     let why =
@@ -128,6 +152,7 @@ public struct TextReportRenderer: ReportRenderer {
                         case .oneTimeInitializer, nil: "a global or static's one-time initializer"
                         case .replacedByLaterTests: "replaced when later tests ran the same line"
                         case .releasedWithGlobalState: "released with the test's global state"
+                        case .madeByItsGlobalHolder: "made and kept by the global that holds it"
                         }
                     return "\(type.count) \(ReportPhrases.escaped(type.type)) (\(why))"
                 }
@@ -141,9 +166,77 @@ public struct TextReportRenderer: ReportRenderer {
                 }
             }
         }
+        lines += keptByTestCaseLines(tests)
         lines.append("")
         return lines
     }
+
+    /// What only test case objects hold, one entry per property however many tests set it: the
+    /// property, what it held in how many tests, the first tests, and what to do.
+    private func keptByTestCaseLines(_ tests: [AuditReport.TestReport]) -> [String] {
+        let properties = TestCaseProperty.grouped(tests)
+        guard !properties.isEmpty else { return [] }
+        var lines = headed(
+            phrases.wrapped("kept by test case objects (reported, not failing; --fail-on-test-case-state fails for it):"),
+            "kept by test case objects", as: .heading)
+        lines += phrases.wrapped(
+            "  XCTest keeps every test case object until the run ends, and what its properties hold with it: set each property below to nil in tearDown, or make it a local of the test."
+        )
+        for property in properties {
+            let held = property.types.map { "\($0.count) \(ReportPhrases.escaped($0.type))" }.joined(separator: ", ")
+            let name = "\(ReportPhrases.escaped(property.holder)).\(ReportPhrases.escaped(property.property))"
+            let label = "KEPT BY \(name)"
+            let shown = property.tests.prefix(Self.testsShownPerProperty).map(ReportPhrases.escaped)
+            let more = property.tests.count - shown.count
+            var entry = phrases.wrapped(
+                "  \(label): \(held), in \(counted(property.tests.count, "test")): \(shown.joined(separator: ", "))"
+                    + (more > 0 ? " and \(more) more" : ""))
+            entry[0] = phrases.emphasizedHeadline(entry[0], label: "KEPT BY", as: .caution, name: name)
+            lines += entry
+        }
+        return lines
+    }
+
+    /// Tests named per group of tests that leaked the same, unless verbose.
+    static let testsShownPerGroup = 5
+
+    /// The failing tests grouped by what they left: the same types and counts, constructed by the
+    /// same lines, held the same way (the test's name aside); most tests first, then test order.
+    static func sameLeaks(_ tests: [AuditReport.TestReport]) -> [[AuditReport.TestReport]] {
+        struct Held: Hashable {
+            var root: Retainer.Root
+            var path: [String]
+        }
+        struct Leaked: Hashable {
+            var type: String
+            var count: Int
+            var lines: [String?]
+            var held: [Held]
+        }
+        var groups: [[Leaked]: [AuditReport.TestReport]] = [:]
+        var order: [[Leaked]] = []
+        for test in tests {
+            let failing = test.leaked.filter(\.status.fails)
+            guard !failing.isEmpty else { continue }
+            let key = failing.map { leaked in
+                Leaked(
+                    type: leaked.type, count: leaked.count,
+                    lines: leaked.allocations.map {
+                        AuditReport.AllocationGroup.constructingSite(in: $0.frames, typeName: leaked.type)
+                    },
+                    held: (leaked.retainers ?? []).map { Held(root: $0.root, path: $0.path.map { $0.via + " " + $0.type }) })
+            }
+            if groups[key] == nil { order.append(key) }
+            groups[key, default: []].append(test)
+        }
+        return order.enumerated().sorted { left, right in
+            let (leftCount, rightCount) = (groups[left.element]?.count ?? 0, groups[right.element]?.count ?? 0)
+            return leftCount != rightCount ? leftCount > rightCount : left.offset < right.offset
+        }.compactMap { groups[$0.element] }
+    }
+
+    /// Tests named per property of the `kept by test case objects` section; JSON lists them all.
+    static let testsShownPerProperty = 3
 
     /// Kinds of process named on the `audited:` line; JSON lists every process.
     static let processGroupsShown = 4
@@ -160,7 +253,9 @@ public struct TextReportRenderer: ReportRenderer {
             let arguments = process.commandLine.dropFirst().filter { $0.hasPrefix("--testing-library") || $0 == "swift-testing" }
             var text = ([program] + arguments).joined(separator: " ")
             if let library = process.testingLibrary {
-                let tests = process.testsRun.map { counted($0, "test") } ?? "tests not counted"
+                let tests =
+                    process.startedByTestProcess.map { "started by process \($0), its tests counted there" }
+                    ?? process.testsRun.map { counted($0, "test") } ?? "tests not counted"
                 text += " (\(library.rawValue), \(tests))"
             }
             return ReportPhrases.escaped(text)

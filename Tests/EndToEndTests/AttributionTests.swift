@@ -135,4 +135,49 @@ final class AttributionTests: XCTestCase {
         let processes = try XCTUnwrap(audit.target["processes"] as? [[String: Any]])
         XCTAssertEqual(processes.map { $0["testingLibrary"] as? String }, ["Swift Testing"])
     }
+
+    func testATestProcessThatCrashesIsReportedAndItsUnfinishedTestIsNotBlamed() throws {
+        let bundle = try Harness.fixture("FixturesPackageTests.xctest")
+        let crashed = try Harness.audit(
+            path: bundle, ["ScreenTests.CrashingTests"], extraOptions: ["--leaks-per-test"], environment: ["FIXTURE_CRASH": "1"])
+        // The target was killed by the trap's signal; no test is blamed for what the crash left.
+        XCTAssertEqual(crashed.status, 2, crashed.stderr)
+        XCTAssertEqual((crashed.target["exit"] as? [String: Any])?["signal"] as? Int, 4)
+        let process = try XCTUnwrap((crashed.target["processes"] as? [[String: Any]])?.first)
+        XCTAssertEqual(process["interruptedTests"] as? [String], ["ScreenTests.CrashingTests/testBCrashes"])
+        XCTAssertEqual(crashed.target["testsRun"] as? Int, 2)
+        let tests = crashed.json["tests"] as? [[String: Any]] ?? []
+        XCTAssertEqual(
+            tests.compactMap { $0["name"] as? String }.sorted(),
+            [
+                "ScreenTests.CrashingTests/testASettles", "ScreenTests.CrashingTests/testBCrashes",
+            ])
+        XCTAssertTrue(tests.allSatisfy { ($0["leaked"] as? [Any])?.isEmpty == true }, "\(tests)")
+        let warnings = (crashed.json["summary"] as? [String: Any])?["warnings"] as? [String] ?? []
+        XCTAssertTrue(
+            warnings.contains {
+                $0.contains("ended while 1 test was running (ScreenTests.CrashingTests/testBCrashes)")
+            }, "\(warnings)")
+
+        // Without the crash: both tests finish and settle, nothing is interrupted.
+        let clean = try Harness.audit(path: bundle, ["ScreenTests.CrashingTests"], extraOptions: ["--leaks-per-test"])
+        XCTAssertEqual(clean.status, 0, clean.stderr)
+        let cleanProcess = try XCTUnwrap((clean.target["processes"] as? [[String: Any]])?.first)
+        XCTAssertEqual(cleanProcess["interruptedTests"] as? [String], [])
+    }
+
+    func testATestBundleThatAnotherStartedIsNotCountedTwice() throws {
+        let audit = try Harness.audit(
+            path: try Harness.fixture("FixturesPackageTests.xctest"), ["ScreenTests.ChildRunTests"],
+            extraOptions: ["--leaks-per-test"])
+        XCTAssertEqual(audit.status, 0, audit.stderr)
+        let processes = try XCTUnwrap(audit.target["processes"] as? [[String: Any]])
+        XCTAssertEqual(processes.count, 2, "\(processes)")
+        let parent = try XCTUnwrap(processes.first { $0["startedByTestProcess"] is NSNull })
+        let child = try XCTUnwrap(processes.first { $0["startedByTestProcess"] as? Int != nil })
+        XCTAssertEqual(child["startedByTestProcess"] as? Int, parent["pid"] as? Int)
+        XCTAssertTrue(child["testsRun"] is NSNull, "\(child)")
+        // XCTest's runner executed one test: the child's is that test's work.
+        XCTAssertEqual(audit.target["testsRun"] as? Int, 1)
+    }
 }

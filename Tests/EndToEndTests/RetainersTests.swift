@@ -106,6 +106,33 @@ final class RetainersTests: XCTestCase {
         XCTAssertEqual(uploads.first?.2, "RetainerKinds.uploadLoop(started:release:done:)")
     }
 
+    func testAWordInAFieldThatCannotHoldAReferenceIsNeverAHolder() throws {
+        let audit = try Harness.audit("FalseHolders", ["leaky"], extraOptions: ["--retainers"])
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        // Each receipt's address sits in an Int, a Date and an optional struct of plain values of
+        // the global ledger: none of them holds it (it is over-retained, held by nothing).
+        let receipts = try retainers(audit, ".Receipt")
+        XCTAssertFalse(receipts.isEmpty, "\(receipts)")
+        XCTAssertTrue(receipts.allSatisfy { $0.2 != "FalseHolders.ledger" }, "\(receipts)")
+        XCTAssertTrue(receipts.allSatisfy { !$0.3.contains("serial") && !$0.3.contains("recordedAt") }, "\(receipts)")
+        // The printer is held by the struct that also holds a C function pointer: no closure on the way.
+        let printers = try retainers(audit, ".Printer")
+        XCTAssertEqual(printers.map(\.0), [3], "\(printers)")
+        XCTAssertEqual(printers.first?.3, ["FalseHolders.ledger", "entries", "[i]", "job"])
+        let group = try XCTUnwrap((try audit.type(".Printer")["retainers"] as? [[String: Any]])?.first)
+        let types = (group["path"] as? [[String: Any]] ?? []).map { $0["type"] as? String ?? "" }
+        XCTAssertEqual(types.last, "FalseHolders.Printer")
+        XCTAssertFalse(types.contains { $0.contains("closure") || $0.contains("context") }, "\(types)")
+
+        // A generic argument that is an existential is named by its protocol.
+        let spoolers = try XCTUnwrap((try audit.type(".Spooler")["retainers"] as? [[String: Any]])?.first)
+        let spoolerTypes = (spoolers["path"] as? [[String: Any]] ?? []).map { $0["type"] as? String ?? "" }
+        XCTAssertTrue(spoolerTypes.contains("FalseHolders.SinkBox<any FalseHolders.PrintSink>"), "\(spoolerTypes)")
+
+        let clean = try Harness.audit("FalseHolders", ["clean"], extraOptions: ["--retainers"])
+        XCTAssertEqual(clean.status, 0, clean.stderr)
+    }
+
     func testATestsLeakIsTracedWhenTheTestSettles() throws {
         let audit = try Harness.audit(
             "FixturesPackageTests.xctest", ["ScreenTests.ScreenTests"], extraOptions: ["--leaks-per-test", "--retainers"])
@@ -177,6 +204,110 @@ final class RetainersTests: XCTestCase {
             text.stderr.replacingOccurrences(of: "\n      ", with: " ").contains(
                 "held by a cycle of 2 objects that nothing else holds: CheckoutController.onDismiss → context of closure #1 in CheckoutTests.testDismissLeaksController() → (captured controller) → CheckoutController"
             ), text.stderr)
+    }
+
+    func testWhatOnlyTheTestCaseKeepsIsReportedApartButACycleOrAGlobalStillFails() throws {
+        let audit = try Harness.audit(
+            "FixturesPackageTests.xctest", ["ScreenTests.CartTests"], extraOptions: ["--leaks-per-test", "--retainers"])
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let tests = audit.json["tests"] as? [[String: Any]] ?? []
+        func test(_ name: String) throws -> [String: Any] {
+            try XCTUnwrap(tests.first { $0["name"] as? String == "ScreenTests.CartTests/" + name }, "\(tests)")
+        }
+        func types(_ test: [String: Any], _ key: String) -> [String] {
+            ((test[key] as? [[String: Any]]) ?? []).compactMap { $0["type"] as? String }.sorted()
+        }
+        // Set in setUp, a lazy var, a property a test sets: what the test case keeps, not failing.
+        let adds = try test("testAddsItem")
+        XCTAssertEqual(types(adds, "leaked"), [])
+        XCTAssertEqual(
+            types(adds, "keptByTestCase"),
+            ["ScreenTests.Cart", "ScreenTests.CartItem", "ScreenTests.PriceFormatter", "ScreenTests.Receipt"])
+        var properties: [String: String] = [:]
+        for kept in (adds["keptByTestCase"] as? [[String: Any]]) ?? [] {
+            let group = try XCTUnwrap((kept["retainers"] as? [[String: Any]])?.first, "\(kept)")
+            let root = group["root"] as? [String: Any]
+            XCTAssertEqual(root?["kind"] as? String, "testCase")
+            XCTAssertEqual(root?["name"] as? String, "ScreenTests.CartTests")
+            let path = group["path"] as? [[String: Any]] ?? []
+            properties[kept["type"] as? String ?? ""] = path.dropFirst().first?["via"] as? String
+        }
+        XCTAssertEqual(
+            properties,
+            [
+                "ScreenTests.Cart": "cart", "ScreenTests.CartItem": "cart", "ScreenTests.PriceFormatter": "formatter",
+                "ScreenTests.Receipt": "receipt",
+            ])
+        // A cycle the test made outlives the test case: the test's leak, held by the cycle.
+        let cycle = try test("testCartCycleLeaks")
+        XCTAssertEqual(types(cycle, "leaked"), ["ScreenTests.Cart", "ScreenTests.CartItem"])
+        XCTAssertEqual(types(cycle, "keptByTestCase"), [])
+        // A global registry holds it too: the test's leak, held by the global.
+        let registers = try test("testRegistersCart")
+        XCTAssertEqual(types(registers, "leaked"), ["ScreenTests.Cart"])
+        let global = try XCTUnwrap(((registers["leaked"] as? [[String: Any]])?.first?["retainers"] as? [[String: Any]])?.first)
+        XCTAssertEqual((global["root"] as? [String: Any])?["name"] as? String, "ScreenTests.CartRegistry.carts")
+        // The text names each property once, with what to do.
+        let run = Harness.run([
+            Harness.leakAudit, "run", "--leaks-per-test", "--retainers", try Harness.fixture("FixturesPackageTests.xctest"),
+            "ScreenTests.CartTests",
+        ])
+        let text = run.stderr.replacingOccurrences(of: "\n    ", with: " ")
+        XCTAssertTrue(text.contains("KEPT BY CartTests.formatter: 1 ScreenTests.PriceFormatter, in 1 test"), text)
+        XCTAssertTrue(text.contains("set each property below to nil in tearDown"), text)
+        XCTAssertTrue(text.contains("tests: 2 of 3 tests left instances alive"), text)
+
+        // --fail-on-test-case-state makes them fail, with their paths from the test case.
+        let failing = try Harness.audit(
+            "FixturesPackageTests.xctest", ["ScreenTests.CartTests/testAddsItem"],
+            extraOptions: ["--leaks-per-test", "--retainers", "--fail-on-test-case-state"])
+        XCTAssertEqual(failing.status, 1, failing.stderr)
+        let failed = try XCTUnwrap((failing.json["tests"] as? [[String: Any]])?.first)
+        XCTAssertEqual(types(failed, "leaked").count, 4, "\(failed)")
+        XCTAssertEqual(types(failed, "keptByTestCase"), [])
+
+        // Without --retainers, one walk at the process's exit tells the same apart; the tests' leaks
+        // show no paths, what the test case keeps names its property.
+        let atExit = try Harness.audit(
+            "FixturesPackageTests.xctest", ["ScreenTests.CartTests"], extraOptions: ["--leaks-per-test"])
+        XCTAssertEqual(atExit.status, 1, atExit.stderr)
+        let exitTests = atExit.json["tests"] as? [[String: Any]] ?? []
+        let exitAdds = try XCTUnwrap(exitTests.first { $0["name"] as? String == "ScreenTests.CartTests/testAddsItem" })
+        XCTAssertEqual(types(exitAdds, "leaked"), [])
+        XCTAssertEqual(types(exitAdds, "keptByTestCase").count, 4, "\(exitAdds)")
+        let exitCycle = try XCTUnwrap(exitTests.first { $0["name"] as? String == "ScreenTests.CartTests/testCartCycleLeaks" })
+        XCTAssertEqual(types(exitCycle, "leaked"), ["ScreenTests.Cart", "ScreenTests.CartItem"])
+        XCTAssertNil((exitCycle["leaked"] as? [[String: Any]])?.first?["retainers"] ?? nil)
+
+        // The clean twin lets go in tearDown: nothing kept, nothing leaked.
+        let clean = try Harness.audit(
+            "FixturesPackageTests.xctest", ["ScreenTests.CartTearDownTests"], extraOptions: ["--leaks-per-test", "--retainers"])
+        XCTAssertEqual(clean.status, 0, clean.stderr)
+        let cleanTests = clean.json["tests"] as? [[String: Any]] ?? []
+        XCTAssertEqual(cleanTests.count, 1)
+        XCTAssertEqual(types(cleanTests[0], "leaked") + types(cleanTests[0], "keptByTestCase"), [])
+        XCTAssertFalse(clean.stderr.contains("kept by test case"), clean.stderr)
+    }
+
+    func testWhatAGlobalRegistryMadeIsGlobalStateButWhatATestHandedToAGlobalIsItsLeak() throws {
+        let audit = try Harness.audit(
+            "FixturesPackageTests.xctest", ["ScreenTests.RegistryTests"], extraOptions: ["--leaks-per-test", "--retainers"])
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let tests = audit.json["tests"] as? [[String: Any]] ?? []
+        func test(_ name: String) throws -> [String: Any] {
+            try XCTUnwrap(tests.first { $0["name"] as? String == "ScreenTests.RegistryTests/" + name }, "\(tests)")
+        }
+        let registers = try test("testRegistersACounter")
+        XCTAssertEqual((registers["leaked"] as? [Any])?.count, 0, "\(registers)")
+        let global = (registers["globalState"] as? [[String: Any]]) ?? []
+        let counter = try XCTUnwrap(global.first { $0["type"] as? String == "ScreenTests.MetricCounter" }, "\(global)")
+        XCTAssertEqual(counter["reason"] as? String, "madeByItsGlobalHolder")
+        let subscribes = try test("testSubscribesAFeed")
+        XCTAssertEqual(
+            ((subscribes["leaked"] as? [[String: Any]]) ?? []).compactMap { $0["type"] as? String }, ["ScreenTests.FeedViewModel"]
+        )
+        let unsubscribes = try test("testUnsubscribesAFeed")
+        XCTAssertEqual((unsubscribes["leaked"] as? [Any])?.count, 0, "\(unsubscribes)")
     }
 
     func testHeavyLeaksAmongALargeHeapAreFoundWithWhatTheyKeep() throws {

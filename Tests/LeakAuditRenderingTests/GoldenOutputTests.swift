@@ -222,6 +222,19 @@ final class GoldenOutputTests: XCTestCase {
         report.census?.entries[0].timeline = LiveCountTimeline(
             bucketMilliseconds: 1,
             samples: [.init(time: 5, low: 1, high: 2, last: 2), .init(time: 30, low: 2, high: 3, last: 3)])
+        // testClose's test case keeps its screen in a property set in setUp.
+        var kept = AuditReport.TestReport.LeakedType(
+            type: "App.Screen", count: 1,
+            allocations: [.init(count: 1, frames: testStack, truncated: false, test: "AppTests.ScreenTests/testClose")])
+        kept.retainers = [
+            Retainer(
+                count: 1, root: .init(kind: .testCase, name: "AppTests.ScreenTests"),
+                path: [
+                    .init(via: "AppTests.ScreenTests", type: "AppTests.ScreenTests"), .init(via: "screen", type: "App.Screen"),
+                ],
+                retainedBytes: 48)
+        ]
+        report.tests?[1].keptByTestCase = [kept]
         report.tests?[0].startedAt = 4
         report.tests?[0].finishedAt = 12
         report.tests?[1].startedAt = 12

@@ -111,6 +111,23 @@ case "fork-killed":
     waitpid(pid, &status, 0)
     for _ in 0..<600_000 { _ = Session() }
     thenTwoMore()
+case "hold":
+    // Runs on until SIGUSR1 (then returns from main, so that --retainers asks for a walk at exit)
+    // or 60 s: a process of a run whose leak-audit dies (ReliabilityTests, "When leak-audit dies").
+    var usr1 = sigset_t()
+    sigemptyset(&usr1)
+    sigaddset(&usr1, SIGUSR1)
+    pthread_sigmask(SIG_BLOCK, &usr1, nil)
+    print("FaultEndings: holding, pid \(getpid())")
+    fflush(stdout)
+    var timeout = timespec(tv_sec: 60, tv_nsec: 0)
+    sigtimedwait(&usr1, nil, &timeout)
+case "churn":
+    // Allocates and frees sessions without end: with leak-audit stopped, it soon waits for room
+    // in the ring.
+    print("FaultEndings: churning, pid \(getpid())")
+    fflush(stdout)
+    while true { _ = Session() }
 default:
     print("FaultEndings: unknown ending '\(ending)'")
     exit(64)

@@ -49,6 +49,39 @@ int leakaudit_host_pidfd_open(pid_t pid);
 /// Waits up to `microseconds` for `descriptor` to become readable; true when it did.
 bool leakaudit_host_wait_readable(int descriptor, uint32_t microseconds);
 
+/// Starts `path` with `argv` and `envp` as posix_spawn would (vfork, then execve), but with a
+/// parent-death signal: the child is SIGKILLed when leak-audit dies, even by SIGKILL, and does not
+/// start at all if leak-audit died before it could be set. Makes leak-audit a child subreaper
+/// first, so that the target's orphaned descendants stay in its tree. Returns 0 and the child in
+/// `*pid`, or an errno value (ENOENT, EACCES, ENOEXEC… from execve).
+int leakaudit_host_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[]);
+
+/// Installs leak-audit's guard, once: on a fatal signal (SIGILL and SIGTRAP of a Swift trap,
+/// SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGSYS, SIGXCPU, SIGXFSZ), on an alternate signal stack, it
+/// SIGKILLs every descendant of leak-audit and removes the partial files registered, then chains
+/// to the handler that was there (the Swift runtime's backtracer) and dies of the signal as before.
+/// SIGINT, SIGTERM, SIGHUP and SIGQUIT remove the partial files and end leak-audit as by default
+/// (unless leak-audit was started ignoring them). Returns 0 or an errno value.
+int leakaudit_host_guard_install(void);
+
+/// Gives `signal` back to the guard after it was forwarded to the target: it removes the partial
+/// files, then ends leak-audit (or stays ignored, as leak-audit found it). Returns 0 or an errno.
+int leakaudit_host_guard_end_on(int signal);
+
+/// Registers a temporary file that a fatal or terminating signal removes; returns its slot, or -1
+/// when the table (16) is full or the path too long (the file then keeps its partial name).
+int leakaudit_host_guard_add_partial(const char *path);
+
+/// Forgets slot `slot` (the file was renamed into place, or removed).
+void leakaudit_host_guard_forget_partial(int slot);
+
+/// Removes every registered file and forgets it. Async-signal-safe.
+void leakaudit_host_guard_discard_partials(void);
+
+/// SIGKILLs every descendant of this process (found through /proc, stopped top-down first so that
+/// none escapes to init), and returns how many were found. Async-signal-safe.
+int leakaudit_host_guard_kill_descendants(void);
+
 /// Asks the processor to bring the cache line at `address` in, for writing, without waiting for
 /// it (a hint: any address, even an unmapped one, is fine). Inline, so that Swift's compiler
 /// inlines it where it is called.

@@ -44,6 +44,7 @@ public struct AuditConfiguration: Sendable {
         watch.leaksPerTest = settings.leaksPerTest
         watch.testGraceMilliseconds = settings.gracePeriodMilliseconds
         watch.failsOnGlobalState = settings.failsOnGlobalState
+        watch.failsOnTestCaseState = settings.failsOnTestCaseState
         var baseline: Baseline?
         if let path = settings.baselineFile {
             do {
@@ -77,6 +78,8 @@ public struct AuditSettings: Sendable, Hashable {
     public var gracePeriodMilliseconds = 100
     /// `--fail-on-global-state`.
     public var failsOnGlobalState = false
+    /// `--fail-on-test-case-state`.
+    public var failsOnTestCaseState = false
     /// `--baseline FILE`.
     public var baselineFile: String?
     /// Where `.leak-audit.json` is looked for and file suppressions are relative to; nil for the

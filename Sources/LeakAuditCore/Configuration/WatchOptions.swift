@@ -19,6 +19,9 @@ public struct WatchOptions: Sendable, Hashable {
     /// With `leaksPerTest`: judge instances a test created as global state (under a one-time
     /// initializer) like any other leak, instead of reporting them apart.
     public var failsOnGlobalState: Bool = false
+    /// With `leaksPerTest` and `retainers`: judge instances that only a test case object holds
+    /// like any other leak, instead of reporting them apart.
+    public var failsOnTestCaseState: Bool = false
     /// Name the test of each allocation: set for test bundles and `swift test` targets.
     var attributesTests = false
     /// Watch every class's allocations, as the census does, whether or not the census is shown:
@@ -43,12 +46,25 @@ public struct WatchOptions: Sendable, Hashable {
         budgets.indices.contains(index) ? budgets[index] : nil
     }
 
+    /// With `leaksPerTest` and without `retainers`: each process is walked once, at its exit, to
+    /// tell what only XCTest's test case objects keep (alive until the run ends) and what a
+    /// global's object made and keeps from the tests' leaks; no path is shown for the leaks.
+    var walksAtExitForTestCases: Bool { leaksPerTest && !retainers && !failsOnTestCaseState }
+
+    /// Processes wait for heap walks: after each settled test and at exit (`retainers`), or at
+    /// exit only (`walksAtExitForTestCases`).
+    var walksHeaps: Bool { retainers || walksAtExitForTestCases }
+
     /// LEAK_AUDIT_WATCH's value (see leak_audit_wire.h): one item per line.
     func environmentValue(targetPath: String) -> String {
         var lines = budgets.map { "budget \($0.max) \($0.pattern)" }
         if census || watchesEveryClass { lines.append("census \(targetPath)") }
         if attributesTests || leaksPerTest { lines.append("tests \(testGraceMilliseconds)") }
-        if retainers { lines.append("retainers") }
+        if retainers {
+            lines.append("retainers")
+        } else if walksAtExitForTestCases {
+            lines.append("exit-walk")
+        }
         return lines.joined(separator: "\n")
     }
 }

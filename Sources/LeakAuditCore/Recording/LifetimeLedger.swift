@@ -873,12 +873,21 @@ struct LifetimeLedger {
         tests[id] = test
     }
 
+    /// The tests that started a run and did not finish it, by name: when the process has ended,
+    /// it ended in the middle of them (it crashed, was killed or exited).
+    var interruptedTests: [String] {
+        tests.sorted { $0.key < $1.key }.compactMap { $0.value.running > 0 ? $0.value.name : nil }
+    }
+
     /// What each test leaked: its instances alive when it settled, or at the end of the run for a
     /// test that never settled (Swift Testing reports no phases; the process may end within a
-    /// grace period).
-    func leaksByTest() -> [(name: String, started: Bool, leaks: [Leak], startedAt: UInt64?, finishedAt: UInt64?)] {
+    /// grace period). `settled` says which: in a process that ended in the middle of its tests,
+    /// only settled tests can be judged.
+    func leaksByTest() -> [(
+        name: String, started: Bool, settled: Bool, leaks: [Leak], startedAt: UInt64?, finishedAt: UInt64?
+    )] {
         tests.sorted { $0.key < $1.key }.map { _, test in
-            (test.name, test.started, test.leaked ?? aliveNow(test), test.startedAt, test.finishedAt)
+            (test.name, test.started, test.leaked != nil, test.leaked ?? aliveNow(test), test.startedAt, test.finishedAt)
         }
     }
 }

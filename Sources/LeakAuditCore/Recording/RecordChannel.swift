@@ -57,8 +57,18 @@ public final class RecordChannel {
         header.pointee.reader_pid = getpid()
         runToken = UInt64.random(in: 1...UInt64.max)
         header.pointee.run_token = runToken
+        // An attached process that finds leak-audit gone before the run's end ends itself.
+        header.pointee.reader_lifecycle = UInt32(LA_READER_SUPERVISES)
         // The magic goes last: a target never sees a half-written header as valid.
         withUnsafeMutablePointer(to: &header.pointee.magic) { $0.pointee = LA_WIRE_MAGIC }
+    }
+
+    /// The run is over: a process still attached (one the target left running) is told so before
+    /// leak-audit closes the channel, and runs on detached rather than end itself as it would if
+    /// leak-audit had died (docs/record-format.md, "When leak-audit is gone").
+    deinit {
+        la_wire_store_release_u32(
+            &header.pointee.reader_lifecycle, UInt32(LA_READER_SUPERVISES | LA_READER_CLOSED))
     }
 
     private var header: UnsafeMutablePointer<la_wire_header> {

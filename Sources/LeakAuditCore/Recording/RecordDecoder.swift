@@ -265,7 +265,7 @@ struct RecordDecoder {
             return .processAttached(
                 AttachedProcess(
                     pid: Int32(truncatingIfNeeded: id), commandLine: payload.isEmpty ? [] : arguments,
-                    flags: UInt32(truncatingIfNeeded: value)))
+                    flags: UInt32(truncatingIfNeeded: value), parentPID: Int32(truncatingIfNeeded: value >> 32)))
         default:
             return nil
         }

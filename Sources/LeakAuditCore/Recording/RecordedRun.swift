@@ -54,7 +54,7 @@ struct RunPlan {
                 targetPath: platform.canonicalPath(path))
         } else {
             // A value inherited from an enclosing run would name patterns this run does not have.
-            environment[LA_WIRE_ENV_WATCH] = watch.retainers ? watch.environmentValue(targetPath: path) : ""
+            environment[LA_WIRE_ENV_WATCH] = watch.walksHeaps ? watch.environmentValue(targetPath: path) : ""
         }
         self.init(executablePath: path, targetKind: targetKind, watch: watch, environment: environment)
     }
@@ -221,7 +221,7 @@ struct Reception {
                     target.send(SIGKILL)
                 }
             }
-            if watch.retainers && heapWalks.hasPendingRequest(on: channel) {
+            if watch.walksHeaps && heapWalks.hasPendingRequest(on: channel) {
                 // A process asks only once its records are written: decoding again now puts all of
                 // them in its ledger before its heap is searched.
                 decoder.decode(channel, targetFinished: false, into: &ledgers)
@@ -239,7 +239,7 @@ struct Reception {
             // writes little is read less often, up to `quietPauseFactor` times the poll interval
             // (its end still wakes the reader at once). A process waiting for a heap walk is
             // answered at the poll interval: with --retainers the pause never grows.
-            if decodedSlots < Self.quietSlots && !watch.retainers {
+            if decodedSlots < Self.quietSlots && !watch.walksHeaps {
                 pause = Swift.min(pause &* 2, pollMicroseconds &* Self.quietPauseFactor)
             } else if decodedSlots >= Self.quietSlots &* 4 {
                 pause = Swift.max(pause / 2, pollMicroseconds)

@@ -35,6 +35,8 @@ struct AttachedProcess: Equatable {
     var commandLine: [String]
     /// LA_PROCESS_* flags.
     var flags: UInt32
+    /// Its parent's pid when it attached; 0 when its LeakMonitor did not say.
+    var parentPID: Int32 = 0
 
     /// XCTest or Swift Testing is loaded.
     var isTestBundle: Bool { flags & UInt32(LA_PROCESS_TEST_BUNDLE) != 0 }

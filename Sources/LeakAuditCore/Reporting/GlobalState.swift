@@ -87,6 +87,28 @@ extension ReportBuilder {
         return reasons
     }
 
+    /// True when `path` runs from a global (or thread-local storage) through an object of a type
+    /// one of whose methods is on `frames`, the instance's allocation stack: the global's object
+    /// made it and keeps it (a process-wide registry's `makeHistogram`, which keeps each metric by
+    /// name). An object the test made and handed to a global (a view model subscribed to a
+    /// shared hub) has no such frame: it stays the test's leak.
+    static func isMadeByItsGlobalHolder(_ path: RetainerSearch.Path, frames: [SymbolizedFrame]) -> Bool {
+        switch path.root {
+        case .global, .threadLocal: break
+        default: return false
+        }
+        // The holders before the instance itself, by their types' names without generic arguments.
+        let holders = Set(
+            path.steps.dropLast().map { String($0.type.prefix { $0 != "<" }) }.filter {
+                !$0.isEmpty && !$0.hasPrefix("[") && !$0.hasPrefix("Swift.") && $0 != "closure context"
+            })
+        guard !holders.isEmpty else { return false }
+        return frames.contains { frame in
+            guard let function = frame.function else { return false }
+            return holders.contains { holder in function.hasPrefix(holder + ".") || function.includes(" in " + holder + ".") }
+        }
+    }
+
     /// How close after the death of a test's global state (or of what it held) the death of another
     /// instance the test left alive must come for that instance to count as held by it, and go
     /// with it. An instance's death is recorded before what it holds is released, so one deinit's

@@ -18,6 +18,7 @@ extension ReportBuilder {
                         existing[index].retainers = RetainerNaming.grouped(
                             (existing[index].retainers ?? []) + (leaked.retainers ?? []))
                     }
+                    existing[index].retainersUnavailable += leaked.retainersUnavailable
                 } else {
                     existing.append(leaked)
                 }
@@ -30,6 +31,7 @@ extension ReportBuilder {
             }
             merging(test.leaked, into: &entry.leaked)
             merging(test.globalState, into: &entry.globalState)
+            merging(test.keptByTestCase, into: &entry.keptByTestCase)
             entry.ran = entry.ran || test.ran
             entry.startedAt = [entry.startedAt, test.startedAt].compactMap { $0 }.min()
             entry.finishedAt = [entry.finishedAt, test.finishedAt].compactMap { $0 }.max()

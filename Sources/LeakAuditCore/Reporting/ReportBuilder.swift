@@ -44,12 +44,14 @@ struct ReportBuilder {
         let ledgers = indexed.map(\.value)
         let walks = run.received.heapWalks
         let processes = indexed.map {
-            report(of: $0.value, walk: walks.atExit[$0.key], afterTests: walks.afterTests[$0.key] ?? [:], watch: watch)
+            report(
+                of: $0.value, walk: walks.atExit[$0.key], afterTests: walks.afterTests[$0.key] ?? [:],
+                afterTestsUnavailable: walks.afterTestsUnavailable[$0.key] ?? [:], watch: watch)
         }
         var target = AuditReport.Target(
             path: run.request.target, arguments: run.request.arguments, attached: channel.attached,
             attachedProcesses: channel.attachedProcesses, outcome: run.outcome, kind: run.plan.targetKind,
-            processes: ledgers.compactMap(Self.auditedProcess), skippedProcesses: channel.skippedProcesses)
+            processes: Self.auditedProcesses(ledgers), skippedProcesses: channel.skippedProcesses)
         target.durationMilliseconds = Int(clamping: run.received.durationMilliseconds)
         let types = Self.mergedByName(processes.flatMap(\.types))
             .sorted { ($0.exceeded ? 0 : 1, $0.name) < ($1.exceeded ? 0 : 1, $1.name) }
@@ -84,6 +86,18 @@ struct ReportBuilder {
             warnings.append(
                 "the target ran longer than --timeout \(seconds) s and was stopped (SIGTERM, then SIGKILL after 5 s): the report holds what its processes wrote until then"
             )
+        }
+        // Without the walk at exit, what test case objects keep is blamed on the tests.
+        if watch.walksAtExitForTestCases {
+            for (index, ledger) in indexed {
+                guard case .failed(let reason)? = walks.atExit[index], let pid = ledger.process?.pid else { continue }
+                warnings.append(
+                    "process \(pid) could not be walked at its exit (\(reason)): instances that only its test case objects kept are counted as its tests' leaks"
+                )
+            }
+        }
+        for process in target.processes where !process.interruptedTests.isEmpty {
+            warnings.append(Self.interruptionWarning(process))
         }
         if channel.droppedRecords > 0 {
             warnings.append(
@@ -178,16 +192,29 @@ struct ReportBuilder {
         )
     }
 
+    /// `process 41 (AppPackageTests.xctest) ended while 2 tests were running (A, B): …`.
+    static func interruptionWarning(_ process: AuditReport.AuditedProcess) -> String {
+        let program = process.commandLine.first.map { String($0.split(separator: "/").last ?? Substring($0)) } ?? "?"
+        let library = process.commandLine.contains("swift-testing") ? " --testing-library swift-testing" : ""
+        let tests = process.interruptedTests
+        let named = tests.prefix(3).map { ReportPhrases.escaped($0) }.joined(separator: ", ")
+        let more = tests.count > 3 ? " and \(tests.count - 3) more" : ""
+        return
+            "process \(process.pid) (\(ReportPhrases.escaped(program))\(library)) ended while \(counted(tests.count, "test")) \(tests.count == 1 ? "was" : "were") running (\(named)\(more)): it crashed, was killed or exited in the middle of \(tests.count == 1 ? "it" : "them"); tests of that process that had not finished and settled were not judged"
+    }
+
     /// Census entries (most instances first) whose timeline the report keeps.
     static let censusTimelines = 10
 
     /// One process's tracked types (with symbolized stacks for those over budget) and census.
     private func report(
         of ledger: LifetimeLedger, walk: HeapWalks.Outcome?, afterTests: [HeapWalks.Instance: RetainerSearch.Path],
-        watch: WatchOptions
+        afterTestsUnavailable: [HeapWalks.Instance: String], watch: WatchOptions
     ) -> ProcessFindings {
         let symbolizer = makeSymbolizer(ledger.modules)
-        let naming = RetainerNaming(symbolizer: symbolizer, modules: ledger.modules, walk: walk, afterTests: afterTests)
+        let naming = RetainerNaming(
+            symbolizer: symbolizer, modules: ledger.modules, walk: walk, afterTests: afterTests,
+            afterTestsUnavailable: afterTestsUnavailable)
         var resolved: [UInt64: [SymbolizedFrame]] = [:]
         var stackFrames: [UInt32: [SymbolizedFrame]] = [:]
         func frames(ofStack stackID: UInt32) -> [SymbolizedFrame] {
@@ -326,7 +353,14 @@ struct ReportBuilder {
         if watch.leaksPerTest {
             // Per test, the instances of judged types it left alive; the test harness's
             // own objects (XCTest's, Swift Testing's) are never a test's leak.
-            let everyTest = ledger.leaksByTest()
+            // A process that ended in the middle of its tests (a crash): only its settled tests are
+            // judged; the others never had their grace period, and a crash releases nothing.
+            let interrupted = !ledger.interruptedTests.isEmpty
+            let everyTest = ledger.leaksByTest().map { test in
+                var test = test
+                if interrupted && !test.settled { test.leaks = [] }
+                return test
+            }
             let byTest = everyTest.map { test in
                 (
                     test.name, test.started,
@@ -335,32 +369,54 @@ struct ReportBuilder {
                     }
                 )
             }
-            let globalState =
+            var globalState =
                 watch.failsOnGlobalState
                 ? [:]
                 : Self.globalState(
                     among: byTest.flatMap { name, _, leaks in leaks.map { (name, $0) } },
                     outlived: ledger.outlivedByTest().flatMap { name, leaks in leaks.map { (name, $0) } }, in: ledger,
                     frames: frames)
-            func leakedTypes(_ leaks: [LifetimeLedger.Leak]) -> [AuditReport.TestReport.LeakedType] {
+            // What a global's object made and keeps (a registry's metric): told by the heap walk.
+            if watch.walksHeaps && !watch.failsOnGlobalState {
+                for (_, _, leaks) in byTest {
+                    for leak in leaks where globalState[leak] == nil {
+                        guard let path = naming.path(of: leak, aliveAtExit: ledger.isAlive),
+                            Self.isMadeByItsGlobalHolder(path, frames: frames(ofStack: leak.site.stackID))
+                        else { continue }
+                        globalState[leak] = .madeByItsGlobalHolder
+                    }
+                }
+            }
+            // Paths are shown with --retainers; what the test case keeps always names its property.
+            func leakedTypes(_ leaks: [LifetimeLedger.Leak], withPaths: Bool = watch.retainers) -> [AuditReport.TestReport
+                .LeakedType]
+            {
                 Dictionary(grouping: leaks, by: \.typeID).compactMap { typeID, leaks -> AuditReport.TestReport.LeakedType? in
                     guard let type = ledgerTypes[typeID] else { return nil }
                     var leaked = AuditReport.TestReport.LeakedType(
                         type: type.name, count: leaks.count, allocations: groups(leaks.map(\.site), typeName: type.name),
                         globalStateReason: leaks.lazy.compactMap { globalState[$0] }.first)
-                    if watch.retainers {
-                        leaked.retainers = naming.retainers(ofLeaks: leaks, aliveAtExit: ledger.isAlive, typeName: type.name)
+                    if withPaths {
+                        (leaked.retainers, leaked.retainersUnavailable) = naming.retainers(
+                            ofLeaks: leaks, aliveAtExit: ledger.isAlive, typeName: type.name)
                     }
                     return leaked
                 }.sorted { ($0.count, $1.type) > ($1.count, $0.type) }
             }
+            // What only a test case object holds (XCTest keeps them all): told by the heap walk.
+            let tellsTestCaseState = watch.walksHeaps && !watch.failsOnTestCaseState
             for ((name, started, leaks), test) in zip(byTest, everyTest) {
-                let leaked = leakedTypes(leaks.filter { globalState[$0] == nil })
+                let ownLeaks = leaks.filter { globalState[$0] == nil }
+                let kept = tellsTestCaseState ? ownLeaks.filter { naming.isKeptByTestCase($0, aliveAtExit: ledger.isAlive) } : []
+                let keptSet = Set(kept)
+                let leaked = leakedTypes(kept.isEmpty ? ownLeaks : ownLeaks.filter { !keptSet.contains($0) })
                 let global = leakedTypes(leaks.filter { globalState[$0] != nil })
+                let keptTypes = leakedTypes(kept, withPaths: true)
                 // A name seen only on allocations (a Swift Testing suite's scope) is listed only when
                 // something it allocated outlived it.
-                guard started || !leaked.isEmpty || !global.isEmpty else { continue }
+                guard started || !leaked.isEmpty || !global.isEmpty || !keptTypes.isEmpty else { continue }
                 var report = AuditReport.TestReport(name: name, leaked: leaked, globalState: global, ran: started)
+                report.keptByTestCase = keptTypes
                 report.startedAt = test.startedAt.map { Int(clamping: $0) }
                 report.finishedAt = test.finishedAt.map { Int(clamping: $0) }
                 tests.append(report)
@@ -418,15 +474,34 @@ struct ReportBuilder {
         harnessModules.contains(String(name.prefix { $0 != "." && $0 != "<" }))
     }
 
+    /// What each process said of itself when it attached, and how many tests it started; a test
+    /// bundle that another test bundle of the run started (a crash test or an exit test in a child
+    /// process) runs tests its parent counts, so its own are not counted again.
+    static func auditedProcesses(_ ledgers: [LifetimeLedger]) -> [AuditReport.AuditedProcess] {
+        let testBundles = Set(ledgers.compactMap(\.process).filter(\.isTestBundle).map(\.pid))
+        return ledgers.compactMap { ledger in
+            guard var audited = auditedProcess(ledger) else { return nil }
+            if let parent = ledger.process?.parentPID, parent > 0, parent != audited.pid, testBundles.contains(parent),
+                audited.testingLibrary != nil
+            {
+                audited.startedByTestProcess = parent
+                audited.testsRun = nil
+            }
+            return audited
+        }
+    }
+
     /// What a process said of itself when it attached, and how many tests it started.
     static func auditedProcess(_ ledger: LifetimeLedger) -> AuditReport.AuditedProcess? {
         guard let process = ledger.process else { return nil }
         let library: AuditReport.AuditedProcess.TestingLibrary? =
             process.isTestBundle ? (process.runsSwiftTesting ? .swiftTesting : .xctest) : nil
         let started = ledger.tests.values.filter(\.started).count
-        return AuditReport.AuditedProcess(
+        var audited = AuditReport.AuditedProcess(
             pid: process.pid, commandLine: process.commandLine, testingLibrary: library,
             testsRun: library != nil && process.testsObserved ? started : nil)
+        audited.interruptedTests = ledger.interruptedTests
+        return audited
     }
 
     /// True for a type of the Swift runtime, Foundation, XCTest or another toolchain library.

@@ -11,22 +11,52 @@ struct RetainerNaming {
     let walk: HeapWalks.Outcome?
     /// Paths found when tests settled, for the instances they left.
     var afterTests: [HeapWalks.Instance: RetainerSearch.Path] = [:]
+    /// Why instances tests left have no path from when their tests settled.
+    var afterTestsUnavailable: [HeapWalks.Instance: String] = [:]
 
     /// The retainers of the instances a test left: from the walk when it settled, else from the
-    /// walk at exit for those still alive then.
+    /// walk at exit for those still alive then; and why the others have none, with how many.
     func retainers(ofLeaks leaks: [LifetimeLedger.Leak], aliveAtExit: (LifetimeLedger.Leak) -> Bool, typeName: String)
-        -> [Retainer]
+        -> (retainers: [Retainer], unavailable: [String])
     {
         var found: [Retainer] = []
         var atExit: [UInt64] = []
+        var reasons: [String: Int] = [:]
+        var order: [String] = []
         for leak in leaks {
-            if let path = afterTests[HeapWalks.Instance(object: leak.object, sequence: leak.sequence)] {
+            let instance = HeapWalks.Instance(object: leak.object, sequence: leak.sequence)
+            if let path = afterTests[instance] {
                 found.append(retainer(path, typeName: typeName))
             } else if aliveAtExit(leak) {
                 atExit.append(leak.object)
+            } else {
+                let reason =
+                    afterTestsUnavailable[instance].map { "when its test settled, \($0)" }
+                    ?? "it was not walked when its test settled (its process ended within the grace period, or was not walked), and was released before its process exited"
+                if reasons[reason] == nil { order.append(reason) }
+                reasons[reason, default: 0] += 1
             }
         }
-        return Self.grouped(found + retainers(of: atExit, typeName: typeName).retainers)
+        let exit = retainers(of: atExit, typeName: typeName)
+        let unavailable = order.map { reason in
+            let count = reasons[reason] ?? 0
+            return "\(count) instance\(count == 1 ? "" : "s"): \(reason)"
+        }
+        return (Self.grouped(found + exit.retainers), unavailable + exit.unavailable)
+    }
+
+    /// True when the path found for `leak` (when its test settled, else at exit if it was alive
+    /// then) starts at a test case object that XCTest keeps: see `RetainerSearch.Root.testCase`.
+    func isKeptByTestCase(_ leak: LifetimeLedger.Leak, aliveAtExit: (LifetimeLedger.Leak) -> Bool) -> Bool {
+        guard case .testCase? = path(of: leak, aliveAtExit: aliveAtExit)?.root else { return false }
+        return true
+    }
+
+    /// The path found for `leak`: when its test settled, else at exit if it was alive then.
+    func path(of leak: LifetimeLedger.Leak, aliveAtExit: (LifetimeLedger.Leak) -> Bool) -> RetainerSearch.Path? {
+        if let path = afterTests[HeapWalks.Instance(object: leak.object, sequence: leak.sequence)] { return path }
+        guard aliveAtExit(leak), case .searched(let paths)? = walk else { return nil }
+        return paths[leak.object]
     }
 
     /// The retainers of `instances` (of type `typeName`), most instances first, and why some
@@ -108,6 +138,8 @@ struct RetainerNaming {
             root = Retainer.Root(
                 kind: .task,
                 name: name.isEmpty ? held.map { ReadableStack.readableFunction(Self.withoutPartialApply($0)) } ?? "" : name)
+        case .testCase:
+            root = Retainer.Root(kind: .testCase, name: path.steps.first?.type ?? "")
         case .heldByCycle(let members):
             root = Retainer.Root(
                 kind: .cycle, name: "a cycle of \(members) object\(members == 1 ? "" : "s") that nothing else holds, through")
@@ -119,7 +151,7 @@ struct RetainerNaming {
             root = Retainer.Root(
                 kind: .unknown,
                 name:
-                    "no global, stack, thread-local, task or cycle holds it: held from memory that is not a Swift object, or retained without a reference (Unmanaged.passRetained)"
+                    "nothing the walk could find (no global, stack, thread-local storage, task or cycle): memory that is not a Swift object, or a retain without a reference (Unmanaged.passRetained)"
             )
         }
         if !steps.isEmpty, path.root != .cycle { steps[0].via = root.name }
@@ -166,7 +198,8 @@ struct RetainerNaming {
 
     private func via(_ hold: RetainerSearch.Hold) -> String {
         switch hold {
-        case .property(let name, _): name
+        // A `lazy var`'s storage is named after the property the code declares.
+        case .property(let name, _): name.hasPrefix("$__lazy_storage_$_") ? String(name.dropFirst(18)) : name
         case .element(let index, _): "[\(index)]"
         case .value(let key): key.map { "[\($0)]" } ?? "[key]"
         case .member: "[member]"

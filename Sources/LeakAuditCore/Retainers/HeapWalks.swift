@@ -24,6 +24,9 @@ struct HeapWalks {
     private(set) var atExit: [UInt8: Outcome] = [:]
     /// Paths of the instances tests left, found when each test settled, by process index.
     private(set) var afterTests: [UInt8: [Instance: RetainerSearch.Path]] = [:]
+    /// Why an instance a test left has no path from when its test settled, by process index: its
+    /// process could not be copied, or it was not among the copy's live objects.
+    private(set) var afterTestsUnavailable: [UInt8: [Instance: String]] = [:]
     /// Tests whose leaks were looked for, by process index.
     private var walkedTests: [UInt8: Set<UInt32>] = [:]
 
@@ -60,7 +63,9 @@ struct HeapWalks {
                 }
                 switch copyProcess(pid) {
                 case .success(let snapshot):
-                    atExit[UInt8(index)] = .searched(RetainerSearch.paths(of: instances, in: snapshot, modules: ledger.modules))
+                    atExit[UInt8(index)] = .searched(
+                        RetainerSearch.paths(
+                            of: instances, in: snapshot, modules: ledger.modules, retainedSizes: watch.retainers))
                 case .failure(let failure):
                     atExit[UInt8(index)] = .failed(failure.message)
                 }
@@ -77,10 +82,20 @@ struct HeapWalks {
                     instances.append(Instance(object: leak.object, sequence: leak.sequence))
                 }
             }
-            guard !instances.isEmpty, case .success(let snapshot) = copyProcess(pid) else { continue }
-            let paths = RetainerSearch.paths(of: instances.map(\.object), in: snapshot, modules: ledger.modules)
-            for instance in instances {
-                if let path = paths[instance.object] { afterTests[UInt8(index), default: [:]][instance] = path }
+            guard !instances.isEmpty else { continue }
+            switch copyProcess(pid) {
+            case .success(let snapshot):
+                let paths = RetainerSearch.paths(of: instances.map(\.object), in: snapshot, modules: ledger.modules)
+                for instance in instances {
+                    if let path = paths[instance.object] {
+                        afterTests[UInt8(index), default: [:]][instance] = path
+                    } else {
+                        afterTestsUnavailable[UInt8(index), default: [:]][instance] =
+                            "its object was not among the live Swift objects of its process's copy when its test settled"
+                    }
+                }
+            case .failure(let failure):
+                for instance in instances { afterTestsUnavailable[UInt8(index), default: [:]][instance] = failure.message }
             }
         }
     }

@@ -1,9 +1,10 @@
 /// Who holds each instance still alive in a process snapshot: a breadth-first search over strong
 /// references from the process's roots, so that each object reached gets a shortest path from
 /// the first kind of root that reaches it (globals and thread-locals, then thread stacks and
-/// registers, then async tasks); an instance no root reaches is explained by a cycle through it,
-/// or by the cycle or unreferenced object that holds it. What each instance alone keeps alive
-/// comes from the dominator tree of the whole heap. See docs/retainers.md.
+/// registers, then async tasks, then XCTest's test case objects, which the other roots never
+/// search through); an instance no root reaches is explained by a cycle through it, or by the
+/// cycle or unreferenced object that holds it. What each instance alone keeps alive comes from
+/// the dominator tree of the whole heap. See docs/retainers.md.
 struct RetainerSearch {
     /// How one object holds the next.
     enum Hold: Hashable {
@@ -44,6 +45,10 @@ struct RetainerSearch {
         /// An async task (running or suspended), with the code addresses in its header (the
         /// function it runs, where it resumes), the program's first.
         case task(functions: [UInt64])
+        /// An XCTest test case object, which XCTest keeps until the run ends: the path's first step
+        /// is the test case, and no root reaches the object but through a test case. The object
+        /// goes when the test case lets it go (no cycle without a test case holds it).
+        case testCase
         /// A cycle of strong references that nothing else reaches: the path goes round it.
         case cycle
         /// A cycle of `members` objects that nothing else reaches holds the path's first object.
@@ -113,8 +118,12 @@ struct RetainerSearch {
     }
 
     /// The paths of `instances` (object addresses), searched in `snapshot`; `modules` say where
-    /// each loaded image's data is.
-    static func paths(of instances: [UInt64], in snapshot: ProcessSnapshot, modules: [ModuleImage]) -> [UInt64: Path] {
+    /// each loaded image's data is. `retainedSizes` also finds what each instance alone keeps
+    /// alive (the dominator tree of the whole heap, the costliest step), which only the report's
+    /// paths show.
+    static func paths(
+        of instances: [UInt64], in snapshot: ProcessSnapshot, modules: [ModuleImage], retainedSizes: Bool = true
+    ) -> [UInt64: Path] {
         var search = RetainerSearch(snapshot: snapshot)
         search.enumerateHeap()
         search.reachFromRoots(modules: modules)
@@ -122,6 +131,7 @@ struct RetainerSearch {
         for instance in instances {
             if let path = search.path(to: instance) { result[instance] = path }
         }
+        guard retainedSizes else { return result }
         let targets = instances.compactMap { search.node(at: $0) }
         let (retained, dominators) = search.retainedSizes(extraEntries: targets)
         let explained = Set(targets)
@@ -236,7 +246,10 @@ struct RetainerSearch {
         let address = objects[Int(node)]
         let type = nodeType(node)
         let end = nodeSizes[Int(node)]
-        func visit(_ search: inout Self, offset: Int, hold: Hold, closureAllowed: Bool = true, enumDescriptor: UInt64? = nil) {
+        func visit(
+            _ search: inout Self, offset: Int, hold: Hold, closureAllowed: Bool = true, enumDescriptor: UInt64? = nil,
+            isFunction: Bool = false
+        ) {
             guard let word = search.memory.word(address &+ UInt64(offset)) else { return }
             let target = word & SwiftLayout.pointerMask
             guard let targetNode = search.node(at: target) else { return }
@@ -248,17 +261,16 @@ struct RetainerSearch {
                 default: break
                 }
             }
-            // A function value is two words, its code (or async function pointer) and its context;
-            // the code names the closure.
+            // A function value is two words, its code (or async function pointer), then its
+            // context; the code names the closure.
             var closure: UInt64? = nil
             if closureAllowed, search.nodeType(targetNode).kind == .closureContext {
-                for neighbour in [offset - 8, offset + 8] where neighbour >= 16 {
-                    if let function = search.memory.word(address &+ UInt64(neighbour)), search.isImageConstant(function) {
-                        closure = function
-                        break
-                    }
+                if offset >= 24, let function = search.memory.word(address &+ UInt64(offset - 8)),
+                    search.isImageConstant(function)
+                {
+                    closure = function
                 }
-            } else if closureAllowed, case .property = hold, offset >= 24,
+            } else if closureAllowed, isFunction, case .property = hold, offset >= 24,
                 let function = search.memory.word(address &+ UInt64(offset - 8)), search.isCode(function)
             {
                 // A closure that captures one object takes that object as its context: the
@@ -277,7 +289,9 @@ struct RetainerSearch {
                 if fieldIndex >= 0 {
                     let field = type.fields[fieldIndex]
                     if field.ownership == .strong {
-                        visit(&self, offset: offset, hold: .property(field.name), enumDescriptor: field.enumDescriptor)
+                        visit(
+                            &self, offset: offset, hold: .property(field.name), enumDescriptor: field.enumDescriptor,
+                            isFunction: field.isFunction)
                     }
                 }
                 offset += 8
@@ -473,6 +487,56 @@ struct RetainerSearch {
             queue.append(Int32(node))
         }
         breadthFirst(&queue)
+        reachFromTestCases(&queue)
+    }
+
+    /// 4. What only XCTest's test case objects hold: XCTest keeps every test case until the run
+    /// ends, so a test's property outlives its test without any code leaking it. The roots
+    /// above never search through a test case; from here each test case is a root of its own,
+    /// except for what a cycle of other objects holds (that cycle outlives the test case: a leak).
+    private mutating func reachFromTestCases(_ queue: inout [Int32]) {
+        let testCases = objects.indices.map(Int32.init).filter { nodeType($0).isTestCase }
+        guard !testCases.isEmpty else { return }
+        let heldByCycles = unreachedHeldByCycles()
+        for node in testCases {
+            if parent[Int(node)] == Int32.min {
+                roots.append(.testCase)
+                parent[Int(node)] = -Int32(roots.count)
+                seeds.append(node)
+            }
+            queue.append(node)
+        }
+        var head = 0
+        while head < queue.count {
+            let node = queue[head]
+            head += 1
+            forEachReference(of: node) { search, target, hold, closure in
+                guard search.parent[Int(target)] == Int32.min, !heldByCycles.contains(target) else { return }
+                search.parent[Int(target)] = node
+                search.parentHold[Int(target)] = search.holdIndex(hold)
+                if let closure { search.parentClosure[target] = closure }
+                queue.append(target)
+            }
+        }
+        queue.removeAll(keepingCapacity: true)
+    }
+
+    /// The objects no root has reached that a cycle of them (test cases aside) holds, the
+    /// cycle's members included.
+    private mutating func unreachedHeldByCycles() -> Set<Int32> {
+        var forward: [Int32: [Edge]] = [:]
+        for node in objects.indices where parent[node] == Int32.min && !nodeType(Int32(node)).isTestCase {
+            forEachReference(of: Int32(node)) { search, target, hold, closure in
+                guard search.parent[Int(target)] == Int32.min, !search.nodeType(target).isTestCase else { return }
+                forward[Int32(node), default: []].append(Edge(node: target, hold: hold, closure: closure))
+            }
+        }
+        var held = Self.nodesOnCycles(forward)
+        var pending = Array(held)
+        while let node = pending.popLast() {
+            for edge in forward[node] ?? [] where held.insert(edge.node).inserted { pending.append(edge.node) }
+        }
+        return held
     }
 
     /// The code addresses in a task's first words that are not the runtime's own: the function
@@ -545,6 +609,8 @@ struct RetainerSearch {
         while head < queue.count {
             let node = queue[head]
             head += 1
+            // A test case is searched through last (reachFromTestCases).
+            guard !nodeType(node).isTestCase else { continue }
             forEachReference(of: node) { search, target, hold, closure in
                 guard search.parent[Int(target)] == Int32.min else { return }
                 search.parent[Int(target)] = node
@@ -564,12 +630,20 @@ struct RetainerSearch {
             var current = target
             // A task on the way is the root that matters: what keeps the task (its executor, the
             // thread running it) is the runtime's, not the program's.
-            while parent[Int(current)] >= 0, current == target || nodeType(current).kind != .task {
+            // So is a test case: XCTest keeps it, and only through it is the object reached. The
+            // instance itself is neither: its path goes on to what holds it.
+            while parent[Int(current)] >= 0,
+                current == target || (nodeType(current).kind != .task && !nodeType(current).isTestCase)
+            {
                 steps.append(step(to: current))
                 current = parent[Int(current)]
             }
             if nodeType(current).kind == .task && current != target {
                 return Path(root: .task(functions: taskFunctions(current)), steps: [step(to: current)] + steps.reversed())
+            }
+            if nodeType(current).isTestCase && current != target {
+                let first = Step(hold: .property(""), type: nodeType(current).name)
+                return Path(root: .testCase, steps: [first] + steps.reversed())
             }
             steps.append(
                 Step(

@@ -38,6 +38,9 @@ final class SwiftLayout {
         var collection: Collection?
         /// The size of a box's value (0: unknown).
         var boxedSize: Int = 0
+        /// The class descends from XCTest's `XCTestCase`: XCTest keeps each such object until
+        /// the run ends, so what it holds outlives its test.
+        var isTestCase = false
     }
 
     struct Field {
@@ -47,12 +50,16 @@ final class SwiftLayout {
         /// The enum's context descriptor, when the property's type is an enum (or an optional
         /// one) of this or another image: its cases name a payload on the path.
         var enumDescriptor: UInt64? = nil
+        /// The declared type is a Swift closure (or an optional one): its code, then its context.
+        var isFunction = false
     }
 
     /// How a stored property holds what it points to.
     enum Ownership {
         case strong
-        /// weak, unowned, unowned(unsafe), Unmanaged, or a raw pointer: never keeps an object alive.
+        /// weak, unowned, unowned(unsafe), Unmanaged, or a raw pointer, or a type that holds no
+        /// reference at all (Bool, an integer, Date, a C function pointer, a struct or enum of
+        /// such): never keeps an object alive, whatever its words read as.
         case notOwning
     }
 
@@ -78,6 +85,8 @@ final class SwiftLayout {
     private var typeIndexes: [UInt64: Int32] = [:]
     private(set) var typeTable: [ObjectType] = []
     private var descriptorNames: [UInt64: String?] = [:]
+    /// Whether a value of a mangled type can hold a reference, by the name's address.
+    private var holdsReference: [UInt64: Bool] = [:]
 
     init(memory: SnapshotMemory) {
         self.memory = memory
@@ -192,16 +201,24 @@ final class SwiftLayout {
         let instanceSize = Int(sizes & 0xFFFF_FFFF)
         guard instanceSize >= 16, instanceSize < 1 << 24 else { return nil }
         var fields: [Field] = []
+        var isTestCase = false
         var current: UInt64? = metadata
         var depth = 0
         while let classMetadata = current, depth < 32, let classDescriptor = self.classDescriptor(ofMetadata: classMetadata) {
             fields += storedProperties(of: classDescriptor, metadata: classMetadata)
+            // By the harness's class itself, never by the name of a test's class.
+            if depth > 0, !classDescriptor.isGeneric, classDescriptor.name == "XCTestCase",
+                qualifiedName(descriptor: classDescriptor.address) == "XCTest.XCTestCase"
+            {
+                isTestCase = true
+            }
             current = memory.word(classMetadata &+ 8).flatMap { $0 == 0 ? nil : $0 }
             depth += 1
         }
         fields.sort { $0.offset < $1.offset }
         let name = typeName(classMetadata: metadata, descriptor: descriptor)
         var type = ObjectType(kind: .classInstance, name: name, instanceSize: instanceSize, fields: fields)
+        type.isTestCase = isTestCase
         type.collection = collection(of: descriptor, metadata: metadata)
         // A collection's storage is named as the collection it stores.
         switch type.collection {
@@ -227,10 +244,13 @@ final class SwiftLayout {
         var fields: [Field] = []
         for (index, record) in records.enumerated() where index < descriptor.numFields {
             guard let offset = memory.word(vector &+ UInt64(index * 8)), offset < 1 << 24 else { continue }
+            let owns = ownership(ofMangledType: record.type) == .strong && mayHoldReference(ofMangledType: record.type)
+            var text = mangledCharacters(record.type) ?? ""
+            while text.hasSuffix("Sg") { text.removeLast(2) }
             fields.append(
                 Field(
-                    offset: Int(offset), name: record.name, ownership: ownership(ofMangledType: record.type),
-                    enumDescriptor: enumDescriptor(ofMangledType: record.type)))
+                    offset: Int(offset), name: record.name, ownership: owns ? .strong : .notOwning,
+                    enumDescriptor: enumDescriptor(ofMangledType: record.type), isFunction: text.hasSuffix("c")))
         }
         return fields
     }
@@ -261,6 +281,50 @@ final class SwiftLayout {
             return .notOwning
         }
         return .strong
+    }
+
+    /// Whether a value of the mangled type at `address` can hold a strong reference: not one of
+    /// the standard library's plain values (Bool, integers, floating point), not a C or thin
+    /// function pointer (code only), and, for a struct or enum named by its descriptor, a field or
+    /// payload that can. Anything not known to hold none (a class, an existential, a closure, a
+    /// generic parameter, a type without reflection records) can. An optional holds what its
+    /// wrapped type holds.
+    func mayHoldReference(ofMangledType address: UInt64?, depth: Int = 0) -> Bool {
+        guard let address, depth < 8 else { return true }
+        if let known = holdsReference[address] { return known }
+        // A type that refers to itself (an indirect enum) can hold a reference.
+        holdsReference[address] = true
+        let answer = computeMayHoldReference(address, depth: depth)
+        holdsReference[address] = answer
+        return answer
+    }
+
+    /// The standard library's plain values, as mangled: Bool, Int, UInt, Double, Float and the
+    /// sized integers and floats.
+    private static let plainStandardTypes: Set<String> = [
+        "Sb", "Si", "Su", "Sd", "Sf", "s4Int8V", "s5Int16V", "s5Int32V", "s5Int64V", "s5UInt8V", "s6UInt16V", "s6UInt32V",
+        "s6UInt64V", "s7Float16V", "s7Float80V", "SO",
+    ]
+
+    private func computeMayHoldReference(_ address: UInt64, depth: Int) -> Bool {
+        guard ownership(ofMangledType: address) == .strong, var text = mangledCharacters(address) else { return false }
+        while text.hasSuffix("Sg") { text.removeLast(2) }
+        if Self.plainStandardTypes.contains(text) { return false }
+        if text.hasSuffix("XC") || text.hasSuffix("Xf") { return false }
+        // A nominal type by its descriptor: a struct by its fields, an enum by its payloads.
+        guard text == "#", let marker = memory.byte(address), marker == 1 || marker == 2,
+            let target = memory.relative(address &+ 1)
+        else { return true }
+        guard let descriptor = marker == 1 ? target : memory.word(target), let flags = memory.uint32(descriptor) else {
+            return true
+        }
+        let kind = flags & 0x1F
+        guard kind == 17 || kind == 18, let fields = memory.relative(descriptor &+ 16) else { return true }
+        // An enum's cases without payload have no type; a struct's records all have one.
+        return fieldRecords(fields).contains { record in
+            guard let type = record.type else { return kind == 17 }
+            return mayHoldReference(ofMangledType: type, depth: depth + 1)
+        }
     }
 
     /// A mangled name's characters, each symbolic reference replaced by `#`.
@@ -469,7 +533,15 @@ final class SwiftLayout {
             // Existential metadata: kind, flags (bit 31 clear: class-bound), protocol count.
             guard let flags = memory.uint32(metadata &+ 8), let protocols = memory.uint32(metadata &+ 12) else { return "?" }
             if protocols == 0 { return flags & 0x8000_0000 == 0 ? "Swift.AnyObject" : "Any" }
-            return "(existential)"
+            // The protocols follow the header (and the superclass constraint, when there is one).
+            guard protocols < 8 else { return "(existential)" }
+            let first = metadata &+ (flags & 0x4000_0000 != 0 ? 24 : 16)
+            let names = (0..<UInt64(protocols)).compactMap { index -> String? in
+                guard let reference = memory.word(first &+ index &* 8), reference & 1 == 0, reference != 0 else { return nil }
+                let name = qualifiedName(descriptor: reference)
+                return name == "?" ? nil : name
+            }
+            return names.count == Int(protocols) ? "any " + names.joined(separator: " & ") : "(existential)"
         default: return "?"
         }
     }
@@ -502,7 +574,8 @@ final class SwiftLayout {
         var depth = 0
         while let context = current, depth < 16, let flags = memory.uint32(context) {
             let kind = flags & 0x1F
-            if kind == 0 || kind >= 16, let name = memory.relative(context &+ 8).flatMap({ memory.cString($0) }) {
+            // Modules, protocols (3) and types (16 and up) have names; anonymous contexts and extensions do not.
+            if kind == 0 || kind == 3 || kind >= 16, let name = memory.relative(context &+ 8).flatMap({ memory.cString($0) }) {
                 parts.append(name)
             }
             current = memory.relativeIndirectable(context &+ 4)

@@ -82,7 +82,24 @@ typedef struct la_wire_header {
                                   ///< leak-audit last published them (each time it reads the ring:
                                   ///< at least every few milliseconds). Writers copy it into the
                                   ///< time word of their records (LA_TIME_*).
+    uint32_t reader_lifecycle;    ///< atomic: LA_READER_* bits, written by leak-audit.
+    uint32_t reserved1;           ///< zero.
 } la_wire_header;
+
+/// Bits of la_wire_header.reader_lifecycle: what an attached process does when leak-audit is gone.
+enum {
+    /// Set before the magic by a leak-audit that marks its normal end (LA_READER_CLOSED): an
+    /// attached process that finds it gone without that mark ends itself, rather than run on
+    /// unsupervised. Without this bit (an earlier leak-audit) a process only stops writing.
+    LA_READER_SUPERVISES = 1u << 0,
+    /// leak-audit stopped reading on purpose (the run is over): a process still attached runs on,
+    /// detached, and writes nothing more. Set before leak-audit closes the channel.
+    LA_READER_CLOSED = 1u << 1,
+};
+
+/// How often an attached process checks that leak-audit is still there, when leak-audit
+/// supervises it (a thread of the shim's; the waits on leak-audit check as they wait).
+#define LA_WIRE_READER_CHECK_MS 100u
 
 /// A record's time word: LA_TIME_STAMPED, and in the bits of LA_TIME_MASK the low bits of the
 /// header's `clock_ms` when the record was written. A word without LA_TIME_STAMPED (a writer that
@@ -99,7 +116,8 @@ typedef struct la_wire_header {
 /// LA_WALK_AT_EXIT set when it exits) in `requested` and waits on `answered` (a shared futex
 /// word) until it holds that number, while leak-audit stops its threads and copies its memory (or
 /// decides that nothing needs it). One request at a time per process. A process waits at most
-/// LA_WIRE_WALK_TIMEOUT_MS per request, and not at all once leak-audit is gone.
+/// LA_WIRE_WALK_TIMEOUT_MS per request, and not at all once leak-audit is gone (or a zombie, or
+/// its pid another process's: the writer tests the channel's descriptor in leak-audit's /proc).
 typedef struct la_wire_walk {
     uint32_t requested;  ///< atomic: the request's number, | LA_WALK_AT_EXIT; written by the target.
     uint32_t answered;   ///< atomic futex word: the number of the last request answered.

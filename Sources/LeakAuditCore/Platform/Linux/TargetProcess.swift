@@ -78,7 +78,8 @@ struct TargetProcess: RunningTarget {
             envp.forEach { free($0) }
         }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executablePath, nil, nil, argv, envp)
+        // posix_spawn, with a parent-death signal: the target dies with leak-audit, even by SIGKILL.
+        let result = leakaudit_host_spawn(&pid, executablePath, argv, envp)
         guard result == 0 else {
             switch result {
             case ENOENT: throw .targetNotFound(path: displayName)
@@ -148,7 +149,7 @@ struct TargetProcess: RunningTarget {
         if status & 0xFF == 0x7F { return nil }
         if endDescriptor >= 0 { close(endDescriptor) }
         forwardingTarget.store(0, ordering: .releasing)
-        for signalNumber in Self.forwardedSignals { signal(signalNumber, SIG_DFL) }
+        for signalNumber in Self.forwardedSignals { ProcessGuard.endOn(signalNumber) }
         let terminatingSignal = status & 0x7F
         return terminatingSignal == 0 ? .exited(code: (status >> 8) & 0xFF) : .signaled(signal: terminatingSignal)
     }

@@ -1,0 +1,83 @@
+// What an XCTest test case object keeps: XCTest keeps every test case until the run ends, so a
+// property set in setUp or in a test outlives its test without the code under test leaking it.
+// CartTests keeps its cart in a property set in setUp, its formatter in a lazy var, and its
+// receipt in a property a test sets (kept by the test case: reported apart, not failing); its
+// testCartCycleLeaks makes a cycle the test case also holds (still a leak: the cycle outlives the
+// test case), and testRegistersCart hands its cart to a global registry (a leak). CartTearDownTests
+// is the clean twin: its tearDown lets everything go.
+import XCTest
+
+final class Cart {
+    var items: [CartItem] = []
+    var isOpen = true
+    var openedAt = Date()
+    init() {}
+}
+
+final class CartItem {
+    var cart: Cart?
+    var title: String
+    init(title: String) { self.title = title }
+}
+
+final class PriceFormatter {
+    var currency = "EUR"
+}
+
+final class Receipt {
+    var lines: [String] = []
+}
+
+enum CartRegistry {
+    nonisolated(unsafe) static var carts: [Cart] = []
+}
+
+final class CartTests: XCTestCase {
+    var cart: Cart!
+    lazy var formatter = PriceFormatter()
+    var receipt: Receipt?
+
+    override func setUp() {
+        super.setUp()
+        cart = Cart()
+    }
+
+    func testAddsItem() {
+        cart.items.append(CartItem(title: "book"))
+        XCTAssertEqual(formatter.currency, "EUR")
+        receipt = Receipt()
+    }
+
+    func testCartCycleLeaks() {
+        let item = CartItem(title: "pen")
+        item.cart = cart
+        cart.items.append(item)
+        XCTAssertEqual(cart.items.count, 1)
+    }
+
+    func testRegistersCart() {
+        CartRegistry.carts.append(cart)
+        XCTAssertEqual(CartRegistry.carts.count, 1)
+    }
+}
+
+final class CartTearDownTests: XCTestCase {
+    var cart: Cart!
+    lazy var formatter: PriceFormatter? = PriceFormatter()
+
+    override func setUp() {
+        super.setUp()
+        cart = Cart()
+    }
+
+    override func tearDown() {
+        cart = nil
+        formatter = nil
+        super.tearDown()
+    }
+
+    func testAddsItem() {
+        cart.items.append(CartItem(title: "book"))
+        XCTAssertEqual(formatter?.currency, "EUR")
+    }
+}
