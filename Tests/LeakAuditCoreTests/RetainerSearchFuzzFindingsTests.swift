@@ -96,4 +96,25 @@ final class RetainerSearchFuzzFindingsTests: XCTestCase {
         let found = naming.retainers(of: [0x9000], typeName: "App.Model").retainers
         XCTAssertEqual(found.map(\.root), [Retainer.Root(kind: .register, name: "0xffffffffffffffff", thread: "wild")])
     }
+
+    func testDictionaryKeysFarPastTheStorageAreNotRead() {
+        // Where a native dictionary's keys start is read from its storage (_rawKeys): an offset
+        // near Int.max passed the check that it is past the bitmap, and adding the keys' length
+        // to it overflowed.
+        var input = Encoder()
+        input.classType(name: HeapSnapshotReplay.Name.model)
+        input.typeSpec([Encoder.kind(.structure), 0x20, HeapSnapshotReplay.Name.string, 16])
+        input.typeSpec([Encoder.kind(.dictionary), 0, HeapSnapshotReplay.Name.cache, 1, 0])
+        // The storage is object 0, at the heap's start + 16: its keys "start" 2^63 - 16 bytes on.
+        let keys = (HeapSnapshotReplay.starts[HeapSnapshotReplay.Area.heap.rawValue] + 16) &+ 0x7FFF_FFFF_FFFF_FFF0
+        let storage: [UInt8] =
+            [Encoder.meta(2), Code.live, Code.small + 1, Code.small + 1, Code.small + 1, Code.zero, Code.literal64]
+            + withUnsafeBytes(of: keys.littleEndian) { Array($0) }
+            + [Code.inside + 13, Code.small + 1, Code.smallStringLow, Code.smallStringHigh, Code.zero, Code.zero]
+        input.chunks(.heap, [(9, storage + Encoder.object(1)), (2, [Encoder.meta(0), Code.live])])
+        input.globals(Encoder.object(0))
+        input.instances(Encoder.object(1))
+        // No bucket is read: nothing holds the model.
+        XCTAssertEqual(lines(input).map { $0.prefix(10) }, ["1 unknown "])
+    }
 }

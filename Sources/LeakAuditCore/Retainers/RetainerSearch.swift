@@ -378,9 +378,10 @@ struct RetainerSearch {
             }
             valuesStart = Int(truncatingIfNeeded: Int64(bitPattern: rawValues &- address))
         }
-        guard keysStart >= bitmap, keysStart + buckets * key.stride <= end else { return }
+        // Subtracted, not added: the offsets come from the storage and may be near Int.max.
+        guard keysStart >= bitmap, keysStart <= end - buckets * key.stride else { return }
         if let valuesStart, let value {
-            guard valuesStart >= bitmap, valuesStart + buckets * value.stride <= end else { return }
+            guard valuesStart >= bitmap, valuesStart <= end - buckets * value.stride else { return }
         }
         for bucket in 0..<buckets {
             guard let word = memory.word(address &+ UInt64(bitmap + (bucket / 64) * 8)) else { return }
