@@ -60,6 +60,10 @@ let package = Package(
         .executableTarget(
             name: "RecordStreamFuzzer", dependencies: ["LeakAuditCore", "LeakAuditModel", "LeakAuditRendering"],
             path: "Fuzz/RecordStreamFuzzer"),
+        // The heap walk's libFuzzer target (`--retainers`: a hostile process snapshot), built and
+        // replayed the same way.
+        .executableTarget(
+            name: "HeapGraphFuzzer", dependencies: ["LeakAuditCore", "LeakAuditModel"], path: "Fuzz/HeapGraphFuzzer"),
         // The command plugin behind `swift package leak-audit` (docs/plugin.md).
         .plugin(
             name: "LeakAuditPlugin",
@@ -70,7 +74,9 @@ let package = Package(
             dependencies: ["LeakAuditCLI"]
         ),
         .testTarget(name: "LeakMonitorTests", dependencies: ["LeakMonitor"]),
-        .testTarget(name: "LeakAuditCoreTests", dependencies: ["LeakAuditCore", "LeakAuditModel", "LeakAuditRendering"]),
+        .testTarget(
+            name: "LeakAuditCoreTests", dependencies: ["LeakAuditCore", "LeakAuditModel", "LeakAuditRendering"],
+            exclude: ["HeapGraphCorpus"]),
         .testTarget(
             name: "LeakAuditRenderingTests", dependencies: ["LeakAuditRendering", "LeakAuditModel"],
             exclude: ["Golden"]),

@@ -241,8 +241,9 @@ struct RetainerNaming {
     }
 
     private func functionName(_ address: UInt64, innermost: Bool) -> String {
-        // symbolize takes a return address and looks up the call before it.
-        let frames = symbolizer.symbolize(innermost ? address + 1 : address)
+        // symbolize takes a return address and looks up the call before it. A stopped thread's
+        // instruction pointer is the target's: the last address has no instruction after it.
+        let frames = symbolizer.symbolize(innermost ? address &+ 1 : address)
         guard let function = frames.last?.function else { return "0x" + String(address, radix: 16) }
         return ReadableStack.readableFunction(function)
     }

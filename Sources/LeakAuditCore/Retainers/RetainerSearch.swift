@@ -378,9 +378,10 @@ struct RetainerSearch {
             }
             valuesStart = Int(truncatingIfNeeded: Int64(bitPattern: rawValues &- address))
         }
-        guard keysStart >= bitmap, keysStart + buckets * key.stride <= end else { return }
+        // Subtracted, not added: the offsets come from the storage and may be near Int.max.
+        guard keysStart >= bitmap, keysStart <= end - buckets * key.stride else { return }
         if let valuesStart, let value {
-            guard valuesStart >= bitmap, valuesStart + buckets * value.stride <= end else { return }
+            guard valuesStart >= bitmap, valuesStart <= end - buckets * value.stride else { return }
         }
         for bucket in 0..<buckets {
             guard let word = memory.word(address &+ UInt64(bitmap + (bucket / 64) * 8)) else { return }
@@ -439,7 +440,8 @@ struct RetainerSearch {
         }
         // Thread-local storage: static TLS blocks lie just below each thread's thread pointer, above
         // its outermost frame when it is on the thread's stack.
-        for thread in snapshot.threads where thread.threadPointer > 0x10000 {
+        // A thread pointer at the end of the address space points at no thread's storage.
+        for thread in snapshot.threads where thread.threadPointer > 0x10000 && thread.threadPointer <= UInt64.max - 0x1000 {
             let framesEnd = frames(of: thread).end
             // Static TLS is a few hundred bytes here; the thread descriptor above the thread pointer
             // holds pthread_setspecific's first values.
@@ -591,6 +593,8 @@ struct RetainerSearch {
     /// frame pointer (the C library's system call wrappers): its frames up to there are counted
     /// as the innermost function's.
     private func firstFrameRecord(above stackPointer: UInt64) -> UInt64? {
+        // A stack pointer this close to the end of the address space is no stack's.
+        guard stackPointer <= UInt64.max - 16_384 else { return nil }
         var slot = (stackPointer + 7) & ~7
         let limit = stackPointer &+ 16_384
         while slot < limit {
@@ -627,8 +631,11 @@ struct RetainerSearch {
             var current = target
             // A task on the way is the root that matters: what keeps the task (its executor, the
             // thread running it) is the runtime's, not the program's.
-            // So is a test case: XCTest keeps it, and only through it is the object reached.
-            while parent[Int(current)] >= 0, nodeType(current).kind != .task, current == target || !nodeType(current).isTestCase {
+            // So is a test case: XCTest keeps it, and only through it is the object reached. The
+            // instance itself is neither: its path goes on to what holds it.
+            while parent[Int(current)] >= 0,
+                current == target || (nodeType(current).kind != .task && !nodeType(current).isTestCase)
+            {
                 steps.append(step(to: current))
                 current = parent[Int(current)]
             }

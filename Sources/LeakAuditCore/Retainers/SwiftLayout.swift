@@ -369,11 +369,14 @@ final class SwiftLayout {
     func payloadCase(ofEnum descriptor: UInt64, holding object: UInt64) -> (type: String, name: String)? {
         var classes: Set<UInt64> = []
         var metadata = memory.word(object)
-        while let current = metadata, current != 0, classes.count < 32, memory.word(current) == 0,
+        // Counted by steps, not classes: a superclass chain can lead back to a class already seen.
+        var depth = 0
+        while let current = metadata, current != 0, depth < 32, memory.word(current) == 0,
             let description = memory.word(current &+ 40)
         {
             classes.insert(description)
             metadata = memory.word(current &+ 8)
+            depth += 1
         }
         guard let fields = memory.relative(descriptor &+ 16) else { return nil }
         var matches: [String] = []

@@ -1,0 +1,224 @@
+// Well-formed inputs for the heap walk's fuzz target: each a small process in the replay's
+// layout (HeapSnapshotReplay) whose instances have a known retaining path.
+
+extension HeapSnapshotReplay {
+    /// Well-formed inputs, by name: an instance held by a global (with a freed chunk that still
+    /// reads as its holder), a cycle of two objects, array storage holding objects, dictionary
+    /// storage with a String key, a closure context, a chain of 50,000 objects, objects in a
+    /// thread arena, in mmapped chunks and outside any heap, and stack, register, thread-local,
+    /// task, box and enum-payload holders.
+    package static var seeds: [String: [UInt8]] {
+        var seeds: [String: [UInt8]] = [:]
+
+        // App.store → Session.model → the instance; a freed Session also points at it.
+        var global = Encoder()
+        global.classType(name: Name.model)
+        global.classType(name: Name.session, words: 1, fields: [(2, Encoder.symbolic(0), Name.modelProperty)])
+        global.chunks(
+            .heap,
+            [
+                (2, [Encoder.meta(1), Code.live] + Encoder.object(1), free: false),
+                (2, [Encoder.meta(0), Code.live], free: false),
+                (2, [Encoder.meta(1), Code.live] + Encoder.object(1), free: true),
+                (2, [Encoder.meta(0), Code.live], free: false),
+            ])
+        global.globals(Encoder.object(0))
+        global.instances(Encoder.object(1))
+        seeds["global"] = global.bytes
+
+        // Two nodes holding each other, and nothing else holding either.
+        var cycle = Encoder()
+        cycle.classType(name: Name.node, words: 1, fields: [(2, Encoder.symbolic(0), Name.next)])
+        cycle.chunks(
+            .heap,
+            [(2, [Encoder.meta(0), Code.live] + Encoder.object(1)), (2, [Encoder.meta(0), Code.live] + Encoder.object(0))])
+        cycle.instances(Encoder.object(0))
+        seeds["cycle"] = cycle.bytes
+
+        // App.store → Screen.items → [0], [1], [2].
+        var array = Encoder()
+        array.classType(name: Name.model)
+        array.typeSpec([Encoder.kind(.array), 0, Name.items, 0])
+        array.classType(name: Name.screen, words: 1, fields: [(2, [15, 16] + Array("Say4main5ModelCG".utf8), Name.items)])
+        array.chunks(
+            .heap,
+            [
+                (2, [Encoder.meta(2), Code.live] + Encoder.object(1)),
+                (
+                    5,
+                    [Encoder.meta(1), Code.live, Code.small + 3, Code.small + 3] + Encoder.object(2) + Encoder.object(3)
+                        + Encoder.object(4)
+                ),
+                (2, [Encoder.meta(0), Code.live]), (2, [Encoder.meta(0), Code.live]), (2, [Encoder.meta(0), Code.live]),
+            ])
+        array.globals(Encoder.object(0))
+        array.instances(Encoder.object(2) + Encoder.object(3) + Encoder.object(4))
+        seeds["array"] = array.bytes
+
+        // App.store → Session.cache → ["login"]: a native dictionary of 2 buckets, one occupied.
+        var dictionary = Encoder()
+        dictionary.classType(name: Name.model)
+        dictionary.typeSpec([Encoder.kind(.structure), 0x20, Name.string, 16])
+        dictionary.typeSpec([Encoder.kind(.dictionary), 0, Name.cache, 1, 0])
+        dictionary.classType(
+            name: Name.session, words: 1, fields: [(2, [15, 18] + Array("SDySS4main5ModelCG".utf8), Name.cache)])
+        let storage: [UInt8] = [
+            Encoder.meta(2), Code.live, Code.small + 1, Code.small + 1, Code.small + 1, Code.zero, Code.inside + 9,
+            Code.inside + 13, Code.small + 1, Code.smallStringLow, Code.smallStringHigh, Code.zero, Code.zero,
+        ]
+        dictionary.chunks(
+            .heap,
+            [
+                (2, [Encoder.meta(3), Code.live] + Encoder.object(1)), (9, storage + Encoder.object(2)),
+                (2, [Encoder.meta(0), Code.live]),
+            ])
+        dictionary.globals(Encoder.object(0))
+        dictionary.instances(Encoder.object(2))
+        seeds["dictionary"] = dictionary.bytes
+
+        // App.store → Screen.onClose (code, context) → the context's captured model.
+        var closure = Encoder()
+        closure.classType(name: Name.model)
+        closure.typeSpec([Encoder.kind(.closureContext), 0, Name.onClose, 16, 1] + Encoder.symbolic(0))
+        closure.classType(name: Name.screen, words: 2, fields: [(2, [13], Name.onClose)])
+        closure.chunks(
+            .heap,
+            [
+                (3, [Encoder.meta(2), Code.live, Code.closureCode] + Encoder.object(1)),
+                (2, [Encoder.meta(1), Code.live] + Encoder.object(2)), (2, [Encoder.meta(0), Code.live]),
+            ])
+        closure.globals(Encoder.object(0))
+        closure.instances(Encoder.object(2))
+        seeds["closure"] = closure.bytes
+
+        // App.store → 50,000 nodes, each the next one's holder.
+        var chain = Encoder()
+        chain.classType(name: Name.node, words: 1, fields: [(2, Encoder.symbolic(0), Name.next)])
+        chain.chunks(.heap, [(2, [Encoder.meta(0), Code.live, Code.relative + 4])], repeats: 50_000)
+        chain.globals(Encoder.object(0))
+        chain.instances(Encoder.object(49_999) + Encoder.object(1))
+        seeds["deep-chain"] = chain.bytes
+
+        // A global → outside any heap → a thread arena → an mmapped chunk → the arena again.
+        var outside = Encoder(flags: 2)
+        outside.classType(name: Name.node, words: 1, fields: [(2, Encoder.symbolic(0), Name.next)])
+        outside.chunks(.outside, [(2, [Encoder.meta(0), Code.live] + Encoder.object(1))])
+        outside.chunks(.arena, [(2, [Encoder.meta(0), Code.live] + Encoder.object(2))])
+        outside.chunks(.mmapped, [(4, [Encoder.meta(0), Code.live] + Encoder.object(3))])
+        outside.chunks(.arena, [(2, [Encoder.meta(0), Code.live])])
+        outside.globals(Encoder.object(0))
+        outside.instances(Encoder.object(3))
+        seeds["outside-malloc"] = outside.bytes
+
+        // A stack slot → Screen.state (.loading, a tagged payload); an async task → a box → its
+        // model; thread-local storage → a model.
+        var roots = Encoder()
+        roots.classType(name: Name.model)
+        roots.typeSpec([Encoder.kind(.task), 0, Name.node])
+        roots.typeSpec(
+            [Encoder.kind(.enumeration), 0, 0xF9] + Array("LoadState".utf8) + [2, Name.loading, 0, Name.idle, 0xFF])
+        roots.classType(name: Name.screen, words: 1, fields: [(2, Encoder.symbolic(2), Name.state)])
+        roots.typeSpec([Encoder.kind(.box), 0, Name.model, 16, 0])
+        roots.chunks(
+            .heap,
+            [
+                (2, [Encoder.meta(3), Code.live, Code.relativeTagged + 4]), (2, [Encoder.meta(0), Code.live]),
+                (3, [Encoder.meta(1), Code.live, Code.closureCode, Code.runtimeCode, Code.relative + 4]),
+                (2, [Encoder.meta(4), Code.live, Code.relative + 4]), (2, [Encoder.meta(0), Code.live]),
+                (2, [Encoder.meta(0), Code.live]),
+            ])
+        roots.stack(
+            Encoder.object(0) + [Code.zero, Code.zero, Code.zero, Code.zero, Code.zero, Code.zero, Code.zero]
+                + [Code.stack + 4, Code.closureCode] + [Code.zero, Code.zero, Code.zero, Code.zero, Code.zero, Code.zero]
+                + [Code.zero, Code.thunkCode])
+        roots.thread(
+            instructionPointer: [Code.closureCode], stackPointer: [Code.stack], framePointer: [Code.stack + 2],
+            threadPointer: [Code.threadPointer], name: Name.session, registers: [Code.small + 1])
+        roots.threadLocal([Code.zero, Code.zero] + Encoder.object(5))
+        roots.instances(Encoder.object(1) + Encoder.object(4) + Encoder.object(5))
+        seeds["roots"] = roots.bytes
+        return seeds
+    }
+
+    /// Indexes of `names`.
+    enum Name {
+        static let node: UInt8 = 0
+        static let model: UInt8 = 1
+        static let screen: UInt8 = 2
+        static let session: UInt8 = 3
+        static let next: UInt8 = 4
+        static let modelProperty: UInt8 = 5
+        static let onClose: UInt8 = 6
+        static let items: UInt8 = 7
+        static let state: UInt8 = 8
+        static let cache: UInt8 = 11
+        static let string: UInt8 = 12
+        static let loading: UInt8 = 14
+        static let idle: UInt8 = 15
+    }
+
+    /// An input under construction, section by section (the layout `HeapSnapshotReplay` reads).
+    struct Encoder {
+        var bytes: [UInt8]
+
+        init(flags: UInt8 = 0) { bytes = [flags] }
+
+        /// Object `index`'s address.
+        static func object(_ index: Int) -> [UInt8] {
+            index < 64 ? [Code.object + UInt8(index)] : [Code.objectWide, UInt8(index & 0xFF), UInt8(index >> 8)]
+        }
+
+        static func meta(_ type: UInt8) -> UInt8 { Code.metadata + type }
+
+        static func kind(_ kind: TypeSpec.Kind) -> UInt8 { UInt8(kind.rawValue) }
+
+        /// A mangled name that refers to type `type`'s descriptor.
+        static func symbolic(_ type: UInt8) -> [UInt8] { [0, type] }
+
+        mutating func typeSpec(_ spec: [UInt8]) { bytes += [0] + spec }
+
+        /// A class with `words` words of stored properties after the header, and fields of
+        /// (offset in words, mangled name, name).
+        mutating func classType(name: UInt8, words: UInt8 = 0, fields: [(UInt8, [UInt8], UInt8)] = []) {
+            typeSpec([0, 0, name, words, 0xFF, UInt8(fields.count)] + fields.flatMap { [$0.0] + $0.1 + [$0.2] })
+        }
+
+        /// A group of chunks (units of 16 bytes, tokens, freed), repeated.
+        mutating func chunks(_ area: Area, _ chunks: [(UInt8, [UInt8], free: Bool)], repeats: Int = 1) {
+            bytes += [1, UInt8(area.rawValue)]
+            bytes += repeats <= 255 ? [UInt8(repeats - 1)] : [0xFF, UInt8((repeats - 1) & 0xFF), UInt8((repeats - 1) >> 8)]
+            bytes.append(UInt8(chunks.count))
+            for chunk in chunks {
+                bytes += [chunk.0, chunk.free ? 1 : 0, UInt8(Self.count(chunk.1))] + chunk.1
+            }
+        }
+
+        mutating func chunks(_ area: Area, _ chunks: [(UInt8, [UInt8])], repeats: Int = 1) {
+            self.chunks(area, chunks.map { ($0.0, $0.1, free: false) }, repeats: repeats)
+        }
+
+        mutating func globals(_ tokens: [UInt8]) { bytes += [2, UInt8(Self.count(tokens))] + tokens }
+        mutating func stack(_ tokens: [UInt8]) { bytes += [3, UInt8(Self.count(tokens))] + tokens }
+        mutating func instances(_ tokens: [UInt8]) { bytes += [5, UInt8(Self.count(tokens))] + tokens }
+        mutating func threadLocal(_ tokens: [UInt8]) { bytes += [9, UInt8(Self.count(tokens))] + tokens }
+
+        mutating func thread(
+            instructionPointer: [UInt8], stackPointer: [UInt8], framePointer: [UInt8], threadPointer: [UInt8], name: UInt8,
+            registers: [UInt8]
+        ) {
+            bytes += [4] + instructionPointer + stackPointer + framePointer + threadPointer + [name]
+            bytes += [UInt8(Self.count(registers))] + registers
+        }
+
+        /// How many tokens `bytes` spell.
+        static func count(_ tokens: [UInt8]) -> Int {
+            var position = 0
+            var count = 0
+            while position < tokens.count {
+                position += 1 + HeapSnapshotReplay.payloadBytes(tokens[position])
+                count += 1
+            }
+            return count
+        }
+    }
+}
