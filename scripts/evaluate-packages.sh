@@ -1,0 +1,297 @@
+#!/usr/bin/env bash
+# Runs leak-audit on the test suites of real Swift packages and prints one line per package: the
+# tests each run executed, the exit codes plain and audited, the tests blamed and how many of them
+# have a retaining path, the cost in time, the size of the reports, and what went wrong (a trap, a
+# timeout, processes left behind). The results behind docs/real-packages.md.
+#
+# For each OWNER/NAME@VERSION it:
+#   1. clones /opt/swift-packages/OWNER/NAME.git into EVAL_DIR/NAME at the tag VERSION (once: an
+#      existing clone at that tag is kept), applies the small local changes the suite needs to build
+#      with Swift 6.3 on Linux (apply_fixes below, data only: none for most packages), and builds its
+#      tests once (`swift build --build-tests`; skipped when the clone was already built);
+#   2. runs `swift test --skip-build` in the clone RUNS times, timing each run and reading the test
+#      counts from its output (XCTest's "Executed N tests" of the top suite, Swift Testing's "Test
+#      run with N tests", skipped tests of both);
+#   3. runs the same command under `leak-audit run --leaks-per-test --retainers --census` with JSON,
+#      HTML and text reports into RESULTS/NAME, keeping leak-audit's standard error there;
+#   4. looks for processes of the package's test bundle still running afterwards (orphans), records
+#      and kills them;
+#   5. reads report.json: tests audited, tests with failing leaked findings, how many of those have a
+#      retaining path and how many only a reason why not, and the sizes of the text and HTML reports.
+# Every run is under `timeout` (TIMEOUT seconds); a run that hit it is marked so.
+#
+# Usage: scripts/evaluate-packages.sh [LIST-FILE | OWNER/NAME@VERSION ...]
+#   A list file holds one OWNER/NAME@VERSION a line; '#' starts a comment. Arguments that contain
+#   '@' are entries themselves.
+# Environment (all optional):
+#   LEAK_AUDIT   the leak-audit executable, with its two libraries beside it (default the
+#                repository's .build-release/leak-audit; scripts/build-release.sh makes it)
+#   EVAL_DIR     where the clones go, one folder per package (default /tmp/leak-audit-eval)
+#   RESULTS      where the reports go, one folder per package (default EVAL_DIR/results)
+#   RUNS         plain runs per package (default 1); the table shows the median wall time
+#   TIMEOUT      seconds allowed to each build and each run (default 1200)
+#   PACKAGES     the package copies (default /opt/swift-packages)
+# Prints the table on standard output and writes it as TSV to RESULTS/summary.tsv (one line per
+# package: a rerun of one package replaces its line). Progress goes to standard error.
+set -euo pipefail
+repository=$(cd "$(dirname "$0")/.." && pwd)
+LEAK_AUDIT=${LEAK_AUDIT:-$repository/.build-release/leak-audit}
+EVAL_DIR=${EVAL_DIR:-/tmp/leak-audit-eval}
+RESULTS=${RESULTS:-$EVAL_DIR/results}
+RUNS=${RUNS:-1}
+TIMEOUT=${TIMEOUT:-1200}
+PACKAGES=${PACKAGES:-/opt/swift-packages}
+
+die() { echo "evaluate-packages: $*" >&2; exit 1; }
+say() { echo "evaluate-packages: $*" >&2; }
+[[ -x $LEAK_AUDIT ]] || die "no leak-audit at '$LEAK_AUDIT' (set LEAK_AUDIT, or run scripts/build-release.sh)"
+command -v python3 >/dev/null || die "python3 is needed to read the reports"
+
+# The local changes a suite needs to build with Swift 6.3 on Linux, applied to a fresh clone, in
+# its folder. Keep each one small and say why.
+apply_fixes() {
+    local name=$1
+    # Package.resolved pins GitHub's commit ids, which the local copies do not have: resolve anew.
+    rm -f Package.resolved
+    case $name in
+        Swinject)
+            # The test target builds in the Swift 6 language mode, where its concurrency tests do not
+            # compile; and its speed tests use XCTMeasureOptions, which Linux's XCTest lacks.
+            sed -i 's/dependencies: \["Swinject"\]),/dependencies: ["Swinject"], swiftSettings: [.swiftLanguageMode(.v5)]),/' Package.swift
+            sed -i '1i #if canImport(Darwin)' Tests/SwinjectTests/ContainerTests.Speed.swift
+            echo '#endif' >>Tests/SwinjectTests/ContainerTests.Speed.swift
+            ;;
+        OpenCombine)
+            # These tests subclass NotificationCenter and override methods that
+            # swift-corelibs-foundation declares in an extension (not overridable): Darwin only.
+            sed -i '1i #if canImport(Darwin)' Tests/OpenCombineTests/FoundationTests/NotificationCenterTests.swift
+            echo '#endif' >>Tests/OpenCombineTests/FoundationTests/NotificationCenterTests.swift
+            ;;
+        XMLCoder)
+            # LinuxMain.swift names the generated __allTests, which SwiftPM no longer generates.
+            rm -f Tests/LinuxMain.swift
+            ;;
+        Stencil)
+            # Foundation now has a type named Expression too.
+            sed -i 's/-> Expression {/-> Stencil.Expression {/' Tests/StencilTests/ExpressionSpec.swift
+            ;;
+    esac
+}
+
+entries=()
+if (($# == 0)); then
+    die "usage: scripts/evaluate-packages.sh [LIST-FILE | OWNER/NAME@VERSION ...]"
+fi
+for argument in "$@"; do
+    if [[ $argument == *@* ]]; then
+        entries+=("$argument")
+    elif [[ -f $argument ]]; then
+        while IFS= read -r line; do
+            line=${line%%#*}
+            line=$(echo "$line" | tr -d '[:space:]')
+            [[ -n $line ]] && entries+=("$line")
+        done <"$argument"
+    else
+        die "'$argument' is neither OWNER/NAME@VERSION nor a list file"
+    fi
+done
+
+mkdir -p "$EVAL_DIR" "$RESULTS"
+summary=$RESULTS/summary.tsv
+header=$'package\tversion\tlibraries\ttests_runner\tskipped\ttests_audited\tplain_exit\taudited_exit\tfailing_tests\tfailing_with_path\tfailing_without_path\tplain_s\taudited_s\tratio\ttext_kb\ttext_lines\twidest\thtml_kb\torphans\tnote'
+[[ -f $summary ]] || echo "$header" >"$summary"
+
+now() { date +%s.%N; }
+
+# record NAME FIELDS...: NAME's line of the summary, replacing an earlier one.
+record() {
+    { grep -v "^$1	" "$summary" || true; (IFS=$'\t'; echo "$*"); } >"$summary.new"
+    mv "$summary.new" "$summary"
+}
+
+# counts OUTPUT-FILE: "LIBRARIES RUN SKIPPED" from a `swift test` run's output.
+counts() {
+    python3 - "$1" <<'EOF'
+import re, sys
+text = open(sys.argv[1], errors="replace").read()
+# The top suite's summary ('All tests', else the last 'Executed' line).
+top = None
+lines = text.splitlines()
+for i, line in enumerate(lines):
+    if re.search(r"Test Suite '(All tests|Selected tests)' (passed|failed)", line):
+        for follow in lines[i + 1:i + 3]:
+            m = re.search(r"Executed (\d+) tests?", follow)
+            if m:
+                top = int(m.group(1))
+                break
+if top is None:
+    executed = re.findall(r"Executed (\d+) tests?", text)
+    if executed:
+        top = int(executed[-1])
+xctest = top
+skipped = len(re.findall(r"^Test Case '.*' skipped", text, re.M))
+swt = None
+for m in re.finditer(r"Test run with (\d+) tests?", text):
+    swt = int(m.group(1))
+skipped += len(re.findall(r"^\S+ Test \S.* skipped", text, re.M))
+libraries = []
+if xctest:
+    libraries.append("XCTest")
+if swt:
+    libraries.append("SwiftTesting")
+print("+".join(libraries) or "none", (xctest or 0) + (swt or 0), skipped)
+EOF
+}
+
+# analyse REPORT-DIR: the report's figures as tab-separated fields.
+analyse() {
+    python3 - "$1" <<'EOF'
+import json, os, sys
+folder = sys.argv[1]
+out = {"audited": "-", "failing": "-", "with_path": "-", "without_path": "-",
+       "text_kb": "-", "text_lines": "-", "widest": "-", "html_kb": "-"}
+try:
+    report = json.load(open(os.path.join(folder, "report.json")))
+    target = report.get("target") or {}
+    tests = report.get("tests") or []
+    out["audited"] = target.get("testsRun") if target.get("testsRun") is not None else "-"
+    failing = with_path = without_path = 0
+    for test in tests:
+        blamed = [l for l in test.get("leaked", []) if l.get("status") in ("failing", "largerThanBaseline")]
+        if not blamed:
+            continue
+        failing += 1
+        if any(l.get("retainers") for l in blamed):
+            with_path += 1
+        else:
+            without_path += 1
+    out.update(failing=failing, with_path=with_path, without_path=without_path)
+except Exception as error:
+    print("analyse: %s" % error, file=sys.stderr)
+text = os.path.join(folder, "report.txt")
+if os.path.exists(text):
+    data = open(text, "rb").read()
+    lines = data.decode("utf-8", "replace").splitlines()
+    out["text_kb"] = "%.1f" % (len(data) / 1024)
+    out["text_lines"] = len(lines)
+    out["widest"] = max((len(l) for l in lines), default=0)
+html = os.path.join(folder, "report.html")
+if os.path.exists(html):
+    out["html_kb"] = "%.1f" % (os.path.getsize(html) / 1024)
+print("\t".join(str(out[k]) for k in
+      ("audited", "failing", "with_path", "without_path", "text_kb", "text_lines", "widest", "html_kb")))
+EOF
+}
+
+# traps FILE...: what the files say went wrong, briefly.
+traps() {
+    local found=() pattern
+    for pattern in 'Fatal error' 'Index out of range' 'Segmentation fault' 'Illegal instruction' \
+        'Trace/breakpoint trap' 'Aborted' 'signal 11' 'signal 4' 'signal 5' 'signal 6' 'crashed' \
+        'internal error'; do
+        if grep -qiF -- "$pattern" "$@" 2>/dev/null; then found+=("$pattern"); fi
+    done
+    local IFS=,
+    echo "${found[*]:-}"
+}
+
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+printf '%-28s %-20s %11s %5s %5s %6s %8s %6s %7s %6s %7s %6s  %s\n' package libraries runner/audited \
+    plain audit failed withpath ratio textKB widest htmlKB orphans note
+for entry in "${entries[@]}"; do
+    slug=${entry%@*} version=${entry#*@}
+    owner=${slug%%/*} name=${slug#*/}
+    clone=$EVAL_DIR/$name results=$RESULTS/$name
+    mkdir -p "$results"
+    notes=()
+
+    # 1. Clone and build, once.
+    # A clone not built (new, or its build failed) is made afresh, so that apply_fixes applies to it.
+    if [[ ! -f $clone/.evaluate-built ]] || [[ $(git -C "$clone" describe --tags --exact-match 2>/dev/null) != "$version" ]]; then
+        rm -rf "$clone"
+        git clone -q "$PACKAGES/$owner/$name.git" "$clone" 2>"$results/clone.log" || die "cannot clone $slug: $(cat "$results/clone.log")"
+        git -C "$clone" -c advice.detachedHead=false checkout -q "$version" 2>>"$results/clone.log" || die "no tag $version in $slug"
+        (cd "$clone" && apply_fixes "$name")
+        rm -f "$clone/.evaluate-built"
+    fi
+    if [[ ! -f $clone/.evaluate-built ]]; then
+        say "$name: building its tests"
+        started=$(now)
+        if (cd "$clone" && timeout "$TIMEOUT" swift build --build-tests) >"$results/build.log" 2>&1; then
+            touch "$clone/.evaluate-built"
+            say "$name: built in $(printf '%.0f' "$(echo "$(now) - $started" | bc)") s"
+        else
+            say "$name: build failed (see $results/build.log)"
+            record "$name" "$version" - - - - - - - - - - - - - - - - - "build failed"
+            printf '%-28s build failed: %s\n' "$name" "$results/build.log"
+            continue
+        fi
+    fi
+    bundle=$(cd "$clone" && ls -d .build/debug/*.xctest 2>/dev/null | head -1)
+    bundle=$(basename "${bundle:-none}")
+
+    # 2. Plain runs.
+    plain_times=()
+    plain_exit=0
+    for ((run = 1; run <= RUNS; run++)); do
+        say "$name: plain run $run of $RUNS"
+        started=$(now)
+        plain_exit=0
+        (cd "$clone" && timeout -k 10 "$TIMEOUT" swift test --skip-build) >"$results/plain.log" 2>&1 || plain_exit=$?
+        plain_times+=("$(echo "$(now) - $started" | bc)")
+        ((plain_exit == 124)) && notes+=("plain run timed out")
+    done
+    plain_s=$(median "${plain_times[@]}")
+    read -r libraries runner skipped < <(counts "$results/plain.log")
+
+    # 3. The audited run.
+    say "$name: audited run"
+    rm -f "$results"/report.{json,html,txt}
+    started=$(now)
+    audited_exit=0
+    (cd "$clone" && timeout -k 10 "$TIMEOUT" "$LEAK_AUDIT" run --leaks-per-test --retainers --census \
+        --output-json "$results/report.json" --output-html "$results/report.html" \
+        --output-text "$results/report.txt" -- swift test --skip-build) \
+        >"$results/audited.log" 2>"$results/leak-audit.stderr" || audited_exit=$?
+    audited_s=$(echo "$(now) - $started" | bc)
+    ((audited_exit == 124)) && notes+=("audited run timed out")
+    read -r _ audited_runner _ < <(counts "$results/audited.log")
+    ((audited_runner != runner)) && notes+=("runner counts differ: plain $runner, audited $audited_runner")
+
+    # 4. Orphans: the bundle's processes still running.
+    orphans=0
+    if [[ $bundle != none ]]; then
+        sleep 1
+        # Only this clone's processes (its path on the command line, or its folder as working
+        # directory): another checkout of the same package may be running its tests.
+        left=()
+        for pid in $(pgrep -f "$bundle" || true); do
+            if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$clone/" ||
+                [[ $(readlink "/proc/$pid/cwd" 2>/dev/null) == "$clone" ]]; then
+                left+=("$pid")
+            fi
+        done
+        orphans=${#left[@]}
+        if ((orphans > 0)); then
+            ps -o pid,etime,args -p "$(IFS=,; echo "${left[*]}")" >"$results/orphans.txt" 2>&1 || true
+            kill "${left[@]}" 2>/dev/null || true
+            sleep 2
+            kill -9 "${left[@]}" 2>/dev/null || true
+        fi
+    fi
+
+    # 5. The report.
+    IFS=$'\t' read -r audited failing with_path without_path text_kb text_lines widest html_kb < <(analyse "$results")
+    trouble=$(traps "$results/leak-audit.stderr" "$results/audited.log")
+    [[ -n $trouble ]] && notes+=("audited: $trouble")
+    trouble=$(traps "$results/plain.log")
+    [[ -n $trouble ]] && notes+=("plain: $trouble")
+    ratio=$(printf '%.2f' "$(echo "scale=3; $audited_s / $plain_s" | bc)")
+    note=$(IFS=';'; echo "${notes[*]:-}")
+    printf '%-28s %-20s %5s/%-5s %5s %5s %6s %8s %6s %7s %6s %7s %6s  %s\n' "$name" "$libraries" "$runner" "$audited" \
+        "$plain_exit" "$audited_exit" "$failing" "$with_path" "${ratio}x" "$text_kb" "$widest" "$html_kb" "$orphans" "$note"
+    record "$name" "$version" "$libraries" "$runner" "$skipped" "$audited" "$plain_exit" "$audited_exit" \
+        "$failing" "$with_path" "$without_path" "$(printf '%.2f' "$plain_s")" "$(printf '%.2f' "$audited_s")" "$ratio" \
+        "$text_kb" "$text_lines" "$widest" "$html_kb" "$orphans" "$note"
+done
