@@ -593,4 +593,31 @@ final class OutputFormatTests: XCTestCase {
             ), unaudited[0])
         XCTAssertTrue(unaudited[1].hasPrefix("::notice title=leak-audit::not audited;"), unaudited[1])
     }
+
+    /// A test's leak whose instances a library constructed is located at the test's own line in
+    /// SARIF and GitHub annotations, with the constructing line related (SARIF).
+    func testATestsLeakMadeByALibraryIsLocatedAtTheTest() throws {
+        let stack = [
+            frame("Lib.Histogram.init() -> Lib.Histogram", "\(Self.cwd)/Sources/Lib/Histogram.swift", 5),
+            frame("Lib.Registry.makeHistogram(name: Swift.String) -> Lib.Histogram", "\(Self.cwd)/Sources/Lib/Registry.swift", 9),
+            frame("AppTests.MetricsTests.testRecords() -> ()", "\(Self.cwd)/Tests/AppTests/MetricsTests.swift", 12),
+        ]
+        let leak = AuditReport.TestReport.LeakedType(
+            type: "Lib.Histogram", count: 1,
+            allocations: [.init(count: 1, frames: stack, truncated: false, test: "AppTests.MetricsTests/testRecords")])
+        let report = report(tests: [.init(name: "AppTests.MetricsTests/testRecords", leaked: [leak])])
+        let sarif = try json(SARIFReportRenderer(workingDirectory: Self.cwd).render(report))
+        let result = try XCTUnwrap(((sarif["runs"] as? [[String: Any]])?.first?["results"] as? [[String: Any]])?.first)
+        func place(_ location: [String: Any]?) -> String? {
+            let physical = location?["physicalLocation"] as? [String: Any]
+            let file = (physical?["artifactLocation"] as? [String: Any])?["uri"] as? String
+            let line = (physical?["region"] as? [String: Any])?["startLine"] as? Int
+            return file.map { "\($0):\(line ?? 0)" }
+        }
+        XCTAssertEqual(place((result["locations"] as? [[String: Any]])?.first), "Tests/AppTests/MetricsTests.swift:12")
+        XCTAssertEqual(
+            (result["relatedLocations"] as? [[String: Any]])?.compactMap(place), ["Sources/Lib/Registry.swift:9"])
+        let github = GitHubActionsReportRenderer(workingDirectory: Self.cwd).render(report)
+        XCTAssertTrue(github.hasPrefix("::error file=Tests/AppTests/MetricsTests.swift,line=12,"), github)
+    }
 }
