@@ -209,9 +209,13 @@ struct RetainerSearch {
 
     /// The node of the live object at `address`, adding it on first sight; nil when none starts there.
     private mutating func node(at address: UInt64) -> Int32? {
+        // Most words read are no object's address (a number, code, read-only data): told apart
+        // before any table is searched, and never remembered (objectTypeIndex says no to them too).
+        guard address & 7 == 0, address > 0xFFFF else { return nil }
         if let node = enumeratedNode(at: address) { return node }
         // In a walked heap, every object is among the enumerated ones.
         if inWalkedHeap(address) { return nil }
+        guard memory.isWritable(address) else { return nil }
         if let known = otherNodes[address] { return known >= 0 ? known : nil }
         guard let typeIndex = layout.objectTypeIndex(at: address) else {
             otherNodes[address] = -1
