@@ -492,6 +492,11 @@ public struct ReportPhrases: Sendable {
         return "by \(Self.escaped(suppression.rule)) (\(Self.escaped(suppression.origin)))\(reason)"
     }
 
+    /// Census entries shown with their allocation stacks in a report fitted to a width.
+    public static let censusTypesWithStacks = 10
+    /// Census entries listed at all in a report fitted to a width; `--verbose` lists every one.
+    public static let censusTypesListed = 50
+
     public func censusBlock(_ census: AuditReport.Census) -> [String] {
         let instances = census.entries.reduce(0) { $0 + $1.liveAtExit }
         var heading = "census: \(counted(instances, "instance")) of \(counted(census.entries.count, "type")) alive at exit"
@@ -509,8 +514,22 @@ public struct ReportPhrases: Sendable {
         if let first = lines.first, first.hasPrefix("census:") {
             lines[0] = emphasized("census:", as: .heading) + first.dropFirst("census:".count)
         }
-        for entry in census.entries {
+        // The types with the most instances with their stacks; unless verbose, the next a line
+        // each, then how many more.
+        let fitted = !verbose && width != nil
+        for (index, entry) in census.entries.enumerated() {
             let name = Self.escaped(entry.name)
+            if fitted, index >= Self.censusTypesListed {
+                let more = census.entries.count - index
+                lines += wrapped(
+                    "  … and \(counted(more, "more type")) with \(counted(census.entries[index...].reduce(0) { $0 + $1.liveAtExit }, "instance")) (--verbose shows them here, --format json lists them all)"
+                )
+                break
+            }
+            if fitted, index >= Self.censusTypesWithStacks {
+                lines += wrapped("  \(entry.liveAtExit) \(name)")
+                continue
+            }
             let entryLines = wrapped("  \(entry.liveAtExit) \(name)")
             lines += entryLines.count == 1 ? ["  \(entry.liveAtExit) " + emphasized(name, as: .name)] : entryLines
             lines.append(contentsOf: allocationSites(entry.allocations, indent: "    ", typeName: entry.name))

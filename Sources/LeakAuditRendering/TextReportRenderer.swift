@@ -109,7 +109,11 @@ public struct TextReportRenderer: ReportRenderer {
         // Suppressed and baselined leaks have their own lines below. Tests that left the same
         // thing (the same types and counts, made by the same lines, held the same way) are one
         // entry, shown with the first test's stacks; the entries that most tests share first.
-        for group in Self.sameLeaks(leaking) {
+        let groups = Self.sameLeaks(leaking)
+        // A suite where hundreds of tests leak stays readable: the first entries in full, then the
+        // rest by the types they left.
+        let detailed = phrases.verbose || phrases.width == nil ? groups : Array(groups.prefix(Self.detailedGroups))
+        for group in detailed {
             let test = group[0]
             let failing = test.leaked.filter(\.status.fails)
             let summary = failing.map { "\($0.count) \(ReportPhrases.escaped($0.type))" }.joined(separator: ", ")
@@ -140,6 +144,7 @@ public struct TextReportRenderer: ReportRenderer {
                 }
             }
         }
+        lines += briefLeakLines(Array(groups.dropFirst(detailed.count)))
         let creators = tests.filter { !$0.globalState.isEmpty }
         if !creators.isEmpty {
             lines += headed(
@@ -194,6 +199,36 @@ public struct TextReportRenderer: ReportRenderer {
                     + (more > 0 ? " and \(more) more" : ""))
             entry[0] = phrases.emphasizedHeadline(entry[0], label: "KEPT BY", as: .caution, name: name)
             lines += entry
+        }
+        return lines
+    }
+
+    /// Entries of failing tests shown with their stacks and paths before the rest go in brief.
+    static let detailedGroups = 5
+
+    /// The failing tests past the detailed entries, grouped by the types they left (most tests
+    /// first), each group's tests named.
+    private func briefLeakLines(_ groups: [[AuditReport.TestReport]]) -> [String] {
+        guard !groups.isEmpty else { return [] }
+        var byTypes: [[String]: [String]] = [:]
+        var order: [[String]] = []
+        for test in groups.joined() {
+            // Without module or generic arguments: a line per kind of leftover, not per instantiation.
+            let types = Set(
+                test.leaked.filter(\.status.fails).map { String(ReportPhrases.shortTypeName($0.type).prefix { $0 != "<" }) }
+            ).sorted()
+            if byTypes[types] == nil { order.append(types) }
+            byTypes[types, default: []].append(test.name)
+        }
+        let total = groups.reduce(0) { $0 + $1.count }
+        var lines = phrases.wrapped(
+            "  … and \(counted(total, "more test")) that left instances alive, by the types they left (--verbose shows their stacks and paths here, --format json lists everything):"
+        )
+        for types in order.sorted(by: { (byTypes[$0]?.count ?? 0) > (byTypes[$1]?.count ?? 0) }) {
+            let names = byTypes[types] ?? []
+            lines += phrases.wrapped(
+                "    \(names.count) left \(types.map(ReportPhrases.escaped).joined(separator: ", ")): "
+                    + names.map(ReportPhrases.escaped).joined(separator: ", "))
         }
         return lines
     }

@@ -188,4 +188,32 @@ final class ReadableTextTests: XCTestCase {
         XCTAssertEqual(counted(1, "process", plural: "processes"), "1 process")
         XCTAssertEqual(counted(0, "object"), "0 objects")
     }
+
+    /// Hundreds of failing tests and types alive stay readable in a log: the first entries in
+    /// full, then the other tests by the types they left, and the census's first types.
+    func testALargeSuiteIsShownInFullFirstThenInBrief() {
+        var report = report([])
+        report.types = []
+        let frames = [frame("App.make() -> ()", "/work/Sources/App/Make.swift", 3)]
+        report.tests = (1...9).map { index in
+            let type = index <= 6 ? "App.Model\(index)" : "App.Shared<Swift.Int>"
+            return .init(
+                name: "AppTests.T/test\(index)",
+                leaked: [.init(type: type, count: 1, allocations: [.init(count: 1, frames: frames, truncated: false)])])
+        }
+        report.census = .init(
+            entries: (1...60).map { .init(name: "App.Kept\($0)", liveAtExit: 100 - $0, isInternal: false, allocations: []) },
+            foldedTypes: 0, foldedInstances: 0)
+        let text = TextReportRenderer(workingDirectory: "/work", width: 80).render(report)
+        XCTAssertEqual(text.components(separatedBy: "  LEAKED ").count - 1, TextReportRenderer.detailedGroups, text)
+        // The three that left the same are one entry, first; the last two tests go in brief.
+        XCTAssertTrue(text.contains("  LEAKED by 3 tests: each left 1 App.Shared<Swift.Int>"), text)
+        XCTAssertTrue(text.contains("  … and 2 more tests that left instances alive, by the types they left"), text)
+        XCTAssertTrue(text.contains("    1 left Model6: AppTests.T/test6"), text)
+        XCTAssertTrue(text.contains("  … and 10 more types with 445 instances"), text)
+        XCTAssertFalse(text.contains("App.Kept51"), text)
+        let verbose = TextReportRenderer(workingDirectory: "/work", width: 80, verbose: true).render(report)
+        XCTAssertEqual(verbose.components(separatedBy: "  LEAKED ").count - 1, 7, "one entry for the three that left the same")
+        XCTAssertTrue(verbose.contains("App.Kept60"), verbose)
+    }
 }

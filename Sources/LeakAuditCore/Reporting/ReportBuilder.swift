@@ -96,8 +96,17 @@ struct ReportBuilder {
                 )
             }
         }
-        for process in target.processes where !process.interruptedTests.isEmpty {
+        // A test process another started (a crash test's child) is meant to end in its test: one
+        // line for all of them.
+        let interrupted = target.processes.filter { !$0.interruptedTests.isEmpty }
+        for process in interrupted where process.startedByTestProcess == nil {
             warnings.append(Self.interruptionWarning(process))
+        }
+        let children = interrupted.filter { $0.startedByTestProcess != nil }
+        if !children.isEmpty {
+            warnings.append(
+                "\(counted(children.count, "test process", plural: "test processes")) that other test processes started (crash or exit tests) ended in the middle of their test, as such tests mean them to; those tests were not judged there"
+            )
         }
         if channel.droppedRecords > 0 {
             warnings.append(
