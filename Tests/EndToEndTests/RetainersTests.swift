@@ -206,14 +206,23 @@ final class RetainersTests: XCTestCase {
             ), text.stderr)
     }
 
-    func testWhatOnlyTheTestCaseKeepsIsReportedApartButACycleOrAGlobalStillFails() throws {
+    /// The fixtures' bundle audited per test with retainers on the XCTest class `testClass`, and
+    /// a reader of its tests' entries by test name.
+    private func auditedTests(_ testClass: String) throws -> (Harness.Audit, (String) throws -> [String: Any]) {
         let audit = try Harness.audit(
-            "FixturesPackageTests.xctest", ["ScreenTests.CartTests"], extraOptions: ["--leaks-per-test", "--retainers"])
-        XCTAssertEqual(audit.status, 1, audit.stderr)
+            "FixturesPackageTests.xctest", ["ScreenTests.\(testClass)"], extraOptions: ["--leaks-per-test", "--retainers"])
         let tests = audit.json["tests"] as? [[String: Any]] ?? []
-        func test(_ name: String) throws -> [String: Any] {
-            try XCTUnwrap(tests.first { $0["name"] as? String == "ScreenTests.CartTests/" + name }, "\(tests)")
-        }
+        return (
+            audit,
+            { name in
+                try XCTUnwrap(tests.first { $0["name"] as? String == "ScreenTests.\(testClass)/" + name }, "\(tests)")
+            }
+        )
+    }
+
+    func testWhatOnlyTheTestCaseKeepsIsReportedApartButACycleOrAGlobalStillFails() throws {
+        let (audit, test) = try auditedTests("CartTests")
+        XCTAssertEqual(audit.status, 1, audit.stderr)
         func types(_ test: [String: Any], _ key: String) -> [String] {
             ((test[key] as? [[String: Any]]) ?? []).compactMap { $0["type"] as? String }.sorted()
         }
@@ -290,13 +299,8 @@ final class RetainersTests: XCTestCase {
     }
 
     func testWhatAGlobalRegistryMadeIsGlobalStateButWhatATestHandedToAGlobalIsItsLeak() throws {
-        let audit = try Harness.audit(
-            "FixturesPackageTests.xctest", ["ScreenTests.RegistryTests"], extraOptions: ["--leaks-per-test", "--retainers"])
+        let (audit, test) = try auditedTests("RegistryTests")
         XCTAssertEqual(audit.status, 1, audit.stderr)
-        let tests = audit.json["tests"] as? [[String: Any]] ?? []
-        func test(_ name: String) throws -> [String: Any] {
-            try XCTUnwrap(tests.first { $0["name"] as? String == "ScreenTests.RegistryTests/" + name }, "\(tests)")
-        }
         let registers = try test("testRegistersACounter")
         XCTAssertEqual((registers["leaked"] as? [Any])?.count, 0, "\(registers)")
         let global = (registers["globalState"] as? [[String: Any]]) ?? []
