@@ -203,6 +203,9 @@ public struct TextReportRenderer: ReportRenderer {
         return lines
     }
 
+    /// Sets of types the brief part lists, the commonest first, before it only counts the rest.
+    static let briefGroups = 40
+
     /// Entries of failing tests shown with their stacks and paths before the rest go in brief.
     static let detailedGroups = 5
 
@@ -224,11 +227,20 @@ public struct TextReportRenderer: ReportRenderer {
         var lines = phrases.wrapped(
             "  … and \(counted(total, "more test")) that left instances alive, by the types they left (--verbose shows their stacks and paths here, --format json lists everything):"
         )
-        for types in order.sorted(by: { (byTypes[$0]?.count ?? 0) > (byTypes[$1]?.count ?? 0) }) {
+        let sorted = order.sorted(by: { (byTypes[$0]?.count ?? 0) > (byTypes[$1]?.count ?? 0) })
+        for types in sorted.prefix(Self.briefGroups) {
             let names = byTypes[types] ?? []
+            let shown = names.prefix(Self.testsShownPerGroup).map(ReportPhrases.escaped)
             lines += phrases.wrapped(
                 "    \(names.count) left \(types.map(ReportPhrases.escaped).joined(separator: ", ")): "
-                    + names.map(ReportPhrases.escaped).joined(separator: ", "))
+                    + shown.joined(separator: ", ") + (names.count > shown.count ? " and \(names.count - shown.count) more" : ""))
+        }
+        let rest = sorted.dropFirst(Self.briefGroups)
+        if !rest.isEmpty {
+            let tests = rest.reduce(0) { $0 + (byTypes[$1]?.count ?? 0) }
+            lines += phrases.wrapped(
+                "    and \(counted(tests, "more test")) that left \(counted(rest.count, "other set")) of types (--verbose or --format json lists them)"
+            )
         }
         return lines
     }

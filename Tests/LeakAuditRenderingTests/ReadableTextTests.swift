@@ -210,10 +210,29 @@ final class ReadableTextTests: XCTestCase {
         XCTAssertTrue(text.contains("  LEAKED by 3 tests: each left 1 App.Shared<Swift.Int>"), text)
         XCTAssertTrue(text.contains("  … and 2 more tests that left instances alive, by the types they left"), text)
         XCTAssertTrue(text.contains("    1 left Model6: AppTests.T/test6"), text)
+        XCTAssertEqual(TextReportRenderer.testsShownPerGroup, 5, "a brief line names at most 5 tests, then how many more")
         XCTAssertTrue(text.contains("  … and 10 more types with 445 instances"), text)
         XCTAssertFalse(text.contains("App.Kept51"), text)
         let verbose = TextReportRenderer(workingDirectory: "/work", width: 80, verbose: true).render(report)
         XCTAssertEqual(verbose.components(separatedBy: "  LEAKED ").count - 1, 7, "one entry for the three that left the same")
         XCTAssertTrue(verbose.contains("App.Kept60"), verbose)
+    }
+
+    /// Past the sets of types the brief part lists, the other tests are counted, not named.
+    func testTheBriefPartListsTheCommonestSetsOfTypesAndCountsTheRest() {
+        var report = report([])
+        report.types = []
+        let frames = [frame("App.make() -> ()", "/work/Sources/App/Make.swift", 3)]
+        let tests = TextReportRenderer.detailedGroups + TextReportRenderer.briefGroups + 3
+        report.tests = (1...tests).map { index in
+            .init(
+                name: "AppTests.T/test\(index)",
+                leaked: [
+                    .init(type: "App.Model\(index)", count: 1, allocations: [.init(count: 1, frames: frames, truncated: false)])
+                ])
+        }
+        let text = TextReportRenderer(workingDirectory: "/work", width: 80).render(report)
+        XCTAssertEqual(text.components(separatedBy: "    1 left Model").count - 1, TextReportRenderer.briefGroups, text)
+        XCTAssertTrue(text.contains("    and 3 more tests that left 3 other sets of types"), text)
     }
 }
