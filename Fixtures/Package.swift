@@ -36,6 +36,8 @@ let package = Package(
         // Addresses in fields that cannot hold them (an Int, a Date, a struct of plain values), and
         // a C function pointer beside a true holder, for --retainers: never a false holder.
         scenario("FalseHolders"),
+        // A program that links XCTest and never starts its run (a bundle with its own main).
+        scenario("OwnTestMain"),
         // A NotificationCenter block and an Observation onChange closure holding view models.
         scenario("ObserverRetention"),
         // ViewModelRetention's leak over a few seconds, printing as it goes: a target for the live

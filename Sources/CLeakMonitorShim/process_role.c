@@ -168,7 +168,8 @@ void la_process_announce_locked(la_process_state *state, uint32_t flags) {
         }
         bool swift_testing = (flags & LA_PROCESS_SWIFT_TESTING) != 0;
         bool observed =
-            swift_testing ? state->tests.scopes_observed : state->tests.installed && state->tests.observer_loaded;
+            swift_testing ? state->tests.scopes_observed
+                          : state->tests.installed && state->tests.observer_loaded && state->tests.xctest_started;
         if (observed) flags |= LA_PROCESS_TESTS_OBSERVED;
     }
     // The parent's pid in the high half: a test bundle that another test bundle of the run started

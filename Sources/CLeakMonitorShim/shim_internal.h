@@ -402,6 +402,7 @@ typedef struct la_tests_state {
     bool installed;        // the observer was loaded (or found unnecessary)
     bool observer_loaded;  // the observer's install function ran in this test bundle
     bool scopes_observed;  // Swift Testing's task-local entries were routed through the hooks
+    bool xctest_started;   // XCTest's run started (its observer heard the test bundle start)
     uint32_t grace_ms;     // `tests` line: grace after each test
     uint32_t current;      // atomic; LA_TEST_NONE when no test runs
     uint32_t (*resolver)(void);  // atomic

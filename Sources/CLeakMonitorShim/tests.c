@@ -48,6 +48,16 @@ void leakaudit_test_event(uint32_t test_id, uint32_t phase) {
     if (phase == LA_TEST_SETTLED && la_state()->lifecycle.retainers) la_channel_await_heap_walk(false);
 }
 
+void leakaudit_test_xctest_started(void) {
+    la_process_state *state = la_state();
+    pthread_mutex_lock(&state->slow_lock);
+    if (!state->tests.xctest_started) {
+        state->tests.xctest_started = true;
+        la_process_announce_locked(state, 0);
+    }
+    pthread_mutex_unlock(&state->slow_lock);
+}
+
 void leakaudit_test_set_current(uint32_t test_id) {
     __atomic_store_n(&la_state()->tests.current, test_id, __ATOMIC_RELEASE);
 }

@@ -157,6 +157,13 @@ private final class XCTestPhases: NSObject, XCTestObservation, @unchecked Sendab
         gracePeriods.finished(id, api)
     }
 
+    /// From now on every XCTest test is observed: the process says so (a bundle whose own main
+    /// never starts XCTest's run is audited as a program).
+    func testBundleWillStart(_ testBundle: Bundle) {
+        guard let started = dlsym(nil, "leakaudit_test_xctest_started") else { return }
+        unsafeBitCast(started, to: (@convention(c) () -> Void).self)()
+    }
+
     /// The last tests get their grace periods too.
     func testBundleDidFinish(_ testBundle: Bundle) {
         gracePeriods.waitForAll()

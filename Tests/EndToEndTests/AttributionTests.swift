@@ -180,4 +180,21 @@ final class AttributionTests: XCTestCase {
         // XCTest's runner executed one test: the child's is that test's work.
         XCTAssertEqual(audit.target["testsRun"] as? Int, 1)
     }
+
+    func testAProgramThatLinksXCTestButNeverStartsItsRunIsAuditedAsAProgram() throws {
+        // As a bundle whose own LinuxMain runs its checks itself: no XCTest test ran, and that is
+        // no test run in which none ran (exit 3) but a program, audited.
+        let audit = try Harness.audit("OwnTestMain", extraOptions: ["--leaks-per-test"])
+        XCTAssertEqual(audit.status, 0, audit.stderr)
+        XCTAssertTrue(audit.target["notAuditedReason"] is NSNull, "\(audit.target)")
+        let process = try XCTUnwrap((audit.target["processes"] as? [[String: Any]])?.first)
+        XCTAssertEqual(process["testingLibrary"] as? String, "XCTest")
+        XCTAssertTrue(process["testsRun"] is NSNull, "\(process)")
+        // A bundle whose run starts and matches no test is still a test run in which none ran.
+        let none = try Harness.audit(
+            path: try Harness.fixture("FixturesPackageTests.xctest"), ["ScreenTests.NoSuchTests"],
+            extraOptions: ["--leaks-per-test"])
+        XCTAssertEqual(none.status, 3, none.stderr)
+        XCTAssertEqual(none.target["notAuditedReason"] as? String, "noTestsRan")
+    }
 }

@@ -92,6 +92,12 @@ uint32_t leakaudit_test_intern(const char *name, size_t name_length);
 /// Records a phase (LA_TEST_STARTED, _FINISHED, _SETTLED) of test `test_id`.
 void leakaudit_test_event(uint32_t test_id, uint32_t phase);
 
+/// Says that XCTest's run started (the observer heard the test bundle start): from then on every
+/// XCTest test of this process is reported, and the process says so again (its process record).
+/// A bundle whose own main never starts XCTest's run is then audited as a program, not as a test
+/// run in which no test ran.
+void leakaudit_test_xctest_started(void);
+
 /// Sets the test that allocations are attributed to when no resolver names one (XCTest runs one
 /// test at a time), or LA_TEST_NONE.
 void leakaudit_test_set_current(uint32_t test_id);

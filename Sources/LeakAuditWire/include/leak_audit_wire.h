@@ -202,9 +202,9 @@ enum {
     /// A test bundle started to run Swift Testing's tests (`--testing-library swift-testing`), not
     /// XCTest's.
     LA_PROCESS_SWIFT_TESTING = 1u << 1,
-    /// Every test this process runs is reported with LA_SLOT_TEST phases (XCTest's observer was
-    /// registered, or Swift Testing's test scopes are observed), so a test count of 0 means no test
-    /// ran.
+    /// Every test this process runs is reported with LA_SLOT_TEST phases (XCTest's observer heard
+    /// its run start, or Swift Testing's test scopes are observed), so a test count of 0 means no
+    /// test ran.
     LA_PROCESS_TESTS_OBSERVED = 1u << 2,
 };
 
