@@ -511,19 +511,7 @@ struct RetainerSearch {
             }
             queue.append(node)
         }
-        var head = 0
-        while head < queue.count {
-            let node = queue[head]
-            head += 1
-            forEachReference(of: node) { search, target, hold, closure in
-                guard search.parent[Int(target)] == Int32.min, !heldByCycles.contains(target) else { return }
-                search.parent[Int(target)] = node
-                search.parentHold[Int(target)] = search.holdIndex(hold)
-                if let closure { search.parentClosure[target] = closure }
-                queue.append(target)
-            }
-        }
-        queue.removeAll(keepingCapacity: true)
+        breadthFirst(&queue, throughTestCases: true, avoiding: heldByCycles)
     }
 
     /// The objects no root has reached that a cycle of them (test cases aside) holds, the
@@ -609,15 +597,18 @@ struct RetainerSearch {
         return nil
     }
 
-    private mutating func breadthFirst(_ queue: inout [Int32]) {
+    /// Reaches what the queued nodes hold, breadth first, but for `avoiding`; a test case is
+    /// searched through only with `throughTestCases` (last, by reachFromTestCases).
+    private mutating func breadthFirst(
+        _ queue: inout [Int32], throughTestCases: Bool = false, avoiding: Set<Int32> = []
+    ) {
         var head = 0
         while head < queue.count {
             let node = queue[head]
             head += 1
-            // A test case is searched through last (reachFromTestCases).
-            guard !nodeType(node).isTestCase else { continue }
+            guard throughTestCases || !nodeType(node).isTestCase else { continue }
             forEachReference(of: node) { search, target, hold, closure in
-                guard search.parent[Int(target)] == Int32.min else { return }
+                guard search.parent[Int(target)] == Int32.min, !avoiding.contains(target) else { return }
                 search.parent[Int(target)] = node
                 search.parentHold[Int(target)] = search.holdIndex(hold)
                 if let closure { search.parentClosure[target] = closure }
