@@ -171,6 +171,7 @@ void la_process_announce_locked(la_process_state *state, uint32_t flags) {
             swift_testing ? state->tests.scopes_observed
                           : state->tests.installed && state->tests.observer_loaded && state->tests.xctest_started;
         if (observed) flags |= LA_PROCESS_TESTS_OBSERVED;
+        if (observed && (!swift_testing || state->tests.swift_testing_skips_observed)) flags |= LA_PROCESS_SKIPS_OBSERVED;
     }
     // The parent's pid in the high half: a test bundle that another test bundle of the run started
     // (a crash test's or an exit test's child) runs tests its parent counts already.

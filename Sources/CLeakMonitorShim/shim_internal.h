@@ -403,6 +403,7 @@ typedef struct la_tests_state {
     bool observer_loaded;  // the observer's install function ran in this test bundle
     bool scopes_observed;  // Swift Testing's task-local entries were routed through the hooks
     bool xctest_started;   // XCTest's run started (its observer heard the test bundle start)
+    bool swift_testing_skips_observed;  // the observer reads Swift Testing's event stream
     uint32_t grace_ms;     // `tests` line: grace after each test
     uint32_t current;      // atomic; LA_TEST_NONE when no test runs
     uint32_t (*resolver)(void);  // atomic

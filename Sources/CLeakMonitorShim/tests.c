@@ -41,7 +41,7 @@ uint32_t leakaudit_test_intern(const char *name, size_t name_length) {
 }
 
 void leakaudit_test_event(uint32_t test_id, uint32_t phase) {
-    if (test_id == LA_TEST_NONE || phase < LA_TEST_STARTED || phase > LA_TEST_SETTLED) return;
+    if (test_id == LA_TEST_NONE || phase < LA_TEST_STARTED || phase > LA_TEST_SKIPPED) return;
     la_channel_event(la_state(), LA_SLOT_TEST, (uint8_t)phase, test_id, 0, 0, 0);
     // Who holds what the test left is looked for now, while it is still there: the thread that
     // settles the test waits while leak-audit copies the process (when something is left).
@@ -56,6 +56,12 @@ void leakaudit_test_xctest_started(void) {
         la_process_announce_locked(state, 0);
     }
     pthread_mutex_unlock(&state->slow_lock);
+}
+
+void leakaudit_test_swift_testing_skips_observed(void) {
+    // Called by the observer's install function, which runs under the slow lock
+    // (la_tests_install_locked), before the process attaches and describes itself.
+    la_state()->tests.swift_testing_skips_observed = true;
 }
 
 void leakaudit_test_set_current(uint32_t test_id) {

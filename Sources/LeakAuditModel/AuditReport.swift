@@ -42,13 +42,22 @@ public struct AuditReport: Sendable {
         /// Tests that ran, over every audited test process; nil when no process ran tests or
         /// a test process's tests could not be counted. A test process another started runs tests
         /// that its parent counts.
-        public var testsRun: Int? {
+        public var testsRun: Int? { totalOverTestProcesses(\.testsRun) }
+
+        /// Tests reported skipped, over every audited test process that counts its tests; nil when
+        /// a test process's skipped tests could not be observed. Swift Testing's skipped tests did
+        /// not run (they are not among `testsRun`); XCTest's ran until they threw XCTSkip (they are).
+        public var testsSkipped: Int? { totalOverTestProcesses { $0.skippedTests?.count } }
+
+        /// A count summed over the test processes that count their own tests; nil when there is
+        /// none or one of them has none.
+        private func totalOverTestProcesses(_ count: (AuditedProcess) -> Int?) -> Int? {
             let testProcesses = processes.filter { $0.testingLibrary != nil && $0.startedByTestProcess == nil }
             guard !testProcesses.isEmpty else { return nil }
             var total = 0
             for process in testProcesses {
-                guard let count = process.testsRun else { return nil }
-                total += count
+                guard let counted = count(process) else { return nil }
+                total += counted
             }
             return total
         }
@@ -90,6 +99,11 @@ public struct AuditReport: Sendable {
         /// Tests it was running when it ended: it crashed, was killed or exited in the middle of
         /// them. They, and its tests whose grace period had not ended, are not judged.
         public var interruptedTests: [String] = []
+        /// Tests it reported skipped, by name: Swift Testing's tests that its runner skipped without
+        /// running them (not counted in `testsRun`), XCTest's tests that threw XCTSkip (counted
+        /// there, as XCTest counts them). Nil when it is no test bundle, another test bundle started
+        /// it, or its skipped tests could not be observed.
+        public var skippedTests: [String]? = nil
         /// For a test bundle that another test bundle of the run started (a crash test or an exit
         /// test run in a child process), that process's pid: its tests are its parent's, counted
         /// there, and its `testsRun` is nil.

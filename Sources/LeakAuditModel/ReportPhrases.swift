@@ -566,6 +566,7 @@ public struct ReportPhrases: Sendable {
         // What was exercised: the tests that ran under audit and the objects watched.
         var exercised: [String] = []
         if let testsRun = report.target.testsRun { exercised.append("\(counted(testsRun, "test")) ran") }
+        if let skipped = report.target.testsSkipped, skipped > 0 { exercised.append("\(skipped) skipped") }
         if report.watchedInstances > 0 {
             exercised.append("\(counted(report.watchedInstances, "object")) watched")
         }

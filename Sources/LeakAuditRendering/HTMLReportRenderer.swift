@@ -99,6 +99,9 @@ public struct HTMLReportRenderer: ReportRenderer {
             page.line("<dt>Ran for</dt><dd>\(html(Self.duration(duration)))</dd>")
         }
         if let testsRun = report.target.testsRun { page.line("<dt>Tests audited</dt><dd id=\"tests-run\">\(testsRun)</dd>") }
+        if let skipped = report.target.testsSkipped, skipped > 0 {
+            page.line("<dt>Tests skipped</dt><dd id=\"tests-skipped\">\(skipped)</dd>")
+        }
         page.line("<dt>Tracked types</dt><dd>\(report.types.count)</dd>")
         page.line("<dt>Over budget</dt><dd id=\"over-budget\">\(report.exceededTypes.count)</dd>")
         if report.watchedInstances > 0 { page.line("<dt>Objects watched</dt><dd>\(report.watchedInstances)</dd>") }

@@ -274,7 +274,7 @@ private struct ReportFromWire {
         return report
     }
 
-    /// The summary, `target.testsRun` and each type's `exceeded` are written from the rest of the
+    /// The summary, `target.testsRun`, `target.testsSkipped` and each type's `exceeded` are written from the rest of the
     /// report; read back, they must be what the rest makes them.
     private func checkDerivedFields(of report: AuditReport) throws {
         let rewritten = JSONReportV1(report)
@@ -294,10 +294,13 @@ private struct ReportFromWire {
                 "\"summary.\(field)\" is \(ReportPhrases.escaped(written)), but the report's types, tests and records make it \(recomputed)"
             )
         }
-        if wire.target.testsRun != rewritten.target.testsRun {
-            let written = wire.target.testsRun.map(String.init) ?? "null"
-            let recomputed = rewritten.target.testsRun.map(String.init) ?? "null"
-            throw Problem.inconsistent("\"target.testsRun\" is \(written), but its processes' tests add up to \(recomputed)")
+        for (field, written, recomputed) in [
+            ("testsRun", wire.target.testsRun, rewritten.target.testsRun),
+            ("testsSkipped", wire.target.testsSkipped, rewritten.target.testsSkipped),
+        ] where written != recomputed {
+            throw Problem.inconsistent(
+                "\"target.\(field)\" is \(written.map(String.init) ?? "null"), but its processes' tests add up to \(recomputed.map(String.init) ?? "null")"
+            )
         }
     }
 
@@ -327,6 +330,7 @@ private struct ReportFromWire {
                     testsRun: try process.testsRun.map { try count($0, at: at + ".testsRun") })
                 read.interruptedTests = process.interruptedTests ?? []
                 read.startedByTestProcess = process.startedByTestProcess
+                read.skippedTests = process.skippedTests
                 return read
             },
             skippedProcesses: try count(target.skippedProcesses, at: "target.skippedProcesses"))

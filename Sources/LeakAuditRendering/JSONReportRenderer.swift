@@ -37,6 +37,8 @@ struct JSONReportV1: Codable, Equatable {
         @AddedField var interruptedTests: [String]?
         /// Added after the first release of schema 1: absent, null.
         @AddedField var startedByTestProcess: Int32?
+        /// Added after the first release of schema 1: absent, null (not observed).
+        @AddedField var skippedTests: [String]?
     }
     struct Target: Codable, Equatable {
         var path: String
@@ -53,6 +55,8 @@ struct JSONReportV1: Codable, Equatable {
         /// What the target's file is; null when it was not inspected. Added after the first release
         /// of schema 1: absent, null.
         @AddedField var kind: String?
+        /// Added after the first release of schema 1: absent, null (not observed).
+        @AddedField var testsSkipped: Int?
     }
     struct Summary: Codable, Equatable {
         var verdict: String
@@ -270,10 +274,12 @@ struct JSONReportV1: Codable, Equatable {
             processes: report.target.processes.map {
                 Process(
                     pid: $0.pid, commandLine: $0.commandLine, testingLibrary: $0.testingLibrary?.rawValue, testsRun: $0.testsRun,
-                    interruptedTests: $0.interruptedTests, startedByTestProcess: $0.startedByTestProcess)
+                    interruptedTests: $0.interruptedTests, startedByTestProcess: $0.startedByTestProcess,
+                    skippedTests: $0.skippedTests)
             },
             skippedProcesses: report.target.skippedProcesses, testsRun: report.target.testsRun,
-            durationMilliseconds: report.target.durationMilliseconds, kind: report.target.kind?.name)
+            durationMilliseconds: report.target.durationMilliseconds, kind: report.target.kind?.name,
+            testsSkipped: report.target.testsSkipped)
         summary = Summary(
             verdict: report.verdict.name,
             trackedTypes: report.types.count,

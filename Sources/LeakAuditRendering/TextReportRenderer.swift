@@ -301,9 +301,11 @@ public struct TextReportRenderer: ReportRenderer {
             let arguments = process.commandLine.dropFirst().filter { $0.hasPrefix("--testing-library") || $0 == "swift-testing" }
             var text = ([program] + arguments).joined(separator: " ")
             if let library = process.testingLibrary {
-                let tests =
+                var tests =
                     process.startedByTestProcess.map { "started by process \($0), its tests counted there" }
                     ?? process.testsRun.map { counted($0, "test") } ?? "tests not counted"
+                let skipped = process.startedByTestProcess == nil ? process.skippedTests?.count ?? 0 : 0
+                if skipped > 0 { tests += ", \(skipped) skipped" }
                 text += " (\(library.rawValue), \(tests))"
             }
             return ReportPhrases.escaped(text)

@@ -6,10 +6,12 @@
 // - Swift Testing runs tests in parallel tasks: a resolver names the calling task's test
 //   (`Test.current`), so allocations are attributed exactly whatever runs beside them. Swift
 //   Testing has no observer API; the shim asks the same question around each task-local scope
-//   Swift Testing's runner opens and closes, which tells when each test starts and ends.
+//   Swift Testing's runner opens and closes, which tells when each test starts and ends. The tests
+//   it skips never run: they are read from the event stream it writes for tools.
 // The shim's functions are looked up in the global scope, where the preloaded copy exports them:
 // this library links no copy of its own.
 import Dispatch
+import Foundation
 import LeakAuditWire
 import Synchronization
 import Testing
@@ -24,6 +26,7 @@ private struct ShimTestAPI: Sendable {
     typealias Intern = @convention(c) (UnsafePointer<CChar>?, Int) -> UInt32
     typealias Event = @convention(c) (UInt32, UInt32) -> Void
     typealias SetCurrent = @convention(c) (UInt32) -> Void
+    typealias Announce = @convention(c) () -> Void
     typealias SetResolver = @convention(c) ((@convention(c) () -> UInt32)?) -> Void
     typealias ObserveScopes =
         @convention(c) (
@@ -35,18 +38,24 @@ private struct ShimTestAPI: Sendable {
     let setCurrent: SetCurrent
     let setResolver: SetResolver
     let observeScopes: ObserveScopes
+    let xctestStarted: Announce
+    let swiftTestingSkipsObserved: Announce
 
     static let shared: ShimTestAPI? = {
         guard let intern = dlsym(nil, "leakaudit_test_intern"), let event = dlsym(nil, "leakaudit_test_event"),
             let setCurrent = dlsym(nil, "leakaudit_test_set_current"),
             let setResolver = dlsym(nil, "leakaudit_test_set_resolver"),
-            let observeScopes = dlsym(nil, "leakaudit_test_observe_scopes")
+            let observeScopes = dlsym(nil, "leakaudit_test_observe_scopes"),
+            let xctestStarted = dlsym(nil, "leakaudit_test_xctest_started"),
+            let swiftTestingSkipsObserved = dlsym(nil, "leakaudit_test_swift_testing_skips_observed")
         else { return nil }
         return ShimTestAPI(
             intern: unsafeBitCast(intern, to: Intern.self), event: unsafeBitCast(event, to: Event.self),
             setCurrent: unsafeBitCast(setCurrent, to: SetCurrent.self),
             setResolver: unsafeBitCast(setResolver, to: SetResolver.self),
-            observeScopes: unsafeBitCast(observeScopes, to: ObserveScopes.self))
+            observeScopes: unsafeBitCast(observeScopes, to: ObserveScopes.self),
+            xctestStarted: unsafeBitCast(xctestStarted, to: Announce.self),
+            swiftTestingSkipsObserved: unsafeBitCast(swiftTestingSkipsObserved, to: Announce.self))
     }()
 
     func id(of name: String) -> UInt32 {
@@ -154,14 +163,14 @@ private final class XCTestPhases: NSObject, XCTestObservation, @unchecked Sendab
     func testCaseDidFinish(_ testCase: XCTestCase) {
         let id = api.id(of: name(of: testCase))
         api.setCurrent(LA_TEST_NONE)
+        if testCase.testRun?.hasBeenSkipped == true { api.event(id, UInt32(LA_TEST_SKIPPED)) }
         gracePeriods.finished(id, api)
     }
 
     /// From now on every XCTest test is observed: the process says so (a bundle whose own main
     /// never starts XCTest's run is audited as a program).
     func testBundleWillStart(_ testBundle: Bundle) {
-        guard let started = dlsym(nil, "leakaudit_test_xctest_started") else { return }
-        unsafeBitCast(started, to: (@convention(c) () -> Void).self)()
+        api.xctestStarted()
     }
 
     /// The last tests get their grace periods too.
@@ -178,6 +187,99 @@ public func leakauditObserverInstall(_ graceMilliseconds: UInt32) {
     api.setResolver(resolveSwiftTestingTest)
     api.observeScopes(probeSwiftTestingTest, swiftTestingScopeChanged)
     XCTestObservationCenter.shared.addTestObserver(XCTestPhases(api: api))
-    // Swift Testing's run ends with exit(): its last tests' grace periods are waited for here.
-    atexit { gracePeriods.waitForAll() }
+    if SkippedTestStream.start(api) { api.swiftTestingSkipsObserved() }
+    // Swift Testing's run ends with exit(): its last tests' grace periods are waited for here, and
+    // the rest of its event stream read.
+    atexit {
+        SkippedTestStream.drain()
+        gracePeriods.waitForAll()
+    }
+}
+
+/// Swift Testing's skipped tests, read from the event stream it writes for tools (JSON lines, ABI
+/// version 0) to the path its `--event-stream-output-path` argument names: in a Swift Testing run
+/// whose command line names none, the observer adds one, the write end of a pipe that a thread of
+/// its own reads (record-format.md, "Skipped Swift Testing tests").
+private enum SkippedTestStream {
+    /// The pipe's read end and the part of a line read so far; nil until started.
+    private static let reader = Mutex<(descriptor: Int32, partial: [UInt8])?>(nil)
+    /// What marks a line worth decoding.
+    private static let skippedMarker = Array(#""testSkipped""#.utf8)
+    /// A longer line is no event of interest: it is dropped rather than kept growing.
+    private static let longestLine = 1 << 24
+
+    /// Adds the event stream's arguments to the command line Swift Testing is about to read, and
+    /// starts reading it; false when this is no Swift Testing run, the command line names a stream
+    /// already, or the arguments cannot be changed.
+    static func start(_ api: ShimTestAPI) -> Bool {
+        let arguments = CommandLine.arguments
+        let runsSwiftTesting = zip(arguments, arguments.dropFirst()).contains {
+            $0 == "--testing-library" && $1 == "swift-testing"
+        }
+        let namesStream = arguments.contains { $0 == "--event-stream-output-path" || $0 == "--experimental-event-stream-output" }
+        // Swift 6 code cannot call CommandLine.arguments' setter by name; without it, nothing is added.
+        guard runsSwiftTesting, !namesStream, let setter = dlsym(nil, "$ss11CommandLineO9argumentsSaySSGvsZ") else {
+            return false
+        }
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { return false }
+        let (readEnd, writeEnd) = (ends[0], ends[1])
+        // Neither end reaches a child process. Only the read end is non-blocking: the runner's
+        // writes wait for the reader.
+        _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(readEnd, F_SETFL, fcntl(readEnd, F_GETFL) | O_NONBLOCK)
+        typealias Setter = @convention(thin) (__owned [String]) -> Void
+        unsafeBitCast(setter, to: Setter.self)(
+            arguments + ["--event-stream-output-path", "/dev/fd/\(writeEnd)", "--event-stream-version", "0"])
+        reader.withLock { $0 = (readEnd, []) }
+        let thread = Thread {
+            var ready = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
+            while poll(&ready, 1, -1) >= 0 || errno == EINTR {
+                if ready.revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 && ready.revents & Int16(POLLIN) == 0 { return }
+                drain()
+            }
+        }
+        thread.name = "leak-audit: Swift Testing events"
+        thread.start()
+        return true
+    }
+
+    /// Reads what the pipe holds now and reports the skipped tests among its complete lines.
+    static func drain() {
+        guard let api = ShimTestAPI.shared else { return }
+        reader.withLock { reader in
+            guard let descriptor = reader?.descriptor, var partial = reader?.partial else { return }
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                var start = 0
+                for index in 0..<count where buffer[index] == UInt8(ascii: "\n") {
+                    partial += buffer[start..<index]
+                    if let name = skippedTestName(partial) { api.event(api.id(of: name), UInt32(LA_TEST_SKIPPED)) }
+                    partial.removeAll(keepingCapacity: true)
+                    start = index + 1
+                }
+                partial += buffer[start..<count]
+                if partial.count > longestLine { partial = [] }
+            }
+            reader = (descriptor, partial)
+        }
+    }
+
+    /// The name of the test function a `testSkipped` event line is about, as the scopes name it;
+    /// nil for any other line, and for a skipped suite (its ID has no source location).
+    static func skippedTestName(_ line: [UInt8]) -> String? {
+        guard line.firstRange(of: skippedMarker) != nil,
+            let record = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+            record["kind"] as? String == "event", let payload = record["payload"] as? [String: Any],
+            payload["kind"] as? String == "testSkipped", let id = payload["testID"] as? String,
+            let slash = id.lastIndex(of: "/")
+        else { return nil }
+        let location = id[id.index(after: slash)...].split(separator: ":")
+        guard location.count == 3, Int(location[1]) != nil, Int(location[2]) != nil else { return nil }
+        return String(id[..<slash])
+    }
 }

@@ -130,10 +130,53 @@ final class AttributionTests: XCTestCase {
         XCTAssertEqual(leaky.value.first?.int("count"), 3)
         let clean = try XCTUnwrap(tests.first { $0.key == "ScreenTests.ProfileSwiftTests/releasesSettings()" })
         XCTAssertEqual(clean.value.count, 0, "never blamed for the other test's objects")
-        // Every Swift Testing test that ran is counted, though it has no observer API.
-        XCTAssertEqual(audit.target["testsRun"] as? Int, 2)
+        // Every Swift Testing test that ran is counted, though it has no observer API:
+        // ProfileSwiftTests' two and SkippedTests.swift's exit test.
+        XCTAssertEqual(audit.target["testsRun"] as? Int, 3)
         let processes = try XCTUnwrap(audit.target["processes"] as? [[String: Any]])
-        XCTAssertEqual(processes.map { $0["testingLibrary"] as? String }, ["Swift Testing"])
+        XCTAssertEqual(processes.map { $0["testingLibrary"] as? String }, ["Swift Testing", "Swift Testing"])
+    }
+
+    func testSkippedTestsAndExitTestsAreCountedAsTheRunnersCountThem() throws {
+        // Swift Testing: 6 tests, as its runner says ("Test run with 6 tests"): 3 ran (one of
+        // them an exit test, whose child process is not counted again), 3 skipped without running.
+        let swiftTesting = try Harness.audit(bundle, ["--testing-library", "swift-testing"], extraOptions: ["--leaks-per-test"])
+        XCTAssertTrue((swiftTesting.stdout + swiftTesting.stderr).contains("Test run with 6 tests"), swiftTesting.stderr)
+        XCTAssertEqual(swiftTesting.target["testsRun"] as? Int, 3)
+        XCTAssertEqual(swiftTesting.target["testsSkipped"] as? Int, 3)
+        let processes = try XCTUnwrap(swiftTesting.target["processes"] as? [[String: Any]])
+        XCTAssertEqual(
+            processes.first?["skippedTests"] as? [String],
+            [
+                "ScreenTests.SkippedSwiftSuite/insideASkippedSuite()", "ScreenTests.SkippingSwiftTests/skippedByCondition()",
+                "ScreenTests.SkippingSwiftTests/skippedByTrait()",
+            ])
+        let parent = try XCTUnwrap(processes.first?["pid"] as? Int)
+        XCTAssertEqual(processes.dropFirst().map { $0["startedByTestProcess"] as? Int }, [parent], "the exit test's child")
+        // Read unwrapped: the report wraps its lines at 80 columns.
+        let swiftTestingText = Harness.run([Harness.leakAudit, "report", swiftTesting.jsonPath]).stdout
+            .replacingOccurrences(of: "\n  ", with: " ")
+        XCTAssertTrue(swiftTestingText.contains("(Swift Testing, 3 tests, 3 skipped)"), swiftTestingText)
+
+        // XCTest counts a test that threw XCTSkip as executed and as skipped: so does leak-audit.
+        let xctest = try Harness.audit(bundle, ["ScreenTests.SkippedXCTests"], extraOptions: ["--leaks-per-test"])
+        XCTAssertEqual(xctest.status, 0, xctest.stderr)
+        XCTAssertTrue((xctest.stdout + xctest.stderr).contains("Executed 2 tests, with 1 test skipped"), xctest.stdout)
+        XCTAssertEqual(xctest.target["testsRun"] as? Int, 2)
+        XCTAssertEqual(xctest.target["testsSkipped"] as? Int, 1)
+        let xctestText = Harness.run([Harness.leakAudit, "report", xctest.jsonPath]).stdout
+            .replacingOccurrences(of: "\n  ", with: " ")
+        XCTAssertTrue(xctestText.contains("2 tests ran, 1 skipped"), xctestText)
+
+        // A run whose command line names an event stream of its own keeps it; its skipped tests
+        // are then unknown, not 0.
+        let stream = Harness.scratchPath("events.jsonl")
+        let own = try Harness.audit(
+            bundle, ["--testing-library", "swift-testing", "--event-stream-output-path", stream, "--event-stream-version", "0"],
+            extraOptions: ["--leaks-per-test"])
+        XCTAssertEqual(own.target["testsRun"] as? Int, 3)
+        XCTAssertTrue(own.target["testsSkipped"] is NSNull, "\(own.target)")
+        XCTAssertTrue(try String(contentsOfFile: stream, encoding: .utf8).contains("\"testSkipped\""))
     }
 
     func testATestProcessThatCrashesIsReportedAndItsUnfinishedTestIsNotBlamed() throws {

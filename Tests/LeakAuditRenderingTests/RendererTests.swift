@@ -383,7 +383,7 @@ final class RendererTests: XCTestCase {
             Set(target.keys),
             [
                 "path", "arguments", "attached", "attachedProcesses", "exit", "notAuditedReason", "processes", "skippedProcesses",
-                "testsRun", "durationMilliseconds", "kind",
+                "testsRun", "durationMilliseconds", "kind", "testsSkipped",
             ])
         XCTAssertEqual(target["path"] as? String, ".build/debug/App")
         XCTAssertEqual(try array(target["arguments"]).count, 0)

@@ -89,7 +89,7 @@ leakaudit_fast_track_result leakaudit_track_registered(const void *object);
 /// LA_TEST_NONE when it cannot be recorded.
 uint32_t leakaudit_test_intern(const char *name, size_t name_length);
 
-/// Records a phase (LA_TEST_STARTED, _FINISHED, _SETTLED) of test `test_id`.
+/// Records a phase (LA_TEST_STARTED, _FINISHED, _SETTLED, _SKIPPED) of test `test_id`.
 void leakaudit_test_event(uint32_t test_id, uint32_t phase);
 
 /// Says that XCTest's run started (the observer heard the test bundle start): from then on every
@@ -97,6 +97,11 @@ void leakaudit_test_event(uint32_t test_id, uint32_t phase);
 /// A bundle whose own main never starts XCTest's run is then audited as a program, not as a test
 /// run in which no test ran.
 void leakaudit_test_xctest_started(void);
+
+/// Says that the observer reads Swift Testing's event stream, so the tests it skips are reported
+/// (LA_TEST_SKIPPED). Only from `leakaudit_observer_install`, before the process attaches: its
+/// process record says so.
+void leakaudit_test_swift_testing_skips_observed(void);
 
 /// Sets the test that allocations are attributed to when no resolver names one (XCTest runs one
 /// test at a time), or LA_TEST_NONE.

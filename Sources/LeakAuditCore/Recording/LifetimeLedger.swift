@@ -307,6 +307,9 @@ struct LifetimeLedger {
         /// True once the test was seen starting: it ran (a name seen only on allocations may be a
         /// suite's).
         var started = false
+        /// True once it was reported skipped: Swift Testing skipped it without running it, or an
+        /// XCTest test threw XCTSkip.
+        var skipped = false
         /// Runs of the test under way: started and not finished (a parameterized Swift Testing
         /// test runs its cases in parallel, each a run).
         var running = 0
@@ -447,6 +450,8 @@ struct LifetimeLedger {
                 if test.running == 0 { test.outlived = aliveNow(test) }
             case UInt32(LA_TEST_SETTLED):
                 test.unsettled = Swift.max(0, test.unsettled - 1)
+            case UInt32(LA_TEST_SKIPPED):
+                test.skipped = true
             default:
                 break
             }
@@ -883,6 +888,11 @@ struct LifetimeLedger {
     /// it ended in the middle of them (it crashed, was killed or exited).
     var interruptedTests: [String] {
         tests.sorted { $0.key < $1.key }.compactMap { $0.value.running > 0 ? $0.value.name : nil }
+    }
+
+    /// The tests reported skipped, by name.
+    var skippedTests: [String] {
+        tests.values.compactMap { $0.skipped ? $0.name : nil }.sorted()
     }
 
     /// What each test leaked: its instances alive when it settled, or at the end of the run for a

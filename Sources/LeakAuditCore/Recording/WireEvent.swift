@@ -44,6 +44,8 @@ struct AttachedProcess: Equatable {
     var runsSwiftTesting: Bool { flags & UInt32(LA_PROCESS_SWIFT_TESTING) != 0 }
     /// Every test it runs is reported, so a count of 0 means that none ran.
     var testsObserved: Bool { flags & UInt32(LA_PROCESS_TESTS_OBSERVED) != 0 }
+    /// Every test it skips is reported, so a count of 0 means that none was skipped.
+    var skipsObserved: Bool { flags & UInt32(LA_PROCESS_SKIPS_OBSERVED) != 0 }
 }
 
 /// Where a type's budget came from, as the target recorded it.

@@ -497,6 +497,7 @@ struct ReportBuilder {
             {
                 audited.startedByTestProcess = parent
                 audited.testsRun = nil
+                audited.skippedTests = nil
             }
             return audited
         }
@@ -512,6 +513,7 @@ struct ReportBuilder {
             pid: process.pid, commandLine: process.commandLine, testingLibrary: library,
             testsRun: library != nil && process.testsObserved ? started : nil)
         audited.interruptedTests = ledger.interruptedTests
+        audited.skippedTests = library != nil && process.testsObserved && process.skipsObserved ? ledger.skippedTests : nil
         return audited
     }
 

@@ -169,6 +169,10 @@ enum {
     /// The test's grace period after it finished ended: what it allocated and is still alive now
     /// outlived it.
     LA_TEST_SETTLED = 3,
+    /// The test was skipped: Swift Testing skipped it without running it (a `.disabled` trait, a
+    /// condition that was false), or an XCTest test ended by throwing XCTSkip. Sent before its
+    /// LA_TEST_FINISHED, if any.
+    LA_TEST_SKIPPED = 4,
 };
 
 /// Test id meaning "no test".
@@ -206,6 +210,10 @@ enum {
     /// its run start, or Swift Testing's test scopes are observed), so a test count of 0 means no
     /// test ran.
     LA_PROCESS_TESTS_OBSERVED = 1u << 2,
+    /// Every test this process skips is reported with LA_TEST_SKIPPED (XCTest's tests are whenever
+    /// its run is observed; Swift Testing's when the observer reads the run's event stream), so a
+    /// skipped count of 0 means none was skipped.
+    LA_PROCESS_SKIPS_OBSERVED = 1u << 3,
 };
 
 /// Longest command line a process blob carries.
