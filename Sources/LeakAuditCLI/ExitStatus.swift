@@ -5,8 +5,9 @@ import LeakAuditModel
 enum ExitStatus: Int32, CaseIterable {
     /// The target exited 0 and no type exceeded its budget.
     case clean = 0
-    /// At least one type exceeded its budget (wins over a failing target).
-    case budgetExceeded = 1
+    /// At least one type exceeded its budget, or a test left instances alive (wins over a failing
+    /// target).
+    case failingFinding = 1
     /// No type exceeded its budget, but the target exited non-zero or was killed by a signal.
     case targetFailed = 2
     /// The target ran but could not be audited: it never attached, its runtime is static, or it
@@ -24,7 +25,7 @@ enum ExitStatus: Int32, CaseIterable {
     init(_ verdict: AuditVerdict) {
         switch verdict {
         case .clean: self = .clean
-        case .budgetExceeded: self = .budgetExceeded
+        case .budgetExceeded, .testsLeaked: self = .failingFinding
         case .incomplete: self = .incomplete
         case .targetFailed: self = .targetFailed
         case .notAudited: self = .notAudited
@@ -36,7 +37,7 @@ enum ExitStatus: Int32, CaseIterable {
     init(_ verdict: ReportDiff.Verdict) {
         switch verdict {
         case .noGrowth: self = .clean
-        case .grew: self = .budgetExceeded
+        case .grew: self = .failingFinding
         case .notComparable: self = .notAudited
         }
     }

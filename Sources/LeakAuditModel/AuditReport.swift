@@ -430,7 +430,7 @@ public struct AuditReport: Sendable {
     public var verdict: AuditVerdict {
         if notAudited != nil { return .notAudited }
         if types.contains(where: \.fails) { return .budgetExceeded }
-        if testLeaks.contains(where: \.leaked.status.fails) { return .budgetExceeded }
+        if testLeaks.contains(where: \.leaked.status.fails) { return .testsLeaked }
         // Before the target's failure: "no leak" is what an incomplete stream cannot say.
         if isIncomplete { return .incomplete }
         if !target.outcome.succeeded { return .targetFailed }
@@ -497,9 +497,12 @@ public enum FindingStatus: Sendable, Hashable {
 public enum AuditVerdict: Sendable, Hashable {
     /// The target exited 0 and no type exceeded its budget.
     case clean
-    /// At least one type exceeded its budget, or (`--leaks-per-test`) a test left instances alive,
-    /// whatever the target's outcome, and that finding is neither suppressed nor within the baseline.
+    /// At least one type exceeded its budget, whatever the target's outcome, and that finding is
+    /// neither suppressed nor within the baseline.
     case budgetExceeded
+    /// No type exceeded its budget, but (`--leaks-per-test`) a test left instances alive, whatever
+    /// the target's outcome, and that finding is neither suppressed nor within the baseline.
+    case testsLeaked
     /// No failing finding, but records were lost or damaged, or types or processes went unaudited
     /// for want of room: the counts may be wrong, so the run cannot be called clean.
     case incomplete

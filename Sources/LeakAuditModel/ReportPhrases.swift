@@ -571,17 +571,16 @@ public struct ReportPhrases: Sendable {
             exercised.append("\(counted(report.watchedInstances, "object")) watched")
         }
         let watched = exercised.isEmpty ? "" : "; " + exercised.joined(separator: ", ")
+        let leakingTests = report.tests?.filter { $0.leaked.contains(where: \.status.fails) }.count ?? 0
+        let others = notFailing.isEmpty ? "" : " (\(notFailing))"
         switch report.verdict {
         case .clean:
             return "\(nothing) (\(tracked))\(watched); \(outcome)"
-        case .budgetExceeded:
-            let leakingTests = report.tests?.filter { $0.leaked.contains(where: \.status.fails) }.count ?? 0
-            let others = notFailing.isEmpty ? "" : " (\(notFailing))"
+        case .testsLeaked:
             // Only tests failed: no budget to speak of.
-            guard !report.failingTypes.isEmpty else {
-                let ran = report.target.testsRun.map { " of \(counted($0, "test"))" } ?? (leakingTests == 1 ? " test" : " tests")
-                return "LEAKED: \(leakingTests)\(ran) left instances alive\(others); \(outcome)"
-            }
+            let ran = report.target.testsRun.map { " of \(counted($0, "test"))" } ?? (leakingTests == 1 ? " test" : " tests")
+            return "LEAKED: \(leakingTests)\(ran) left instances alive\(others); \(outcome)"
+        case .budgetExceeded:
             let tests = leakingTests > 0 ? ", \(counted(leakingTests, "test")) left instances alive" : ""
             return
                 "\(report.failingTypes.count) of \(counted(report.types.count, "tracked type")) over budget\(tests)\(others); \(outcome)"

@@ -3,12 +3,13 @@
 // another; the JSON report, the SARIF log and the baseline rely on them never changing.
 
 extension AuditVerdict {
-    /// The verdict's name in machine-readable reports: `clean`, `budgetExceeded`, `incomplete`,
-    /// `targetFailed`, `notAudited`.
+    /// The verdict's name in machine-readable reports: `clean`, `budgetExceeded`, `testsLeaked`,
+    /// `incomplete`, `targetFailed`, `notAudited`.
     public var name: String {
         switch self {
         case .clean: "clean"
         case .budgetExceeded: "budgetExceeded"
+        case .testsLeaked: "testsLeaked"
         case .incomplete: "incomplete"
         case .targetFailed: "targetFailed"
         case .notAudited: "notAudited"

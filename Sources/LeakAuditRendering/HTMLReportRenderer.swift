@@ -80,6 +80,7 @@ public struct HTMLReportRenderer: ReportRenderer {
         switch verdict {
         case .clean: "clean"
         case .budgetExceeded: "over budget"
+        case .testsLeaked: "leaked"
         case .incomplete: "incomplete"
         case .targetFailed: "target failed"
         case .notAudited: "not audited"
@@ -579,10 +580,10 @@ public struct HTMLReportRenderer: ReportRenderer {
         h1{font-size:20px;margin:0 0 4px}h2{font-size:17px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:28px}
         h3{font-size:15px;margin:18px 0 4px;overflow-wrap:anywhere}h4{font-size:13px;margin:12px 0 4px;color:#444}
         header{border-left:6px solid var(--muted);padding:8px 14px;background:#fafafa}
-        header.verdict-clean{border-color:var(--ok)}header.verdict-budgetExceeded{border-color:var(--fail)}
+        header.verdict-clean{border-color:var(--ok)}header.verdict-budgetExceeded,header.verdict-testsLeaked{border-color:var(--fail)}
         header.verdict-incomplete,header.verdict-targetFailed,header.verdict-notAudited{border-color:var(--warn)}
         .verdict{text-transform:uppercase;font-weight:700}.verdict-clean .verdict{color:var(--ok)}
-        .verdict-budgetExceeded .verdict{color:var(--fail)}.sentence{margin:4px 0 8px}
+        .verdict-budgetExceeded .verdict,.verdict-testsLeaked .verdict{color:var(--fail)}.sentence{margin:4px 0 8px}
         dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:0}dt{color:var(--muted)}dd{margin:0}
         .status{font-size:12px;padding:1px 6px;border-radius:3px;background:#eee;margin-right:6px;word-break:normal}
         .status-failing .status{background:var(--fail);color:#fff}.facts{color:#444;margin:2px 0 6px}

@@ -65,7 +65,7 @@ public struct TextReportRenderer: ReportRenderer {
     private func verdictEmphasis(_ report: AuditReport) -> TextEmphasis {
         switch report.verdict {
         case .clean: .success
-        case .budgetExceeded: .failure
+        case .budgetExceeded, .testsLeaked: .failure
         case .incomplete, .targetFailed, .notAudited: .caution
         }
     }
