@@ -421,6 +421,23 @@ final class JSONReportReaderTests: XCTestCase {
             .inconsistent(path: exceeded, reason: "\"types[0].exceeded\" is true, but its peakLive 1 and max 1 make it false"))
     }
 
+    func testAReportWrittenBeforeTheTestsLeakedVerdictStillReads() throws {
+        // Only tests leaked: earlier versions wrote budgetExceeded for that; any other verdict
+        // that disagrees is still caught.
+        let json = JSONReportRenderer().render(GoldenOutputTests.samples[1].1)
+        XCTAssertTrue(json.contains(#""verdict" : "testsLeaked""#))
+        let older = try file(
+            "older.json", json.replacingOccurrences(of: #""verdict" : "testsLeaked""#, with: #""verdict" : "budgetExceeded""#))
+        XCTAssertEqual(try JSONReportReader().read(path: older).verdict, .testsLeaked)
+        let wrong = try file(
+            "wrong.json", json.replacingOccurrences(of: #""verdict" : "testsLeaked""#, with: #""verdict" : "clean""#))
+        XCTAssertEqual(
+            error(reading: wrong),
+            .inconsistent(
+                path: wrong,
+                reason: "\"summary.verdict\" is \"clean\", but the report's types, tests and records make it \"testsLeaked\""))
+    }
+
     func testAGoodFileReadsWithNoError() throws {
         let path = try file("good.json", JSONReportRenderer().render(GoldenOutputTests.samples[1].1))
         let report = try JSONReportReader().read(path: path)
