@@ -53,11 +53,12 @@ apply_fixes() {
     local name=$1
     # Package.resolved pins GitHub's commit ids, which the local copies do not have: resolve anew.
     rm -f Package.resolved
-    # A LinuxMain.swift that names __allTests, which SwiftPM no longer generates, keeps the tests
-    # from building: SwiftPM discovers them without it.
-    if [[ -f Tests/LinuxMain.swift ]] && grep -q __allTests Tests/LinuxMain.swift; then
-        rm Tests/LinuxMain.swift
-    fi
+    # A LinuxMain.swift (in Tests/ or beside Package.swift) that names __allTests, which SwiftPM no
+    # longer generates, keeps the tests from building: SwiftPM discovers them without it.
+    find . -path ./.build -prune -o -name LinuxMain.swift -type f -print |
+        while IFS= read -r main; do
+            if grep -q __allTests "$main"; then rm "$main"; fi
+        done
     case $name in
         Swinject)
             # The test target builds in the Swift 6 language mode, where its concurrency tests do not
