@@ -180,7 +180,7 @@ public struct HTMLReportRenderer: ReportRenderer {
             }
             page.line("</div>")
             for (position, view) in views.enumerated() {
-                flameGraph(view.2, typeName: type.name, view: view.0, hidden: position > 0, into: &page)
+                flameGraph(view.2, view: view.0, hidden: position > 0, into: &page)
             }
             page.line("<p class=\"frame-detail\">Hover over a frame to see it; click to zoom in, click the root to zoom out.</p>")
             page.line("</div>")
@@ -208,12 +208,23 @@ public struct HTMLReportRenderer: ReportRenderer {
     private static let plotTop = 12.0
     private static let plotBottom = 28.0
 
+    /// The most samples one chart draws: a plot about 700 pixels wide shows no more. A longer
+    /// timeline is drawn in wider buckets, each with its lowest, highest and last count, so that
+    /// every peak stays exact.
+    static let chartSampleLimit = 1_000
+
+    /// The narrowest a test's band is drawn, in the chart's units (about pixels): tests shorter
+    /// than that on the chart are drawn as one band for the run of them, and each test that left
+    /// instances alive keeps a band of its own, drawn over them.
+    static let narrowestTestBand = 4.0
+
     private func timelineChart(_ type: ChartedType, timeline: LiveCountTimeline, report: AuditReport, into page: inout HTMLPage) {
-        let samples = timeline.samples
         let tests = (report.tests ?? []).filter { $0.startedAt != nil && $0.finishedAt != nil }
-        let lastSample = (samples.last?.time ?? 0) + timeline.bucketMilliseconds
+        let lastSample = (timeline.samples.last?.time ?? 0) + timeline.bucketMilliseconds
         let end = Swift.max(
             1, report.target.durationMilliseconds ?? 0, lastSample, type.peakTime ?? 0, tests.compactMap(\.finishedAt).max() ?? 0)
+        let shown = Self.downsampled(timeline, end: end)
+        let samples = shown.samples
         let top = Swift.max(1, type.peak, type.budget ?? 0, samples.map(\.high).max() ?? 0)
         let yTop = Double(Self.niceCeiling(top))
         let plotWidth = Self.chartWidth - Self.plotLeft - Self.plotRight
@@ -222,19 +233,22 @@ public struct HTMLReportRenderer: ReportRenderer {
         func y(_ count: Int) -> Double { Self.plotTop + plotHeight - Double(count) / yTop * plotHeight }
 
         page.line(
-            "<svg class=\"timeline\" viewBox=\"0 0 \(Self.format(Self.chartWidth)) \(Self.format(Self.chartHeight))\" role=\"img\" aria-label=\"\(html("instances of \(type.name) alive over time"))\" data-end-ms=\"\(end)\">"
+            "<svg class=\"timeline\" viewBox=\"0 0 \(Self.format(Self.chartWidth)) \(Self.format(Self.chartHeight))\" role=\"img\" aria-label=\"\(html("instances of \(type.name) alive over time"))\" data-end-ms=\"\(end)\" data-bucket-ms=\"\(shown.bucketMilliseconds)\">"
         )
         // Test boundaries, shaded and named.
-        for (index, test) in tests.enumerated() {
-            guard let started = test.startedAt, let finished = test.finishedAt else { continue }
-            let left = x(started)
-            let width = Swift.max(x(finished) - left, 0.5)
+        for band in Self.testBands(tests, x: x) {
+            let first = band.tests[0]
+            let last = band.tests[band.tests.count - 1]
+            guard let started = first.startedAt, let finished = last.finishedAt else { continue }
+            let name = band.tests.count == 1 ? first.name : "\(band.tests.count) tests, \(first.name) to \(last.name)"
+            let classes =
+                "test-band band-\(band.parity)" + (band.tests.count > 1 ? " grouped" : "") + (band.leaked ? " leaked" : "")
             page.line(
-                "<rect class=\"test-band band-\(index % 2)\" x=\"\(Self.format(left))\" y=\"\(Self.format(Self.plotTop))\" width=\"\(Self.format(width))\" height=\"\(Self.format(plotHeight))\" data-test=\"\(html(test.name))\"><title>\(html("\(test.name): \(Self.duration(started))–\(Self.duration(finished))"))</title></rect>"
+                "<rect class=\"\(classes)\" x=\"\(Self.format(band.left))\" y=\"\(Self.format(Self.plotTop))\" width=\"\(Self.format(band.width))\" height=\"\(Self.format(plotHeight))\" data-test=\"\(html(first.name))\"\(band.tests.count > 1 ? " data-tests=\"\(band.tests.count)\"" : "")><title>\(html(name)): \(html("\(Self.duration(started))–\(Self.duration(finished))"))</title></rect>"
             )
-            if width > 60 {
+            if band.width > 60 && band.tests.count == 1 {
                 page.line(
-                    "<text class=\"test-name\" x=\"\(Self.format(left + 3))\" y=\"\(Self.format(Self.plotTop + 11))\">\(html(Self.clipped(test.name, to: Int(width / 6.5))))</text>"
+                    "<text class=\"test-name\" x=\"\(Self.format(band.left + 3))\" y=\"\(Self.format(Self.plotTop + 11))\">\(html(Self.clipped(first.name, to: Int(band.width / 6.5))))</text>"
                 )
             }
         }
@@ -257,7 +271,7 @@ public struct HTMLReportRenderer: ReportRenderer {
         var carried = 0
         for sample in samples {
             let left = x(sample.time)
-            let right = x(Swift.min(sample.time + timeline.bucketMilliseconds, end))
+            let right = x(Swift.min(sample.time + shown.bucketMilliseconds, end))
             range +=
                 "M\(Self.format(left)) \(Self.format(y(sample.high)))H\(Self.format(Swift.max(right, left + 0.5)))V\(Self.format(y(sample.low)))H\(Self.format(left))Z"
             // Up to the bucket's highest count and back to its last: a spike, not a slope.
@@ -292,6 +306,64 @@ public struct HTMLReportRenderer: ReportRenderer {
             )
         }
         page.line("</svg>")
+    }
+
+    /// `timeline` in buckets wide enough that at most `chartSampleLimit` of them span `end`
+    /// milliseconds (a multiple of its bucket width); itself when it already has no more.
+    static func downsampled(_ timeline: LiveCountTimeline, end: Int) -> LiveCountTimeline {
+        guard timeline.samples.count > chartSampleLimit, timeline.bucketMilliseconds > 0 else { return timeline }
+        let buckets = end / timeline.bucketMilliseconds + 1
+        let factor = (buckets + chartSampleLimit - 1) / chartSampleLimit
+        return timeline.rebucketed(to: timeline.bucketMilliseconds * Swift.max(factor, 1))
+    }
+
+    /// One shaded band of the chart: a test, or a run of consecutive tests too short to draw apart.
+    struct TestBand {
+        var tests: [AuditReport.TestReport]
+        var left: Double
+        var width: Double
+        var leaked: Bool
+        var parity: Int
+    }
+
+    /// The bands for `tests` (each with a start and a finish): a test at least `narrowestTestBand`
+    /// wide is its own band; narrower ones are joined with the tests after them until the band is
+    /// that wide (a band is never narrower). Where tests were joined, each test that left something alive also gets a band of its own, at least that wide,
+    /// after the others so that it is drawn on top and a pointer finds it.
+    static func testBands(_ tests: [AuditReport.TestReport], x: (Int) -> Double) -> [TestBand] {
+        var bands: [TestBand] = []
+        var pending: [AuditReport.TestReport] = []
+        var pendingLeft = 0.0
+        func flush(until right: Double) {
+            guard !pending.isEmpty else { return }
+            // At least as wide as a pointer needs: widened to the left, over the band before it.
+            let left = Swift.max(Swift.min(pendingLeft, right - narrowestTestBand), x(0))
+            bands.append(
+                TestBand(
+                    tests: pending, left: left, width: Swift.max(right - left, narrowestTestBand), leaked: false,
+                    parity: bands.count % 2))
+            pending = []
+        }
+        for test in tests {
+            guard let started = test.startedAt, let finished = test.finishedAt else { continue }
+            let left = x(started)
+            let right = x(Swift.max(finished, started))
+            // A test wide enough is never joined: what is pending is a band before it.
+            if right - left >= narrowestTestBand, let previous = pending.last?.finishedAt { flush(until: x(previous)) }
+            if pending.isEmpty { pendingLeft = left }
+            pending.append(test)
+            if right - pendingLeft >= narrowestTestBand { flush(until: right) }
+        }
+        if let last = pending.last?.finishedAt { flush(until: x(last)) }
+        let leaking = tests.filter { !($0.leaked.isEmpty && $0.globalState.isEmpty && $0.keptByTestCase.isEmpty) }
+        // Only where tests were joined: otherwise each has its band already.
+        guard bands.contains(where: { $0.tests.count > 1 }) else { return bands }
+        for test in leaking {
+            guard let started = test.startedAt, let finished = test.finishedAt else { continue }
+            let width = Swift.max(x(Swift.max(finished, started)) - x(started), narrowestTestBand)
+            bands.append(TestBand(tests: [test], left: x(started), width: width, leaked: true, parity: bands.count % 2))
+        }
+        return bands
     }
 
     /// 1, 2 or 5 times a power of ten, at least `value`.
@@ -334,104 +406,124 @@ public struct HTMLReportRenderer: ReportRenderer {
 
     // MARK: - Flame graph
 
-    /// One frame of the icicle: the instances whose stacks pass through it from the root down.
-    private final class FlameNode {
-        let frame: SymbolizedFrame?
-        var count = 0
-        var children: [FlameNode] = []
-        private var index: [FrameKey: Int] = [:]
-
-        init(frame: SymbolizedFrame?) { self.frame = frame }
-
-        func child(_ frame: SymbolizedFrame) -> FlameNode {
-            let key = FrameKey(frame)
-            if let position = index[key] { return children[position] }
-            let node = FlameNode(frame: frame)
-            index[key] = children.count
-            children.append(node)
-            return node
+    /// The icicle's boxes, in one array: a box is a frame and the instances whose stacks pass
+    /// through it from the root down. Children are indices, not references, so that neither building,
+    /// walking nor releasing the tree recurses, however deep a stack from the target is.
+    private struct FlameTree {
+        struct Node {
+            var frame: SymbolizedFrame?
+            var count = 0
+            var depth: Int
+            var children: [Int] = []
         }
-    }
 
-    /// What makes two frames one box: the same function at the same line.
-    private struct FrameKey: Hashable {
-        var function: String?
-        var file: String?
-        var line: Int?
-        var module: String?
+        /// What makes two frames one box under the same parent: the same function at the same line.
+        private struct ChildKey: Hashable {
+            var parent: Int
+            var function: String?
+            var file: String?
+            var line: Int?
+            var module: String?
+        }
 
-        init(_ frame: SymbolizedFrame) {
-            function = frame.function
-            file = frame.file
-            line = frame.line
-            module = frame.module
+        private(set) var nodes = [Node(frame: nil, depth: 0)]
+        private var index: [ChildKey: Int] = [:]
+        /// Frames below `maxDepth` that were not added.
+        private(set) var deeperFrames = 0
+
+        /// Adds `count` instances allocated by `frames` (innermost first), at most `maxDepth` levels
+        /// below the root.
+        mutating func add(_ frames: [SymbolizedFrame], count: Int, maxDepth: Int) {
+            nodes[0].count += count
+            var node = 0
+            // Outermost first: the program's entry at the top, the allocating line at the bottom.
+            for (level, frame) in frames.reversed().enumerated() {
+                guard level < maxDepth else {
+                    deeperFrames += frames.count - level
+                    break
+                }
+                let key = ChildKey(
+                    parent: node, function: frame.function, file: frame.file, line: frame.line, module: frame.module)
+                if let child = index[key] {
+                    node = child
+                } else {
+                    let child = nodes.count
+                    nodes.append(Node(frame: frame, depth: level + 1))
+                    nodes[node].children.append(child)
+                    index[key] = child
+                    node = child
+                }
+                nodes[node].count += count
+            }
         }
     }
 
     /// Boxes narrower than this share of the whole are not drawn.
     private static let narrowestShare = 0.0005
+    /// The most boxes one flame graph draws (the widest), and the most levels below its root: a
+    /// stack deeper than a person reads is cut, and the graph says how much.
+    static let flameBoxLimit = 4_000
+    static let flameDepthLimit = 256
 
     private func flameGraph(
-        _ groups: [AuditReport.AllocationGroup], typeName: String, view: String, hidden: Bool, into page: inout HTMLPage
+        _ groups: [AuditReport.AllocationGroup], view: String, hidden: Bool, into page: inout HTMLPage
     ) {
-        let root = FlameNode(frame: nil)
-        for group in groups {
-            root.count += group.count
-            var node = root
-            // Outermost first: the program's entry at the top, the allocating line at the bottom.
-            for frame in group.frames.reversed() {
-                node = node.child(frame)
-                node.count += group.count
-            }
-        }
-        let total = Swift.max(root.count, 1)
+        var tree = FlameTree()
+        for group in groups { tree.add(group.frames, count: group.count, maxDepth: Self.flameDepthLimit) }
+        let nodes = tree.nodes
+        let total = Swift.max(nodes[0].count, 1)
+        // The widest boxes, a parent before its children (a child is never wider than its parent).
+        let drawable = nodes.indices.filter { $0 == 0 || Double(nodes[$0].count) / Double(total) >= Self.narrowestShare }
+        var drawn = Set(
+            drawable.sorted { (nodes[$0].count, -nodes[$0].depth) > (nodes[$1].count, -nodes[$1].depth) }
+                .prefix(Self.flameBoxLimit))
+        drawn.insert(0)
+        let depth = 1 + (drawn.map { nodes[$0].depth }.max() ?? 0)
         page.line(
-            "<div class=\"flame\" data-view=\"\(view)\" data-total=\"\(root.count)\"\(hidden ? " hidden" : "") style=\"height:\(Self.flameDepth(root) * 20)px\">"
+            "<div class=\"flame\" data-view=\"\(view)\" data-total=\"\(nodes[0].count)\"\(hidden ? " hidden" : "") style=\"height:\(depth * 20)px\">"
         )
-        var left: [(node: FlameNode, x: Double, depth: Int)] = [(root, 0, 0)]
-        var skipped = 0
-        while let (node, x, depth) = left.popLast() {
-            let share = Double(node.count) / Double(total)
-            guard share >= Self.narrowestShare || depth == 0 else {
-                skipped += 1
-                continue
-            }
-            flameBox(node, x: x, share: share, depth: depth, typeName: typeName, into: &page)
+        var left: [(node: Int, x: Double)] = [(0, 0)]
+        let skipped = nodes.count - drawn.count
+        while let (node, x) = left.popLast() {
+            guard drawn.contains(node) else { continue }
+            let share = Double(nodes[node].count) / Double(total)
+            flameBox(nodes[node], x: x, share: share, into: &page)
             var childX = x
-            for child in node.children.sorted(by: { $0.count > $1.count }) {
-                left.append((child, childX, depth + 1))
-                childX += Double(child.count) / Double(total)
+            for child in nodes[node].children.sorted(by: { nodes[$0].count > nodes[$1].count }) {
+                left.append((child, childX))
+                childX += Double(nodes[child].count) / Double(total)
             }
         }
         page.line("</div>")
         if skipped > 0 {
             page.line("<p class=\"flame-note\">\(skipped) frames too narrow to draw are left out.</p>")
         }
+        if tree.deeperFrames > 0 {
+            page.line(
+                "<p class=\"flame-note deep\">Stacks deeper than \(Self.flameDepthLimit) frames are cut there: \(tree.deeperFrames) deeper frames are left out; the JSON report has them.</p>"
+            )
+        }
     }
 
-    private static func flameDepth(_ node: FlameNode) -> Int {
-        1 + (node.children.map(flameDepth).max() ?? 0)
-    }
-
-    private func flameBox(
-        _ node: FlameNode, x: Double, share: Double, depth: Int, typeName: String, into page: inout HTMLPage
-    ) {
+    private func flameBox(_ node: FlameTree.Node, x: Double, share: Double, into page: inout HTMLPage) {
         let label: String
         let detail: String
         let kind: String
+        // The type's name is the section's, once: not repeated in every box.
+        let instances = "\(node.count) instance\(node.count == 1 ? "" : "s")"
         if let frame = node.frame {
             let function = frame.function.map { ReadableStack.readableFunction($0) } ?? "??"
             label = ReportPhrases.shortTypeName(function)
-            detail = "\(phrases.describe(frame)) — \(node.count) of \(typeName)"
+            detail = "\(phrases.describe(frame)) — \(instances)"
             kind = Self.frameKind(frame)
         } else {
             label = "all \(node.count)"
-            detail = "\(node.count) instances of \(typeName)"
+            detail = "all \(instances)"
             kind = "root"
         }
         let percent = { (value: Double) in String((value * 100_000).rounded() / 1000) }
         page.line(
-            "<div class=\"frame \(kind)\" style=\"left:\(percent(x))%;width:\(percent(share))%;top:\(depth * 20)px\" data-x=\"\(x)\" data-w=\"\(share)\" data-depth=\"\(depth)\" data-count=\"\(node.count)\" data-detail=\"\(html(detail))\" title=\"\(html(detail))\">\(html(ReportPhrases.escaped(label)))</div>"
+            "<div class=\"frame \(kind)\" style=\"left:\(percent(x))%;width:\(percent(share))%;top:\(node.depth * 20)px\" data-x=\"\(x)\" data-w=\"\(share)\" data-depth=\"\(node.depth)\" data-count=\"\(node.count)\" title=\"\(html(detail))\">\(html(label))</div>"
         )
     }
 
@@ -547,9 +639,20 @@ public struct HTMLReportRenderer: ReportRenderer {
 
     /// `text` safe inside an element or a quoted attribute: control and bidirectional characters
     /// made visible (ReportPhrases.escaped), then markup characters as entities.
+    /// Text longer than `longestText` characters (a name a target chose) is cut there, and says
+    /// how much was cut: the page stays readable and its size bounded whatever the name's length.
     private func html(_ text: String) -> String {
         var result = ""
-        for scalar in ReportPhrases.escaped(text).unicodeScalars {
+        var shown = text
+        var cut = 0
+        if text.utf8.count > Self.longestText {
+            let scalars = text.unicodeScalars
+            let end =
+                scalars.index(scalars.startIndex, offsetBy: Self.longestText, limitedBy: scalars.endIndex) ?? scalars.endIndex
+            cut = scalars[end...].count
+            shown = String(scalars[..<end])
+        }
+        for scalar in ReportPhrases.escaped(shown).unicodeScalars {
             switch scalar {
             case "&": result += "&amp;"
             case "<": result += "&lt;"
@@ -559,8 +662,12 @@ public struct HTMLReportRenderer: ReportRenderer {
             default: result.unicodeScalars.append(scalar)
             }
         }
+        if cut > 0 { result += "… (\(cut) more characters; the JSON report has them all)" }
         return result
     }
+
+    /// The most characters of one text the page shows.
+    static let longestText = 1_000
 
     /// Escaped `text` that may wrap after each `.` and `/` (a test's or a type's name has no spaces).
     private func breakable(_ escaped: String) -> String {
@@ -592,7 +699,8 @@ public struct HTMLReportRenderer: ReportRenderer {
         .range{fill:#1565c0;opacity:.18}.live{fill:none;stroke:#1565c0;stroke-width:1.5}.sample{fill:#1565c0}
         .budget{stroke:var(--fail);stroke-dasharray:5 4;stroke-width:1.5}.budget-label{font-size:11px;fill:var(--fail);text-anchor:end}
         .peak{fill:none;stroke:var(--fail);stroke-width:2}.peak-label{font-size:11px;fill:var(--fail)}
-        .test-band.band-0{fill:#f1f8e9}.test-band.band-1{fill:#e8f5e9}.test-name{font-size:10px;fill:#558b2f}
+        .test-band.band-0{fill:#f1f8e9}.test-band.band-1{fill:#e8f5e9}.test-band.grouped{fill:#dcedc8}
+        .test-band.leaked{fill:#ffcdd2}.test-name{font-size:10px;fill:#558b2f}
         .flame-views button{font:inherit;font-size:12px;border:1px solid #bbb;background:#f6f6f6;padding:2px 8px;cursor:pointer}
         .flame-views button.selected{background:#333;color:#fff;border-color:#333}
         .flame{position:relative;margin-top:6px;overflow:hidden}
@@ -641,7 +749,7 @@ public struct HTMLReportRenderer: ReportRenderer {
               });
               graph.addEventListener("mouseover", function (event) {
                 var frame = event.target.closest(".frame");
-                if (frame && detail) detail.textContent = frame.dataset.detail;
+                if (frame && detail) detail.textContent = frame.title;
               });
             });
             // Instances alive at the peak, or at exit.

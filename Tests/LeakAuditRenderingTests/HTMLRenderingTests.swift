@@ -137,6 +137,83 @@ final class HTMLRenderingTests: XCTestCase {
         XCTAssertFalse(html.contains("http://") || html.contains("https://") || html.contains("src=\""))
     }
 
+    // MARK: - What a hostile target can make the page carry (issue 29)
+
+    func testAStackOfTwoHundredThousandFramesIsCutAtTheFlameGraphsDepthAndReleasedWithoutRecursion() {
+        var report = report()
+        let deep = (0..<200_000).map { frame("App.recurse\($0)() -> ()", "\(Self.cwd)/Sources/App/Deep.swift", $0 + 1) }
+        report.types[0].allocations = [.init(count: 3, frames: deep, truncated: false)]
+        report.types[0].allocationsAtExit = []
+        let html = HTMLReportRenderer(workingDirectory: Self.cwd).render(report)
+        let depthLimit = HTMLReportRenderer.flameDepthLimit
+        XCTAssertEqual(count("class=\"frame user\"", in: html), depthLimit)
+        XCTAssertTrue(html.contains("style=\"height:\((depthLimit + 1) * 20)px\""), "as deep as the frames drawn")
+        XCTAssertTrue(
+            html.contains("Stacks deeper than \(depthLimit) frames are cut there: \(200_000 - depthLimit) deeper frames"),
+            html.suffix(3000)
+                .description)
+        XCTAssertLessThan(html.utf8.count, 2_000_000)
+    }
+
+    func testANameOfAMegabyteIsShownCutAndNotRepeatedInEveryFrame() {
+        let name = "App.Model" + String(repeating: "N", count: 1 << 20)
+        var report = report(typeName: name)
+        let stack = (0..<41).map { frame("App.f\($0)() -> ()", "\(Self.cwd)/Sources/App/F.swift", $0 + 1) }
+        report.types[0].allocations = [.init(count: 5, frames: stack, truncated: false)]
+        let html = HTMLReportRenderer(workingDirectory: Self.cwd).render(report)
+        XCTAssertLessThan(html.utf8.count, 200_000, "a 1 MB name costs the page a few kilobytes")
+        let shown = "App.Model" + String(repeating: "N", count: HTMLReportRenderer.longestText - 9)
+        XCTAssertTrue(html.contains(shown + "… (\((1 << 20) + 9 - HTMLReportRenderer.longestText) more characters"))
+        XCTAssertFalse(html.contains(shown + "N"), "no more than the cut name")
+        XCTAssertLessThan(count(shown, in: html), 20, "the name is not repeated in each of the 41 frames' boxes")
+    }
+
+    func testATimelineOfAMillionSamplesIsDrawnInAThousandBucketsWithItsPeakExact() {
+        var report = report()
+        let samples = (0..<1_000_000).map { time in
+            LiveCountTimeline.Sample(time: time, low: time % 7, high: time == 654_321 ? 9_999 : time % 7 + 1, last: time % 7)
+        }
+        report.types[0].timeline = LiveCountTimeline(bucketMilliseconds: 1, samples: samples)
+        report.types[0].peakLive = 9_999
+        report.types[0].peakTime = 654_321
+        report.target.durationMilliseconds = 1_000_000
+        let html = HTMLReportRenderer(workingDirectory: Self.cwd).render(report)
+        let points = count("<circle class=\"sample\"", in: html)
+        XCTAssertLessThanOrEqual(points, HTMLReportRenderer.chartSampleLimit)
+        XCTAssertGreaterThan(points, HTMLReportRenderer.chartSampleLimit / 2)
+        XCTAssertTrue(html.contains("data-bucket-ms=\"1001\""), "buckets of 1,001 ms")
+        XCTAssertTrue(html.contains("data-time-ms=\"653653\" data-low=\"0\" data-high=\"9999\""), "the peak's bucket")
+        XCTAssertLessThan(html.utf8.count, 1_000_000)
+    }
+
+    func testFifteenHundredTestsAreDrawnAsBandsWideEnoughToPointAtWithTheLeakingTestsOwn() throws {
+        var report = report()
+        report.target.durationMilliseconds = 1_500
+        report.types[0].timeline = LiveCountTimeline(bucketMilliseconds: 1, samples: [.init(time: 700, low: 0, high: 5, last: 4)])
+        report.types[0].peakTime = 700
+        report.tests = (0..<1_500).map { index in
+            var test = AuditReport.TestReport(
+                name: "AppTests.ModelTests/test\(index)",
+                leaked: index == 700 ? [.init(type: "App.Model", count: 2, allocations: [])] : [])
+            test.startedAt = index
+            test.finishedAt = index + 1
+            return test
+        }
+        let html = HTMLReportRenderer(workingDirectory: Self.cwd).render(report)
+        let bands = html.components(separatedBy: "<rect class=\"test-band").dropFirst()
+        XCTAssertGreaterThan(bands.count, 50)
+        XCTAssertLessThan(bands.count, 200, "1,500 tests on 700 units of chart are drawn in groups")
+        for band in bands {
+            let width = try XCTUnwrap(band.components(separatedBy: "width=\"").dropFirst().first?.prefix { $0 != "\"" })
+            XCTAssertGreaterThanOrEqual(Double(width) ?? 0, HTMLReportRenderer.narrowestTestBand, band)
+        }
+        XCTAssertEqual(count(" leaked\"", in: html), 1, "the leaking test has a band of its own")
+        XCTAssertTrue(html.contains("class=\"test-band band-0 leaked\"") || html.contains("class=\"test-band band-1 leaked\""))
+        XCTAssertTrue(html.contains("data-test=\"AppTests.ModelTests/test700\"><title>AppTests.ModelTests/test700: "), html)
+        XCTAssertTrue(
+            html.contains("<title>9 tests, AppTests.ModelTests/test0 to AppTests.ModelTests/test8: 0 ms–9 ms</title>"), html)
+    }
+
     func testNumbersOnTheAxes() {
         XCTAssertEqual(HTMLReportRenderer.niceCeiling(7), 10)
         XCTAssertEqual(HTMLReportRenderer.niceCeiling(11), 20)
