@@ -317,7 +317,7 @@ __attribute__((visibility("default"))) void leakaudit_hook_destroy(void *object)
 // stacks.c — allocation backtraces, captured and interned -----------------------------------------
 
 /// Deepest backtrace captured per allocation.
-#define LA_MAX_FRAMES 48
+#define LA_MAX_FRAMES LA_WIRE_MAX_FRAMES
 #define LA_STACK_TABLE_CAPACITY (1u << 18)
 
 typedef struct la_stack_entry {

@@ -436,6 +436,28 @@ final class LifetimeLedgerTests: XCTestCase {
         )
     }
 
+    func testStacksAndNamesCutByTheDecoderAreNamedInTheReportsWarnings() throws {
+        var replay = Replay()
+        replay.define(1, "App.Session", max: 1)
+        replay.alloc(1, 0x10, stack: 0)
+        replay.alloc(1, 0x20, stack: 0)
+        var run = recordedRun(replay)
+        run.received.overlongStacks = 2
+        run.received.cutFrames = 1_499_904
+        run.received.damagedSlots = 2
+        run.received.longNames = 1
+        let report = ReportBuilder(toolVersion: "1").build(from: run)
+        XCTAssertTrue(
+            report.warnings.contains(
+                "2 allocation stacks held more than the 48 frames LeakMonitor records (1499904 more): each was cut to its innermost 48, and counted as damage"
+            ), "\(report.warnings)")
+        XCTAssertTrue(
+            report.warnings.contains("1 type or test name was longer than 4096 bytes: cut there, ending in '…'"),
+            "\(report.warnings)")
+        XCTAssertEqual(report.verdict, .budgetExceeded, "damage hides no finding")
+        XCTAssertTrue(report.isIncomplete)
+    }
+
     func testAProcessThatOnlyNamedTestsAuditedNothing() throws {
         // The preloaded library attaches to name tests; without LeakMonitor or a budget nothing is tracked.
         var run = recordedRun(Replay())

@@ -94,6 +94,43 @@ final class RecordDecoderTests: XCTestCase {
         XCTAssertEqual(decoder.tornSlots, 0)
     }
 
+    func testAStackLongerThanTheWiresFrameLimitIsDamageAndCutToItsInnermostFrames() throws {
+        // Far more than a capture writes (issue 29 measured a target writing 1,500,000).
+        let (channel, writer) = try makeChannel(slots: 1 << 16)
+        let addresses = (0..<100_000).map { UInt64(0x1000 + $0) }
+        writer.stackBlob(id: 7, addresses: addresses, truncated: false)
+        writer.stackBlob(id: 8, addresses: Array(addresses.prefix(Int(LA_WIRE_MAX_FRAMES))), truncated: false)
+        var decoder = RecordDecoder()
+        XCTAssertEqual(
+            drain(&decoder, channel, targetFinished: true),
+            [
+                .stackDefined(id: 7, returnAddresses: Array(addresses.prefix(48)), truncated: true),
+                .stackDefined(id: 8, returnAddresses: Array(addresses.prefix(48)), truncated: false),
+            ])
+        XCTAssertEqual(decoder.overlongStacks, 1, "a stack of exactly the limit is whole")
+        XCTAssertEqual(decoder.cutFrames, 100_000 - 48)
+        XCTAssertEqual(decoder.damagedSlots, 1)
+    }
+
+    func testANameLongerThanTheWiresLimitIsCutAtACharacterAndSaysSo() throws {
+        let (channel, writer) = try makeChannel(slots: 1 << 16)
+        // "é" is two bytes: the limit falls inside one, so the cut goes back to its first byte.
+        let long = "A" + String(repeating: "é", count: 10_000)
+        writer.typeBlob(id: 0, name: long, max: 1)
+        writer.blob(kind: Int(LA_BLOB_TEST), id: 3, value: 0, payload: Array(("Tests/" + long).utf8))
+        writer.typeBlob(id: 1, name: String(repeating: "B", count: Int(LA_WIRE_MAX_NAME)), max: 1)
+        var decoder = RecordDecoder()
+        let events = drain(&decoder, channel, targetFinished: true)
+        guard events.count == 3, case .typeDefined(_, let name, _, _, _) = events[0],
+            case .testDefined(3, let test) = events[1], case .typeDefined(_, let whole, _, _, _) = events[2]
+        else { return XCTFail("\(events.count) events") }
+        XCTAssertEqual(name, "A" + String(repeating: "é", count: 2047) + "…")
+        XCTAssertEqual(test, "Tests/A" + String(repeating: "é", count: 2044) + "…")
+        XCTAssertEqual(whole.utf8.count, Int(LA_WIRE_MAX_NAME), "a name of exactly the limit is whole")
+        XCTAssertEqual(decoder.longNames, 2)
+        XCTAssertEqual(decoder.damagedSlots, 0, "a long name is the author's choice, not damage")
+    }
+
     func testModuleBlobDecodesRangeLoadBiasBuildIDAndPath() throws {
         let (channel, writer) = try makeChannel()
         let image = ModuleImage(

@@ -17,6 +17,18 @@ struct RecordDecoder {
     /// further ahead than any writer can reserve: the stream was damaged.
     private(set) var damagedSlots: UInt64 = 0
 
+    /// Stack blobs of more than LA_WIRE_MAX_FRAMES addresses, cut to their first ones (each also
+    /// counted as a damaged slot), and the addresses cut from them.
+    private(set) var overlongStacks: UInt64 = 0
+    private(set) var cutFrames: UInt64 = 0
+    /// Type and test names longer than LA_WIRE_MAX_NAME bytes, cut there.
+    private(set) var longNames: UInt64 = 0
+
+    /// The most return addresses a stack keeps (LA_WIRE_MAX_FRAMES).
+    static let mostFrames = Int(LA_WIRE_MAX_FRAMES)
+    /// The most bytes of a type or test name kept (LA_WIRE_MAX_NAME).
+    static let longestName = Int(LA_WIRE_MAX_NAME)
+
     /// The channel's clock as this decoder last published it: no record it decodes was written
     /// later (docs/record-format.md, "Time").
     private(set) var clock: UInt64 = 0
@@ -213,7 +225,7 @@ struct RecordDecoder {
     static let prefetchDistance: UInt64 = 8
 
     /// The blob whose head is the slot at `cursor`.
-    private func decodeBlob(
+    private mutating func decodeBlob(
         _ channel: RecordChannel, at cursor: UInt64, kind: UInt32, slotCount: UInt64, id: UInt64, length: UInt64,
         value: UInt64
     ) -> WireEvent? {
@@ -243,18 +255,27 @@ struct RecordDecoder {
             }
             return .typeDefined(
                 id: UInt32(truncatingIfNeeded: id),
-                name: String(decoding: payload[fixedSize...], as: UTF8.self),
+                name: boundedName(payload[fixedSize...]),
                 // A negative budget allows no instance.
                 max: Int(Swift.max(Int64(bitPattern: value), 0)),
                 budget: budget,
                 heldByXCTest: (fixed.budget_source >> 16) & UInt32(LA_TYPE_XCTEST_CASE) != 0)
         case UInt32(LA_BLOB_STACK):
-            let addresses = payload.withUnsafeBytes { bytes in
-                (0..<(bytes.count / 8)).map { bytes.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self) }
+            let count = payload.count / 8
+            let kept = Swift.min(count, Self.mostFrames)
+            if count > kept {
+                // No capture writes more: damage, of which the innermost frames are kept.
+                overlongStacks += 1
+                cutFrames += UInt64(count - kept)
+                damagedSlots += 1
             }
-            return .stackDefined(id: UInt32(truncatingIfNeeded: id), returnAddresses: addresses, truncated: value != 0)
+            let addresses = payload.withUnsafeBytes { bytes in
+                (0..<kept).map { bytes.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self) }
+            }
+            return .stackDefined(
+                id: UInt32(truncatingIfNeeded: id), returnAddresses: addresses, truncated: value != 0 || count > kept)
         case UInt32(LA_BLOB_TEST):
-            return .testDefined(id: UInt32(truncatingIfNeeded: id), name: String(decoding: payload, as: UTF8.self))
+            return .testDefined(id: UInt32(truncatingIfNeeded: id), name: boundedName(payload[...]))
         case UInt32(LA_BLOB_MODULE):
             return decodeModule(payload, loadBias: value)
         case UInt32(LA_BLOB_PROCESS):
@@ -269,6 +290,17 @@ struct RecordDecoder {
         default:
             return nil
         }
+    }
+
+    /// `bytes` as a name: cut to LA_WIRE_MAX_NAME bytes (at a character's first byte) and ended
+    /// with `…` when longer.
+    private mutating func boundedName(_ bytes: ArraySlice<UInt8>) -> String {
+        guard bytes.count > Self.longestName else { return String(decoding: bytes, as: UTF8.self) }
+        longNames += 1
+        var end = bytes.startIndex + Self.longestName
+        // Not inside a UTF-8 sequence: back to the byte that starts it.
+        while end > bytes.startIndex, bytes[end] & 0xC0 == 0x80 { end -= 1 }
+        return String(decoding: bytes[..<end], as: UTF8.self) + "…"
     }
 
     private func decodeModule(_ payload: [UInt8], loadBias: UInt64) -> WireEvent? {

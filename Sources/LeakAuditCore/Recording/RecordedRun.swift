@@ -145,6 +145,11 @@ struct Reception {
     var tornSlots: UInt64 = 0
     /// Slots no writer could have written: a damaged stream.
     var damagedSlots: UInt64 = 0
+    /// Stacks longer than LA_WIRE_MAX_FRAMES (damage), cut there, and the addresses cut.
+    var overlongStacks: UInt64 = 0
+    var cutFrames: UInt64 = 0
+    /// Type and test names longer than LA_WIRE_MAX_NAME bytes, cut there.
+    var longNames: UInt64 = 0
     /// With `--retainers`: the heap walks, at each process's exit and after tests.
     var heapWalks = HeapWalks()
     /// `--timeout` ran out and the target was stopped.
@@ -249,6 +254,7 @@ struct Reception {
         let received = Reception(
             ledgers: ledgers.byProcess,
             channel: ChannelSummary(channel), tornSlots: decoder.tornSlots, damagedSlots: decoder.damagedSlots,
+            overlongStacks: decoder.overlongStacks, cutFrames: decoder.cutFrames, longNames: decoder.longNames,
             heapWalks: heapWalks, timedOut: stoppedAt != nil,
             receivedSignal: target.receivedSignal, durationMilliseconds: decoder.clock)
         return (outcome, received)

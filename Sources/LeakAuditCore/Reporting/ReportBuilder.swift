@@ -143,6 +143,16 @@ struct ReportBuilder {
                 "\(counted(run.received.damagedSlots, "record")) in leak-audit's channel \(run.received.damagedSlots == 1 ? "was" : "were") no record LeakMonitor writes: something else wrote into it, so counts may be wrong"
             )
         }
+        if run.received.overlongStacks > 0 {
+            warnings.append(
+                "\(counted(run.received.overlongStacks, "allocation stack")) held more than the \(RecordDecoder.mostFrames) frames LeakMonitor records (\(run.received.cutFrames) more): each was cut to its innermost \(RecordDecoder.mostFrames), and counted as damage"
+            )
+        }
+        if run.received.longNames > 0 {
+            warnings.append(
+                "\(counted(run.received.longNames, "type or test name")) \(run.received.longNames == 1 ? "was" : "were") longer than \(RecordDecoder.longestName) bytes: cut there, ending in '…'"
+            )
+        }
         for budget in watch.budgets where !types.contains(where: { $0.budget == .pattern(budget) }) {
             warnings.append(
                 "budget '\(ReportPhrases.escaped(budget.description))' (\(ReportPhrases.escaped(budget.origin))) matched no type that was allocated, or only types whose max is declared in code"

@@ -216,6 +216,14 @@ enum {
     LA_PROCESS_SKIPS_OBSERVED = 1u << 3,
 };
 
+/// Most return addresses a stack blob carries (LeakMonitor's capture stops there): a longer stack
+/// is damage, and leak-audit keeps its first (innermost) LA_WIRE_MAX_FRAMES.
+#define LA_WIRE_MAX_FRAMES 48u
+
+/// Longest type or test name leak-audit reports, in UTF-8 bytes: a longer one (a `leakReportName`
+/// as long as its author likes) is cut there, and the report says so.
+#define LA_WIRE_MAX_NAME 4096u
+
 /// Longest command line a process blob carries.
 #define LA_WIRE_MAX_COMMAND_LINE 1024u
 
