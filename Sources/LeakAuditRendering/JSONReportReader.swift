@@ -7,7 +7,9 @@ import LeakAuditModel
 ///
 /// Reading is the JSON renderer's inverse: rendering the report read from a JSON report gives, in
 /// every format, the bytes rendering the original gives. The file is treated as hostile: it is read
-/// bounded (`readWholeFile(at:)`), every value is checked to be one the schema allows, and the
+/// bounded (`readWholeFile(at:)`), strictly (no key twice in an object, every number a whole one
+/// written in digits, no lone surrogate: `StrictJSON`), every value is checked to be one the
+/// schema allows, and the
 /// fields derived from others (the summary, `exceeded`, `target.testsRun`) must agree with what
 /// they are derived from. Keys the schema does not know are ignored: a later release may add
 /// fields without changing the schema's version. Fields added to schema 1 after its first release
@@ -51,6 +53,8 @@ public struct JSONReportReader: Sendable {
         }
         let data = Data(bytes)
         let version = try schemaVersion(of: data, path: path)
+        // What JSON allows and readers take differently: refused before any value is read.
+        if let problem = StrictJSON.firstProblem(in: bytes) { throw .invalid(path: path, reason: problem) }
         guard version == Self.schemaVersion else { throw .unsupportedVersion(path: path, version: version) }
         let wire: JSONReportV1
         do {

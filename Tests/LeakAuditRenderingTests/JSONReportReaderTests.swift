@@ -332,7 +332,7 @@ final class JSONReportReaderTests: XCTestCase {
             ("null.json", try types { $0["peakLive"] = NSNull() }, "wrong type at \"types[0].peakLive\""),
             (
                 "huge.json", try types { $0["peakLive"] = 1e30 },
-                "\"types[0].peakLive\" holds a number that is not whole or too large"
+                "\"types[0].peakLive\" holds 1e+30, which is not a whole number written in digits, as every count is"
             ),
             (
                 "large-count.json", try types { $0["peakLive"] = 1 << 50 },
@@ -388,6 +388,68 @@ final class JSONReportReaderTests: XCTestCase {
             let path = try file(name, json)
             XCTAssertEqual(error(reading: path), .invalid(path: path, reason: reason), name)
         }
+    }
+
+    func testWhatJSONAllowsAndReadersTakeDifferentlyIsRefusedNamingItsCause() throws {
+        // A failing run whose name and peak are markers to replace in the text.
+        let json = try edited { object in
+            var types = object["types"] as? [[String: Any]] ?? []
+            types[0]["name"] = "NAME-MARKER"
+            types[0]["allocatedTotal"] = 987_654_321
+            object["types"] = types
+        }
+        XCTAssertTrue(json.contains("\"summary\""))
+        let cases: [(String, String, String)] = [
+            // A clean summary first, the real one after: other readers take the last.
+            (
+                "duplicate.json", "{\"summary\": {\"verdict\": \"clean\"}, " + json.dropFirst(),
+                "\"summary\" is given twice in one object (a duplicate key, which JSON readers take differently)"
+            ),
+            (
+                "duplicate-inner.json", json.replacingOccurrences(of: "\"NAME-MARKER\"", with: "\"A\", \"name\": \"B\""),
+                "\"types[0].name\" is given twice in one object (a duplicate key, which JSON readers take differently)"
+            ),
+            (
+                "tiny.json", json.replacingOccurrences(of: "987654321", with: "1e-400"),
+                "\"types[0].allocatedTotal\" holds 1e-400, which is not a whole number written in digits, as every count is"
+            ),
+            (
+                "fraction.json", json.replacingOccurrences(of: "987654321", with: "2.0"),
+                "\"types[0].allocatedTotal\" holds 2.0, which is not a whole number written in digits, as every count is"
+            ),
+            (
+                "beyond.json", json.replacingOccurrences(of: "987654321", with: "99999999999999999999"),
+                "\"types[0].allocatedTotal\" holds 99999999999999999999, too large for a count"
+            ),
+            (
+                "surrogate.json", json.replacingOccurrences(of: "NAME-MARKER", with: "App.\\ud800Model"),
+                "\"types[0].name\" holds a lone surrogate (\\ud800), which is no character"
+            ),
+            (
+                "low-surrogate.json", json.replacingOccurrences(of: "NAME-MARKER", with: "App.\\uDC00"),
+                "\"types[0].name\" holds a lone surrogate (\\uDC00), which is no character"
+            ),
+        ]
+        for (name, text, reason) in cases {
+            let path = try file(name, text)
+            XCTAssertEqual(error(reading: path), .invalid(path: path, reason: reason), name)
+        }
+        // A pair of surrogates is a character; keys written with escapes are the same keys.
+        let pair = try file("pair.json", json.replacingOccurrences(of: "NAME-MARKER", with: "App.\\ud83e\\udd8aFox"))
+        XCTAssertEqual(try JSONReportReader().read(path: pair).types[0].name, "App.🦊Fox")
+        let escapedKey = try file(
+            "escaped-key.json", "{\"summ\\u0061ry\": {\"verdict\": \"clean\"}, " + json.dropFirst())
+        XCTAssertEqual(
+            error(reading: escapedKey),
+            .invalid(
+                path: escapedKey,
+                reason: "\"summary\" is given twice in one object (a duplicate key, which JSON readers take differently)"))
+        // Nested as deep as a file likes: one line, no deep recursion.
+        let deep = String(repeating: "{\"a\":", count: 100_000) + "{\"k\":1,\"k\":2}" + String(repeating: "}", count: 100_001)
+        let problem = try XCTUnwrap(StrictJSON.firstProblem(in: Array(deep.utf8)))
+        XCTAssertLessThan(problem.count, 400, problem)
+        XCTAssertTrue(
+            problem.hasSuffix("a.a.a.k\" is given twice in one object (a duplicate key, which JSON readers take differently)"))
     }
 
     func testADerivedFieldThatDisagreesIsCaught() throws {
