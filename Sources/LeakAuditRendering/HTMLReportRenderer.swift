@@ -37,13 +37,18 @@ public struct HTMLReportRenderer: ReportRenderer {
             for line in explanation where !line.isEmpty { page.line("<p>\(html(line))</p>") }
             page.line("</section>")
         }
-        let charted = chartedTypes(report)
+        let everyCharted = chartedTypes(report)
+        // A chart and a flame graph each for the first ones; a row each for the rest, so that the
+        // page stays a few megabytes with thousands of types over budget.
+        let charted = Array(everyCharted.prefix(Self.chartedTypeLimit))
+        let uncharted = everyCharted.dropFirst(Self.chartedTypeLimit).filter { $0.budget != nil }
         // When tests' leaks are what failed, they come first.
         let testsFirst = report.failingTypes.isEmpty && report.testLeaks.contains { $0.leaked.status.fails }
         if testsFirst, let tests = report.tests { testTable(tests, report: report, charted: charted, into: &page) }
         if !charted.isEmpty {
             page.line("<section id=\"types\"><h2>Types</h2>")
             for (index, type) in charted.enumerated() { typeSection(type, index: index, report: report, into: &page) }
+            if !uncharted.isEmpty { unchartedTable(uncharted, into: &page) }
             page.line("</section>")
         }
         let within = report.types.filter { !$0.exceeded }
@@ -54,7 +59,7 @@ public struct HTMLReportRenderer: ReportRenderer {
             page.line("</tr></thead><tbody>")
             for type in within {
                 page.line(
-                    "<tr><td>\(html(type.name))</td><td>\(type.max)</td><td>\(type.peakLive)</td><td>\(type.liveAtExit)</td></tr>"
+                    "<tr><td>\(html(type.name, longest: Self.longestInRow))</td><td>\(type.max)</td><td>\(type.peakLive)</td><td>\(type.liveAtExit)</td></tr>"
                 )
             }
             page.line("</tbody></table></section>")
@@ -187,6 +192,24 @@ public struct HTMLReportRenderer: ReportRenderer {
         }
         if let retainers = type.retainers, !retainers.isEmpty { retainerGraphs(retainers, into: &page) }
         page.line("</article>")
+    }
+
+    /// The most types that get a chart and a flame graph each.
+    static let chartedTypeLimit = 50
+
+    /// One row for each type over budget past the charted ones.
+    private func unchartedTable(_ types: [ChartedType], into page: inout HTMLPage) {
+        page.line("<h3 id=\"more-types\">\(types.count) more over budget, without charts</h3>")
+        page.line("<table class=\"sortable\"><thead><tr>")
+        page.line(
+            "<th>Type</th><th data-numeric>Max</th><th data-numeric>Peak</th><th data-numeric>Alive at exit</th><th>Status</th>")
+        page.line("</tr></thead><tbody>")
+        for type in types {
+            page.line(
+                "<tr><td>\(html(type.name, longest: Self.longestInRow))</td><td>\(type.budget.map(String.init) ?? "")</td><td>\(type.peak)</td><td>\(type.liveAtExit)</td><td>\(html(statusLabel(type.status)))</td></tr>"
+            )
+        }
+        page.line("</tbody></table>")
     }
 
     private func statusLabel(_ status: FindingStatus?) -> String {
@@ -623,7 +646,9 @@ public struct HTMLReportRenderer: ReportRenderer {
         for (index, entry) in census.entries.enumerated() {
             let anchor = "census-\(index)"
             let name =
-                charted.contains { $0.anchor == anchor } ? "<a href=\"#\(anchor)\">\(html(entry.name))</a>" : html(entry.name)
+                charted.contains { $0.anchor == anchor }
+                ? "<a href=\"#\(anchor)\">\(html(entry.name, longest: Self.longestInRow))</a>"
+                : html(entry.name, longest: Self.longestInRow)
             page.line("<tr><td>\(name)</td><td>\(entry.liveAtExit)</td></tr>")
         }
         page.line("</tbody></table>")
@@ -641,14 +666,14 @@ public struct HTMLReportRenderer: ReportRenderer {
     /// made visible (ReportPhrases.escaped), then markup characters as entities.
     /// Text longer than `longestText` characters (a name a target chose) is cut there, and says
     /// how much was cut: the page stays readable and its size bounded whatever the name's length.
-    private func html(_ text: String) -> String {
+    private func html(_ text: String, longest: Int = longestText) -> String {
         var result = ""
         var shown = text
         var cut = 0
-        if text.utf8.count > Self.longestText {
+        if text.utf8.count > longest {
             let scalars = text.unicodeScalars
             let end =
-                scalars.index(scalars.startIndex, offsetBy: Self.longestText, limitedBy: scalars.endIndex) ?? scalars.endIndex
+                scalars.index(scalars.startIndex, offsetBy: longest, limitedBy: scalars.endIndex) ?? scalars.endIndex
             cut = scalars[end...].count
             shown = String(scalars[..<end])
         }
@@ -666,8 +691,9 @@ public struct HTMLReportRenderer: ReportRenderer {
         return result
     }
 
-    /// The most characters of one text the page shows.
+    /// The most characters of one text the page shows, and of a name in a row of a long table.
     static let longestText = 1_000
+    static let longestInRow = 160
 
     /// Escaped `text` that may wrap after each `.` and `/` (a test's or a type's name has no spaces).
     private func breakable(_ escaped: String) -> String {

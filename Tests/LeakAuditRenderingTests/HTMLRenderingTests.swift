@@ -186,6 +186,26 @@ final class HTMLRenderingTests: XCTestCase {
         XCTAssertLessThan(html.utf8.count, 1_000_000)
     }
 
+    func testTenThousandTypesOverBudgetGetChartsForTheFirstAndARowEachForTheRest() {
+        var report = report()
+        let stack = (0..<48).map { frame("App.f\($0)() -> ()", "\(Self.cwd)/Sources/App/F.swift", $0 + 1) }
+        let type = report.types[0]
+        report.types = (0..<10_000).map { index in
+            var copy = type
+            copy.name = "App.Type\(index)" + String(repeating: "N", count: 2_000)
+            copy.allocations = [.init(count: 5, frames: stack, truncated: false)]
+            copy.allocationsAtExit = copy.allocations
+            return copy
+        }
+        let html = HTMLReportRenderer(workingDirectory: Self.cwd).render(report)
+        let limit = HTMLReportRenderer.chartedTypeLimit
+        XCTAssertEqual(count("<article class=\"type", in: html), limit)
+        XCTAssertEqual(count("<svg class=\"timeline\"", in: html), limit)
+        XCTAssertTrue(html.contains("<h3 id=\"more-types\">\(10_000 - limit) more over budget, without charts</h3>"))
+        XCTAssertTrue(html.contains("<tr><td>App.Type9999NNN"), "the last type has its row")
+        XCTAssertLessThan(html.utf8.count, 6_000_000, "a few hundred bytes a type past the charted ones")
+    }
+
     func testFifteenHundredTestsAreDrawnAsBandsWideEnoughToPointAtWithTheLeakingTestsOwn() throws {
         var report = report()
         report.target.durationMilliseconds = 1_500
