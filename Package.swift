@@ -64,6 +64,11 @@ let package = Package(
         // replayed the same way.
         .executableTarget(
             name: "HeapGraphFuzzer", dependencies: ["LeakAuditCore", "LeakAuditModel"], path: "Fuzz/HeapGraphFuzzer"),
+        // The saved report's libFuzzer target (`leak-audit report`: the JSON reader, then every
+        // renderer), built and replayed the same way.
+        .executableTarget(
+            name: "ReportFuzzer", dependencies: ["LeakAuditCore", "LeakAuditModel", "LeakAuditRendering"],
+            path: "Fuzz/ReportFuzzer"),
         // The command plugin behind `swift package leak-audit` (docs/plugin.md).
         .plugin(
             name: "LeakAuditPlugin",

@@ -3,7 +3,9 @@
 # RecordStreamFuzzer, bytes in leak-audit's channel, through the decoder, the ledgers, the report
 # builder and every renderer (Fuzz/RecordStreamFuzzer); HeapGraphFuzzer, a stopped process's
 # memory, registers and module records, through the malloc chunk walk, the reading of Swift
-# metadata, the retaining-path search and its naming (Fuzz/HeapGraphFuzzer, `--retainers`).
+# metadata, the retaining-path search and its naming (Fuzz/HeapGraphFuzzer, `--retainers`);
+# ReportFuzzer, a saved report's bytes, through the strict JSON report reader and every renderer
+# (Fuzz/ReportFuzzer, `leak-audit report`).
 # Builds each target with libFuzzer and AddressSanitizer in .build-fuzz/, starts from its
 # well-formed seeds plus the corpus of earlier runs (.build-fuzz/TARGET/corpus), and runs it for
 # RUNS inputs (default 200,000, about a minute each; docs/reliability.md gives longer runs), split
@@ -18,9 +20,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-200000}
 jobs=${2:-1}
-targets=(RecordStreamFuzzer HeapGraphFuzzer)
+targets=(RecordStreamFuzzer HeapGraphFuzzer ReportFuzzer)
 [[ $runs =~ ^[0-9]+$ && $jobs =~ ^[1-9][0-9]*$ && ( -z ${3:-} || " ${targets[*]} " == *" ${3:-} "* ) ]] || {
-    echo "usage: scripts/fuzz.sh [RUNS [JOBS [RecordStreamFuzzer|HeapGraphFuzzer]]]" >&2
+    echo "usage: scripts/fuzz.sh [RUNS [JOBS [RecordStreamFuzzer|HeapGraphFuzzer|ReportFuzzer]]]" >&2
     exit 64
 }
 [[ -z ${3:-} ]] || targets=("$3")
@@ -45,6 +47,9 @@ fuzz() {
     "$fuzzer" --write-seeds "$dir/seeds" >&2
 
     local per_job=$(((runs + jobs - 1) / jobs)) job
+    # A saved report is larger than a channel's ring of 64 slots: its seeds are up to 4 KB compact.
+    local max_len=4096
+    [[ $target != ReportFuzzer ]] || max_len=16384
     echo "fuzz: $target, $runs runs ($jobs × $per_job)..." >&2
     local started ended
     started=$(date +%s)
@@ -52,7 +57,7 @@ fuzz() {
     for ((job = 0; job < jobs; job++)); do
         # Allocation stacks cost more than the rest of an input; leaks are Swift's to manage.
         ASAN_OPTIONS=malloc_context_size=0:detect_leaks=0 \
-            "$fuzzer" "$dir/corpus" "$dir/seeds" -runs="$per_job" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+            "$fuzzer" "$dir/corpus" "$dir/seeds" -runs="$per_job" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
             -artifact_prefix="$dir/crashes/" -print_final_stats=1 ${MAX_SECONDS:+-max_total_time="$MAX_SECONDS"} \
             >"$dir/run-$job.log" 2>&1 &
         pids+=($!)

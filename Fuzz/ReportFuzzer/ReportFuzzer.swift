@@ -1,0 +1,195 @@
+// The saved report's fuzz target: bytes as a file `leak-audit report` is given, through the JSON
+// report reader (with its strict rules: no key twice, whole numbers in digits, no lone surrogate)
+// and, for every file it reads, every renderer, HTML's included. A report that reads must render as
+// JSON that reads back as the same report. Built with -sanitize=fuzzer and -DFUZZING by
+// scripts/fuzz.sh, it is a libFuzzer target; built as usual (`swift build`), it replays the files
+// and directories it is given and exits 0; `--print FILE` shows what one input reads as (its text
+// report, or the reader's error), `--write-seeds DIR` writes well-formed reports to start from.
+import LeakAuditCore
+import LeakAuditModel
+import LeakAuditRendering
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Every format `leak-audit report` writes, and the text report fitted to 80 columns and verbose.
+nonisolated(unsafe) let renderers: [any ReportRenderer] = [
+    TextReportRenderer(workingDirectory: "/", width: 80), TextReportRenderer(workingDirectory: "/", verbose: true),
+    JSONReportRenderer(), SARIFReportRenderer(workingDirectory: "/"), JUnitReportRenderer(workingDirectory: "/"),
+    GitHubActionsReportRenderer(workingDirectory: "/"), HTMLReportRenderer(workingDirectory: "/"),
+]
+
+/// Reads one input as a saved report and, when it reads, renders it in every format; returns the
+/// bytes rendered (0 for an input the reader refuses).
+func replay(_ bytes: UnsafeRawBufferPointer) -> Int {
+    let report: AuditReport
+    do {
+        report = try JSONReportReader().decode(Array(bytes), path: "fuzz.json")
+    } catch {
+        // A refusal is one line that names the file.
+        let line = error.description
+        if line.contains("\n") || !line.hasPrefix("'fuzz.json' ") { fatalError("a refusal that is not one line: \(line)") }
+        return 0
+    }
+    var rendered = 0
+    for renderer in renderers {
+        let text = renderer.render(report)
+        rendered += text.utf8.count
+        if renderer is JSONReportRenderer {
+            do {
+                let again = try JSONReportReader().decode(Array(text.utf8), path: "again.json")
+                if JSONReportRenderer().render(again) != text { fatalError("a report read does not render as itself") }
+            } catch {
+                fatalError("a report read renders as JSON that does not read back: \(error)")
+            }
+        }
+    }
+    return rendered
+}
+
+#if FUZZING
+    /// libFuzzer's driver (see Fuzz/RecordStreamFuzzer: SwiftPM links the executable's own `main`).
+    @_silgen_name("LLVMFuzzerRunDriver")
+    func runFuzzerDriver(
+        _ argc: UnsafeMutablePointer<CInt>,
+        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+        _ oneInput: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+    ) -> CInt
+#endif
+
+/// Fuzzes (built with FUZZING), or replays every file named on the command line and every file in
+/// every directory named.
+@main
+enum ReportFuzzer {
+    static func main() {
+        if CommandLine.arguments.count == 3 && CommandLine.arguments[1] == "--write-seeds" {
+            writeSeeds(into: CommandLine.arguments[2])
+            return
+        }
+        #if FUZZING
+            var argc = CommandLine.argc
+            var argv = CommandLine.unsafeArgv
+            exit(
+                runFuzzerDriver(&argc, &argv) { data, size in
+                    _ = replay(UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : size))
+                    return 0
+                })
+        #else
+            replayCommandLine()
+        #endif
+    }
+
+    /// Replays or prints, as the command line says.
+    static func replayCommandLine() {
+        if CommandLine.arguments.count == 3 && CommandLine.arguments[1] == "--print" {
+            guard let bytes = contents(of: CommandLine.arguments[2]) else { exit(66) }
+            do {
+                let report = try JSONReportReader().decode(bytes, path: CommandLine.arguments[2])
+                print(TextReportRenderer(workingDirectory: "/", verbose: true).render(report), terminator: "")
+            } catch {
+                print(error.description)
+            }
+            return
+        }
+        var files: [String] = []
+        for argument in CommandLine.arguments.dropFirst() {
+            if let directory = opendir(argument) {
+                while let entry = readdir(directory) {
+                    let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                        String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+                    }
+                    if entry.pointee.d_type == DT_REG { files.append(argument + "/" + name) }
+                }
+                closedir(directory)
+            } else {
+                files.append(argument)
+            }
+        }
+        var rendered = 0
+        var read = 0
+        for file in files.sorted() {
+            guard let bytes = contents(of: file) else {
+                print("ReportFuzzer: cannot read '\(file)'")
+                exit(66)
+            }
+            let count = bytes.withUnsafeBytes(replay)
+            rendered += count
+            if count > 0 { read += 1 }
+        }
+        print("ReportFuzzer: replayed \(files.count) input(s), \(read) read as reports, \(rendered) bytes rendered")
+    }
+
+    /// Saved reports to start from: each record stream seed's report as JSON, compact (so that
+    /// mutations reach its values sooner), and a few that the strict rules refuse.
+    static var seeds: [(String, [UInt8])] {
+        var seeds: [(String, [UInt8])] = []
+        for (name, stream) in RecordStreamReplay.seeds.sorted(by: { $0.key < $1.key }) {
+            let report = stream.withUnsafeBytes(RecordStreamReplay.report(from:))
+            let json = JSONReportRenderer().render(report)
+            seeds.append(("\(name).json", Array(json.utf8)))
+            seeds.append(("\(name)-compact.json", compacted(json)))
+        }
+        if let (_, first) = seeds.first {
+            let text = String(decoding: first, as: UTF8.self)
+            seeds.append(("duplicate-key.json", Array(("{\"summary\": {}, " + text.dropFirst()).utf8)))
+            seeds.append(("tiny-number.json", Array(text.replacing(": 0,", with: ": 1e-400,").utf8)))
+            seeds.append(
+                ("lone-surrogate.json", Array(text.replacing("\"leak-audit\"", with: "\"leak\\ud800\"").utf8)))
+        }
+        return seeds
+    }
+
+    /// `json` without the spaces and line breaks between its tokens.
+    static func compacted(_ json: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var inString = false
+        var escaped = false
+        for byte in json.utf8 {
+            if inString {
+                bytes.append(byte)
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+            } else if byte == UInt8(ascii: "\"") {
+                inString = true
+                bytes.append(byte)
+            } else if byte != 0x20 && byte != 0x0A {
+                bytes.append(byte)
+            }
+        }
+        return bytes
+    }
+
+    /// Writes the seeds into `directory`.
+    static func writeSeeds(into directory: String) {
+        let seeds = seeds
+        for (name, input) in seeds {
+            guard let file = fopen(directory + "/" + name, "wb") else {
+                print("ReportFuzzer: cannot write '\(directory)/\(name)'")
+                exit(73)
+            }
+            fwrite(input, 1, input.count, file)
+            fclose(file)
+        }
+        print("ReportFuzzer: wrote \(seeds.count) seeds to '\(directory)'")
+    }
+
+    /// The whole file at `path`, or nil.
+    static func contents(of path: String) -> [UInt8]? {
+        guard let file = fopen(path, "rb") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            bytes += chunk[..<count]
+            if count < chunk.count { break }
+        }
+        return ferror(file) == 0 ? bytes : nil
+    }
+}
