@@ -190,6 +190,34 @@ final class ReliabilityTests: XCTestCase {
         XCTAssertFalse(result.stderr.unicodeScalars.contains { $0.value == 0x1B }, result.log)
     }
 
+    func testAStackDeeperThanAnyCaptureAndANameOfAMegabyteAreCutAndSaidSo() throws {
+        // Issue 29: 1,500,000 addresses took 3.75 GB for the JSON and crashed the HTML; a 1 MB name
+        // made 195 MB of HTML. Here 200,000 addresses and a 1 MB name, in the default ring.
+        let html = Harness.scratchPath("report.html")
+        let (result, json) = try audit([
+            "--output-html", html, try Harness.fixture("HostileWriter"), "deep-stacks", "1", "200000", "1048576",
+        ])
+        XCTAssertEqual(result.status, 1, "the type is over budget, damage or not: \(result.log)")
+        let type = try XCTUnwrap((json["types"] as? [[String: Any]])?.first)
+        let name = try XCTUnwrap(type["name"] as? String)
+        XCTAssertEqual(name, "Hostile.Type0" + String(repeating: "N", count: 4096 - 13) + "…")
+        let group = try XCTUnwrap((type["allocations"] as? [[String: Any]])?.first)
+        XCTAssertEqual((group["frames"] as? [Any])?.count, 48, "the innermost 48 frames")
+        XCTAssertEqual(group["truncated"] as? Bool, true)
+        let summary = try XCTUnwrap(json["summary"] as? [String: Any])
+        XCTAssertEqual(summary["incomplete"] as? Bool, true, "a stack no capture writes is damage")
+        let warnings = summary["warnings"] as? [String] ?? []
+        XCTAssertTrue(
+            warnings.contains(
+                "1 allocation stack held more than the 48 frames LeakMonitor records (199952 more): each was cut to its innermost 48, and counted as damage"
+            ), "\(warnings)")
+        XCTAssertTrue(
+            warnings.contains("1 type or test name was longer than 4096 bytes: cut there, ending in '…'"), "\(warnings)")
+        let page = try String(contentsOfFile: html, encoding: .utf8)
+        XCTAssertLessThan(page.utf8.count, 200_000, "a page of kilobytes")
+        XCTAssertTrue(page.contains("</html>"))
+    }
+
     func testAProcessWritingIntoTheChannelNeverGetsACleanReport() throws {
         let hostile = try Harness.fixture("HostileWriter")
         for mode in ["unknown-types", "huge-type-id", "huge-next-slot", "dropped-max", "garbage"] {

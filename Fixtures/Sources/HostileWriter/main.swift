@@ -1,6 +1,7 @@
 // A process that writes into leak-audit's channel what LeakMonitor never would: records naming
 // types never defined, random bytes, a `next_slot` near 2^64, a type id near 2^32, 2^64 - 1
-// dropped records, a module that is a FIFO. It links no LeakMonitor and forges the header's "attached" fields, as any
+// dropped records, a module that is a FIFO, stacks deeper than any capture and names as long as
+// it likes (`deep-stacks`). It links no LeakMonitor and forges the header's "attached" fields, as any
 // process of the same user could. leak-audit must neither crash nor hang, and must never call
 // such a run clean. The mode is the first argument; offsets are docs/record-format.md's.
 import Glibc
@@ -45,8 +46,16 @@ func writeSlot(_ index: UInt64, tag: UInt64, _ w1: UInt64, _ w2: UInt64, _ w3: U
     slot.storeBytes(of: tag, toByteOffset: 0, as: UInt64.self)
 }
 
-/// Reserves `count` slots as a writer would, and returns the first.
+let consumedOffset = 48
+
+/// Reserves `count` slots as a writer would, waiting for room while leak-audit reads, and returns
+/// the first.
 func reserve(_ count: UInt64) -> UInt64 {
+    while load(UInt64.self, at: nextSlotOffset) &+ count &- load(UInt64.self, at: consumedOffset) > capacity,
+        count <= capacity
+    {
+        usleep(1000)
+    }
     let first = load(UInt64.self, at: nextSlotOffset)
     store(first + count, at: nextSlotOffset)
     return first
@@ -94,6 +103,29 @@ case "module-fifo":
     writeBlob(kind: 2, id: 0, value: 0, payload: bytes(start + 0x100) + bytes(start + 0x200))
     let first = reserve(2)
     for index in UInt64(0)..<2 { writeSlot(first + index, tag: allocKind, 0x1000 + index * 16, 0, 0) }
+case "deep-stacks":
+    // `deep-stacks TYPES FRAMES [NAME_BYTES]`: TYPES types of max 1 (named `Hostile.TypeN`, padded
+    // with `N` to NAME_BYTES), each with two instances alive allocated by a stack of FRAMES return
+    // addresses. More than 48 frames is more than any capture writes.
+    let arguments = CommandLine.arguments.dropFirst(2).compactMap { Int($0) }
+    let types = arguments.first ?? 1
+    let frames = arguments.count > 1 ? arguments[1] : 48
+    let nameBytes = arguments.count > 2 ? arguments[2] : 0
+    for type in 0..<types {
+        var name = "Hostile.Type\(type)"
+        if name.utf8.count < nameBytes { name += String(repeating: "N", count: nameBytes - name.utf8.count) }
+        writeBlob(kind: 1, id: UInt64(type), value: 1, payload: bytes(UInt32(0)) + bytes(UInt32(0)) + Array(name.utf8))
+        var stack: [UInt8] = []
+        stack.reserveCapacity(frames * 8)
+        for frame in 0..<frames { stack += bytes(UInt64(0x7000_0000 + (type * 64 + frame % 64) * 16)) }
+        writeBlob(kind: 2, id: UInt64(type), value: 0, payload: stack)
+        let first = reserve(2)
+        for index in UInt64(0)..<2 {
+            writeSlot(
+                first + index, tag: allocKind | (UInt64(type) << 32), 0x1000_0000 + (UInt64(type) * 2 + index) * 16,
+                UInt64(type), 0)
+        }
+    }
 case "unknown-types":
     // 100 allocations of type 7, which no record defines.
     let first = reserve(100)
