@@ -570,6 +570,7 @@ private struct ReportFromWire {
             throw Problem.invalid(
                 "\"\(location).bucketMilliseconds\" is \(timeline.bucketMilliseconds), not 1 to \(JSONReportReader.largestTime)")
         }
+        var previous = -1
         return LiveCountTimeline(
             bucketMilliseconds: timeline.bucketMilliseconds,
             samples: try timeline.samples.enumerated().map { index, values in
@@ -577,8 +578,15 @@ private struct ReportFromWire {
                 guard values.count == 4 else {
                     throw Problem.invalid("\"\(at)\" has \(values.count) values, not [time, low, high, last]")
                 }
+                let sampleTime = try time(values[0], at: at + "[0]")
+                // In time order, one sample a bucket: what charts and downsampling rely on.
+                guard sampleTime > previous else {
+                    throw Problem.invalid(
+                        "\"\(at)[0]\" is \(sampleTime), not later than the sample before it (samples are in time order)")
+                }
+                previous = sampleTime
                 return LiveCountTimeline.Sample(
-                    time: try time(values[0], at: at + "[0]"), low: try count(values[1], at: at + "[1]"),
+                    time: sampleTime, low: try count(values[1], at: at + "[1]"),
                     high: try count(values[2], at: at + "[2]"), last: try count(values[3], at: at + "[3]"))
             })
     }

@@ -380,6 +380,15 @@ final class JSONReportReaderTests: XCTestCase {
                 "\"types[0].timeline.samples[0]\" has 3 values, not [time, low, high, last]"
             ),
             (
+                "unsorted.json",
+                try types { type in
+                    var timeline = type["timeline"] as? [String: Any] ?? [:]
+                    timeline["samples"] = [[5, 1, 1, 1], [5, 1, 2, 2]]
+                    type["timeline"] = timeline
+                },
+                "\"types[0].timeline.samples[1][0]\" is 5, not later than the sample before it (samples are in time order)"
+            ),
+            (
                 "time.json", try types { $0["peakTimeMilliseconds"] = -5 },
                 "\"types[0].peakTimeMilliseconds\" is -5, not a time from 0 to \(1 << 40) milliseconds"
             ),
