@@ -259,7 +259,7 @@ public struct HTMLReportRenderer: ReportRenderer {
             "<svg class=\"timeline\" viewBox=\"0 0 \(Self.format(Self.chartWidth)) \(Self.format(Self.chartHeight))\" role=\"img\" aria-label=\"\(html("instances of \(type.name) alive over time"))\" data-end-ms=\"\(end)\" data-bucket-ms=\"\(shown.bucketMilliseconds)\">"
         )
         // Test boundaries, shaded and named.
-        for band in Self.testBands(tests, x: x) {
+        for band in Self.testBands(tests, x: x, plotEnd: Self.plotLeft + plotWidth) {
             let first = band.tests[0]
             let last = band.tests[band.tests.count - 1]
             guard let started = first.startedAt, let finished = last.finishedAt else { continue }
@@ -350,34 +350,42 @@ public struct HTMLReportRenderer: ReportRenderer {
     }
 
     /// The bands for `tests` (each with a start and a finish): a test at least `narrowestTestBand`
-    /// wide is its own band; narrower ones are joined with the tests after them until the band is
-    /// that wide (a band is never narrower). Where tests were joined, each test that left something alive also gets a band of its own, at least that wide,
-    /// after the others so that it is drawn on top and a pointer finds it.
-    static func testBands(_ tests: [AuditReport.TestReport], x: (Int) -> Double) -> [TestBand] {
+    /// wide is its own band; a narrower one is widened to that and, when the plot cannot hold every
+    /// test at that width, joined with the tests that start within that width after it (a band is
+    /// never narrower). Where tests were joined, each test that left something alive also gets a
+    /// band of its own, at least that wide, after the others so that it is drawn on top and a
+    /// pointer finds it.
+    static func testBands(_ tests: [AuditReport.TestReport], x: (Int) -> Double, plotEnd: Double) -> [TestBand] {
         var bands: [TestBand] = []
         var pending: [AuditReport.TestReport] = []
         var pendingLeft = 0.0
-        func flush(until right: Double) {
+        var pendingRight = 0.0
+        func flush() {
             guard !pending.isEmpty else { return }
-            // At least as wide as a pointer needs: widened to the left, over the band before it.
-            let left = Swift.max(Swift.min(pendingLeft, right - narrowestTestBand), x(0))
-            bands.append(
-                TestBand(
-                    tests: pending, left: left, width: Swift.max(right - left, narrowestTestBand), leaked: false,
-                    parity: bands.count % 2))
+            // At least as wide as a pointer needs, and within the plot.
+            let width = Swift.max(pendingRight - pendingLeft, narrowestTestBand)
+            let left = Swift.max(Swift.min(pendingLeft, plotEnd - width), x(0))
+            bands.append(TestBand(tests: pending, left: left, width: width, leaked: false, parity: bands.count % 2))
             pending = []
         }
+        // Joined only when the plot cannot hold every test at the narrowest width.
+        let crowded = Double(tests.count) * narrowestTestBand > plotEnd - x(0)
         for test in tests {
             guard let started = test.startedAt, let finished = test.finishedAt else { continue }
             let left = x(started)
             let right = x(Swift.max(finished, started))
-            // A test wide enough is never joined: what is pending is a band before it.
-            if right - left >= narrowestTestBand, let previous = pending.last?.finishedAt { flush(until: x(previous)) }
-            if pending.isEmpty { pendingLeft = left }
+            let wide = !crowded || right - left >= narrowestTestBand
+            // A test wide enough is never joined, nor one that starts with room for what is pending.
+            if wide || left >= pendingLeft + narrowestTestBand { flush() }
+            if pending.isEmpty {
+                pendingLeft = left
+                pendingRight = right
+            }
             pending.append(test)
-            if right - pendingLeft >= narrowestTestBand { flush(until: right) }
+            pendingRight = Swift.max(pendingRight, right)
+            if wide { flush() }
         }
-        if let last = pending.last?.finishedAt { flush(until: x(last)) }
+        flush()
         let leaking = tests.filter { !($0.leaked.isEmpty && $0.globalState.isEmpty && $0.keptByTestCase.isEmpty) }
         // Only where tests were joined: otherwise each has its band already.
         guard bands.contains(where: { $0.tests.count > 1 }) else { return bands }
