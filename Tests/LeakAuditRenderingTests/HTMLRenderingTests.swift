@@ -155,6 +155,20 @@ final class HTMLRenderingTests: XCTestCase {
         XCTAssertLessThan(html.utf8.count, 2_000_000)
     }
 
+    func testEveryFormatRendersAndReadsBackAStackOf35000FramesFromASavedReport() throws {
+        // Issue 29: `report --format html` of a saved report with one group of 175,000 frames crashed.
+        var report = report()
+        let deep = (0..<35_000).map { frame("App.recurse\($0 % 7)() -> ()", "\(Self.cwd)/Sources/App/Deep.swift", $0 % 7 + 1) }
+        report.types[0].allocations = [.init(count: 3, frames: deep, truncated: true)]
+        let json = JSONReportRenderer().render(report)
+        let read = try JSONReportReader().decode(Array(json.utf8), path: "deep.json")
+        XCTAssertEqual(read.types[0].allocations[0].frames.count, 35_000)
+        for format in ReportFormat.allCases {
+            let text = format.renderer.render(read)
+            XCTAssertTrue(text.contains("App.recurse") || format == .github, "\(format)")
+        }
+    }
+
     func testANameOfAMegabyteIsShownCutAndNotRepeatedInEveryFrame() {
         let name = "App.Model" + String(repeating: "N", count: 1 << 20)
         var report = report(typeName: name)
