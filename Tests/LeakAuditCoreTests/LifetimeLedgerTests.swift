@@ -436,6 +436,20 @@ final class LifetimeLedgerTests: XCTestCase {
         )
     }
 
+    func testATypeWhoseStacksHaveLargeIdsCostsNoArrayOfThatLength() {
+        // 10,000 types each with a stack of its own (ids 0 to 9,999) took 800 MB: each type's tally
+        // had an array as long as its stack's id.
+        var tally = SiteTally()
+        tally.add(LifetimeLedger.Site(stackID: 9_999, test: nil), count: 2)
+        XCTAssertEqual(tally.arrayLength, 0)
+        tally.add(LifetimeLedger.Site(stackID: 3, test: nil))
+        tally.add(LifetimeLedger.Site(stackID: 200, test: nil))
+        XCTAssertEqual(tally.arrayLength, 201, "ids near the ones counted stay in the array")
+        XCTAssertEqual(
+            tally.counts.sorted { $0.site.stackID < $1.site.stackID }.map { [Int($0.site.stackID), $0.count] },
+            [[3, 1], [200, 1], [9_999, 2]])
+    }
+
     func testStacksAndNamesCutByTheDecoderAreNamedInTheReportsWarnings() throws {
         var replay = Replay()
         replay.define(1, "App.Session", max: 1)

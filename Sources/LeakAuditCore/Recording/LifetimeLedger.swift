@@ -926,9 +926,14 @@ struct SiteTally {
 
     init() {}
 
+    /// How far past its end the array grows for one stack id: stack ids are dense over a whole
+    /// process, not over one type, so a type whose first stack is the 10,000th must not take an
+    /// array of 10,000 counts (10,000 such types took 800 MB).
+    private static let denseGrowth = 256
+
     /// Counts `count` instances allocated at `site`.
     mutating func add(_ site: LifetimeLedger.Site, count: Int = 1) {
-        if site.test == nil && site.stackID < Self.denseStackIDs {
+        if site.test == nil && site.stackID < Self.denseStackIDs && Int(site.stackID) < byStack.count + Self.denseGrowth {
             let index = Int(site.stackID)
             if index >= byStack.count { byStack += repeatElement(0, count: index + 1 - byStack.count) }
             byStack[index] += count
@@ -936,6 +941,9 @@ struct SiteTally {
             others[site, default: 0] += count
         }
     }
+
+    /// The counts the array holds (for tests: what the tally costs).
+    var arrayLength: Int { byStack.count }
 
     /// Every site counted, with its count, in no particular order.
     var counts: [(site: LifetimeLedger.Site, count: Int)] {
