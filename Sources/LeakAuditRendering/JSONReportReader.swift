@@ -573,11 +573,12 @@ private struct ReportFromWire {
         var previous = -1
         return LiveCountTimeline(
             bucketMilliseconds: timeline.bucketMilliseconds,
-            samples: try timeline.samples.enumerated().map { index, values in
+            samples: try timeline.samples.enumerated().map { index, sample in
                 let at = "\(location).samples[\(index)]"
-                guard values.count == 4 else {
-                    throw Problem.invalid("\"\(at)\" has \(values.count) values, not [time, low, high, last]")
+                guard sample.count == 4 else {
+                    throw Problem.invalid("\"\(at)\" has \(sample.count) values, not [time, low, high, last]")
                 }
+                let values = [sample.first.0, sample.first.1, sample.first.2, sample.first.3]
                 let sampleTime = try time(values[0], at: at + "[0]")
                 // In time order, one sample a bucket: what charts and downsampling rely on.
                 guard sampleTime > previous else {

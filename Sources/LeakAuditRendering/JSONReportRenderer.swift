@@ -181,12 +181,51 @@ struct JSONReportV1: Codable, Equatable {
     /// since the target started (docs/report-schema.json).
     struct Timeline: Codable, Equatable {
         var bucketMilliseconds: Int
-        var samples: [[Int]]
+        var samples: [Sample]
 
         init(_ timeline: LiveCountTimeline) {
             bucketMilliseconds = timeline.bucketMilliseconds
-            samples = timeline.samples.map { [$0.time, $0.low, $0.high, $0.last] }
+            samples = timeline.samples.map { Sample(values: [$0.time, $0.low, $0.high, $0.last]) }
         }
+    }
+    /// `[time, low, high, last]`, held without an array of its own: a saved report may hold
+    /// millions. `count` is how many values the file's array had (the reader refuses all but 4).
+    struct Sample: Codable, Equatable {
+        var first = (0, 0, 0, 0)
+        var count = 0
+
+        init(values: [Int]) {
+            count = values.count
+            for (index, value) in values.prefix(4).enumerated() { set(index, value) }
+        }
+
+        /// The values read, at most the first four.
+        var values: [Int] { Array([first.0, first.1, first.2, first.3].prefix(count)) }
+
+        private mutating func set(_ index: Int, _ value: Int) {
+            switch index {
+            case 0: first.0 = value
+            case 1: first.1 = value
+            case 2: first.2 = value
+            default: first.3 = value
+            }
+        }
+
+        init(from decoder: any Decoder) throws {
+            var array = try decoder.unkeyedContainer()
+            while !array.isAtEnd {
+                let value = try array.decode(Int.self)
+                if count < 4 { set(count, value) }
+                count += 1
+            }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var array = encoder.unkeyedContainer()
+            for value in values { try array.encode(value) }
+        }
+
+        static func == (left: Sample, right: Sample) -> Bool { left.count == right.count && left.values == right.values }
     }
     struct Budget: Codable, Equatable {
         var source: String
