@@ -2,6 +2,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <string.h>
@@ -14,7 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-int leakaudit_host_memfd_create(const char *name) { return memfd_create(name, MFD_CLOEXEC); }
+int leakaudit_host_memfd_create(const char *name) { return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING); }
+
+int leakaudit_host_seal_size(int fd) { return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL); }
 
 int leakaudit_host_stop_threads(const pid_t *tids, int count, int *results, int timeout_ms) {
     int pending = 0;

@@ -116,11 +116,23 @@ void la_channel_drop(la_process_state *state) {
     la_channel_set_flag(LA_FLAG_OVERFLOW);
 }
 
+/// Milliseconds of the monotonic clock.
+static uint64_t la_channel_now_ms(void) {
+    struct timespec now;
+    // CLOCK_MONOTONIC always exists: the call cannot fail.
+    (void)clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+}
+
 uint64_t la_channel_await_room(la_process_state *state, uint64_t first, uint64_t count) {
     la_wire_header *header = state->channel.header;
     uint64_t capacity = state->channel.slot_capacity;
     unsigned waits = 0;
-    while (first + count > __atomic_load_n(&header->consumed_slot, __ATOMIC_ACQUIRE) + capacity) {
+    // Since when consumed_slot has not moved: a wait on leak-audit has an end
+    // (LA_WIRE_ROOM_TIMEOUT_MS), even when it is alive and reads nothing.
+    uint64_t consumed = __atomic_load_n(&header->consumed_slot, __ATOMIC_ACQUIRE);
+    uint64_t still_since = 0;
+    while (first + count > consumed + capacity) {
         if (++waits % 1024 == 0) {
             uint32_t status = la_channel_reader_status(state);
             if (status == LA_READER_DIED) la_channel_reader_died(state);
@@ -129,8 +141,18 @@ uint64_t la_channel_await_room(la_process_state *state, uint64_t first, uint64_t
                 la_channel_drop(state);
                 return UINT64_MAX;
             }
+            uint64_t now = la_channel_now_ms();
+            if (still_since == 0) {
+                still_since = now;
+            } else if (now - still_since > LA_WIRE_ROOM_TIMEOUT_MS) {
+                la_channel_drop(state);
+                return UINT64_MAX;
+            }
         }
         sched_yield();
+        uint64_t latest = __atomic_load_n(&header->consumed_slot, __ATOMIC_ACQUIRE);
+        if (latest != consumed) still_since = 0;
+        consumed = latest;
     }
     return first;
 }
@@ -217,6 +239,38 @@ la_wire_header *la_channel_map_header(const char *spec) {
 }
 
 void la_channel_unmap_header(la_wire_header *header) { munmap(header, LA_WIRE_HEADER_SIZE); }
+
+char *la_channel_read_watch(const char *spec) {
+    uint64_t token = 0;
+    char path[sizeof la_state()->channel.reader_descriptor_path];
+    int fd = la_open_channel(spec, &token, path, sizeof path);
+    if (fd < 0) return NULL;
+    char *text = NULL;
+    la_wire_header header;
+    struct stat file;
+    if (pread(fd, &header, sizeof header, 0) == (ssize_t)sizeof header && fstat(fd, &file) == 0
+        && header.magic == LA_WIRE_MAGIC && header.version == LA_WIRE_VERSION && la_channel_is_this_run(&header, token)
+        && header.watch_offset >= LA_WIRE_HEADER_SIZE && header.watch_length <= LA_WIRE_MAX_WATCH_BYTES
+        && header.watch_offset <= (uint64_t)file.st_size
+        && header.watch_length <= (uint64_t)file.st_size - header.watch_offset) {
+        text = malloc((size_t)header.watch_length + 1);
+        size_t done = 0;
+        while (text != NULL && done < header.watch_length) {
+            ssize_t count = pread(fd, text + done, (size_t)header.watch_length - done, (off_t)(header.watch_offset + done));
+            if (count > 0) {
+                done += (size_t)count;
+            } else if (count < 0 && errno == EINTR) {
+                continue;
+            } else {
+                free(text);
+                text = NULL;
+            }
+        }
+        if (text != NULL) text[header.watch_length] = '\0';
+    }
+    close(fd);
+    return text;
+}
 
 /// In a child that fork() made (without exec yet): the child is a copy of its parent, with the
 /// parent's instances and index, so its records would corrupt the parent's. It writes none from

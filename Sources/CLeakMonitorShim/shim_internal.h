@@ -133,6 +133,10 @@ LA_HIDDEN void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, c
 LA_HIDDEN la_wire_header *la_channel_map_header(const char *spec);
 /// Unmaps a header page that la_channel_map_header returned.
 LA_HIDDEN void la_channel_unmap_header(la_wire_header *header);
+/// LEAK_AUDIT_WATCH's lines, read from the channel the variable `spec` names (its header's
+/// `watch_offset` and `watch_length`), NUL-terminated, in memory the caller frees; NULL when the
+/// channel cannot be opened, is another run's, or holds no lines.
+LA_HIDDEN char *la_channel_read_watch(const char *spec);
 /// Maps the whole ring of the channel named `spec`, checks its layout, and takes this process's
 /// index in it; true when records can be written from now on. Caller holds the slow lock.
 LA_HIDDEN bool la_channel_map_locked(la_process_state *state, const char *spec);

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void la_watch_parse_lines_locked(la_process_state *state, const char *spec);
+
 void la_watch_parse_locked(la_process_state *state) {
     if (state->watch.parsed) return;
     state->watch.parsed = true;
@@ -17,6 +19,20 @@ void la_watch_parse_locked(la_process_state *state) {
     // The toolchain's programs, SwiftPM's manifests and plugins and build helpers are Swift
     // programs too, but not the user's: they watch nothing (process_role.c).
     if (la_process_role_locked(state) != LA_ROLE_AUDITED) return;
+    // Lines too long for the environment are in the channel's file.
+    char *owned = NULL;
+    if (strcmp(spec, LA_WIRE_WATCH_IN_CHANNEL) == 0) {
+        owned = la_channel_read_watch(state->lifecycle.channel_spec);
+        if (owned == NULL) return;
+        spec = owned;
+    }
+    la_watch_parse_lines_locked(state, spec);
+    free(owned);
+    state->watch.allocations = state->watch.budget_pattern_count > 0 || state->watch.census;
+}
+
+/// Parses LEAK_AUDIT_WATCH's lines (`spec`); an allocation failure ends the parse where it is.
+static void la_watch_parse_lines_locked(la_process_state *state, const char *spec) {
     int capacity = 0;
     for (const char *line = spec; *line != '\0';) {
         const char *end = strchr(line, '\n');
@@ -52,7 +68,6 @@ void la_watch_parse_locked(la_process_state *state) {
         }
         line = end != NULL ? end + 1 : line + length;
     }
-    state->watch.allocations = state->watch.budget_pattern_count > 0 || state->watch.census;
 }
 
 typedef struct la_type_name_pair {

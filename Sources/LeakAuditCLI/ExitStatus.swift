@@ -48,6 +48,7 @@ enum ExitStatus: Int32, CaseIterable {
             .targetSpawnFailed:
             self = .targetNotStarted
         case .channelUnavailable, .preloadLibraryMissing: self = .internalError
+        case .configurationTooLarge: self = .usageError
         }
     }
 

@@ -26,8 +26,10 @@ func audit(_ request: AuditRequest, toolVersion: String, on platform: some Audit
 
     // 2. Record.
     let slots = RecordChannel.roundedSlotCapacity(RunPlan.channelSlots(inherited: inherited))
-    let region = try platform.makeSharedRegion(byteCount: RecordChannel.byteCount(slotCapacity: slots))
-    let channel = RecordChannel(region: region, slotCapacity: slots)
+    let watchLines = plan.channelWatchLines ?? []
+    let region = try platform.makeSharedRegion(
+        byteCount: RecordChannel.byteCount(slotCapacity: slots) + watchLines.count)
+    let channel = RecordChannel(region: region, slotCapacity: slots, watchLines: watchLines)
     plan.environment[RecordChannel.environmentVariable] = channel.environmentValue
     let progress = request.progress.map(ProgressReporter.init)
     progress?.begin(.launching)

@@ -20,6 +20,9 @@ public enum LeakAuditError: Error, Equatable, CustomStringConvertible {
     case channelUnavailable(call: String, errno: Int32)
     /// libLeakAuditPreload.so is not next to the leak-audit executable.
     case preloadLibraryMissing(path: String)
+    /// The budgets (with the rest of what the target is told to watch) take more bytes than a
+    /// writer reads from the channel (LA_WIRE_MAX_WATCH_BYTES).
+    case configurationTooLarge(bytes: Int, budgets: Int, limit: Int)
 
     /// One line: what went wrong, naming the thing, and what to do.
     public var description: String {
@@ -40,6 +43,8 @@ public enum LeakAuditError: Error, Equatable, CustomStringConvertible {
             "cannot create the record channel (\(call)): \(systemErrorMessage(code))"
         case .preloadLibraryMissing(let path):
             "'\(path)' is missing: build every product (swift build -c release), which puts it beside leak-audit"
+        case .configurationTooLarge(let bytes, let budgets, let limit):
+            "the configuration is too large: its \(counted(budgets, "budget")) take \(bytes) bytes, more than the \(limit) the target reads: use fewer or shorter patterns (one '*' pattern can cover many types)"
         }
     }
 }

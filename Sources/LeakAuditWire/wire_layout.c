@@ -5,7 +5,9 @@
 
 // Fields are only ever added in the header page's reserved, zeroed part: readers and writers of
 // version 1 that predate one read it as 0 or never touch it.
-_Static_assert(sizeof(la_wire_header) == 104, "la_wire_header layout changed: bump LA_WIRE_VERSION");
+_Static_assert(sizeof(la_wire_header) == 120, "la_wire_header layout changed: bump LA_WIRE_VERSION");
+_Static_assert(offsetof(la_wire_header, watch_offset) == 104, "la_wire_header.watch_offset moved");
+_Static_assert(offsetof(la_wire_header, watch_length) == 112, "la_wire_header.watch_length moved");
 _Static_assert(offsetof(la_wire_header, forked_processes) == 72, "la_wire_header.forked_processes moved");
 _Static_assert(offsetof(la_wire_header, run_token) == 80, "la_wire_header.run_token moved");
 _Static_assert(offsetof(la_wire_header, clock_ms) == 88, "la_wire_header.clock_ms moved");

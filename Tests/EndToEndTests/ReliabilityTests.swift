@@ -242,4 +242,143 @@ final class ReliabilityTests: XCTestCase {
         let (_, json) = try audit([hostile, "unknown-types"])
         XCTAssertEqual((json["summary"] as? [String: Any])?["damagedRecords"] as? Int, 100)
     }
+
+    // MARK: - Hostile target, second round (issue 29)
+
+    /// The warnings of a JSON report.
+    private func warnings(_ json: [String: Any]) -> [String] {
+        (json["summary"] as? [String: Any])?["warnings"] as? [String] ?? []
+    }
+
+    /// The tracked types of a JSON report as "name max N peak P".
+    private func types(_ json: [String: Any]) -> [String] {
+        (json["types"] as? [[String: Any]] ?? []).map {
+            "\($0["name"] as? String ?? "?") max \($0["max"] as? Int ?? -1) peak \($0["peakLive"] as? Int ?? -1)"
+        }
+    }
+
+    /// The channel truncated to 0 bytes, and to one page with a record after: leak-audit's memfd
+    /// is sealed against shrinking, so it is refused, and the report is whole (it was a SIGBUS).
+    func testTruncatingTheChannelIsRefusedAndTheReportIsWhole() throws {
+        let (result, json) = try audit([try Harness.fixture("HostileWriter"), "truncate"])
+        XCTAssertTrue(
+            result.stdout.contains("truncation to 0 bytes: Operation not permitted; to one page: Operation not permitted"),
+            result.log)
+        XCTAssertEqual(result.status, 1, "the type over budget: \(result.log)")
+        XCTAssertEqual(types(json), ["Hostile.Thing max 1 peak 3"])
+    }
+
+    /// Once the type over budget was read, the header page covered with random words, or its
+    /// flags and attached fields zeroed: the finding stays (exit 1, not 3 "not audited"), the
+    /// report is incomplete with a line for each contradiction, and no absurd figure is printed.
+    func testAHeaderWrittenOverKeepsTheFindingAndIsDamage() throws {
+        for mode in ["header-random", "header-zeroed"] {
+            let (result, json) = try audit([try Harness.fixture("HostileWriter"), mode])
+            XCTAssertEqual(result.status, 1, "\(mode): \(result.log)")
+            XCTAssertEqual(types(json), ["Hostile.Thing max 1 peak 3"], mode)
+            let summary = try XCTUnwrap(json["summary"] as? [String: Any])
+            XCTAssertEqual(summary["incomplete"] as? Bool, true, "\(mode): \(result.log)")
+            XCTAssertTrue(
+                warnings(json).contains { $0.hasPrefix("the header of leak-audit's channel was written over: ") },
+                "\(mode): \(warnings(json))")
+            XCTAssertNil(result.stderr.range(of: "[0-9]{10,}", options: .regularExpression), "\(mode): \(result.log)")
+        }
+        let (_, zeroed) = try audit([try Harness.fixture("HostileWriter"), "header-zeroed"])
+        XCTAssertTrue(
+            warnings(zeroed).contains(
+                "the header of leak-audit's channel was written over: it says that no process attached, but 1 process wrote records"
+            ), "\(warnings(zeroed))")
+    }
+
+    /// A second definition of a type (another name, max 1,000): damage, and the first stands.
+    func testATypeDefinedAgainIsDamageAndTheFirstDefinitionStands() throws {
+        let (result, json) = try audit([try Harness.fixture("HostileWriter"), "redefine"])
+        XCTAssertEqual(result.status, 1, result.log)
+        XCTAssertEqual(types(json), ["Hostile.Thing max 1 peak 3"])
+        XCTAssertEqual((json["summary"] as? [String: Any])?["damagedRecords"] as? Int, 1)
+        XCTAssertTrue(warnings(json).contains { $0.contains("or defined a type again (the first definition stands)") })
+    }
+
+    /// Records for process indexes 1–255 that never announced themselves: damage, and none of
+    /// their 255 types is reported.
+    func testRecordsOfProcessesThatNeverAnnouncedThemselvesAreDamageAndNotCounted() throws {
+        let (result, json) = try audit([try Harness.fixture("HostileWriter"), "unannounced"])
+        XCTAssertEqual(result.status, 5, result.log)
+        XCTAssertEqual(types(json), [])
+        XCTAssertEqual((json["summary"] as? [String: Any])?["damagedRecords"] as? Int, 255 * 2)
+        XCTAssertTrue(
+            warnings(json).contains {
+                $0.hasPrefix("510 records in leak-audit's channel came from process indexes that never announced themselves")
+            }, "\(warnings(json))")
+    }
+
+    /// 524,298 slots reserved and never written by a target that exits 0, more than writers can
+    /// leave cut short when they end: damage, no clean run (it was exit 0 with a note).
+    func testMoreRecordsCutShortThanWritersCanLeaveAreNoCleanRun() throws {
+        let (result, json) = try audit([try Harness.fixture("HostileWriter"), "cut-short"])
+        XCTAssertEqual(result.status, 5, result.log)
+        let summary = try XCTUnwrap(json["summary"] as? [String: Any])
+        XCTAssertEqual(summary["verdict"] as? String, "incomplete")
+        XCTAssertEqual(summary["tornRecords"] as? Int, 524_298)
+        XCTAssertEqual(summary["damagedRecords"] as? Int, 1)
+        XCTAssertTrue(
+            warnings(json).contains {
+                $0.hasPrefix("524298 records were cut short, more than the 65536 that writers can leave unwritten")
+            }, "\(warnings(json))")
+    }
+
+    /// A whole ring reserved and left empty, then 1,000 records from a writer that waits for room:
+    /// leak-audit abandons the empty reservation after a second, the writer goes on, and every
+    /// record after it is counted (it waited for ever; the reader skipped one slot every 30 s).
+    func testAnEmptyReservationIsAbandonedAndTheWriterAfterItGoesOn() throws {
+        let (result, json) = try audit(["--timeout", "90", try Harness.fixture("HostileWriter"), "empty-reservation"])
+        XCTAssertTrue(result.stdout.contains("HostileWriter: wrote empty-reservation"), result.log)
+        XCTAssertEqual(result.status, 5, result.log)
+        let type = try XCTUnwrap((json["types"] as? [[String: Any]])?.first)
+        XCTAssertEqual(type["allocatedTotal"] as? Int, 1_000)
+        let summary = try XCTUnwrap(json["summary"] as? [String: Any])
+        XCTAssertEqual(summary["tornRecords"] as? Int, 524_288)
+        XCTAssertEqual(summary["verdict"] as? String, "incomplete")
+        XCTAssertTrue(
+            warnings(json).contains {
+                $0.hasPrefix("1 reservation in leak-audit's channel stayed empty for more than a second while the processes")
+            }, "\(warnings(json))")
+    }
+
+    /// A process record naming an unrelated process, then a heap-walk request, with --retainers:
+    /// leak-audit neither stops nor reads it, and says why.
+    func testAWalkRequestNamingAnUnrelatedProcessIsRefused() throws {
+        let sleeper = Process()
+        sleeper.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        sleeper.arguments = ["60"]
+        try sleeper.run()
+        defer { sleeper.terminate() }
+        let pid = sleeper.processIdentifier
+        let (result, json) = try audit(["--retainers", try Harness.fixture("HostileWriter"), "walk-unrelated", String(pid)])
+        XCTAssertTrue(result.stdout.contains("HostileWriter: walk answered"), result.log)
+        let type = try XCTUnwrap((json["types"] as? [[String: Any]])?.first)
+        XCTAssertEqual(
+            type["retainersUnavailable"] as? [String],
+            ["the pid its process record names is not the target's nor a descendant's, so leak-audit did not stop or read it"])
+        XCTAssertTrue(sleeper.isRunning)
+    }
+
+    /// A configuration of 10,000 budgets (439 KB of watch lines, over the 128 KiB the kernel lets
+    /// one environment string hold): the lines go through the channel's file, and the last budget
+    /// is the one that matches (it was "could not be started: argument list too long", exit 4).
+    func testBudgetsTooLargeForTheEnvironmentReachTheTargetThroughTheChannel() throws {
+        let config = Harness.scratchPath("huge.json")
+        let budgets =
+            (0..<9_999).map { #"{"type": "App.Type\#($0)WithAFairlyLongNameToo", "max": 1}"# }
+            + [#"{"type": "UninstrumentedGallery.GalleryViewModel", "max": 2}"#]
+        try #"{"version": 1, "budgets": [\#(budgets.joined(separator: ","))]}"#.write(
+            toFile: config, atomically: true, encoding: .utf8)
+        let audit = try Harness.audit("UninstrumentedGallery", extraOptions: ["--config", config])
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let model = try audit.type(".GalleryViewModel")
+        XCTAssertEqual(model.int("max"), 2)
+        XCTAssertEqual(
+            model["budget"] as? [String: String],
+            ["source": "pattern", "pattern": "UninstrumentedGallery.GalleryViewModel=2", "origin": config])
+    }
 }

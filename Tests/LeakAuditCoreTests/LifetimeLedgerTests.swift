@@ -120,6 +120,7 @@ final class LifetimeLedgerTests: XCTestCase {
     func testTheSinksLedgersAndTheCopiesItHandsOutStayApart() throws {
         let sink = ProcessLedgers(watchesAllocations: false)
         for process: UInt8 in [0, 1] {
+            sink.receive(.processAttached(AttachedProcess(pid: 100 + Int32(process), commandLine: [], flags: 0)), from: process)
             sink.receive(.typeDefined(id: 1, name: "App.Model", max: 5), from: process)
         }
         sink.allocated(typeID: 1, object: 0xA0, stackID: 1, sequence: 2, test: nil, time: 0, from: 0)
@@ -129,6 +130,7 @@ final class LifetimeLedgerTests: XCTestCase {
         sink.allocated(typeID: 1, object: 0xC0, stackID: 2, sequence: 5, test: nil, time: 0, from: 0)
         sink.allocated(typeID: 1, object: 0xD0, stackID: 2, sequence: 6, test: nil, time: 0, from: 1)
         // A process whose first record comes after the copies were handed out.
+        sink.receive(.processAttached(AttachedProcess(pid: 102, commandLine: [], flags: 0)), from: 2)
         sink.receive(.typeDefined(id: 1, name: "App.Model", max: 5), from: 2)
         sink.allocated(typeID: 1, object: 0xE0, stackID: 3, sequence: 8, test: nil, time: 0, from: 2)
 
@@ -148,6 +150,7 @@ final class LifetimeLedgerTests: XCTestCase {
     /// processor's caches: with few instances alive it would be work for nothing.
     func testTheSinkPrefersPrefetchOnceALedgerHoldsManyInstances() {
         let sink = ProcessLedgers(watchesAllocations: false)
+        sink.receive(.processAttached(AttachedProcess(pid: 103, commandLine: [], flags: 0)), from: 3)
         sink.receive(.typeDefined(id: 1, name: "App.Model", max: Int.max), from: 3)
         XCTAssertFalse(sink.prefersPrefetch)
         for index in 1...UInt64(ProcessLedgers.prefetchFromInstances * 5 / 4) {

@@ -29,6 +29,39 @@ final class RecordDecoderTests: XCTestCase {
         XCTAssertEqual(channel.droppedRecords, 0)
     }
 
+    /// No process can shrink or grow the channel under leak-audit's mapping (a read past a shrunk
+    /// file's end is a SIGBUS): its size is sealed before any process may open it.
+    func testTheChannelsSizeIsSealed() throws {
+        let (channel, _) = try makeChannel(slots: 64)
+        let size = RecordChannel.byteCount(slotCapacity: 64)
+        XCTAssertEqual(ftruncate(channel.fileDescriptor, 0), -1)
+        XCTAssertEqual(errno, EPERM)
+        XCTAssertEqual(ftruncate(channel.fileDescriptor, off_t(size + 4096)), -1)
+        XCTAssertEqual(errno, EPERM)
+        var file = stat()
+        XCTAssertEqual(fstat(channel.fileDescriptor, &file), 0)
+        XCTAssertEqual(Int(file.st_size), size)
+    }
+
+    /// Watch lines too long for the environment lie after the ring, where the header says.
+    func testWatchLinesGoAfterTheRingWhereTheHeaderSays() throws {
+        let lines = Array("budget 1 App.*\nbudget 2 Other.Thing".utf8)
+        let ringEnd = RecordChannel.byteCount(slotCapacity: 64)
+        let channel = RecordChannel(
+            region: try MemfdRegion(byteCount: ringEnd + lines.count), slotCapacity: 64, watchLines: lines)
+        let header = try readHeader(channel)
+        XCTAssertEqual(header.watch_offset, UInt64(ringEnd))
+        XCTAssertEqual(header.watch_length, UInt64(lines.count))
+        var read = [UInt8](repeating: 0, count: lines.count)
+        let count = read.withUnsafeMutableBytes { pread(channel.fileDescriptor, $0.baseAddress, $0.count, off_t(ringEnd)) }
+        XCTAssertEqual(count, lines.count)
+        XCTAssertEqual(read, lines)
+        // Without lines, nothing is said.
+        let (plain, _) = try makeChannel(slots: 64)
+        XCTAssertEqual(try readHeader(plain).watch_offset, 0)
+        XCTAssertEqual(try readHeader(plain).watch_length, 0)
+    }
+
     private func readHeader(_ channel: RecordChannel) throws -> la_wire_header {
         var header = la_wire_header()
         let count = withUnsafeMutableBytes(of: &header) { pread(channel.fileDescriptor, $0.baseAddress, $0.count, 0) }
@@ -494,6 +527,7 @@ final class RecordDecoderTests: XCTestCase {
     func testALedgerLargeEnoughToPrefetchForCountsEveryRecord() throws {
         let (channel, writer) = try makeChannel(slots: 1 << 18)
         let instances = UInt64(ProcessLedgers.prefetchFromInstances) + 10_000
+        writer.blob(kind: Int(LA_BLOB_PROCESS), id: 4242, value: 0, payload: [])
         writer.typeBlob(id: 1, name: "App.Model", max: Int64.max)
         for index in 1...instances { writer.allocated(typeID: 1, object: index << 4, stackID: 0) }
         var decoder = RecordDecoder()
@@ -523,17 +557,39 @@ final class RecordDecoderTests: XCTestCase {
         XCTAssertEqual(
             drain(&decoder, channel, targetFinished: false), [.allocated(typeID: 1, object: 0xA, stackID: 0, sequence: 0)])
         XCTAssertTrue(decoder.isWaiting(on: channel))
-        decoder.skipWaitingSlot(channel)
-        XCTAssertFalse(decoder.isWaiting(on: channel))
-        XCTAssertEqual(writer.consumedSlot, 2, "writers waiting for room behind it may go on")
+        XCTAssertTrue(Reception.othersWaitBehind(decoder.cursor, in: channel), "a later record is committed")
+        decoder.abandonReservations(below: 2)
         XCTAssertEqual(
             drain(&decoder, channel, targetFinished: false), [.allocated(typeID: 1, object: 0xB, stackID: 0, sequence: 2)])
+        XCTAssertFalse(decoder.isWaiting(on: channel))
+        XCTAssertEqual(writer.consumedSlot, 3, "writers waiting for room behind it may go on")
         XCTAssertEqual(decoder.tornSlots, 1)
         XCTAssertEqual(decoder.damagedSlots, 0)
-        // Nothing is skipped where nothing waits.
-        decoder.skipWaitingSlot(channel)
-        XCTAssertEqual(decoder.cursor, 3)
+        // A slot reserved later is waited for as usual.
+        _ = writer.reserve(1)
+        XCTAssertEqual(drain(&decoder, channel, targetFinished: false), [])
+        XCTAssertTrue(decoder.isWaiting(on: channel))
+        XCTAssertFalse(Reception.othersWaitBehind(decoder.cursor, in: channel), "nothing is written after it")
         XCTAssertEqual(decoder.tornSlots, 1)
+    }
+
+    /// A reservation of a whole ring left empty (a writer that died mid-record, or one forged),
+    /// with writers waiting for room behind it: abandoned at once, in one pass, not a slot a wait.
+    func testAnEmptyReservationOfAWholeRingIsAbandonedInOnePass() throws {
+        let (channel, writer) = try makeChannel(slots: 64)
+        writer.allocated(typeID: 1, object: 0xA, stackID: 0)
+        _ = writer.reserve(64)
+        var decoder = RecordDecoder()
+        XCTAssertEqual(drain(&decoder, channel, targetFinished: false).count, 1)
+        XCTAssertTrue(Reception.othersWaitBehind(decoder.cursor, in: channel), "the ring is full")
+        decoder.abandonReservations(below: writer.nextSlot)
+        XCTAssertEqual(drain(&decoder, channel, targetFinished: false), [])
+        XCTAssertEqual(decoder.cursor, 65)
+        XCTAssertEqual(decoder.tornSlots, 64)
+        XCTAssertEqual(writer.consumedSlot, 65)
+        writer.allocated(typeID: 1, object: 0xB, stackID: 0)
+        XCTAssertEqual(
+            drain(&decoder, channel, targetFinished: false), [.allocated(typeID: 1, object: 0xB, stackID: 0, sequence: 65)])
     }
 
     // MARK: - Hostile values
@@ -580,6 +636,7 @@ final class RecordDecoderTests: XCTestCase {
         let written = [1, 1, 1, 1, 1, 5_000, 5_000, 5_000, 5_000, 2, 2]
         func pauses(retainers: Bool) throws -> [UInt32] {
             let (channel, writer) = try makeChannel(slots: 1 << 16)
+            writer.blob(kind: Int(LA_BLOB_PROCESS), id: 4242, value: 0, payload: [])
             writer.typeBlob(id: 1, name: "App.Model", max: Int64.max)
             var object: UInt64 = 0
             let target = ScriptedTarget(passes: written.count) { pass in

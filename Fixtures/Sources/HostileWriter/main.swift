@@ -66,8 +66,9 @@ store(getpid(), at: attachedPIDOffset)
 store(UInt32(1), at: attachedProcessesOffset)
 store(load(UInt32.self, at: flagsOffset) | 1 | (1 << 7), at: flagsOffset)
 
-/// Writes a blob as LeakMonitor's writer does: continuations first, then the head.
-func writeBlob(kind: UInt64, id: UInt64, value: UInt64, payload: [UInt8]) {
+/// Writes a blob as LeakMonitor's writer does: continuations first, then the head; `process` is
+/// the process index in the head's tag bits 16–23.
+func writeBlob(kind: UInt64, id: UInt64, value: UInt64, payload: [UInt8], process: UInt64 = 0) {
     let continuations = (payload.count + 23) / 24
     let first = reserve(UInt64(1 + continuations))
     for index in 0..<continuations {
@@ -75,16 +76,143 @@ func writeBlob(kind: UInt64, id: UInt64, value: UInt64, payload: [UInt8]) {
         let bytes = payload[(index * 24)..<Swift.min(payload.count, index * 24 + 24)]
         chunk.replaceSubrange(0..<bytes.count, with: bytes)
         let words = chunk.withUnsafeBytes { raw in (0..<3).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self) } }
+        // A continuation's bits 8–31 are its place in the blob: no process index.
         writeSlot(first + 1 + UInt64(index), tag: 4 | (UInt64(index + 1) << 8), words[0], words[1], words[2])
     }
-    writeSlot(first, tag: 3 | (kind << 8) | (UInt64(1 + continuations) << 32), id, UInt64(payload.count), value)
+    writeSlot(
+        first, tag: 3 | (kind << 8) | (process << 16) | (UInt64(1 + continuations) << 32), id, UInt64(payload.count), value)
 }
 
 /// The little-endian bytes of `value`.
 func bytes<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.littleEndian) { Array($0) } }
 
 let allocKind: UInt64 = 1
+let deallocKind: UInt64 = 2
+let consumedSlotOffset = 48
+
+/// This process's own record, which every process writes first: its pid (or `pid`) and command line.
+func announce(pid: Int32 = getpid(), process: UInt64 = 0) {
+    writeBlob(kind: 5, id: UInt64(UInt32(bitPattern: pid)), value: 0, payload: Array("HostileWriter".utf8), process: process)
+}
+
+/// A type whose budget is declared in code, as MemoryLeakMonitor.validate registers it.
+func defineType(id: UInt64 = 0, name: String = "Hostile.Thing", max: Int64 = 1, process: UInt64 = 0) {
+    writeBlob(
+        kind: 1, id: id, value: UInt64(bitPattern: max), payload: bytes(UInt32(0)) + bytes(UInt32(0)) + Array(name.utf8),
+        process: process)
+}
+
+/// Three instances of type 0 allocated and one freed: a peak of 3, 2 alive at exit.
+func allocateThree() {
+    let first = reserve(4)
+    for index in UInt64(0)..<3 { writeSlot(first + index, tag: allocKind, 0x1000 + index * 16, UInt64(UInt32.max), 0) }
+    writeSlot(first + 3, tag: deallocKind, 0x1000, 0, 0)
+}
+
+/// Waits, up to 20 s, until leak-audit has read every slot reserved so far.
+func awaitReader() -> Bool {
+    for _ in 0..<20_000 {
+        if load(UInt64.self, at: consumedSlotOffset) >= load(UInt64.self, at: nextSlotOffset) { return true }
+        usleep(1_000)
+    }
+    return false
+}
+
 switch mode {
+case "truncate":
+    // A type over budget, then the channel truncated to nothing, and to one page with one more
+    // record: leak-audit's channel is sealed against shrinking, so both are refused.
+    announce()
+    defineType()
+    allocateThree()
+    let toNothing = ftruncate(descriptor, 0) == 0 ? "done" : String(cString: strerror(errno))
+    let toOnePage = ftruncate(descriptor, 4096) == 0 ? "done" : String(cString: strerror(errno))
+    print("HostileWriter: truncation to 0 bytes: \(toNothing); to one page: \(toOnePage)")
+    let next = reserve(1)
+    writeSlot(next, tag: allocKind, 0x2000, UInt64(UInt32.max), 0)
+case "header-random", "header-zeroed":
+    // A type over budget, read by leak-audit; then the header page covered with random words, or
+    // its flags and attached fields zeroed, as any process of the same user may.
+    announce()
+    defineType()
+    allocateThree()
+    guard awaitReader() else {
+        print("HostileWriter: leak-audit read nothing")
+        exit(1)
+    }
+    if mode == "header-zeroed" {
+        store(UInt32(0), at: flagsOffset)
+        store(Int32(0), at: attachedPIDOffset)
+        store(UInt32(0), at: attachedProcessesOffset)
+    } else {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for offset in stride(from: 0, to: 4096, by: 8) {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            store(state, at: offset)
+        }
+    }
+case "redefine":
+    // The type defined again after its instances: another name, a budget of 1,000.
+    announce()
+    defineType()
+    allocateThree()
+    defineType(name: "Hostile.Other", max: 1_000)
+case "unannounced":
+    // Records for process indexes 1 to 255, none of which wrote its process record.
+    announce()
+    for process in UInt64(1)...255 {
+        defineType(name: "Forged.Type\(process)", max: 0, process: process)
+        let slot = reserve(1)
+        writeSlot(slot, tag: allocKind | (process << 16), 0x1000, UInt64(UInt32.max), 0)
+    }
+case "cut-short":
+    // 524,298 slots reserved and never written, then a normal exit.
+    announce()
+    store(load(UInt64.self, at: nextSlotOffset) + 524_298, at: nextSlotOffset)
+case "empty-reservation":
+    // A whole ring reserved and left empty, as a writer that died mid-record would leave it; then
+    // 1,000 more records, each waiting for room as a writer does.
+    announce()
+    defineType(max: 1_000)
+    _ = reserve(capacity)
+    for index in UInt64(0)..<1_000 {
+        let slot = reserve(1)
+        var waited = 0
+        while slot >= load(UInt64.self, at: consumedSlotOffset) + capacity {
+            waited += 1
+            if waited > 60_000 {
+                print("HostileWriter: waited 60 s for room")
+                exit(1)
+            }
+            usleep(1_000)
+        }
+        writeSlot(slot, tag: allocKind, 0x10_0000 + index * 16, UInt64(UInt32.max), 0)
+    }
+case "walk-unrelated":
+    // A process record naming another process (the second argument), a type over budget, then a
+    // heap-walk request at exit (--retainers): leak-audit must not stop or read that process.
+    guard CommandLine.arguments.count > 2, let unrelated = Int32(CommandLine.arguments[2]) else {
+        print("HostileWriter: walk-unrelated needs a pid")
+        exit(64)
+    }
+    announce(pid: unrelated)
+    defineType(max: 0)
+    let slot = reserve(1)
+    writeSlot(slot, tag: allocKind, 0x1000, UInt64(UInt32.max), 0)
+    guard awaitReader() else {
+        print("HostileWriter: leak-audit read nothing")
+        exit(1)
+    }
+    let walkOffset = 2048
+    store(UInt32(1) | 0x8000_0000, at: walkOffset)
+    var answered = false
+    for _ in 0..<20_000 where !answered {
+        answered = load(UInt32.self, at: walkOffset + 4) == 1
+        if !answered { usleep(1_000) }
+    }
+    print("HostileWriter: walk \(answered ? "answered" : "not answered")")
 case "module-fifo":
     // Well-formed records, but the module holding the stack is a FIFO whose name carries a newline
     // and an ANSI escape: symbolizing must neither open it and wait nor print its name raw.
@@ -95,6 +223,7 @@ case "module-fifo":
         print("HostileWriter: cannot make a FIFO")
         exit(1)
     }
+    announce()
     let start: UInt64 = 0x7000_0000
     writeBlob(
         kind: 3, id: 0, value: 0,
@@ -111,6 +240,7 @@ case "deep-stacks":
     let types = arguments.first ?? 1
     let frames = arguments.count > 1 ? arguments[1] : 48
     let nameBytes = arguments.count > 2 ? arguments[2] : 0
+    announce()
     for type in 0..<types {
         var name = "Hostile.Type\(type)"
         if name.utf8.count < nameBytes { name += String(repeating: "N", count: nameBytes - name.utf8.count) }

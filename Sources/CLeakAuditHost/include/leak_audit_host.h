@@ -8,8 +8,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/// Creates an anonymous shared file, close-on-exec (children open it through /proc), or -1 with errno.
+/// Creates an anonymous shared file, close-on-exec (children open it through /proc) and sealable,
+/// or -1 with errno.
 int leakaudit_host_memfd_create(const char *name);
+
+/// Seals the size of a file made by `leakaudit_host_memfd_create`: no process can shrink it (a
+/// mapping of a shrunk file raises SIGBUS) or grow it, and no more seals can be added or removed.
+/// 0, or -1 with errno.
+int leakaudit_host_seal_size(int fd);
 
 /// A stopped thread's registers, as a heap walk reads them.
 typedef struct leakaudit_thread_registers {

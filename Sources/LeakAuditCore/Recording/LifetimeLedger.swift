@@ -391,6 +391,24 @@ struct LifetimeLedger {
     private(set) var modules: [ModuleImage] = []
     /// Events naming a type, stack or object never defined (a damaged stream).
     private(set) var inconsistentEvents = 0
+
+    /// Whether a type whose budget is declared in code (`LA_BUDGET_CODE`) was defined: only a
+    /// process linking LeakMonitor registers one.
+    var definesTypesInCode: Bool {
+        typeLedgers.indices.contains { typeLedgers[$0].budget == .code && tally.counts[$0].defined }
+    }
+
+    /// Whether an instance of this process was seen to die (what a statically linked runtime
+    /// cannot show), and whether it allocated at all.
+    var sawAllocations: (any: Bool, deaths: Bool) {
+        var any = false
+        for position in typeLedgers.indices {
+            let counts = tally.counts[position]
+            if counts.allocated > counts.liveCount { return (true, true) }
+            if counts.allocated > 0 { any = true }
+        }
+        return (any, false)
+    }
     /// True when allocations are watched, the one case where a deallocation can go unseen
     /// (elsewhere an address allocated twice is damage).
     private let watchesAllocations: Bool
@@ -415,6 +433,17 @@ struct LifetimeLedger {
                 return
             }
             if let position = position(of: id) {
+                // A type is defined once, and redefined only when code claims a type the allocation
+                // hook registered (docs/record-format.md, "Re-definition of a claimed type"); a
+                // placeholder (records before the definition) takes its definition. Any other
+                // second definition (another budget, another name, a second claim) is damage,
+                // and the first one stands.
+                let placeholder = !tally.counts[position].defined
+                let claim = typeLedgers[position].budget != .code && budget == .code
+                guard placeholder || claim else {
+                    inconsistentEvents += 1
+                    return
+                }
                 typeLedgers[position].name = name
                 typeLedgers[position].max = max
                 typeLedgers[position].budget = budget

@@ -44,9 +44,11 @@ public final class RecordChannel {
     }
 
     /// Lays out an empty ring of `slotCapacity` slots (a power of two) in `region`, which must
-    /// hold `byteCount(slotCapacity:)` zeroed bytes, and writes its header.
-    init(region: any SharedRegion, slotCapacity: UInt64) {
-        precondition(region.length >= Self.byteCount(slotCapacity: slotCapacity), "the shared region is too small")
+    /// hold `byteCount(slotCapacity:)` zeroed bytes and `watchLines` after them, and writes its
+    /// header; `watchLines` (LEAK_AUDIT_WATCH's, too long for the environment) go after the ring.
+    init(region: any SharedRegion, slotCapacity: UInt64, watchLines: [UInt8] = []) {
+        let ringEnd = Self.byteCount(slotCapacity: slotCapacity)
+        precondition(region.length >= ringEnd + watchLines.count, "the shared region is too small")
         self.region = region
         self.slotCapacity = slotCapacity
         mapping = region.base
@@ -59,6 +61,11 @@ public final class RecordChannel {
         header.pointee.run_token = runToken
         // An attached process that finds leak-audit gone before the run's end ends itself.
         header.pointee.reader_lifecycle = UInt32(LA_READER_SUPERVISES)
+        if !watchLines.isEmpty {
+            UnsafeMutableRawBufferPointer(start: mapping + ringEnd, count: watchLines.count).copyBytes(from: watchLines)
+            header.pointee.watch_offset = UInt64(ringEnd)
+            header.pointee.watch_length = UInt64(watchLines.count)
+        }
         // The magic goes last: a target never sees a half-written header as valid.
         withUnsafeMutablePointer(to: &header.pointee.magic) { $0.pointee = LA_WIRE_MAGIC }
     }

@@ -111,7 +111,7 @@ struct RecordDecoder {
             var length: UInt64 = 1
             switch kind {
             case UInt32(LA_SLOT_EMPTY):
-                guard targetFinished else { return }
+                guard targetFinished || position < abandonedBelow else { return }
                 if !impossibleGap { tornSlots += 1 }
             case UInt32(LA_SLOT_TEST):
                 sink.receive(
@@ -202,14 +202,16 @@ struct RecordDecoder {
         channel.reservedSlots > cursor && channel.slot(cursor).0 & 0xFF == UInt64(LA_SLOT_EMPTY)
     }
 
-    /// Skips the uncommitted slot the cursor waits on, counting it torn: leak-audit decided that
-    /// its writer died (another process of the target may write on, and would otherwise wait for
-    /// room forever behind it).
-    mutating func skipWaitingSlot(_ channel: RecordChannel) {
-        guard isWaiting(on: channel) else { return }
-        tornSlots += 1
-        cursor += 1
-        channel.publishConsumed(upTo: cursor)
+    /// Slots below it that are still not committed are torn, even while the target runs
+    /// (`abandonReservations(below:)`).
+    private(set) var abandonedBelow: UInt64 = 0
+
+    /// Takes every slot below `index` that is not committed by the next pass for torn: leak-audit
+    /// decided that their writers stalled or died (each was reserved when the cursor started
+    /// waiting, long ago). One reservation can span a whole ring: its slots are skipped in one
+    /// pass rather than one wait each.
+    mutating func abandonReservations(below index: UInt64) {
+        abandonedBelow = Swift.max(abandonedBelow, index)
     }
 
     /// A bound on the writers that can wait for room at once, each with a record reserved beyond

@@ -56,8 +56,30 @@ struct RunPlan {
             // A value inherited from an enclosing run would name patterns this run does not have.
             environment[LA_WIRE_ENV_WATCH] = watch.walksHeaps ? watch.environmentValue(targetPath: path) : ""
         }
+        var channelWatchLines: [UInt8]? = nil
+        if let value = environment[LA_WIRE_ENV_WATCH],
+            LA_WIRE_ENV_WATCH.utf8.count + 1 + value.utf8.count + 1 > Self.mostEnvironmentStringBytes
+        {
+            // "NAME=value" and its NUL: execve refuses a longer string (E2BIG), and the target would
+            // not start at all. The lines go into the channel's file instead, which writers read.
+            guard value.utf8.count <= Int(LA_WIRE_MAX_WATCH_BYTES) else {
+                throw .configurationTooLarge(
+                    bytes: value.utf8.count, budgets: watch.budgets.count, limit: Int(LA_WIRE_MAX_WATCH_BYTES))
+            }
+            channelWatchLines = Array(value.utf8)
+            environment[LA_WIRE_ENV_WATCH] = LA_WIRE_WATCH_IN_CHANNEL
+        }
         self.init(executablePath: path, targetKind: targetKind, watch: watch, environment: environment)
+        self.channelWatchLines = channelWatchLines
     }
+
+    /// LEAK_AUDIT_WATCH's lines when they are too long for the environment: the channel holds them
+    /// after its ring, and the variable says so (docs/record-format.md, "LEAK_AUDIT_WATCH").
+    var channelWatchLines: [UInt8]? = nil
+
+    /// The longest string, its NUL included, that Linux passes to a program in its environment
+    /// (MAX_ARG_STRLEN: 32 pages of 4 KiB): a longer watch list goes through the channel.
+    static let mostEnvironmentStringBytes = 32 * 4096
 
     init(executablePath: String, targetKind: TargetKind? = nil, watch: WatchOptions, environment: [String: String] = [:]) {
         self.executablePath = executablePath
@@ -103,6 +125,56 @@ struct ChannelSummary {
         flags = ChannelFlags(rawValue: channel.flags)
     }
 
+    /// Makes the header agree with the records received (`ledgers`, by process index, of the
+    /// processes that announced themselves) over a run of `milliseconds`, and says what it
+    /// contradicted. A process writes the header's fields before its records, so records that
+    /// arrived outweigh a header that says otherwise: it was written over. A count no run can
+    /// reach (more than one process a microsecond, or one record a nanosecond) is replaced by 0:
+    /// such a figure means nothing, and is not printed.
+    mutating func reconcile(with ledgers: [UInt8: LifetimeLedger], milliseconds: UInt64) -> [String] {
+        var problems: [String] = []
+        if let highest = ledgers.keys.max() {
+            if !attached {
+                attached = true
+                problems.append(
+                    "it says that no process attached, but \(counted(ledgers.count, "process", plural: "processes")) wrote records"
+                )
+            }
+            if attachedProcesses <= Int(highest) {
+                problems.append(
+                    "it counts \(counted(attachedProcesses, "attached process", plural: "attached processes")), but process index \(highest) wrote records"
+                )
+                attachedProcesses = Int(highest) + 1
+            }
+            if !flags.contains(.instrumented) && ledgers.values.contains(where: \.definesTypesInCode) {
+                flags.insert(.instrumented)
+                problems.append(
+                    "its flags say that no process linked LeakMonitor, but types whose budget is declared in code arrived")
+            }
+            let allocating = ledgers.values.map(\.sawAllocations).filter(\.any)
+            if flags.contains(.staticRuntime) && !allocating.isEmpty && allocating.allSatisfy(\.deaths) {
+                flags.remove(.staticRuntime)
+                problems.append(
+                    "its flags say that deallocations could not be seen, but every process that allocated reported some")
+            }
+        }
+        let mostProcesses = (milliseconds &+ 1).multipliedReportingOverflow(by: 1_000)
+        let processLimit = mostProcesses.overflow ? UInt64.max : mostProcesses.partialValue
+        for (count, what) in [
+            (\ChannelSummary.watchedProcesses, "watched processes"), (\ChannelSummary.skippedProcesses, "skipped processes"),
+            (\ChannelSummary.forkedProcesses, "children forked without exec"),
+        ] where UInt64(clamping: self[keyPath: count]) > processLimit {
+            self[keyPath: count] = 0
+            problems.append("its count of \(what) is more than one a microsecond of the run")
+        }
+        let mostRecords = (milliseconds &+ 1).multipliedReportingOverflow(by: 1_000_000)
+        if !mostRecords.overflow && droppedRecords > mostRecords.partialValue {
+            droppedRecords = 0
+            problems.append("its count of records not written is more than one a nanosecond of the run")
+        }
+        return problems
+    }
+
     init(
         attached: Bool, attachedProcesses: Int, watchedProcesses: Int = 0, skippedProcesses: Int = 0,
         droppedRecords: UInt64 = 0, flags: ChannelFlags = [.instrumented]
@@ -143,13 +215,23 @@ struct Reception {
     var channel: ChannelSummary
     /// Records torn by the target's death: reserved and never written.
     var tornSlots: UInt64 = 0
-    /// Slots no writer could have written: a damaged stream.
+    /// Slots no writer could have written (a damaged stream), with the records of processes that
+    /// never announced themselves and each way the header contradicted the records.
     var damagedSlots: UInt64 = 0
     /// Stacks longer than LA_WIRE_MAX_FRAMES (damage), cut there, and the addresses cut.
     var overlongStacks: UInt64 = 0
     var cutFrames: UInt64 = 0
     /// Type and test names longer than LA_WIRE_MAX_NAME bytes, cut there.
     var longNames: UInt64 = 0
+    /// Records of process indexes that never announced themselves: counted in `damagedSlots`,
+    /// applied nowhere.
+    var unannouncedRecords: UInt64 = 0
+    /// How the channel's header contradicted the records received (`ChannelSummary.reconcile`),
+    /// each counted in `damagedSlots`.
+    var headerProblems: [String] = []
+    /// Reservations that were never filled while their writers lived, and torn records more than
+    /// writers can leave (`Reception.mostCutShort`), each a line, each counted in `damagedSlots`.
+    var reservationProblems: [String] = []
     /// With `--retainers`: the heap walks, at each process's exit and after tests.
     var heapWalks = HeapWalks()
     /// `--timeout` ran out and the target was stopped.
@@ -158,6 +240,11 @@ struct Reception {
     var receivedSignal: Int32? = nil
     /// From the channel's creation until its last record was read, in milliseconds.
     var durationMilliseconds: UInt64 = 0
+
+    /// The most records the processes of a run can leave cut short when they end: one reservation
+    /// of each writer between reserve and commit, or waiting for room (`mostWaitingWriters`).
+    /// More is damage, not deaths.
+    static let mostCutShort = RecordDecoder.mostWaitingWriters
 
     /// Slots decoded in one pass from which the reader takes the next pass at once.
     static let backlogSlots: UInt64 = 4096
@@ -190,6 +277,10 @@ struct Reception {
         // that died between reserve and commit while other processes of the target write on.
         var waitingSlot: UInt64? = nil
         var waitingSince: UInt64 = 0
+        // The slots reserved when that wait began: all were reserved before it.
+        var reservedWhenWaiting: UInt64 = 0
+        // Reservations abandoned while every attached process still ran.
+        var unfilledReservations: UInt64 = 0
         // The pause after the pass under way (`quietSlots`).
         var pause = pollMicroseconds
         while true {
@@ -203,13 +294,24 @@ struct Reception {
             if decoder.isWaiting(on: channel) {
                 if waitingSlot != decoder.cursor {
                     (waitingSlot, waitingSince) = (decoder.cursor, decoder.clock)
+                    reservedWhenWaiting = channel.reservedSlots
                 } else if decoder.clock &- waitingSince > 1_000 {
-                    // A record takes microseconds to write: after a second, the writer is taken for
-                    // dead once an attached process has ended (or after 30 s, for one that died
-                    // before it said who it is), and its slot is torn.
+                    // A record takes microseconds to write: after a second, its writer is taken for
+                    // dead (or stalled) once an attached process has ended, or once others wait
+                    // behind it (the ring is full, or a later record is committed), and after 30 s
+                    // whatever happened (one that died before it said who it is). Every slot
+                    // reserved before the wait began and still empty is torn then: a reservation
+                    // left empty (a dead writer's, or one forged) costs one second, not one per slot.
+                    // While no attached process has ended, its writer lives: a reservation it never
+                    // fills is damage, not a death.
                     let ended = ledgers.attached.contains { $0.process.map { target.hasEnded(process: $0.pid) } ?? false }
-                    if ended || decoder.clock &- waitingSince > 30_000 {
-                        decoder.skipWaitingSlot(channel)
+                    if ended || Self.othersWaitBehind(decoder.cursor, in: channel) || decoder.clock &- waitingSince > 30_000 {
+                        if !ended { unfilledReservations &+= 1 }
+                        // At most a ring at a time: a `next_slot` further ahead is a damaged
+                        // header (counted once at the end), not slots to walk through each pass.
+                        decoder.abandonReservations(
+                            below: Swift.min(
+                                Swift.max(reservedWhenWaiting, decoder.cursor &+ 1), decoder.cursor &+ channel.slotCapacity))
                         waitingSlot = nil
                         continue
                     }
@@ -251,13 +353,46 @@ struct Reception {
             }
         }
         decoder.decode(channel, targetFinished: true, into: &ledgers)
+        let byProcess = ledgers.byProcess
+        var summary = ChannelSummary(channel)
+        let headerProblems = summary.reconcile(with: byProcess, milliseconds: decoder.clock)
+        var reservationProblems: [String] = []
+        if unfilledReservations > 0 {
+            reservationProblems.append(
+                "\(counted(unfilledReservations, "reservation")) in leak-audit's channel stayed empty for more than a second while the processes that write into it ran on; skipped as never filled"
+            )
+        }
+        if decoder.tornSlots > Self.mostCutShort {
+            reservationProblems.append(
+                "\(decoder.tornSlots) records were cut short, more than the \(Self.mostCutShort) that writers can leave unwritten when they end: something reserved them and never wrote them"
+            )
+        }
         let received = Reception(
-            ledgers: ledgers.byProcess,
-            channel: ChannelSummary(channel), tornSlots: decoder.tornSlots, damagedSlots: decoder.damagedSlots,
+            ledgers: byProcess,
+            channel: summary, tornSlots: decoder.tornSlots,
+            damagedSlots: decoder.damagedSlots &+ ledgers.unannouncedRecords &+ UInt64(headerProblems.count)
+                &+ UInt64(reservationProblems.count),
             overlongStacks: decoder.overlongStacks, cutFrames: decoder.cutFrames, longNames: decoder.longNames,
+            unannouncedRecords: ledgers.unannouncedRecords, headerProblems: headerProblems,
+            reservationProblems: reservationProblems,
             heapWalks: heapWalks, timedOut: stoppedAt != nil,
             receivedSignal: target.receivedSignal, durationMilliseconds: decoder.clock)
         return (outcome, received)
+    }
+}
+
+extension Reception {
+    /// Slots after `cursor` that are looked at for a committed record (`othersWaitBehind`).
+    static let committedLookahead: UInt64 = 64
+
+    /// Whether writers wait behind the uncommitted slot at `cursor`: the ring is full (they wait
+    /// for room), or a record reserved after it is committed (within `committedLookahead` slots).
+    static func othersWaitBehind(_ cursor: UInt64, in channel: RecordChannel) -> Bool {
+        let reserved = channel.reservedSlots
+        guard reserved > cursor &+ 1 else { return false }
+        if reserved &- cursor >= channel.slotCapacity { return true }
+        let end = Swift.min(reserved, cursor &+ 1 &+ Self.committedLookahead)
+        return (cursor &+ 1..<end).contains { channel.slot($0).tag & 0xFF != UInt64(LA_SLOT_EMPTY) }
     }
 }
 
@@ -288,6 +423,8 @@ final class ProcessLedgers: RecordSink {
         unprepared.initialize(repeating: true, count: Self.count)
         writtenBound = UnsafeMutablePointer<Int>.allocate(capacity: 1)
         writtenBound.initialize(to: 0)
+        unannounced = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
+        unannounced.initialize(to: 0)
     }
 
     deinit {
@@ -296,19 +433,37 @@ final class ProcessLedgers: RecordSink {
         written.deallocate()
         unprepared.deallocate()
         writtenBound.deallocate()
+        unannounced.deallocate()
     }
 
+    /// Records of process indexes that never announced themselves (no process record came first):
+    /// no writer makes them, so they are counted as damage and applied nowhere.
+    var unannouncedRecords: UInt64 { unannounced.pointee }
+    private let unannounced: UnsafeMutablePointer<UInt64>
+
     /// The ledger of process index `process` (below LA_WIRE_MAX_PROCESSES, 256, so every UInt8 is
-    /// one), written to and with a tally that no copy shares.
+    /// one), written to and with a tally that no copy shares; nil (the record counted as damage)
+    /// while that index has not announced itself.
     @inline(__always)
-    private func ledgerForRecords(_ process: UInt8) -> UnsafeMutablePointer<LifetimeLedger> {
+    private func ledgerForRecords(_ process: UInt8) -> UnsafeMutablePointer<LifetimeLedger>? {
         let index = Int(process)
-        if _slowPath(unprepared[index]) { prepareForRecords(index) }
+        if _slowPath(unprepared[index]) { return prepareForRecords(index) }
         return ledgers + index
     }
 
+    /// A process's first record is its process record (docs/record-format.md, "Channel creation
+    /// and discovery", step 8): until it came, the index stays unprepared and its records go here.
     @inline(never)
-    private func prepareForRecords(_ index: Int) {
+    private func prepareForRecords(_ index: Int) -> UnsafeMutablePointer<LifetimeLedger>? {
+        guard ledgers[index].process != nil else {
+            unannounced.pointee &+= 1
+            return nil
+        }
+        prepareAnnounced(index)
+        return ledgers + index
+    }
+
+    private func prepareAnnounced(_ index: Int) {
         if !written[index] {
             written[index] = true
             writtenBound.pointee = Swift.max(writtenBound.pointee, index + 1)
@@ -318,7 +473,12 @@ final class ProcessLedgers: RecordSink {
     }
 
     func receive(_ event: WireEvent, from process: UInt8) {
-        ledgerForRecords(process).pointee.apply(event)
+        if case .processAttached = event {
+            if unprepared[Int(process)] { prepareAnnounced(Int(process)) }
+            ledgers[Int(process)].apply(event)
+            return
+        }
+        ledgerForRecords(process)?.pointee.apply(event)
     }
 
     @inline(__always)
@@ -326,13 +486,13 @@ final class ProcessLedgers: RecordSink {
         typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: RecordTime,
         from process: UInt8
     ) {
-        ledgerForRecords(process).pointee.allocatedUnshared(
+        ledgerForRecords(process)?.pointee.allocatedUnshared(
             typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: time)
     }
 
     @inline(__always)
     func deallocated(typeID: UInt32, object: UInt64, sequence: UInt64, time: RecordTime, from process: UInt8) {
-        ledgerForRecords(process).pointee.deallocateUnshared(typeID: typeID, object: object, time: time)
+        ledgerForRecords(process)?.pointee.deallocateUnshared(typeID: typeID, object: object, time: time)
     }
 
     /// Live instances from which a ledger's table outgrows the processor's caches (16-byte slots,

@@ -135,12 +135,16 @@ struct ReportBuilder {
         }
         if inconsistentEvents > 0 {
             warnings.append(
-                "\(counted(inconsistentEvents, "record")) referred to unknown types or instances: the record stream was damaged, so counts may be wrong"
+                "\(counted(inconsistentEvents, "record")) referred to unknown types or instances, or defined a type again (the first definition stands): the record stream was damaged, so counts may be wrong"
             )
         }
-        if run.received.damagedSlots > 0 {
+        let received = run.received
+        let malformed =
+            received.damagedSlots &- received.unannouncedRecords &- UInt64(received.headerProblems.count)
+            &- UInt64(received.reservationProblems.count) &- received.overlongStacks
+        if malformed > 0 {
             warnings.append(
-                "\(counted(run.received.damagedSlots, "record")) in leak-audit's channel \(run.received.damagedSlots == 1 ? "was" : "were") no record LeakMonitor writes: something else wrote into it, so counts may be wrong"
+                "\(counted(malformed, "record")) in leak-audit's channel \(malformed == 1 ? "was" : "were") no record LeakMonitor writes: something else wrote into it, so counts may be wrong"
             )
         }
         if run.received.overlongStacks > 0 {
@@ -153,6 +157,15 @@ struct ReportBuilder {
                 "\(counted(run.received.longNames, "type or test name")) \(run.received.longNames == 1 ? "was" : "were") longer than \(RecordDecoder.longestName) bytes: cut there, ending in '…'"
             )
         }
+        if received.unannouncedRecords > 0 {
+            warnings.append(
+                "\(counted(received.unannouncedRecords, "record")) in leak-audit's channel came from process indexes that never announced themselves: something else wrote into it; they were not counted"
+            )
+        }
+        for problem in received.headerProblems {
+            warnings.append("the header of leak-audit's channel was written over: \(problem)")
+        }
+        warnings += received.reservationProblems
         for budget in watch.budgets where !types.contains(where: { $0.budget == .pattern(budget) }) {
             warnings.append(
                 "budget '\(ReportPhrases.escaped(budget.description))' (\(ReportPhrases.escaped(budget.origin))) matched no type that was allocated, or only types whose max is declared in code"

@@ -70,6 +70,9 @@ enum SnapshotFailure: Error, Equatable {
     case processGone
     /// Another system call failed.
     case failed(call: String, errno: Int32)
+    /// The pid the channel named is no process leak-audit started (not the target nor one of its
+    /// descendants): it was neither stopped nor read.
+    case notStartedByLeakAudit
 
     /// One line for the report.
     var message: String {
@@ -77,6 +80,8 @@ enum SnapshotFailure: Error, Equatable {
         case .notPermitted(let detail): "leak-audit may not stop the process to copy its memory (\(detail))"
         case .processGone: "the process ended before its memory could be copied"
         case .failed(let call, let errno): "\(call) failed (\(systemErrorMessage(errno)))"
+        case .notStartedByLeakAudit:
+            "the pid its process record names is not the target's nor a descendant's, so leak-audit did not stop or read it"
         }
     }
 }

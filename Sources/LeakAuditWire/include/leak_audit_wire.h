@@ -84,6 +84,10 @@ typedef struct la_wire_header {
                                   ///< time word of their records (LA_TIME_*).
     uint32_t reader_lifecycle;    ///< atomic: LA_READER_* bits, written by leak-audit.
     uint32_t reserved1;           ///< zero.
+    uint64_t watch_offset;        ///< Where LEAK_AUDIT_WATCH's lines lie in the channel's file when
+                                  ///< the variable is LA_WIRE_WATCH_IN_CHANNEL (after the ring);
+                                  ///< 0 otherwise. Written by leak-audit before `magic`.
+    uint64_t watch_length;        ///< Their length in bytes; written by leak-audit before `magic`.
 } la_wire_header;
 
 /// Bits of la_wire_header.reader_lifecycle: what an attached process does when leak-audit is gone.
@@ -128,6 +132,12 @@ typedef struct la_wire_walk {
 #define LA_WIRE_WALKS_OFFSET 2048u
 /// The longest a process waits for leak-audit to copy its memory.
 #define LA_WIRE_WALK_TIMEOUT_MS 30000u
+/// The longest a writer waits for room in the ring while leak-audit, alive, retires nothing
+/// (consumed_slot does not move): then it drops the record it reserved for (counted in `dropped`),
+/// and the slots it reserved stay empty. leak-audit abandons a reservation left empty after a
+/// second when others wait behind it, so only a reader that stopped reading makes a writer wait so
+/// long.
+#define LA_WIRE_ROOM_TIMEOUT_MS 120000u
 
 /// Set in la_wire_walk.requested when the process asks at exit; the request's number is in the
 /// other bits.
@@ -256,6 +266,11 @@ typedef struct la_wire_type {
 /// allocated each instance, in test bundles, with LA_SLOT_TEST events), and `retainers` (an
 /// attached process waits at exit until leak-audit has copied its memory: la_wire_walk).
 #define LA_WIRE_ENV_WATCH "LEAK_AUDIT_WATCH"
+/// LEAK_AUDIT_WATCH's value when its lines are too long for the environment (the kernel takes at
+/// most 128 KiB a string): they are in the channel's file, at the header's `watch_offset`.
+#define LA_WIRE_WATCH_IN_CHANNEL "@channel"
+/// The most bytes of watch lines a writer reads from the channel.
+#define LA_WIRE_MAX_WATCH_BYTES (64u << 20)
 
 /// Fixed part of a module blob's payload.
 typedef struct la_wire_module {

@@ -57,7 +57,9 @@ struct LinuxPlatform: AuditPlatform {
     }
 
     func copyProcess(_ pid: Int32) -> Result<ProcessSnapshot, SnapshotFailure> {
-        ProcessCopier.copy(pid)
+        // The pid comes from the channel: only a process leak-audit started is stopped and read.
+        guard ProcessLineage.isStartedByLeakAudit(pid) else { return .failure(.notStartedByLeakAudit) }
+        return ProcessCopier.copy(pid)
     }
 }
 
@@ -79,6 +81,13 @@ final class MemfdRegion: SharedRegion {
             let code = errno
             close(fd)
             throw .channelUnavailable(call: "ftruncate", errno: code)
+        }
+        // A process of the run that truncated the channel would make every read of it a SIGBUS:
+        // its size is sealed before any process can open it (docs/reliability.md, "The channel").
+        guard leakaudit_host_seal_size(fd) == 0 else {
+            let code = errno
+            close(fd)
+            throw .channelUnavailable(call: "fcntl(F_ADD_SEALS)", errno: code)
         }
         guard let mapped = mmap(nil, byteCount, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0),
             mapped != MAP_FAILED
