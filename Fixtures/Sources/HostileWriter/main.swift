@@ -258,9 +258,11 @@ case "deep-stacks":
     }
 case "unknown-types":
     // 100 allocations of type 7, which no record defines.
+    announce()
     let first = reserve(100)
     for index in 0..<UInt64(100) { writeSlot(first + index, tag: allocKind | (7 << 32), 0x1000 + index * 16, 0, 0) }
 case "huge-type-id":
+    announce()
     let first = reserve(2)
     writeSlot(first, tag: allocKind | (0xFFFF_FFF0 << 32), 0x1000, 0, 0)
     writeSlot(first + 1, tag: 2 | (0xFFFF_FFF1 << 32), 0x1000, 0, 0)

@@ -133,6 +133,11 @@ struct ChannelSummary {
     /// such a figure means nothing, and is not printed.
     mutating func reconcile(with ledgers: [UInt8: LifetimeLedger], milliseconds: UInt64) -> [String] {
         var problems: [String] = []
+        if ledgers.isEmpty && attached {
+            // A process announces itself right after it takes its index: one that died in between
+            // is as untrustworthy as a header written over.
+            problems.append("it names an attached process, but no process announced itself")
+        }
         if let highest = ledgers.keys.max() {
             if !attached {
                 attached = true
@@ -144,6 +149,10 @@ struct ChannelSummary {
                 problems.append(
                     "it counts \(counted(attachedProcesses, "attached process", plural: "attached processes")), but process index \(highest) wrote records"
                 )
+                attachedProcesses = Int(highest) + 1
+            } else if attachedProcesses > Int(highest) + 1 {
+                // Indexes taken by processes that never announced themselves: not audited, and
+                // not counted as attached (a process killed between the two, or a forged count).
                 attachedProcesses = Int(highest) + 1
             }
             if !flags.contains(.instrumented) && ledgers.values.contains(where: \.definesTypesInCode) {
