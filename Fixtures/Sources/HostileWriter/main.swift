@@ -1,9 +1,13 @@
 // A process that writes into leak-audit's channel what LeakMonitor never would: records naming
 // types never defined, random bytes, a `next_slot` near 2^64, a type id near 2^32, 2^64 - 1
 // dropped records, a module that is a FIFO, stacks deeper than any capture and names as long as
-// it likes (`deep-stacks`). It links no LeakMonitor and forges the header's "attached" fields, as any
-// process of the same user could. leak-audit must neither crash nor hang, and must never call
-// such a run clean. The mode is the first argument; offsets are docs/record-format.md's.
+// it likes (`deep-stacks`); a truncation of the channel, its header written over or zeroed, a type
+// defined again, records of process indexes that never announced themselves, slots reserved and
+// never written, a walk request naming another process. It links no LeakMonitor and forges the
+// header's "attached" fields, as any process of the same user could. leak-audit must neither crash
+// nor hang, must never call such a run clean, and must keep what it had decoded. The mode is the
+// first argument; offsets are docs/record-format.md's (docs/reliability.md lists every mode and
+// what leak-audit does).
 import Glibc
 
 let mode = CommandLine.arguments.dropFirst().first ?? "unknown-types"
