@@ -146,6 +146,45 @@ final class LifetimeLedgerTests: XCTestCase {
         XCTAssertNil(now[3])
     }
 
+    /// A type is defined once: code may claim a type the allocation hook registered (once), and
+    /// any other second definition is damage that leaves the first standing.
+    func testATypeIsDefinedOnceButForOneClaim() throws {
+        var ledger = LifetimeLedger()
+        ledger.apply(.typeDefined(id: 1, name: "App.Model", max: 2, budget: .pattern(index: 0)))
+        ledger.apply(.allocated(typeID: 1, object: 0xA0, stackID: 0, sequence: 1, test: nil, time: 0))
+        // The claim: code's budget and name win, and the instance counts on.
+        ledger.apply(.typeDefined(id: 1, name: "Model", max: 1))
+        XCTAssertEqual(ledger.inconsistentEvents, 0)
+        // A second claim, a pattern again, another max: damage, and the claim stands.
+        ledger.apply(.typeDefined(id: 1, name: "Model", max: 1_000))
+        ledger.apply(.typeDefined(id: 1, name: "Forged", max: 5, budget: .pattern(index: 3)))
+        XCTAssertEqual(ledger.inconsistentEvents, 2)
+        let type = try XCTUnwrap(ledger.types[1])
+        XCTAssertEqual([type.name, "\(type.max)", "\(type.liveCount)"], ["Model", "1", "1"])
+        XCTAssertEqual(type.budget, .code)
+        // A type whose records came first takes its definition.
+        ledger.apply(.allocated(typeID: 2, object: 0xB0, stackID: 0, sequence: 5, test: nil, time: 0))
+        ledger.apply(.typeDefined(id: 2, name: "App.Late", max: 3))
+        XCTAssertEqual(ledger.types[2]?.name, "App.Late")
+        XCTAssertEqual(ledger.inconsistentEvents, 3, "only the allocation before the definition")
+    }
+
+    /// Records of a process index that never announced itself are counted, and applied nowhere.
+    func testRecordsOfAProcessThatNeverAnnouncedItselfAreCountedNotApplied() {
+        let sink = ProcessLedgers(watchesAllocations: false)
+        sink.receive(.typeDefined(id: 1, name: "Forged", max: 0), from: 7)
+        sink.allocated(typeID: 1, object: 0xA0, stackID: 0, sequence: 1, test: nil, time: 0, from: 7)
+        sink.deallocated(typeID: 1, object: 0xA0, sequence: 2, time: 0, from: 7)
+        XCTAssertEqual(sink.unannouncedRecords, 3)
+        XCTAssertNil(sink.byIndex[7])
+        // Once it announces itself, its records count.
+        sink.receive(.processAttached(AttachedProcess(pid: 107, commandLine: [], flags: 0)), from: 7)
+        sink.receive(.typeDefined(id: 1, name: "App.Model", max: 0), from: 7)
+        sink.allocated(typeID: 1, object: 0xA0, stackID: 0, sequence: 4, test: nil, time: 0, from: 7)
+        XCTAssertEqual(sink.unannouncedRecords, 3)
+        XCTAssertEqual(sink.byIndex[7]?.types[1]?.liveCount, 1)
+    }
+
     /// The decoder announces records ahead (prefetch) only once a ledger's live table outgrows the
     /// processor's caches: with few instances alive it would be work for nothing.
     func testTheSinkPrefersPrefetchOnceALedgerHoldsManyInstances() {
