@@ -55,19 +55,23 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // What the libFuzzer targets below share: seeds, libFuzzer's driver, the replay of a corpus.
+        .target(name: "FuzzDriver", path: "Fuzz/FuzzDriver"),
         // The record stream's libFuzzer target (scripts/fuzz.sh builds it with -sanitize=fuzzer);
         // built as usual, it replays a corpus or a crash (docs/reliability.md, "Fuzzing").
         .executableTarget(
-            name: "RecordStreamFuzzer", dependencies: ["LeakAuditCore", "LeakAuditModel", "LeakAuditRendering"],
+            name: "RecordStreamFuzzer",
+            dependencies: ["FuzzDriver", "LeakAuditCore", "LeakAuditModel", "LeakAuditRendering"],
             path: "Fuzz/RecordStreamFuzzer"),
         // The heap walk's libFuzzer target (`--retainers`: a hostile process snapshot), built and
         // replayed the same way.
         .executableTarget(
-            name: "HeapGraphFuzzer", dependencies: ["LeakAuditCore", "LeakAuditModel"], path: "Fuzz/HeapGraphFuzzer"),
+            name: "HeapGraphFuzzer", dependencies: ["FuzzDriver", "LeakAuditCore", "LeakAuditModel"],
+            path: "Fuzz/HeapGraphFuzzer"),
         // The saved report's libFuzzer target (`leak-audit report`: the JSON reader, then every
         // renderer), built and replayed the same way.
         .executableTarget(
-            name: "ReportFuzzer", dependencies: ["LeakAuditCore", "LeakAuditModel", "LeakAuditRendering"],
+            name: "ReportFuzzer", dependencies: ["FuzzDriver", "LeakAuditCore", "LeakAuditModel", "LeakAuditRendering"],
             path: "Fuzz/ReportFuzzer"),
         // The command plugin behind `swift package leak-audit` (docs/plugin.md).
         .plugin(

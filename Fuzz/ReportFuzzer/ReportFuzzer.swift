@@ -5,13 +5,10 @@
 // scripts/fuzz.sh, it is a libFuzzer target; built as usual (`swift build`), it replays the files
 // and directories it is given and exits 0; `--print FILE` shows what one input reads as (its text
 // report, or the reader's error), `--write-seeds DIR` writes well-formed reports to start from.
+import FuzzDriver
 import LeakAuditCore
 import LeakAuditModel
 import LeakAuditRendering
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// Every format `leak-audit report` writes, and the text report fitted to 80 columns and verbose.
 nonisolated(unsafe) let renderers: [any ReportRenderer] = [
@@ -48,76 +45,25 @@ func replay(_ bytes: UnsafeRawBufferPointer) -> Int {
     return rendered
 }
 
-#if FUZZING
-    /// libFuzzer's driver (see Fuzz/RecordStreamFuzzer: SwiftPM links the executable's own `main`).
-    @_silgen_name("LLVMFuzzerRunDriver")
-    func runFuzzerDriver(
-        _ argc: UnsafeMutablePointer<CInt>,
-        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-        _ oneInput: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
-    ) -> CInt
-#endif
-
 /// Fuzzes (built with FUZZING), or replays every file named on the command line and every file in
-/// every directory named.
+/// every directory named (Fuzz/FuzzDriver).
 @main
 enum ReportFuzzer {
     static func main() {
-        if CommandLine.arguments.count == 3 && CommandLine.arguments[1] == "--write-seeds" {
-            writeSeeds(into: CommandLine.arguments[2])
-            return
-        }
-        #if FUZZING
-            var argc = CommandLine.argc
-            var argv = CommandLine.unsafeArgv
-            exit(
-                runFuzzerDriver(&argc, &argv) { data, size in
-                    _ = replay(UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : size))
-                    return 0
-                })
-        #else
-            replayCommandLine()
-        #endif
-    }
-
-    /// Replays or prints, as the command line says.
-    static func replayCommandLine() {
-        if CommandLine.arguments.count == 3 && CommandLine.arguments[1] == "--print" {
-            guard let bytes = contents(of: CommandLine.arguments[2]) else { exit(66) }
-            do {
-                let report = try JSONReportReader().decode(bytes, path: CommandLine.arguments[2])
-                print(TextReportRenderer(workingDirectory: "/", verbose: true).render(report), terminator: "")
-            } catch {
-                print(error.description)
-            }
-            return
-        }
-        var files: [String] = []
-        for argument in CommandLine.arguments.dropFirst() {
-            if let directory = opendir(argument) {
-                while let entry = readdir(directory) {
-                    let name = withUnsafeBytes(of: entry.pointee.d_name) {
-                        String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
-                    }
-                    if entry.pointee.d_type == DT_REG { files.append(argument + "/" + name) }
+        FuzzDriver(
+            name: "ReportFuzzer", seeds: { seeds }, replay: replay,
+            printInput: { bytes, path in
+                do throws(ReportFileError) {
+                    let report = try JSONReportReader().decode(bytes, path: path)
+                    print(TextReportRenderer(workingDirectory: "/", verbose: true).render(report), terminator: "")
+                } catch {
+                    print(error.description)
                 }
-                closedir(directory)
-            } else {
-                files.append(argument)
+            },
+            summary: { figures in
+                "\(figures.filter { $0 > 0 }.count) read as reports, \(figures.reduce(0, +)) bytes rendered"
             }
-        }
-        var rendered = 0
-        var read = 0
-        for file in files.sorted() {
-            guard let bytes = contents(of: file) else {
-                print("ReportFuzzer: cannot read '\(file)'")
-                exit(66)
-            }
-            let count = bytes.withUnsafeBytes(replay)
-            rendered += count
-            if count > 0 { read += 1 }
-        }
-        print("ReportFuzzer: replayed \(files.count) input(s), \(read) read as reports, \(rendered) bytes rendered")
+        ).main()
     }
 
     /// Saved reports to start from: each record stream seed's report as JSON, compact (so that
@@ -163,33 +109,5 @@ enum ReportFuzzer {
             }
         }
         return bytes
-    }
-
-    /// Writes the seeds into `directory`.
-    static func writeSeeds(into directory: String) {
-        let seeds = seeds
-        for (name, input) in seeds {
-            guard let file = fopen(directory + "/" + name, "wb") else {
-                print("ReportFuzzer: cannot write '\(directory)/\(name)'")
-                exit(73)
-            }
-            fwrite(input, 1, input.count, file)
-            fclose(file)
-        }
-        print("ReportFuzzer: wrote \(seeds.count) seeds to '\(directory)'")
-    }
-
-    /// The whole file at `path`, or nil.
-    static func contents(of path: String) -> [UInt8]? {
-        guard let file = fopen(path, "rb") else { return nil }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = fread(&chunk, 1, chunk.count, file)
-            bytes += chunk[..<count]
-            if count < chunk.count { break }
-        }
-        return ferror(file) == 0 ? bytes : nil
     }
 }
