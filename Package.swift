@@ -82,14 +82,17 @@ let package = Package(
                     description: "Build the package's tests and run them under leak-audit run (docs/plugin.md)")),
             dependencies: ["LeakAuditCLI"]
         ),
+        // Headless Chromium for the tests that open an HTML report in a browser (rendering and
+        // end-to-end): finding it, its command line, the harness page and what it found.
+        .target(name: "HeadlessChromium", path: "Tests/HeadlessChromium"),
         .testTarget(name: "LeakMonitorTests", dependencies: ["LeakMonitor"]),
         .testTarget(
             name: "LeakAuditCoreTests", dependencies: ["LeakAuditCore", "LeakAuditModel", "LeakAuditRendering"],
             exclude: ["HeapGraphCorpus"]),
         .testTarget(
-            name: "LeakAuditRenderingTests", dependencies: ["LeakAuditRendering", "LeakAuditModel"],
+            name: "LeakAuditRenderingTests", dependencies: ["LeakAuditRendering", "LeakAuditModel", "HeadlessChromium"],
             exclude: ["Golden"]),
         // Builds Fixtures/ and runs the real leak-audit executable on it.
-        .testTarget(name: "EndToEndTests", dependencies: ["LeakAuditCLI"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["LeakAuditCLI", "HeadlessChromium"]),
     ]
 )

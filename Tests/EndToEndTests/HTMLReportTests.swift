@@ -1,4 +1,5 @@
 import Foundation
+import HeadlessChromium
 import XCTest
 
 /// The HTML report as a person sees it: written by a real run of a fixture test bundle, opened in
@@ -23,23 +24,13 @@ final class HTMLReportTests: XCTestCase {
         return (json, htmlPath)
     }
 
-    private func chromium() throws -> String {
-        for candidate in ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-        where FileManager.default.isExecutableFile(atPath: candidate) {
-            return candidate
-        }
-        throw XCTSkip("chromium is not installed (scripts/ensure-dependencies.sh --with-test-tools installs it)")
-    }
-
     /// Chromium's DOM of `page` after its scripts ran, what it logged, and its network log.
     private func dumpDOM(_ page: String, in directory: URL) throws -> (dom: String, log: String, netLog: String) {
         let netLog = directory.appendingPathComponent("net-log.json").path
-        let result = Harness.run([
-            try chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
-            "--allow-file-access-from-files", "--user-data-dir=\(directory.appendingPathComponent("profile").path)",
-            "--enable-logging=stderr", "--v=0", "--log-net-log=\(netLog)", "--virtual-time-budget=5000", "--dump-dom",
-            URL(fileURLWithPath: page).absoluteString,
-        ])
+        let result = Harness.run(
+            try HeadlessChromium.dumpDOMCommand(
+                URL(fileURLWithPath: page), in: directory,
+                options: ["--enable-logging=stderr", "--v=0", "--log-net-log=\(netLog)"]))
         XCTAssertEqual(result.status, 0, result.log)
         let net = (try? String(contentsOfFile: netLog, encoding: .utf8)) ?? ""
         return (result.stdout, result.stderr, net)
@@ -62,9 +53,7 @@ final class HTMLReportTests: XCTestCase {
         let harness = directory.appendingPathComponent("harness.html")
         try Self.harness.write(to: harness, atomically: true, encoding: .utf8)
         let (dom, log, netLog) = try dumpDOM(harness.path, in: directory)
-        let resultText = try XCTUnwrap(Self.between(dom, "<pre id=\"result\">", "</pre>"), dom)
-        let result = try XCTUnwrap(
-            try JSONSerialization.jsonObject(with: Data(Self.unescaped(resultText).utf8)) as? [String: Any], resultText)
+        let result = try HeadlessChromium.result(in: dom)
         XCTAssertNil(result["error"], "\(result)")
 
         // The chart: one point per sample of the JSON timeline, at its times; the budget and the peak.
@@ -140,29 +129,9 @@ final class HTMLReportTests: XCTestCase {
         XCTAssertTrue(log.contains(":CONSOLE"), log)
     }
 
-    private static func between(_ text: String, _ start: String, _ end: String) -> String? {
-        guard let from = text.range(of: start), let to = text.range(of: end, range: from.upperBound..<text.endIndex) else {
-            return nil
-        }
-        return String(text[from.upperBound..<to.lowerBound])
-    }
-
-    private static func unescaped(_ text: String) -> String {
-        text.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&lt;", with: "<")
-            .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
-    }
-
     /// Loads report.html in a frame, reads it and clicks through it, and writes what it found as JSON.
-    private static let harness = """
-        <!DOCTYPE html>
-        <html><body>
-        <iframe id="report" src="report.html" width="1100" height="900"></iframe>
-        <pre id="result"></pre>
-        <script>
-        document.getElementById("report").addEventListener("load", function () {
-          var out = {};
-          try {
-            var d = this.contentDocument;
+    private static let harness = HeadlessChromium.harness(
+        running: """
             var chart = d.querySelector("article.type svg.timeline");
             out.points = Array.prototype.map.call(chart.querySelectorAll("circle.sample"), function (c) { return +c.dataset.timeMs; });
             out.pointHighs = Array.prototype.map.call(chart.querySelectorAll("circle.sample"), function (c) { return +c.dataset.high; });
@@ -193,12 +162,5 @@ final class HTMLReportTests: XCTestCase {
             headers[4].click();
             out.sortedByInstances = Array.prototype.map.call(d.querySelectorAll("#tests tr.test-row"), function (r) { return r.dataset.test; });
             out.scripts = d.querySelectorAll("script").length;
-          } catch (error) {
-            out.error = String(error);
-          }
-          document.getElementById("result").textContent = JSON.stringify(out);
-        });
-        </script>
-        </body></html>
-        """
+            """)
 }

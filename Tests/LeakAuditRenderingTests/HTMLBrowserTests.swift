@@ -1,4 +1,5 @@
 import Foundation
+import HeadlessChromium
 import XCTest
 
 @testable import LeakAuditModel
@@ -7,33 +8,6 @@ import XCTest
 /// Pages of reports at sizes a real suite reaches, opened in headless Chromium (Debian's
 /// `chromium`) and measured through the DOM after its script ran: what a person can point at.
 final class HTMLBrowserTests: XCTestCase {
-    private func chromium() throws -> String {
-        for candidate in ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-        where FileManager.default.isExecutableFile(atPath: candidate) {
-            return candidate
-        }
-        throw XCTSkip("chromium is not installed (scripts/ensure-dependencies.sh --with-test-tools installs it)")
-    }
-
-    /// Chromium's DOM of `page` after its scripts ran.
-    private func dumpDOM(_ page: URL, in directory: URL) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try chromium())
-        process.arguments = [
-            "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
-            "--allow-file-access-from-files", "--user-data-dir=\(directory.appendingPathComponent("profile").path)",
-            "--virtual-time-budget=5000", "--dump-dom", page.absoluteString,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let dom = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0)
-        return String(decoding: dom, as: UTF8.self)
-    }
-
     /// A run of 1,500 tests of 1 ms each, the 701st of which leaked.
     private func fifteenHundredTests() -> AuditReport {
         let frame = SymbolizedFrame(
@@ -51,14 +25,7 @@ final class HTMLBrowserTests: XCTestCase {
                 outcome: .exited(code: 0)),
             types: [type], droppedRecords: 0, tornRecords: 0, warnings: [])
         report.target.durationMilliseconds = 1_500
-        report.tests = (0..<1_500).map { index in
-            var test = AuditReport.TestReport(
-                name: "AppTests.ModelTests/test\(index)",
-                leaked: index == 700 ? [.init(type: "App.Model", count: 2, allocations: [])] : [])
-            test.startedAt = index
-            test.finishedAt = index + 1
-            return test
-        }
+        report.tests = HTMLRenderingTests.fifteenHundredTests()
         return report
     }
 
@@ -69,13 +36,8 @@ final class HTMLBrowserTests: XCTestCase {
         try HTMLReportRenderer(workingDirectory: "/home/dev/project").render(fifteenHundredTests())
             .write(to: directory.appendingPathComponent("report.html"), atomically: true, encoding: .utf8)
         try Self.harness.write(to: directory.appendingPathComponent("harness.html"), atomically: true, encoding: .utf8)
-        let dom = try dumpDOM(directory.appendingPathComponent("harness.html"), in: directory)
-        let start = try XCTUnwrap(dom.range(of: "<pre id=\"result\">"), dom)
-        let end = try XCTUnwrap(dom.range(of: "</pre>", range: start.upperBound..<dom.endIndex), dom)
-        let text = dom[start.upperBound..<end.lowerBound].replacingOccurrences(of: "&quot;", with: "\"")
-            .replacingOccurrences(of: "&amp;", with: "&").replacingOccurrences(of: "&lt;", with: "<")
-            .replacingOccurrences(of: "&gt;", with: ">")
-        let result = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], text)
+        let dom = try HeadlessChromium.dumpDOM(directory.appendingPathComponent("harness.html"), in: directory)
+        let result = try HeadlessChromium.result(in: dom)
         XCTAssertNil(result["error"], "\(result)")
         let bands = try XCTUnwrap(result["bands"] as? Int)
         XCTAssertGreaterThan(bands, 50)
@@ -89,17 +51,9 @@ final class HTMLBrowserTests: XCTestCase {
             result["groupedTests"] as? Int, 1_500, "every test is in a grouped band, the leaking one with its own over it")
     }
 
-    /// Loads report.html in a frame and measures its test bands, and writes what it found as JSON.
-    private static let harness = """
-        <!DOCTYPE html>
-        <html><body>
-        <iframe id="report" src="report.html" width="1100" height="900"></iframe>
-        <pre id="result"></pre>
-        <script>
-        document.getElementById("report").addEventListener("load", function () {
-          var out = {};
-          try {
-            var d = this.contentDocument;
+    /// Loads report.html in a frame, measures its test bands, and writes what it found as JSON.
+    private static let harness = HeadlessChromium.harness(
+        running: """
             var rects = Array.prototype.slice.call(d.querySelectorAll("article.type svg.timeline rect.test-band"));
             out.bands = rects.length;
             out.narrowest = Math.min.apply(null, rects.map(function (r) { return r.getBoundingClientRect().width; }));
@@ -110,12 +64,5 @@ final class HTMLBrowserTests: XCTestCase {
             var found = d.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
             out.underPointer = found ? found.dataset.test : null;
             out.tooltip = found && found.querySelector("title") ? found.querySelector("title").textContent : null;
-          } catch (error) {
-            out.error = String(error);
-          }
-          document.getElementById("result").textContent = JSON.stringify(out);
-        });
-        </script>
-        </body></html>
-        """
+            """)
 }

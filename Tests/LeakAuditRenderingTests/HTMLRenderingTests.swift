@@ -220,12 +220,9 @@ final class HTMLRenderingTests: XCTestCase {
         XCTAssertLessThan(html.utf8.count, 6_000_000, "a few hundred bytes a type past the charted ones")
     }
 
-    func testFifteenHundredTestsAreDrawnAsBandsWideEnoughToPointAtWithTheLeakingTestsOwn() throws {
-        var report = report()
-        report.target.durationMilliseconds = 1_500
-        report.types[0].timeline = LiveCountTimeline(bucketMilliseconds: 1, samples: [.init(time: 700, low: 0, high: 5, last: 4)])
-        report.types[0].peakTime = 700
-        report.tests = (0..<1_500).map { index in
+    /// 1,500 tests of 1 ms each, the 701st of which leaked 2 App.Model (HTMLBrowserTests too).
+    static func fifteenHundredTests() -> [AuditReport.TestReport] {
+        (0..<1_500).map { index in
             var test = AuditReport.TestReport(
                 name: "AppTests.ModelTests/test\(index)",
                 leaked: index == 700 ? [.init(type: "App.Model", count: 2, allocations: [])] : [])
@@ -233,6 +230,14 @@ final class HTMLRenderingTests: XCTestCase {
             test.finishedAt = index + 1
             return test
         }
+    }
+
+    func testFifteenHundredTestsAreDrawnAsBandsWideEnoughToPointAtWithTheLeakingTestsOwn() throws {
+        var report = report()
+        report.target.durationMilliseconds = 1_500
+        report.types[0].timeline = LiveCountTimeline(bucketMilliseconds: 1, samples: [.init(time: 700, low: 0, high: 5, last: 4)])
+        report.types[0].peakTime = 700
+        report.tests = Self.fifteenHundredTests()
         let html = HTMLReportRenderer(workingDirectory: Self.cwd).render(report)
         let bands = html.components(separatedBy: "<rect class=\"test-band").dropFirst()
         XCTAssertGreaterThan(bands.count, 50)
