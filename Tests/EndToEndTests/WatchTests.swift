@@ -102,6 +102,17 @@ final class WatchTests: XCTestCase {
         XCTAssertEqual(audit.status, 0, audit.stderr)
         let warnings = (audit.json["summary"] as? [String: Any])?["warnings"] as? [String] ?? []
         XCTAssertTrue(warnings.contains { $0.contains("'Nothing.Like.This=1' (--budget) matched no type") }, "\(warnings)")
+
+        // Many: the first ten are named, the rest counted in one line.
+        let many = try Harness.audit(
+            "UninstrumentedGallery", extraOptions: (0..<25).flatMap { ["--budget", "Nothing.Number\($0)=1"] })
+        XCTAssertEqual(many.status, 0, many.stderr)
+        let manyWarnings = (many.json["summary"] as? [String: Any])?["warnings"] as? [String] ?? []
+        XCTAssertEqual(manyWarnings.filter { $0.hasPrefix("budget 'Nothing.Number") }.count, 10, "\(manyWarnings)")
+        XCTAssertTrue(
+            manyWarnings.contains(
+                "15 more budgets matched no type that was allocated, or only types whose max is declared in code"),
+            "\(manyWarnings)")
     }
 
     func testALauncherWhoseSwiftChildMatchedNothingIsCleanNotUnaudited() throws {

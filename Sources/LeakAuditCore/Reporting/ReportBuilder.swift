@@ -166,9 +166,19 @@ struct ReportBuilder {
             warnings.append("the header of leak-audit's channel was written over: \(problem)")
         }
         warnings += received.reservationProblems
-        for budget in watch.budgets where !types.contains(where: { $0.budget == .pattern(budget) }) {
+        // A configuration of thousands of budgets says which matched nothing in a few lines.
+        let applied = Set(types.compactMap { if case .pattern(let budget) = $0.budget { budget } else { nil } })
+        let unmatched = watch.budgets.filter { !applied.contains($0) }
+        let named =
+            unmatched.count <= Self.unmatchedBudgetsNamed + 1 ? unmatched : Array(unmatched.prefix(Self.unmatchedBudgetsNamed))
+        for budget in named {
             warnings.append(
                 "budget '\(ReportPhrases.escaped(budget.description))' (\(ReportPhrases.escaped(budget.origin))) matched no type that was allocated, or only types whose max is declared in code"
+            )
+        }
+        if unmatched.count > named.count {
+            warnings.append(
+                "\(counted(unmatched.count - named.count, "more budget")) matched no type that was allocated, or only types whose max is declared in code"
             )
         }
         // Missing or unreadable debug information: frames the user sees with less than they could.
@@ -502,6 +512,9 @@ struct ReportBuilder {
     /// Modules of the test harnesses, whose objects (test cases, runners, locks) live as long as
     /// the harness needs them.
     static let harnessModules: Set<String> = ["XCTest", "Testing", "_Testing_Foundation", "_TestingInterop", "_TestDiscovery"]
+
+    /// Budgets that matched no type named one warning each; more are counted in one line.
+    static let unmatchedBudgetsNamed = 10
 
     /// True for a type of XCTest or Swift Testing.
     static func isHarnessType(_ name: String) -> Bool {
