@@ -47,8 +47,14 @@ struct HeapWalks {
         let processes = Swift.min(channel.attachedProcesses, ledgers.count)
         for index in 0..<processes {
             guard let request = channel.pendingWalk(of: index) else { continue }
-            // The process goes on once answered, while its copy is searched.
-            defer { channel.answerWalk(of: index, number: request.number) }
+            // The process goes on once answered: as soon as its copy is taken, before the search
+            // (which may take seconds on a large heap), or when no copy is needed.
+            var answered = false
+            func answer() {
+                if !answered { channel.answerWalk(of: index, number: request.number) }
+                answered = true
+            }
+            defer { answer() }
             guard let ledger = ledgers[index], let pid = ledger.process?.pid else {
                 if request.atExit { atExit[UInt8(index)] = .failed("the process did not say who it was") }
                 continue
@@ -61,7 +67,9 @@ struct HeapWalks {
                     atExit[UInt8(index)] = .searched([:])
                     continue
                 }
-                switch copyProcess(pid) {
+                let copy = copyProcess(pid)
+                answer()
+                switch copy {
                 case .success(let snapshot):
                     atExit[UInt8(index)] = .searched(
                         RetainerSearch.paths(
@@ -83,7 +91,9 @@ struct HeapWalks {
                 }
             }
             guard !instances.isEmpty else { continue }
-            switch copyProcess(pid) {
+            let copy = copyProcess(pid)
+            answer()
+            switch copy {
             case .success(let snapshot):
                 let paths = RetainerSearch.paths(of: instances.map(\.object), in: snapshot, modules: ledger.modules)
                 for instance in instances {

@@ -134,24 +134,58 @@ struct RetainerSearch {
         guard retainedSizes else { return result }
         let targets = instances.compactMap { search.node(at: $0) }
         let (retained, dominators) = search.retainedSizes(extraEntries: targets)
-        let explained = Set(targets)
-        for node in targets {
-            let address = search.objects[Int(node)]
-            result[address]?.retainedBytes = retained[Int(node)]
-            // Nested inside another searched instance of its type (a list of leaked models):
-            // counted there, so that a group's bytes are not counted twice.
-            var current = dominators[Int(node)]
-            var depth = 0
-            while current >= 0, depth < 100_000 {
-                if explained.contains(current), search.nodeType(current).name == search.nodeType(node).name {
-                    result[address]?.insideAnotherInstance = true
-                    break
-                }
-                current = dominators[Int(current)]
-                depth += 1
-            }
+        for node in targets { result[search.objects[Int(node)]]?.retainedBytes = retained[Int(node)] }
+        // Nested inside another searched instance of its type (a list of leaked models): counted
+        // there, so that a group's bytes are not counted twice.
+        for node in search.instancesInsideAnother(targets, dominators: dominators) {
+            result[search.objects[Int(node)]]?.insideAnotherInstance = true
         }
         return result
+    }
+
+    /// The `instances` that another of them, of the same type name, dominates: one depth-first
+    /// pass over the dominator tree (its own stack, no recursion), counting on the way down the
+    /// instances of each type name above the current node.
+    private func instancesInsideAnother(_ instances: [Int32], dominators: [Int32]) -> [Int32] {
+        var nameIndexes: [String: Int32] = [:]
+        var instanceName = [Int32: Int32]()  // node -> its type name's index
+        for node in instances {
+            let name = nodeType(node).name
+            let index = nameIndexes[name] ?? Int32(nameIndexes.count)
+            nameIndexes[name] = index
+            instanceName[node] = index
+        }
+        // The dominator tree's children, compact.
+        let count = dominators.count
+        var childStart = [UInt32](repeating: 0, count: count + 2)
+        for up in dominators { childStart[Int(up) + 2] += 1 }  // -1 (the virtual root) at index 1
+        for index in 0..<count + 1 { childStart[index + 1] += childStart[index] }
+        var children = [Int32](repeating: 0, count: count)
+        var filled = childStart
+        for (node, up) in dominators.enumerated() {
+            children[Int(filled[Int(up) + 1])] = Int32(node)
+            filled[Int(up) + 1] += 1
+        }
+        filled = []
+        var above = [Int32](repeating: 0, count: nameIndexes.count)
+        var inside: [Int32] = []
+        // (node, next child): -1 is the virtual root; a node's count is taken off when it is left.
+        var work: [(node: Int32, child: UInt32)] = [(-1, childStart[0])]
+        while let (node, child) = work.last {
+            guard child < childStart[Int(node) + 2] else {
+                work.removeLast()
+                if let name = instanceName[node] { above[Int(name)] -= 1 }
+                continue
+            }
+            work[work.count - 1].child += 1
+            let next = children[Int(child)]
+            if let name = instanceName[next] {
+                if above[Int(name)] > 0 { inside.append(next) }
+                above[Int(name)] += 1
+            }
+            work.append((next, childStart[Int(next) + 1]))
+        }
+        return inside
     }
 
     /// Makes a node of every Swift object among malloc's blocks in use, so that objects no root
@@ -785,102 +819,33 @@ struct RetainerSearch {
 
     /// Each node's retained size (the bytes of its dominator subtree) and its immediate dominator
     /// (-1: the virtual root), over the graph of every strong reference, entered from the roots'
-    /// objects, then `extraEntries` if unreached, then any object still unreached. Cooper, Harvey
-    /// and Kennedy's iterative algorithm on reverse postorder.
+    /// objects, then `extraEntries` if unreached, then any object still unreached
+    /// (`DominatorTree`: near-linear on any shape of heap, and no recursion).
     private mutating func retainedSizes(extraEntries: [Int32]) -> (retained: [Int], dominators: [Int32]) {
         // Successors of every node, once. Reading a node's references can find an object outside
         // the walked heaps that no search has met yet: it becomes a node, and is read in turn.
-        var successorStart: [Int] = []
+        var successorStart: [UInt32] = []
         var successors: [Int32] = []
         var next = 0
         while next < objects.count {
-            successorStart.append(successors.count)
+            successorStart.append(UInt32(truncatingIfNeeded: successors.count))
             forEachReference(of: Int32(next)) { _, target, _, _ in successors.append(target) }
             next += 1
         }
-        let count = objects.count
-        successorStart.append(successors.count)
-        // Depth-first from the virtual root: postorder numbers.
-        var order = [Int32](repeating: -1, count: count)  // postorder number
-        var postorder: [Int32] = []
-        postorder.reserveCapacity(count)
-        var visited = [Bool](repeating: false, count: count)
-        var entries: [Int32] = []
-        func visit(_ start: Int32) {
-            guard !visited[Int(start)] else { return }
-            entries.append(start)
-            visited[Int(start)] = true
-            var work: [(Int32, Int)] = [(start, successorStart[Int(start)])]
-            while let (node, next) = work.last {
-                if next < successorStart[Int(node) + 1] {
-                    work[work.count - 1].1 += 1
-                    let target = successors[next]
-                    if !visited[Int(target)] {
-                        visited[Int(target)] = true
-                        work.append((target, successorStart[Int(target)]))
-                    }
-                } else {
-                    work.removeLast()
-                    order[Int(node)] = Int32(postorder.count)
-                    postorder.append(node)
-                }
-            }
-        }
-        for seed in seeds { visit(seed) }
-        for entry in extraEntries { visit(entry) }
-        for node in 0..<count { visit(Int32(node)) }
-        // Predecessors, in the same compact form.
-        var predecessorStart = [Int](repeating: 0, count: count + 1)
-        for target in successors { predecessorStart[Int(target) + 1] += 1 }
-        for node in 0..<count { predecessorStart[node + 1] += predecessorStart[node] }
-        var predecessors = [Int32](repeating: 0, count: successors.count)
-        var filled = predecessorStart
-        for node in 0..<count {
-            for index in successorStart[node]..<successorStart[node + 1] {
-                let target = Int(successors[index])
-                predecessors[filled[target]] = Int32(node)
-                filled[target] += 1
-            }
-        }
-        filled = []
-        let root: Int32 = -1
-        var dominator = [Int32](repeating: -2, count: count)  // -2: not yet known
-        let isEntry = Set(entries)
-        for entry in entries { dominator[Int(entry)] = root }
-        func intersect(_ first: Int32, _ second: Int32) -> Int32 {
-            var a = first
-            var b = second
-            while a != b {
-                if a == root || b == root { return root }
-                while a != root, b != root, order[Int(a)] < order[Int(b)] { a = dominator[Int(a)] }
-                while a != root, b != root, order[Int(b)] < order[Int(a)] { b = dominator[Int(b)] }
-                if a == root || b == root { return root }
-            }
-            return a
-        }
-        var changed = true
-        while changed {
-            changed = false
-            for node in postorder.reversed() where !isEntry.contains(node) {
-                var candidate: Int32 = -2
-                for index in predecessorStart[Int(node)]..<predecessorStart[Int(node) + 1] {
-                    let predecessor = predecessors[index]
-                    guard dominator[Int(predecessor)] != -2 else { continue }
-                    candidate = candidate == -2 ? predecessor : intersect(predecessor, candidate)
-                }
-                if candidate != -2, dominator[Int(node)] != candidate {
-                    dominator[Int(node)] = candidate
-                    changed = true
-                }
-            }
-        }
-        // Subtree sums, children before their dominators (postorder).
+        successorStart.append(UInt32(truncatingIfNeeded: successors.count))
+        precondition(successors.count < Int(UInt32.max), "more strong references than a 32-bit index counts")
+        let tree = DominatorTree(
+            nodeCount: objects.count, successorStart: successorStart, successors: successors,
+            entries: seeds + extraEntries)
+        successorStart = []
+        successors = []
+        // Subtree sums, what a node dominates before it (reverse preorder).
         var retained = nodeSizes
-        for node in postorder {
-            let up = dominator[Int(node)]
+        for node in tree.preorder.reversed() {
+            let up = tree.dominators[Int(node)]
             if up >= 0 { retained[Int(up)] += retained[Int(node)] }
         }
-        return (retained, dominator.map { $0 < 0 ? -1 : $0 })
+        return (retained, tree.dominators)
     }
 
     private func step(to node: Int32) -> Step {
