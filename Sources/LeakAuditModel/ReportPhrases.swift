@@ -420,10 +420,26 @@ public struct ReportPhrases: Sendable {
         }
     }
 
+    /// The steps a long retaining path shows at each end in text; the objects between are counted.
+    public static let retainerChainStepsShown = 8
+
     /// `AppRouter.stack → [i] Screen.viewModel → LoginViewModel`: each object's type without its
-    /// module, how it holds the next, collection storage folded into the step after it.
+    /// module, how it holds the next, collection storage folded into the step after it. A path of
+    /// more than twice `retainerChainStepsShown` steps shows its first and last ones, and how many
+    /// objects lie between (`… 1999984 more objects …`).
     public static func retainerChain(_ retainer: Retainer) -> String {
         let path = retainer.path
+        let shown = retainerChainStepsShown
+        let total = path.count + retainer.omittedSteps
+        guard total > 2 * shown + 1, path.count >= 2 * shown else { return chain(path[...]) }
+        // The tail's first object is shown by its type: how it is held lies among those left out.
+        let hidden = total - 2 * shown
+        return chain(path[..<shown]) + " → … \(hidden) more objects … → " + chain(path[(path.count - shown)...])
+    }
+
+    /// The text of consecutive steps of a path, the first shown by its type alone.
+    private static func chain(_ path: ArraySlice<Retainer.Step>) -> String {
+        let path = Array(path)
         guard let first = path.first else { return "" }
         var text = first.isCollectionStorage ? "" : shortTypeName(first.type)
         for (index, step) in path.enumerated().dropFirst() {

@@ -61,15 +61,26 @@ public struct Retainer: Sendable, Hashable {
     /// Instances with this path.
     public var count: Int
     public var root: Root
+    /// From the root's object to the instance. A path of more than 1,000 objects keeps its first
+    /// and last 500 (an enum's case or a closure on the way is a step of its own): the objects
+    /// between are counted in `omittedSteps`, left out after `path[omittedAfter - 1]`.
     public var path: [Step]
     /// The bytes releasing these instances would free: what they alone keep alive, themselves
     /// included, as their dominator subtrees in the heap's graph add up.
     public var retainedBytes: Int
+    /// The objects of a long path left out of `path` (0: none).
+    public var omittedSteps: Int
+    /// Where in `path` they were left out: before `path[omittedAfter]`.
+    public var omittedAfter: Int
 
-    public init(count: Int, root: Root, path: [Step], retainedBytes: Int = 0) {
+    public init(
+        count: Int, root: Root, path: [Step], retainedBytes: Int = 0, omittedSteps: Int = 0, omittedAfter: Int = 0
+    ) {
         self.count = count
         self.root = root
         self.path = path
         self.retainedBytes = retainedBytes
+        self.omittedSteps = omittedSteps
+        self.omittedAfter = omittedAfter
     }
 }

@@ -474,6 +474,17 @@ private struct ReportFromWire {
             file: frame.file, line: frame.line, column: frame.column, inlined: frame.inlined)
     }
 
+    /// A retainer's omitted steps: none, or a positive count after a step the path has.
+    private func omitted(_ retainer: JSONReportV1.Retainer, at location: String) throws -> (after: Int, count: Int) {
+        guard let omitted = retainer.omittedSteps else { return (0, 0) }
+        guard omitted.count >= 1, (1..<Swift.max(1, retainer.path.count)).contains(omitted.after) else {
+            throw Problem.invalid(
+                "\"\(location).omittedSteps\" leaves out \(omitted.count) steps after step \(omitted.after) of \(retainer.path.count)"
+            )
+        }
+        return (omitted.after, omitted.count)
+    }
+
     private func retainers(_ retainers: [JSONReportV1.Retainer], at location: String) throws -> [Retainer] {
         try retainers.enumerated().map { index, retainer in
             let at = "\(location)[\(index)]"
@@ -488,7 +499,8 @@ private struct ReportFromWire {
                 path: retainer.path.map {
                     Retainer.Step(via: $0.via, type: $0.type, isCollectionStorage: $0.collectionStorage ?? false)
                 },
-                retainedBytes: retainer.retainedBytes)
+                retainedBytes: retainer.retainedBytes, omittedSteps: try omitted(retainer, at: at).count,
+                omittedAfter: try omitted(retainer, at: at).after)
         }
     }
 

@@ -141,12 +141,22 @@ struct JSONReportV1: Codable, Equatable {
         var retainedBytes: Int
         var root: Root
         var path: [Step]
+        /// Added after the first release of schema 1: absent, none. The objects of a long path
+        /// left out of `path`, and where: before `path[after]`.
+        @AddedField var omittedSteps: OmittedSteps?
+        struct OmittedSteps: Codable, Equatable {
+            var after: Int
+            var count: Int
+        }
 
         init(_ retainer: LeakAuditModel.Retainer) {
             count = retainer.count
             retainedBytes = retainer.retainedBytes
             root = Root(kind: retainer.root.kind.rawValue, name: retainer.root.name, thread: retainer.root.thread)
             path = retainer.path.map { Step(via: $0.via, type: $0.type, collectionStorage: $0.isCollectionStorage) }
+            if retainer.omittedSteps > 0 {
+                omittedSteps = OmittedSteps(after: retainer.omittedAfter, count: retainer.omittedSteps)
+            }
         }
     }
     struct GlobalState: Codable, Equatable {

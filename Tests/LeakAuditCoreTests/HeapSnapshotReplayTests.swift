@@ -66,8 +66,17 @@ final class HeapSnapshotReplayTests: XCTestCase {
         // other 49,998 (the last among them: its bytes are counted there).
         let chain = retainers(try XCTUnwrap(seeds["deep-chain"])).retainers
         XCTAssertEqual(chain.map(\.root.kind), [.global, .global])
-        XCTAssertEqual(chain.map(\.path.count), [50_000, 2])
+        // The long path keeps its first and last 500 objects, and counts the 49,000 between;
+        // the text shows 8 steps at each end.
+        XCTAssertEqual(chain.map(\.path.count), [1_000, 2])
+        XCTAssertEqual(chain.map(\.omittedSteps), [49_000, 0])
+        XCTAssertEqual(chain.map(\.omittedAfter), [500, 0])
         XCTAssertEqual(chain.map(\.retainedBytes), [0, 49_999 * 24])
+        XCTAssertEqual(
+            ReportPhrases.retainerChain(chain[0]),
+            "Node.next → Node.next → Node.next → Node.next → Node.next → Node.next → Node.next → Node"
+                + " → … 49984 more objects … → "
+                + "Node.next → Node.next → Node.next → Node.next → Node.next → Node.next → Node.next → Leaked")
     }
 
     func testTheFuzzersFindingsStayFixed() throws {

@@ -294,6 +294,14 @@ final class GoldenOutputTests: XCTestCase {
             Retainer(
                 count: 1, root: .init(kind: .stack, name: "App.Scheduler.run()", thread: "worker"),
                 path: [.init(via: "local", type: "App.Router")]),
+            // A list of 2,000,000 nodes to the router: the path keeps 10 at each end here (500 in
+            // a real walk), the text 8.
+            Retainer(
+                count: 1, root: .init(kind: .global, name: "App.history"),
+                path: [.init(via: "App.history", type: "App.Node")]
+                    + (0..<18).map { _ in Retainer.Step(via: "next", type: "App.Node") }
+                    + [.init(via: "route", type: "App.Router")],
+                omittedSteps: 1_999_980, omittedAfter: 10),
         ]
         router.retainersUnavailable = ["process 12 was killed by a signal before it could be walked"]
         var report = AuditReport(

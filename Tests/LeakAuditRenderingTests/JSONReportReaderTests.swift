@@ -52,6 +52,16 @@ final class JSONReportReaderTests: XCTestCase {
             ("exceededCapacity", { $0.exceededCapacity = false }),
             ("damagedRecords", { $0.damagedRecords = 0 }),
             ("tornRecords", { $0.tornRecords = 0 }),
+            (
+                "types[].retainers[].omittedSteps",
+                { report in
+                    for index in report.types.indices {
+                        for retainer in report.types[index].retainers?.indices ?? [].indices {
+                            report.types[index].retainers?[retainer].omittedSteps = 0
+                        }
+                    }
+                }
+            ),
             ("target.skippedProcesses", { $0.target.skippedProcesses = 0 }),
             (
                 "target.processes[].testsRun",

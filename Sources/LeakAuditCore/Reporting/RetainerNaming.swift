@@ -93,7 +93,11 @@ struct RetainerNaming {
 
     private func retainer(_ path: RetainerSearch.Path, typeName leakedType: String) -> Retainer {
         var steps: [Retainer.Step] = []
+        var omittedAfter = 0
         for (index, step) in path.steps.enumerated() {
+            // A long path's omitted steps lie before this one: it follows no step shown.
+            if path.omittedSteps > 0, index == RetainerSearch.Path.keptAtEachEnd { omittedAfter = steps.count }
+            let follows = path.omittedSteps == 0 || index != RetainerSearch.Path.keptAtEachEnd
             // An enum on the way is a step of its own: `state` holds a `LoadState`, whose case
             // `.loading` holds the object.
             var enumCase: RetainerSearch.EnumCase? = nil
@@ -105,7 +109,7 @@ struct RetainerNaming {
                 continue
             }
             var how = index == 0 ? "" : via(step.hold)
-            if step.hold == .capture, index > 0, let closure = path.steps[index - 1].closure,
+            if step.hold == .capture, index > 0, follows, let closure = path.steps[index - 1].closure,
                 let variable = capturedVariable(closure: closure, holding: step.type)
             {
                 how = "captured " + variable
@@ -144,7 +148,7 @@ struct RetainerNaming {
             root = Retainer.Root(
                 kind: .cycle, name: "a cycle of \(members) object\(members == 1 ? "" : "s") that nothing else holds, through")
         case .cycle:
-            let objects = Swift.max(1, path.steps.count - 1)
+            let objects = Swift.max(1, path.steps.count + path.omittedSteps - 1)
             root = Retainer.Root(
                 kind: .cycle, name: "a cycle of \(objects) object\(objects == 1 ? "" : "s") that nothing else holds")
         case .unknown:
@@ -156,7 +160,8 @@ struct RetainerNaming {
         }
         if !steps.isEmpty, path.root != .cycle { steps[0].via = root.name }
         return Retainer(
-            count: 1, root: root, path: steps, retainedBytes: path.insideAnotherInstance ? 0 : path.retainedBytes)
+            count: 1, root: root, path: steps, retainedBytes: path.insideAnotherInstance ? 0 : path.retainedBytes,
+            omittedSteps: path.omittedSteps, omittedAfter: omittedAfter)
     }
 
     /// The variable a closure captured that holds an object of type `type`: the closure's one
@@ -255,6 +260,8 @@ struct RetainerNaming {
         struct Shape: Hashable {
             var root: Retainer.Root
             var path: [Retainer.Step]
+            var omittedSteps: Int
+            var omittedAfter: Int
         }
         func shape(_ retainer: Retainer) -> Shape {
             Shape(
@@ -265,7 +272,7 @@ struct RetainerNaming {
                         step.via = step.via.dropFirst().first.map { $0.isNumber } == true ? "[i]" : "[key]"
                     }
                     return step
-                })
+                }, omittedSteps: retainer.omittedSteps, omittedAfter: retainer.omittedAfter)
         }
         var groups: [Shape: Retainer] = [:]
         var order: [Shape] = []

@@ -69,12 +69,46 @@ struct RetainerSearch {
     }
 
     struct Path {
+        /// The steps a path keeps at each end: a longer one keeps its first and last this many,
+        /// and counts the objects between (`omittedSteps`), so that a list of millions of nodes
+        /// costs a report a thousand steps.
+        static let keptAtEachEnd = 500
+
         var root: Root
+        /// From the root's object to the instance; when `omittedSteps` is not 0, the first
+        /// `keptAtEachEnd` steps, then (after the omitted ones) the last `keptAtEachEnd`.
         var steps: [Step]
+        /// The steps left out between `steps[keptAtEachEnd - 1]` and `steps[keptAtEachEnd]`.
+        var omittedSteps = 0
         /// The bytes the instance alone keeps alive, itself included (its dominator subtree).
         var retainedBytes = 0
         /// Another of the instances searched dominates this one: its bytes are in that one's.
         var insideAnotherInstance = false
+
+        init(root: Root, steps: [Step], omittedSteps: Int = 0) {
+            self.root = root
+            self.steps = steps
+            self.omittedSteps = omittedSteps
+            shorten()
+        }
+
+        /// Keeps the first and last `keptAtEachEnd` steps of a longer path.
+        private mutating func shorten() {
+            let kept = Self.keptAtEachEnd
+            guard steps.count > 2 * kept else { return }
+            omittedSteps += steps.count - 2 * kept
+            steps = Array(steps[..<kept] + steps[(steps.count - kept)...])
+        }
+
+        /// The steps of a path of `count` steps, by index from the root's object: only those a
+        /// path keeps are made.
+        static func kept(count: Int, _ step: (Int) -> Step) -> Path {
+            let kept = keptAtEachEnd
+            guard count > 2 * kept else { return Path(root: .unknown, steps: (0..<count).map(step)) }
+            return Path(
+                root: .unknown, steps: (0..<kept).map(step) + (count - kept..<count).map(step),
+                omittedSteps: count - 2 * kept)
+        }
     }
 
     private let layout: SwiftLayout
@@ -656,7 +690,9 @@ struct RetainerSearch {
     private mutating func path(to instance: UInt64) -> Path? {
         guard let target = node(at: instance) else { return nil }
         if parent[Int(target)] != Int32.min {
-            var steps: [Step] = []
+            // The objects from the instance up (a list of millions may lead to it): only the
+            // steps a path keeps are made.
+            var chain: [Int32] = []
             var current = target
             // A task on the way is the root that matters: what keeps the task (its executor, the
             // thread running it) is the runtime's, not the program's.
@@ -665,22 +701,27 @@ struct RetainerSearch {
             while parent[Int(current)] >= 0,
                 current == target || (nodeType(current).kind != .task && !nodeType(current).isTestCase)
             {
-                steps.append(step(to: current))
+                chain.append(current)
                 current = parent[Int(current)]
             }
-            if nodeType(current).kind == .task && current != target {
-                return Path(root: .task(functions: taskFunctions(current)), steps: [step(to: current)] + steps.reversed())
+            let top = current
+            var path = Path.kept(count: chain.count + 1) { index in
+                guard index == 0 else { return step(to: chain[chain.count - index]) }
+                if nodeType(top).kind == .task && top != target { return step(to: top) }
+                if nodeType(top).isTestCase && top != target {
+                    return Step(hold: .property(""), type: nodeType(top).name)
+                }
+                return Step(
+                    hold: .property(""), type: nodeType(top).name, isCollectionStorage: nodeType(top).collection != nil)
             }
-            if nodeType(current).isTestCase && current != target {
-                let first = Step(hold: .property(""), type: nodeType(current).name)
-                return Path(root: .testCase, steps: [first] + steps.reversed())
+            if nodeType(top).kind == .task && top != target {
+                path.root = .task(functions: taskFunctions(top))
+            } else if nodeType(top).isTestCase && top != target {
+                path.root = .testCase
+            } else {
+                path.root = roots[Int(-parent[Int(top)] - 1)]
             }
-            steps.append(
-                Step(
-                    hold: .property(""), type: nodeType(current).name,
-                    isCollectionStorage: nodeType(current).collection != nil))
-            let root = roots[Int(-parent[Int(current)] - 1)]
-            return Path(root: root, steps: steps.reversed())
+            return path
         }
         if let cycle = cycle(through: target) { return Path(root: .cycle, steps: cycle) }
         return heldFromOutside(target)
