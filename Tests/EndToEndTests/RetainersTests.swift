@@ -331,6 +331,43 @@ final class RetainersTests: XCTestCase {
         XCTAssertTrue(audit.stderr.isEmpty || !audit.stderr.contains("Record"), audit.stderr)
     }
 
+    /// Issue 29: an untouched 64 GiB reservation was copied whole ("failed to allocate
+    /// 68719476736 bytes", no report); only the pages the target holds are copied now.
+    func testAnUntouchedReservationOfAnySizeIsNotCopied() throws {
+        let audit = try Harness.audit(
+            "AllocationChurn", ["reservation", "64"],
+            extraOptions: ["--retainers", "--budget", "AllocationChurn.DetailViewModel=10"])
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let found = try retainers(audit, ".DetailViewModel")
+        XCTAssertEqual(found.map(\.0), [20_000], "\(found)")
+        XCTAssertEqual(found.first?.2, "AllocationChurn.registry")
+        XCTAssertEqual(found.first?.3, ["AllocationChurn.registry", "models", "[i]"])
+    }
+
+    /// Issue 29: a list of 2,000,000 nodes to the leaked object printed the whole path (29 MB of
+    /// text, a 292 MB JSON). The JSON keeps 500 objects at each end, the text 8.
+    func testAPathThroughALongListIsShortened() throws {
+        let audit = try Harness.audit(
+            "AllocationChurn", ["list", "200000"],
+            extraOptions: ["--retainers", "--budget", "AllocationChurn.DetailViewModel=0"])
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let group = try XCTUnwrap((try audit.type(".DetailViewModel")["retainers"] as? [[String: Any]])?.first)
+        let path = try XCTUnwrap(group["path"] as? [[String: Any]])
+        // The registry, 200,000 nodes and the model: 200,002 objects, 1,000 of them kept.
+        XCTAssertEqual(path.count, 1_000)
+        let omitted = try XCTUnwrap(group["omittedSteps"] as? [String: Any])
+        XCTAssertEqual(omitted["after"] as? Int, 500)
+        XCTAssertEqual(omitted["count"] as? Int, 199_002)
+        XCTAssertEqual(path.last?["type"] as? String, "AllocationChurn.DetailViewModel")
+        XCTAssertEqual(path.last?["via"] as? String, "model")
+        let text = Harness.run([
+            Harness.leakAudit, "run", "--retainers", "--budget", "AllocationChurn.DetailViewModel=0",
+            try Harness.fixture("AllocationChurn"), "list", "200000",
+        ])
+        XCTAssertTrue(text.stderr.contains("… 199986 more objects …"), text.stderr)
+        XCTAssertLessThan(text.stderr.utf8.count, 4_000, text.stderr)
+    }
+
     func testATargetThatCrashesSaysWhyNoHolderIsKnown() throws {
         let audit = try Harness.audit("CrashAfterLeak", ["leaky"], extraOptions: ["--retainers"])
         let type = try audit.type(".DocumentViewModel")

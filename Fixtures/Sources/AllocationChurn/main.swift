@@ -12,6 +12,12 @@
 //                                    from 1,024 distinct stacks: what writing the report costs
 //   AllocationChurn threads T N      T threads at once, each validating N instances (all over
 //                                    budget) and dropping them: validate under contention
+//   AllocationChurn chain N          N objects each holding the next, the last holding them all,
+//                                    and the 20,000 leaked view models: the dominator tree's worst
+//   AllocationChurn reservation G    an untouched read-only reservation of G GiB, and the 20,000
+//                                    leaked view models among 40,000 objects
+//   AllocationChurn list N           a list of N nodes from a global, the last holding one leaked
+//                                    view model: a retaining path of N + 1 steps
 //
 // AllocationChurnPlain is this file built without LeakMonitor (Sources/AllocationChurnPlain links
 // to it and defines ALLOCATION_CHURN_PLAIN): the true plain baseline, a program that never calls
@@ -339,7 +345,8 @@ func retain(count: Int) {
 
 // MARK: - Entry point
 
-let usage = "usage: AllocationChurn churn|validate-cost|retain|heap|over-budget COUNT, or threads THREADS [PER_THREAD]"
+let usage =
+    "usage: AllocationChurn churn|validate-cost|retain|heap|over-budget|chain|reservation|list COUNT, or threads THREADS [PER_THREAD]"
 // MARK: - heap: a large live heap with leaked tracked instances, for --retainers
 
 /// A background object: most of a heap is objects like it, alive and unrelated to the leak.
@@ -357,6 +364,8 @@ final class DetailViewModel {
 final class Registry {
     var models: [DetailViewModel] = []
     var cache: [CacheEntry] = []
+    var chain: ChainLink?
+    var list: ListNode?
 }
 
 let registry = Registry()
@@ -378,6 +387,60 @@ func heap(count: Int) {
     }
     for _ in 0..<leaked { registry.models.append(DetailViewModel()) }
     print("objects \(background + 2 * leaked)")
+}
+
+// MARK: - chain, reservation, list: hostile heaps for --retainers
+
+/// A link of `chain`: holds the next, and the last holds every link.
+final class ChainLink {
+    var next: ChainLink?
+    var all: [ChainLink] = []
+}
+
+/// `count` links, each holding the next, the last holding them all, and 20,000 leaked view models.
+func chain(count: Int) {
+    let first = ChainLink()
+    var links = [first]
+    links.reserveCapacity(count)
+    for _ in 1..<count {
+        let link = ChainLink()
+        links[links.count - 1].next = link
+        links.append(link)
+    }
+    links[links.count - 1].all = links
+    registry.chain = first
+    for _ in 0..<20_000 { registry.models.append(DetailViewModel()) }
+    print("objects \(count + 40_000)")
+}
+
+/// An untouched read-only reservation of `gigabytes` GiB, kept until exit, beside a small heap.
+func reservation(gigabytes: Int) {
+    let length = gigabytes << 30
+    guard let mapping = mmap(nil, length, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0),
+        mapping != MAP_FAILED
+    else { fail("mmap of \(gigabytes) GiB failed: errno \(errno)") }
+    report("reserved-bytes", String(length))
+    heap(count: 40_000)
+}
+
+/// A node of `list`.
+final class ListNode {
+    var next: ListNode?
+    var model: DetailViewModel?
+}
+
+/// A list of `count` nodes from a global; the last holds one leaked view model.
+func list(count: Int) {
+    let head = ListNode()
+    var last = head
+    for _ in 1..<count {
+        let node = ListNode()
+        last.next = node
+        last = node
+    }
+    last.model = DetailViewModel()
+    registry.list = head
+    print("objects \(count + 2)")
 }
 
 // MARK: - over-budget: many instances alive at exit, from many stacks, for the report's cost
@@ -469,7 +532,8 @@ func threads(count threadCount: Int) {
 
 let modes: [String: (Int) -> Void] = [
     "churn": churn(count:), "validate-cost": validateCost(count:), "retain": retain(count:), "heap": heap(count:),
-    "over-budget": overBudget(count:), "threads": threads(count:),
+    "over-budget": overBudget(count:), "threads": threads(count:), "chain": chain(count:),
+    "reservation": reservation(gigabytes:), "list": list(count:),
 ]
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count == 2 || (arguments.count == 3 && arguments[0] == "threads"), let mode = modes[arguments[0]],

@@ -8,9 +8,11 @@ import LeakAuditModel
 
 /// Copies a process for the heap walk (docs/retainers.md): stops each of its threads with ptrace
 /// (seize and interrupt: no signal is sent, and an interrupted system call is restarted), reads
-/// their registers, copies its readable data mappings with process_vm_readv, and lets it run on.
-/// Device mappings and leak-audit's own ring are not copied; a thread's stack is copied from its
-/// stack pointer up.
+/// their registers, copies the pages of its readable data mappings that it holds (in memory or
+/// swapped out, by its pagemap) with process_vm_readv, and lets it run on: an untouched
+/// reservation costs nothing, whatever its size. A mapping of a file on disk is mapped from the
+/// file, with the pages the process changed copied over it. Device mappings and leak-audit's own
+/// ring are not copied; a thread's stack is copied from its stack pointer up.
 enum ProcessCopier {
     /// How long one thread may take to stop.
     static let stopTimeoutMilliseconds: Int32 = 2_000
@@ -54,16 +56,29 @@ enum ProcessCopier {
                     threadPointer: registers.thread_pointer, registers: Array(general.prefix(Int(registers.general_count)))))
         }
         guard let mappings = readMappings(pid) else { return .failure(.processGone) }
+        // Which pages the process has in memory or swapped out: only those are copied, so that
+        // an untouched reservation of any size costs nothing. Without it (a kernel that hides
+        // it), every page is read and only those not all zeros are kept.
+        let pageMap = open("/proc/\(pid)/pagemap", O_RDONLY | O_CLOEXEC)
+        defer { if pageMap >= 0 { close(pageMap) } }
         var regions: [ProcessSnapshot.Region] = []
         for var region in mappings {
             if copies(region) {
                 // A stack is live only above its thread's stack pointer (less a red zone).
                 let pointers = threads.map(\.stackPointer).filter { region.start <= $0 && $0 < region.end }
                 if let lowest = pointers.min() { region.copiedStart = Swift.max(region.start, lowest &- 128) }
-                region.bytes =
-                    region.isExecutable && region.path.hasPrefix("/")
-                    ? (mapFile(region) ?? read(pid, from: region.copiedStart, to: region.end))
-                    : read(pid, from: region.copiedStart, to: region.end)
+                if region.isExecutable && region.path.hasPrefix("/"), let mapped = mapFile(region, writable: false) {
+                    region.bytes = mapped
+                } else if isRegularFile(region), region.copiedStart == region.start,
+                    let mapped = mapFile(region, writable: true)
+                {
+                    // The file's pages as they are, and over them the pages the process changed
+                    // (relocated data, written copies): those are its own, not the file's.
+                    copyPages(pid, pageMap: pageMap, from: region.start, to: region.end, into: mapped, onlyChanged: true)
+                    region.bytes = mapped
+                } else {
+                    region.bytes = copyResident(pid, pageMap: pageMap, from: region.copiedStart, to: region.end)
+                }
             }
             regions.append(region)
         }
@@ -78,30 +93,124 @@ enum ProcessCopier {
         return !["[vvar]", "[vsyscall]", "[vdso]", "[vvar_vclock]"].contains(region.path)
     }
 
-    private static func read(_ pid: Int32, from start: UInt64, to end: UInt64) -> RegionBytes {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(end - start), alignment: 16)
-        var copied = 0
-        while copied < buffer.count {
-            let chunk = Swift.min(buffer.count - copied, 1 << 22)
-            let result = leakaudit_host_read_memory(pid, start + UInt64(copied), buffer.baseAddress! + copied, chunk)
-            if result <= 0 { break }
-            copied += result
-        }
-        return RegionBytes(UnsafeRawBufferPointer(rebasing: buffer[0..<copied])) { _ in buffer.deallocate() }
+    /// Whether a mapping is of a file on disk that its bytes can be mapped from: not a device,
+    /// not shared memory (memfd, System V, /dev/shm), not a file deleted since.
+    private static func isRegularFile(_ region: ProcessSnapshot.Region) -> Bool {
+        region.path.hasPrefix("/") && !region.path.hasPrefix("/dev/") && !region.path.hasPrefix("/memfd:")
+            && !region.path.hasPrefix("/SYSV") && !region.path.hasSuffix(" (deleted)")
     }
 
-    /// An executable mapping's bytes from its file: code and read-only data that the loader never
+    /// A region's pages that the process has in memory (or swapped out), copied into a mapping of
+    /// the region's size that costs only the pages written: the pages it never touched read as
+    /// zeros, as they do in the process.
+    private static func copyResident(_ pid: Int32, pageMap: Int32, from start: UInt64, to end: UInt64) -> RegionBytes {
+        let length = Int(end - start)
+        let mapping = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+        // No room in leak-audit's own address space: the region is not copied, and reads of it
+        // find nothing.
+        guard let mapping, mapping != MAP_FAILED else { return RegionBytes() }
+        let bytes = RegionBytes(UnsafeRawBufferPointer(start: mapping, count: length)) {
+            munmap(UnsafeMutableRawPointer(mutating: $0.baseAddress), $0.count)
+        }
+        copyPages(pid, pageMap: pageMap, from: start, to: end, into: bytes, onlyChanged: false)
+        return bytes
+    }
+
+    /// pagemap's bits: the page is in memory; it is swapped out; it is the file's (or shared).
+    private static let pagePresent: UInt64 = 1 << 63
+    private static let pageSwapped: UInt64 = 1 << 62
+    private static let pageOfFile: UInt64 = 1 << 61
+
+    /// Copies into `bytes` (whose first byte is `start`'s) the pages of `start..<end` that pagemap
+    /// says the process holds (in memory or swapped), or with `onlyChanged` those that are its
+    /// own rather than its file's. Without pagemap, every page is read and those all zeros are
+    /// given back to the kernel.
+    private static func copyPages(
+        _ pid: Int32, pageMap: Int32, from start: UInt64, to end: UInt64, into bytes: RegionBytes, onlyChanged: Bool
+    ) {
+        guard let base = bytes.buffer.baseAddress, start < end else { return }
+        let destination = UnsafeMutableRawPointer(mutating: base)
+        let pageSize = UInt64(sysconf(Int32(_SC_PAGESIZE)))
+        // Reads `from..<to` of the process into the copy; a page that cannot be read (beyond its
+        // file's end) is skipped, not the rest.
+        func copy(_ from: UInt64, _ to: UInt64) {
+            var position = from
+            while position < to {
+                let chunk = Swift.min(Int(to - position), 1 << 22)
+                let result = leakaudit_host_read_memory(pid, position, destination + Int(position - start), chunk)
+                if result <= 0 {
+                    position = (position / pageSize + 1) * pageSize
+                    continue
+                }
+                position += UInt64(result)
+            }
+        }
+        guard pageMap >= 0 else {
+            if onlyChanged { return }  // the file's pages are there already
+            let step = pageSize * 1024
+            var position = start
+            while position < end {
+                let next = Swift.min(end, (position / step + 1) * step)
+                copy(position, next)
+                // Pages of zeros cost nothing once given back (an untouched reservation reads so).
+                var page = (position + pageSize - 1) / pageSize * pageSize
+                while page + pageSize <= next {
+                    let pointer = destination + Int(page - start)
+                    if UnsafeRawBufferPointer(start: pointer, count: Int(pageSize)).allSatisfy({ $0 == 0 }) {
+                        madvise(pointer, Int(pageSize), MADV_DONTNEED)
+                    }
+                    page += pageSize
+                }
+                position = next
+            }
+            return
+        }
+        let entriesPerRead = 65_536
+        var entries = [UInt64](repeating: 0, count: entriesPerRead)
+        var page = start / pageSize
+        let lastPage = (end - 1) / pageSize
+        var runStart: UInt64? = nil
+        while page <= lastPage {
+            let wanted = Int(Swift.min(UInt64(entriesPerRead), lastPage - page + 1))
+            let read = entries.withUnsafeMutableBytes {
+                pread(pageMap, $0.baseAddress, wanted * 8, off_t(truncatingIfNeeded: page &* 8))
+            }
+            let got = read > 0 ? read / 8 : 0
+            for index in 0..<wanted {
+                let entry = index < got ? entries[index] : 0
+                let held =
+                    onlyChanged
+                    ? (entry & pagePresent != 0 && entry & pageOfFile == 0) || entry & pageSwapped != 0
+                    : entry & (pagePresent | pageSwapped) != 0
+                let address = (page + UInt64(index)) * pageSize
+                if held {
+                    if runStart == nil { runStart = address }
+                } else if let first = runStart {
+                    copy(Swift.max(first, start), Swift.min(address, end))
+                    runStart = nil
+                }
+            }
+            page += UInt64(wanted)
+        }
+        if let first = runStart { copy(Swift.max(first, start), end) }
+    }
+
+    /// A file mapping's bytes from its file: code and read-only data that the loader never
     /// relocates (the linker may put type descriptors there) are the file's own, and mapping the
-    /// file costs the page cache's pages instead of a copy. nil when the file cannot be mapped
-    /// (replaced since, or gone).
-    private static func mapFile(_ region: ProcessSnapshot.Region) -> RegionBytes? {
+    /// file costs the page cache's pages instead of a copy. `writable` maps it copy-on-write, so
+    /// that the pages the process changed can be copied over the file's. nil when the file cannot
+    /// be mapped (replaced since, gone, not a regular file, or shorter than the mapping).
+    private static func mapFile(_ region: ProcessSnapshot.Region, writable: Bool) -> RegionBytes? {
         let descriptor = open(region.path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         var status = stat()
         let length = Int(region.end - region.start)
-        guard fstat(descriptor, &status) == 0, Int(status.st_size) >= Int(region.fileOffset) + length else { return nil }
-        let mapping = mmap(nil, length, PROT_READ, MAP_PRIVATE, descriptor, off_t(region.fileOffset))
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG,
+            Int(status.st_size) >= Int(region.fileOffset) + length
+        else { return nil }
+        let protection = writable ? PROT_READ | PROT_WRITE : PROT_READ
+        let mapping = mmap(nil, length, protection, MAP_PRIVATE | MAP_NORESERVE, descriptor, off_t(region.fileOffset))
         guard let mapping, mapping != MAP_FAILED else { return nil }
         return RegionBytes(UnsafeRawBufferPointer(start: mapping, count: length)) {
             munmap(UnsafeMutableRawPointer(mutating: $0.baseAddress), $0.count)
