@@ -70,6 +70,34 @@ final class RetainerSearchTests: XCTestCase {
         }
     }
 
+    /// A generic struct's metadata whose 15 arguments are itself: without a budget its name read
+    /// 15⁶ names, 6 levels deep (millions of characters); now at most `typeNameBudget`.
+    func testATypeNamedByItselfManyTimesOverHasAShortName() {
+        let base: UInt64 = 0x5555_0000_0000
+        var words = [UInt64](repeating: 0, count: 512)
+        let metadata = base
+        let descriptor = base + 0x400
+        words[0] = 0x200  // a struct's metadata
+        words[1] = descriptor
+        for argument in 0..<15 { words[2 + argument] = metadata }
+        var bytes = words.withUnsafeBytes { Array($0) }
+        // The descriptor: a generic struct (kind 17, flag 0x80), no parent, its name at +0x100;
+        // the generic header 28 bytes in: 15 parameters, each a key argument.
+        let flags: UInt32 = 0x80 | 17
+        withUnsafeBytes(of: flags) { bytes.replaceSubrange(0x400..<0x404, with: $0) }
+        withUnsafeBytes(of: Int32(0x100 - 8)) { bytes.replaceSubrange(0x408..<0x40C, with: $0) }
+        bytes.replaceSubrange(0x500..<0x505, with: Array("Self\0".utf8))
+        withUnsafeBytes(of: UInt16(15)) { bytes.replaceSubrange(0x424..<0x426, with: $0) }
+        for parameter in 0..<15 { bytes[0x42C + parameter] = 0x80 }
+        let region = ProcessSnapshot.Region(
+            start: base, end: base + UInt64(bytes.count), isWritable: false, isExecutable: false, path: "/app/App",
+            copiedStart: base, bytes: RegionBytes(copying: bytes))
+        let layout = SwiftLayout(memory: SnapshotMemory(ProcessSnapshot(pid: 1, regions: [region], threads: [])))
+        let name = layout.typeName(metadata: metadata)
+        XCTAssertTrue(name.hasPrefix("Self<Self<"), name)
+        XCTAssertLessThan(name.utf8.count, 8 * SwiftLayout.typeNameBudget, name)
+    }
+
     func testAnEmptySnapshotExplainsNothing() {
         let snapshot = ProcessSnapshot(pid: 1, regions: [], threads: [])
         XCTAssertTrue(RetainerSearch.paths(of: [0x1000, 0xFFFF_FFFF_FFFF_FFF0], in: snapshot, modules: []).isEmpty)

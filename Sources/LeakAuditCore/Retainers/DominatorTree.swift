@@ -18,7 +18,11 @@ struct DominatorTree {
     /// near-linear in nodes and edges whatever the graph's shape, which tests check without a clock.
     private(set) var steps = 0
 
-    init(nodeCount count: Int, successorStart: [UInt32], successors: [Int32], entries: [Int32]) {
+    /// Takes the successor lists (`consume` them): they are released as soon as the
+    /// predecessor lists are built from them, so that both are never held with the rest.
+    init(nodeCount count: Int, successorStart starts: consuming [UInt32], successors edges: consuming [Int32], entries: [Int32]) {
+        var successorStart = consume starts
+        var successors = consume edges
         precondition(successorStart.count == count + 1, "one start per node and the end")
         // Depth-first numbering from the virtual root (number 0): `number[node]` is the node's
         // preorder number, 0 until it is reached; `vertex` and `parent` are by number.
@@ -72,6 +76,8 @@ struct DominatorTree {
             }
         }
         number = []
+        successorStart = []
+        successors = []
         // Semidominators, in reverse preorder, with a forest linked as they are found; each
         // vertex's dominator is settled from the bucket of its semidominator's parent.
         var semi = (0...total).map(Int32.init)

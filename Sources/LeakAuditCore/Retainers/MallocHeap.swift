@@ -21,13 +21,21 @@ enum MallocHeap {
     /// (every object there is among the blocks).
     static func blocks(in memory: SnapshotMemory) -> (blocks: [Block], walked: [Range<UInt64>]) {
         var blocks: [Block] = []
+        let walked = forEachBlock(in: memory) { blocks.append($0) }
+        return (blocks, walked)
+    }
+
+    /// Calls `body` with every block in use, in address order (regions are sorted, and each
+    /// heap's chain ascends), without keeping them: a heap of millions of blocks costs the walk
+    /// nothing but its callers' own tables. Returns the address ranges whose chunks were walked.
+    static func forEachBlock(in memory: SnapshotMemory, _ body: (Block) -> Void) -> [Range<UInt64>] {
         var walked: [Range<UInt64>] = []
         for region in memory.snapshot.regions where region.isWritable && !region.bytes.isEmpty {
             guard region.copiedStart == region.start else { continue }  // a stack
             if region.path == "[heap]" {
                 // The main arena: chunks from the start of the break area (after a little alignment).
                 for skip in stride(from: UInt64(0), through: 64, by: 16)
-                where walk(memory, from: region.start + skip, to: region.copiedEnd, into: &blocks) {
+                where walk(memory, from: region.start + skip, to: region.copiedEnd, body) {
                     walked.append(region.start..<region.copiedEnd)
                     break
                 }
@@ -44,7 +52,7 @@ enum MallocHeap {
                 } else {
                     starts = heapInfoSizes.map { region.start + $0 }
                 }
-                for first in starts where walk(memory, from: first, to: end, into: &blocks) {
+                for first in starts where walk(memory, from: first, to: end, body) {
                     walked.append(region.start..<end)
                     break
                 }
@@ -59,23 +67,31 @@ enum MallocHeap {
                     let chunk = position + slack
                     let size = header & ~7
                     guard size >= 32, chunk < region.copiedEnd, size <= region.copiedEnd - chunk else { break }
-                    blocks.append(Block(address: chunk + 16, size: Int(size) - 16))
+                    body(Block(address: chunk + 16, size: Int(size) - 16))
                     position = chunk + size
                 }
                 if position > region.start { walked.append(region.start..<position) }
             }
         }
-        blocks.sort { $0.address < $1.address }
         walked.sort { $0.lowerBound < $1.lowerBound }
-        return (blocks, walked)
+        return walked
     }
 
-    /// Walks the chunk chain from `start`; appends its blocks in use and returns true only when the
-    /// chain ends exactly at `end` (the top chunk's end).
-    private static func walk(_ memory: SnapshotMemory, from start: UInt64, to end: UInt64, into blocks: inout [Block])
+    /// Walks the chunk chain from `start`, and only when it ends exactly at `end` (the top
+    /// chunk's end) walks it again calling `body` with its blocks in use: a chain is checked
+    /// before any of its blocks is trusted, without a list of them in between.
+    private static func walk(_ memory: SnapshotMemory, from start: UInt64, to end: UInt64, _ body: (Block) -> Void)
         -> Bool
     {
-        var found: [Block] = []
+        guard chain(memory, from: start, to: end, { _ in }) else { return false }
+        return chain(memory, from: start, to: end, body)
+    }
+
+    /// One pass over the chunk chain from `start`: true when it ends exactly at `end`; `body`
+    /// hears each block in use.
+    private static func chain(_ memory: SnapshotMemory, from start: UInt64, to end: UInt64, _ body: (Block) -> Void)
+        -> Bool
+    {
         var chunk = start
         while chunk < end {
             guard let header = memory.word(chunk + 8) else { return false }
@@ -86,11 +102,9 @@ enum MallocHeap {
             guard let nextHeader = memory.word(next + 8) else { return false }
             // A chunk is in use when the next one says its previous is (tcache and fastbin blocks
             // also read as in use: their first words are free-list links, never an object's).
-            if nextHeader & 1 != 0 { found.append(Block(address: chunk + 16, size: Int(size) - 8)) }
+            if nextHeader & 1 != 0 { body(Block(address: chunk + 16, size: Int(size) - 8)) }
             chunk = next
         }
-        guard chunk &+ (memory.word(chunk &+ 8).map { $0 & ~7 } ?? 0) == end else { return false }
-        blocks += found
-        return true
+        return chunk &+ (memory.word(chunk &+ 8).map { $0 & ~7 } ?? 0) == end
     }
 }

@@ -130,7 +130,9 @@ struct RetainerSearch {
     private var holdIndexes: [Hold: Int32] = [:]
     /// The closure's code for the nodes reached as a closure's context.
     private var parentClosure: [Int32: UInt64] = [:]
-    private var nodeSizes: [Int] = []
+    /// Each node's size in bytes, 4 bytes a node: the few of 4 GiB or more are in `largeSizes`.
+    private var nodeSizes: [UInt32] = []
+    private var largeSizes: [Int32: Int] = [:]
     private var roots: [Root] = []
     /// The nodes each root phase started from, for the dominator tree.
     private var seeds: [Int32] = []
@@ -225,17 +227,38 @@ struct RetainerSearch {
     /// Makes a node of every Swift object among malloc's blocks in use, so that objects no root
     /// reaches (tasks, cycles) are known too.
     private mutating func enumerateHeap() {
-        let (blocks, walked) = MallocHeap.blocks(in: memory)
-        for block in blocks {
-            guard let typeIndex = layout.objectTypeIndex(at: block.address) else { continue }
+        var ascending = true
+        walkedHeaps = MallocHeap.forEachBlock(in: memory) { block in
+            guard let typeIndex = layout.objectTypeIndex(at: block.address) else { return }
+            if let last = objects.last, last >= block.address { ascending = false }
             objects.append(block.address)
             nodeTypeIndexes.append(typeIndex)
-            parent.append(Int32.min)
-            parentHold.append(-1)
-            nodeSizes.append(block.size)
+            appendSize(block.size)
         }
+        if !ascending {
+            // Regions out of order (never in a real snapshot): sorted, as the binary search needs.
+            let order = objects.indices.sorted { objects[$0] < objects[$1] }
+            objects = order.map { objects[$0] }
+            nodeTypeIndexes = order.map { nodeTypeIndexes[$0] }
+            let sizes = order.map { size(of: Int32($0)) }
+            (nodeSizes, largeSizes) = ([], [:])
+            for size in sizes { appendSize(size) }
+        }
+        parent = [Int32](repeating: Int32.min, count: objects.count)
+        parentHold = [Int32](repeating: -1, count: objects.count)
         enumeratedCount = objects.count
-        walkedHeaps = walked
+    }
+
+    /// Adds the next node's size.
+    private mutating func appendSize(_ size: Int) {
+        if size >= Int(UInt32.max) { largeSizes[Int32(nodeSizes.count)] = size }
+        nodeSizes.append(UInt32(clamping: size))
+    }
+
+    /// The node's size in bytes.
+    private func size(of node: Int32) -> Int {
+        let size = nodeSizes[Int(node)]
+        return size == UInt32.max ? largeSizes[node] ?? Int(size) : Int(size)
     }
 
     /// The enumerated node at `address`, by binary search; nil when none starts there.
@@ -295,7 +318,7 @@ struct RetainerSearch {
         nodeTypeIndexes.append(typeIndex)
         parent.append(Int32.min)
         parentHold.append(-1)
-        nodeSizes.append(extent(of: address, fallback: type.instanceSize))
+        appendSize(extent(of: address, fallback: type.instanceSize))
         otherNodes[address] = index
         return index
     }
@@ -317,7 +340,7 @@ struct RetainerSearch {
     private mutating func forEachReference(of node: Int32, _ body: (inout Self, Int32, Hold, UInt64?) -> Void) {
         let address = objects[Int(node)]
         let type = nodeType(node)
-        let end = nodeSizes[Int(node)]
+        let end = size(of: node)
         func visit(
             _ search: inout Self, offset: Int, hold: Hold, closureAllowed: Bool = true, enumDescriptor: UInt64? = nil,
             isFunction: Bool = false
@@ -605,7 +628,7 @@ struct RetainerSearch {
     private func taskFunctions(_ node: Int32) -> [UInt64] {
         let address = objects[Int(node)]
         var found: [UInt64] = []
-        for offset in stride(from: 16, to: Swift.min(nodeSizes[Int(node)], 1 << 16), by: 8) {
+        for offset in stride(from: 16, to: Swift.min(size(of: node), 1 << 16), by: 8) {
             guard let word = memory.word(address &+ UInt64(offset)), isCode(word),
                 let index = memory.snapshot.regionIndex(containing: word)
             else { continue }
@@ -866,6 +889,7 @@ struct RetainerSearch {
         // Successors of every node, once. Reading a node's references can find an object outside
         // the walked heaps that no search has met yet: it becomes a node, and is read in turn.
         var successorStart: [UInt32] = []
+        successorStart.reserveCapacity(objects.count + 1)
         var successors: [Int32] = []
         var next = 0
         while next < objects.count {
@@ -876,12 +900,10 @@ struct RetainerSearch {
         successorStart.append(UInt32(truncatingIfNeeded: successors.count))
         precondition(successors.count < Int(UInt32.max), "more strong references than a 32-bit index counts")
         let tree = DominatorTree(
-            nodeCount: objects.count, successorStart: successorStart, successors: successors,
+            nodeCount: objects.count, successorStart: consume successorStart, successors: consume successors,
             entries: seeds + extraEntries)
-        successorStart = []
-        successors = []
         // Subtree sums, what a node dominates before it (reverse preorder).
-        var retained = nodeSizes
+        var retained = (0..<Int32(objects.count)).map { size(of: $0) }
         for node in tree.preorder.reversed() {
             let up = tree.dominators[Int(node)]
             if up >= 0 { retained[Int(up)] += retained[Int(node)] }

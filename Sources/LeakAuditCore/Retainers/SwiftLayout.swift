@@ -503,12 +503,23 @@ final class SwiftLayout {
 
     /// The name of the type whose metadata is at `metadata`, module-qualified, with generic
     /// arguments.
+    /// The most metadata one type's name reads: its generic arguments nest at most 6 deep, but
+    /// a target's metadata may name 63 arguments at each level (63⁶ names), so the whole name
+    /// has a budget too; what lies past it reads `?`.
+    static let typeNameBudget = 256
+
     func typeName(metadata: UInt64, depth: Int = 0) -> String {
-        guard depth < 6, let kind = memory.word(metadata) else { return "?" }
+        var budget = Self.typeNameBudget
+        return typeName(metadata: metadata, depth: depth, budget: &budget)
+    }
+
+    private func typeName(metadata: UInt64, depth: Int, budget: inout Int) -> String {
+        budget -= 1
+        guard depth < 6, budget >= 0, let kind = memory.word(metadata) else { return "?" }
         switch kind {
         case 0:
             guard let descriptor = classDescriptor(ofMetadata: metadata) else { return "?" }
-            return typeName(classMetadata: metadata, descriptor: descriptor, depth: depth)
+            return typeName(classMetadata: metadata, descriptor: descriptor, depth: depth, budget: &budget)
         case 0x200, 0x201, 0x202:
             guard let description = memory.word(metadata &+ 8) else { return "?" }
             let base = qualifiedName(descriptor: description)
@@ -522,7 +533,7 @@ final class SwiftLayout {
             for index in 0..<UInt64(parameterCount) {
                 guard let parameter = memory.byte(header &+ 16 &+ index), parameter & 0x80 != 0 else { continue }
                 if let argument = memory.word(metadata &+ 16 &+ slot * 8) {
-                    arguments.append(typeName(metadata: argument, depth: depth + 1))
+                    arguments.append(typeName(metadata: argument, depth: depth + 1, budget: &budget))
                 }
                 slot += 1
             }
@@ -546,11 +557,17 @@ final class SwiftLayout {
         }
     }
 
-    private func typeName(classMetadata: UInt64, descriptor: ClassDescriptor, depth: Int = 0) -> String {
+    private func typeName(classMetadata: UInt64, descriptor: ClassDescriptor) -> String {
+        var budget = Self.typeNameBudget
+        return typeName(classMetadata: classMetadata, descriptor: descriptor, depth: 0, budget: &budget)
+    }
+
+    private func typeName(classMetadata: UInt64, descriptor: ClassDescriptor, depth: Int, budget: inout Int) -> String {
         let base = qualifiedName(descriptor: descriptor.address)
         guard descriptor.isGeneric else { return base }
-        let arguments = genericArguments(classMetadata: classMetadata, descriptor: descriptor).map {
-            typeName(metadata: $0, depth: depth + 1)
+        var arguments: [String] = []
+        for argument in genericArguments(classMetadata: classMetadata, descriptor: descriptor) {
+            arguments.append(typeName(metadata: argument, depth: depth + 1, budget: &budget))
         }
         return decorated(base, arguments)
     }
