@@ -84,8 +84,9 @@ struct DominatorTree {
         var label = semi
         var ancestor = [Int32](repeating: -1, count: total + 1)
         var dominator = [Int32](repeating: 0, count: total + 1)
+        // Each bucket is a list through `dominator`: a vertex's slot there is free until it
+        // leaves its bucket, when its dominator is written.
         var bucketHead = [Int32](repeating: -1, count: total + 1)
-        var bucketNext = [Int32](repeating: -1, count: total + 1)
         var path: [Int32] = []
         // The vertex of least semidominator on the forest path from `vertex` up to (but not
         // including) its tree's root, compressing the path on the way.
@@ -117,7 +118,7 @@ struct DominatorTree {
                 }
             }
             let semidominator = Int(semi[current])
-            bucketNext[current] = bucketHead[semidominator]
+            dominator[current] = bucketHead[semidominator]
             bucketHead[semidominator] = Int32(current)
             ancestor[current] = up
             var waiting = bucketHead[Int(up)]
@@ -125,8 +126,9 @@ struct DominatorTree {
             while waiting >= 0 {
                 steps += 1
                 let least = evaluate(waiting)
+                let next = dominator[Int(waiting)]
                 dominator[Int(waiting)] = semi[Int(least)] < semi[Int(waiting)] ? least : up
-                waiting = bucketNext[Int(waiting)]
+                waiting = next
             }
             current -= 1
         }
