@@ -25,10 +25,12 @@ struct DominatorTree {
         var successors = consume edges
         precondition(successorStart.count == count + 1, "one start per node and the end")
         // Depth-first numbering from the virtual root (number 0): `number[node]` is the node's
-        // preorder number, 0 until it is reached; `vertex` and `parent` are by number.
+        // preorder number, 0 until it is reached; `vertex` is by number. `ancestor` (by number)
+        // is the forest of the semidominator step, and holds each vertex's depth-first parent
+        // `p` as `-p - 1` until the vertex is linked to it (negative: not linked).
         var number = [Int32](repeating: 0, count: count)
         var vertex = [Int32](repeating: -1, count: count + 1)
-        var parent = [Int32](repeating: 0, count: count + 1)
+        var ancestor = [Int32](repeating: -1, count: count + 1)
         var reached: Int32 = 0
         var work: [(node: Int32, edge: UInt32)] = []
         var steps = 0
@@ -37,7 +39,7 @@ struct DominatorTree {
             reached += 1
             number[Int(entry)] = reached
             vertex[Int(reached)] = entry
-            parent[Int(reached)] = 0
+            ancestor[Int(reached)] = -1  // the virtual root's child
             work.append((entry, successorStart[Int(entry)]))
             while let (node, edge) = work.last {
                 guard edge < successorStart[Int(node) + 1] else {
@@ -51,7 +53,7 @@ struct DominatorTree {
                 reached += 1
                 number[Int(target)] = reached
                 vertex[Int(reached)] = target
-                parent[Int(reached)] = number[Int(node)]
+                ancestor[Int(reached)] = -number[Int(node)] - 1
                 work.append((target, successorStart[Int(target)]))
             }
         }
@@ -64,15 +66,14 @@ struct DominatorTree {
         for target in successors { predecessorStart[Int(number[Int(target)]) + 1] += 1 }
         for index in 0..<total + 1 { predecessorStart[index + 1] += predecessorStart[index] }
         var predecessors = [Int32](repeating: 0, count: successors.count)
-        do {
-            var filled = predecessorStart
-            for node in 0..<count {
-                let from = number[node]
-                for index in Int(successorStart[node])..<Int(successorStart[node + 1]) {
-                    let to = Int(number[Int(successors[index])])
-                    predecessors[Int(filled[to])] = from
-                    filled[to] += 1
-                }
+        // Filled from each list's end, the end moving down: each start is where it ends up.
+        for index in 0..<total + 1 { predecessorStart[index] = predecessorStart[index + 1] }
+        for node in 0..<count {
+            let from = number[node]
+            for index in Int(successorStart[node])..<Int(successorStart[node + 1]) {
+                let to = Int(number[Int(successors[index])])
+                predecessorStart[to] -= 1
+                predecessors[Int(predecessorStart[to])] = from
             }
         }
         number = []
@@ -82,7 +83,6 @@ struct DominatorTree {
         // vertex's dominator is settled from the bucket of its semidominator's parent.
         var semi = (0...total).map(Int32.init)
         var label = semi
-        var ancestor = [Int32](repeating: -1, count: total + 1)
         var dominator = [Int32](repeating: 0, count: total + 1)
         // Each bucket is a list through `dominator`: a vertex's slot there is free until it
         // leaves its bucket, when its dominator is written.
@@ -107,7 +107,7 @@ struct DominatorTree {
         }
         var current = total
         while current >= 1 {
-            let up = parent[current]
+            let up = -ancestor[current] - 1  // its parent: not linked yet
             if up == 0 {
                 semi[current] = 0  // an entry: the virtual root holds it
             } else {
