@@ -169,6 +169,10 @@ struct RetainerSearch {
         }
         guard retainedSizes else { return result }
         let targets = instances.compactMap { search.node(at: $0) }
+        // The paths are found: their tables (8 bytes a node) make room for the dominator tree's.
+        search.parent = []
+        search.parentHold = []
+        search.parentClosure = [:]
         let (retained, dominators) = search.retainedSizes(extraEntries: targets)
         for node in targets { result[search.objects[Int(node)]]?.retainedBytes = retained[Int(node)] }
         // Nested inside another searched instance of its type (a list of leaked models): counted
@@ -316,8 +320,12 @@ struct RetainerSearch {
         let index = Int32(objects.count)
         objects.append(address)
         nodeTypeIndexes.append(typeIndex)
-        parent.append(Int32.min)
-        parentHold.append(-1)
+        // Once the paths are found (their tables released), a node met by the dominator tree
+        // needs none.
+        if parent.count == index {
+            parent.append(Int32.min)
+            parentHold.append(-1)
+        }
         appendSize(extent(of: address, fallback: type.instanceSize))
         otherNodes[address] = index
         return index
