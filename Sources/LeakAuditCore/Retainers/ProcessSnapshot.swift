@@ -17,6 +17,9 @@ struct ProcessSnapshot {
         var path: String
         /// Where the mapping starts in its file.
         var fileOffset: UInt64 = 0
+        /// The mapped file's inode, as /proc/<pid>/maps lists it (0: none), so that a file
+        /// replaced since it was mapped is not read in its place.
+        var inode: UInt64 = 0
         /// The address of `bytes[0]`: a thread's stack is copied from its stack pointer up.
         var copiedStart: UInt64
         /// The copied bytes: empty when the region was not copied (device mappings).

@@ -199,7 +199,8 @@ enum ProcessCopier {
     /// relocates (the linker may put type descriptors there) are the file's own, and mapping the
     /// file costs the page cache's pages instead of a copy. `writable` maps it copy-on-write, so
     /// that the pages the process changed can be copied over the file's. nil when the file cannot
-    /// be mapped (replaced since, gone, not a regular file, or shorter than the mapping).
+    /// be mapped (replaced since: another inode; gone, not a regular file, or shorter than the
+    /// mapping).
     private static func mapFile(_ region: ProcessSnapshot.Region, writable: Bool) -> RegionBytes? {
         let descriptor = open(region.path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
@@ -207,7 +208,7 @@ enum ProcessCopier {
         var status = stat()
         let length = Int(region.end - region.start)
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG,
-            Int(status.st_size) >= Int(region.fileOffset) + length
+            Int(status.st_size) >= Int(region.fileOffset) + length, UInt64(status.st_ino) == region.inode
         else { return nil }
         let protection = writable ? PROT_READ | PROT_WRITE : PROT_READ
         let mapping = mmap(nil, length, protection, MAP_PRIVATE | MAP_NORESERVE, descriptor, off_t(region.fileOffset))
@@ -261,6 +262,7 @@ enum ProcessCopier {
                 ProcessSnapshot.Region(
                     start: start, end: end, isWritable: permissions[1] == UInt8(ascii: "w"),
                     isExecutable: permissions[2] == UInt8(ascii: "x"), path: path, fileOffset: UInt64(fields[2], radix: 16) ?? 0,
+                    inode: UInt64(fields[4]) ?? 0,
                     copiedStart: start, bytes: RegionBytes()))
         }
         return regions
