@@ -39,6 +39,13 @@ final class ChannelWriter {
     /// The header's `consumed_slot`, as the reader published it.
     var consumedSlot: UInt64 { header.pointee.consumed_slot }
 
+    /// Asks for process `index`'s heap walk as its LeakMonitor does (request `number`, at exit or
+    /// when a test settled), counting it among the attached processes.
+    func requestWalk(of index: Int, number: UInt32, atExit: Bool) {
+        header.pointee.attached_processes = Swift.max(header.pointee.attached_processes, UInt32(index + 1))
+        la_wire_walk_slot(mapping, UInt32(index)).pointee.requested = number | (atExit ? LA_WALK_AT_EXIT : 0)
+    }
+
     /// The tag stored in slot `index`'s place in the ring.
     func tag(_ index: UInt64) -> UInt64 { words(index)[0] }
 

@@ -37,12 +37,18 @@ struct HeapWalks {
         }
     }
 
+    /// How a copy is searched: `RetainerSearch.paths` (the instances, the process's modules, and
+    /// whether to find retained sizes).
+    typealias Search = (ProcessSnapshot, [UInt64], [ModuleImage], Bool) -> [UInt64: RetainerSearch.Path]
+
     /// Answers every process that waits: one exiting is copied and searched for every instance
     /// the report may show; one whose test settled is copied only if a test settled since its last
-    /// walk left instances alive, and searched for those.
+    /// walk left instances alive, and searched for those. Each process is answered (and goes on)
+    /// as soon as its copy is taken, before `search` runs on it.
     mutating func answerRequests(
         on channel: RecordChannel, ledgers: [LifetimeLedger?], watch: WatchOptions,
-        copyProcess: (Int32) -> Result<ProcessSnapshot, SnapshotFailure>
+        copyProcess: (Int32) -> Result<ProcessSnapshot, SnapshotFailure>,
+        search: Search = { RetainerSearch.paths(of: $1, in: $0, modules: $2, retainedSizes: $3) }
     ) {
         let processes = Swift.min(channel.attachedProcesses, ledgers.count)
         for index in 0..<processes {
@@ -71,9 +77,7 @@ struct HeapWalks {
                 answer()
                 switch copy {
                 case .success(let snapshot):
-                    atExit[UInt8(index)] = .searched(
-                        RetainerSearch.paths(
-                            of: instances, in: snapshot, modules: ledger.modules, retainedSizes: watch.retainers))
+                    atExit[UInt8(index)] = .searched(search(snapshot, instances, ledger.modules, watch.retainers))
                 case .failure(let failure):
                     atExit[UInt8(index)] = .failed(failure.message)
                 }
@@ -95,7 +99,7 @@ struct HeapWalks {
             answer()
             switch copy {
             case .success(let snapshot):
-                let paths = RetainerSearch.paths(of: instances.map(\.object), in: snapshot, modules: ledger.modules)
+                let paths = search(snapshot, instances.map(\.object), ledger.modules, true)
                 for instance in instances {
                     if let path = paths[instance.object] {
                         afterTests[UInt8(index), default: [:]][instance] = path

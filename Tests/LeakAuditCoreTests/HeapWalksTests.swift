@@ -1,0 +1,67 @@
+import LeakAuditWire
+import XCTest
+
+@testable import LeakAuditCore
+
+/// The heap walk's handshake: a process waits only while its memory is copied, never while the
+/// copy is searched.
+final class HeapWalksTests: XCTestCase {
+    /// A ledger of process 4242 with one instance of a type over its budget of 0.
+    private func ledgerOverBudget() -> LifetimeLedger {
+        var ledger = LifetimeLedger()
+        ledger.apply(.processAttached(AttachedProcess(pid: 4242, commandLine: ["/app/App"], flags: 0)))
+        ledger.apply(.typeDefined(id: 1, name: "App.Model", max: 0))
+        ledger.apply(.allocated(typeID: 1, object: 0x5555_1000_0010, stackID: 1, sequence: 1, test: nil))
+        return ledger
+    }
+
+    /// Issue 29: the target was kept waiting in its exit handshake for the whole search (seconds on
+    /// a large heap), not only for the copy.
+    func testAnExitingProcessGoesOnOnceCopiedBeforeItsCopyIsSearched() throws {
+        let channel = try RecordChannel(slotCapacity: 64)
+        let writer = try ChannelWriter(channel)
+        writer.requestWalk(of: 0, number: 1, atExit: true)
+        XCTAssertNotNil(channel.pendingWalk(of: 0))
+        var watch = WatchOptions()
+        watch.retainers = true
+        var walks = HeapWalks()
+        var copied: [Int32] = []
+        var waitingDuringSearch: [Bool] = []
+        walks.answerRequests(
+            on: channel, ledgers: [ledgerOverBudget()], watch: watch,
+            copyProcess: { pid in
+                copied.append(pid)
+                // Still stopped while it is copied.
+                XCTAssertNotNil(channel.pendingWalk(of: 0))
+                return .success(ProcessSnapshot(pid: pid, regions: [], threads: []))
+            },
+            search: { _, instances, _, _ in
+                waitingDuringSearch.append(channel.pendingWalk(of: 0) != nil)
+                XCTAssertEqual(instances, [0x5555_1000_0010])
+                return [:]
+            })
+        XCTAssertEqual(copied, [4242])
+        XCTAssertEqual(waitingDuringSearch, [false])
+        XCTAssertNil(channel.pendingWalk(of: 0))
+    }
+
+    /// A process whose copy failed, or that needs none, is answered all the same.
+    func testAProcessIsAnsweredWhenItsCopyFails() throws {
+        let channel = try RecordChannel(slotCapacity: 64)
+        let writer = try ChannelWriter(channel)
+        writer.requestWalk(of: 0, number: 1, atExit: true)
+        var walks = HeapWalks()
+        var searched = 0
+        walks.answerRequests(
+            on: channel, ledgers: [ledgerOverBudget()], watch: WatchOptions(),
+            copyProcess: { _ in .failure(.processGone) },
+            search: { _, _, _, _ in
+                searched += 1
+                return [:]
+            })
+        XCTAssertNil(channel.pendingWalk(of: 0))
+        XCTAssertEqual(searched, 0)
+        guard case .failed(let reason)? = walks.atExit[0] else { return XCTFail("\(String(describing: walks.atExit[0]))") }
+        XCTAssertEqual(reason, SnapshotFailure.processGone.message)
+    }
+}
