@@ -304,17 +304,23 @@ struct Reception {
                 if waitingSlot != decoder.cursor {
                     (waitingSlot, waitingSince) = (decoder.cursor, decoder.clock)
                     reservedWhenWaiting = channel.reservedSlots
-                } else if decoder.clock &- waitingSince > 1_000 {
-                    // A record takes microseconds to write: after a second, its writer is taken for
-                    // dead (or stalled) once an attached process has ended, or once others wait
-                    // behind it (the ring is full, or a later record is committed), and after 30 s
-                    // whatever happened (one that died before it said who it is). Every slot
+                } else if decoder.clock &- waitingSince > Self.deadWriterMilliseconds {
+                    // A record takes microseconds to write: its writer is taken for dead after a
+                    // second once an attached process has ended; for stalled after ten once others
+                    // wait behind it (the ring is full, or a later record is committed); and after
+                    // 30 s whatever happened (one that died before it said who it is). Every slot
                     // reserved before the wait began and still empty is torn then: a reservation
-                    // left empty (a dead writer's, or one forged) costs one second, not one per slot.
+                    // left empty (a dead writer's, or one forged) costs one wait, not one per slot.
                     // While no attached process has ended, its writer lives: a reservation it never
-                    // fills is damage, not a death.
+                    // fills is damage, not a death. A live writer that is only slow must not be
+                    // passed over (its record would land in a slot the ring hands out again): a
+                    // thread waits ten seconds for a core only when something stopped it.
+                    let waited = decoder.clock &- waitingSince
                     let ended = ledgers.attached.contains { $0.process.map { target.hasEnded(process: $0.pid) } ?? false }
-                    if ended || Self.othersWaitBehind(decoder.cursor, in: channel) || decoder.clock &- waitingSince > 30_000 {
+                    if ended
+                        || (waited > Self.stalledWriterMilliseconds && Self.othersWaitBehind(decoder.cursor, in: channel))
+                        || waited > Self.silentWriterMilliseconds
+                    {
                         if !ended { unfilledReservations &+= 1 }
                         // At most a ring at a time: a `next_slot` further ahead is a damaged
                         // header (counted once at the end), not slots to walk through each pass.
@@ -342,6 +348,9 @@ struct Reception {
                 // them in its ledger before its heap is searched.
                 decoder.decode(channel, targetFinished: false, into: &ledgers)
                 heapWalks.answerRequests(on: channel, ledgers: ledgers.byIndex, watch: watch, copyProcess: copyProcess)
+                // The target was stopped while its memory was copied: a writer it stopped between
+                // reserving and writing a record has not stalled. Its wait starts again.
+                waitingSlot = nil
             }
             // Once per pass, never per record: the tally is made only when a snapshot is due.
             if let progress, progress.isDue() {
@@ -368,7 +377,7 @@ struct Reception {
         var reservationProblems: [String] = []
         if unfilledReservations > 0 {
             reservationProblems.append(
-                "\(counted(unfilledReservations, "reservation")) in leak-audit's channel stayed empty for more than a second while the processes that write into it ran on; skipped as never filled"
+                "\(counted(unfilledReservations, "reservation")) in leak-audit's channel stayed empty for more than ten seconds while the processes that write into it ran on; skipped as never filled"
             )
         }
         if decoder.tornSlots > Self.mostCutShort {
@@ -391,6 +400,13 @@ struct Reception {
 }
 
 extension Reception {
+    /// How long the reader waits on an empty reservation before it takes the writer for dead (once
+    /// an attached process has ended), for stalled (while others wait behind it), or for gone
+    /// (whatever happened), in milliseconds of the channel's clock.
+    static let deadWriterMilliseconds: UInt64 = 1_000
+    static let stalledWriterMilliseconds: UInt64 = 10_000
+    static let silentWriterMilliseconds: UInt64 = 30_000
+
     /// Slots after `cursor` that are looked at for a committed record (`othersWaitBehind`).
     static let committedLookahead: UInt64 = 64
 
