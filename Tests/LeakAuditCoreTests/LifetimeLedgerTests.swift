@@ -500,7 +500,7 @@ final class LifetimeLedgerTests: XCTestCase {
         var run = recordedRun(replay)
         run.received.overlongStacks = 2
         run.received.cutFrames = 1_499_904
-        run.received.damagedSlots = 2
+        run.received.malformedSlots = 2
         run.received.longNames = 1
         let report = ReportBuilder(toolVersion: "1").build(from: run)
         XCTAssertTrue(
@@ -622,7 +622,7 @@ final class LifetimeLedgerTests: XCTestCase {
         full.received.channel.flags.insert(.typeTableFull)
         XCTAssertEqual(ReportBuilder(toolVersion: "1").build(from: full).verdict, .incomplete)
         var forged = recordedRun(consistent)
-        forged.received.damagedSlots = 4
+        forged.received.malformedSlots = 4
         let forgedReport = ReportBuilder(toolVersion: "1").build(from: forged)
         XCTAssertEqual(forgedReport.verdict, .incomplete)
         XCTAssertEqual(forgedReport.damagedRecords, 4)

@@ -224,23 +224,28 @@ struct Reception {
     var channel: ChannelSummary
     /// Records torn by the target's death: reserved and never written.
     var tornSlots: UInt64 = 0
-    /// Slots no writer could have written (a damaged stream), with the records of processes that
-    /// never announced themselves and each way the header contradicted the records.
-    var damagedSlots: UInt64 = 0
+    /// Slots the decoder found no writer could have written (a damaged stream), stacks longer than
+    /// LA_WIRE_MAX_FRAMES among them.
+    var malformedSlots: UInt64 = 0
     /// Stacks longer than LA_WIRE_MAX_FRAMES (damage), cut there, and the addresses cut.
     var overlongStacks: UInt64 = 0
     var cutFrames: UInt64 = 0
     /// Type and test names longer than LA_WIRE_MAX_NAME bytes, cut there.
     var longNames: UInt64 = 0
-    /// Records of process indexes that never announced themselves: counted in `damagedSlots`,
-    /// applied nowhere.
+    /// Records of process indexes that never announced themselves: damage, applied nowhere.
     var unannouncedRecords: UInt64 = 0
     /// How the channel's header contradicted the records received (`ChannelSummary.reconcile`),
-    /// each counted in `damagedSlots`.
+    /// each a damaged record.
     var headerProblems: [String] = []
     /// Reservations that were never filled while their writers lived, and torn records more than
-    /// writers can leave (`Reception.mostCutShort`), each a line, each counted in `damagedSlots`.
+    /// writers can leave (`Reception.mostCutShort`), each a line and a damaged record.
     var reservationProblems: [String] = []
+
+    /// Every damaged record: malformed slots, records of processes that never announced
+    /// themselves, and each header contradiction and reservation problem.
+    var damagedSlots: UInt64 {
+        malformedSlots &+ unannouncedRecords &+ UInt64(headerProblems.count) &+ UInt64(reservationProblems.count)
+    }
     /// With `--retainers`: the heap walks, at each process's exit and after tests.
     var heapWalks = HeapWalks()
     /// `--timeout` ran out and the target was stopped.
@@ -388,8 +393,7 @@ struct Reception {
         let received = Reception(
             ledgers: byProcess,
             channel: summary, tornSlots: decoder.tornSlots,
-            damagedSlots: decoder.damagedSlots &+ ledgers.unannouncedRecords &+ UInt64(headerProblems.count)
-                &+ UInt64(reservationProblems.count),
+            malformedSlots: decoder.damagedSlots,
             overlongStacks: decoder.overlongStacks, cutFrames: decoder.cutFrames, longNames: decoder.longNames,
             unannouncedRecords: ledgers.unannouncedRecords, headerProblems: headerProblems,
             reservationProblems: reservationProblems,

@@ -139,9 +139,7 @@ struct ReportBuilder {
             )
         }
         let received = run.received
-        let malformed =
-            received.damagedSlots &- received.unannouncedRecords &- UInt64(received.headerProblems.count)
-            &- UInt64(received.reservationProblems.count) &- received.overlongStacks
+        let malformed = received.malformedSlots &- received.overlongStacks
         if malformed > 0 {
             warnings.append(
                 "\(counted(malformed, "record")) in leak-audit's channel \(malformed == 1 ? "was" : "were") no record LeakMonitor writes: something else wrote into it, so counts may be wrong"
