@@ -196,8 +196,8 @@ public func leakauditObserverInstall(_ graceMilliseconds: UInt32) {
     }
 }
 
-/// Swift Testing's skipped tests, read from the event stream it writes for tools (JSON lines, ABI
-/// version 0) to the path its `--event-stream-output-path` argument names: in a Swift Testing run
+/// Swift Testing's skipped tests, read from the event stream it writes for tools (JSON lines, in
+/// the runner's own ABI version) to the path its `--event-stream-output-path` argument names: in a Swift Testing run
 /// whose command line names none, the observer adds one, the write end of a pipe that a thread of
 /// its own reads (record-format.md, "Skipped Swift Testing tests").
 private enum SkippedTestStream {
@@ -229,9 +229,10 @@ private enum SkippedTestStream {
         _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
         _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
         _ = fcntl(readEnd, F_SETFL, fcntl(readEnd, F_GETFL) | O_NONBLOCK)
+        // No `--event-stream-version`: the runner's own, which changes nothing else. An explicit
+        // version before 6.3 also turns off the issues a test records as warnings.
         typealias Setter = @convention(thin) (__owned [String]) -> Void
-        unsafeBitCast(setter, to: Setter.self)(
-            arguments + ["--event-stream-output-path", "/dev/fd/\(writeEnd)", "--event-stream-version", "0"])
+        unsafeBitCast(setter, to: Setter.self)(arguments + ["--event-stream-output-path", "/dev/fd/\(writeEnd)"])
         reader.withLock { $0 = (readEnd, []) }
         let thread = Thread {
             var ready = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)

@@ -1,8 +1,9 @@
 // Skipped tests and an exit test under leak-audit, as the runners count them. Swift Testing:
-// of the four tests here its runner counts, one runs (`exitsInAChildProcess`, whose exit test
-// runs in a child process of the bundle that is not counted again) and three are skipped without
-// running (a disabled test, a false condition, a test in a disabled suite). XCTest:
+// of the five tests here its runner counts, two run (`exitsInAChildProcess`, whose exit test runs
+// in a child process of the bundle that is not counted again, and `seesItsOwnWarning`) and three
+// are skipped without running (a disabled test, a false condition, a test in a disabled suite). XCTest:
 // `SkippedXCTests/testSkipped` runs until it throws XCTSkip, counted as run and as skipped.
+import Synchronization
 import Testing
 import XCTest
 
@@ -18,6 +19,20 @@ import XCTest
 
     @Test func exitsInAChildProcess() async {
         await #expect(processExitsWith: .failure) { exit(EXIT_FAILURE) }
+    }
+
+    /// Reading the runner's event stream must change nothing else: an issue recorded as a warning
+    /// still reaches an issue-handling trait.
+    @Test func seesItsOwnWarning() async throws {
+        let seen = Mutex(0)
+        let counting = IssueHandlingTrait.compactMapIssues { issue in
+            if issue.severity == .warning { seen.withLock { $0 += 1 } }
+            return nil
+        }
+        try await counting.provideScope(for: try #require(Test.current), testCase: Test.Case.current) {
+            Issue.record("a warning", severity: .warning)
+        }
+        #expect(seen.withLock { $0 } == 1)
     }
 }
 
