@@ -88,5 +88,5 @@ measure chain "$CHAIN_N" 10 20000 $((CHAIN_N + 40000))
 measure list "$LIST_N" 0 1 $((LIST_N + 2))
 measure reservation "$RESERVATION_GIB" 10 20000 40000
 echo
-echo "aim (issues 11 and 29): under 2,000 ms and 200 MB added at 1,000,000 objects, linear beyond;"
+echo "aim: under 2,000 ms and 200 MB added at 1,000,000 objects, linear beyond;"
 echo "at most 64 bytes added per object beyond the copy of the target's heap"

