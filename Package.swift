@@ -57,11 +57,16 @@ let package = Package(
         ),
         // What the libFuzzer targets below share: seeds, libFuzzer's driver, the replay of a corpus.
         .target(name: "FuzzDriver", path: "Fuzz/FuzzDriver"),
+        // What the tests and the fuzz targets share about the record stream, none of it shipped:
+        // the encoder (records as the shim writes them) and the replay of bytes into a report.
+        .target(
+            name: "RecordStreamSupport", dependencies: ["LeakAuditCore", "LeakAuditModel", "LeakAuditWire"],
+            path: "Tests/RecordStreamSupport"),
         // The record stream's libFuzzer target (scripts/fuzz.sh builds it with -sanitize=fuzzer);
         // built as usual, it replays a corpus or a crash (docs/reliability.md, "Fuzzing").
         .executableTarget(
             name: "RecordStreamFuzzer",
-            dependencies: ["FuzzDriver", "LeakAuditCore", "LeakAuditModel", "LeakAuditRendering"],
+            dependencies: ["FuzzDriver", "LeakAuditModel", "LeakAuditRendering", "RecordStreamSupport"],
             path: "Fuzz/RecordStreamFuzzer"),
         // The heap walk's libFuzzer target (`--retainers`: a hostile process snapshot), built and
         // replayed the same way.
@@ -71,7 +76,8 @@ let package = Package(
         // The saved report's libFuzzer target (`leak-audit report`: the JSON reader, then every
         // renderer), built and replayed the same way.
         .executableTarget(
-            name: "ReportFuzzer", dependencies: ["FuzzDriver", "LeakAuditCore", "LeakAuditModel", "LeakAuditRendering"],
+            name: "ReportFuzzer",
+            dependencies: ["FuzzDriver", "LeakAuditModel", "LeakAuditRendering", "RecordStreamSupport"],
             path: "Fuzz/ReportFuzzer"),
         // The command plugin behind `swift package leak-audit` (docs/plugin.md).
         .plugin(
@@ -87,7 +93,8 @@ let package = Package(
         .target(name: "HeadlessChromium", path: "Tests/HeadlessChromium"),
         .testTarget(name: "LeakMonitorTests", dependencies: ["LeakMonitor"]),
         .testTarget(
-            name: "LeakAuditCoreTests", dependencies: ["LeakAuditCore", "LeakAuditModel", "LeakAuditRendering"],
+            name: "LeakAuditCoreTests",
+            dependencies: ["LeakAuditCore", "LeakAuditModel", "LeakAuditRendering", "RecordStreamSupport"],
             exclude: ["HeapGraphCorpus"]),
         .testTarget(
             name: "LeakAuditRenderingTests", dependencies: ["LeakAuditRendering", "LeakAuditModel", "HeadlessChromium"],

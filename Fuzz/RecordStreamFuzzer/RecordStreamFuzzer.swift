@@ -6,9 +6,9 @@
 // the tests; `--print FILE` shows one input's text report, `--write-seeds DIR` writes well-formed
 // streams to start fuzzing from.
 import FuzzDriver
-import LeakAuditCore
 import LeakAuditModel
 import LeakAuditRendering
+import RecordStreamSupport
 
 /// The renderers an input's report goes through: one, chosen by the input's first byte (bits
 /// 4–6), so that each input costs one rendering and every renderer is reached; 7 chooses all.

@@ -6,9 +6,9 @@
 // and directories it is given and exits 0; `--print FILE` shows what one input reads as (its text
 // report, or the reader's error), `--write-seeds DIR` writes well-formed reports to start from.
 import FuzzDriver
-import LeakAuditCore
 import LeakAuditModel
 import LeakAuditRendering
+import RecordStreamSupport
 
 /// Every format `leak-audit report` writes, and the text report fitted to 80 columns and verbose.
 nonisolated(unsafe) let renderers: [any ReportRenderer] = [

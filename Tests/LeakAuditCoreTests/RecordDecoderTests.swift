@@ -1,5 +1,6 @@
 import Foundation
 import LeakAuditWire
+import RecordStreamSupport
 import XCTest
 
 @testable import LeakAuditCore
@@ -82,7 +83,7 @@ final class RecordDecoderTests: XCTestCase {
 
         let head = writer.typeBlob(id: 7, name: name, max: 3)
         XCTAssertEqual(head, 0)
-        XCTAssertEqual(channel.reservedSlots, 1 + ChannelWriter.continuationCount(name.utf8.count))
+        XCTAssertEqual(channel.reservedSlots, 1 + RecordEncoder.continuationCount(name.utf8.count))
 
         var decoder = RecordDecoder()
         let events = drain(&decoder, channel, targetFinished: false)
@@ -210,7 +211,7 @@ final class RecordDecoderTests: XCTestCase {
 
     func testModuleBlobWhoseSizesOverrunThePayloadIsRejected() throws {
         let (channel, writer) = try makeChannel()
-        var payload = ChannelWriter.modulePayload(ModuleImage(path: "/lib/x.so", buildID: [1, 2], loadBias: 0, start: 1, end: 2))
+        var payload = RecordEncoder.modulePayload(start: 1, end: 2, buildID: [1, 2], path: "/lib/x.so")
         payload.removeLast(3)  // path_size now promises 3 bytes more than there are
         writer.blob(kind: Int(LA_BLOB_MODULE), id: 0, value: 0, payload: payload)
         writer.allocated(typeID: 1, object: 0x10, stackID: 0)
@@ -303,7 +304,7 @@ final class RecordDecoderTests: XCTestCase {
         XCTAssertEqual(decoder.cursor, 1)
         XCTAssertEqual(decoder.tornSlots, 0)
 
-        writer.commit(pending, tag: ChannelWriter.eventTag(Int(LA_SLOT_ALLOC), typeID: 1))
+        writer.commit(pending, tag: RecordEncoder.eventTag(Int(LA_SLOT_ALLOC), id: 1))
         XCTAssertEqual(
             drain(&decoder, channel, targetFinished: false),
             [
@@ -319,7 +320,7 @@ final class RecordDecoderTests: XCTestCase {
         let (channel, writer) = try makeChannel()
         let name = "App.SomewhatLongTypeName.ThatNeedsTwoSlots"
         let payload = [UInt8](repeating: 0, count: 8) + Array(name.utf8)  // la_wire_type (code), name
-        let total = 1 + ChannelWriter.continuationCount(payload.count)
+        let total = 1 + RecordEncoder.continuationCount(payload.count)
         let head = writer.reserve(total)
         writer.writeContinuations(head: head, payload: payload)
         writer.fill(head, 5, UInt64(payload.count), 2)
@@ -330,7 +331,7 @@ final class RecordDecoderTests: XCTestCase {
         XCTAssertEqual(decoder.cursor, 0)
         XCTAssertEqual(decoder.tornSlots, 0, "continuations of a pending head are not orphans yet")
 
-        writer.commit(head, tag: ChannelWriter.headTag(blobKind: Int(LA_BLOB_TYPE), totalSlots: total))
+        writer.commit(head, tag: RecordEncoder.headTag(blobKind: Int(LA_BLOB_TYPE), totalSlots: total))
         XCTAssertEqual(
             drain(&decoder, channel, targetFinished: false),
             [.typeDefined(id: 5, name: name, max: 2), .allocated(typeID: 5, object: 0x1, stackID: 0, sequence: total)]
@@ -356,10 +357,10 @@ final class RecordDecoderTests: XCTestCase {
     func testOrphanContinuationsOfATornHeadAreSkippedAndCounted() throws {
         let (channel, writer) = try makeChannel()
         let addresses: [UInt64] = [1, 2, 3, 4, 5]
-        let total = 1 + ChannelWriter.continuationCount(40)
+        let total = 1 + RecordEncoder.continuationCount(40)
         let head = writer.reserve(total)
         // The target died after the continuations and before the head's tag.
-        writer.writeContinuations(head: head, payload: ChannelWriter.bytes(of: addresses))
+        writer.writeContinuations(head: head, payload: RecordEncoder.bytes(of: addresses))
         writer.allocated(typeID: 2, object: 0x99, stackID: 0)
 
         var decoder = RecordDecoder()
@@ -374,7 +375,7 @@ final class RecordDecoderTests: XCTestCase {
         let (channel, writer) = try makeChannel()
         writer.allocated(typeID: 1, object: 0x1, stackID: 0)
         let orphan = writer.reserve(1)
-        writer.write(orphan, tag: ChannelWriter.continuationTag(1), 0xFF, 0xFF, 0xFF)
+        writer.write(orphan, tag: RecordEncoder.continuationTag(1), 0xFF, 0xFF, 0xFF)
         writer.allocated(typeID: 1, object: 0x2, stackID: 0)
 
         var decoder = RecordDecoder()
@@ -391,11 +392,11 @@ final class RecordDecoderTests: XCTestCase {
     func testBlobWithWrongContinuationIndexIsRejectedAndTheStreamGoesOn() throws {
         let (channel, writer) = try makeChannel()
         let name = Array("App.NameLongerThanTwentyFourBytes".utf8)
-        XCTAssertEqual(ChannelWriter.continuationCount(name.count), 2)
+        XCTAssertEqual(RecordEncoder.continuationCount(name.count), 2)
         let head = writer.reserve(3)
-        writer.write(head + 1, tag: ChannelWriter.continuationTag(1), 0x41, 0x41, 0x41)
-        writer.write(head + 2, tag: ChannelWriter.continuationTag(1), 0x42, 0x42, 0x42)  // should be index 2
-        writer.write(head, tag: ChannelWriter.headTag(blobKind: Int(LA_BLOB_TYPE), totalSlots: 3), 4, UInt64(name.count), 1)
+        writer.write(head + 1, tag: RecordEncoder.continuationTag(1), 0x41, 0x41, 0x41)
+        writer.write(head + 2, tag: RecordEncoder.continuationTag(1), 0x42, 0x42, 0x42)  // should be index 2
+        writer.write(head, tag: RecordEncoder.headTag(blobKind: Int(LA_BLOB_TYPE), totalSlots: 3), 4, UInt64(name.count), 1)
         writer.typeBlob(id: 5, name: "App.Fine", max: 2)
 
         var decoder = RecordDecoder()
@@ -411,8 +412,8 @@ final class RecordDecoderTests: XCTestCase {
         let (channel, writer) = try makeChannel()
         let head = writer.reserve(2)
         // The head claims a continuation, but the slot after it is an allocation event.
-        writer.write(head + 1, tag: ChannelWriter.eventTag(Int(LA_SLOT_ALLOC), typeID: 1), 0x5, 0, 0)
-        writer.write(head, tag: ChannelWriter.headTag(blobKind: Int(LA_BLOB_STACK), totalSlots: 2), 0, 8, 0)
+        writer.write(head + 1, tag: RecordEncoder.eventTag(Int(LA_SLOT_ALLOC), id: 1), 0x5, 0, 0)
+        writer.write(head, tag: RecordEncoder.headTag(blobKind: Int(LA_BLOB_STACK), totalSlots: 2), 0, 8, 0)
         writer.allocated(typeID: 1, object: 0x6, stackID: 0)
 
         var decoder = RecordDecoder()
@@ -431,13 +432,13 @@ final class RecordDecoderTests: XCTestCase {
         let (channel, writer) = try makeChannel()
         // A length of 25 bytes cannot fit in one continuation slot.
         let first = writer.reserve(2)
-        writer.write(first + 1, tag: ChannelWriter.continuationTag(1), 1, 2, 3)
-        writer.write(first, tag: ChannelWriter.headTag(blobKind: Int(LA_BLOB_TYPE), totalSlots: 2), 1, 25, 1)
+        writer.write(first + 1, tag: RecordEncoder.continuationTag(1), 1, 2, 3)
+        writer.write(first, tag: RecordEncoder.headTag(blobKind: Int(LA_BLOB_TYPE), totalSlots: 2), 1, 25, 1)
         // An unknown blob kind.
         writer.blob(kind: 0x7E, id: 1, value: 0, payload: [1, 2, 3])
         // A head claiming more slots than the channel holds.
         let huge = writer.reserve(1)
-        writer.write(huge, tag: ChannelWriter.headTag(blobKind: Int(LA_BLOB_TYPE), totalSlots: 0xFFFF_FFFF), 1, 8, 1)
+        writer.write(huge, tag: RecordEncoder.headTag(blobKind: Int(LA_BLOB_TYPE), totalSlots: 0xFFFF_FFFF), 1, 8, 1)
 
         var decoder = RecordDecoder()
         XCTAssertEqual(drain(&decoder, channel, targetFinished: true), [])
@@ -482,7 +483,7 @@ final class RecordDecoderTests: XCTestCase {
         decodeAndCheck()
         // A 3-slot blob at indices 14...16: places 6, 7 and 0, across the ring's end.
         let name = "App.AcrossTheEndOfTheRing"
-        XCTAssertEqual(ChannelWriter.continuationCount(name.utf8.count), 2)
+        XCTAssertEqual(RecordEncoder.continuationCount(name.utf8.count), 2)
         XCTAssertEqual(writer.typeBlob(id: 9, name: name, max: 3), 14)
         allocate(5)
         decodeAndCheck()

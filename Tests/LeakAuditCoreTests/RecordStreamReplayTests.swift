@@ -1,6 +1,6 @@
+import RecordStreamSupport
 import XCTest
 
-@testable import LeakAuditCore
 @testable import LeakAuditModel
 
 /// The fuzz target's entry (RecordStreamReplay): its seeds read as the reports they stand for, and

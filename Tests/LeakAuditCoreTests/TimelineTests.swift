@@ -1,4 +1,5 @@
 import LeakAuditWire
+import RecordStreamSupport
 import XCTest
 
 @testable import LeakAuditCore
@@ -32,11 +33,11 @@ final class TimelineTests: XCTestCase {
         let writer = try ChannelWriter(channel)
         let stamped = UInt64(LA_TIME_STAMPED)
         var index = writer.reserve(3)
-        writer.write(index, tag: ChannelWriter.eventTag(Int(LA_SLOT_ALLOC), typeID: 1), 0x10, 7, 0)
+        writer.write(index, tag: RecordEncoder.eventTag(Int(LA_SLOT_ALLOC), id: 1), 0x10, 7, 0)
         index += 1
-        writer.write(index, tag: ChannelWriter.eventTag(Int(LA_SLOT_ALLOC), typeID: 1), 0x20, 8 | stamped << 32, 0)
+        writer.write(index, tag: RecordEncoder.eventTag(Int(LA_SLOT_ALLOC), id: 1), 0x20, 8 | stamped << 32, 0)
         index += 1
-        writer.write(index, tag: ChannelWriter.eventTag(Int(LA_SLOT_DEALLOC), typeID: 1), 0x10, stamped, 0)
+        writer.write(index, tag: RecordEncoder.eventTag(Int(LA_SLOT_DEALLOC), id: 1), 0x10, stamped, 0)
         var decoder = RecordDecoder()
         var events: [WireEvent] = []
         decoder.decode(channel, targetFinished: false) { event, _ in events.append(event) }

@@ -1,4 +1,5 @@
 import LeakAuditWire
+import RecordStreamSupport
 import XCTest
 
 @testable import LeakAuditCore
@@ -11,7 +12,8 @@ import XCTest
 /// The writing end of a `RecordChannel`, as the C shim (Sources/CLeakMonitorShim/channel.c) is:
 /// its own `MAP_SHARED` mapping of the channel's descriptor, slots reserved by bumping the
 /// header's `next_slot` and placed at index % capacity in the ring, words 1...3 written before
-/// the tag. Unlike the shim it does not wait for the reader: tests decode before a lap ends.
+/// the tag, each record encoded by `RecordEncoder`. Unlike the shim it does not wait for the reader:
+/// tests decode before a lap ends.
 ///
 /// Unlike the shim it can reserve a slot and commit it later (or never), so that tests can
 /// stage the states a reader meets while writers race or die.
@@ -86,26 +88,13 @@ final class ChannelWriter {
         commit(index, tag: tag)
     }
 
-    static func eventTag(_ kind: Int, typeID: UInt32) -> UInt64 {
-        UInt64(kind) | UInt64(typeID) << 32
-    }
-
-    static func headTag(blobKind: Int, totalSlots: UInt64) -> UInt64 {
-        UInt64(LA_SLOT_BLOB_HEAD) | UInt64(blobKind) << 8 | totalSlots << 32
-    }
-
-    static func continuationTag(_ index: UInt64) -> UInt64 {
-        UInt64(LA_SLOT_BLOB_CONT) | (index & 0xFF_FFFF) << 8
-    }
-
-    /// The time word the shim's events carry, as when the clock read 0 ms: events decode at time 0.
-    static let timeWord = UInt64(LA_TIME_STAMPED)
-
     /// Appends an allocation event; returns its slot index.
     @discardableResult
     func allocated(typeID: UInt32, object: UInt64, stackID: UInt32) -> UInt64 {
         let index = reserve(1)
-        write(index, tag: Self.eventTag(Int(LA_SLOT_ALLOC), typeID: typeID), object, UInt64(stackID) | Self.timeWord << 32, 0)
+        write(
+            index, tag: RecordEncoder.eventTag(Int(LA_SLOT_ALLOC), id: typeID), object,
+            UInt64(stackID) | RecordEncoder.timeWord << 32, 0)
         return index
     }
 
@@ -113,72 +102,46 @@ final class ChannelWriter {
     @discardableResult
     func deallocated(typeID: UInt32, object: UInt64) -> UInt64 {
         let index = reserve(1)
-        write(index, tag: Self.eventTag(Int(LA_SLOT_DEALLOC), typeID: typeID), object, Self.timeWord, 0)
+        write(index, tag: RecordEncoder.eventTag(Int(LA_SLOT_DEALLOC), id: typeID), object, RecordEncoder.timeWord, 0)
         return index
-    }
-
-    /// The continuation slots a payload of `length` bytes needs.
-    static func continuationCount(_ length: Int) -> UInt64 {
-        UInt64((length + Int(LA_WIRE_CONT_PAYLOAD) - 1) / Int(LA_WIRE_CONT_PAYLOAD))
     }
 
     /// Writes the continuation slots of a blob whose head is at `head`, as the shim does (the
     /// last chunk zero-padded).
     func writeContinuations(head: UInt64, payload: [UInt8]) {
-        let chunkSize = Int(LA_WIRE_CONT_PAYLOAD)
-        for index in 1...max(1, Self.continuationCount(payload.count)) where !payload.isEmpty {
-            let offset = Int(index - 1) * chunkSize
-            var chunk = Array(payload[offset..<min(offset + chunkSize, payload.count)])
-            chunk += Array(repeating: 0, count: chunkSize - chunk.count)
-            let words = chunk.withUnsafeBytes { bytes in
-                (0..<3).map { bytes.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self) }
-            }
-            write(head + index, tag: Self.continuationTag(index), words[0], words[1], words[2])
+        for (offset, words) in RecordEncoder.continuationWords(payload).enumerated() {
+            let index = UInt64(offset + 1)
+            write(head + index, tag: RecordEncoder.continuationTag(index), words[0], words[1], words[2])
         }
     }
 
     /// Appends a complete blob (continuations first, head last); returns the head's slot index.
     @discardableResult
     func blob(kind: Int, id: UInt64, value: UInt64, payload: [UInt8]) -> UInt64 {
-        let total = 1 + Self.continuationCount(payload.count)
+        let total = 1 + RecordEncoder.continuationCount(payload.count)
         let head = reserve(total)
         writeContinuations(head: head, payload: payload)
-        write(head, tag: Self.headTag(blobKind: kind, totalSlots: total), id, UInt64(payload.count), value)
+        write(head, tag: RecordEncoder.headTag(blobKind: kind, totalSlots: total), id, UInt64(payload.count), value)
         return head
     }
 
     @discardableResult
     func typeBlob(id: UInt32, name: String, max: Int64) -> UInt64 {
-        // la_wire_type { budget_source = LA_BUDGET_CODE, pattern_index = 0 }, then the name.
         blob(
             kind: Int(LA_BLOB_TYPE), id: UInt64(id), value: UInt64(bitPattern: max),
-            payload: [UInt8](repeating: 0, count: 8) + Array(name.utf8))
+            payload: RecordEncoder.typePayload(name: name))
     }
 
     @discardableResult
     func stackBlob(id: UInt32, addresses: [UInt64], truncated: Bool) -> UInt64 {
-        blob(kind: Int(LA_BLOB_STACK), id: UInt64(id), value: truncated ? 1 : 0, payload: Self.bytes(of: addresses))
+        blob(kind: Int(LA_BLOB_STACK), id: UInt64(id), value: truncated ? 1 : 0, payload: RecordEncoder.stackPayload(addresses))
     }
 
     @discardableResult
     func moduleBlob(index: UInt64, image: ModuleImage) -> UInt64 {
-        blob(kind: Int(LA_BLOB_MODULE), id: index, value: image.loadBias, payload: Self.modulePayload(image))
-    }
-
-    static func bytes(of words: [UInt64]) -> [UInt8] {
-        words.flatMap { word in (0..<8).map { UInt8(truncatingIfNeeded: word >> ($0 * 8)) } }
-    }
-
-    /// `la_wire_module` followed by the build-id and the path, as modules.c writes it.
-    static func modulePayload(_ image: ModuleImage) -> [UInt8] {
-        var fixed = la_wire_module(
-            start: image.start,
-            end: image.end,
-            build_id_size: UInt32(image.buildID.count),
-            path_size: UInt32(image.path.utf8.count)
-        )
-        let head = withUnsafeBytes(of: &fixed) { Array($0) }
-        return head + image.buildID + Array(image.path.utf8)
+        blob(
+            kind: Int(LA_BLOB_MODULE), id: index, value: image.loadBias,
+            payload: RecordEncoder.modulePayload(start: image.start, end: image.end, buildID: image.buildID, path: image.path))
     }
 }
 
