@@ -100,6 +100,7 @@ let package = Package(
             name: "LeakAuditRenderingTests", dependencies: ["LeakAuditRendering", "LeakAuditModel", "HeadlessChromium"],
             exclude: ["Golden"]),
         // Builds Fixtures/ and runs the real leak-audit executable on it.
-        .testTarget(name: "EndToEndTests", dependencies: ["LeakAuditCLI", "HeadlessChromium"]),
+        .testTarget(
+            name: "EndToEndTests", dependencies: ["LeakAuditCLI", "LeakAuditModel", "LeakAuditRendering", "HeadlessChromium"]),
     ]
 )

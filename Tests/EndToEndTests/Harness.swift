@@ -1,4 +1,6 @@
 import Foundation
+import LeakAuditModel
+import LeakAuditRendering
 import Synchronization
 import XCTest
 
@@ -62,6 +64,13 @@ enum Harness {
         return scratchDirectory.appendingPathComponent("\(number)-\(name)").path
     }
 
+    /// A new empty folder in `scratchDirectory` whose name ends with `name`, for a test's files.
+    static func scratchFolder(_ name: String) throws -> String {
+        let path = scratchPath(name)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        return path
+    }
+
     /// The path of fixture product `name`.
     static func fixture(_ name: String) throws -> String {
         try fixturesBinDirectory.get() + "/" + name
@@ -118,6 +127,25 @@ enum Harness {
         var stderr: String
         var json: [String: Any]
         var jsonPath: String
+        /// The report, as leak-audit's own reader (`leak-audit report`'s) reads the file back.
+        var report: AuditReport
+
+        /// The tracked type whose name ends with `suffix`.
+        func trackedType(_ suffix: String, file: StaticString = #filePath, line: UInt = #line) throws
+            -> AuditReport.TrackedType
+        {
+            let match = report.types.first { $0.name.hasSuffix(suffix) }
+            return try XCTUnwrap(match, "no type named …\(suffix) in \(report.types.map(\.name))", file: file, line: line)
+        }
+
+        /// The census entry whose name ends with `suffix`.
+        func censusEntry(_ suffix: String, file: StaticString = #filePath, line: UInt = #line) throws
+            -> AuditReport.CensusEntry
+        {
+            let entries = report.census?.entries ?? []
+            let match = entries.first { $0.name.hasSuffix(suffix) }
+            return try XCTUnwrap(match, "no census entry named …\(suffix) in \(entries.map(\.name))", file: file, line: line)
+        }
 
         var types: [[String: Any]] { json["types"] as? [[String: Any]] ?? [] }
         var census: [String: Any]? { json["census"] as? [String: Any] }
@@ -148,8 +176,16 @@ enum Harness {
             directory: directory)
         let data = try Data(contentsOf: URL(fileURLWithPath: jsonPath))
         let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        try validateAgainstSchema(jsonPath)
-        return Audit(status: result.status, stdout: result.stdout, stderr: result.stderr, json: json, jsonPath: jsonPath)
+        let report = try readReport(jsonPath)
+        return Audit(
+            status: result.status, stdout: result.stdout, stderr: result.stderr, json: json, jsonPath: jsonPath, report: report)
+    }
+
+    /// Reads the JSON report at `path` with leak-audit's reader, after checking it against
+    /// docs/report-schema.json.
+    static func readReport(_ path: String) throws -> AuditReport {
+        try validateAgainstSchema(path)
+        return try JSONReportReader().read(path: path)
     }
 
     /// Validates a JSON report against docs/report-schema.json with Python's jsonschema.
@@ -210,6 +246,13 @@ enum HarnessError: Error, CustomStringConvertible {
         case .missingText(let text): "fixture source has no line containing '\(text)'"
         }
     }
+}
+
+extension TargetOutcome {
+    /// The status the target exited with; nil when a signal ended it.
+    var exitCode: Int32? { if case .exited(let code) = self { code } else { nil } }
+    /// The signal that ended the target; nil when it exited.
+    var signal: Int32? { if case .signaled(let signal) = self { signal } else { nil } }
 }
 
 extension Dictionary where Key == String, Value == Any {

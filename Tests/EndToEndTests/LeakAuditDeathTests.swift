@@ -10,7 +10,7 @@ final class LeakAuditDeathTests: XCTestCase {
     /// target and its child are killed before leak-audit goes, which still dies of the signal; an
     /// existing report file keeps its contents and a new one is never created.
     func testAFatalSignalKillsTheTargetsProcessesAndLeavesTheReportFilesAsTheyWere() throws {
-        let directory = try Self.directory()
+        let directory = try Harness.scratchFolder("death")
         let old = directory + "/old.json"
         try "{\"old\": 1}".write(toFile: old, atomically: true, encoding: .utf8)
         let run = try Self.holdingPair(writingInto: directory)
@@ -33,7 +33,7 @@ final class LeakAuditDeathTests: XCTestCase {
     /// SIGKILL: nothing of leak-audit runs. Its child dies with it (a parent-death signal), and an
     /// attached grandchild ends itself when it finds leak-audit gone, saying so.
     func testASIGKILLedLeakAuditTakesItsChildAndAnAttachedGrandchildWithIt() throws {
-        let directory = try Self.directory()
+        let directory = try Harness.scratchFolder("death")
         let old = directory + "/old.json"
         try "{\"old\": 1}".write(toFile: old, atomically: true, encoding: .utf8)
         let run = try Self.holdingPair(writingInto: directory)
@@ -94,7 +94,7 @@ final class LeakAuditDeathTests: XCTestCase {
     /// inode), with the old file's mode, and leaves no partial file; a file with another hard link
     /// is written in place, so that both names still show it.
     func testAReportFileIsReplacedWholeWithItsModeAndAHardLinkedOneInPlace() throws {
-        let directory = try Self.directory()
+        let directory = try Harness.scratchFolder("death")
         let report = directory + "/report.json"
         let linked = directory + "/linked.sarif"
         for path in [report, linked] { try "{\"old\": 1}".write(toFile: path, atomically: true, encoding: .utf8) }
@@ -127,12 +127,6 @@ final class LeakAuditDeathTests: XCTestCase {
         let script = #""$0" hold & exec "$0" hold"#
         let reports = ["--output-json", directory + "/old.json", "--output-html", directory + "/new.html"]
         return try OrphanedRun(["run"] + reports + ["--", "sh", "-c", script, try Harness.fixture("FaultEndings")])
-    }
-
-    private static func directory() throws -> String {
-        let path = Harness.scratchPath("death")
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
     }
 
     private static func milliseconds(_ seconds: Double?) -> String {

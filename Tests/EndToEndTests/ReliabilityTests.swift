@@ -159,9 +159,8 @@ final class ReliabilityTests: XCTestCase {
 
     func testASetUserIDTargetOfAnotherUserIsRefusedWithExit4() throws {
         guard getuid() == 0 else { throw XCTSkip("needs root, to give a copy of a fixture to another user") }
-        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("setuid-\(UUID().uuidString)").path
+        let copy = Harness.scratchPath("FaultEndings")
         try FileManager.default.copyItem(atPath: try Harness.fixture("FaultEndings"), toPath: copy)
-        defer { try? FileManager.default.removeItem(atPath: copy) }
         XCTAssertEqual(chown(copy, 65534, 65534), 0)
         XCTAssertEqual(chmod(copy, 0o4755), 0)
         let result = Harness.run([Harness.leakAudit, "run", copy])
@@ -174,9 +173,7 @@ final class ReliabilityTests: XCTestCase {
     }
 
     func testAModuleThatIsAFIFOIsNotOpenedAndItsNameIsEscaped() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = try Harness.scratchFolder("hostile")
         let (result, json) = try audit([try Harness.fixture("HostileWriter"), "module-fifo", directory])
         XCTAssertEqual(result.status, 1, "well-formed records: the type is over budget: \(result.log)")
         let types = json["types"] as? [[String: Any]] ?? []

@@ -35,8 +35,7 @@ final class ReportCommandTests: XCTestCase {
 
     /// Runs `fixture arguments…` under `leak-audit run --census`, writing every format to a file.
     private static func save(_ fixture: String, _ arguments: [String] = []) throws -> SavedRun {
-        let directory = URL(fileURLWithPath: Harness.scratchPath("report"))
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = URL(fileURLWithPath: try Harness.scratchFolder("report"))
         let files = Dictionary(uniqueKeysWithValues: formats.map { ($0, directory.appendingPathComponent("run.\($0)").path) })
         let options = formats.flatMap { ["--output-\($0)", files[$0] ?? ""] }
         let result = leakAudit(["run", "--census"] + options + [try Harness.fixture(fixture)] + arguments)
@@ -115,9 +114,8 @@ final class ReportCommandTests: XCTestCase {
 
     /// Validates a comparison against docs/diff-schema.json with Python's jsonschema.
     private func validateAgainstDiffSchema(_ json: String) throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-diff-\(UUID().uuidString).json")
+        let path = URL(fileURLWithPath: Harness.scratchPath("diff.json"))
         try Data(json.utf8).write(to: path)
-        defer { try? FileManager.default.removeItem(at: path) }
         let schema = Harness.packageRoot.appendingPathComponent("docs/diff-schema.json").path
         let script = """
             import json, sys, jsonschema
@@ -130,9 +128,7 @@ final class ReportCommandTests: XCTestCase {
     }
 
     func testABadReportFileIsOneLineAndExit64() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-bad-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = URL(fileURLWithPath: try Harness.scratchFolder("bad"))
         func file(_ name: String, _ text: String) throws -> String {
             let path = directory.appendingPathComponent(name).path
             try Data(text.utf8).write(to: URL(fileURLWithPath: path))

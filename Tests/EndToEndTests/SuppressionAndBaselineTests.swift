@@ -6,15 +6,9 @@ import XCTest
 final class SuppressionAndBaselineTests: XCTestCase {
     private let bundle = "FixturesPackageTests.xctest"
 
-    private func temporaryDirectory() throws -> String {
-        let path = Harness.scratchPath("policy")
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
-
     /// Writes `text` to a new file in a new directory and returns its path.
     private func file(_ text: String, named name: String = "file.json") throws -> String {
-        let path = try temporaryDirectory() + "/" + name
+        let path = try Harness.scratchFolder("policy") + "/" + name
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
@@ -40,7 +34,7 @@ final class SuppressionAndBaselineTests: XCTestCase {
 
     func testTypeSuppressionIsReportedNotFailingInEveryFormat() throws {
         let config = try configuration(#"[{"type": "ViewModelRetention.Login*", "reason": "fixed in the new presenter"}]"#)
-        let directory = try temporaryDirectory()
+        let directory = try Harness.scratchFolder("policy")
         let sarif = directory + "/report.sarif"
         let text = directory + "/report.txt"
         let junit = directory + "/report.xml"
@@ -118,7 +112,7 @@ final class SuppressionAndBaselineTests: XCTestCase {
     // MARK: - Baselines
 
     func testAWrittenBaselineMakesTheSameRunPassAsBaselined() throws {
-        let baseline = try temporaryDirectory() + "/leaks.baseline.json"
+        let baseline = try Harness.scratchFolder("policy") + "/leaks.baseline.json"
         let first = try Harness.audit("ViewModelRetention", extraOptions: ["--write-baseline", baseline])
         XCTAssertEqual(first.status, 1, "writing a baseline does not change the exit code")
         XCTAssertTrue(first.stderr.contains("leak-audit: wrote the baseline '\(baseline)' (1 finding)"), first.stderr)
@@ -150,7 +144,7 @@ final class SuppressionAndBaselineTests: XCTestCase {
             text.stderr)
 
         // Written again from the same run: the same bytes.
-        let again = try temporaryDirectory() + "/again.json"
+        let again = try Harness.scratchFolder("policy") + "/again.json"
         _ = try Harness.audit("ViewModelRetention", extraOptions: ["--baseline", baseline, "--write-baseline", again])
         XCTAssertEqual(try String(contentsOfFile: again, encoding: .utf8), bytes)
     }
@@ -184,7 +178,7 @@ final class SuppressionAndBaselineTests: XCTestCase {
     }
 
     func testTheCleanTwinReportsTheBaselineEntriesAsGone() throws {
-        let baseline = try temporaryDirectory() + "/leaks.baseline.json"
+        let baseline = try Harness.scratchFolder("policy") + "/leaks.baseline.json"
         _ = try Harness.audit("ViewModelRetention", extraOptions: ["--write-baseline", baseline])
         let audit = try Harness.audit("ViewModelRetention", ["clean"], extraOptions: ["--baseline", baseline])
         XCTAssertEqual(audit.status, 0, audit.stderr)
@@ -205,7 +199,7 @@ final class SuppressionAndBaselineTests: XCTestCase {
     }
 
     func testLeaksPerTestFindingsAreBaselinedByTestAndType() throws {
-        let baseline = try temporaryDirectory() + "/tests.baseline.json"
+        let baseline = try Harness.scratchFolder("policy") + "/tests.baseline.json"
         let first = try Harness.audit(
             bundle, ["ScreenTests.ScreenTests/testLeaksScreens"],
             extraOptions: ["--leaks-per-test", "--write-baseline", baseline])
@@ -222,7 +216,7 @@ final class SuppressionAndBaselineTests: XCTestCase {
     }
 
     func testSwiftTestingTestsAreRecordedWithoutTheirSourceLocation() throws {
-        let baseline = try temporaryDirectory() + "/swift-testing.baseline.json"
+        let baseline = try Harness.scratchFolder("policy") + "/swift-testing.baseline.json"
         let audit = try Harness.audit(
             bundle, ["--testing-library", "swift-testing"], extraOptions: ["--leaks-per-test", "--write-baseline", baseline])
         XCTAssertEqual(audit.status, 1)
@@ -260,7 +254,7 @@ final class SuppressionAndBaselineTests: XCTestCase {
         XCTAssertTrue(unwritable.stderr.contains("cannot write the baseline to '/nonexistent/dir/leaks.json'"), unwritable.stderr)
         XCTAssertFalse(unwritable.stdout.contains("ViewModelRetention"), "the target did not run")
 
-        let same = try temporaryDirectory() + "/same.json"
+        let same = try Harness.scratchFolder("policy") + "/same.json"
         let clash = Harness.run([Harness.leakAudit, "run", "--output", same, "--write-baseline", same, target])
         XCTAssertEqual(clash.status, 64)
         XCTAssertTrue(clash.stderr.contains("give each its own file"), clash.stderr)

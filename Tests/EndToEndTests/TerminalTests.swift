@@ -21,8 +21,7 @@ final class TerminalTests: XCTestCase {
                 throw XCTSkip("tmux is not installed (apt-get install tmux): the terminal tests need a real terminal to read")
             }
             self.tmux = tmux
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-tmux-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let directory = URL(fileURLWithPath: try Harness.scratchFolder("tmux"))
             socket = directory.appendingPathComponent("socket").path
             // The server that the client forks keeps every descriptor the client had, among them
             // the ones by which Foundation sees the client end: they are closed before tmux starts.
@@ -102,8 +101,7 @@ final class TerminalTests: XCTestCase {
     }
 
     func testTheStatusLineShowsOnTheBottomRowWhileTheTargetRunsAndIsGoneBeforeTheReport() throws {
-        let textFile = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString).txt").path
-        defer { try? FileManager.default.removeItem(atPath: textFile) }
+        let textFile = Harness.scratchPath("report.txt")
         let session = try TerminalSession(command: try command(["--output-text", textFile]))
         let screens = session.screens { $0.contains { $0.hasPrefix("exit status") } }
         let final = try XCTUnwrap(screens.last)
@@ -190,8 +188,7 @@ final class TerminalTests: XCTestCase {
         XCTAssertEqual(result.stdout.split(separator: "\n").last, "SlowScreens: done")
 
         // --color always colors a pipe and a file too, and still draws no status line there.
-        let textFile = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString).txt").path
-        defer { try? FileManager.default.removeItem(atPath: textFile) }
+        let textFile = Harness.scratchPath("report.txt")
         let always = Harness.run(
             [Harness.leakAudit, "run", "--color", "always", "--output-text", textFile, fixture], environment: environment)
         XCTAssertTrue(always.stderr.contains("\u{1B}[1;31mEXCEEDED\u{1B}[0m"), always.log)
@@ -210,8 +207,7 @@ final class TerminalTests: XCTestCase {
         XCTAssertEqual(leaky.status, 1, leaky.log)
         XCTAssertTrue(leaky.stderr.contains("EXCEEDED ViewModelRetention.LoginViewModel"), leaky.log)
         // Files are written either way.
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString).json").path
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let path = Harness.scratchPath("report.json")
         let file = Harness.run([Harness.leakAudit, "run", "--quiet", "--output-json", path, target, "clean"])
         XCTAssertEqual(file.status, 0, file.log)
         XCTAssertEqual(file.stderr, "", file.log)
@@ -221,9 +217,7 @@ final class TerminalTests: XCTestCase {
 
     func testReportRendersASavedRunQuietlyAndInColourAsRunWould() throws {
         let target = try Harness.fixture("ViewModelRetention")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = URL(fileURLWithPath: try Harness.scratchFolder("saved"))
         let clean = directory.appendingPathComponent("clean.json").path
         let leaky = directory.appendingPathComponent("leaky.json").path
         _ = Harness.run([Harness.leakAudit, "run", "--output-json", clean, target, "clean"])

@@ -6,12 +6,6 @@ import XCTest
 final class WatchTests: XCTestCase {
     private let viewModels = "UninstrumentedGallery.*ViewModel=1"
 
-    private func temporaryDirectory() throws -> String {
-        let path = Harness.scratchPath("watch")
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
-
     func testBudgetPatternFindsViewModelsOfAProgramWithoutLeakMonitor() throws {
         let audit = try Harness.audit("UninstrumentedGallery", extraOptions: ["--budget", viewModels])
         XCTAssertEqual(audit.status, 1, audit.stderr)
@@ -41,7 +35,7 @@ final class WatchTests: XCTestCase {
     }
 
     func testConfigurationFileAndTheDefaultFileInTheWorkingDirectory() throws {
-        let directory = try temporaryDirectory()
+        let directory = try Harness.scratchFolder("watch")
         let config = """
             {"version": 1, "budgets": [{"type": "UninstrumentedGallery.GalleryViewModel", "max": 2}]}
             """
@@ -61,7 +55,7 @@ final class WatchTests: XCTestCase {
     }
 
     func testBadConfigurationAndBudgetsAreUsageErrors() throws {
-        let directory = try temporaryDirectory()
+        let directory = try Harness.scratchFolder("watch")
         let target = try Harness.fixture("UninstrumentedGallery")
         let cases: [(String, String)] = [
             (#"{"version": 2, "budgets": []}"#, "has version 2; this leak-audit reads version 1"),
@@ -116,7 +110,7 @@ final class WatchTests: XCTestCase {
     }
 
     func testALauncherWhoseSwiftChildMatchedNothingIsCleanNotUnaudited() throws {
-        let directory = try temporaryDirectory()
+        let directory = try Harness.scratchFolder("watch")
         let script = directory + "/launch.sh"
         try "#!/bin/sh\nexec \(try Harness.fixture("UninstrumentedGallery")) clean\n".write(
             toFile: script, atomically: true, encoding: .utf8)
@@ -187,7 +181,7 @@ final class WatchTests: XCTestCase {
     func testAProgramNamedLikeTheToolchainsIsStillAudited() throws {
         // Users' test bundles share the `swift-` prefix of the toolchain's programs
         // (swift-logPackageTests.xctest): what a program is decides, not its name.
-        let directory = try temporaryDirectory()
+        let directory = try Harness.scratchFolder("watch")
         let copy = directory + "/swift-galleryPackageTests.xctest"
         try FileManager.default.copyItem(atPath: try Harness.fixture("UninstrumentedGallery"), toPath: copy)
         let census = try Harness.audit(path: copy, extraOptions: ["--census"])
