@@ -1,14 +1,15 @@
 import Foundation
+import LeakAuditModel
 import XCTest
 
 /// Which test allocated each instance, and which tests left instances alive.
 final class AttributionTests: XCTestCase {
     private let bundle = "FixturesPackageTests.xctest"
 
-    private func tests(_ audit: Harness.Audit) -> [String: [[String: Any]]] {
-        var result: [String: [[String: Any]]] = [:]
-        for test in audit.json["tests"] as? [[String: Any]] ?? [] {
-            result[test["name"] as? String ?? ""] = test["leaked"] as? [[String: Any]] ?? []
+    private func tests(_ audit: Harness.Audit) -> [String: [AuditReport.TestReport.LeakedType]] {
+        var result: [String: [AuditReport.TestReport.LeakedType]] = [:]
+        for test in audit.report.tests ?? [] {
+            result[test.name] = test.leaked
         }
         return result
     }
@@ -16,11 +17,11 @@ final class AttributionTests: XCTestCase {
     func testXCTestAllocationsNameTheirTestWithNoOption() throws {
         let audit = try Harness.audit(bundle, ["ScreenTests.ScreenTests"])
         XCTAssertEqual(audit.status, 1)
-        XCTAssertTrue(audit.json["tests"] is NSNull, "the per-test summary comes with --leaks-per-test")
-        let screen = try audit.type(".ProfileScreen")
-        let byTest = Dictionary(grouping: screen.allocations) { $0["test"] as? String ?? "" }
-        XCTAssertEqual(byTest["ScreenTests.ScreenTests/testLeaksScreens"]?.first?.int("count"), 3, "\(screen.allocations)")
-        XCTAssertEqual(byTest["ScreenTests.ScreenTests/testReleasesScreens"]?.first?.int("count"), 1)
+        XCTAssertNil(audit.report.tests, "the per-test summary comes with --leaks-per-test")
+        let screen = try audit.trackedType(".ProfileScreen")
+        let byTest = Dictionary(grouping: screen.allocations) { $0.test ?? "" }
+        XCTAssertEqual(byTest["ScreenTests.ScreenTests/testLeaksScreens"]?.first?.count, 3, "\(screen.allocations)")
+        XCTAssertEqual(byTest["ScreenTests.ScreenTests/testReleasesScreens"]?.first?.count, 1)
     }
 
     func testLeaksPerTestBlamesOnlyTheTestThatLeaked() throws {
@@ -30,11 +31,11 @@ final class AttributionTests: XCTestCase {
         XCTAssertEqual(
             Set(tests.keys), ["ScreenTests.ScreenTests/testLeaksScreens", "ScreenTests.ScreenTests/testReleasesScreens"])
         let leaked = try XCTUnwrap(tests["ScreenTests.ScreenTests/testLeaksScreens"])
-        XCTAssertEqual(leaked.map { $0["type"] as? String }, ["ScreenTests.ProfileScreen"])
-        XCTAssertEqual(leaked.first?.int("count"), 3)
+        XCTAssertEqual(leaked.map(\.type), ["ScreenTests.ProfileScreen"])
+        XCTAssertEqual(leaked.first?.count, 3)
         XCTAssertEqual(
             tests["ScreenTests.ScreenTests/testReleasesScreens"]?.count, 0, "a clean test is listed with nothing leaked")
-        XCTAssertEqual(audit.target["testsRun"] as? Int, 2)
+        XCTAssertEqual(audit.report.target.testsRun, 2)
 
         let text = Harness.run([
             Harness.leakAudit, "run", "--leaks-per-test", try Harness.fixture(bundle), "ScreenTests.ScreenTests",
@@ -48,10 +49,10 @@ final class AttributionTests: XCTestCase {
         let audit = try Harness.audit(bundle, ["ScreenTests.ThemeTests"], extraOptions: ["--leaks-per-test"])
         XCTAssertEqual(audit.status, 0, audit.stderr)
         XCTAssertEqual(tests(audit).mapValues(\.count), ["ScreenTests.ThemeTests/testUsesSharedTheme": 0])
-        let test = try XCTUnwrap((audit.json["tests"] as? [[String: Any]])?.first)
-        let global = try XCTUnwrap(test["globalState"] as? [[String: Any]])
-        XCTAssertEqual(global.map { $0["type"] as? String }, ["ScreenTests.ThemeStore"])
-        XCTAssertEqual(global.first?.int("count"), 1)
+        let test = try XCTUnwrap(audit.report.tests?.first)
+        let global = test.globalState
+        XCTAssertEqual(global.map(\.type), ["ScreenTests.ThemeStore"])
+        XCTAssertEqual(global.first?.count, 1)
 
         let text = Harness.run([
             Harness.leakAudit, "run", "--leaks-per-test", try Harness.fixture(bundle), "ScreenTests.ThemeTests",
@@ -69,7 +70,7 @@ final class AttributionTests: XCTestCase {
         let strict = try Harness.audit(
             bundle, ["ScreenTests.ThemeTests"], extraOptions: ["--leaks-per-test", "--fail-on-global-state"])
         XCTAssertEqual(strict.status, 1)
-        XCTAssertEqual(tests(strict)["ScreenTests.ThemeTests/testUsesSharedTheme"]?.first?.int("count"), 1)
+        XCTAssertEqual(tests(strict)["ScreenTests.ThemeTests/testUsesSharedTheme"]?.first?.count, 1)
     }
 
     func testWhatReplacedGlobalStateHeldIsGlobalStateButWhatOutlivesItIsALeak() throws {
@@ -80,24 +81,22 @@ final class AttributionTests: XCTestCase {
         let audit = try Harness.audit(
             bundle, ["ScreenTests.MetricsBootstrapTests"], extraOptions: ["--leaks-per-test", "--grace-period", "20"])
         XCTAssertEqual(audit.status, 1, audit.stderr)
-        let reports = try XCTUnwrap(audit.json["tests"] as? [[String: Any]])
-        func test(_ name: String) throws -> (leaked: [String: Int], global: [String: String]) {
-            let report = try XCTUnwrap(reports.first { $0["name"] as? String == "ScreenTests.MetricsBootstrapTests/\(name)" })
-            let leaked = (report["leaked"] as? [[String: Any]] ?? []).map { ($0["type"] as? String ?? "", $0.int("count") ?? 0) }
-            let global = (report["globalState"] as? [[String: Any]] ?? []).map {
-                ($0["type"] as? String ?? "", $0["reason"] as? String ?? "")
-            }
+        let reports = try XCTUnwrap(audit.report.tests)
+        func test(_ name: String) throws -> (leaked: [String: Int], global: [String: AuditReport.GlobalStateReason?]) {
+            let report = try XCTUnwrap(reports.first { $0.name == "ScreenTests.MetricsBootstrapTests/\(name)" })
+            let leaked = report.leaked.map { ($0.type, $0.count) }
+            let global = report.globalState.map { ($0.type, $0.globalStateReason) }
             return (Dictionary(uniqueKeysWithValues: leaked), Dictionary(uniqueKeysWithValues: global))
         }
         let first = try test("testACountsRequests")
         XCTAssertEqual(first.leaked, [:], audit.stderr)
         XCTAssertEqual(
             first.global,
-            ["ScreenTests.MetricsRegistry": "replacedByLaterTests", "ScreenTests.RequestCounter": "releasedWithGlobalState"],
+            ["ScreenTests.MetricsRegistry": .replacedByLaterTests, "ScreenTests.RequestCounter": .releasedWithGlobalState],
             audit.stderr)
         let twin = try test("testBKeepsACounter")
         XCTAssertEqual(twin.leaked, ["ScreenTests.RequestCounter": 1], audit.stderr)
-        XCTAssertEqual(twin.global, ["ScreenTests.MetricsRegistry": "replacedByLaterTests"], audit.stderr)
+        XCTAssertEqual(twin.global, ["ScreenTests.MetricsRegistry": .replacedByLaterTests], audit.stderr)
     }
 
     func testACleanTestAloneIsClean() throws {
@@ -115,7 +114,7 @@ final class AttributionTests: XCTestCase {
         let none = try Harness.audit(
             bundle, ["ScreenTests.AsyncReleaseTests"], extraOptions: ["--leaks-per-test", "--grace-period", "0"])
         XCTAssertEqual(none.status, 1)
-        XCTAssertEqual(tests(none)["ScreenTests.AsyncReleaseTests/testReleasesLater"]?.first?.int("count"), 1)
+        XCTAssertEqual(tests(none)["ScreenTests.AsyncReleaseTests/testReleasesLater"]?.first?.count, 1)
 
         let bad = Harness.run([Harness.leakAudit, "run", "--grace-period", "-5", try Harness.fixture(bundle)])
         XCTAssertEqual(bad.status, 64)
@@ -127,14 +126,14 @@ final class AttributionTests: XCTestCase {
         let tests = tests(audit)
         // Test names read as `swift test --filter` takes them, without the source location.
         let leaky = try XCTUnwrap(tests.first { $0.key == "ScreenTests.ProfileSwiftTests/leaksSettings()" }, "\(tests.keys)")
-        XCTAssertEqual(leaky.value.first?.int("count"), 3)
+        XCTAssertEqual(leaky.value.first?.count, 3)
         let clean = try XCTUnwrap(tests.first { $0.key == "ScreenTests.ProfileSwiftTests/releasesSettings()" })
         XCTAssertEqual(clean.value.count, 0, "never blamed for the other test's objects")
         // Every Swift Testing test that ran is counted, though it has no observer API:
         // ProfileSwiftTests' two and SkippedTests.swift's two.
-        XCTAssertEqual(audit.target["testsRun"] as? Int, 4)
-        let processes = try XCTUnwrap(audit.target["processes"] as? [[String: Any]])
-        XCTAssertEqual(processes.map { $0["testingLibrary"] as? String }, ["Swift Testing", "Swift Testing"])
+        XCTAssertEqual(audit.report.target.testsRun, 4)
+        let processes = audit.report.target.processes
+        XCTAssertEqual(processes.map(\.testingLibrary), [.swiftTesting, .swiftTesting])
     }
 
     func testSkippedTestsAndExitTestsAreCountedAsTheRunnersCountThem() throws {
@@ -145,17 +144,17 @@ final class AttributionTests: XCTestCase {
         let swiftTesting = try Harness.audit(bundle, ["--testing-library", "swift-testing"], extraOptions: ["--leaks-per-test"])
         XCTAssertTrue(
             (swiftTesting.stdout + swiftTesting.stderr).contains("Test run with 7 tests in 3 suites passed"), swiftTesting.stderr)
-        XCTAssertEqual(swiftTesting.target["testsRun"] as? Int, 4)
-        XCTAssertEqual(swiftTesting.target["testsSkipped"] as? Int, 3)
-        let processes = try XCTUnwrap(swiftTesting.target["processes"] as? [[String: Any]])
+        XCTAssertEqual(swiftTesting.report.target.testsRun, 4)
+        XCTAssertEqual(swiftTesting.report.target.testsSkipped, 3)
+        let processes = swiftTesting.report.target.processes
         XCTAssertEqual(
-            processes.first?["skippedTests"] as? [String],
+            processes.first?.skippedTests,
             [
                 "ScreenTests.SkippedSwiftSuite/insideASkippedSuite()", "ScreenTests.SkippingSwiftTests/skippedByCondition()",
                 "ScreenTests.SkippingSwiftTests/skippedByTrait()",
             ])
-        let parent = try XCTUnwrap(processes.first?["pid"] as? Int)
-        XCTAssertEqual(processes.dropFirst().map { $0["startedByTestProcess"] as? Int }, [parent], "the exit test's child")
+        let parent = try XCTUnwrap(processes.first?.pid)
+        XCTAssertEqual(processes.dropFirst().map(\.startedByTestProcess), [parent], "the exit test's child")
         // Read unwrapped: the report wraps its lines at 80 columns.
         let swiftTestingText = Harness.run([Harness.leakAudit, "report", swiftTesting.jsonPath]).stdout
             .replacingOccurrences(of: "\n  ", with: " ")
@@ -165,8 +164,8 @@ final class AttributionTests: XCTestCase {
         let xctest = try Harness.audit(bundle, ["ScreenTests.SkippedXCTests"], extraOptions: ["--leaks-per-test"])
         XCTAssertEqual(xctest.status, 0, xctest.stderr)
         XCTAssertTrue((xctest.stdout + xctest.stderr).contains("Executed 2 tests, with 1 test skipped"), xctest.stdout)
-        XCTAssertEqual(xctest.target["testsRun"] as? Int, 2)
-        XCTAssertEqual(xctest.target["testsSkipped"] as? Int, 1)
+        XCTAssertEqual(xctest.report.target.testsRun, 2)
+        XCTAssertEqual(xctest.report.target.testsSkipped, 1)
         let xctestText = Harness.run([Harness.leakAudit, "report", xctest.jsonPath]).stdout
             .replacingOccurrences(of: "\n  ", with: " ")
         XCTAssertTrue(xctestText.contains("2 tests ran, 1 skipped"), xctestText)
@@ -177,8 +176,8 @@ final class AttributionTests: XCTestCase {
         let own = try Harness.audit(
             bundle, ["--testing-library", "swift-testing", "--event-stream-output-path", stream, "--event-stream-version", "0"],
             extraOptions: ["--leaks-per-test"])
-        XCTAssertEqual(own.target["testsRun"] as? Int, 4)
-        XCTAssertTrue(own.target["testsSkipped"] is NSNull, "\(own.target)")
+        XCTAssertEqual(own.report.target.testsRun, 4)
+        XCTAssertNil(own.report.target.testsSkipped, "\(own.report.target)")
         XCTAssertTrue(try String(contentsOfFile: stream, encoding: .utf8).contains("\"testSkipped\""))
     }
 
@@ -188,18 +187,18 @@ final class AttributionTests: XCTestCase {
             path: bundle, ["ScreenTests.CrashingTests"], extraOptions: ["--leaks-per-test"], environment: ["FIXTURE_CRASH": "1"])
         // The target was killed by the trap's signal; no test is blamed for what the crash left.
         XCTAssertEqual(crashed.status, 2, crashed.stderr)
-        XCTAssertEqual((crashed.target["exit"] as? [String: Any])?["signal"] as? Int, 4)
-        let process = try XCTUnwrap((crashed.target["processes"] as? [[String: Any]])?.first)
-        XCTAssertEqual(process["interruptedTests"] as? [String], ["ScreenTests.CrashingTests/testBCrashes"])
-        XCTAssertEqual(crashed.target["testsRun"] as? Int, 2)
-        let tests = crashed.json["tests"] as? [[String: Any]] ?? []
+        XCTAssertEqual(crashed.report.target.outcome, .signaled(signal: 4))
+        let process = try XCTUnwrap(crashed.report.target.processes.first)
+        XCTAssertEqual(process.interruptedTests, ["ScreenTests.CrashingTests/testBCrashes"])
+        XCTAssertEqual(crashed.report.target.testsRun, 2)
+        let tests = crashed.report.tests ?? []
         XCTAssertEqual(
-            tests.compactMap { $0["name"] as? String }.sorted(),
+            tests.map(\.name).sorted(),
             [
                 "ScreenTests.CrashingTests/testASettles", "ScreenTests.CrashingTests/testBCrashes",
             ])
-        XCTAssertTrue(tests.allSatisfy { ($0["leaked"] as? [Any])?.isEmpty == true }, "\(tests)")
-        let warnings = (crashed.json["summary"] as? [String: Any])?["warnings"] as? [String] ?? []
+        XCTAssertTrue(tests.allSatisfy(\.leaked.isEmpty), "\(tests)")
+        let warnings = crashed.report.warnings
         XCTAssertTrue(
             warnings.contains {
                 $0.contains("ended while 1 test was running (ScreenTests.CrashingTests/testBCrashes)")
@@ -208,8 +207,8 @@ final class AttributionTests: XCTestCase {
         // Without the crash: both tests finish and settle, nothing is interrupted.
         let clean = try Harness.audit(path: bundle, ["ScreenTests.CrashingTests"], extraOptions: ["--leaks-per-test"])
         XCTAssertEqual(clean.status, 0, clean.stderr)
-        let cleanProcess = try XCTUnwrap((clean.target["processes"] as? [[String: Any]])?.first)
-        XCTAssertEqual(cleanProcess["interruptedTests"] as? [String], [])
+        let cleanProcess = try XCTUnwrap(clean.report.target.processes.first)
+        XCTAssertEqual(cleanProcess.interruptedTests, [])
     }
 
     func testATestBundleThatAnotherStartedIsNotCountedTwice() throws {
@@ -217,14 +216,14 @@ final class AttributionTests: XCTestCase {
             path: try Harness.fixture("FixturesPackageTests.xctest"), ["ScreenTests.ChildRunTests"],
             extraOptions: ["--leaks-per-test"])
         XCTAssertEqual(audit.status, 0, audit.stderr)
-        let processes = try XCTUnwrap(audit.target["processes"] as? [[String: Any]])
+        let processes = audit.report.target.processes
         XCTAssertEqual(processes.count, 2, "\(processes)")
-        let parent = try XCTUnwrap(processes.first { $0["startedByTestProcess"] is NSNull })
-        let child = try XCTUnwrap(processes.first { $0["startedByTestProcess"] as? Int != nil })
-        XCTAssertEqual(child["startedByTestProcess"] as? Int, parent["pid"] as? Int)
-        XCTAssertTrue(child["testsRun"] is NSNull, "\(child)")
+        let parent = try XCTUnwrap(processes.first { $0.startedByTestProcess == nil })
+        let child = try XCTUnwrap(processes.first { $0.startedByTestProcess != nil })
+        XCTAssertEqual(child.startedByTestProcess, parent.pid)
+        XCTAssertNil(child.testsRun, "\(child)")
         // XCTest's runner executed one test: the child's is that test's work.
-        XCTAssertEqual(audit.target["testsRun"] as? Int, 1)
+        XCTAssertEqual(audit.report.target.testsRun, 1)
     }
 
     func testAProgramThatLinksXCTestButNeverStartsItsRunIsAuditedAsAProgram() throws {
@@ -232,15 +231,15 @@ final class AttributionTests: XCTestCase {
         // no test run in which none ran (exit 3) but a program, audited.
         let audit = try Harness.audit("OwnTestMain", extraOptions: ["--leaks-per-test"])
         XCTAssertEqual(audit.status, 0, audit.stderr)
-        XCTAssertTrue(audit.target["notAuditedReason"] is NSNull, "\(audit.target)")
-        let process = try XCTUnwrap((audit.target["processes"] as? [[String: Any]])?.first)
-        XCTAssertEqual(process["testingLibrary"] as? String, "XCTest")
-        XCTAssertTrue(process["testsRun"] is NSNull, "\(process)")
+        XCTAssertNil(audit.report.notAudited, "\(audit.report.target)")
+        let process = try XCTUnwrap(audit.report.target.processes.first)
+        XCTAssertEqual(process.testingLibrary, .xctest)
+        XCTAssertNil(process.testsRun, "\(process)")
         // A bundle whose run starts and matches no test is still a test run in which none ran.
         let none = try Harness.audit(
             path: try Harness.fixture("FixturesPackageTests.xctest"), ["ScreenTests.NoSuchTests"],
             extraOptions: ["--leaks-per-test"])
         XCTAssertEqual(none.status, 3, none.stderr)
-        XCTAssertEqual(none.target["notAuditedReason"] as? String, "noTestsRan")
+        XCTAssertEqual(none.report.notAudited, .noTestsRan)
     }
 }
