@@ -1,4 +1,5 @@
 import Foundation
+import LeakAuditModel
 import XCTest
 
 /// The command line's contract: text report, escaping, where output goes, errors and exit codes,
@@ -25,15 +26,12 @@ final class CommandLineTests: XCTestCase {
     func testAProgramWithoutDebugInformationIsNamedInAWarning() throws {
         // The same program, once as built and once stripped of its DWARF (its symbols stay).
         let built = try Harness.fixture("ViewModelRetention")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-stripped-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let stripped = directory.appendingPathComponent("ViewModelRetention").path
+        let stripped = try Harness.scratchFolder("stripped") + "/ViewModelRetention"
         let strip = Harness.run(["strip", "--strip-debug", "-o", stripped, built])
         XCTAssertEqual(strip.status, 0, strip.log)
 
         func debugWarnings(_ audit: Harness.Audit) -> [String] {
-            ((audit.json["summary"] as? [String: Any])?["warnings"] as? [String] ?? []).filter {
+            audit.report.warnings.filter {
                 $0.contains("has no debug information")
             }
         }
@@ -50,12 +48,12 @@ final class CommandLineTests: XCTestCase {
             ])
         // The leak is still found and named by function.
         let model = try XCTUnwrap(
-            withoutDebugInformation.types.first { $0["name"] as? String == "ViewModelRetention.LoginViewModel" })
-        XCTAssertEqual(model["exceeded"] as? Bool, true)
+            withoutDebugInformation.report.types.first { $0.name == "ViewModelRetention.LoginViewModel" })
+        XCTAssertEqual(model.exceeded, true)
         // Without lines, sites are grouped by stack: the three models allocated by the same code are
         // one group, the type's first instance (which registers the type) included.
-        let groups = try XCTUnwrap(model["allocations"] as? [[String: Any]])
-        XCTAssertEqual(groups.map { $0["count"] as? Int }, [3], "\(groups)")
+        let groups = model.allocations
+        XCTAssertEqual(groups.map(\.count), [3], "\(groups)")
     }
 
     func testCleanTextReportSaysSo() throws {
@@ -72,7 +70,8 @@ final class CommandLineTests: XCTestCase {
             "Tricky \"quoted\" \\ ünïcödé 🦊 tab\there bell\u{7} <b>&amp; 100% a::b, c:d\nline\rcr \u{1B}[31mred\u{1B}[0m \u{202E}txt.exe"
         let audit = try Harness.audit("EscapingNames")
         XCTAssertEqual(audit.status, 1)
-        XCTAssertEqual(try audit.type("txt.exe").string("name"), expected, "JSON round-trips the exact name")
+        XCTAssertEqual(try audit.trackedType("txt.exe").name, expected, "JSON round-trips the exact name")
+        // The file itself: how JSON escapes the name is what is checked.
         let raw = try String(contentsOfFile: audit.jsonPath, encoding: .utf8)
         XCTAssertFalse(raw.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "no raw control characters in JSON")
 
@@ -97,15 +96,15 @@ final class CommandLineTests: XCTestCase {
 
     func testOptionsAfterTheTargetBelongToTheTarget() throws {
         let audit = try Harness.audit("ViewModelRetention", ["clean", "--format", "text"])
-        XCTAssertEqual(audit.target["arguments"] as? [String], ["clean", "--format", "text"])
+        XCTAssertEqual(audit.report.target.arguments, ["clean", "--format", "text"])
         XCTAssertEqual(audit.status, 0)
     }
 
     func testUninstrumentedTargetIsNotAnEmptySuccess() throws {
         let audit = try Harness.audit("Uninstrumented")
         XCTAssertEqual(audit.status, 3)
-        XCTAssertEqual(audit.target["attached"] as? Bool, false)
-        XCTAssertEqual(audit.target["notAuditedReason"] as? String, "neverAttached")
+        XCTAssertEqual(audit.report.target.attached, false)
+        XCTAssertEqual(audit.report.notAudited, .neverAttached)
         let text = Harness.run([Harness.leakAudit, "run", try Harness.fixture("Uninstrumented")])
         XCTAssertEqual(text.status, 3)
         // The advice fits what the target is: a Swift program whose types did not opt in.
@@ -129,7 +128,7 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(build.status, 0, build.stdout + build.stderr)
         let audit = try Harness.audit(path: scratch + "/debug/ViewModelRetention")
         XCTAssertEqual(audit.status, 3)
-        XCTAssertEqual(audit.target["notAuditedReason"] as? String, "staticRuntime")
+        XCTAssertEqual(audit.report.notAudited, .staticRuntime)
         let text = Harness.run([Harness.leakAudit, "run", scratch + "/debug/ViewModelRetention"])
         XCTAssertEqual(text.status, 3)
         XCTAssertTrue(Harness.prose(text.stderr).contains("links the Swift runtime statically"), text.stderr)
@@ -138,8 +137,8 @@ final class CommandLineTests: XCTestCase {
         let budgeted = try Harness.audit(
             path: scratch + "/debug/ViewModelRetention", extraOptions: ["--budget", "ViewModelRetention.*=1"])
         XCTAssertEqual(budgeted.status, 3, budgeted.stderr)
-        XCTAssertEqual(budgeted.target["notAuditedReason"] as? String, "staticRuntime")
-        XCTAssertEqual(budgeted.types.count, 0)
+        XCTAssertEqual(budgeted.report.notAudited, .staticRuntime)
+        XCTAssertEqual(budgeted.report.types.count, 0)
     }
 
     func testMissingTargetIsOneLineWithExitCode4() {
@@ -177,9 +176,9 @@ final class CommandLineTests: XCTestCase {
         let leaky = try Harness.audit("InterruptedWhileLeaking", ["leaky"], extraOptions: ["--timeout", "1"])
         XCTAssertLessThan(Date().timeIntervalSince(started), 30, "the fixture waits 60 s unless stopped")
         XCTAssertEqual(leaky.status, 1, "what it leaked before the timeout is reported: \(leaky.stderr)")
-        XCTAssertEqual((try leaky.type(".UploadTask"))["liveAtExit"] as? Int, 2)
-        XCTAssertEqual((leaky.target["exit"] as? [String: Any])?["signal"] as? Int, 15)
-        let warnings = (leaky.json["summary"] as? [String: Any])?["warnings"] as? [String] ?? []
+        XCTAssertEqual(try leaky.trackedType(".UploadTask").liveAtExit, 2)
+        XCTAssertEqual(leaky.report.target.outcome, .signaled(signal: 15))
+        let warnings = leaky.report.warnings
         XCTAssertTrue(warnings.contains { $0.contains("longer than --timeout 1 s and was stopped") }, "\(warnings)")
         // Without a leak, a stopped target is a failed target.
         let clean = try Harness.audit("InterruptedWhileLeaking", ["clean"], extraOptions: ["--timeout", "1"])
@@ -190,9 +189,8 @@ final class CommandLineTests: XCTestCase {
     }
 
     func testAnEmptyExecutableFileIsNotAProgramWithExitCode4() throws {
-        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-empty-\(UUID().uuidString)")
+        let empty = URL(fileURLWithPath: Harness.scratchPath("empty"))
         try Data().write(to: empty)
-        defer { try? FileManager.default.removeItem(at: empty) }
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: empty.path)
         let result = Harness.run([Harness.leakAudit, "run", empty.path])
         XCTAssertEqual(result.status, 4)
@@ -214,9 +212,8 @@ final class CommandLineTests: XCTestCase {
         XCTAssertFalse(warning.stderr.contains("\u{1B}"), warning.stderr)
         XCTAssertTrue(warning.stderr.contains("App.\\u{1b}[31mRed"), warning.stderr)
         // Valid JSON whose number does not fit is not called invalid JSON.
-        let config = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-\(UUID().uuidString).json")
+        let config = URL(fileURLWithPath: Harness.scratchPath("config.json"))
         try Data(#"{"version": 1.5}"#.utf8).write(to: config)
-        defer { try? FileManager.default.removeItem(at: config) }
         let version = Harness.run([Harness.leakAudit, "run", "--config", config.path, target])
         XCTAssertEqual(version.status, 64)
         XCTAssertTrue(version.stderr.contains("not a whole number"), version.stderr)
@@ -323,34 +320,24 @@ final class CommandLineTests: XCTestCase {
             kill(process.processIdentifier, signal)
             process.waitUntilExit()
             XCTAssertEqual(process.terminationStatus, 1, name)
-            let json = try XCTUnwrap(
-                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
-            let target = try XCTUnwrap(json["target"] as? [String: Any])
-            XCTAssertEqual((target["exit"] as? [String: Any])?["signal"] as? Int, Int(signal), name)
-            let types = try XCTUnwrap(json["types"] as? [[String: Any]])
-            XCTAssertEqual(types.first?["peakLive"] as? Int, 2, name)
+            let report = try Harness.readReport(path)
+            XCTAssertEqual(report.target.outcome, .signaled(signal: signal), name)
+            XCTAssertEqual(report.types.first?.peakLive, 2, name)
             // The report says it is partial, and why.
-            let warnings = (json["summary"] as? [String: Any])?["warnings"] as? [String] ?? []
+            let warnings = report.warnings
             XCTAssertTrue(
                 warnings.contains {
                     $0.hasPrefix("leak-audit received \(name) and passed it to the target: the report is partial")
                 },
                 "\(name): \(warnings)")
-            try Harness.validateAgainstSchema(path)
         }
     }
 }
 
 /// What --output does with what is already at its path, and arguments that are not UTF-8.
 final class OutputAndArgumentTests: XCTestCase {
-    private func temporaryDirectory() throws -> String {
-        let path = Harness.scratchPath("output")
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
-
     func testOutputWritesThroughASymlinkInsteadOfReplacingIt() throws {
-        let directory = try temporaryDirectory()
+        let directory = try Harness.scratchFolder("output")
         let real = directory + "/real.json"
         let link = directory + "/link.json"
         try "".write(toFile: real, atomically: true, encoding: .utf8)
@@ -364,7 +351,7 @@ final class OutputAndArgumentTests: XCTestCase {
     }
 
     func testOutputIsLeftAloneWhenTheTargetCannotStart() throws {
-        let directory = try temporaryDirectory()
+        let directory = try Harness.scratchFolder("output")
         let existing = directory + "/report.json"
         try "{\"old\": 1}".write(toFile: existing, atomically: true, encoding: .utf8)
         let result = Harness.run([Harness.leakAudit, "run", "--output", existing, directory + "/missing"])
@@ -412,17 +399,17 @@ final class OutputAndArgumentTests: XCTestCase {
     }
 
     func testLocalTypesHaveTheSameNameInEveryProcess() throws {
-        let directory = try temporaryDirectory()
+        let directory = try Harness.scratchFolder("output")
         let script = directory + "/twice.sh"
         let fixture = try Harness.fixture("UninstrumentedGallery")
         try "#!/bin/sh\n\(fixture)\n\(fixture)\n".write(toFile: script, atomically: true, encoding: .utf8)
         chmod(script, 0o755)
         let audit = try Harness.audit(path: script, extraOptions: ["--budget", "*SessionToken=1"])
-        XCTAssertEqual(audit.target["attachedProcesses"] as? Int, 2)
-        let tokens = audit.types.filter { ($0["name"] as? String)?.hasSuffix("SessionToken") == true }
-        XCTAssertEqual(tokens.count, 1, "one entry across both processes: \(audit.types.map { $0["name"] ?? "" })")
-        XCTAssertEqual(tokens.first?.string("name"), "UninstrumentedGallery.(unknown context).(unknown context).SessionToken")
-        XCTAssertEqual(tokens.first?.int("allocatedTotal"), 2)
-        XCTAssertEqual(tokens.first?.bool("exceeded"), false)
+        XCTAssertEqual(audit.report.target.attachedProcesses, 2)
+        let tokens = audit.report.types.filter { $0.name.hasSuffix("SessionToken") }
+        XCTAssertEqual(tokens.count, 1, "one entry across both processes: \(audit.report.types.map(\.name))")
+        XCTAssertEqual(tokens.first?.name, "UninstrumentedGallery.(unknown context).(unknown context).SessionToken")
+        XCTAssertEqual(tokens.first?.allocatedTotal, 2)
+        XCTAssertEqual(tokens.first?.exceeded, false)
     }
 }
