@@ -1,5 +1,6 @@
 import Foundation
 import HeadlessChromium
+import LeakAuditModel
 import XCTest
 
 /// The HTML report as a person sees it: written by a real run of a fixture test bundle, opened in
@@ -10,8 +11,9 @@ import XCTest
 final class HTMLReportTests: XCTestCase {
     private let bundle = "FixturesPackageTests.xctest"
 
-    /// The report of `ScreenTests.ScreenTests` under `--leaks-per-test`, as JSON and as HTML.
-    private func runReports(in directory: URL) throws -> (json: [String: Any], htmlPath: String) {
+    /// The report of `ScreenTests.ScreenTests` under `--leaks-per-test`, as read from its JSON, and
+    /// the path of its HTML.
+    private func runReports(in directory: URL) throws -> (report: AuditReport, htmlPath: String) {
         let jsonPath = directory.appendingPathComponent("run.json").path
         let htmlPath = directory.appendingPathComponent("report.html").path
         let run = Harness.run([
@@ -19,9 +21,7 @@ final class HTMLReportTests: XCTestCase {
             try Harness.fixture(bundle), "ScreenTests.ScreenTests",
         ])
         XCTAssertEqual(run.status, 1, run.log)
-        let json = try XCTUnwrap(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: jsonPath))) as? [String: Any])
-        return (json, htmlPath)
+        return (try Harness.readReport(jsonPath), htmlPath)
     }
 
     /// Chromium's DOM of `page` after its scripts ran, what it logged, and its network log.
@@ -37,15 +37,12 @@ final class HTMLReportTests: XCTestCase {
     }
 
     func testTheHTMLReportShowsTheRunsTimelineFlameGraphAndTestsInABrowser() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-html-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (json, htmlPath) = try runReports(in: directory)
+        let directory = URL(fileURLWithPath: try Harness.scratchFolder("html"))
+        let (report, htmlPath) = try runReports(in: directory)
         let html = try String(contentsOfFile: htmlPath, encoding: .utf8)
-        let type = try XCTUnwrap(
-            (json["types"] as? [[String: Any]])?.first { ($0["name"] as? String) == "ScreenTests.ProfileScreen" })
-        let timeline = try XCTUnwrap(type["timeline"] as? [String: Any], "the JSON report has the type's timeline")
-        let samples = try XCTUnwrap(timeline["samples"] as? [[Int]])
+        let type = try XCTUnwrap(report.types.first { $0.name == "ScreenTests.ProfileScreen" })
+        let timeline = try XCTUnwrap(type.timeline, "the JSON report has the type's timeline")
+        let samples = timeline.samples
         XCTAssertFalse(samples.isEmpty)
 
         // A harness page loads the report in a frame and acts on it as a person would; its results
@@ -57,10 +54,10 @@ final class HTMLReportTests: XCTestCase {
         XCTAssertNil(result["error"], "\(result)")
 
         // The chart: one point per sample of the JSON timeline, at its times; the budget and the peak.
-        XCTAssertEqual(result["points"] as? [Int], samples.map { $0[0] }, "chart points at the timeline's times")
-        XCTAssertEqual(result["pointHighs"] as? [Int], samples.map { $0[2] })
-        XCTAssertEqual(result["budget"] as? String, "\(type["max"] as? Int ?? -1)")
-        XCTAssertEqual(result["peak"] as? String, "\(type["peakLive"] as? Int ?? -1)")
+        XCTAssertEqual(result["points"] as? [Int], samples.map(\.time), "chart points at the timeline's times")
+        XCTAssertEqual(result["pointHighs"] as? [Int], samples.map(\.high))
+        XCTAssertEqual(result["budget"] as? String, "\(type.max)")
+        XCTAssertEqual(result["peak"] as? String, "\(type.peakLive)")
         XCTAssertEqual(
             result["testBands"] as? [String],
             ["ScreenTests.ScreenTests/testLeaksScreens", "ScreenTests.ScreenTests/testReleasesScreens"])
@@ -69,8 +66,7 @@ final class HTMLReportTests: XCTestCase {
         // instance alive at the peak.
         let frames = try XCTUnwrap(result["frames"] as? [String])
         XCTAssertTrue(frames.contains { $0.contains("testLeaksScreens") }, "\(frames)")
-        let peakGroups = try XCTUnwrap(type["allocations"] as? [[String: Any]])
-        XCTAssertEqual(result["rootCount"] as? String, "\(peakGroups.reduce(0) { $0 + ($1["count"] as? Int ?? 0) })")
+        XCTAssertEqual(result["rootCount"] as? String, "\(type.allocations.reduce(0) { $0 + $1.count })")
         XCTAssertTrue((result["userFrames"] as? Int ?? 0) > 0, "\(result)")
         // A click zooms: the clicked frame spans the whole width, frames beside it are hidden.
         XCTAssertEqual(result["zoomedWidth"] as? String, "100%")
@@ -82,11 +78,11 @@ final class HTMLReportTests: XCTestCase {
 
         // The per-test table: one row per test of the JSON report that left something; the others
         // are named once below it. Sorting by instances puts the leaking test first.
-        let everyTest = try XCTUnwrap(json["tests"] as? [[String: Any]])
+        let everyTest = try XCTUnwrap(report.tests)
         let leftSomething = everyTest.filter { test in
-            ["leaked", "globalState", "keptByTestCase"].contains { !(test[$0] as? [Any] ?? []).isEmpty }
+            !test.leaked.isEmpty || !test.globalState.isEmpty || !test.keptByTestCase.isEmpty
         }
-        XCTAssertEqual(Set(result["testRows"] as? [String] ?? []), Set(leftSomething.compactMap { $0["name"] as? String }))
+        XCTAssertEqual(Set(result["testRows"] as? [String] ?? []), Set(leftSomething.map(\.name)))
         XCTAssertTrue(html.contains("left nothing alive</summary><p>"), html)
         XCTAssertTrue(html.contains("ScreenTests.ScreenTests/testReleasesScreens"), html)
         XCTAssertEqual((result["sortedByInstances"] as? [String])?.first, "ScreenTests.ScreenTests/testLeaksScreens")
@@ -118,9 +114,7 @@ final class HTMLReportTests: XCTestCase {
 
     func testTheNetworkCheckSeesARequestThatAPageMakes() throws {
         // The check above must be able to fail: a page with an image from the network.
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-html-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = URL(fileURLWithPath: try Harness.scratchFolder("html"))
         let page = directory.appendingPathComponent("fetches.html")
         try "<html><body><img src=\"http://leak-audit.invalid/a.png\"><script>console.error('said')</script></body></html>"
             .write(to: page, atomically: true, encoding: .utf8)
