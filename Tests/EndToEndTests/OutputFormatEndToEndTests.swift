@@ -13,8 +13,7 @@ final class OutputFormatEndToEndTests: XCTestCase {
         var paths: [String: String]
 
         init() throws {
-            let directory = URL(fileURLWithPath: Harness.scratchPath("formats"))
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let directory = URL(fileURLWithPath: try Harness.scratchFolder("formats"))
             let files = [
                 "text": "report.txt", "json": "report.json", "sarif": "report.sarif", "junit": "report.xml",
                 "github": "report.gh",
@@ -30,6 +29,7 @@ final class OutputFormatEndToEndTests: XCTestCase {
             try String(contentsOfFile: try XCTUnwrap(paths[format]), encoding: .utf8)
         }
 
+        /// A SARIF log or JUnit file parsed as JSON: formats that are not leak-audit's report.
         func json(_ format: String) throws -> [String: Any] {
             let data = try Data(contentsOf: URL(fileURLWithPath: try XCTUnwrap(paths[format])))
             return try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
@@ -77,9 +77,8 @@ final class OutputFormatEndToEndTests: XCTestCase {
         let validateLine = try Harness.line(of: "LoginViewModel(title:", inFixtureSource: "Sources/ViewModelRetention/main.swift")
 
         // JSON, as --format json would write it.
-        try Harness.validateAgainstSchema(try XCTUnwrap(outputs.paths["json"]))
-        let json = try outputs.json("json")
-        XCTAssertEqual((json["summary"] as? [String: Any])?["exceededTypes"] as? Int, 1)
+        let report = try Harness.readReport(try XCTUnwrap(outputs.paths["json"]))
+        XCTAssertEqual(report.exceededTypes.count, 1)
 
         // SARIF: valid, one result, at the line that calls LoginViewModel(title:).
         try Harness.validateAgainstSARIFSchema(try XCTUnwrap(outputs.paths["sarif"]))
