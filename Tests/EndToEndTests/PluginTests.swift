@@ -1,4 +1,5 @@
 import Foundation
+import LeakAuditModel
 import XCTest
 
 /// `swift package leak-audit` on a package that depends on this one by path, as a user's would:
@@ -7,7 +8,6 @@ import XCTest
 final class PluginTests: XCTestCase {
     func testPluginBuildsTestsAndRunsThemUnderLeakAudit() throws {
         let package = try ProbePackage.write()
-        defer { try? FileManager.default.removeItem(at: package) }
         let jsonPath = package.appendingPathComponent("leaks.json").path
 
         // Every test, with report options passed through: the first invocation builds everything.
@@ -20,28 +20,27 @@ final class PluginTests: XCTestCase {
                 "leak-audit exited with code 1: leaks found: a type exceeded its budget or tests left instances alive"), leaky.log
         )
         XCTAssertTrue(leaky.stdout.contains("Executed 3 tests, with 0 failures"), leaky.log)
-        let report = try loadReport(jsonPath)
-        try Harness.validateAgainstSchema(jsonPath)
-        XCTAssertEqual((report["summary"] as? [String: Any])?.string("verdict"), "budgetExceeded")
+        let report = try Harness.readReport(jsonPath)
+        XCTAssertEqual(report.verdict, .budgetExceeded)
         // The plugin runs `swift test`: both testing libraries, each in the bundle, and nothing of
         // SwiftPM's own is audited.
-        let target = try XCTUnwrap(report["target"] as? [String: Any])
-        XCTAssertTrue(target.string("path")?.hasSuffix("/swift-test") == true, "\(target)")
-        let processes = try XCTUnwrap(target["processes"] as? [[String: Any]])
-        XCTAssertEqual(processes.map { $0.string("testingLibrary") }, ["XCTest", "Swift Testing"], "\(processes)")
+        let target = report.target
+        XCTAssertTrue(target.path.hasSuffix("/swift-test"), "\(target)")
+        let processes = target.processes
+        XCTAssertEqual(processes.map(\.testingLibrary), [.xctest, .swiftTesting], "\(processes)")
         XCTAssertTrue(
-            processes.allSatisfy { ($0["commandLine"] as? [String])?.first?.hasSuffix("/debug/ProbePackageTests.xctest") == true }
+            processes.allSatisfy { $0.commandLine.first?.hasSuffix("/debug/ProbePackageTests.xctest") == true }
         )
-        XCTAssertEqual(processes.map { $0.int("testsRun") }, [3, 2])
-        XCTAssertEqual(target.int("testsRun"), 5)
+        XCTAssertEqual(processes.map(\.testsRun), [3, 2])
+        XCTAssertEqual(target.testsRun, 5)
         XCTAssertTrue(leaky.stdout.contains("Test run with 2 tests"), leaky.log)
-        let types = try XCTUnwrap(report["types"] as? [[String: Any]])
-        let screen = try XCTUnwrap(types.first { $0.string("name") == "Screens.LoginScreen" }, "\(types)")
-        XCTAssertEqual(screen.int("max"), 1)
+        let types = report.types
+        let screen = try XCTUnwrap(types.first { $0.name == "Screens.LoginScreen" }, "\(types)")
+        XCTAssertEqual(screen.max, 1)
         // The three kept screens stay; the clean test, which runs after it, adds one more at the peak.
-        XCTAssertEqual(screen.int("liveAtExit"), 3)
-        XCTAssertGreaterThanOrEqual(screen.int("peakLive") ?? 0, 3)
-        XCTAssertEqual(screen.bool("exceeded"), true)
+        XCTAssertEqual(screen.liveAtExit, 3)
+        XCTAssertGreaterThanOrEqual(screen.peakLive, 3)
+        XCTAssertEqual(screen.exceeded, true)
 
         // The clean twin alone, through --filter: exit 0, tests' output on stdout, report on stderr.
         let clean = swiftPackageLeakAudit(["--filter", "ScreensTests.ScreensTests/testReleasesScreens"], in: package)
@@ -81,18 +80,13 @@ final class PluginTests: XCTestCase {
     private func swiftPackageLeakAudit(_ arguments: [String], in package: URL) -> Harness.CommandResult {
         Harness.run(["swift", "package", "leak-audit"] + arguments, directory: package.path)
     }
-
-    private func loadReport(_ path: String) throws -> [String: Any] {
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        return try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-    }
 }
 
 /// A package named Probe in a temporary directory: a library with an instrumented screen and an
 /// uninstrumented thumbnail, and an XCTest target with a leaky test and its clean twin.
 private enum ProbePackage {
     static func write() throws -> URL {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-plugin-\(UUID().uuidString)")
+        let root = URL(fileURLWithPath: try Harness.scratchFolder("plugin"))
         let files = [
             "Package.swift": """
             // swift-tools-version:6.0
