@@ -1,4 +1,5 @@
 import Foundation
+import LeakAuditModel
 import XCTest
 
 /// leak-audit on real packages' test suites, run as a user runs it: apple/swift-log (Swift Testing
@@ -17,18 +18,17 @@ final class RealPackageTests: XCTestCase {
         XCTAssertEqual(audit.status, 0, audit.stderr)
         let ran = try XCTUnwrap(Self.swiftTestingCount(audit.stdout), audit.stdout)
         XCTAssertGreaterThan(ran, 100)
-        XCTAssertEqual(audit.target["testsRun"] as? Int, ran, "every test Swift Testing ran, and no other")
-        let processes = try XCTUnwrap(audit.target["processes"] as? [[String: Any]])
-        XCTAssertEqual(processes.map { $0["testingLibrary"] as? String }, ["XCTest", "Swift Testing"], "\(processes)")
-        XCTAssertTrue(
-            processes.allSatisfy { ($0["commandLine"] as? [String])?.first?.hasSuffix("/swift-logPackageTests.xctest") == true })
-        let tests = try XCTUnwrap(audit.json["tests"] as? [[String: Any]])
-        XCTAssertEqual(tests.filter { ($0["ran"] as? Bool) == true }.count, ran)
-        let blamed = tests.filter { !(($0["leaked"] as? [[String: Any]]) ?? []).isEmpty }.map { $0["name"] as? String ?? "" }
+        XCTAssertEqual(audit.report.target.testsRun, ran, "every test Swift Testing ran, and no other")
+        let processes = audit.report.target.processes
+        XCTAssertEqual(processes.map(\.testingLibrary), [.xctest, .swiftTesting], "\(processes)")
+        XCTAssertTrue(processes.allSatisfy { $0.commandLine.first?.hasSuffix("/swift-logPackageTests.xctest") == true })
+        let tests = try XCTUnwrap(audit.report.tests)
+        XCTAssertEqual(tests.filter(\.ran).count, ran)
+        let blamed = tests.filter { !$0.leaked.isEmpty }.map(\.name)
         XCTAssertEqual(blamed, [], "no test is blamed for the library's one-time globals")
-        let global = tests.flatMap { ($0["globalState"] as? [[String: Any]]) ?? [] }.map { $0["type"] as? String ?? "" }
+        let global = tests.flatMap(\.globalState).map(\.type)
         XCTAssertTrue(global.contains { $0.hasPrefix("Logging.") }, "\(global)")
-        let names = audit.censusTypes.compactMap { $0["name"] as? String }
+        let names = (audit.report.census?.entries ?? []).map(\.name)
         XCTAssertTrue(names.contains { $0.hasPrefix("Logging.") || $0.hasPrefix("LoggingTests.") }, "\(names)")
         XCTAssertFalse(names.contains { $0.hasPrefix("PackageDescription.") }, "\(names)")
     }
@@ -56,15 +56,15 @@ final class RealPackageTests: XCTestCase {
         XCTAssertEqual(audit.status, 0, audit.stderr)
         let ran = try XCTUnwrap(Self.xctestCount(audit.stdout), audit.stdout)
         XCTAssertGreaterThan(ran, 100)
-        XCTAssertEqual(audit.target["testsRun"] as? Int, ran)
-        let tests = try XCTUnwrap(audit.json["tests"] as? [[String: Any]])
+        XCTAssertEqual(audit.report.target.testsRun, ran)
+        let tests = try XCTUnwrap(audit.report.tests)
         XCTAssertEqual(tests.count, ran)
-        let blamed = tests.filter { !(($0["leaked"] as? [[String: Any]]) ?? []).isEmpty }.map { $0["name"] as? String ?? "" }
+        let blamed = tests.filter { !$0.leaked.isEmpty }.map(\.name)
         XCTAssertEqual(blamed, [])
         // XCTest keeps one test case object per test: folded, never listed as survivors.
-        let folded = audit.census?["foldedTestCaseInstances"] as? Int
+        let folded = audit.report.census?.foldedTestCaseInstances
         XCTAssertEqual(folded, ran)
-        let names = audit.censusTypes.compactMap { $0["name"] as? String }
+        let names = (audit.report.census?.entries ?? []).map(\.name)
         XCTAssertTrue(names.contains { $0.hasPrefix("ArgumentParser") }, "\(names)")
     }
 
@@ -75,9 +75,9 @@ final class RealPackageTests: XCTestCase {
             directory: package.path)
         XCTAssertEqual(audit.status, 0, audit.stderr)
         let ran = try XCTUnwrap(Self.xctestCount(audit.stdout), audit.stdout)
-        XCTAssertEqual(audit.target["testsRun"] as? Int, ran)
+        XCTAssertEqual(audit.report.target.testsRun, ran)
         XCTAssertFalse(
-            audit.censusTypes.contains { ($0["name"] as? String)?.hasPrefix("PackageDescription.") == true },
+            (audit.report.census?.entries ?? []).contains { $0.name.hasPrefix("PackageDescription.") },
             "SwiftPM's manifest is not audited")
         let text = Harness.run(
             [Harness.leakAudit, "run", "--census", "swift", "test", "--skip-build", "--package-path", package.path],
