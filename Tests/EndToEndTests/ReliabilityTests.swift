@@ -1,30 +1,28 @@
 import Foundation
+import LeakAuditModel
 import XCTest
 
 /// What leak-audit does when the target misbehaves: it writes into leak-audit's channel what
 /// LeakMonitor never would (docs/reliability.md lists every case and what was observed).
 final class ReliabilityTests: XCTestCase {
     /// `timeout 120 leak-audit run --output-json TMP args…`: a hang fails the test instead of CI.
-    private func audit(_ arguments: [String]) throws -> (result: Harness.CommandResult, json: [String: Any]) {
+    private func audit(_ arguments: [String]) throws -> (result: Harness.CommandResult, report: AuditReport) {
         let jsonPath = Harness.scratchPath("report.json")
         let result = Harness.run(["timeout", "120", Harness.leakAudit, "run", "--output-json", jsonPath] + arguments)
         XCTAssertNotEqual(result.status, 124, "leak-audit hung: \(result.log)")
-        let data = try Data(contentsOf: URL(fileURLWithPath: jsonPath))
-        try Harness.validateAgainstSchema(jsonPath)
-        return (result, try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any]))
+        return (result, try Harness.readReport(jsonPath))
     }
 
-    /// How a target ended, as the JSON report says it: `{"code": n}` or `{"signal": n}`.
-    private func ending(_ json: [String: Any]) -> String {
-        let exit = (json["target"] as? [String: Any])?["exit"] as? [String: Any] ?? [:]
-        if let code = exit["code"] as? Int { return "code \(code)" }
-        if let signal = exit["signal"] as? Int { return "signal \(signal)" }
-        return "unknown"
+    /// How a target ended, as the report says it: `code n` or `signal n`.
+    private func ending(_ report: AuditReport) -> String {
+        switch report.target.outcome {
+        case .exited(let code): "code \(code)"
+        case .signaled(let signal): "signal \(signal)"
+        }
     }
 
-    private func sessions(_ json: [String: Any]) throws -> [String: Any] {
-        let types = json["types"] as? [[String: Any]] ?? []
-        return try XCTUnwrap(types.first { ($0["name"] as? String) == "FaultEndings.Session" }, "\(types)")
+    private func sessions(_ report: AuditReport) throws -> AuditReport.TrackedType {
+        try XCTUnwrap(report.types.first { $0.name == "FaultEndings.Session" }, "\(report.types.map(\.name))")
     }
 
     func testEveryEndingReportsEveryRecordWrittenBeforeItAndHowTheTargetEnded() throws {
@@ -37,58 +35,56 @@ final class ReliabilityTests: XCTestCase {
             ("unsetenv", 5, "code 0"), ("clearenv", 5, "code 0"),
         ]
         for (name, peak, outcome) in cases {
-            let (result, json) = try audit([fixture, name])
+            let (result, report) = try audit([fixture, name])
             XCTAssertEqual(result.status, 1, "\(name): the sessions over budget fail the run: \(result.log)")
-            let session = try sessions(json)
-            XCTAssertEqual(session["peakLive"] as? Int, peak, "\(name): \(result.log)")
-            XCTAssertEqual(session["allocatedTotal"] as? Int, peak, "\(name)")
-            XCTAssertTrue(ending(json).hasPrefix(outcome), "\(name): \(ending(json)), expected \(outcome)")
-            XCTAssertEqual((json["summary"] as? [String: Any])?["incomplete"] as? Bool, false, "\(name): \(result.log)")
+            let session = try sessions(report)
+            XCTAssertEqual(session.peakLive, peak, "\(name): \(result.log)")
+            XCTAssertEqual(session.allocatedTotal, peak, "\(name)")
+            XCTAssertTrue(ending(report).hasPrefix(outcome), "\(name): \(ending(report)), expected \(outcome)")
+            XCTAssertEqual(report.isIncomplete, false, "\(name): \(result.log)")
         }
     }
 
     func testThreadsStillWritingWhenMainReturnsLoseNothingCommitted() throws {
-        let (result, json) = try audit([try Harness.fixture("FaultEndings"), "threads-at-exit"])
+        let (result, report) = try audit([try Harness.fixture("FaultEndings"), "threads-at-exit"])
         XCTAssertEqual(result.status, 1, result.log)
-        XCTAssertEqual(ending(json), "code 0")
-        let session = try sessions(json)
-        XCTAssertGreaterThanOrEqual(session["peakLive"] as? Int ?? 0, 3)
-        XCTAssertGreaterThan(session["allocatedTotal"] as? Int ?? 0, 3, "the threads' sessions are counted")
-        XCTAssertEqual((json["summary"] as? [String: Any])?["verdict"] as? String, "budgetExceeded")
+        XCTAssertEqual(ending(report), "code 0")
+        let session = try sessions(report)
+        XCTAssertGreaterThanOrEqual(session.peakLive, 3)
+        XCTAssertGreaterThan(session.allocatedTotal, 3, "the threads' sessions are counted")
+        XCTAssertEqual(report.verdict, .budgetExceeded)
     }
 
     func testOutOfMemoryUnderAnAddressSpaceLimitStillReports() throws {
         let fixture = try Harness.fixture("FaultEndings")
-        let (result, json) = try audit(["sh", "-c", "ulimit -v 4000000 && exec \"$0\" oom", fixture])
+        let (result, report) = try audit(["sh", "-c", "ulimit -v 4000000 && exec \"$0\" oom", fixture])
         XCTAssertEqual(result.status, 1, result.log)
-        XCTAssertEqual(try sessions(json)["peakLive"] as? Int, 3, result.log)
-        XCTAssertTrue(ending(json).hasPrefix("signal"), "\(ending(json)): \(result.log)")
+        XCTAssertEqual(try sessions(report).peakLive, 3, result.log)
+        XCTAssertTrue(ending(report).hasPrefix("signal"), "\(ending(report)): \(result.log)")
     }
 
     func testForkedChildrenNeitherCorruptNorBlockTheParentsRecords() throws {
         let fixture = try Harness.fixture("FaultEndings")
         // fork and exec: the child is a process of its own, with its own three sessions.
-        let (execd, execJSON) = try audit([fixture, "fork-exec"])
+        let (execd, execReport) = try audit([fixture, "fork-exec"])
         XCTAssertEqual(execd.status, 1, execd.log)
-        let target = try XCTUnwrap(execJSON["target"] as? [String: Any])
-        XCTAssertEqual(target["attachedProcesses"] as? Int, 2, execd.log)
-        XCTAssertEqual(try sessions(execJSON)["peakLive"] as? Int, 3)
-        XCTAssertEqual(try sessions(execJSON)["liveAtExit"] as? Int, 6)
+        XCTAssertEqual(execReport.target.attachedProcesses, 2, execd.log)
+        XCTAssertEqual(try sessions(execReport).peakLive, 3)
+        XCTAssertEqual(try sessions(execReport).liveAtExit, 6)
 
         // fork without exec, the child killed while it allocates: the parent's counts are exact,
         // the child (a copy of the parent) writes nothing, and more than a ring of the parent's
         // records after the kill are all read.
-        let (forked, forkJSON) = try audit([fixture, "fork-killed"])
+        let (forked, forkReport) = try audit([fixture, "fork-killed"])
         XCTAssertEqual(forked.status, 1, forked.log)
-        XCTAssertEqual(ending(forkJSON), "code 0")
-        let session = try sessions(forkJSON)
-        XCTAssertEqual(session["peakLive"] as? Int, 5, forked.log)
-        XCTAssertEqual(session["liveAtExit"] as? Int, 5)
-        XCTAssertEqual(session["allocatedTotal"] as? Int, 600_005)
-        let summary = try XCTUnwrap(forkJSON["summary"] as? [String: Any])
-        XCTAssertEqual(summary["incomplete"] as? Bool, false, forked.log)
+        XCTAssertEqual(ending(forkReport), "code 0")
+        let session = try sessions(forkReport)
+        XCTAssertEqual(session.peakLive, 5, forked.log)
+        XCTAssertEqual(session.liveAtExit, 5)
+        XCTAssertEqual(session.allocatedTotal, 600_005)
+        XCTAssertEqual(forkReport.isIncomplete, false, forked.log)
         XCTAssertTrue(
-            (summary["warnings"] as? [String] ?? []).contains { $0.hasPrefix("1 child forked without exec was not audited") },
+            forkReport.warnings.contains { $0.hasPrefix("1 child forked without exec was not audited") },
             forked.log)
     }
 
@@ -110,17 +106,15 @@ final class ReliabilityTests: XCTestCase {
             (["64", "10000"], [String](), "ConcurrentLoad.Session"),
             (["64", "10000", "plain"], ["--budget", "ConcurrentLoad.Plain=1"], "ConcurrentLoad.Plain"),
         ] {
-            let (result, json) = try audit(options + [fixture] + arguments)
+            let (result, report) = try audit(options + [fixture] + arguments)
             XCTAssertEqual(result.status, 1, result.log)
             let counted = try selfCounted(result.stdout)
-            let types = json["types"] as? [[String: Any]] ?? []
-            let type = try XCTUnwrap(types.first { ($0["name"] as? String) == name }, "\(types)")
-            XCTAssertEqual(type["peakLive"] as? Int, counted["peak"], name)
-            XCTAssertEqual(type["allocatedTotal"] as? Int, counted["total"], name)
-            XCTAssertEqual(type["liveAtExit"] as? Int, counted["alive"], name)
-            let summary = try XCTUnwrap(json["summary"] as? [String: Any])
-            XCTAssertEqual(summary["droppedRecords"] as? Int, 0, name)
-            XCTAssertEqual(summary["incomplete"] as? Bool, false, name)
+            let type = try XCTUnwrap(report.types.first { $0.name == name }, "\(report.types.map(\.name))")
+            XCTAssertEqual(type.peakLive, counted["peak"], name)
+            XCTAssertEqual(type.allocatedTotal, counted["total"], name)
+            XCTAssertEqual(type.liveAtExit, counted["alive"], name)
+            XCTAssertEqual(report.droppedRecords, 0, name)
+            XCTAssertEqual(report.isIncomplete, false, name)
         }
     }
 
@@ -146,12 +140,12 @@ final class ReliabilityTests: XCTestCase {
         // The same channel named with another run's token, as a daemon started by an earlier run
         // (whose leak-audit pid and descriptor were reused since) would hold it.
         let fixture = try Harness.fixture("FaultEndings")
-        let (stale, json) = try audit([
+        let (stale, report) = try audit([
             "sh", "-c", #"LEAK_AUDIT_CHANNEL="${LEAK_AUDIT_CHANNEL%:*}:1234" exec "$0" return"#, fixture,
         ])
         XCTAssertTrue(stale.stdout.contains("FaultEndings: 3 sessions alive"), stale.log)
         XCTAssertEqual(stale.status, 3, "nothing attached: \(stale.log)")
-        XCTAssertEqual((json["target"] as? [String: Any])?["attached"] as? Bool, false)
+        XCTAssertEqual(report.target.attached, false)
         // The run's own variable, passed on unchanged, attaches as usual.
         let (own, _) = try audit(["sh", "-c", #"exec "$0" return"#, fixture])
         XCTAssertEqual(own.status, 1, own.log)
@@ -174,11 +168,10 @@ final class ReliabilityTests: XCTestCase {
 
     func testAModuleThatIsAFIFOIsNotOpenedAndItsNameIsEscaped() throws {
         let directory = try Harness.scratchFolder("hostile")
-        let (result, json) = try audit([try Harness.fixture("HostileWriter"), "module-fifo", directory])
+        let (result, report) = try audit([try Harness.fixture("HostileWriter"), "module-fifo", directory])
         XCTAssertEqual(result.status, 1, "well-formed records: the type is over budget: \(result.log)")
-        let types = json["types"] as? [[String: Any]] ?? []
-        XCTAssertEqual(types.first?["name"] as? String, "Hostile.Thing", "\(types)")
-        let warnings = (json["summary"] as? [String: Any])?["warnings"] as? [String] ?? []
+        XCTAssertEqual(report.types.first?.name, "Hostile.Thing", "\(report.types.map(\.name))")
+        let warnings = report.warnings
         XCTAssertTrue(
             warnings.contains { $0.contains("/lib\n\u{1B}[31mfifo.so' is not a regular file, so it was not read") }, "\(warnings)"
         )
@@ -191,19 +184,17 @@ final class ReliabilityTests: XCTestCase {
         // Issue 29: 1,500,000 addresses took 3.75 GB for the JSON and crashed the HTML; a 1 MB name
         // made 195 MB of HTML. Here 200,000 addresses and a 1 MB name, in the default ring.
         let html = Harness.scratchPath("report.html")
-        let (result, json) = try audit([
+        let (result, report) = try audit([
             "--output-html", html, try Harness.fixture("HostileWriter"), "deep-stacks", "1", "200000", "1048576",
         ])
         XCTAssertEqual(result.status, 1, "the type is over budget, damage or not: \(result.log)")
-        let type = try XCTUnwrap((json["types"] as? [[String: Any]])?.first)
-        let name = try XCTUnwrap(type["name"] as? String)
-        XCTAssertEqual(name, "Hostile.Type0" + String(repeating: "N", count: 4096 - 13) + "…")
-        let group = try XCTUnwrap((type["allocations"] as? [[String: Any]])?.first)
-        XCTAssertEqual((group["frames"] as? [Any])?.count, 48, "the innermost 48 frames")
-        XCTAssertEqual(group["truncated"] as? Bool, true)
-        let summary = try XCTUnwrap(json["summary"] as? [String: Any])
-        XCTAssertEqual(summary["incomplete"] as? Bool, true, "a stack no capture writes is damage")
-        let warnings = summary["warnings"] as? [String] ?? []
+        let type = try XCTUnwrap(report.types.first)
+        XCTAssertEqual(type.name, "Hostile.Type0" + String(repeating: "N", count: 4096 - 13) + "…")
+        let group = try XCTUnwrap(type.allocations.first)
+        XCTAssertEqual(group.frames.count, 48, "the innermost 48 frames")
+        XCTAssertEqual(group.truncated, true)
+        XCTAssertEqual(report.isIncomplete, true, "a stack no capture writes is damage")
+        let warnings = report.warnings
         XCTAssertTrue(
             warnings.contains(
                 "1 allocation stack held more than the 48 frames LeakMonitor records (199952 more): each was cut to its innermost 48, and counted as damage"
@@ -218,17 +209,14 @@ final class ReliabilityTests: XCTestCase {
     func testAProcessWritingIntoTheChannelNeverGetsACleanReport() throws {
         let hostile = try Harness.fixture("HostileWriter")
         for mode in ["unknown-types", "huge-type-id", "huge-next-slot", "dropped-max", "garbage"] {
-            let (result, json) = try audit([hostile, mode])
+            let (result, report) = try audit([hostile, mode])
             XCTAssertEqual(result.status, 5, "\(mode): \(result.log)")
             XCTAssertTrue(result.stdout.contains("HostileWriter: wrote \(mode)"), "\(mode): \(result.log)")
-            let summary = try XCTUnwrap(json["summary"] as? [String: Any])
-            XCTAssertEqual(summary["verdict"] as? String, "incomplete", mode)
-            XCTAssertEqual(summary["incomplete"] as? Bool, true, mode)
-            let damaged = try XCTUnwrap(summary["damagedRecords"] as? NSNumber).uint64Value
-            let dropped = try XCTUnwrap(summary["droppedRecords"] as? NSNumber).uint64Value
-            XCTAssertGreaterThan(damaged + (dropped > 0 ? 1 : 0), 0, mode)
+            XCTAssertEqual(report.verdict, .incomplete, mode)
+            XCTAssertEqual(report.isIncomplete, true, mode)
+            XCTAssertGreaterThan(report.damagedRecords + (report.droppedRecords > 0 ? 1 : 0), 0, mode)
             // No type the target never defined is reported as if it were one.
-            let names = (json["types"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+            let names = report.types.map(\.name)
             XCTAssertFalse(names.contains { $0.hasPrefix("<type") }, "\(mode): \(names)")
             // The text report's verdict, its lines unwrapped.
             let text = result.stderr.replacingOccurrences(of: "\n  ", with: " ")
@@ -236,33 +224,26 @@ final class ReliabilityTests: XCTestCase {
             XCTAssertFalse(result.stderr.contains("Fatal error"), "\(mode): \(result.log)")
         }
         // Every record of a type never defined counts, not only the first.
-        let (_, json) = try audit([hostile, "unknown-types"])
-        XCTAssertEqual((json["summary"] as? [String: Any])?["damagedRecords"] as? Int, 100)
+        let (_, unknown) = try audit([hostile, "unknown-types"])
+        XCTAssertEqual(unknown.damagedRecords, 100)
     }
 
     // MARK: - Hostile target, second round (issue 29)
 
-    /// The warnings of a JSON report.
-    private func warnings(_ json: [String: Any]) -> [String] {
-        (json["summary"] as? [String: Any])?["warnings"] as? [String] ?? []
-    }
-
-    /// The tracked types of a JSON report as "name max N peak P".
-    private func types(_ json: [String: Any]) -> [String] {
-        (json["types"] as? [[String: Any]] ?? []).map {
-            "\($0["name"] as? String ?? "?") max \($0["max"] as? Int ?? -1) peak \($0["peakLive"] as? Int ?? -1)"
-        }
+    /// The tracked types of a report as "name max N peak P".
+    private func types(_ report: AuditReport) -> [String] {
+        report.types.map { "\($0.name) max \($0.max) peak \($0.peakLive)" }
     }
 
     /// The channel truncated to 0 bytes, and to one page with a record after: leak-audit's memfd
     /// is sealed against shrinking, so it is refused, and the report is whole (it was a SIGBUS).
     func testTruncatingTheChannelIsRefusedAndTheReportIsWhole() throws {
-        let (result, json) = try audit([try Harness.fixture("HostileWriter"), "truncate"])
+        let (result, report) = try audit([try Harness.fixture("HostileWriter"), "truncate"])
         XCTAssertTrue(
             result.stdout.contains("truncation to 0 bytes: Operation not permitted; to one page: Operation not permitted"),
             result.log)
         XCTAssertEqual(result.status, 1, "the type over budget: \(result.log)")
-        XCTAssertEqual(types(json), ["Hostile.Thing max 1 peak 3"])
+        XCTAssertEqual(types(report), ["Hostile.Thing max 1 peak 3"])
     }
 
     /// Once the type over budget was read, the header page covered with random words, or its
@@ -270,76 +251,73 @@ final class ReliabilityTests: XCTestCase {
     /// report is incomplete with a line for each contradiction, and no absurd figure is printed.
     func testAHeaderWrittenOverKeepsTheFindingAndIsDamage() throws {
         for mode in ["header-random", "header-zeroed"] {
-            let (result, json) = try audit([try Harness.fixture("HostileWriter"), mode])
+            let (result, report) = try audit([try Harness.fixture("HostileWriter"), mode])
             XCTAssertEqual(result.status, 1, "\(mode): \(result.log)")
-            XCTAssertEqual(types(json), ["Hostile.Thing max 1 peak 3"], mode)
-            let summary = try XCTUnwrap(json["summary"] as? [String: Any])
-            XCTAssertEqual(summary["incomplete"] as? Bool, true, "\(mode): \(result.log)")
+            XCTAssertEqual(types(report), ["Hostile.Thing max 1 peak 3"], mode)
+            XCTAssertEqual(report.isIncomplete, true, "\(mode): \(result.log)")
             XCTAssertTrue(
-                warnings(json).contains { $0.hasPrefix("the header of leak-audit's channel was written over: ") },
-                "\(mode): \(warnings(json))")
+                report.warnings.contains { $0.hasPrefix("the header of leak-audit's channel was written over: ") },
+                "\(mode): \(report.warnings)")
             XCTAssertNil(result.stderr.range(of: "[0-9]{10,}", options: .regularExpression), "\(mode): \(result.log)")
         }
         let (_, zeroed) = try audit([try Harness.fixture("HostileWriter"), "header-zeroed"])
         XCTAssertTrue(
-            warnings(zeroed).contains(
+            zeroed.warnings.contains(
                 "the header of leak-audit's channel was written over: it says that no process attached, but 1 process wrote records"
-            ), "\(warnings(zeroed))")
+            ), "\(zeroed.warnings)")
     }
 
     /// A second definition of a type (another name, max 1,000): damage, and the first stands.
     func testATypeDefinedAgainIsDamageAndTheFirstDefinitionStands() throws {
-        let (result, json) = try audit([try Harness.fixture("HostileWriter"), "redefine"])
+        let (result, report) = try audit([try Harness.fixture("HostileWriter"), "redefine"])
         XCTAssertEqual(result.status, 1, result.log)
-        XCTAssertEqual(types(json), ["Hostile.Thing max 1 peak 3"])
-        XCTAssertEqual((json["summary"] as? [String: Any])?["damagedRecords"] as? Int, 1)
-        XCTAssertTrue(warnings(json).contains { $0.contains("or defined a type again (the first definition stands)") })
+        XCTAssertEqual(types(report), ["Hostile.Thing max 1 peak 3"])
+        XCTAssertEqual(report.damagedRecords, 1)
+        XCTAssertTrue(report.warnings.contains { $0.contains("or defined a type again (the first definition stands)") })
     }
 
     /// Records for process indexes 1–255 that never announced themselves: damage, and none of
     /// their 255 types is reported.
     func testRecordsOfProcessesThatNeverAnnouncedThemselvesAreDamageAndNotCounted() throws {
-        let (result, json) = try audit([try Harness.fixture("HostileWriter"), "unannounced"])
+        let (result, report) = try audit([try Harness.fixture("HostileWriter"), "unannounced"])
         XCTAssertEqual(result.status, 5, result.log)
-        XCTAssertEqual(types(json), [])
-        XCTAssertEqual((json["summary"] as? [String: Any])?["damagedRecords"] as? Int, 255 * 2)
+        XCTAssertEqual(types(report), [])
+        XCTAssertEqual(report.damagedRecords, 255 * 2)
         XCTAssertTrue(
-            warnings(json).contains {
+            report.warnings.contains {
                 $0.hasPrefix("510 records in leak-audit's channel came from process indexes that never announced themselves")
-            }, "\(warnings(json))")
+            }, "\(report.warnings)")
     }
 
     /// 524,298 slots reserved and never written by a target that exits 0, more than writers can
     /// leave cut short when they end: damage, no clean run (it was exit 0 with a note).
     func testMoreRecordsCutShortThanWritersCanLeaveAreNoCleanRun() throws {
-        let (result, json) = try audit([try Harness.fixture("HostileWriter"), "cut-short"])
+        let (result, report) = try audit([try Harness.fixture("HostileWriter"), "cut-short"])
         XCTAssertEqual(result.status, 5, result.log)
-        let summary = try XCTUnwrap(json["summary"] as? [String: Any])
-        XCTAssertEqual(summary["verdict"] as? String, "incomplete")
-        XCTAssertEqual(summary["tornRecords"] as? Int, 524_298)
-        XCTAssertEqual(summary["damagedRecords"] as? Int, 1)
+        XCTAssertEqual(report.verdict, .incomplete)
+        XCTAssertEqual(report.tornRecords, 524_298)
+        XCTAssertEqual(report.damagedRecords, 1)
         XCTAssertTrue(
-            warnings(json).contains {
+            report.warnings.contains {
                 $0.hasPrefix("524298 records were cut short, more than the 65536 that writers can leave unwritten")
-            }, "\(warnings(json))")
+            }, "\(report.warnings)")
     }
 
     /// A whole ring reserved and left empty, then 1,000 records from a writer that waits for room:
     /// leak-audit abandons the empty reservation after ten seconds, the writer goes on, and every
     /// record after it is counted (it waited for ever; the reader skipped one slot every 30 s).
     func testAnEmptyReservationIsAbandonedAndTheWriterAfterItGoesOn() throws {
-        let (result, json) = try audit(["--timeout", "90", try Harness.fixture("HostileWriter"), "empty-reservation"])
+        let (result, report) = try audit(["--timeout", "90", try Harness.fixture("HostileWriter"), "empty-reservation"])
         XCTAssertTrue(result.stdout.contains("HostileWriter: wrote empty-reservation"), result.log)
         XCTAssertEqual(result.status, 5, result.log)
-        let type = try XCTUnwrap((json["types"] as? [[String: Any]])?.first)
-        XCTAssertEqual(type["allocatedTotal"] as? Int, 1_000)
-        let summary = try XCTUnwrap(json["summary"] as? [String: Any])
-        XCTAssertEqual(summary["tornRecords"] as? Int, 524_288)
-        XCTAssertEqual(summary["verdict"] as? String, "incomplete")
+        let type = try XCTUnwrap(report.types.first)
+        XCTAssertEqual(type.allocatedTotal, 1_000)
+        XCTAssertEqual(report.tornRecords, 524_288)
+        XCTAssertEqual(report.verdict, .incomplete)
         XCTAssertTrue(
-            warnings(json).contains {
+            report.warnings.contains {
                 $0.hasPrefix("1 reservation in leak-audit's channel stayed empty for more than ten seconds while the processes")
-            }, "\(warnings(json))")
+            }, "\(report.warnings)")
     }
 
     /// A process record naming an unrelated process, then a heap-walk request, with --retainers:
@@ -351,11 +329,11 @@ final class ReliabilityTests: XCTestCase {
         try sleeper.run()
         defer { sleeper.terminate() }
         let pid = sleeper.processIdentifier
-        let (result, json) = try audit(["--retainers", try Harness.fixture("HostileWriter"), "walk-unrelated", String(pid)])
+        let (result, report) = try audit(["--retainers", try Harness.fixture("HostileWriter"), "walk-unrelated", String(pid)])
         XCTAssertTrue(result.stdout.contains("HostileWriter: walk answered"), result.log)
-        let type = try XCTUnwrap((json["types"] as? [[String: Any]])?.first)
+        let type = try XCTUnwrap(report.types.first)
         XCTAssertEqual(
-            type["retainersUnavailable"] as? [String],
+            type.retainersUnavailable,
             ["the pid its process record names is not the target's nor a descendant's, so leak-audit did not stop or read it"])
         XCTAssertTrue(sleeper.isRunning)
     }
@@ -372,10 +350,9 @@ final class ReliabilityTests: XCTestCase {
             toFile: config, atomically: true, encoding: .utf8)
         let audit = try Harness.audit("UninstrumentedGallery", extraOptions: ["--config", config])
         XCTAssertEqual(audit.status, 1, audit.stderr)
-        let model = try audit.type(".GalleryViewModel")
-        XCTAssertEqual(model.int("max"), 2)
+        let model = try audit.trackedType(".GalleryViewModel")
+        XCTAssertEqual(model.max, 2)
         XCTAssertEqual(
-            model["budget"] as? [String: String],
-            ["source": "pattern", "pattern": "UninstrumentedGallery.GalleryViewModel=2", "origin": config])
+            model.budget, .pattern(BudgetPattern(pattern: "UninstrumentedGallery.GalleryViewModel", max: 2, origin: config)))
     }
 }
