@@ -1,4 +1,5 @@
 import Foundation
+import LeakAuditModel
 import XCTest
 
 /// Suppressions from the configuration file and `--baseline`/`--write-baseline` on real fixtures:
@@ -17,6 +18,7 @@ final class SuppressionAndBaselineTests: XCTestCase {
         try file(#"{"version": 1, "suppressions": \#(suppressions)}"#, named: "leak-audit.json")
     }
 
+    /// A baseline file or SARIF log parsed as JSON: what is checked is the file's own shape.
     private func baselineJSON(_ path: String) throws -> [String: Any] {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         return try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
@@ -26,8 +28,13 @@ final class SuppressionAndBaselineTests: XCTestCase {
         try XCTUnwrap(try baselineJSON(path)["findings"] as? [[String: Any]])
     }
 
-    private func summaryFindings(_ audit: Harness.Audit) -> [String: Int]? {
-        (audit.json["summary"] as? [String: Any])?["findings"] as? [String: Int]
+    /// How many findings fail the run, are suppressed and are baselined.
+    private func summaryFindings(_ audit: Harness.Audit) -> [String: Int] {
+        let statuses = audit.report.findingStatuses
+        return [
+            "failing": statuses.filter(\.fails).count, "suppressed": statuses.filter { $0.suppression != nil }.count,
+            "baselined": statuses.filter { if case .baselined = $0 { true } else { false } }.count,
+        ]
     }
 
     // MARK: - Suppressions
@@ -43,16 +50,15 @@ final class SuppressionAndBaselineTests: XCTestCase {
             extraOptions: ["--config", config, "--output-sarif", sarif, "--output-text", text, "--output-junit", junit])
         XCTAssertEqual(audit.status, 0, audit.stderr)
 
-        let model = try audit.type(".LoginViewModel")
-        XCTAssertEqual(model.bool("exceeded"), true, "the counts are unchanged")
-        XCTAssertEqual(model.int("peakLive"), 3)
-        XCTAssertEqual(model.string("status"), "suppressed")
-        let suppression = try XCTUnwrap(model["suppression"] as? [String: Any])
-        XCTAssertEqual(suppression.string("rule"), "type:ViewModelRetention.Login*")
-        XCTAssertEqual(suppression.string("reason"), "fixed in the new presenter")
-        XCTAssertEqual(suppression.string("origin"), config)
+        let model = try audit.trackedType(".LoginViewModel")
+        XCTAssertEqual(model.exceeded, true, "the counts are unchanged")
+        XCTAssertEqual(model.peakLive, 3)
+        let suppression = try XCTUnwrap(model.status.suppression, "\(model.status)")
+        XCTAssertEqual(suppression.rule, "type:ViewModelRetention.Login*")
+        XCTAssertEqual(suppression.reason, "fixed in the new presenter")
+        XCTAssertEqual(suppression.origin, config)
         XCTAssertEqual(summaryFindings(audit), ["failing": 0, "suppressed": 1, "baselined": 0])
-        XCTAssertEqual((audit.json["summary"] as? [String: Any])?["verdict"] as? String, "clean")
+        XCTAssertEqual(audit.report.verdict, .clean)
         XCTAssertFalse(model.allocations.isEmpty, "suppressed, not hidden: the stacks are there")
 
         let report = try String(contentsOfFile: text, encoding: .utf8)
@@ -83,10 +89,10 @@ final class SuppressionAndBaselineTests: XCTestCase {
             bundle, ["ScreenTests.ScreenTests"],
             extraOptions: ["--config", try configuration(#"[{"function": "*testLeaksScreens*", "reason": "legacy test"}]"#)])
         XCTAssertEqual(onlyOne.status, 1, "a new call site is not hidden: \(onlyOne.stderr)")
-        let screen = try onlyOne.type(".ProfileScreen")
+        let screen = try onlyOne.trackedType(".ProfileScreen")
         XCTAssertEqual(screen.allocations.count, 2)
-        XCTAssertEqual(screen.string("status"), "failing")
-        let warnings = (onlyOne.json["summary"] as? [String: Any])?["warnings"] as? [String] ?? []
+        XCTAssertEqual(screen.status, .failing)
+        let warnings = onlyOne.report.warnings
         XCTAssertTrue(
             warnings.contains { $0.contains("suppression 'function:*testLeaksScreens*'") && $0.contains("matched no finding") })
 
@@ -94,8 +100,8 @@ final class SuppressionAndBaselineTests: XCTestCase {
             bundle, ["ScreenTests.ScreenTests"],
             extraOptions: ["--config", try configuration(#"[{"file": "*/Tests/ScreenTests/ScreenTests.swift"}]"#)])
         XCTAssertEqual(both.status, 0, both.stderr)
-        XCTAssertEqual(try both.type(".ProfileScreen").string("status"), "suppressed")
-        XCTAssertTrue((try both.type(".ProfileScreen")["suppression"] as? [String: Any])?["reason"] is NSNull)
+        let suppression = try XCTUnwrap(try both.trackedType(".ProfileScreen").status.suppression)
+        XCTAssertNil(suppression.reason)
     }
 
     func testSuppressionsCoverTestLeaks() throws {
@@ -103,9 +109,9 @@ final class SuppressionAndBaselineTests: XCTestCase {
             bundle, ["ScreenTests.ScreenTests/testLeaksScreens"],
             extraOptions: ["--leaks-per-test", "--config", try configuration(#"[{"type": "ScreenTests.ProfileScreen"}]"#)])
         XCTAssertEqual(audit.status, 0, audit.stderr)
-        let test = try XCTUnwrap((audit.json["tests"] as? [[String: Any]])?.first)
-        let leaked = try XCTUnwrap((test["leaked"] as? [[String: Any]])?.first)
-        XCTAssertEqual(leaked.string("status"), "suppressed")
+        let test = try XCTUnwrap(audit.report.tests?.first)
+        let leaked = try XCTUnwrap(test.leaked.first)
+        XCTAssertNotNil(leaked.status.suppression, "\(leaked.status)")
         XCTAssertEqual(summaryFindings(audit), ["failing": 0, "suppressed": 2, "baselined": 0])
     }
 
@@ -129,11 +135,10 @@ final class SuppressionAndBaselineTests: XCTestCase {
 
         let second = try Harness.audit("ViewModelRetention", extraOptions: ["--baseline", baseline])
         XCTAssertEqual(second.status, 0, second.stderr)
-        let model = try second.type(".LoginViewModel")
-        XCTAssertEqual(model.string("status"), "baselined")
-        XCTAssertEqual(model.int("baselineCount"), 2)
-        XCTAssertEqual((second.json["baseline"] as? [String: Any])?["path"] as? String, baseline)
-        XCTAssertEqual(((second.json["baseline"] as? [String: Any])?["gone"] as? [Any])?.count, 0)
+        let model = try second.trackedType(".LoginViewModel")
+        XCTAssertEqual(model.status, .baselined(recorded: 2))
+        XCTAssertEqual(second.report.baseline?.path, baseline)
+        XCTAssertEqual(second.report.baseline?.gone.count, 0)
 
         let text = Harness.run([Harness.leakAudit, "run", "--baseline", baseline, try Harness.fixture("ViewModelRetention")])
         XCTAssertEqual(text.status, 0, text.stderr)
@@ -156,9 +161,8 @@ final class SuppressionAndBaselineTests: XCTestCase {
         )
         let audit = try Harness.audit("ConcurrentSessions", extraOptions: ["--baseline", baseline])
         XCTAssertEqual(audit.status, 1, audit.stderr)
-        let session = try audit.type(".Session")
-        XCTAssertEqual(session.string("status"), "largerThanBaseline")
-        XCTAssertEqual(session.int("baselineCount"), 100)
+        let session = try audit.trackedType(".Session")
+        XCTAssertEqual(session.status, .largerThanBaseline(recorded: 100))
         XCTAssertEqual(summaryFindings(audit), ["failing": 1, "suppressed": 0, "baselined": 0])
 
         let text = Harness.run([Harness.leakAudit, "run", "--baseline", baseline, try Harness.fixture("ConcurrentSessions")])
@@ -172,9 +176,8 @@ final class SuppressionAndBaselineTests: XCTestCase {
         let other = try file(#"{"version": 1, "findings": [{"kind": "type", "type": "Another.Type", "overBudget": 1}]}"#)
         let new = try Harness.audit("ConcurrentSessions", extraOptions: ["--baseline", other])
         XCTAssertEqual(new.status, 1)
-        XCTAssertEqual(try new.type(".Session").string("status"), "failing")
-        let gone = (new.json["baseline"] as? [String: Any])?["gone"] as? [[String: Any]]
-        XCTAssertEqual(gone?.first?["type"] as? String, "Another.Type")
+        XCTAssertEqual(try new.trackedType(".Session").status, .failing)
+        XCTAssertEqual(new.report.baseline?.gone.first?.key, .type("Another.Type"))
     }
 
     func testTheCleanTwinReportsTheBaselineEntriesAsGone() throws {
@@ -182,10 +185,10 @@ final class SuppressionAndBaselineTests: XCTestCase {
         _ = try Harness.audit("ViewModelRetention", extraOptions: ["--write-baseline", baseline])
         let audit = try Harness.audit("ViewModelRetention", ["clean"], extraOptions: ["--baseline", baseline])
         XCTAssertEqual(audit.status, 0, audit.stderr)
-        let gone = try XCTUnwrap((audit.json["baseline"] as? [String: Any])?["gone"] as? [[String: Any]])
+        let gone = try XCTUnwrap(audit.report.baseline?.gone)
         XCTAssertEqual(gone.count, 1)
-        XCTAssertEqual(gone.first?["type"] as? String, "ViewModelRetention.LoginViewModel")
-        XCTAssertEqual(gone.first?["overBudget"] as? Int, 2)
+        XCTAssertEqual(gone.first?.key, .type("ViewModelRetention.LoginViewModel"))
+        XCTAssertEqual(gone.first?.count, 2)
 
         let text = Harness.run([
             Harness.leakAudit, "run", "--baseline", baseline, try Harness.fixture("ViewModelRetention"), "clean",
@@ -225,9 +228,8 @@ final class SuppressionAndBaselineTests: XCTestCase {
         // The type's peak depends on how the two tests interleave; the test's own leak does not.
         let again = try Harness.audit(
             bundle, ["--testing-library", "swift-testing"], extraOptions: ["--leaks-per-test", "--baseline", baseline])
-        let leaky = try XCTUnwrap(
-            (again.json["tests"] as? [[String: Any]])?.first { ($0["name"] as? String)?.contains("leaksSettings") == true })
-        XCTAssertEqual((leaky["leaked"] as? [[String: Any]])?.first?["status"] as? String, "baselined", "\(leaky)")
+        let leaky = try XCTUnwrap(again.report.tests?.first { $0.name.contains("leaksSettings") })
+        XCTAssertEqual(leaky.leaked.first?.status.name, "baselined", "\(leaky)")
     }
 
     func testABadBaselineIsAUsageErrorBeforeTheTargetRuns() throws {
