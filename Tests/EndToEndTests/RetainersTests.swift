@@ -1,3 +1,4 @@
+import LeakAuditModel
 import XCTest
 
 /// `--retainers`: who holds each instance still alive at exit, checked on real fixture programs
@@ -5,16 +6,9 @@ import XCTest
 final class RetainersTests: XCTestCase {
     /// The retainers of the tracked type named …`suffix`, as (count, root kind, root name, vias).
     private func retainers(_ audit: Harness.Audit, _ suffix: String) throws -> [(Int, String, String, [String])] {
-        let type = try audit.type(suffix)
-        let groups = try XCTUnwrap(type["retainers"] as? [[String: Any]], "no retainers in \(type)")
-        return groups.map { group in
-            let root = group["root"] as? [String: Any] ?? [:]
-            let path = group["path"] as? [[String: Any]] ?? []
-            return (
-                group["count"] as? Int ?? 0, root["kind"] as? String ?? "", root["name"] as? String ?? "",
-                path.map { $0["via"] as? String ?? "" }
-            )
-        }
+        let type = try audit.trackedType(suffix)
+        let groups = try XCTUnwrap(type.retainers, "no retainers in \(type)")
+        return groups.map { ($0.count, $0.root.kind.rawValue, $0.root.name, $0.path.map(\.via)) }
     }
 
     func testAViewModelHeldByASharedHubIsTracedToTheStaticProperty() throws {
@@ -27,10 +21,10 @@ final class RetainersTests: XCTestCase {
         XCTAssertEqual(kind, "global")
         XCTAssertEqual(name, "ViewModelRetention.EventHub.shared")
         XCTAssertEqual(vias, ["ViewModelRetention.EventHub.shared", "subscribers", "[key]"])
-        let type = try audit.type(".LoginViewModel")
-        let path = try XCTUnwrap((type["retainers"] as? [[String: Any]])?.first?["path"] as? [[String: Any]])
+        let type = try audit.trackedType(".LoginViewModel")
+        let path = try XCTUnwrap(type.retainers?.first?.path)
         XCTAssertEqual(
-            path.map { $0["type"] as? String },
+            path.map(\.type),
             [
                 "ViewModelRetention.EventHub", "[Swift.ObjectIdentifier: ViewModelRetention.LoginViewModel]",
                 "ViewModelRetention.LoginViewModel",
@@ -86,9 +80,9 @@ final class RetainersTests: XCTestCase {
         XCTAssertEqual(image.map(\.0), [3], "\(image)")
         XCTAssertEqual(image.first?.1, "cycle")
         XCTAssertEqual(image.first?.3.last, "image")
-        let imageGroup = try XCTUnwrap((try audit.type(".ImageViewModel")["retainers"] as? [[String: Any]])?.first)
+        let imageGroup = try XCTUnwrap(try audit.trackedType(".ImageViewModel").retainers?.first)
         // Each image keeps its 2 MB of pixels: releasing the three frees at least 6 MB.
-        XCTAssertGreaterThanOrEqual(imageGroup["retainedBytes"] as? Int ?? 0, 6_000_000)
+        XCTAssertGreaterThanOrEqual(imageGroup.retainedBytes, 6_000_000)
         // An enum payload: the property, then the case.
         let requests = try retainers(audit, ".RequestViewModel")
         XCTAssertEqual(requests.map(\.0).reduce(0, +), 3, "\(requests)")
@@ -119,14 +113,14 @@ final class RetainersTests: XCTestCase {
         let printers = try retainers(audit, ".Printer")
         XCTAssertEqual(printers.map(\.0), [3], "\(printers)")
         XCTAssertEqual(printers.first?.3, ["FalseHolders.ledger", "entries", "[i]", "job"])
-        let group = try XCTUnwrap((try audit.type(".Printer")["retainers"] as? [[String: Any]])?.first)
-        let types = (group["path"] as? [[String: Any]] ?? []).map { $0["type"] as? String ?? "" }
+        let group = try XCTUnwrap(try audit.trackedType(".Printer").retainers?.first)
+        let types = group.path.map(\.type)
         XCTAssertEqual(types.last, "FalseHolders.Printer")
         XCTAssertFalse(types.contains { $0.contains("closure") || $0.contains("context") }, "\(types)")
 
         // A generic argument that is an existential is named by its protocol.
-        let spoolers = try XCTUnwrap((try audit.type(".Spooler")["retainers"] as? [[String: Any]])?.first)
-        let spoolerTypes = (spoolers["path"] as? [[String: Any]] ?? []).map { $0["type"] as? String ?? "" }
+        let spoolers = try XCTUnwrap(try audit.trackedType(".Spooler").retainers?.first)
+        let spoolerTypes = spoolers.path.map(\.type)
         XCTAssertTrue(spoolerTypes.contains("FalseHolders.SinkBox<any FalseHolders.PrintSink>"), "\(spoolerTypes)")
 
         let clean = try Harness.audit("FalseHolders", ["clean"], extraOptions: ["--retainers"])
@@ -137,20 +131,18 @@ final class RetainersTests: XCTestCase {
         let audit = try Harness.audit(
             "FixturesPackageTests.xctest", ["ScreenTests.ScreenTests"], extraOptions: ["--leaks-per-test", "--retainers"])
         XCTAssertEqual(audit.status, 1, audit.stderr)
-        let tests = audit.json["tests"] as? [[String: Any]] ?? []
-        let leaking = try XCTUnwrap(tests.first { $0["name"] as? String == "ScreenTests.ScreenTests/testLeaksScreens" })
-        let leaked = try XCTUnwrap((leaking["leaked"] as? [[String: Any]])?.first)
-        let groups = try XCTUnwrap(leaked["retainers"] as? [[String: Any]], "\(leaked)")
-        XCTAssertEqual(groups.map { $0["count"] as? Int }, [3])
-        let root = groups.first?["root"] as? [String: Any]
-        XCTAssertEqual(root?["kind"] as? String, "global")
-        XCTAssertEqual(root?["name"] as? String, "ScreenTests.ScreenHistory.visited")
-        XCTAssertEqual(
-            (groups.first?["path"] as? [[String: Any]])?.map { $0["via"] as? String },
-            ["ScreenTests.ScreenHistory.visited", "[i]"])
+        let tests = audit.report.tests ?? []
+        let leaking = try XCTUnwrap(tests.first { $0.name == "ScreenTests.ScreenTests/testLeaksScreens" })
+        let leaked = try XCTUnwrap(leaking.leaked.first)
+        let groups = try XCTUnwrap(leaked.retainers, "\(leaked)")
+        XCTAssertEqual(groups.map(\.count), [3])
+        let root = groups.first?.root
+        XCTAssertEqual(root?.kind, .global)
+        XCTAssertEqual(root?.name, "ScreenTests.ScreenHistory.visited")
+        XCTAssertEqual(groups.first?.path.map(\.via), ["ScreenTests.ScreenHistory.visited", "[i]"])
         // The clean test left nothing, so nothing was walked for it.
-        let clean = try XCTUnwrap(tests.first { $0["name"] as? String == "ScreenTests.ScreenTests/testReleasesScreens" })
-        XCTAssertEqual((clean["leaked"] as? [Any])?.count, 0)
+        let clean = try XCTUnwrap(tests.first { $0.name == "ScreenTests.ScreenTests/testReleasesScreens" })
+        XCTAssertEqual(clean.leaked.count, 0)
     }
 
     func testObserversThatCaptureAViewModelAreTracedThroughFoundationAndObservation() throws {
@@ -162,9 +154,8 @@ final class RetainersTests: XCTestCase {
         XCTAssertEqual(profile.first?.1, "global")
         XCTAssertEqual(profile.first?.3.dropFirst().first, "registrar")
         XCTAssertEqual(profile.first?.3.last, "captured")
-        let profilePath = try XCTUnwrap(
-            (try audit.type(".ProfileViewModel")["retainers"] as? [[String: Any]])?.first?["path"] as? [[String: Any]])
-        XCTAssertEqual((profilePath.first?["type"] as? String)?.hasSuffix(".NotificationCenter"), true, "\(profilePath)")
+        let profilePath = try XCTUnwrap(try audit.trackedType(".ProfileViewModel").retainers?.first?.path)
+        XCTAssertEqual(profilePath.first?.type.hasSuffix(".NotificationCenter"), true, "\(profilePath)")
         // An Observation onChange closure: the global cart's registrar holds it.
         let cart = try retainers(audit, ".CartViewModel")
         XCTAssertEqual(cart.map(\.0), [3], "\(cart)")
@@ -177,25 +168,23 @@ final class RetainersTests: XCTestCase {
         let audit = try Harness.audit(
             "FixturesPackageTests.xctest", ["ScreenTests.CheckoutTests"], extraOptions: ["--leaks-per-test", "--retainers"])
         XCTAssertEqual(audit.status, 1, audit.stderr)
-        let tests = audit.json["tests"] as? [[String: Any]] ?? []
-        let leaking = try XCTUnwrap(
-            tests.first { $0["name"] as? String == "ScreenTests.CheckoutTests/testDismissLeaksController" })
-        let leaked = try XCTUnwrap((leaking["leaked"] as? [[String: Any]])?.first)
-        let group = try XCTUnwrap((leaked["retainers"] as? [[String: Any]])?.first, "\(leaked)")
-        XCTAssertEqual((group["root"] as? [String: Any])?["kind"] as? String, "cycle")
-        let path = group["path"] as? [[String: Any]] ?? []
+        let tests = audit.report.tests ?? []
+        let leaking = try XCTUnwrap(tests.first { $0.name == "ScreenTests.CheckoutTests/testDismissLeaksController" })
+        let leaked = try XCTUnwrap(leaking.leaked.first)
+        let group = try XCTUnwrap(leaked.retainers?.first, "\(leaked)")
+        XCTAssertEqual(group.root.kind, .cycle)
+        let path = group.path
         // The closure's debug information names the captured variable.
-        XCTAssertEqual(path.map { $0["via"] as? String }, ["", "onDismiss", "captured controller"])
+        XCTAssertEqual(path.map(\.via), ["", "onDismiss", "captured controller"])
         XCTAssertEqual(
-            path.map { $0["type"] as? String },
+            path.map(\.type),
             [
                 "ScreenTests.CheckoutController",
                 "context of closure #1 in ScreenTests.CheckoutTests.testDismissLeaksController()",
                 "ScreenTests.CheckoutController",
             ])
-        let clean = try XCTUnwrap(
-            tests.first { $0["name"] as? String == "ScreenTests.CheckoutTests/testDismissReleasesController" })
-        XCTAssertEqual((clean["leaked"] as? [Any])?.count, 0)
+        let clean = try XCTUnwrap(tests.first { $0.name == "ScreenTests.CheckoutTests/testDismissReleasesController" })
+        XCTAssertEqual(clean.leaked.count, 0)
         let text = Harness.run([
             Harness.leakAudit, "run", "--leaks-per-test", "--retainers", try Harness.fixture("FixturesPackageTests.xctest"),
             "ScreenTests.CheckoutTests",
@@ -208,14 +197,14 @@ final class RetainersTests: XCTestCase {
 
     /// The fixtures' bundle audited per test with retainers on the XCTest class `testClass`, and
     /// a reader of its tests' entries by test name.
-    private func auditedTests(_ testClass: String) throws -> (Harness.Audit, (String) throws -> [String: Any]) {
+    private func auditedTests(_ testClass: String) throws -> (Harness.Audit, (String) throws -> AuditReport.TestReport) {
         let audit = try Harness.audit(
             "FixturesPackageTests.xctest", ["ScreenTests.\(testClass)"], extraOptions: ["--leaks-per-test", "--retainers"])
-        let tests = audit.json["tests"] as? [[String: Any]] ?? []
+        let tests = audit.report.tests ?? []
         return (
             audit,
             { name in
-                try XCTUnwrap(tests.first { $0["name"] as? String == "ScreenTests.\(testClass)/" + name }, "\(tests)")
+                try XCTUnwrap(tests.first { $0.name == "ScreenTests.\(testClass)/" + name }, "\(tests.map(\.name))")
             }
         )
     }
@@ -223,23 +212,23 @@ final class RetainersTests: XCTestCase {
     func testWhatOnlyTheTestCaseKeepsIsReportedApartButACycleOrAGlobalStillFails() throws {
         let (audit, test) = try auditedTests("CartTests")
         XCTAssertEqual(audit.status, 1, audit.stderr)
-        func types(_ test: [String: Any], _ key: String) -> [String] {
-            ((test[key] as? [[String: Any]]) ?? []).compactMap { $0["type"] as? String }.sorted()
+        func types(_ test: AuditReport.TestReport, _ list: KeyPath<AuditReport.TestReport, [AuditReport.TestReport.LeakedType]>)
+            -> [String]
+        {
+            test[keyPath: list].map(\.type).sorted()
         }
         // Set in setUp, a lazy var, a property a test sets: what the test case keeps, not failing.
         let adds = try test("testAddsItem")
-        XCTAssertEqual(types(adds, "leaked"), [])
+        XCTAssertEqual(types(adds, \.leaked), [])
         XCTAssertEqual(
-            types(adds, "keptByTestCase"),
+            types(adds, \.keptByTestCase),
             ["ScreenTests.Cart", "ScreenTests.CartItem", "ScreenTests.PriceFormatter", "ScreenTests.Receipt"])
         var properties: [String: String] = [:]
-        for kept in (adds["keptByTestCase"] as? [[String: Any]]) ?? [] {
-            let group = try XCTUnwrap((kept["retainers"] as? [[String: Any]])?.first, "\(kept)")
-            let root = group["root"] as? [String: Any]
-            XCTAssertEqual(root?["kind"] as? String, "testCase")
-            XCTAssertEqual(root?["name"] as? String, "ScreenTests.CartTests")
-            let path = group["path"] as? [[String: Any]] ?? []
-            properties[kept["type"] as? String ?? ""] = path.dropFirst().first?["via"] as? String
+        for kept in adds.keptByTestCase {
+            let group = try XCTUnwrap(kept.retainers?.first, "\(kept)")
+            XCTAssertEqual(group.root.kind, .testCase)
+            XCTAssertEqual(group.root.name, "ScreenTests.CartTests")
+            properties[kept.type] = group.path.dropFirst().first?.via
         }
         XCTAssertEqual(
             properties,
@@ -249,13 +238,13 @@ final class RetainersTests: XCTestCase {
             ])
         // A cycle the test made outlives the test case: the test's leak, held by the cycle.
         let cycle = try test("testCartCycleLeaks")
-        XCTAssertEqual(types(cycle, "leaked"), ["ScreenTests.Cart", "ScreenTests.CartItem"])
-        XCTAssertEqual(types(cycle, "keptByTestCase"), [])
+        XCTAssertEqual(types(cycle, \.leaked), ["ScreenTests.Cart", "ScreenTests.CartItem"])
+        XCTAssertEqual(types(cycle, \.keptByTestCase), [])
         // A global registry holds it too: the test's leak, held by the global.
         let registers = try test("testRegistersCart")
-        XCTAssertEqual(types(registers, "leaked"), ["ScreenTests.Cart"])
-        let global = try XCTUnwrap(((registers["leaked"] as? [[String: Any]])?.first?["retainers"] as? [[String: Any]])?.first)
-        XCTAssertEqual((global["root"] as? [String: Any])?["name"] as? String, "ScreenTests.CartRegistry.carts")
+        XCTAssertEqual(types(registers, \.leaked), ["ScreenTests.Cart"])
+        let global = try XCTUnwrap(registers.leaked.first?.retainers?.first)
+        XCTAssertEqual(global.root.name, "ScreenTests.CartRegistry.carts")
         // The text names each property once, with what to do.
         let run = Harness.run([
             Harness.leakAudit, "run", "--leaks-per-test", "--retainers", try Harness.fixture("FixturesPackageTests.xctest"),
@@ -271,30 +260,30 @@ final class RetainersTests: XCTestCase {
             "FixturesPackageTests.xctest", ["ScreenTests.CartTests/testAddsItem"],
             extraOptions: ["--leaks-per-test", "--retainers", "--fail-on-test-case-state"])
         XCTAssertEqual(failing.status, 1, failing.stderr)
-        let failed = try XCTUnwrap((failing.json["tests"] as? [[String: Any]])?.first)
-        XCTAssertEqual(types(failed, "leaked").count, 4, "\(failed)")
-        XCTAssertEqual(types(failed, "keptByTestCase"), [])
+        let failed = try XCTUnwrap(failing.report.tests?.first)
+        XCTAssertEqual(types(failed, \.leaked).count, 4, "\(failed)")
+        XCTAssertEqual(types(failed, \.keptByTestCase), [])
 
         // Without --retainers, one walk at the process's exit tells the same apart; the tests' leaks
         // show no paths, what the test case keeps names its property.
         let atExit = try Harness.audit(
             "FixturesPackageTests.xctest", ["ScreenTests.CartTests"], extraOptions: ["--leaks-per-test"])
         XCTAssertEqual(atExit.status, 1, atExit.stderr)
-        let exitTests = atExit.json["tests"] as? [[String: Any]] ?? []
-        let exitAdds = try XCTUnwrap(exitTests.first { $0["name"] as? String == "ScreenTests.CartTests/testAddsItem" })
-        XCTAssertEqual(types(exitAdds, "leaked"), [])
-        XCTAssertEqual(types(exitAdds, "keptByTestCase").count, 4, "\(exitAdds)")
-        let exitCycle = try XCTUnwrap(exitTests.first { $0["name"] as? String == "ScreenTests.CartTests/testCartCycleLeaks" })
-        XCTAssertEqual(types(exitCycle, "leaked"), ["ScreenTests.Cart", "ScreenTests.CartItem"])
-        XCTAssertNil((exitCycle["leaked"] as? [[String: Any]])?.first?["retainers"] ?? nil)
+        let exitTests = atExit.report.tests ?? []
+        let exitAdds = try XCTUnwrap(exitTests.first { $0.name == "ScreenTests.CartTests/testAddsItem" })
+        XCTAssertEqual(types(exitAdds, \.leaked), [])
+        XCTAssertEqual(types(exitAdds, \.keptByTestCase).count, 4, "\(exitAdds)")
+        let exitCycle = try XCTUnwrap(exitTests.first { $0.name == "ScreenTests.CartTests/testCartCycleLeaks" })
+        XCTAssertEqual(types(exitCycle, \.leaked), ["ScreenTests.Cart", "ScreenTests.CartItem"])
+        XCTAssertNil(exitCycle.leaked.first?.retainers ?? nil)
 
         // The clean twin lets go in tearDown: nothing kept, nothing leaked.
         let clean = try Harness.audit(
             "FixturesPackageTests.xctest", ["ScreenTests.CartTearDownTests"], extraOptions: ["--leaks-per-test", "--retainers"])
         XCTAssertEqual(clean.status, 0, clean.stderr)
-        let cleanTests = clean.json["tests"] as? [[String: Any]] ?? []
+        let cleanTests = clean.report.tests ?? []
         XCTAssertEqual(cleanTests.count, 1)
-        XCTAssertEqual(types(cleanTests[0], "leaked") + types(cleanTests[0], "keptByTestCase"), [])
+        XCTAssertEqual(types(cleanTests[0], \.leaked) + types(cleanTests[0], \.keptByTestCase), [])
         XCTAssertFalse(clean.stderr.contains("kept by test case"), clean.stderr)
     }
 
@@ -302,20 +291,17 @@ final class RetainersTests: XCTestCase {
         let (audit, test) = try auditedTests("RegistryTests")
         XCTAssertEqual(audit.status, 1, audit.stderr)
         let registers = try test("testRegistersACounter")
-        XCTAssertEqual((registers["leaked"] as? [Any])?.count, 0, "\(registers)")
-        let global = (registers["globalState"] as? [[String: Any]]) ?? []
-        let counter = try XCTUnwrap(global.first { $0["type"] as? String == "ScreenTests.MetricCounter" }, "\(global)")
-        XCTAssertEqual(counter["reason"] as? String, "madeByItsGlobalHolder")
+        XCTAssertEqual(registers.leaked.count, 0, "\(registers)")
+        let global = registers.globalState
+        let counter = try XCTUnwrap(global.first { $0.type == "ScreenTests.MetricCounter" }, "\(global)")
+        XCTAssertEqual(counter.globalStateReason, .madeByItsGlobalHolder)
         let subscribes = try test("testSubscribesAFeed")
-        XCTAssertEqual(
-            ((subscribes["leaked"] as? [[String: Any]]) ?? []).compactMap { $0["type"] as? String }, ["ScreenTests.FeedViewModel"]
-        )
+        XCTAssertEqual(subscribes.leaked.map(\.type), ["ScreenTests.FeedViewModel"])
         let formats = try test("testFormatsWithThePerThreadFormatter")
-        XCTAssertEqual((formats["leaked"] as? [Any])?.count, 0, "\(formats)")
-        XCTAssertEqual(
-            ((formats["globalState"] as? [[String: Any]]) ?? []).compactMap { $0["reason"] as? String }, ["heldByThreadStorage"])
+        XCTAssertEqual(formats.leaked.count, 0, "\(formats)")
+        XCTAssertEqual(formats.globalState.map(\.globalStateReason), [.heldByThreadStorage])
         let unsubscribes = try test("testUnsubscribesAFeed")
-        XCTAssertEqual((unsubscribes["leaked"] as? [Any])?.count, 0, "\(unsubscribes)")
+        XCTAssertEqual(unsubscribes.leaked.count, 0, "\(unsubscribes)")
     }
 
     func testHeavyLeaksAmongALargeHeapAreFoundWithWhatTheyKeep() throws {
@@ -325,9 +311,9 @@ final class RetainersTests: XCTestCase {
         XCTAssertEqual(found.map(\.0), [50], "\(found)")
         XCTAssertEqual(found.first?.2, "LargeHeapRetention.app")
         XCTAssertEqual(found.first?.3, ["LargeHeapRetention.app", "thumbnails", "byPhoto", "[i]"])
-        let group = try XCTUnwrap((try audit.type(".PhotoViewModel")["retainers"] as? [[String: Any]])?.first)
+        let group = try XCTUnwrap(try audit.trackedType(".PhotoViewModel").retainers?.first)
         // 50 view models of 100 KB of pixels each: releasing them frees at least 5 MB.
-        XCTAssertGreaterThanOrEqual(group["retainedBytes"] as? Int ?? 0, 5_000_000)
+        XCTAssertGreaterThanOrEqual(group.retainedBytes, 5_000_000)
         XCTAssertTrue(audit.stderr.isEmpty || !audit.stderr.contains("Record"), audit.stderr)
     }
 
@@ -351,15 +337,14 @@ final class RetainersTests: XCTestCase {
             "AllocationChurn", ["list", "200000"],
             extraOptions: ["--retainers", "--budget", "AllocationChurn.DetailViewModel=0"])
         XCTAssertEqual(audit.status, 1, audit.stderr)
-        let group = try XCTUnwrap((try audit.type(".DetailViewModel")["retainers"] as? [[String: Any]])?.first)
-        let path = try XCTUnwrap(group["path"] as? [[String: Any]])
+        let group = try XCTUnwrap(try audit.trackedType(".DetailViewModel").retainers?.first)
+        let path = group.path
         // The registry, 200,000 nodes and the model: 200,002 objects, 1,000 of them kept.
         XCTAssertEqual(path.count, 1_000)
-        let omitted = try XCTUnwrap(group["omittedSteps"] as? [String: Any])
-        XCTAssertEqual(omitted["after"] as? Int, 500)
-        XCTAssertEqual(omitted["count"] as? Int, 199_002)
-        XCTAssertEqual(path.last?["type"] as? String, "AllocationChurn.DetailViewModel")
-        XCTAssertEqual(path.last?["via"] as? String, "model")
+        XCTAssertEqual(group.omittedAfter, 500)
+        XCTAssertEqual(group.omittedSteps, 199_002)
+        XCTAssertEqual(path.last?.type, "AllocationChurn.DetailViewModel")
+        XCTAssertEqual(path.last?.via, "model")
         let text = Harness.run([
             Harness.leakAudit, "run", "--retainers", "--budget", "AllocationChurn.DetailViewModel=0",
             try Harness.fixture("AllocationChurn"), "list", "200000",
@@ -370,9 +355,9 @@ final class RetainersTests: XCTestCase {
 
     func testATargetThatCrashesSaysWhyNoHolderIsKnown() throws {
         let audit = try Harness.audit("CrashAfterLeak", ["leaky"], extraOptions: ["--retainers"])
-        let type = try audit.type(".DocumentViewModel")
-        XCTAssertEqual((type["retainers"] as? [Any])?.count, 0)
-        let reasons = type["retainersUnavailable"] as? [String] ?? []
+        let type = try audit.trackedType(".DocumentViewModel")
+        XCTAssertEqual(type.retainers?.count, 0)
+        let reasons = type.retainersUnavailable
         XCTAssertTrue(reasons.contains { $0.contains("did not exit normally") }, "\(reasons)")
         let text = Harness.run([Harness.leakAudit, "run", "--retainers", try Harness.fixture("CrashAfterLeak"), "leaky"])
         XCTAssertTrue(text.stderr.contains("who holds them is unknown: the process did not exit normally"), text.stderr)
@@ -384,13 +369,13 @@ final class RetainersTests: XCTestCase {
         ] {
             let audit = try Harness.audit(fixture, ["clean"], extraOptions: ["--retainers"])
             XCTAssertEqual(audit.status, 0, "\(fixture): \(audit.stderr)")
-            XCTAssertTrue(audit.types.allSatisfy { $0["retainers"] == nil }, "\(fixture): \(audit.types)")
+            XCTAssertTrue(audit.report.types.allSatisfy { $0.retainers == nil }, "\(fixture): \(audit.report.types)")
         }
     }
 
     func testWithoutTheOptionTheReportHasNoRetainers() throws {
         let audit = try Harness.audit("ViewModelRetention", ["leaky"])
         XCTAssertEqual(audit.status, 1)
-        XCTAssertNil(try audit.type(".LoginViewModel")["retainers"])
+        XCTAssertNil(try audit.trackedType(".LoginViewModel").retainers)
     }
 }
