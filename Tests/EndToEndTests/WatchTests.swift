@@ -1,4 +1,5 @@
 import Foundation
+import LeakAuditModel
 import XCTest
 
 /// Auditing programs that never opted in: budgets by pattern, configuration files, the census, and
@@ -9,28 +10,28 @@ final class WatchTests: XCTestCase {
     func testBudgetPatternFindsViewModelsOfAProgramWithoutLeakMonitor() throws {
         let audit = try Harness.audit("UninstrumentedGallery", extraOptions: ["--budget", viewModels])
         XCTAssertEqual(audit.status, 1, audit.stderr)
-        XCTAssertEqual(audit.target["attached"] as? Bool, true)
-        let model = try audit.type("UninstrumentedGallery.GalleryViewModel")
-        XCTAssertEqual(model.int("max"), 1)
-        XCTAssertEqual(model.int("peakLive"), 3)
-        XCTAssertEqual(model.int("liveAtExit"), 3)
+        XCTAssertEqual(audit.report.target.attached, true)
+        let model = try audit.trackedType("UninstrumentedGallery.GalleryViewModel")
+        XCTAssertEqual(model.max, 1)
+        XCTAssertEqual(model.peakLive, 3)
+        XCTAssertEqual(model.liveAtExit, 3)
         XCTAssertEqual(
-            model["budget"] as? [String: String], ["source": "pattern", "pattern": viewModels, "origin": "--budget"])
+            model.budget, .pattern(BudgetPattern(pattern: "UninstrumentedGallery.*ViewModel", max: 1, origin: "--budget")))
         let frames = try XCTUnwrap(model.allocations.first).frames
         let line = try Harness.line(
             of: "let model = GalleryViewModel(album: album)", inFixtureSource: "Sources/UninstrumentedGallery/main.swift")
         XCTAssertTrue(
-            frames.contains { $0.string("function")?.contains("Navigator.show(") == true && $0.int("line") == line }, "\(frames)")
-        XCTAssertEqual(audit.types.count, 1, "ThumbnailLoader matches no pattern: \(audit.types.map { $0["name"] ?? "" })")
+            frames.contains { $0.function?.contains("Navigator.show(") == true && $0.line == line }, "\(frames)")
+        XCTAssertEqual(audit.report.types.count, 1, "ThumbnailLoader matches no pattern: \(audit.report.types.map(\.name))")
         XCTAssertTrue(audit.stdout.contains("child process ran"), "a non-Swift child still runs: \(audit.stdout)")
     }
 
     func testBudgetPatternCleanTwin() throws {
         let audit = try Harness.audit("UninstrumentedGallery", ["clean"], extraOptions: ["--budget", viewModels])
         XCTAssertEqual(audit.status, 0, audit.stderr)
-        let model = try audit.type("UninstrumentedGallery.GalleryViewModel")
-        XCTAssertEqual(model.int("peakLive"), 1)
-        XCTAssertEqual(model.bool("exceeded"), false)
+        let model = try audit.trackedType("UninstrumentedGallery.GalleryViewModel")
+        XCTAssertEqual(model.peakLive, 1)
+        XCTAssertEqual(model.exceeded, false)
         XCTAssertTrue(audit.stdout.contains("child process ran"))
     }
 
@@ -44,14 +45,17 @@ final class WatchTests: XCTestCase {
 
         let explicit = try Harness.audit("UninstrumentedGallery", extraOptions: ["--config", path])
         XCTAssertEqual(explicit.status, 1)
-        let model = try explicit.type(".GalleryViewModel")
-        XCTAssertEqual(model.int("max"), 2)
-        XCTAssertEqual((model["budget"] as? [String: String])?["origin"], path)
+        let model = try explicit.trackedType(".GalleryViewModel")
+        XCTAssertEqual(model.max, 2)
+        XCTAssertEqual(
+            model.budget, .pattern(BudgetPattern(pattern: "UninstrumentedGallery.GalleryViewModel", max: 2, origin: path)))
 
         // Read from the working directory without --config.
         let implicit = try Harness.audit(path: try Harness.fixture("UninstrumentedGallery"), directory: directory)
         XCTAssertEqual(implicit.status, 1, implicit.stderr)
-        XCTAssertEqual((try implicit.type(".GalleryViewModel")["budget"] as? [String: String])?["origin"], ".leak-audit.json")
+        XCTAssertEqual(
+            try implicit.trackedType(".GalleryViewModel").budget,
+            .pattern(BudgetPattern(pattern: "UninstrumentedGallery.GalleryViewModel", max: 2, origin: ".leak-audit.json")))
     }
 
     func testBadConfigurationAndBudgetsAreUsageErrors() throws {
@@ -94,14 +98,14 @@ final class WatchTests: XCTestCase {
     func testPatternThatMatchesNothingIsAWarningNotAFailure() throws {
         let audit = try Harness.audit("UninstrumentedGallery", extraOptions: ["--budget", "Nothing.Like.This=1"])
         XCTAssertEqual(audit.status, 0, audit.stderr)
-        let warnings = (audit.json["summary"] as? [String: Any])?["warnings"] as? [String] ?? []
+        let warnings = audit.report.warnings
         XCTAssertTrue(warnings.contains { $0.contains("'Nothing.Like.This=1' (--budget) matched no type") }, "\(warnings)")
 
         // Many: the first ten are named, the rest counted in one line.
         let many = try Harness.audit(
             "UninstrumentedGallery", extraOptions: (0..<25).flatMap { ["--budget", "Nothing.Number\($0)=1"] })
         XCTAssertEqual(many.status, 0, many.stderr)
-        let manyWarnings = (many.json["summary"] as? [String: Any])?["warnings"] as? [String] ?? []
+        let manyWarnings = many.report.warnings
         XCTAssertEqual(manyWarnings.filter { $0.hasPrefix("budget 'Nothing.Number") }.count, 10, "\(manyWarnings)")
         XCTAssertTrue(
             manyWarnings.contains(
@@ -117,45 +121,44 @@ final class WatchTests: XCTestCase {
         chmod(script, 0o755)
         let audit = try Harness.audit(path: script, extraOptions: ["--budget", "Nothing.Like.This=1"])
         XCTAssertEqual(audit.status, 0, audit.stderr)
-        XCTAssertTrue(audit.target["notAuditedReason"] is NSNull)
+        XCTAssertNil(audit.report.notAudited)
 
         // The census covers the Swift program a launcher starts, not only the target itself.
         let census = try Harness.audit(path: script, extraOptions: ["--census"])
         XCTAssertEqual(census.status, 0, census.stderr)
-        XCTAssertEqual(
-            census.censusTypes.first { ($0["name"] as? String)?.hasSuffix(".ThumbnailLoader") == true }?.int("liveAtExit"), 4)
+        XCTAssertEqual(try census.censusEntry(".ThumbnailLoader").liveAtExit, 4)
     }
 
     func testBudgetDeclaredInCodeWinsAndInstancesAreNotCountedTwice() throws {
         // GenericBoxes' Box validates with max 2; the pattern says 10.
         let audit = try Harness.audit("GenericBoxes", extraOptions: ["--budget", "GenericBoxes.Box<*>=10"])
         XCTAssertEqual(audit.status, 1)
-        let strings = try audit.type(".Box<Swift.String>")
-        XCTAssertEqual(strings.int("max"), 2)
-        XCTAssertEqual(strings["budget"] as? [String: String], ["source": "code"])
-        XCTAssertEqual(strings.int("peakLive"), 3)
-        XCTAssertEqual(strings.int("allocatedTotal"), 3)
-        XCTAssertEqual(try audit.type(".Box<Swift.Int>").int("allocatedTotal"), 2)
+        let strings = try audit.trackedType(".Box<Swift.String>")
+        XCTAssertEqual(strings.max, 2)
+        XCTAssertEqual(strings.budget, .code)
+        XCTAssertEqual(strings.peakLive, 3)
+        XCTAssertEqual(strings.allocatedTotal, 3)
+        XCTAssertEqual(try audit.trackedType(".Box<Swift.Int>").allocatedTotal, 2)
     }
 
     func testCensusListsSurvivorsMostFirstAndFoldsInternals() throws {
         let audit = try Harness.audit("UninstrumentedGallery", extraOptions: ["--census"])
         XCTAssertEqual(audit.status, 0, "the census gates nothing: \(audit.stderr)")
-        let names = audit.censusTypes.map { $0["name"] as? String ?? "" }
+        let names = (audit.report.census?.entries ?? []).map(\.name)
         // Most instances first; ties by name.
         XCTAssertEqual(
             Array(names.prefix(2)), ["UninstrumentedGallery.ThumbnailLoader", "UninstrumentedGallery.GalleryViewModel"])
         XCTAssertTrue(names.contains("UninstrumentedGallery.Navigator"), "\(names)")
-        XCTAssertEqual(audit.censusTypes.first?.int("liveAtExit"), 12)
-        XCTAssertFalse(audit.censusTypes.contains { $0.bool("internal") == true }, "internals are folded")
-        XCTAssertGreaterThan(audit.census?["foldedTypes"] as? Int ?? 0, 0)
+        XCTAssertEqual((audit.report.census?.entries ?? []).first?.liveAtExit, 12)
+        XCTAssertFalse((audit.report.census?.entries ?? []).contains(where: \.isInternal), "internals are folded")
+        XCTAssertGreaterThan(audit.report.census?.foldedTypes ?? 0, 0)
         let line = try Harness.line(of: "ThumbnailLoader(index: $0)", inFixtureSource: "Sources/UninstrumentedGallery/main.swift")
-        let frames = try XCTUnwrap(audit.censusTypes.first?.allocations.first).frames
-        XCTAssertTrue(frames.contains { $0.int("line") == line }, "\(frames)")
+        let frames = try XCTUnwrap((audit.report.census?.entries ?? []).first?.allocations.first).frames
+        XCTAssertTrue(frames.contains { $0.line == line }, "\(frames)")
 
         let all = try Harness.audit("UninstrumentedGallery", extraOptions: ["--census-all"])
-        XCTAssertTrue(all.censusTypes.contains { $0.bool("internal") == true })
-        XCTAssertEqual(all.census?["foldedTypes"] as? Int, 0)
+        XCTAssertTrue((all.report.census?.entries ?? []).contains(where: \.isInternal))
+        XCTAssertEqual(all.report.census?.foldedTypes, 0)
 
         let text = Harness.run([Harness.leakAudit, "run", "--census", try Harness.fixture("UninstrumentedGallery"), "clean"])
         XCTAssertEqual(text.status, 0)
@@ -167,15 +170,16 @@ final class WatchTests: XCTestCase {
         let audit = try Harness.audit(
             "FixturesPackageTests.xctest", ["ScreenTests.ScreenTests/testLeaksScreens"], extraOptions: ["--census"])
         XCTAssertEqual(audit.status, 1)
-        let screen = try XCTUnwrap(audit.censusTypes.first { ($0["name"] as? String)?.hasSuffix(".ProfileScreen") == true })
-        XCTAssertEqual(screen.int("liveAtExit"), 3)
+        let screen = try audit.censusEntry(".ProfileScreen")
+        XCTAssertEqual(screen.liveAtExit, 3)
         // XCTest keeps its test case objects until the run ends: folded, not survivors to act on.
-        XCTAssertFalse(audit.censusTypes.contains { $0["name"] as? String == "ScreenTests.ScreenTests" }, "\(audit.censusTypes)")
-        XCTAssertGreaterThanOrEqual(audit.census?["foldedTestCaseInstances"] as? Int ?? 0, 1)
+        let entries = audit.report.census?.entries ?? []
+        XCTAssertFalse(entries.contains { $0.name == "ScreenTests.ScreenTests" }, "\(entries.map(\.name))")
+        XCTAssertGreaterThanOrEqual(audit.report.census?.foldedTestCaseInstances ?? 0, 1)
         let all = try Harness.audit(
             "FixturesPackageTests.xctest", ["ScreenTests.ScreenTests/testLeaksScreens"], extraOptions: ["--census-all"])
-        let testCase = try XCTUnwrap(all.censusTypes.first { $0["name"] as? String == "ScreenTests.ScreenTests" })
-        XCTAssertEqual(testCase.bool("testCase"), true)
+        let testCase = try XCTUnwrap(all.report.census?.entries.first { $0.name == "ScreenTests.ScreenTests" })
+        XCTAssertEqual(testCase.isTestCase, true)
     }
 
     func testAProgramNamedLikeTheToolchainsIsStillAudited() throws {
@@ -187,10 +191,10 @@ final class WatchTests: XCTestCase {
         let census = try Harness.audit(path: copy, extraOptions: ["--census"])
         XCTAssertEqual(census.status, 0, census.stderr)
         XCTAssertEqual(
-            census.censusTypes.first { $0["name"] as? String == "UninstrumentedGallery.ThumbnailLoader" }?.int("liveAtExit"), 12)
+            census.report.census?.entries.first { $0.name == "UninstrumentedGallery.ThumbnailLoader" }?.liveAtExit, 12)
         let budget = try Harness.audit(path: copy, extraOptions: ["--budget", "UninstrumentedGallery.ThumbnailLoader=1"])
         XCTAssertEqual(budget.status, 1, budget.stderr)
-        XCTAssertEqual(try budget.type(".ThumbnailLoader").bool("exceeded"), true)
+        XCTAssertEqual(try budget.trackedType(".ThumbnailLoader").exceeded, true)
     }
 
     func testSwiftTestAuditsTheTestProcessesOnly() throws {
@@ -202,15 +206,14 @@ final class WatchTests: XCTestCase {
             ["test", "--skip-build", "--package-path", Harness.fixturesRoot.path, "--filter", "ScreenTests.ScreenTests"],
             extraOptions: ["--census"])
         XCTAssertEqual(audit.status, 1, audit.stderr)
-        let names = audit.censusTypes.compactMap { $0["name"] as? String }
+        let names = (audit.report.census?.entries ?? []).map(\.name)
         XCTAssertFalse(names.contains { $0.hasPrefix("PackageDescription.") }, "\(names)")
         XCTAssertTrue(names.contains("ScreenTests.ProfileScreen"), "\(names)")
-        let processes = try XCTUnwrap(audit.target["processes"] as? [[String: Any]])
-        XCTAssertEqual(processes.map { $0["testingLibrary"] as? String }, ["XCTest", "Swift Testing"], "\(processes)")
-        XCTAssertTrue(
-            processes.allSatisfy { ($0["commandLine"] as? [String])?.first?.hasSuffix("/FixturesPackageTests.xctest") == true })
-        XCTAssertGreaterThanOrEqual(audit.target["skippedProcesses"] as? Int ?? 0, 1, "the manifest at least")
-        XCTAssertEqual(audit.target["testsRun"] as? Int, 2)
+        let processes = audit.report.target.processes
+        XCTAssertEqual(processes.map(\.testingLibrary), [.xctest, .swiftTesting], "\(processes)")
+        XCTAssertTrue(processes.allSatisfy { $0.commandLine.first?.hasSuffix("/FixturesPackageTests.xctest") == true })
+        XCTAssertGreaterThanOrEqual(audit.report.target.skippedProcesses, 1, "the manifest at least")
+        XCTAssertEqual(audit.report.target.testsRun, 2)
         let text = Harness.run(
             [
                 Harness.leakAudit, "run", "--census", "swift", "test", "--skip-build", "--package-path",
@@ -224,7 +227,7 @@ final class WatchTests: XCTestCase {
     func testTargetsThatCannotBeWatched() throws {
         let notSwift = try Harness.audit(path: "/bin/true", extraOptions: ["--budget", "A.B=1"])
         XCTAssertEqual(notSwift.status, 3)
-        XCTAssertEqual(notSwift.target["notAuditedReason"] as? String, "notSwift")
+        XCTAssertEqual(notSwift.report.notAudited, .notSwift)
         let text = Harness.run([Harness.leakAudit, "run", "--census", "/bin/true"])
         XCTAssertEqual(text.status, 3)
         XCTAssertTrue(text.stderr.contains("is not a Swift program"), text.stderr)
@@ -237,6 +240,6 @@ final class WatchTests: XCTestCase {
         XCTAssertEqual(build.status, 0, build.stdout + build.stderr)
         let staticRuntime = try Harness.audit(path: scratch + "/debug/Uninstrumented", extraOptions: ["--census"])
         XCTAssertEqual(staticRuntime.status, 3)
-        XCTAssertEqual(staticRuntime.target["notAuditedReason"] as? String, "staticRuntime")
+        XCTAssertEqual(staticRuntime.report.notAudited, .staticRuntime)
     }
 }
