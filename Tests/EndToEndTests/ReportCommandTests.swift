@@ -92,6 +92,7 @@ final class ReportCommandTests: XCTestCase {
 
         let json = Self.leakAudit(["report", "--diff", clean.json, leaky.json, "--format", "json"])
         XCTAssertEqual(json.status, 1, json.log)
+        // A comparison (docs/diff-schema.json), not a report: no typed reader reads it back.
         let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         XCTAssertEqual(object["diffSchemaVersion"] as? Int, 1)
         let types = try XCTUnwrap(object["types"] as? [[String: Any]])

@@ -1,4 +1,5 @@
 import Foundation
+import LeakAuditModel
 import XCTest
 
 /// leak-audit on a real terminal: the live status line while the target runs, the colored report,
@@ -211,8 +212,7 @@ final class TerminalTests: XCTestCase {
         let file = Harness.run([Harness.leakAudit, "run", "--quiet", "--output-json", path, target, "clean"])
         XCTAssertEqual(file.status, 0, file.log)
         XCTAssertEqual(file.stderr, "", file.log)
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any]
-        XCTAssertEqual((json?["summary"] as? [String: Any])?["verdict"] as? String, "clean")
+        XCTAssertEqual(try Harness.readReport(path).verdict, .clean)
     }
 
     func testReportRendersASavedRunQuietlyAndInColourAsRunWould() throws {
@@ -250,9 +250,9 @@ final class TerminalTests: XCTestCase {
     func testTheSlowScreensCleanTwinReportsNothing() throws {
         let audit = try Harness.audit("SlowScreens", ["clean"])
         XCTAssertEqual(audit.status, 0, audit.stderr)
-        let type = try audit.type(".ScreenViewModel")
-        XCTAssertEqual(type.bool("exceeded"), false)
-        XCTAssertEqual(type.int("liveAtExit"), 0)
-        XCTAssertEqual((audit.json["summary"] as? [String: Any])?.int("exceededTypes"), 0)
+        let type = try audit.trackedType(".ScreenViewModel")
+        XCTAssertEqual(type.exceeded, false)
+        XCTAssertEqual(type.liveAtExit, 0)
+        XCTAssertEqual(audit.report.exceededTypes.count, 0)
     }
 }
