@@ -1,8 +1,8 @@
 import FoundationEssentials
 import LeakAuditModel
 
-/// Reads a saved JSON report (schema version 1, what `JSONReportRenderer` writes) back into the
-/// report it was rendered from, so that every format can be rendered from one run
+/// Reads a saved JSON report (schema version 2, what `JSONReportRenderer` writes, or 1, what older
+/// releases wrote) back into the report it was rendered from, so that every format can be rendered from one run
 /// (`leak-audit report`) and two runs compared.
 ///
 /// Reading is the JSON renderer's inverse: rendering the report read from a JSON report gives, in
@@ -13,10 +13,14 @@ import LeakAuditModel
 /// fields derived from others (the summary, `exceeded`, `target.testsRun`) must agree with what
 /// they are derived from. Keys the schema does not know are ignored: a later release may add
 /// fields without changing the schema's version. Fields added to schema 1 after its first release
-/// may be absent, and are read as docs/report-schema.json says.
+/// may be absent, and are read as docs/report-schema.json says. A stack or frame that a schema-2
+/// report names by an index it does not hold is an error like any other value out of range.
 public struct JSONReportReader: Sendable {
-    /// The schema version this reader reads: the one `JSONReportRenderer` writes.
+    /// The newest schema version this reader reads: the one `JSONReportRenderer` writes.
     public static let schemaVersion = JSONReportRenderer.schemaVersion
+
+    /// Every schema version this reader reads: 1, which older releases wrote, and 2.
+    public static let schemaVersions = 1...schemaVersion
 
     /// The largest instance count a report may hold (2^40, about 10^12): no run allocates more, and
     /// sums of counts over a report's types stay far from overflowing.
@@ -55,10 +59,10 @@ public struct JSONReportReader: Sendable {
         let version = try schemaVersion(of: data, path: path)
         // What JSON allows and readers take differently: refused before any value is read.
         if let problem = StrictJSON.firstProblem(in: bytes) { throw .invalid(path: path, reason: problem) }
-        guard version == Self.schemaVersion else { throw .unsupportedVersion(path: path, version: version) }
-        let wire: JSONReportV1
+        guard Self.schemaVersions.contains(version) else { throw .unsupportedVersion(path: path, version: version) }
+        let wire: JSONReportWire
         do {
-            wire = try JSONDecoder().decode(JSONReportV1.self, from: data)
+            wire = try JSONDecoder().decode(JSONReportWire.self, from: data)
         } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
             // Valid JSON (the probe read it) that the decoder refuses without saying where: a
             // number no field can hold (1.5, 1e30); every number of the schema is a whole one.
@@ -69,7 +73,7 @@ public struct JSONReportReader: Sendable {
             throw .invalid(path: path, reason: "\(error)")
         }
         do {
-            return try ReportFromWire(wire).report()
+            return try ReportFromWire(wire, version: version).report()
         } catch let problem as ReportFromWire.Problem {
             switch problem {
             case .invalid(let reason): throw .invalid(path: path, reason: reason)
@@ -160,7 +164,7 @@ public enum ReportFileError: Error, Equatable, CustomStringConvertible {
     case notAReport(path: String, reason: String)
     /// The file is a JSON report of a schema version this leak-audit does not read.
     case unsupportedVersion(path: String, version: Int)
-    /// The file is a schema-1 report with a missing field, a value of the wrong type, or a value
+    /// The file is a report with a missing field, a value of the wrong type, or a value
     /// the schema does not allow (`reason` says where).
     case invalid(path: String, reason: String)
     /// A field derived from others (the summary, a type's `exceeded`) disagrees with them: the file
@@ -177,8 +181,9 @@ public enum ReportFileError: Error, Equatable, CustomStringConvertible {
             return "'\(ReportPhrases.escaped(path))' is not a report to render: \(reason); pass the JSON report \(write) wrote"
         case .unsupportedVersion(let path, let version):
             let which = version > JSONReportReader.schemaVersion ? "a newer" : "an older"
+            let versions = JSONReportReader.schemaVersions
             return
-                "'\(ReportPhrases.escaped(path))' is a JSON report of schema version \(version), and this leak-audit reads version \(JSONReportReader.schemaVersion); render it with \(which) leak-audit, or write it again with \(write)"
+                "'\(ReportPhrases.escaped(path))' is a JSON report of schema version \(version), and this leak-audit reads versions \(versions.lowerBound) to \(versions.upperBound); render it with \(which) leak-audit, or write it again with \(write)"
         case .invalid(let path, let reason):
             return
                 "'\(ReportPhrases.escaped(path))' is not a valid JSON report (docs/report-schema.json): \(reason); pass the file \(write) wrote, unedited"
@@ -247,10 +252,37 @@ private struct ReportFromWire {
         case inconsistent(String)
     }
 
-    let wire: JSONReportV1
+    let wire: JSONReportWire
+    /// The file's schema version: 1 (groups hold their frames) or 2 (groups name a stack).
+    let version: Int
+    /// Schema 2: the report's stacks, each frame read; a group naming a stack shares its array.
+    private var stacks: [[SymbolizedFrame]] = []
 
-    init(_ wire: JSONReportV1) {
+    init(_ wire: JSONReportWire, version: Int) throws {
         self.wire = wire
+        self.version = version
+        if version >= 2 { stacks = try readStacks() }
+    }
+
+    /// Schema 2's `frames` and `stacks`: every frame checked, every index one `frames` holds.
+    private func readStacks() throws -> [[SymbolizedFrame]] {
+        guard let frames = wire.frames else { throw Problem.invalid("missing \"frames\"") }
+        guard let stacks = wire.stacks else { throw Problem.invalid("missing \"stacks\"") }
+        let read = try frames.enumerated().map { index, frame in
+            try self.frame(
+                address: frame.address, moduleOffset: frame.moduleOffset, line: frame.line, column: frame.column,
+                at: "frames[\(index)]"
+            ) { address, moduleOffset in
+                SymbolizedFrame(
+                    address: address, module: frame.module, moduleOffset: moduleOffset, function: frame.function,
+                    file: frame.file, line: frame.line, column: frame.column, inlined: frame.inlined ?? false)
+            }
+        }
+        return try stacks.enumerated().map { index, stack in
+            try stack.enumerated().map { position, frame in
+                read[try reference(frame, into: "frames", holding: read.count, at: "stacks[\(index)][\(position)]")]
+            }
+        }
     }
 
     func report() throws -> AuditReport {
@@ -281,8 +313,8 @@ private struct ReportFromWire {
     /// The summary, `target.testsRun`, `target.testsSkipped` and each type's `exceeded` are written from the rest of the
     /// report; read back, they must be what the rest makes them.
     private func checkDerivedFields(of report: AuditReport) throws {
-        let rewritten = JSONReportV1(report)
-        let (was, now) = (wire.summary, rewritten.summary)
+        let (was, now) = (wire.summary, JSONReportWire.Summary(report))
+        let rewritten = JSONReportWire.Target(report)
         // Reports written before the testsLeaked verdict called such a run budgetExceeded.
         let verdict = was.verdict == "budgetExceeded" && now.verdict == "testsLeaked" ? now.verdict : was.verdict
         let derived: [(String, String, String)] = [
@@ -301,8 +333,8 @@ private struct ReportFromWire {
             )
         }
         for (field, written, recomputed) in [
-            ("testsRun", wire.target.testsRun, rewritten.target.testsRun),
-            ("testsSkipped", wire.target.testsSkipped, rewritten.target.testsSkipped),
+            ("testsRun", wire.target.testsRun, rewritten.testsRun),
+            ("testsSkipped", wire.target.testsSkipped, rewritten.testsSkipped),
         ] where written != recomputed {
             throw Problem.inconsistent(
                 "\"target.\(field)\" is \(written.map(String.init) ?? "null"), but its processes' tests add up to \(recomputed.map(String.init) ?? "null")"
@@ -346,7 +378,7 @@ private struct ReportFromWire {
         return audited
     }
 
-    private func trackedType(_ type: JSONReportV1.TrackedType, at location: String) throws -> AuditReport.TrackedType {
+    private func trackedType(_ type: JSONReportWire.TrackedType, at location: String) throws -> AuditReport.TrackedType {
         // A budget is no count: `max` may be as large as an Int holds (`Int.max` for "no limit").
         guard type.max >= -JSONReportReader.largestCount else {
             throw Problem.invalid("\"\(location).max\" is \(type.max), out of range")
@@ -379,7 +411,7 @@ private struct ReportFromWire {
         return tracked
     }
 
-    private func budget(_ budget: JSONReportV1.Budget, at location: String) throws -> AuditReport.BudgetOrigin {
+    private func budget(_ budget: JSONReportWire.Budget, at location: String) throws -> AuditReport.BudgetOrigin {
         switch budget.source {
         case "code":
             return .code
@@ -399,7 +431,7 @@ private struct ReportFromWire {
 
     /// A finding's status from its name, the suppression that matched and what the baseline records.
     private func status(
-        _ name: String?, _ suppression: JSONReportV1.Suppression?, _ baselineCount: Int?, at location: String,
+        _ name: String?, _ suppression: JSONReportWire.Suppression?, _ baselineCount: Int?, at location: String,
         of finding: String
     ) throws -> FindingStatus {
         let recorded = try baselineCount.map { try count($0, at: location + ".baselineCount") }
@@ -424,7 +456,7 @@ private struct ReportFromWire {
         return status
     }
 
-    private func suppression(_ suppression: JSONReportV1.Suppression, at location: String) throws -> Suppression {
+    private func suppression(_ suppression: JSONReportWire.Suppression, at location: String) throws -> Suppression {
         let criterion: Suppression.Criterion
         switch suppression.kind {
         case "type": criterion = .type(suppression.pattern)
@@ -443,18 +475,50 @@ private struct ReportFromWire {
         return read
     }
 
-    private func allocations(_ groups: [JSONReportV1.Allocation], at location: String) throws -> [AuditReport.AllocationGroup] {
+    private func allocations(_ groups: [JSONReportWire.Allocation], at location: String) throws -> [AuditReport.AllocationGroup] {
         try groups.enumerated().map { index, group in
             let at = "\(location)[\(index)]"
             return AuditReport.AllocationGroup(
-                count: try count(group.count, at: at + ".count"),
-                frames: try group.frames.enumerated().map { try frame($1, at: "\(at).frames[\($0)]") },
+                count: try count(group.count, at: at + ".count"), frames: try frames(of: group, at: at),
                 truncated: group.truncated, test: group.test)
         }
     }
 
-    private func frame(_ frame: JSONReportV1.Frame, at location: String) throws -> SymbolizedFrame {
-        func address(_ text: String, _ field: String) throws -> UInt64 {
+    /// A group's frames: the stack it names (schema 2), or those it holds (schema 1).
+    private func frames(of group: JSONReportWire.Allocation, at location: String) throws -> [SymbolizedFrame] {
+        guard version >= 2 else {
+            guard let frames = group.frames else { throw Problem.invalid("missing \"\(location).frames\"") }
+            return try frames.enumerated().map { index, frame in
+                try self.frame(
+                    address: frame.address, moduleOffset: frame.moduleOffset, line: frame.line, column: frame.column,
+                    at: "\(location).frames[\(index)]"
+                ) { address, moduleOffset in
+                    SymbolizedFrame(
+                        address: address, module: frame.module, moduleOffset: moduleOffset, function: frame.function,
+                        file: frame.file, line: frame.line, column: frame.column, inlined: frame.inlined)
+                }
+            }
+        }
+        guard let stack = group.stack else { throw Problem.invalid("missing \"\(location).stack\"") }
+        return stacks[try reference(stack, into: "stacks", holding: stacks.count, at: location + ".stack")]
+    }
+
+    /// `index` when it is an index of the table `table` (of `count` entries).
+    private func reference(_ index: Int, into table: String, holding count: Int, at location: String) throws -> Int {
+        guard (0..<count).contains(index) else {
+            let held = count == 0 ? "which is empty" : "indexes 0 to \(count - 1)"
+            throw Problem.invalid("\"\(location)\" is \(index), not an index of \"\(table)\" (\(held))")
+        }
+        return index
+    }
+
+    /// A frame whose addresses, line and column are checked at `location`, made by `make` from its
+    /// address and module offset.
+    private func frame(
+        address: String, moduleOffset: String?, line: Int?, column: Int?, at location: String,
+        make: (UInt64, UInt64?) -> SymbolizedFrame
+    ) throws -> SymbolizedFrame {
+        func value(_ text: String, _ field: String) throws -> UInt64 {
             guard text.hasPrefix("0x"), text.count > 2, text.dropFirst(2).allSatisfy(\.isHexDigit),
                 text.dropFirst(2).allSatisfy({ !$0.isUppercase }), let value = UInt64(text.dropFirst(2), radix: 16)
             else {
@@ -463,19 +527,16 @@ private struct ReportFromWire {
             }
             return value
         }
-        for (field, value) in [("line", frame.line), ("column", frame.column)] {
+        for (field, value) in [("line", line), ("column", column)] {
             if let value, !(0...Int(Int32.max)).contains(value) {
                 throw Problem.invalid("\"\(location).\(field)\" is \(value), out of range")
             }
         }
-        return SymbolizedFrame(
-            address: try address(frame.address, "address"), module: frame.module,
-            moduleOffset: try frame.moduleOffset.map { try address($0, "moduleOffset") }, function: frame.function,
-            file: frame.file, line: frame.line, column: frame.column, inlined: frame.inlined)
+        return make(try value(address, "address"), try moduleOffset.map { try value($0, "moduleOffset") })
     }
 
     /// A retainer's omitted steps: none, or a positive count after a step the path has.
-    private func omitted(_ retainer: JSONReportV1.Retainer, at location: String) throws -> (after: Int, count: Int) {
+    private func omitted(_ retainer: JSONReportWire.Retainer, at location: String) throws -> (after: Int, count: Int) {
         guard let omitted = retainer.omittedSteps else { return (0, 0) }
         guard omitted.count >= 1, (1..<Swift.max(1, retainer.path.count)).contains(omitted.after) else {
             throw Problem.invalid(
@@ -485,7 +546,7 @@ private struct ReportFromWire {
         return (omitted.after, omitted.count)
     }
 
-    private func retainers(_ retainers: [JSONReportV1.Retainer], at location: String) throws -> [Retainer] {
+    private func retainers(_ retainers: [JSONReportWire.Retainer], at location: String) throws -> [Retainer] {
         try retainers.enumerated().map { index, retainer in
             let at = "\(location)[\(index)]"
             guard (0...(1 << 62)).contains(retainer.retainedBytes) else {
@@ -504,7 +565,7 @@ private struct ReportFromWire {
         }
     }
 
-    private func test(_ test: JSONReportV1.Test, at location: String) throws -> AuditReport.TestReport {
+    private func test(_ test: JSONReportWire.Test, at location: String) throws -> AuditReport.TestReport {
         var report = AuditReport.TestReport(
             name: test.name,
             leaked: try test.leaked.enumerated().map { index, leaked in
@@ -541,7 +602,7 @@ private struct ReportFromWire {
         return report
     }
 
-    private func census(_ census: JSONReportV1.Census) throws -> AuditReport.Census {
+    private func census(_ census: JSONReportWire.Census) throws -> AuditReport.Census {
         AuditReport.Census(
             entries: try census.types.enumerated().map { index, entry in
                 let at = "census.types[\(index)]"
@@ -557,7 +618,7 @@ private struct ReportFromWire {
             foldedTestCaseInstances: try count(census.foldedTestCaseInstances, at: "census.foldedTestCaseInstances"))
     }
 
-    private func baseline(_ baseline: JSONReportV1.Baseline) throws -> AuditReport.BaselineComparison {
+    private func baseline(_ baseline: JSONReportWire.Baseline) throws -> AuditReport.BaselineComparison {
         AuditReport.BaselineComparison(
             path: baseline.path,
             gone: try baseline.gone.enumerated().map { index, entry in
@@ -577,7 +638,7 @@ private struct ReportFromWire {
 
     /// A live-count timeline: a bucket width, and samples of four values each, `[time, low, high,
     /// last]`, whose times are times a report can hold and whose counts are counts.
-    private func timeline(_ timeline: JSONReportV1.Timeline, at location: String) throws -> LiveCountTimeline {
+    private func timeline(_ timeline: JSONReportWire.Timeline, at location: String) throws -> LiveCountTimeline {
         guard (1...JSONReportReader.largestTime).contains(timeline.bucketMilliseconds) else {
             throw Problem.invalid(
                 "\"\(location).bucketMilliseconds\" is \(timeline.bucketMilliseconds), not 1 to \(JSONReportReader.largestTime)")

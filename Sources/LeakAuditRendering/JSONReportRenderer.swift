@@ -1,25 +1,42 @@
 import FoundationEssentials
 import LeakAuditModel
 
-/// The report for tools: JSON of schema version 1, described by docs/report-schema.json.
+/// The report for tools: JSON of schema version 2, described by docs/report-schema.json.
 public struct JSONReportRenderer: ReportRenderer {
     /// The schema version this renderer writes.
-    public static let schemaVersion = 1
+    public static let schemaVersion = 2
+
+    /// The schema version written: 2, or 1 (every frame inside each allocation group) to make the
+    /// reports older releases wrote, for tests and fuzz seeds of the reader.
+    let writtenVersion: Int
 
     /// Creates the renderer.
-    public init() {}
+    public init() {
+        writtenVersion = Self.schemaVersion
+    }
+
+    /// A renderer of schema 1, the shape older releases wrote: for tests and fuzz seeds that read
+    /// such reports back.
+    package static var schema1: JSONReportRenderer { JSONReportRenderer(writtenVersion: 1) }
+
+    private init(writtenVersion: Int) {
+        self.writtenVersion = writtenVersion
+    }
 
     /// Renders the report as pretty-printed JSON with sorted keys.
     public func render(_ report: AuditReport) -> String {
-        stableJSON(JSONReportV1(report), what: "the JSON report")
+        stableJSON(JSONReportWire(report, schemaVersion: writtenVersion), what: "the JSON report")
     }
 }
 
-/// The JSON report's wire form, version 1: separate from the in-memory model so that the model
-/// can change without changing the format. Missing values are written as null, never omitted.
-/// `JSONReportReader` reads it back; fields added since the first release (`@AddedField`) are
-/// read as absent from a report written before them.
-struct JSONReportV1: Codable, Equatable {
+/// The JSON report's wire form: separate from the in-memory model so that the model can change
+/// without changing the format. Schema 2 writes each distinct frame once, in `frames`, and each
+/// distinct stack once, in `stacks` (indexes into `frames`); an allocation group names its stack
+/// by index. Schema 1 wrote each group's frames whole. Missing values are written as null, never
+/// omitted, except in a frame of `frames`, which holds only what is known. `JSONReportReader`
+/// reads both versions back; fields added since schema 1's first release (`@AddedField`) are read
+/// as absent from a report written before them.
+struct JSONReportWire: Codable, Equatable {
     struct Tool: Codable, Equatable {
         var name: String
         var version: String
@@ -75,7 +92,20 @@ struct JSONReportV1: Codable, Equatable {
         /// Added after the first release of schema 1: absent, 0 (none counted).
         @AddedField var watchedInstances: Int?
     }
-    struct Frame: Codable, Equatable {
+    /// A frame of schema 2, in the report's `frames`: only what is known (no null), and `inlined`
+    /// only when true.
+    struct Frame: Codable, Equatable, Hashable {
+        var address: String
+        var module: String?
+        var moduleOffset: String?
+        var function: String?
+        var file: String?
+        var line: Int?
+        var column: Int?
+        var inlined: Bool?
+    }
+    /// A frame of schema 1, inside its allocation group: every field, null when unknown.
+    struct FrameV1: Codable, Equatable {
         var address: String
         @ExplicitNull var module: String?
         @ExplicitNull var moduleOffset: String?
@@ -85,11 +115,16 @@ struct JSONReportV1: Codable, Equatable {
         @ExplicitNull var column: Int?
         var inlined: Bool
     }
+    /// Instances allocated by one stack. Schema 2 names the stack by its index in `stacks`;
+    /// schema 1 wrote its frames.
     struct Allocation: Codable, Equatable {
         var count: Int
         var truncated: Bool
         @ExplicitNull var test: String?
-        var frames: [Frame]
+        /// Schema 2: the index of the group's stack in the report's `stacks`.
+        var stack: Int?
+        /// Schema 1: the group's frames, written whole.
+        var frames: [FrameV1]?
     }
     struct Suppression: Codable, Equatable {
         var rule: String
@@ -299,7 +334,7 @@ struct JSONReportV1: Codable, Equatable {
         var foldedTestCaseInstances: Int
     }
 
-    var schemaVersion = JSONReportRenderer.schemaVersion
+    var schemaVersion: Int
     var tool: Tool
     var target: Target
     var summary: Summary
@@ -308,20 +343,84 @@ struct JSONReportV1: Codable, Equatable {
 
     @ExplicitNull var tests: [Test]?  // null without --leaks-per-test
     @ExplicitNull var baseline: Baseline?  // null without --baseline
+    /// Schema 2: every distinct frame of the report, once.
+    var frames: [Frame]?
+    /// Schema 2: every distinct stack of the report, once, as indexes into `frames`, innermost
+    /// first.
+    var stacks: [[Int]]?
 
-    init(_ report: AuditReport) {
+    /// The report's wire form in `schemaVersion` (2, or 1 for tests), step by step.
+    init(_ report: AuditReport, schemaVersion: Int = JSONReportRenderer.schemaVersion) {
+        self.schemaVersion = schemaVersion
+        var table = StackTable(inline: schemaVersion < 2)
         tool = Tool(name: report.tool.name, version: report.tool.version)
-        let exit: Exit =
-            switch report.target.outcome {
-            case .exited(let code): Exit(code: code)
-            case .signaled(let signal): Exit(signal: signal)
+        target = Target(report)
+        summary = Summary(report)
+        types = report.types.map { TrackedType($0, table: &table) }
+        tests = report.tests.map { tests in tests.map { Test($0, table: &table) } }
+        census = report.census.map { Census($0, table: &table) }
+        baseline = report.baseline.map(Baseline.init)
+        if !table.inline {
+            frames = table.frames
+            stacks = table.stacks
+        }
+    }
+}
+
+/// The report's distinct frames and stacks as they are met, each kept once and named by its index
+/// (schema 2); or, for schema 1, every group's frames written where the group is.
+struct StackTable {
+    /// Whether groups hold their frames (schema 1) rather than an index into `stacks`.
+    let inline: Bool
+    private(set) var frames: [JSONReportWire.Frame] = []
+    private(set) var stacks: [[Int]] = []
+    private var frameIndexes: [SymbolizedFrame: Int] = [:]
+    private var stackIndexes: [[Int]: Int] = [:]
+
+    init(inline: Bool) {
+        self.inline = inline
+    }
+
+    /// The wire form of `groups`, each naming its stack (which is added to the table when new).
+    mutating func allocations(_ groups: [AuditReport.AllocationGroup]) -> [JSONReportWire.Allocation] {
+        groups.map { group in
+            var allocation = JSONReportWire.Allocation(count: group.count, truncated: group.truncated, test: group.test)
+            if inline {
+                allocation.frames = group.frames.map(JSONReportWire.FrameV1.init)
+            } else {
+                allocation.stack = index(of: group.frames)
             }
-        target = Target(
+            return allocation
+        }
+    }
+
+    private mutating func index(of stack: [SymbolizedFrame]) -> Int {
+        let frameIndexes = stack.map { frame in
+            if let known = self.frameIndexes[frame] { return known }
+            self.frameIndexes[frame] = frames.count
+            frames.append(JSONReportWire.Frame(frame))
+            return frames.count - 1
+        }
+        if let known = stackIndexes[frameIndexes] { return known }
+        stackIndexes[frameIndexes] = stacks.count
+        stacks.append(frameIndexes)
+        return stacks.count - 1
+    }
+}
+
+extension JSONReportWire.Target {
+    init(_ report: AuditReport) {
+        let exit: JSONReportWire.Exit =
+            switch report.target.outcome {
+            case .exited(let code): .init(code: code)
+            case .signaled(let signal): .init(signal: signal)
+            }
+        self.init(
             path: report.target.path, arguments: report.target.arguments, attached: report.target.attached,
             attachedProcesses: report.target.attachedProcesses, exit: exit,
             notAuditedReason: report.notAudited?.name,
             processes: report.target.processes.map {
-                Process(
+                JSONReportWire.Process(
                     pid: $0.pid, commandLine: $0.commandLine, testingLibrary: $0.testingLibrary?.rawValue, testsRun: $0.testsRun,
                     interruptedTests: $0.interruptedTests, startedByTestProcess: $0.startedByTestProcess,
                     skippedTests: $0.skippedTests)
@@ -329,12 +428,18 @@ struct JSONReportV1: Codable, Equatable {
             skippedProcesses: report.target.skippedProcesses, testsRun: report.target.testsRun,
             durationMilliseconds: report.target.durationMilliseconds, kind: report.target.kind?.name,
             testsSkipped: report.target.testsSkipped)
-        summary = Summary(
+    }
+}
+
+extension JSONReportWire.Summary {
+    /// The summary, derived from the rest of the report (the reader checks a saved one against it).
+    init(_ report: AuditReport) {
+        self.init(
             verdict: report.verdict.name,
             trackedTypes: report.types.count,
             exceededTypes: report.exceededTypes.count,
             instancesOverBudget: report.exceededTypes.reduce(0) { $0 + $1.peakLive - $1.max },
-            findings: Findings(
+            findings: JSONReportWire.Findings(
                 failing: report.findingStatuses.filter(\.fails).count,
                 suppressed: report.findingStatuses.filter { $0.suppression != nil }.count,
                 baselined: report.findingStatuses.filter { if case .baselined = $0 { true } else { false } }.count),
@@ -346,106 +451,103 @@ struct JSONReportV1: Codable, Equatable {
             exceededCapacity: report.exceededCapacity,
             watchedInstances: report.watchedInstances
         )
-        func allocations(_ groups: [AuditReport.AllocationGroup]) -> [Allocation] {
-            groups.map { Allocation(count: $0.count, truncated: $0.truncated, test: $0.test, frames: $0.frames.map(Frame.init)) }
-        }
-        tests = report.tests.map { tests in
-            tests.map { test in
-                Test(
-                    name: test.name, ran: test.ran,
-                    leaked: test.leaked.map {
-                        var leaked = LeakedType(
-                            type: $0.type, count: $0.count, allocations: allocations($0.allocations),
-                            finding: Finding($0.status))
-                        leaked.retainers = $0.retainers?.map(Retainer.init)
-                        if $0.retainers != nil { leaked.retainersUnavailable = $0.retainersUnavailable }
-                        return leaked
-                    },
-                    globalState: test.globalState.map {
-                        GlobalState(
-                            type: $0.type, count: $0.count,
-                            reason: ($0.globalStateReason ?? .oneTimeInitializer).rawValue,
-                            allocations: allocations($0.allocations), retainers: $0.retainers?.map(Retainer.init))
-                    },
-                    keptByTestCase: test.keptByTestCase.map {
-                        KeptByTestCase(
-                            type: $0.type, count: $0.count, allocations: allocations($0.allocations),
-                            retainers: $0.retainers?.map(Retainer.init))
-                    },
-                    startedAtMilliseconds: test.startedAt, finishedAtMilliseconds: test.finishedAt)
-            }
-        }
-        types = report.types.map { type in
-            let budget: Budget =
-                switch type.budget {
-                case .code: Budget(source: "code")
-                case .pattern(let pattern): Budget(source: "pattern", pattern: pattern.description, origin: pattern.origin)
-                }
-            var tracked = TrackedType(
-                name: type.name, budget: budget, max: type.max, peakLive: type.peakLive, liveAtExit: type.liveAtExit,
-                allocatedTotal: type.allocatedTotal, exceeded: type.exceeded, allocations: allocations(type.allocations),
-                finding: Finding(type.exceeded ? type.status : nil))
-            tracked.retainers = type.retainers?.map(Retainer.init)
-            if type.retainers != nil { tracked.retainersUnavailable = type.retainersUnavailable }
-            tracked.allocationsAtExit = allocations(type.allocationsAtExit)
-            tracked.timeline = type.timeline.map(Timeline.init)
-            tracked.peakTimeMilliseconds = type.peakTime
-            return tracked
-        }
-        baseline = report.baseline.map { comparison in
-            Baseline(
-                path: comparison.path,
-                gone: comparison.gone.map { entry in
-                    switch entry.key {
-                    case .type(let type): BaselineEntry(kind: "type", type: type, overBudget: entry.count)
-                    case .test(let test, let type): BaselineEntry(kind: "test", type: type, test: test, count: entry.count)
-                    }
-                })
-        }
-        census = report.census.map { census in
-            Census(
-                types: census.entries.map {
-                    CensusEntry(
-                        name: $0.name, liveAtExit: $0.liveAtExit, internal: $0.isInternal, testCase: $0.isTestCase,
-                        allocations: allocations($0.allocations), timeline: $0.timeline.map(Timeline.init))
-                },
-                foldedTypes: census.foldedTypes, foldedInstances: census.foldedInstances,
-                foldedTestCaseTypes: census.foldedTestCaseTypes, foldedTestCaseInstances: census.foldedTestCaseInstances)
-        }
     }
 }
 
-extension JSONReportV1.Frame {
+extension JSONReportWire.Test {
+    init(_ test: AuditReport.TestReport, table: inout StackTable) {
+        self.init(
+            name: test.name, ran: test.ran,
+            leaked: test.leaked.map {
+                var leaked = JSONReportWire.LeakedType(
+                    type: $0.type, count: $0.count, allocations: table.allocations($0.allocations),
+                    finding: JSONReportWire.Finding($0.status))
+                leaked.retainers = $0.retainers?.map(JSONReportWire.Retainer.init)
+                if $0.retainers != nil { leaked.retainersUnavailable = $0.retainersUnavailable }
+                return leaked
+            },
+            globalState: test.globalState.map {
+                JSONReportWire.GlobalState(
+                    type: $0.type, count: $0.count, reason: ($0.globalStateReason ?? .oneTimeInitializer).rawValue,
+                    allocations: table.allocations($0.allocations), retainers: $0.retainers?.map(JSONReportWire.Retainer.init))
+            },
+            keptByTestCase: test.keptByTestCase.map {
+                JSONReportWire.KeptByTestCase(
+                    type: $0.type, count: $0.count, allocations: table.allocations($0.allocations),
+                    retainers: $0.retainers?.map(JSONReportWire.Retainer.init))
+            },
+            startedAtMilliseconds: test.startedAt, finishedAtMilliseconds: test.finishedAt)
+    }
+}
+
+extension JSONReportWire.TrackedType {
+    init(_ type: AuditReport.TrackedType, table: inout StackTable) {
+        let budget: JSONReportWire.Budget =
+            switch type.budget {
+            case .code: .init(source: "code")
+            case .pattern(let pattern): .init(source: "pattern", pattern: pattern.description, origin: pattern.origin)
+            }
+        let finding = JSONReportWire.Finding(type.exceeded ? type.status : nil)
+        self.init(
+            name: type.name, budget: budget, max: type.max, peakLive: type.peakLive, liveAtExit: type.liveAtExit,
+            allocatedTotal: type.allocatedTotal, exceeded: type.exceeded, allocations: table.allocations(type.allocations),
+            status: finding.status, suppression: finding.suppression, baselineCount: finding.baselineCount)
+        retainers = type.retainers?.map(JSONReportWire.Retainer.init)
+        if type.retainers != nil { retainersUnavailable = type.retainersUnavailable }
+        allocationsAtExit = table.allocations(type.allocationsAtExit)
+        timeline = type.timeline.map(JSONReportWire.Timeline.init)
+        peakTimeMilliseconds = type.peakTime
+    }
+}
+
+extension JSONReportWire.Baseline {
+    init(_ comparison: AuditReport.BaselineComparison) {
+        self.init(
+            path: comparison.path,
+            gone: comparison.gone.map { entry in
+                switch entry.key {
+                case .type(let type): .init(kind: "type", type: type, overBudget: entry.count)
+                case .test(let test, let type): .init(kind: "test", type: type, test: test, count: entry.count)
+                }
+            })
+    }
+}
+
+extension JSONReportWire.Census {
+    init(_ census: AuditReport.Census, table: inout StackTable) {
+        self.init(
+            types: census.entries.map {
+                JSONReportWire.CensusEntry(
+                    name: $0.name, liveAtExit: $0.liveAtExit, internal: $0.isInternal, testCase: $0.isTestCase,
+                    allocations: table.allocations($0.allocations), timeline: $0.timeline.map(JSONReportWire.Timeline.init))
+            },
+            foldedTypes: census.foldedTypes, foldedInstances: census.foldedInstances,
+            foldedTestCaseTypes: census.foldedTestCaseTypes, foldedTestCaseInstances: census.foldedTestCaseInstances)
+    }
+}
+
+extension JSONReportWire.Frame {
     init(_ frame: SymbolizedFrame) {
         self.init(
-            address: "0x" + String(frame.address, radix: 16),
-            module: frame.module,
-            moduleOffset: frame.moduleOffset.map { "0x" + String($0, radix: 16) },
-            function: frame.function,
-            file: frame.file,
-            line: frame.line,
-            column: frame.column,
-            inlined: frame.inlined
-        )
+            address: "0x" + String(frame.address, radix: 16), module: frame.module,
+            moduleOffset: frame.moduleOffset.map { "0x" + String($0, radix: 16) }, function: frame.function,
+            file: frame.file, line: frame.line, column: frame.column, inlined: frame.inlined ? true : nil)
     }
 }
 
-extension JSONReportV1.LeakedType {
-    init(type: String, count: Int, allocations: [JSONReportV1.Allocation], finding: JSONReportV1.Finding) {
+extension JSONReportWire.FrameV1 {
+    init(_ frame: SymbolizedFrame) {
+        let written = JSONReportWire.Frame(frame)
+        self.init(
+            address: written.address, module: written.module, moduleOffset: written.moduleOffset, function: written.function,
+            file: written.file, line: written.line, column: written.column, inlined: frame.inlined)
+    }
+}
+
+extension JSONReportWire.LeakedType {
+    init(type: String, count: Int, allocations: [JSONReportWire.Allocation], finding: JSONReportWire.Finding) {
         self.init(
             type: type, count: count, allocations: allocations, status: finding.status, suppression: finding.suppression,
-            baselineCount: finding.baselineCount)
-    }
-}
-
-extension JSONReportV1.TrackedType {
-    init(
-        name: String, budget: JSONReportV1.Budget, max: Int, peakLive: Int, liveAtExit: Int, allocatedTotal: Int,
-        exceeded: Bool, allocations: [JSONReportV1.Allocation], finding: JSONReportV1.Finding
-    ) {
-        self.init(
-            name: name, budget: budget, max: max, peakLive: peakLive, liveAtExit: liveAtExit, allocatedTotal: allocatedTotal,
-            exceeded: exceeded, allocations: allocations, status: finding.status, suppression: finding.suppression,
             baselineCount: finding.baselineCount)
     }
 }

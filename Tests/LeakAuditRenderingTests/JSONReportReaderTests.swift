@@ -184,7 +184,7 @@ final class JSONReportReaderTests: XCTestCase {
         var report = GoldenOutputTests.retainersAndCapacity()
         report.droppedRecords = 0
         report.damagedRecords = 0
-        var json = JSONReportRenderer().render(report)
+        var json = JSONReportRenderer.schema1.render(report)
         for field in ["\"exceededCapacity\" : true,", "\"kind\" : \"other\",", "\"collectionStorage\" : true,"] {
             XCTAssertTrue(json.contains(field), field)
             json = json.replacingOccurrences(of: field, with: "")
@@ -213,7 +213,7 @@ final class JSONReportReaderTests: XCTestCase {
 
     func testEverySampleReadsWithoutTheAddedFields() throws {
         for (name, report) in GoldenOutputTests.samples {
-            let object = try JSONSerialization.jsonObject(with: Data(JSONReportRenderer().render(report).utf8))
+            let object = try JSONSerialization.jsonObject(with: Data(JSONReportRenderer.schema1.render(report).utf8))
             var stripped = try XCTUnwrap(Self.withoutAddedFields(object) as? [String: Any])
             var target = try XCTUnwrap(stripped["target"] as? [String: Any])
             target["kind"] = nil
@@ -231,6 +231,68 @@ final class JSONReportReaderTests: XCTestCase {
                 read.types.allSatisfy { $0.timeline == nil && $0.peakTime == nil && $0.allocationsAtExit.isEmpty }, name)
             XCTAssertTrue((read.tests ?? []).allSatisfy { $0.startedAt == nil && $0.finishedAt == nil }, name)
         }
+    }
+
+    // MARK: - Schema 1
+
+    /// The JSON reports of the golden samples as the last release of schema 1 wrote them (every
+    /// frame inside its allocation group), kept in Golden/schema-1.
+    private static func schema1File(_ sample: String) throws -> [UInt8] {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Golden/schema-1/\(sample).json")
+        return Array(try Data(contentsOf: url))
+    }
+
+    func testEveryFormatOfEverySampleIsTheSameRenderedFromItsSchema1Report() throws {
+        for (name, report) in GoldenOutputTests.samples {
+            let read = try JSONReportReader().decode(try Self.schema1File(name), path: "\(name).json")
+            for (format, renderer) in Self.renderers {
+                XCTAssertEqual(
+                    renderer.render(read), renderer.render(report), "\(name) in \(format) differs when rendered from schema 1")
+            }
+        }
+    }
+
+    func testTheSchema1RendererWritesWhatTheLastReleaseOfSchema1Wrote() throws {
+        for (name, report) in GoldenOutputTests.samples {
+            XCTAssertEqual(
+                JSONReportRenderer.schema1.render(report), String(decoding: try Self.schema1File(name), as: UTF8.self), name)
+        }
+    }
+
+    func testASchema1ReportComparesWithASchema2ReportOfTheSameRun() throws {
+        for (name, report) in GoldenOutputTests.samples where report.notAudited == nil {
+            let old = try JSONReportReader().decode(try Self.schema1File(name), path: "old.json")
+            let new = try JSONReportReader().decode(Array(JSONReportRenderer().render(report).utf8), path: "new.json")
+            let diff = ReportDiff(old: old, oldPath: "old.json", new: new, newPath: "new.json")
+            XCTAssertEqual(diff, ReportDiff(old: new, oldPath: "old.json", new: new, newPath: "new.json"), name)
+            XCTAssertTrue(diff.types.allSatisfy { $0.change == .unchanged }, name)
+        }
+    }
+
+    func testEachStackAndFrameIsWrittenOnce() throws {
+        // The same stack at the peak and at exit, and two stacks sharing their outer frames.
+        var report = GoldenOutputTests.samples[0].1
+        let stack = report.types[0].allocations[0].frames
+        report.types[0].allocationsAtExit = [AuditReport.AllocationGroup(count: 1, frames: stack, truncated: false)]
+        report.types[1].allocations = [AuditReport.AllocationGroup(count: 2, frames: Array(stack.dropFirst()), truncated: false)]
+        let object = try XCTUnwrap(
+            try JSONSerialization.jsonObject(with: Data(JSONReportRenderer().render(report).utf8)) as? [String: Any])
+        let frames = try XCTUnwrap(object["frames"] as? [[String: Any]])
+        let stacks = try XCTUnwrap(object["stacks"] as? [[Int]])
+        XCTAssertEqual(Set(stacks.flatMap { $0 }).count, frames.count, "every frame is used, and each one once in the table")
+        let types = try XCTUnwrap(object["types"] as? [[String: Any]])
+        let peak = try XCTUnwrap((types[0]["allocations"] as? [[String: Any]])?.first)
+        let atExit = try XCTUnwrap((types[0]["allocationsAtExit"] as? [[String: Any]])?.first)
+        let other = try XCTUnwrap((types[1]["allocations"] as? [[String: Any]])?.first)
+        XCTAssertNil(peak["frames"])
+        let whole = stacks[try XCTUnwrap(peak["stack"] as? Int)]
+        XCTAssertEqual(whole.count, stack.count)
+        XCTAssertEqual(atExit["stack"] as? Int, peak["stack"] as? Int, "the stack at exit is the one at the peak")
+        XCTAssertEqual(stacks[try XCTUnwrap(other["stack"] as? Int)], Array(whole.dropFirst()), "shared frames are shared")
+        // A frame holds only what is known: no null, and `inlined` only when true.
+        XCTAssertTrue(frames.allSatisfy { !$0.values.contains { $0 is NSNull } && $0["inlined"] as? Bool != false })
+        XCTAssertEqual(try readBack(report, name: "shared").types.map(\.allocationsAtExit), report.types.map(\.allocationsAtExit))
     }
 
     // MARK: - Bad files
@@ -320,10 +382,12 @@ final class JSONReportReaderTests: XCTestCase {
     }
 
     func testAnotherSchemaVersionIsNamed() throws {
-        let newer = try file("v2.json", try edited { $0["schemaVersion"] = 2 })
-        XCTAssertEqual(error(reading: newer), .unsupportedVersion(path: newer, version: 2))
+        let newer = try file("v3.json", try edited { $0["schemaVersion"] = 3 })
+        XCTAssertEqual(error(reading: newer), .unsupportedVersion(path: newer, version: 3))
         XCTAssertTrue(
-            error(reading: newer)?.description.contains("schema version 2, and this leak-audit reads version 1") == true)
+            error(reading: newer)?.description.contains("schema version 3, and this leak-audit reads versions 1 to 2") == true)
+        let older = try file("v0.json", try edited { $0["schemaVersion"] = 0 })
+        XCTAssertEqual(error(reading: older), .unsupportedVersion(path: older, version: 0))
         let text = try file("text-version.json", #"{"schemaVersion": "1"}"#)
         XCTAssertEqual(error(reading: text), .invalid(path: text, reason: "\"schemaVersion\" is not a whole number"))
     }
@@ -358,14 +422,59 @@ final class JSONReportReaderTests: XCTestCase {
             ),
             (
                 "address.json",
-                try types { type in
-                    var groups = type["allocations"] as? [[String: Any]] ?? []
-                    var frames = groups[0]["frames"] as? [[String: Any]] ?? []
+                try edited { object in
+                    var frames = object["frames"] as? [[String: Any]] ?? []
                     frames[0]["address"] = "5000"
-                    groups[0]["frames"] = frames
-                    type["allocations"] = groups
+                    object["frames"] = frames
                 },
-                "\"types[0].allocations[0].frames[0].address\" is \"5000\", not a hexadecimal address (0x…)"
+                "\"frames[0].address\" is \"5000\", not a hexadecimal address (0x…)"
+            ),
+            (
+                "line.json",
+                try edited { object in
+                    var frames = object["frames"] as? [[String: Any]] ?? []
+                    frames[1]["line"] = -3
+                    object["frames"] = frames
+                },
+                "\"frames[1].line\" is -3, out of range"
+            ),
+            (
+                "stack-beyond.json",
+                try types { $0["allocations"] = [["count": 3, "truncated": false, "test": NSNull(), "stack": 3]] },
+                "\"types[0].allocations[0].stack\" is 3, not an index of \"stacks\" (indexes 0 to 2)"
+            ),
+            (
+                "stack-negative.json",
+                try types { $0["allocationsAtExit"] = [["count": 3, "truncated": false, "test": NSNull(), "stack": -1]] },
+                "\"types[0].allocationsAtExit[0].stack\" is -1, not an index of \"stacks\" (indexes 0 to 2)"
+            ),
+            (
+                "stack-missing.json", try types { $0["allocations"] = [["count": 3, "truncated": false, "test": NSNull()]] },
+                "missing \"types[0].allocations[0].stack\""
+            ),
+            (
+                "frame-beyond.json", try edited { $0["stacks"] = [[0, 1], [9], []] },
+                "\"stacks[1][0]\" is 9, not an index of \"frames\" (indexes 0 to 8)"
+            ),
+            (
+                "no-frames.json", try edited { $0["frames"] = [] as [Any] },
+                "\"stacks[0][0]\" is 0, not an index of \"frames\" (which is empty)"
+            ),
+            ("stacks-missing.json", try edited { $0["stacks"] = nil }, "missing \"stacks\""),
+            ("frames-missing.json", try edited { $0["frames"] = nil }, "missing \"frames\""),
+            (
+                "stack-self.json", try edited { $0["stacks"] = [[0, [0]], [], []] as [Any] },
+                "wrong type at \"stacks[0][1]\""
+            ),
+            (
+                "schema-1-frames.json",
+                try edited { object in
+                    object["schemaVersion"] = 1
+                    var types = object["types"] as? [[String: Any]] ?? []
+                    types[0]["allocations"] = [["count": 3, "truncated": false, "test": NSNull(), "stack": 0]]
+                    object["types"] = types
+                },
+                "missing \"types[0].allocations[0].frames\""
             ),
             (
                 "reason.json",

@@ -367,12 +367,14 @@ final class RendererTests: XCTestCase {
 
     func testJSONTopLevelToolTargetAndSummary() throws {
         let root = try json(leakyReport())
-        XCTAssertEqual(Set(root.keys), ["schemaVersion", "tool", "target", "summary", "types", "census", "tests", "baseline"])
+        XCTAssertEqual(
+            Set(root.keys),
+            ["schemaVersion", "tool", "target", "summary", "types", "census", "tests", "baseline", "frames", "stacks"])
         XCTAssertTrue(root["tests"] is NSNull, "tests is null without --leaks-per-test")
         XCTAssertTrue(root["baseline"] is NSNull, "baseline is null without --baseline")
         XCTAssertTrue(root["census"] is NSNull, "census is null without --census")
-        XCTAssertEqual(root["schemaVersion"] as? Int, 1)
-        XCTAssertEqual(JSONReportRenderer.schemaVersion, 1)
+        XCTAssertEqual(root["schemaVersion"] as? Int, 2)
+        XCTAssertEqual(JSONReportRenderer.schemaVersion, 2)
 
         let tool = try dictionary(root["tool"])
         XCTAssertEqual(tool["name"] as? String, "leak-audit")
@@ -463,7 +465,7 @@ final class RendererTests: XCTestCase {
         }
     }
 
-    func testJSONTypesAllocationsAndFramesWithNullForAbsentFields() throws {
+    func testJSONTypesAllocationsAndFramesOnceInTablesWithNullForAbsentFields() throws {
         let root = try json(leakyReport())
         let types = try array(root["types"]).map { try dictionary($0) }
         XCTAssertEqual(types.count, 2)
@@ -488,14 +490,21 @@ final class RendererTests: XCTestCase {
         let allocations = try array(leaky["allocations"]).map { try dictionary($0) }
         XCTAssertEqual(allocations.map { $0["count"] as? Int }, [2, 1])
         XCTAssertEqual(allocations.map { $0["truncated"] as? Bool }, [false, true])
-        XCTAssertEqual(Set(allocations[0].keys), ["count", "truncated", "test", "frames"])
+        XCTAssertEqual(Set(allocations[0].keys), ["count", "truncated", "test", "stack"])
         XCTAssertTrue(allocations[0]["test"] is NSNull, "null outside tests")
 
-        // JSON keeps every frame: thunks and frames below main included.
-        let frames = try array(allocations[0]["frames"]).map { try dictionary($0) }
+        // JSON keeps every frame, thunks and frames below main included, once in `frames`; a
+        // group names its stack in `stacks`, a list of indexes into `frames`.
+        let table = try array(root["frames"]).map { try dictionary($0) }
+        let stacks = try XCTUnwrap(root["stacks"] as? [[Int]])
+        func stack(_ group: [String: Any]) throws -> [[String: Any]] {
+            stacks[try XCTUnwrap(group["stack"] as? Int)].map { table[$0] }
+        }
+        let frames = try stack(allocations[0])
         XCTAssertEqual(frames.count, 7)
         let first = frames[0]
-        XCTAssertEqual(Set(first.keys), ["address", "module", "moduleOffset", "function", "file", "line", "column", "inlined"])
+        // A frame holds only what is known: no null, and `inlined` only when true.
+        XCTAssertEqual(Set(first.keys), ["address", "module", "moduleOffset", "function", "file", "line"])
         XCTAssertEqual(first["address"] as? String, "0x1a2b")
         XCTAssertEqual(first["moduleOffset"] as? String, "0x1000")
         XCTAssertEqual(first["module"] as? String, "/home/dev/project/.build/debug/App")
@@ -504,16 +513,11 @@ final class RendererTests: XCTestCase {
             "JSON keeps return types")
         XCTAssertEqual(first["file"] as? String, "/home/dev/project/Sources/App/Login.swift", "JSON keeps absolute paths")
         XCTAssertEqual(first["line"] as? Int, 11)
-        XCTAssertTrue(first["column"] is NSNull)
-        XCTAssertEqual(first["inlined"] as? Bool, false)
         XCTAssertEqual(frames[3]["inlined"] as? Bool, true)
 
-        let bare = try array(allocations[1]["frames"]).map { try dictionary($0) }[2]
-        XCTAssertEqual(Set(bare.keys), ["address", "module", "moduleOffset", "function", "file", "line", "column", "inlined"])
+        let bare = try stack(allocations[1])[2]
+        XCTAssertEqual(Set(bare.keys), ["address"])
         XCTAssertEqual(bare["address"] as? String, "0xdef0")
-        for key in ["module", "moduleOffset", "function", "file", "line", "column"] {
-            XCTAssertTrue(bare[key] is NSNull, "\(key) should be null, is \(String(describing: bare[key]))")
-        }
 
         let within = types[1]
         XCTAssertEqual(within["exceeded"] as? Bool, false)
@@ -552,15 +556,13 @@ final class RendererTests: XCTestCase {
             let found = positions.compactMap { $0 }
             XCTAssertEqual(found, found.sorted(), "\(keys) out of order", line: line)
         }
-        assertOrdered(["schemaVersion", "summary", "target", "tool", "types"])
+        assertOrdered(["frames", "schemaVersion", "stacks", "summary", "target", "tool", "types"])
         assertOrdered([
             "droppedRecords", "exceededTypes", "instancesOverBudget", "tornRecords", "trackedTypes", "verdict", "warnings",
         ])
         assertOrdered(["arguments", "attached", "exit", "notAuditedReason", "path"])
-        assertOrdered([
-            "allocatedTotal", "allocations", "count", "frames", "address", "column", "file", "function", "inlined", "line",
-            "module", "moduleOffset",
-        ])
+        assertOrdered(["address", "file", "function", "line", "module", "moduleOffset"])
+        assertOrdered(["allocatedTotal", "allocations", "count", "stack", "test", "truncated"])
         // The type's own keys after its allocations, still sorted ("name" first appears in "tool").
         assertOrdered(["exceeded", "liveAtExit", "max", "peakLive"])
         let typesSection = try XCTUnwrap(text.range(of: "\"types\" :")).upperBound
