@@ -506,7 +506,7 @@ private struct ReportFromWire {
     /// `index` when it is an index of the table `table` (of `count` entries).
     private func reference(_ index: Int, into table: String, holding count: Int, at location: String) throws -> Int {
         guard (0..<count).contains(index) else {
-            let held = count == 0 ? "which is empty" : "indexes 0 to \(count - 1)"
+            let held = count == 0 ? "which is empty" : count == 1 ? "index 0 only" : "indexes 0 to \(count - 1)"
             throw Problem.invalid("\"\(location)\" is \(index), not an index of \"\(table)\" (\(held))")
         }
         return index

@@ -260,6 +260,31 @@ final class JSONReportReaderTests: XCTestCase {
         }
     }
 
+    func testTheGoldenReportsMatchTheSchemaOfTheirVersion() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        let script = """
+            import glob, json, sys, jsonschema
+            for schema, files in ((sys.argv[1], sys.argv[2]), (sys.argv[3], sys.argv[4])):
+                schema = json.load(open(schema))
+                jsonschema.Draft202012Validator.check_schema(schema)
+                paths = sorted(glob.glob(files))
+                assert paths, files
+                for path in paths:
+                    jsonschema.Draft202012Validator(schema).validate(json.load(open(path)))
+            """
+        let docs = root.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("docs")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", "-c", script, docs.appendingPathComponent("report-schema.json").path,
+            root.appendingPathComponent("Golden").path + "/*.json", docs.appendingPathComponent("report-schema-v1.json").path,
+            root.appendingPathComponent("Golden/schema-1").path + "/*.json",
+        ]
+        try process.run()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, "a golden report does not match the schema of its version")
+    }
+
     func testASchema1ReportComparesWithASchema2ReportOfTheSameRun() throws {
         for (name, report) in GoldenOutputTests.samples where report.notAudited == nil {
             let old = try JSONReportReader().decode(try Self.schema1File(name), path: "old.json")
