@@ -67,7 +67,9 @@ enum ReportFuzzer {
     }
 
     /// Saved reports to start from: each record stream seed's report as JSON, compact (so that
-    /// mutations reach its values sooner), and a few that the strict rules refuse.
+    /// mutations reach its values sooner), and in schema 1 (the older shape the reader still
+    /// reads), a few that the strict rules refuse, and a few whose references to stacks and frames
+    /// are damaged.
     static var seeds: [(String, [UInt8])] {
         var seeds: [(String, [UInt8])] = []
         for (name, stream) in RecordStreamReplay.seeds.sorted(by: { $0.key < $1.key }) {
@@ -75,6 +77,10 @@ enum ReportFuzzer {
             let json = JSONReportRenderer().render(report)
             seeds.append(("\(name).json", Array(json.utf8)))
             seeds.append(("\(name)-compact.json", compacted(json)))
+            seeds.append(("\(name)-schema-1-compact.json", compacted(JSONReportRenderer.schema1.render(report))))
+        }
+        if let (_, withStack) = seeds.first(where: { String(decoding: $0.1, as: UTF8.self).contains("\"stack\" : ") }) {
+            seeds += damagedReferences(String(decoding: withStack, as: UTF8.self))
         }
         if let (_, first) = seeds.first {
             let text = String(decoding: first, as: UTF8.self)
@@ -84,6 +90,27 @@ enum ReportFuzzer {
                 ("lone-surrogate.json", Array(text.replacing("\"leak-audit\"", with: "\"leak\\ud800\"").utf8)))
         }
         return seeds
+    }
+
+    /// `json` (pretty-printed, with a group that names a stack) with its references damaged: a stack
+    /// or a frame out of range, a stack inside a stack, no table of frames, a group of schema 2 in
+    /// a report that says it is schema 1.
+    static func damagedReferences(_ json: String) -> [(String, [UInt8])] {
+        func replacingFirst(_ pattern: Regex<Substring>, in text: String, with replacement: String) -> String {
+            guard let match = text.firstMatch(of: pattern) else { return text }
+            var text = text
+            text.replaceSubrange(match.range, with: replacement)
+            return text
+        }
+        let damaged: [(String, String)] = [
+            ("stack-beyond.json", replacingFirst(#/"stack" : \d+/#, in: json, with: "\"stack\" : 1000000")),
+            ("stack-negative.json", replacingFirst(#/"stack" : \d+/#, in: json, with: "\"stack\" : -1")),
+            ("frame-beyond.json", replacingFirst(#/"stacks" : \[\s*\[\s*\d+/#, in: json, with: "\"stacks\" : [[1000000")),
+            ("stack-in-a-stack.json", replacingFirst(#/"stacks" : \[\s*\[/#, in: json, with: "\"stacks\" : [[[0], ")),
+            ("no-frames.json", json.replacing("\"frames\" : [", with: "\"unknown\" : [")),
+            ("schema-1-naming-stacks.json", json.replacing("\"schemaVersion\" : 2", with: "\"schemaVersion\" : 1")),
+        ]
+        return damaged.map { ($0, Array($1.utf8)) }
     }
 
     /// `json` without the spaces and line breaks between its tokens.
