@@ -28,110 +28,150 @@ enum StrictJSON {
     }
 
     private static func firstProblem(in bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        var position = 0
-        var path: [Step] = []
-        // One entry per open container: an object's keys, or nil for an array.
-        var open: [OpenObject?] = []
-
-        func skipSpace() {
-            while position < bytes.count, isSpace(bytes[position]) { position += 1 }
-        }
+        var scan = Scan(bytes: bytes)
         // One value (or the opening of a container) a turn, then what follows it.
         while true {
+            switch scan.readValue() {
+            case .problem(let problem): return problem
+            case .end: return nil
+            case .opened: continue
+            case .read: break
+            }
+            switch scan.readAfterValue() {
+            case .problem(let problem): return problem
+            case .end: return nil
+            case .opened, .read: continue
+            }
+        }
+    }
+
+    /// What one step of the scan found.
+    private enum Found {
+        /// A value was read whole.
+        case read
+        /// A container was opened: its first value comes next.
+        case opened
+        /// Something the strict reading refuses.
+        case problem(String)
+        /// The end of the text, or text that is not JSON (left to the decoder).
+        case end
+    }
+
+    /// The scan's place in the text: the position, where it is in the document, and the open
+    /// containers.
+    private struct Scan {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var position = 0
+        var path: [Step] = []
+        /// One entry per open container: an object's keys, or nil for an array.
+        var open: [OpenObject?] = []
+
+        init(bytes: UnsafeBufferPointer<UInt8>) {
+            self.bytes = bytes
+        }
+
+        mutating func skipSpace() {
+            while position < bytes.count, isSpace(bytes[position]) { position += 1 }
+        }
+
+        /// Reads one value, or opens a container and leaves `position` at its first value.
+        mutating func readValue() -> Found {
             skipSpace()
-            guard position < bytes.count else { return nil }
-            // A value.
+            guard position < bytes.count else { return .end }
             switch bytes[position] {
             case UInt8(ascii: "{"):
                 position += 1
                 skipSpace()
                 if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
                     position += 1
-                } else {
-                    open.append(OpenObject())
-                    path.append(.key(""))
-                    switch readKey(bytes, &position, &open, &path) {
-                    case .problem(let problem): return problem
-                    case .syntax: return nil
-                    case .read: continue
-                    }
+                    return .read
                 }
+                open.append(OpenObject())
+                path.append(.key(""))
+                return key(.opened)
             case UInt8(ascii: "["):
                 position += 1
                 skipSpace()
                 if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
                     position += 1
-                } else {
-                    open.append(nil)
-                    path.append(.index(0))
-                    continue
+                    return .read
                 }
+                open.append(nil)
+                path.append(.index(0))
+                return .opened
             case UInt8(ascii: "\""):
                 switch readString(bytes, &position) {
-                case .string: break
+                case .string: return .read
                 case .loneSurrogate(let escape):
-                    return "\(location(path)) holds a lone surrogate (\(escape)), which is no character"
-                case .syntax: return nil
+                    return .problem("\(location(path)) holds a lone surrogate (\(escape)), which is no character")
+                case .syntax: return .end
                 }
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                let start = position
-                if bytes[position] == UInt8(ascii: "-") { position += 1 }
-                var whole = true
-                var digits = 0
-                scan: while position < bytes.count {
-                    switch bytes[position] {
-                    case UInt8(ascii: "0")...UInt8(ascii: "9"): digits += 1
-                    case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"), UInt8(ascii: "-"):
-                        whole = false
-                    default: break scan
-                    }
-                    position += 1
-                }
-                let text = String(decoding: bytes[start..<position], as: UTF8.self)
-                let shown = text.count > 40 ? String(text.prefix(40)) + "…" : text
-                guard digits > 0 else { return nil }
-                guard whole else {
-                    return "\(location(path)) holds \(shown), which is not a whole number written in digits, as every count is"
-                }
-                guard Int64(text) != nil else {
-                    return "\(location(path)) holds \(shown), too large for a count"
-                }
+                return readNumber()
             case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
                 while position < bytes.count, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(bytes[position]) {
                     position += 1
                 }
+                return .read
             default:
-                return nil
+                return .end
             }
-            // After a value: the next one, or the ends of containers.
+        }
+
+        /// Reads a number, which must be a whole one written in digits that 64 bits hold.
+        mutating func readNumber() -> Found {
+            let start = position
+            if bytes[position] == UInt8(ascii: "-") { position += 1 }
+            var whole = true
+            var digits = 0
+            scan: while position < bytes.count {
+                switch bytes[position] {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digits += 1
+                case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"), UInt8(ascii: "-"):
+                    whole = false
+                default: break scan
+                }
+                position += 1
+            }
+            let text = String(decoding: bytes[start..<position], as: UTF8.self)
+            let shown = text.count > 40 ? String(text.prefix(40)) + "…" : text
+            guard digits > 0 else { return .end }
+            guard whole else {
+                return .problem(
+                    "\(location(path)) holds \(shown), which is not a whole number written in digits, as every count is")
+            }
+            guard Int64(text) != nil else { return .problem("\(location(path)) holds \(shown), too large for a count") }
+            return .read
+        }
+
+        /// After a value: closes the containers that end there, and moves to the next value (its key
+        /// read, in an object).
+        mutating func readAfterValue() -> Found {
             while true {
                 skipSpace()
-                guard let container = open.last else { return nil }  // the top value is read
-                guard position < bytes.count else { return nil }
+                guard let container = open.last else { return .end }  // the top value is read
+                guard position < bytes.count else { return .end }
                 let byte = bytes[position]
                 position += 1
-                if container != nil {
-                    if byte == UInt8(ascii: "}") {
-                        open.removeLast()
-                        path.removeLast()
-                        continue
-                    }
-                    guard byte == UInt8(ascii: ",") else { return nil }
-                    switch readKey(bytes, &position, &open, &path) {
-                    case .problem(let problem): return problem
-                    case .syntax: return nil
-                    case .read: break
-                    }
-                } else {
-                    if byte == UInt8(ascii: "]") {
-                        open.removeLast()
-                        path.removeLast()
-                        continue
-                    }
-                    guard byte == UInt8(ascii: ","), case .index(let index) = path.last else { return nil }
-                    path[path.count - 1] = .index(index + 1)
+                if byte == UInt8(ascii: container != nil ? "}" : "]") {
+                    open.removeLast()
+                    path.removeLast()
+                    continue
                 }
-                break
+                guard byte == UInt8(ascii: ",") else { return .end }
+                if container != nil { return key(.read) }
+                guard case .index(let index) = path.last else { return .end }
+                path[path.count - 1] = .index(index + 1)
+                return .read
+            }
+        }
+
+        /// Reads the next key of the innermost object; `found` when it is read.
+        private mutating func key(_ found: Found) -> Found {
+            switch readKey(bytes, &position, &open, &path) {
+            case .problem(let problem): return .problem(problem)
+            case .syntax: return .end
+            case .read: return found
             }
         }
     }
