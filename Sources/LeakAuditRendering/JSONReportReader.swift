@@ -268,16 +268,7 @@ private struct ReportFromWire {
     private func readStacks() throws -> [[SymbolizedFrame]] {
         guard let frames = wire.frames else { throw Problem.invalid("missing \"frames\"") }
         guard let stacks = wire.stacks else { throw Problem.invalid("missing \"stacks\"") }
-        let read = try frames.enumerated().map { index, frame in
-            try self.frame(
-                address: frame.address, moduleOffset: frame.moduleOffset, line: frame.line, column: frame.column,
-                at: "frames[\(index)]"
-            ) { address, moduleOffset in
-                SymbolizedFrame(
-                    address: address, module: frame.module, moduleOffset: moduleOffset, function: frame.function,
-                    file: frame.file, line: frame.line, column: frame.column, inlined: frame.inlined ?? false)
-            }
-        }
+        let read = try frames.enumerated().map { try frame($1, at: "frames[\($0)]") }
         return try stacks.enumerated().map { index, stack in
             try stack.enumerated().map { position, frame in
                 read[try reference(frame, into: "frames", holding: read.count, at: "stacks[\(index)][\(position)]")]
@@ -488,16 +479,7 @@ private struct ReportFromWire {
     private func frames(of group: JSONReportWire.Allocation, at location: String) throws -> [SymbolizedFrame] {
         guard version >= 2 else {
             guard let frames = group.frames else { throw Problem.invalid("missing \"\(location).frames\"") }
-            return try frames.enumerated().map { index, frame in
-                try self.frame(
-                    address: frame.address, moduleOffset: frame.moduleOffset, line: frame.line, column: frame.column,
-                    at: "\(location).frames[\(index)]"
-                ) { address, moduleOffset in
-                    SymbolizedFrame(
-                        address: address, module: frame.module, moduleOffset: moduleOffset, function: frame.function,
-                        file: frame.file, line: frame.line, column: frame.column, inlined: frame.inlined)
-                }
-            }
+            return try frames.enumerated().map { try frame(JSONReportWire.Frame($1), at: "\(location).frames[\($0)]") }
         }
         guard let stack = group.stack else { throw Problem.invalid("missing \"\(location).stack\"") }
         return stacks[try reference(stack, into: "stacks", holding: stacks.count, at: location + ".stack")]
@@ -512,12 +494,8 @@ private struct ReportFromWire {
         return index
     }
 
-    /// A frame whose addresses, line and column are checked at `location`, made by `make` from its
-    /// address and module offset.
-    private func frame(
-        address: String, moduleOffset: String?, line: Int?, column: Int?, at location: String,
-        make: (UInt64, UInt64?) -> SymbolizedFrame
-    ) throws -> SymbolizedFrame {
+    /// A frame, its addresses, line and column checked.
+    private func frame(_ frame: JSONReportWire.Frame, at location: String) throws -> SymbolizedFrame {
         func value(_ text: String, _ field: String) throws -> UInt64 {
             guard text.hasPrefix("0x"), text.count > 2, text.dropFirst(2).allSatisfy(\.isHexDigit),
                 text.dropFirst(2).allSatisfy({ !$0.isUppercase }), let value = UInt64(text.dropFirst(2), radix: 16)
@@ -527,12 +505,15 @@ private struct ReportFromWire {
             }
             return value
         }
-        for (field, value) in [("line", line), ("column", column)] {
+        for (field, value) in [("line", frame.line), ("column", frame.column)] {
             if let value, !(0...Int(Int32.max)).contains(value) {
                 throw Problem.invalid("\"\(location).\(field)\" is \(value), out of range")
             }
         }
-        return make(try value(address, "address"), try moduleOffset.map { try value($0, "moduleOffset") })
+        return SymbolizedFrame(
+            address: try value(frame.address, "address"), module: frame.module,
+            moduleOffset: try frame.moduleOffset.map { try value($0, "moduleOffset") }, function: frame.function,
+            file: frame.file, line: frame.line, column: frame.column, inlined: frame.inlined ?? false)
     }
 
     /// A retainer's omitted steps: none, or a positive count after a step the path has.

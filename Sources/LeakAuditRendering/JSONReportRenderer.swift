@@ -544,6 +544,15 @@ extension JSONReportWire.FrameV1 {
     }
 }
 
+extension JSONReportWire.Frame {
+    /// A schema-1 frame as schema 2 writes it, to be read as one.
+    init(_ frame: JSONReportWire.FrameV1) {
+        self.init(
+            address: frame.address, module: frame.module, moduleOffset: frame.moduleOffset, function: frame.function,
+            file: frame.file, line: frame.line, column: frame.column, inlined: frame.inlined)
+    }
+}
+
 extension JSONReportWire.LeakedType {
     init(type: String, count: Int, allocations: [JSONReportWire.Allocation], finding: JSONReportWire.Finding) {
         self.init(
