@@ -65,6 +65,52 @@ final class ReportCommandTests: XCTestCase {
         try Harness.validateAgainstSchema(run.json)
     }
 
+    /// `json` (a schema-2 report) in schema 1's shape, as earlier releases wrote it: each group's
+    /// frames inside it, every field of a frame written, null when unknown.
+    private static func schema1(_ json: String) throws -> String {
+        var object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        object = Harness.withFramesInGroups(object)
+        let fields = ["module", "moduleOffset", "function", "file", "line", "column"]
+        func reshape(_ value: Any) -> Any {
+            if let array = value as? [Any] { return array.map(reshape) }
+            guard var group = value as? [String: Any] else { return value }
+            for (key, inner) in group { group[key] = reshape(inner) }
+            if let frames = group["frames"] as? [[String: Any]], group["stack"] != nil {
+                group["stack"] = nil
+                group["frames"] = frames.map { frame in
+                    var whole = frame
+                    for field in fields where whole[field] == nil { whole[field] = NSNull() }
+                    whole["inlined"] = frame["inlined"] as? Bool ?? false
+                    return whole
+                }
+            }
+            return group
+        }
+        object = reshape(object) as? [String: Any] ?? object
+        (object["frames"], object["stacks"], object["schemaVersion"]) = (nil, nil, 1)
+        return String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+    }
+
+    func testAReportSavedInSchema1RendersAndComparesAsTheRunWroteIt() throws {
+        let run = try Self.leaky.get()
+        let old = run.directory.appendingPathComponent("schema-1.json").path
+        try Data(try Self.schema1(try run.contents("json")).utf8).write(to: URL(fileURLWithPath: old))
+        let schema = Harness.packageRoot.appendingPathComponent("docs/report-schema-v1.json").path
+        let script =
+            "import json, sys, jsonschema; jsonschema.Draft202012Validator(json.load(open(sys.argv[1]))).validate(json.load(open(sys.argv[2])))"
+        let valid = Harness.run(["python3", "-c", script, schema, old])
+        XCTAssertEqual(valid.status, 0, "not schema 1:\n\(valid.stderr)")
+        for format in Self.formats {
+            let rendered = Self.leakAudit(["report", old, "--format", format])
+            XCTAssertEqual(rendered.status, run.status, "\(format): the run's exit code\n\(rendered.log)")
+            XCTAssertEqual(rendered.stdout, try run.contents(format), "\(format) differs from what the run wrote")
+        }
+        let diff = Self.leakAudit(["report", "--diff", old, run.json])
+        XCTAssertEqual(diff.status, 0, diff.log)
+        XCTAssertTrue(diff.stdout.contains("\n  UNCHANGED ViewModelRetention.LoginViewModel: "), diff.stdout)
+        XCTAssertFalse(diff.stdout.contains("APPEARED") || diff.stdout.contains("GREW"), diff.stdout)
+    }
+
     func testTheCleanTwinsReportExitsZero() throws {
         let clean = try Self.save("ViewModelRetention", ["clean"])
         XCTAssertEqual(clean.status, 0)
