@@ -2,8 +2,8 @@ import FoundationEssentials
 import LeakAuditModel
 
 /// Reads a saved JSON report (schema version 2, what `JSONReportRenderer` writes, or 1, what older
-/// releases wrote) back into the report it was rendered from, so that every format can be rendered from one run
-/// (`leak-audit report`) and two runs compared.
+/// releases wrote) back into the report it was rendered from, so that every format can be rendered
+/// from one run (`leak-audit report`) and two runs compared.
 ///
 /// Reading is the JSON renderer's inverse: rendering the report read from a JSON report gives, in
 /// every format, the bytes rendering the original gives. The file is treated as hostile: it is read
