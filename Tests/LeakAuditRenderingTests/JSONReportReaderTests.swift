@@ -320,6 +320,35 @@ final class JSONReportReaderTests: XCTestCase {
         XCTAssertEqual(try readBack(report, name: "shared").types.map(\.allocationsAtExit), report.types.map(\.allocationsAtExit))
     }
 
+    func testStacksAndGroupsReferringToMoreFramesThanTheBoundAreRefused() throws {
+        // Sample 0's stacks list 9 frames; its first type's groups refer to them, at the peak and
+        // again at exit: 18 references.
+        var report = GoldenOutputTests.samples[0].1
+        report.types[0].allocationsAtExit = report.types[0].allocations
+        let json = Array(JSONReportRenderer().render(report).utf8)
+        let listed = try XCTUnwrap(
+            (try JSONSerialization.jsonObject(with: Data(json)) as? [String: Any])?["stacks"] as? [[Int]]
+        ).joined().count
+        XCTAssertEqual(listed, 9)
+        let references = report.types[0].allocations.map(\.frames.count).reduce(0, +) * 2
+        XCTAssertEqual(references, 18)
+        let read = try JSONReportReader(frameReferenceBound: 100).decode(json, path: "within.json")
+        XCTAssertEqual(read.types[0].allocationsAtExit, report.types[0].allocationsAtExit)
+        let cases: [(Int, String)] = [
+            (8, "\"stacks[1]\" takes the frames \"stacks\" lists past 8 in all, more than any run writes"),
+            (
+                9,
+                "\"types[0].allocationsAtExit[0].stack\" takes the frames the allocation groups refer to past 9 in all, more than any run writes"
+            ),
+        ]
+        for (bound, reason) in cases {
+            XCTAssertThrowsError(try JSONReportReader(frameReferenceBound: bound).decode(json, path: "bound.json")) {
+                XCTAssertEqual($0 as? ReportFileError, .invalid(path: "bound.json", reason: reason), "bound \(bound)")
+            }
+        }
+        XCTAssertEqual(JSONReportReader.largestFrameReferences, 4_194_304)
+    }
+
     // MARK: - Bad files
 
     private var directory: URL!
