@@ -65,11 +65,28 @@ final class ReportCommandTests: XCTestCase {
         try Harness.validateAgainstSchema(run.json)
     }
 
+    /// A parsed JSON report with each allocation group's frames under its `frames` key, looked up
+    /// from the group's `stack` in the report's `stacks` and `frames` (each written once there).
+    private static func withFramesInGroups(_ report: [String: Any]) -> [String: Any] {
+        let frames = report["frames"] as? [[String: Any]] ?? []
+        let stacks = report["stacks"] as? [[Int]] ?? []
+        func resolve(_ value: Any) -> Any {
+            if let array = value as? [Any] { return array.map(resolve) }
+            guard var object = value as? [String: Any] else { return value }
+            for (key, inner) in object { object[key] = resolve(inner) }
+            if let stack = object["stack"] as? Int, object["count"] != nil, stacks.indices.contains(stack) {
+                object["frames"] = stacks[stack].map { frames.indices.contains($0) ? frames[$0] : [:] }
+            }
+            return object
+        }
+        return resolve(report) as? [String: Any] ?? report
+    }
+
     /// `json` (a schema-2 report) in schema 1's shape, as earlier releases wrote it: each group's
     /// frames inside it, every field of a frame written, null when unknown.
     private static func schema1(_ json: String) throws -> String {
         var object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
-        object = Harness.withFramesInGroups(object)
+        object = withFramesInGroups(object)
         let fields = ["module", "moduleOffset", "function", "file", "line", "column"]
         func reshape(_ value: Any) -> Any {
             if let array = value as? [Any] { return array.map(reshape) }
