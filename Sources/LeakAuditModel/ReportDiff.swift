@@ -149,7 +149,7 @@ public struct ReportDiff: Sendable, Hashable {
     }
 
     /// Something that limits what the comparison can say.
-    public enum Note: Sendable, Hashable, CustomStringConvertible {
+    public enum Note: Sendable, Hashable {
         /// That run could not be audited: there is nothing to compare.
         case notAudited(old: Bool, reason: AuditReport.NotAuditedReason)
         /// That run's records were lost or damaged: its counts may be wrong.
@@ -160,24 +160,6 @@ public struct ReportDiff: Sendable, Hashable {
         case censusInOneRun(old: Bool)
         /// The runs audited different targets.
         case differentTargets(old: String, new: String)
-
-        /// One sentence for people, without a final period.
-        public var description: String {
-            func run(_ old: Bool) -> String { old ? "the old run" : "the new run" }
-            switch self {
-            case .notAudited(let old, let reason):
-                return "\(run(old)) could not be audited (\(reason.name)), so there is nothing to compare"
-            case .incomplete(let old):
-                return "\(run(old)) is incomplete (records were lost or damaged), so its counts may be wrong"
-            case .testsInOneRun(let old):
-                return "only \(run(old)) was made with --leaks-per-test, so tests are not compared"
-            case .censusInOneRun(let old):
-                return "only \(run(old)) was made with --census, so censuses are not compared"
-            case .differentTargets(let old, let new):
-                return
-                    "the runs audited different targets ('\(ReportPhrases.escaped(old))' and '\(ReportPhrases.escaped(new))')"
-            }
-        }
     }
 
     /// What a comparison concluded; `leak-audit report --diff` exits with its code.

@@ -610,6 +610,23 @@ public struct ReportPhrases: Sendable {
         }
     }
 
+    /// What limits a comparison of two reports, in one sentence for people, without a final period.
+    public static func note(_ note: ReportDiff.Note) -> String {
+        func run(_ old: Bool) -> String { old ? "the old run" : "the new run" }
+        switch note {
+        case .notAudited(let old, let reason):
+            return "\(run(old)) could not be audited (\(reason.name)), so there is nothing to compare"
+        case .incomplete(let old):
+            return "\(run(old)) is incomplete (records were lost or damaged), so its counts may be wrong"
+        case .testsInOneRun(let old):
+            return "only \(run(old)) was made with --leaks-per-test, so tests are not compared"
+        case .censusInOneRun(let old):
+            return "only \(run(old)) was made with --census, so censuses are not compared"
+        case .differentTargets(let old, let new):
+            return "the runs audited different targets ('\(escaped(old))' and '\(escaped(new))')"
+        }
+    }
+
     /// The frames worth reading: thunks without a line dropped, nothing below the entry point, and
     /// nothing after the last frame with a source line (the runtime, Dispatch or XCTest calling in).
     public func readableFrames(_ frames: [SymbolizedFrame]) -> [SymbolizedFrame] {

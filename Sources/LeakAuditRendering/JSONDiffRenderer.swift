@@ -140,6 +140,6 @@ struct JSONDiffV1: Encodable {
                 CensusChange(type: $0.type, change: $0.change.rawValue, old: $0.old, new: $0.new, delta: $0.new - $0.old)
             }
         }
-        notes = diff.notes.map(\.description)
+        notes = diff.notes.map(ReportPhrases.note)
     }
 }

@@ -40,7 +40,7 @@ public struct TextDiffRenderer: ReportDiffRenderer {
             lines += census.isEmpty ? ["  none in either run"] : census.map(censusLine)
             lines.append("")
         }
-        lines += diff.notes.map { "note: \($0)" }
+        lines += diff.notes.map { "note: " + ReportPhrases.note($0) }
         lines.append("leak-audit: " + verdict(diff))
         return lines.joined(separator: "\n") + "\n"
     }
