@@ -41,17 +41,22 @@ let package = Package(
         // System calls of the leak-audit executable that Swift's Glibc module lacks, and the
         // runtimes' demanglers: libstdc++'s, which the Swift runtime needs anyway, is linked by name.
         .target(name: "CLeakAuditHost", cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("stdc++")]),
-        // The report model and its vocabulary: what an audit found. Depends on nothing.
+        // The report model and its vocabulary (names, rule ids, kinds): what an audit found. Depends
+        // on nothing; no words laid out for people, no colour, no file read.
         .target(name: "LeakAuditModel"),
-        // One renderer per output format, each reading only the model.
-        .target(name: "LeakAuditRendering", dependencies: ["LeakAuditModel"]),
+        // What the renderers share to put the model into words for people: the phrases, width and
+        // wrapping, whole blocks (ReportPhrases), readable stacks, colour (TextEmphasis), escaping.
+        .target(name: "LeakAuditPresentation", dependencies: ["LeakAuditModel"]),
+        // One renderer per output format, each reading only the model and the presentation layer.
+        .target(name: "LeakAuditRendering", dependencies: ["LeakAuditModel", "LeakAuditPresentation"]),
         // The pipeline: plan, record, report, judge (Audit.swift); Linux behind Platform/.
         .target(
-            name: "LeakAuditCore", dependencies: ["LeakAuditModel", "LeakAuditWire", "CLeakAuditHost", "CLibDW"]),
+            name: "LeakAuditCore",
+            dependencies: ["LeakAuditModel", "LeakAuditPresentation", "LeakAuditWire", "CLeakAuditHost", "CLibDW"]),
         .executableTarget(
             name: "LeakAuditCLI",
             dependencies: [
-                "LeakAuditCore", "LeakAuditModel", "LeakAuditRendering",
+                "LeakAuditCore", "LeakAuditModel", "LeakAuditPresentation", "LeakAuditRendering",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -94,10 +99,13 @@ let package = Package(
         .testTarget(name: "LeakMonitorTests", dependencies: ["LeakMonitor"]),
         .testTarget(
             name: "LeakAuditCoreTests",
-            dependencies: ["LeakAuditCore", "LeakAuditModel", "LeakAuditRendering", "RecordStreamSupport"],
+            dependencies: [
+                "LeakAuditCore", "LeakAuditModel", "LeakAuditPresentation", "LeakAuditRendering", "RecordStreamSupport",
+            ],
             exclude: ["HeapGraphCorpus"]),
         .testTarget(
-            name: "LeakAuditRenderingTests", dependencies: ["LeakAuditRendering", "LeakAuditModel", "HeadlessChromium"],
+            name: "LeakAuditRenderingTests",
+            dependencies: ["LeakAuditRendering", "LeakAuditModel", "LeakAuditPresentation", "HeadlessChromium"],
             exclude: ["Golden"]),
         // Builds Fixtures/ and runs the real leak-audit executable on it.
         .testTarget(

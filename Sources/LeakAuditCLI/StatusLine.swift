@@ -1,5 +1,6 @@
 import LeakAuditCore
 import LeakAuditModel
+import LeakAuditPresentation
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import LeakAuditModel
+import LeakAuditPresentation
 
 /// The report for GitHub Actions: workflow commands, which the runner turns into annotations on
 /// the lines they name.

@@ -1,4 +1,5 @@
 import LeakAuditModel
+import LeakAuditPresentation
 
 /// The report as one self-contained HTML page: the verdict, for each type over budget (and the
 /// census's largest types) its live count over time against its budget and a flame graph of where

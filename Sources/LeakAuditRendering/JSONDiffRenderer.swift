@@ -1,4 +1,5 @@
 import LeakAuditModel
+import LeakAuditPresentation
 
 /// A comparison of two reports for tools: JSON of diff schema version 1, described by
 /// docs/diff-schema.json.

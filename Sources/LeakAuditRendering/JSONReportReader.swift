@@ -1,5 +1,6 @@
 import FoundationEssentials
 import LeakAuditModel
+import LeakAuditPresentation
 
 /// Reads a saved JSON report (schema version 2, what `JSONReportRenderer` writes, or 1, what older
 /// releases wrote) back into the report it was rendered from, so that every format can be rendered

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import LeakAuditModel
+import LeakAuditPresentation
 
 /// The report for CI test reports: JUnit XML with one `<testsuite name="leak-audit">` whose test
 /// cases are the audited types and, with `--leaks-per-test`, a `<testsuite name="leak-audit tests">`

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import LeakAuditModel
+import LeakAuditPresentation
 
 /// The report for code-scanning tools: a SARIF 2.1.0 log with one run, one `budget-exceeded`
 /// result per type over budget and, with `--leaks-per-test`, one `test-leaked` result per test and

@@ -1,4 +1,5 @@
 import LeakAuditModel
+import LeakAuditPresentation
 
 /// What a saved report must not hold although JSON's grammar allows it, because readers disagree
 /// on what it means: a key given twice in one object (leak-audit's decoder would take the first

@@ -1,4 +1,5 @@
 import LeakAuditModel
+import LeakAuditPresentation
 
 /// A comparison of two reports for people: the two runs, then one line per changed finding (types
 /// over budget, then tests' leaks), the census, what limits the comparison, and the verdict.

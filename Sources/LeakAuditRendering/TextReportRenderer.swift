@@ -1,4 +1,5 @@
 import LeakAuditModel
+import LeakAuditPresentation
 
 /// The report for people: one block per failing type over budget with its allocation stacks as
 /// `function at file:line`, then one line per type within budget, the census and the tests, then

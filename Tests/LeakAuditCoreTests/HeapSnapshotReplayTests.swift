@@ -1,4 +1,5 @@
 import LeakAuditModel
+import LeakAuditPresentation
 import XCTest
 
 @testable import LeakAuditCore

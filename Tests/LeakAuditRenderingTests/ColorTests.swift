@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 
 @testable import LeakAuditModel
+@testable import LeakAuditPresentation
 @testable import LeakAuditRendering
 
 /// The colored text report (`--color`, `NO_COLOR`): the same text as the plain one with ANSI

@@ -1,6 +1,7 @@
 import XCTest
 
 @testable import LeakAuditModel
+@testable import LeakAuditPresentation
 @testable import LeakAuditRendering
 
 /// The text report as a person reads it on real code: the frames that matter, recursion

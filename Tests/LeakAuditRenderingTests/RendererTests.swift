@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 
 @testable import LeakAuditModel
+@testable import LeakAuditPresentation
 @testable import LeakAuditRendering
 
 /// The text and JSON renderers on reports built by hand, and AuditReport's verdict.

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import LeakAuditModel
+import LeakAuditPresentation
 
 /// A configuration file (`--config FILE`, or `.leak-audit.json` in the working directory),
 /// format version 1, described in docs/configuration.md:

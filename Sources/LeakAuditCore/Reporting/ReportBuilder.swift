@@ -1,4 +1,5 @@
 import LeakAuditModel
+import LeakAuditPresentation
 
 /// Turns a recorded run into a report: exact counts from the ledger, and, for the types over
 /// budget only, symbolized allocation stacks.

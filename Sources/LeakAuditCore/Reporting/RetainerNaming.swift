@@ -1,5 +1,6 @@
 import FoundationEssentials
 import LeakAuditModel
+import LeakAuditPresentation
 
 /// Turns the paths a process's heap walk found into the report's retainers: roots named by the
 /// process's symbols (a global by its variable, a stack slot by its function), steps named as

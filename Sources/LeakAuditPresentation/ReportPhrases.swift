@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LeakAuditModel
 
 /// How a report's parts are put into words for people: why a target was not audited, a type's
 /// budget, its allocation sites as readable stacks, an exceeded type's block, the census, a

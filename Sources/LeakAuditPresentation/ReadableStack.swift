@@ -1,3 +1,5 @@
+import LeakAuditModel
+
 /// The part of an allocation stack a person needs, innermost first: from the line that
 /// constructed the instances outward, with recursion collapsed and the frames that have no source
 /// line of the user's (the runtime, Foundation, the test harness, compiler thunks and
