@@ -41,6 +41,9 @@ let package = Package(
         // System calls of the leak-audit executable that Swift's Glibc module lacks, and the
         // runtimes' demanglers: libstdc++'s, which the Swift runtime needs anyway, is linked by name.
         .target(name: "CLeakAuditHost", cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("stdc++")]),
+        // Reading the files leak-audit is given (a configuration, a baseline, a saved report), bounded,
+        // and the C library's words for a failed call.
+        .target(name: "LeakAuditFiles"),
         // The report model and its vocabulary (names, rule ids, kinds): what an audit found. Depends
         // on nothing; no words laid out for people, no colour, no file read.
         .target(name: "LeakAuditModel"),
@@ -48,11 +51,13 @@ let package = Package(
         // wrapping, whole blocks (ReportPhrases), readable stacks, colour (TextEmphasis), escaping.
         .target(name: "LeakAuditPresentation", dependencies: ["LeakAuditModel"]),
         // One renderer per output format, each reading only the model and the presentation layer.
-        .target(name: "LeakAuditRendering", dependencies: ["LeakAuditModel", "LeakAuditPresentation"]),
+        .target(name: "LeakAuditRendering", dependencies: ["LeakAuditModel", "LeakAuditPresentation", "LeakAuditFiles"]),
         // The pipeline: plan, record, report, judge (Audit.swift); Linux behind Platform/.
         .target(
             name: "LeakAuditCore",
-            dependencies: ["LeakAuditModel", "LeakAuditPresentation", "LeakAuditWire", "CLeakAuditHost", "CLibDW"]),
+            dependencies: [
+                "LeakAuditModel", "LeakAuditPresentation", "LeakAuditFiles", "LeakAuditWire", "CLeakAuditHost", "CLibDW",
+            ]),
         .executableTarget(
             name: "LeakAuditCLI",
             dependencies: [
@@ -105,7 +110,9 @@ let package = Package(
             exclude: ["HeapGraphCorpus"]),
         .testTarget(
             name: "LeakAuditRenderingTests",
-            dependencies: ["LeakAuditRendering", "LeakAuditModel", "LeakAuditPresentation", "HeadlessChromium"],
+            dependencies: [
+                "LeakAuditRendering", "LeakAuditModel", "LeakAuditPresentation", "LeakAuditFiles", "HeadlessChromium",
+            ],
             exclude: ["Golden"]),
         // Builds Fixtures/ and runs the real leak-audit executable on it.
         .testTarget(

@@ -1,3 +1,4 @@
+import LeakAuditFiles
 import LeakAuditModel
 
 /// Everything that can stop an audit before it produces a report.

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LeakAuditFiles
 import LeakAuditModel
 import LeakAuditPresentation
 

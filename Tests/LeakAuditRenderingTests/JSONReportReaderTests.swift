@@ -1,4 +1,5 @@
 import Foundation
+import LeakAuditFiles
 import XCTest
 
 @testable import LeakAuditModel

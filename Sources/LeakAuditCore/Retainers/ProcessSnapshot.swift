@@ -1,3 +1,4 @@
+import LeakAuditFiles
 import LeakAuditModel
 
 /// A copy of a stopped process: its memory regions, threads and their registers, taken while every

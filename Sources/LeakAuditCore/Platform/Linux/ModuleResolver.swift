@@ -1,4 +1,5 @@
 import CLibDW
+import LeakAuditFiles
 import LeakAuditModel
 
 #if canImport(Glibc)

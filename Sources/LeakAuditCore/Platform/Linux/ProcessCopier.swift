@@ -1,5 +1,6 @@
 import CLeakAuditHost
 import FoundationEssentials
+import LeakAuditFiles
 import LeakAuditModel
 
 #if canImport(Glibc)
