@@ -1,5 +1,6 @@
 import LeakAuditFiles
 import LeakAuditModel
+import LeakAuditPresentation
 
 /// Everything that can stop an audit before it produces a report.
 public enum LeakAuditError: Error, Equatable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import LeakAuditModel
+import LeakAuditPresentation
 import LeakAuditWire
 
 #if canImport(Glibc)

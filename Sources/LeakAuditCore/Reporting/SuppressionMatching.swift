@@ -1,4 +1,5 @@
 import LeakAuditModel
+import LeakAuditPresentation
 
 // Whether a suppression from the configuration matches a finding: by type name, or by a function
 // or file on every allocation stack. Patterns are matched with the shim's own glob matcher.
