@@ -10,19 +10,19 @@ import LeakAuditModel
 import LeakAuditRendering
 import RecordStreamSupport
 
-/// The renderers an input's report goes through: one, chosen by the input's first byte (bits
-/// 4–6), so that each input costs one rendering and every renderer is reached; 7 chooses all.
-nonisolated(unsafe) let renderers: [any ReportRenderer] = [
-    TextReportRenderer(workingDirectory: "/", width: 80), TextReportRenderer(workingDirectory: "/", verbose: true),
-    JSONReportRenderer(), SARIFReportRenderer(workingDirectory: "/"), JUnitReportRenderer(workingDirectory: "/"),
-    GitHubActionsReportRenderer(workingDirectory: "/"), HTMLReportRenderer(workingDirectory: "/"),
-]
+/// The renderers an input's report goes through: every case of `ReportFormat` (the text report
+/// fitted to 80 columns) and the text report unfolded. One is chosen by the input's first byte
+/// (bits 4–7, modulo one more than there are renderers), so that each input costs one rendering
+/// and every renderer is reached; the last choice is all of them.
+nonisolated(unsafe) let renderers: [any ReportRenderer] =
+    ReportFormat.allCases.map { $0.renderer(RenderingOptions(workingDirectory: "/", width: 80)) }
+    + [ReportFormat.text.renderer(RenderingOptions(workingDirectory: "/", verbose: true))]
 
 /// Builds one input's report and renders it; returns the bytes rendered. A JSON report is also
 /// read back (`leak-audit report`'s reader) and must give the same JSON again.
 func replay(_ bytes: UnsafeRawBufferPointer) -> Int {
     let report = RecordStreamReplay.report(from: bytes)
-    let choice = Int(((bytes.first ?? 0) >> 4) & 7)
+    let choice = Int((bytes.first ?? 0) >> 4) % (renderers.count + 1)
     let chosen = choice < renderers.count ? [renderers[choice]] : renderers
     var rendered = 0
     for renderer in chosen {

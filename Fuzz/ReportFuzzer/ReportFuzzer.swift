@@ -10,12 +10,11 @@ import LeakAuditModel
 import LeakAuditRendering
 import RecordStreamSupport
 
-/// Every format `leak-audit report` writes, and the text report fitted to 80 columns and verbose.
-nonisolated(unsafe) let renderers: [any ReportRenderer] = [
-    TextReportRenderer(workingDirectory: "/", width: 80), TextReportRenderer(workingDirectory: "/", verbose: true),
-    JSONReportRenderer(), SARIFReportRenderer(workingDirectory: "/"), JUnitReportRenderer(workingDirectory: "/"),
-    GitHubActionsReportRenderer(workingDirectory: "/"), HTMLReportRenderer(workingDirectory: "/"),
-]
+/// Every format `leak-audit report` writes (every case of `ReportFormat`), the text report fitted to
+/// 80 columns, then the text report unfolded as well.
+nonisolated(unsafe) let renderers: [any ReportRenderer] =
+    ReportFormat.allCases.map { $0.renderer(RenderingOptions(workingDirectory: "/", width: 80)) }
+    + [ReportFormat.text.renderer(RenderingOptions(workingDirectory: "/", verbose: true))]
 
 /// Reads one input as a saved report and, when it reads, renders it in every format; returns the
 /// bytes rendered (0 for an input the reader refuses).

@@ -42,13 +42,8 @@ struct ReportOutputs {
         for (format, sink) in outputs {
             if quiet && report.verdict == .clean && sink.path == nil { continue }
             do {
-                let renderer: any ReportRenderer
-                if format == .text {
-                    let colored = color.colorsText(destinationIsTerminal: sink.isTerminal, environment: environment)
-                    renderer = TextReportRenderer(width: sink.columns, verbose: verbose, colored: colored)
-                } else {
-                    renderer = format.renderer
-                }
+                let colored = color.colorsText(destinationIsTerminal: sink.isTerminal, environment: environment)
+                let renderer = format.renderer(RenderingOptions(width: sink.columns, verbose: verbose, colored: colored))
                 try sink.write(renderer.render(report))
             } catch {
                 failures.append(error)

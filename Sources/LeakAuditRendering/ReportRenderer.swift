@@ -21,16 +21,59 @@ public enum ReportFormat: String, CaseIterable, Sendable {
     /// For looking: one self-contained HTML page with live-count charts and flame graphs.
     case html
 
-    /// The renderer of this format.
-    public var renderer: any ReportRenderer {
+    /// The renderer of this format, with paths relative to the process's working directory and the
+    /// text report at full length.
+    public var renderer: any ReportRenderer { renderer(RenderingOptions()) }
+
+    /// The renderer of this format set up by `options`; a format reads only the options it has use
+    /// for (only the text report is fitted to a width, unfolded or coloured).
+    public func renderer(_ options: RenderingOptions) -> any ReportRenderer {
         switch self {
-        case .text: TextReportRenderer()
+        case .text:
+            TextReportRenderer(
+                workingDirectory: options.workingDirectory, width: options.width, verbose: options.verbose,
+                colored: options.colored)
         case .json: JSONReportRenderer()
-        case .sarif: SARIFReportRenderer()
-        case .junit: JUnitReportRenderer()
-        case .github: GitHubActionsReportRenderer()
-        case .html: HTMLReportRenderer()
+        case .sarif: SARIFReportRenderer(workingDirectory: options.workingDirectory)
+        case .junit: JUnitReportRenderer(workingDirectory: options.workingDirectory)
+        case .github: GitHubActionsReportRenderer(workingDirectory: options.workingDirectory)
+        case .html: HTMLReportRenderer(workingDirectory: options.workingDirectory)
         }
+    }
+
+    /// The extension of a file in this format (`txt`, `json`, `sarif`, `xml`, `github`, `html`):
+    /// what the golden files and scripts/output-snapshot.sh name them by.
+    public var fileExtension: String {
+        switch self {
+        case .text: "txt"
+        case .json: "json"
+        case .sarif: "sarif"
+        case .junit: "xml"
+        case .github: "github"
+        case .html: "html"
+        }
+    }
+}
+
+/// How the renderers of one run are set up: where paths are shown relative to, and how the text
+/// report is laid out.
+public struct RenderingOptions: Sendable {
+    /// Paths under this directory are shown relative to it; nil for the process's.
+    public var workingDirectory: String?
+    /// The widest a line of the text report may be; nil for no limit.
+    public var width: Int?
+    /// The text report shows every allocation site and frame, unfolded (`--verbose`).
+    public var verbose: Bool
+    /// The text report is marked with ANSI colours (`--color`).
+    public var colored: Bool
+
+    /// Creates the options; by default, paths relative to the process's working directory and the
+    /// text report at full length, folded, without colour.
+    public init(workingDirectory: String? = nil, width: Int? = nil, verbose: Bool = false, colored: Bool = false) {
+        self.workingDirectory = workingDirectory
+        self.width = width
+        self.verbose = verbose
+        self.colored = colored
     }
 }
 

@@ -12,7 +12,8 @@ final class JSONReportReaderTests: XCTestCase {
 
     /// Every renderer this test compares: each format as `leak-audit report` writes it (every case
     /// of `ReportFormat`, so that a new format is compared without a change here), and the golden
-    /// tests' renderers (the text report fitted to 80 columns, and verbose).
+    /// tests' renderers (every format in every layout it reads: the text report fitted to 80
+    /// columns, unfolded and coloured).
     private static var renderers: [(name: String, renderer: any ReportRenderer)] {
         ReportFormat.allCases.map { ($0.rawValue, $0.renderer) } + GoldenOutputTests.renderers
     }

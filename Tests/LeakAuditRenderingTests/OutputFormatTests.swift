@@ -179,8 +179,11 @@ final class OutputFormatTests: XCTestCase {
 
     // MARK: - Formats
 
-    func testEveryFormatHasItsRenderer() {
-        XCTAssertEqual(ReportFormat.allCases.map(\.rawValue), ["text", "json", "sarif", "junit", "github", "html"])
+    func testEveryFormatHasARendererAndAFileExtensionOfItsOwn() {
+        let formats = ReportFormat.allCases
+        XCTAssertEqual(Set(formats.map { "\(Swift.type(of: $0.renderer))" }).count, formats.count, "one renderer per format")
+        XCTAssertEqual(Set(formats.map(\.fileExtension)).count, formats.count, "one file extension per format")
+        XCTAssertTrue(ReportFormat.text.renderer is TextReportRenderer)
         XCTAssertTrue(ReportFormat.html.renderer is HTMLReportRenderer)
         XCTAssertTrue(ReportFormat.sarif.renderer is SARIFReportRenderer)
         XCTAssertTrue(ReportFormat.junit.renderer is JUnitReportRenderer)
