@@ -89,11 +89,19 @@ struct ReportOptions: ParsableArguments {
     /// Every report to write: the primary one (a nil path is the command's standard stream), then
     /// the extra files.
     var destinations: [(format: ReportFormat, path: String?)] {
-        let extra: [(ReportFormat, String?)] = [
-            (.text, outputText), (.json, outputJSON), (.sarif, outputSARIF), (.junit, outputJUnit), (.github, outputGitHub),
-            (.html, outputHTML),
-        ]
-        return [(format, output)] + extra.compactMap { format, path in path.map { (format, $0) } }
+        [(format, output)] + ReportFormat.allCases.compactMap { format in extraOutput(format).map { (format, $0) } }
+    }
+
+    /// The file `--output-FORMAT` names for `format`, if given.
+    private func extraOutput(_ format: ReportFormat) -> String? {
+        switch format {
+        case .text: outputText
+        case .json: outputJSON
+        case .sarif: outputSARIF
+        case .junit: outputJUnit
+        case .github: outputGitHub
+        case .html: outputHTML
+        }
     }
 
     func validate() throws {
@@ -107,9 +115,15 @@ struct ReportOptions: ParsableArguments {
 extension ReportFormat {
     /// `text, json, sarif, junit or github`: worked out once, though ArgumentParser builds the
     /// option's help at each of its several passes over the command's arguments.
-    static let helpList: String = {
-        let names = allCases.map { $0.rawValue }
+    static let helpList = listed(allCases.map(\.rawValue), "or")
+
+    /// `--output-text, --output-json, … and --output-html`: the options that write each format to a
+    /// file, for a command's discussion.
+    static let outputOptionsList = listed(allCases.map { "--output-" + $0.rawValue }, "and")
+
+    /// `a, b or c`.
+    private static func listed(_ names: [String], _ conjunction: String) -> String {
         guard let last = names.last, names.count > 1 else { return names.joined() }
-        return names.dropLast().joined(separator: ", ") + " or " + last
-    }()
+        return names.dropLast().joined(separator: ", ") + " \(conjunction) " + last
+    }
 }

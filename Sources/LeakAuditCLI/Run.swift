@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import LeakAuditCore
 import LeakAuditModel
+import LeakAuditRendering
 
 #if canImport(Glibc)
     import Glibc
@@ -18,9 +19,8 @@ struct Run: ParsableCommand {
             The target's standard input, output and error are passed through untouched and its \
             arguments as given; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to leak-audit reach the \
             target, and the report is still written. Without --output the report goes to \
-            standard error. --output-text, --output-json, --output-sarif, --output-junit, \
-            --output-github and --output-html each also write the report in that format to a file, so that one run \
-            gives a log, an artifact and annotations. Options after the target belong to the target.
+            standard error. \(ReportFormat.outputOptionsList) each also write the report in that format \
+            to a file, so that one run gives a log, an artifact and annotations. Options after the target belong to the target.
 
             On a terminal, a status line on its bottom row shows how the run goes (the time, the \
             processes attached, the tracked instances alive, the type closest to its budget, the \

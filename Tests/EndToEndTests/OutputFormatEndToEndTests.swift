@@ -1,4 +1,5 @@
 import Foundation
+import LeakAuditRendering
 import XCTest
 
 /// `--format sarif|junit|github` and the `--output-FORMAT FILE` options on real fixtures: several
@@ -231,13 +232,14 @@ final class OutputFormatEndToEndTests: XCTestCase {
         XCTAssertEqual(result.stdout, "")
     }
 
-    func testHelpListsFormatsAndOutputs() {
+    func testHelpListsFormatsAndOutputs() throws {
         let help = Harness.run([Harness.leakAudit, "run", "--help"]).stdout
-        for option in ["--output-text", "--output-json", "--output-sarif", "--output-junit", "--output-github", "--output-html"] {
-            XCTAssertTrue(help.contains(option), option)
-        }
+        // Every case of ReportFormat: a new format needs its --output-FORMAT option.
+        let names = ReportFormat.allCases.map(\.rawValue)
+        for name in names { XCTAssertTrue(help.contains("--output-\(name) "), "--output-\(name)") }
         // Read whole, whatever the width the help is wrapped to.
         let words = help.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        XCTAssertTrue(words.contains("text, json, sarif, junit, github or html"), help)
+        let last = try XCTUnwrap(names.last)
+        XCTAssertTrue(words.contains(names.dropLast().joined(separator: ", ") + " or " + last), help)
     }
 }
