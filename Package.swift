@@ -50,7 +50,8 @@ let package = Package(
         // What the renderers share to put the model into words for people: the phrases, width and
         // wrapping, whole blocks (ReportPhrases), readable stacks, colour (TextEmphasis), escaping.
         .target(name: "LeakAuditPresentation", dependencies: ["LeakAuditModel"]),
-        // One renderer per output format, each reading only the model and the presentation layer.
+        // One renderer per output format (ReportFormat lists them), each reading only the model and
+        // the presentation layer; and the saved JSON report's reader, which reads through LeakAuditFiles.
         .target(name: "LeakAuditRendering", dependencies: ["LeakAuditModel", "LeakAuditPresentation", "LeakAuditFiles"]),
         // The pipeline: plan, record, report, judge (Audit.swift); Linux behind Platform/.
         .target(
