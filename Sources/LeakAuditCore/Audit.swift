@@ -2,14 +2,19 @@ import FoundationEssentials
 import LeakAuditModel
 
 /// Runs `request` under leak-audit and returns its report, findings judged by the request's
-/// policy; throws when the target cannot be started. The flow, stage by stage (docs/design.md):
+/// policy; throws when the target cannot be started. The flow, stage by stage (docs/design.md),
+/// each stage a folder that uses only the folders of earlier stages (and Configuration/ and
+/// Platform/ beneath them all; `StageLayeringTests` checks it):
 ///
-/// 1. plan: find the target, see what it is, decide how to watch it (Recording/RecordedRun.swift);
+/// 1. plan: find the target, see what it is, decide how to watch it (Planning/);
 /// 2. record: start it with the record channel and decode what its processes write, as they
 ///    write it, into one ledger per process until it ends (Recording/);
-/// 3. report: exact counts from the ledgers, symbolized stacks for what the report shows
+/// 3. walk: with `--retainers`, copy each process that asks and search its heap for who holds
+///    the instances the report will show (Retainers/), called by the record stage through
+///    `walkHeaps`;
+/// 4. report: exact counts from the ledgers, symbolized stacks for what the report shows
 ///    (Reporting/ReportBuilder.swift);
-/// 4. judge: suppressions, then the baseline (Reporting/FindingPolicy.swift).
+/// 5. judge: suppressions, then the baseline (Judging/FindingPolicy.swift).
 ///
 /// Rendering the report and mapping its verdict to an exit code are the caller's.
 public func audit(_ request: AuditRequest, toolVersion: String) throws(LeakAuditError) -> AuditReport {
@@ -24,8 +29,8 @@ func audit(_ request: AuditRequest, toolVersion: String, on platform: some Audit
     // 1. Plan.
     var plan = try RunPlan(request, on: platform, inherited: inherited)
 
-    // 2. Record.
-    let slots = RecordChannel.roundedSlotCapacity(RunPlan.channelSlots(inherited: inherited))
+    // 2. Record, and 3. walk the heaps of the processes that ask.
+    let slots = RecordChannel.roundedSlotCapacity(RecordChannel.requestedSlotCapacity(inherited: inherited))
     let watchLines = plan.channelWatchLines ?? []
     let region = try platform.makeSharedRegion(
         byteCount: RecordChannel.byteCount(slotCapacity: slots) + watchLines.count)
@@ -36,22 +41,27 @@ func audit(_ request: AuditRequest, toolVersion: String, on platform: some Audit
     let target = try platform.launch(
         executablePath: plan.executablePath, displayName: request.target,
         arguments: request.argumentBytes ?? request.arguments.map { Array($0.utf8) }, environment: plan.environment)
+    var heapWalks = HeapWalks()
     let (outcome, received) = Reception.receive(
         from: channel, while: target, watch: plan.watch, timeoutSeconds: request.timeoutSeconds,
-        copyProcess: { pid in
-            progress?.begin(.walkingHeap(pid: pid))
-            return platform.copyProcess(pid)
+        walkHeaps: { [watch = plan.watch] channel, ledgers in
+            heapWalks.answerRequests(
+                on: channel, ledgers: ledgers, watch: watch,
+                copyProcess: { pid in
+                    progress?.begin(.walkingHeap(pid: pid))
+                    return platform.copyProcess(pid)
+                })
         }, progress: progress)
-    let run = RecordedRun(request: request, plan: plan, outcome: outcome, received: received)
+    let run = RecordedRun(request: request, plan: plan, outcome: outcome, received: received, heapWalks: heapWalks)
 
-    // 3. Report.
+    // 4. Report.
     progress?.begin(.symbolizing(stacks: 0))
     var report = ReportBuilder(
         toolVersion: toolVersion, makeSymbolizer: platform.makeSymbolizer, inspectExecutable: platform.inspectExecutable(at:),
         progress: progress
     ).build(from: run)
 
-    // 4. Judge.
+    // 5. Judge.
     request.configuration.policy.apply(to: &report)
     return report
 }

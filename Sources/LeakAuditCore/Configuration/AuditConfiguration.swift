@@ -89,3 +89,30 @@ public struct AuditSettings: Sendable, Hashable {
     /// Settings that ask for nothing beyond the defaults.
     public init() {}
 }
+
+/// Decides which findings fail the run: suppressions from the configuration file first, then the
+/// baseline. A finding is a type over budget or, with `--leaks-per-test`, a type a test left alive.
+///
+/// - A finding that a suppression matches is `.suppressed`; the first matching rule, in file
+///   order, names it.
+/// - Otherwise, with a baseline, a finding the baseline records with at least as many instances is
+///   `.baselined`; with fewer, `.largerThanBaseline`; one it does not record stays `.failing`.
+/// - Baseline entries that no unsuppressed finding matched are reported as gone. Test entries are
+///   compared only when the run reports tests (`--leaks-per-test`).
+///
+/// Neither changes a count: the report keeps every finding, with its status.
+public struct FindingPolicy: Sendable, Hashable {
+    /// Suppressions, in configuration order.
+    public var suppressions: [Suppression]
+    /// The baseline to compare with, nil without `--baseline`.
+    public var baseline: Baseline?
+    /// File suppressions also match paths relative to this directory.
+    public var workingDirectory: String
+
+    /// Creates a policy; `workingDirectory` defaults to the process's.
+    public init(suppressions: [Suppression] = [], baseline: Baseline? = nil, workingDirectory: String? = nil) {
+        self.suppressions = suppressions
+        self.baseline = baseline
+        self.workingDirectory = workingDirectory ?? FileManager.default.currentDirectoryPath
+    }
+}

@@ -8,96 +8,6 @@ import LeakAuditWire
     import Darwin
 #endif
 
-/// What leak-audit decided before starting the target: which program it is, what its file is,
-/// how it is watched, and what its environment must hold for that.
-struct RunPlan {
-    /// The program, found as a shell would find it.
-    var executablePath: String
-    /// What the program's file is (nil when it was not inspected): decides the advice when
-    /// nothing could be audited.
-    var targetKind: TargetKind?
-    /// The request's watch options with what the target adds: test runs name the test of each
-    /// allocation and watch every class.
-    var watch: WatchOptions
-    /// Variables added to the target's environment (the channel's comes when it exists).
-    var environment: [String: String] = [:]
-
-    /// Plans the run of `request` on `platform`: finds the target, inspects it, and decides how to
-    /// watch it and which helper library to preload.
-    ///
-    /// - Throws: when the target cannot be found or a needed helper library is missing.
-    init(_ request: AuditRequest, on platform: some AuditPlatform, inherited: [String: String])
-        throws(LeakAuditError)
-    {
-        let path = try platform.resolveExecutable(request.target)
-        let targetKind = platform.inspectExecutable(at: path)
-        var watch = request.configuration.watch
-        // Test bundles and `swift test` name the test of each allocation, with no option.
-        let base = path.split(separator: "/").last.map(String.init) ?? path
-        watch.attributesTests =
-            base.hasSuffix(".xctest") || base == "swift" || base == "swift-test" || targetKind == .swiftTestBundle
-            || watch.leaksPerTest
-        let preload = try? platform.helperLibrary(.preload)
-        // A test run watches every class, so that it can say how many objects its tests made and
-        // judge each test by all of them.
-        watch.watchesEveryClass = watch.attributesTests && preload != nil
-        if watch.leaksPerTest {
-            // Without the libraries no test is named, and every test would look clean.
-            _ = try platform.helperLibrary(.preload)
-            _ = try platform.helperLibrary(.testObserver)
-        }
-        var environment: [String: String] = [:]
-        if watch.watchesAllocations || (watch.attributesTests && preload != nil) {
-            // Types that never opted in are watched from a preloaded copy of the shim.
-            let library = try platform.helperLibrary(.preload)
-            environment = platform.environment(preloading: library, inherited: inherited)
-            environment[LA_WIRE_ENV_WATCH] = watch.environmentValue(
-                targetPath: platform.canonicalPath(path))
-        } else {
-            // A value inherited from an enclosing run would name patterns this run does not have.
-            environment[LA_WIRE_ENV_WATCH] = watch.walksHeaps ? watch.environmentValue(targetPath: path) : ""
-        }
-        var channelWatchLines: [UInt8]? = nil
-        if let value = environment[LA_WIRE_ENV_WATCH],
-            LA_WIRE_ENV_WATCH.utf8.count + 1 + value.utf8.count + 1 > Self.mostEnvironmentStringBytes
-        {
-            // "NAME=value" and its NUL: execve refuses a longer string (E2BIG), and the target would
-            // not start at all. The lines go into the channel's file instead, which writers read.
-            guard value.utf8.count <= Int(LA_WIRE_MAX_WATCH_BYTES) else {
-                throw .configurationTooLarge(
-                    bytes: value.utf8.count, budgets: watch.budgets.count, limit: Int(LA_WIRE_MAX_WATCH_BYTES))
-            }
-            channelWatchLines = Array(value.utf8)
-            environment[LA_WIRE_ENV_WATCH] = LA_WIRE_WATCH_IN_CHANNEL
-        }
-        self.init(executablePath: path, targetKind: targetKind, watch: watch, environment: environment)
-        self.channelWatchLines = channelWatchLines
-    }
-
-    /// LEAK_AUDIT_WATCH's lines when they are too long for the environment: the channel holds them
-    /// after its ring, and the variable says so (docs/record-format.md, "LEAK_AUDIT_WATCH").
-    var channelWatchLines: [UInt8]? = nil
-
-    /// The longest string, its NUL included, that Linux passes to a program in its environment
-    /// (MAX_ARG_STRLEN: 32 pages of 4 KiB): a longer watch list goes through the channel.
-    static let mostEnvironmentStringBytes = 32 * 4096
-
-    init(executablePath: String, targetKind: TargetKind? = nil, watch: WatchOptions, environment: [String: String] = [:]) {
-        self.executablePath = executablePath
-        self.targetKind = targetKind
-        self.watch = watch
-        self.environment = environment
-    }
-
-    /// The ring's size: LEAK_AUDIT_CHANNEL_SLOTS (64 to 2^26 slots, a power of two) when set —
-    /// tests shrink it to exercise wrap-around and a writer waiting for the reader — else the
-    /// default.
-    static func channelSlots(inherited: [String: String]) -> UInt64 {
-        let requested = inherited["LEAK_AUDIT_CHANNEL_SLOTS"].flatMap { UInt64($0) }
-        return requested.map { Swift.min(Swift.max($0, 64), 1 << 26) } ?? RecordChannel.defaultSlotCapacity
-    }
-}
-
 /// What the channel's header says once the target is gone: written by the processes that attached.
 struct ChannelSummary {
     /// A process attached.
@@ -247,8 +157,6 @@ struct Reception {
     var damagedSlots: UInt64 {
         malformedSlots &+ unannouncedRecords &+ UInt64(headerProblems.count) &+ UInt64(reservationProblems.count)
     }
-    /// With `--retainers`: the heap walks, at each process's exit and after tests.
-    var heapWalks = HeapWalks()
     /// `--timeout` ran out and the target was stopped.
     var timedOut = false
     /// A signal leak-audit received and passed to the target (SIGINT from a user, SIGTERM from CI).
@@ -272,11 +180,12 @@ struct Reception {
     /// Decodes `channel` into one ledger per process while `target` runs (a pass every
     /// `pollMicroseconds`, longer while the target writes little, or at once after a pass that
     /// found a backlog), and once more after it ended, so that every committed record is read.
-    /// `progress` hears the counts at most every `ProgressReporter.interval`.
+    /// With `--retainers`, `walkHeaps` answers the processes that wait for a heap walk, given each
+    /// process's ledger by index. `progress` hears the counts at most every
+    /// `ProgressReporter.interval`.
     static func receive(
         from channel: RecordChannel, while target: any RunningTarget, watch: WatchOptions, timeoutSeconds: Int? = nil,
-        pollMicroseconds: UInt32 = 1_000,
-        copyProcess: (Int32) -> Result<ProcessSnapshot, SnapshotFailure> = { _ in .failure(.processGone) },
+        pollMicroseconds: UInt32 = 1_000, walkHeaps: (RecordChannel, [LifetimeLedger?]) -> Void = { _, _ in },
         progress: ProgressReporter? = nil
     ) -> (outcome: TargetOutcome, received: Reception) {
         // Times, in the channel's clock (milliseconds), which every pass reads: when the run
@@ -286,7 +195,6 @@ struct Reception {
         var stoppedAt: UInt64? = nil
         var decoder = RecordDecoder()
         var ledgers = ProcessLedgers(watchesAllocations: watch.watchesAllocations)  // var: the decoder's inout sink
-        var heapWalks = HeapWalks()
         let outcome: TargetOutcome
         // The slot the decoder has waited on, and since when (the channel's clock, in ms): a writer
         // that died between reserve and commit while other processes of the target write on.
@@ -349,11 +257,11 @@ struct Reception {
                     target.send(SIGKILL)
                 }
             }
-            if watch.walksHeaps && heapWalks.hasPendingRequest(on: channel) {
+            if watch.walksHeaps && channel.hasPendingWalk {
                 // A process asks only once its records are written: decoding again now puts all of
                 // them in its ledger before its heap is searched.
                 decoder.decode(channel, targetFinished: false, into: &ledgers)
-                heapWalks.answerRequests(on: channel, ledgers: ledgers.byIndex, watch: watch, copyProcess: copyProcess)
+                walkHeaps(channel, ledgers.byIndex)
                 // The target was stopped while its memory was copied: a writer it stopped between
                 // reserving and writing a record has not stalled. Its wait starts again.
                 waitingSlot = nil
@@ -398,7 +306,7 @@ struct Reception {
             overlongStacks: decoder.overlongStacks, cutFrames: decoder.cutFrames, longNames: decoder.longNames,
             unannouncedRecords: ledgers.unannouncedRecords, headerProblems: headerProblems,
             reservationProblems: reservationProblems,
-            heapWalks: heapWalks, timedOut: stoppedAt != nil,
+            timedOut: stoppedAt != nil,
             receivedSignal: target.receivedSignal, durationMilliseconds: decoder.clock)
         return (outcome, received)
     }
@@ -424,155 +332,4 @@ extension Reception {
         let end = Swift.min(reserved, cursor &+ 1 &+ Self.committedLookahead)
         return (cursor &+ 1..<end).contains { channel.slot($0).tag & 0xFF != UInt64(LA_SLOT_EMPTY) }
     }
-}
-
-/// One ledger per process index, as the decoder fills them: ids and addresses are per process.
-final class ProcessLedgers: RecordSink {
-    /// By process index; an index no record named holds an empty ledger (`written` is false).
-    /// Memory of its own rather than arrays: a record reaches its ledger without an array's
-    /// uniqueness check (the decoder is the only writer, and `byIndex` hands out copies).
-    private let ledgers: UnsafeMutablePointer<LifetimeLedger>
-    private let written: UnsafeMutablePointer<Bool>
-    /// By process index: whether the next record must prepare the ledger first
-    /// (`prepareForRecords`): its first record, or the first since `byIndex` handed out copies,
-    /// which share the ledgers' tallies until one side changes. A ledger makes its tally its own
-    /// once then, rather than each record asking the runtime whether its tally is shared.
-    private let unprepared: UnsafeMutablePointer<Bool>
-    /// One past the highest process index written to: what a question about every written ledger,
-    /// asked once per pass, looks through.
-    private let writtenBound: UnsafeMutablePointer<Int>
-    private static let count = Int(LA_WIRE_MAX_PROCESSES)
-
-    init(watchesAllocations: Bool) {
-        // Every ledger starts as a copy of one empty ledger, sharing its tally until its first record.
-        ledgers = UnsafeMutablePointer<LifetimeLedger>.allocate(capacity: Self.count)
-        ledgers.initialize(repeating: LifetimeLedger(watchesAllocations: watchesAllocations), count: Self.count)
-        written = UnsafeMutablePointer<Bool>.allocate(capacity: Self.count)
-        written.initialize(repeating: false, count: Self.count)
-        unprepared = UnsafeMutablePointer<Bool>.allocate(capacity: Self.count)
-        unprepared.initialize(repeating: true, count: Self.count)
-        writtenBound = UnsafeMutablePointer<Int>.allocate(capacity: 1)
-        writtenBound.initialize(to: 0)
-        unannounced = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
-        unannounced.initialize(to: 0)
-    }
-
-    deinit {
-        ledgers.deinitialize(count: Self.count)
-        ledgers.deallocate()
-        written.deallocate()
-        unprepared.deallocate()
-        writtenBound.deallocate()
-        unannounced.deallocate()
-    }
-
-    /// Records of process indexes that never announced themselves (no process record came first):
-    /// no writer makes them, so they are counted as damage and applied nowhere.
-    var unannouncedRecords: UInt64 { unannounced.pointee }
-    private let unannounced: UnsafeMutablePointer<UInt64>
-
-    /// The ledger of process index `process` (below LA_WIRE_MAX_PROCESSES, 256, so every UInt8 is
-    /// one), written to and with a tally that no copy shares; nil (the record counted as damage)
-    /// while that index has not announced itself.
-    @inline(__always)
-    private func ledgerForRecords(_ process: UInt8) -> UnsafeMutablePointer<LifetimeLedger>? {
-        let index = Int(process)
-        if _slowPath(unprepared[index]) { return prepareForRecords(index) }
-        return ledgers + index
-    }
-
-    /// A process's first record is its process record (docs/record-format.md, "Channel creation
-    /// and discovery", step 8): until it came, the index stays unprepared and its records go here.
-    @inline(never)
-    private func prepareForRecords(_ index: Int) -> UnsafeMutablePointer<LifetimeLedger>? {
-        guard ledgers[index].process != nil else {
-            unannounced.pointee &+= 1
-            return nil
-        }
-        prepareAnnounced(index)
-        return ledgers + index
-    }
-
-    private func prepareAnnounced(_ index: Int) {
-        if !written[index] {
-            written[index] = true
-            writtenBound.pointee = Swift.max(writtenBound.pointee, index + 1)
-        }
-        ledgers[index].makeTallyUnique()
-        unprepared[index] = false
-    }
-
-    func receive(_ event: WireEvent, from process: UInt8) {
-        if case .processAttached = event {
-            if unprepared[Int(process)] { prepareAnnounced(Int(process)) }
-            ledgers[Int(process)].apply(event)
-            return
-        }
-        ledgerForRecords(process)?.pointee.apply(event)
-    }
-
-    @inline(__always)
-    func allocated(
-        typeID: UInt32, object: UInt64, stackID: UInt32, sequence: UInt64, test: UInt32?, time: RecordTime,
-        from process: UInt8
-    ) {
-        ledgerForRecords(process)?.pointee.allocatedUnshared(
-            typeID: typeID, object: object, stackID: stackID, sequence: sequence, test: test, time: time)
-    }
-
-    @inline(__always)
-    func deallocated(typeID: UInt32, object: UInt64, sequence: UInt64, time: RecordTime, from process: UInt8) {
-        ledgerForRecords(process)?.pointee.deallocateUnshared(typeID: typeID, object: object, time: time)
-    }
-
-    /// Live instances from which a ledger's table outgrows the processor's caches (16-byte slots,
-    /// at most three quarters full: over a megabyte).
-    static let prefetchFromInstances = 1 << 16
-
-    var prefersPrefetch: Bool {
-        (0..<writtenBound.pointee).contains {
-            written[$0] && ledgers[$0].estimatedCompactInstances >= Self.prefetchFromInstances
-        }
-    }
-
-    @inline(__always)
-    func prefetch(object: UInt64, from process: UInt8) {
-        let index = Int(process)
-        if written[index] { ledgers[index].prefetch(object: object) }
-    }
-
-    /// The ledger of each process index, nil where no record named it: copies, which share the
-    /// ledgers' tallies until the next record.
-    var byIndex: [LifetimeLedger?] {
-        for index in 0..<writtenBound.pointee { unprepared[index] = true }
-        return (0..<Self.count).map { written[$0] ? ledgers[$0] : nil }
-    }
-
-    /// The ledgers of the processes that wrote records, by process index.
-    var byProcess: [UInt8: LifetimeLedger] {
-        Dictionary(uniqueKeysWithValues: byIndex.enumerated().compactMap { index, ledger in ledger.map { (UInt8(index), $0) } })
-    }
-
-    /// The ledgers of the processes that wrote records.
-    var attached: [LifetimeLedger] { byIndex.compactMap { $0 } }
-
-    /// What a progress display shows of every process now.
-    func progressTally() -> ProgressTally {
-        var tally = ProgressTally()
-        for index in 0..<Self.count where written[index] { tally.add(ledgers[index].progressTally()) }
-        return tally
-    }
-}
-
-/// Everything one run of the target left, before symbolization: what was asked, what was decided,
-/// how it ended, and what was received.
-struct RecordedRun {
-    /// What was asked.
-    var request: AuditRequest
-    /// What was decided before the target started.
-    var plan: RunPlan
-    /// How the target ended.
-    var outcome: TargetOutcome
-    /// What its processes wrote.
-    var received: Reception
 }

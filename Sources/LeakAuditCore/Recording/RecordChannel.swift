@@ -183,3 +183,30 @@ public final class RecordChannel {
         la_wire_store_release_u64(&header.pointee.consumed_slot, index)
     }
 }
+
+extension RecordChannel {
+    /// The ring's size: LEAK_AUDIT_CHANNEL_SLOTS (64 to 2^26 slots, a power of two) when set —
+    /// tests shrink it to exercise wrap-around and a writer waiting for the reader — else the
+    /// default.
+    static func requestedSlotCapacity(inherited: [String: String]) -> UInt64 {
+        let requested = inherited["LEAK_AUDIT_CHANNEL_SLOTS"].flatMap { UInt64($0) }
+        return requested.map { Swift.min(Swift.max($0, 64), 1 << 26) } ?? defaultSlotCapacity
+    }
+
+    /// A ring of `slotCapacity` slots (rounded up to a power of two) in new shared memory of the
+    /// current platform; 2^19 slots are 16 MiB, enough for the target to run a whole polling
+    /// interval ahead of the reader.
+    convenience init(slotCapacity requested: UInt64 = defaultSlotCapacity) throws(LeakAuditError) {
+        let slotCapacity = Self.roundedSlotCapacity(requested)
+        let region = try currentPlatform().makeSharedRegion(byteCount: Self.byteCount(slotCapacity: slotCapacity))
+        self.init(region: region, slotCapacity: slotCapacity)
+    }
+
+    /// The file descriptor of the ring's memory, -1 when it is not in a file.
+    var fileDescriptor: Int32 { region.fileDescriptor }
+
+    /// Whether a process waits for its heap to be walked (`pendingWalk`).
+    var hasPendingWalk: Bool {
+        (0..<Swift.min(attachedProcesses, Int(LA_WIRE_MAX_PROCESSES))).contains { pendingWalk(of: $0) != nil }
+    }
+}

@@ -43,7 +43,7 @@ struct ReportBuilder {
         }
         let indexed = everyProcess.filter { index, _ in !staticRuntime.contains { $0.key == index } }
         let ledgers = indexed.map(\.value)
-        let walks = run.received.heapWalks
+        let walks = run.heapWalks
         let processes = indexed.map {
             report(
                 of: $0.value, walk: walks.atExit[$0.key], afterTests: walks.afterTests[$0.key] ?? [:],
@@ -65,7 +65,7 @@ struct ReportBuilder {
             return total
                 + ledger.unseenDeallocations.reduce(0) { sum, entry in
                     guard let type = types[entry.key],
-                        type.budget != .none || !Self.isInternalType(type.name) || watch.censusShowsInternals
+                        type.budget != .none || !TypeOrigin.isInternalType(type.name) || watch.censusShowsInternals
                     else { return sum }
                     return sum + entry.value
                 }
@@ -339,7 +339,7 @@ struct ReportBuilder {
         let ledgerTypes = ledger.typeCounts
         func isExceeded(_ type: LifetimeLedger.TypeLedger) -> Bool { type.budget != .none && type.peak > type.max }
         func isFolded(_ type: LifetimeLedger.TypeLedger) -> Bool {
-            (Self.isInternalType(type.name) || type.heldByXCTest) && !watch.censusShowsInternals
+            (TypeOrigin.isInternalType(type.name) || type.heldByXCTest) && !watch.censusShowsInternals
         }
         let tallies = ledger.siteTallies { typeID in
             guard let type = ledgerTypes[typeID], type.defined else { return false }
@@ -378,7 +378,7 @@ struct ReportBuilder {
                 types.append(tracked)
             }
             if watch.census && type.liveCount > 0 {
-                let isInternal = Self.isInternalType(type.name)
+                let isInternal = TypeOrigin.isInternalType(type.name)
                 let folded = isFolded(type)
                 var entry = AuditReport.CensusEntry(
                     name: type.name, liveAtExit: type.liveCount, isInternal: isInternal, isTestCase: type.heldByXCTest,
@@ -406,7 +406,7 @@ struct ReportBuilder {
                 (
                     test.name, test.started,
                     test.leaks.filter { leak in
-                        ledgerTypes[leak.typeID].map { Self.isJudgedPerTest($0, watch: watch) } == true
+                        ledgerTypes[leak.typeID]?.isJudgedPerTest(watch: watch) == true
                     }
                 )
             }
@@ -491,34 +491,8 @@ struct ReportBuilder {
             || path.includes("/lib/swift/") || path.hasPrefix("[") || path.hasPrefix("linux-vdso")
     }
 
-    /// Modules of the toolchain whose types users cannot act on.
-    static let internalModules: Set<String> = [
-        "Swift", "_Concurrency", "_StringProcessing", "_RegexParser", "Foundation", "FoundationEssentials",
-        "FoundationInternationalization", "FoundationNetworking", "FoundationXML", "CoreFoundation", "XCTest",
-        "Testing", "_Testing_Foundation", "Dispatch", "Synchronization", "Observation", "Distributed", "RegexBuilder",
-        "__C", "_SwiftConcurrencyShims",
-    ]
-
-    /// True for a type whose instances a test can leak: one with a budget, or with every class
-    /// watched, one of the package's own classes; never the harness's, the toolchain's, or a test
-    /// case class (XCTest keeps those).
-    static func isJudgedPerTest(_ type: LifetimeLedger.TypeLedger, watch: WatchOptions) -> Bool {
-        if isHarnessType(type.name) { return false }
-        if type.budget != .none { return true }
-        return (watch.census || watch.watchesEveryClass) && !isInternalType(type.name) && !type.heldByXCTest
-    }
-
-    /// Modules of the test harnesses, whose objects (test cases, runners, locks) live as long as
-    /// the harness needs them.
-    static let harnessModules: Set<String> = ["XCTest", "Testing", "_Testing_Foundation", "_TestingInterop", "_TestDiscovery"]
-
     /// Budgets that matched no type named one warning each; more are counted in one line.
     static let unmatchedBudgetsNamed = 10
-
-    /// True for a type of XCTest or Swift Testing.
-    static func isHarnessType(_ name: String) -> Bool {
-        harnessModules.contains(String(name.prefix { $0 != "." && $0 != "<" }))
-    }
 
     /// What each process said of itself when it attached, and how many tests it started; a test
     /// bundle that another test bundle of the run started (a crash test or an exit test in a child
@@ -550,12 +524,6 @@ struct ReportBuilder {
         audited.interruptedTests = ledger.interruptedTests
         audited.skippedTests = library != nil && process.testsObserved && process.skipsObserved ? ledger.skippedTests : nil
         return audited
-    }
-
-    /// True for a type of the Swift runtime, Foundation, XCTest or another toolchain library.
-    static func isInternalType(_ name: String) -> Bool {
-        let module = name.prefix { $0 != "." && $0 != "<" }
-        return internalModules.contains(String(module)) || module.hasPrefix("_")
     }
 
     /// LeakMonitor's and the shim's own frames, which sit on top of every captured stack.

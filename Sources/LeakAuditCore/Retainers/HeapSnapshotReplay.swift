@@ -5,8 +5,8 @@ import LeakAuditModel
 // in its memory, its registers or its module records.
 
 /// Runs bytes through the heap walk as if they were a stopped target's copy (`ProcessSnapshot`):
-/// the same search (`RetainerSearch.paths`) and naming (`RetainerNaming`) as a real run, with a
-/// symbolizer that opens no file.
+/// the same search (`RetainerSearch.paths`) as a real run, and with `retainers(from:)` (in
+/// Reporting/, where names are given) the same naming, with a symbolizer that opens no file.
 ///
 /// The input describes a process with fixed regions (an image's code, type metadata and data, a
 /// runtime library's code, malloc's `[heap]`, a thread arena's heap, mmapped chunks, memory
@@ -58,15 +58,6 @@ package enum HeapSnapshotReplay {
 
     /// The type name the naming gives the instances searched for.
     package static let instanceTypeName = "App.Leaked"
-
-    /// The retainers `RetainerNaming` gives the instances the input names, as a report would show
-    /// them, and why some have none.
-    package static func retainers(from bytes: UnsafeRawBufferPointer) -> (retainers: [Retainer], unavailable: [String]) {
-        let decoded = decode(bytes)
-        let paths = RetainerSearch.paths(of: decoded.instances, in: decoded.snapshot, modules: decoded.modules)
-        let naming = RetainerNaming(symbolizer: FixedSymbolizer(), modules: decoded.modules, walk: .searched(paths))
-        return naming.retainers(of: decoded.instances, typeName: instanceTypeName)
-    }
 
     /// The process snapshot, module records and instances the input describes.
     static func decode(_ bytes: UnsafeRawBufferPointer) -> (

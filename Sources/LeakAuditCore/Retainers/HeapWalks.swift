@@ -1,5 +1,3 @@
-import LeakAuditWire
-
 /// The heap walks of a run (`--retainers`). A process that exits waits until leak-audit has
 /// copied it (the platform's `copyProcess`), and so does a test process each time one of its tests
 /// settles (its grace period over), copied then only if the test left instances alive. Each copy
@@ -29,13 +27,6 @@ struct HeapWalks {
     private(set) var afterTestsUnavailable: [UInt8: [Instance: String]] = [:]
     /// Tests whose leaks were looked for, by process index.
     private var walkedTests: [UInt8: Set<UInt32>] = [:]
-
-    /// Whether a process waits for a walk.
-    func hasPendingRequest(on channel: RecordChannel) -> Bool {
-        (0..<Swift.min(channel.attachedProcesses, Int(LA_WIRE_MAX_PROCESSES))).contains {
-            channel.pendingWalk(of: $0) != nil
-        }
-    }
 
     /// How a copy is searched: `RetainerSearch.paths` (the instances, the process's modules, and
     /// whether to find retained sizes).
@@ -90,7 +81,7 @@ struct HeapWalks {
             for (id, test) in ledger.tests where walkedTests[UInt8(index), default: []].contains(id) == false {
                 guard let leaked = test.leaked else { continue }
                 walkedTests[UInt8(index), default: []].insert(id)
-                for leak in leaked where types[leak.typeID].map({ ReportBuilder.isJudgedPerTest($0, watch: watch) }) == true {
+                for leak in leaked where types[leak.typeID]?.isJudgedPerTest(watch: watch) == true {
                     instances.append(Instance(object: leak.object, sequence: leak.sequence))
                 }
             }

@@ -107,15 +107,7 @@ final class MemfdRegion: SharedRegion {
     }
 }
 
-extension RecordChannel {
-    /// The memfd of a ring made by `LinuxPlatform`, -1 for one in other memory.
-    var fileDescriptor: Int32 { (region as? MemfdRegion)?.fileDescriptor ?? -1 }
-
-    /// A ring of `slotCapacity` slots (rounded up to a power of two) in a new memfd; 2^19 slots
-    /// are 16 MiB, enough for the target to run a whole polling interval ahead of the reader.
-    convenience init(slotCapacity requested: UInt64 = defaultSlotCapacity) throws(LeakAuditError) {
-        let slotCapacity = Self.roundedSlotCapacity(requested)
-        let region = try MemfdRegion(byteCount: Self.byteCount(slotCapacity: slotCapacity))
-        self.init(region: region, slotCapacity: slotCapacity)
-    }
+extension SharedRegion {
+    /// The memfd of a region made by `LinuxPlatform`, -1 for one in other memory.
+    var fileDescriptor: Int32 { (self as? MemfdRegion)?.fileDescriptor ?? -1 }
 }
