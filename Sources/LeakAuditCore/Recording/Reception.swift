@@ -188,14 +188,41 @@ struct Reception {
         pollMicroseconds: UInt32 = 1_000, walkHeaps: (RecordChannel, [LifetimeLedger?]) -> Void = { _, _ in },
         progress: ProgressReporter? = nil
     ) -> (outcome: TargetOutcome, received: Reception) {
+        var reader = Reader(
+            channel: channel, target: target, watch: watch, timeoutSeconds: timeoutSeconds,
+            pollMicroseconds: pollMicroseconds)
+        let outcome: TargetOutcome
+        while true {
+            if let ended = target.poll() {
+                outcome = ended
+                break
+            }
+            let decodedSlots = reader.decodePass()
+            if reader.abandonsStalledReservation() { continue }
+            reader.stopOnTimeout()
+            if watch.walksHeaps && channel.hasPendingWalk { reader.answerWalks(walkHeaps) }
+            // Once per pass, never per record: the tally is made only when a snapshot is due.
+            if let progress, progress.isDue() {
+                progress.recording(reader.ledgers.progressTally(), attachedProcesses: channel.attachedProcesses)
+            }
+            reader.pause(afterDecoding: decodedSlots)
+        }
+        return (outcome, reader.finish())
+    }
+
+    /// The reader's state from one pass over the channel to the next while the target runs.
+    private struct Reader {
+        let channel: RecordChannel
+        let target: any RunningTarget
+        let watch: WatchOptions
+        let pollMicroseconds: UInt32
+        var decoder = RecordDecoder()
+        var ledgers: ProcessLedgers  // var: the decoder's inout sink
         // Times, in the channel's clock (milliseconds), which every pass reads: when the run
         // started, how long it may run, and when a --timeout asked the target to stop.
-        let started = channel.publishClock()
-        let timeout = timeoutSeconds.map { Swift.min(UInt64(clamping: $0), UInt64.max / 1_000) * 1_000 }
+        let started: UInt64
+        let timeout: UInt64?
         var stoppedAt: UInt64? = nil
-        var decoder = RecordDecoder()
-        var ledgers = ProcessLedgers(watchesAllocations: watch.watchesAllocations)  // var: the decoder's inout sink
-        let outcome: TargetOutcome
         // The slot the decoder has waited on, and since when (the channel's clock, in ms): a writer
         // that died between reserve and commit while other processes of the target write on.
         var waitingSlot: UInt64? = nil
@@ -205,110 +232,137 @@ struct Reception {
         // Reservations abandoned while every attached process still ran.
         var unfilledReservations: UInt64 = 0
         // The pause after the pass under way (`quietSlots`).
-        var pause = pollMicroseconds
-        while true {
-            if let ended = target.poll() {
-                outcome = ended
-                break
-            }
+        var pause: UInt32
+
+        init(
+            channel: RecordChannel, target: any RunningTarget, watch: WatchOptions, timeoutSeconds: Int?,
+            pollMicroseconds: UInt32
+        ) {
+            self.channel = channel
+            self.target = target
+            self.watch = watch
+            self.pollMicroseconds = pollMicroseconds
+            ledgers = ProcessLedgers(watchesAllocations: watch.watchesAllocations)
+            started = channel.publishClock()
+            timeout = timeoutSeconds.map { Swift.min(UInt64(clamping: $0), UInt64.max / 1_000) * 1_000 }
+            pause = pollMicroseconds
+        }
+
+        /// Decodes what was committed since the last pass; returns how many slots it read.
+        mutating func decodePass() -> UInt64 {
             let cursorBefore = decoder.cursor
             decoder.decode(channel, targetFinished: false, into: &ledgers)
-            let decodedSlots = decoder.cursor &- cursorBefore
-            if decoder.isWaiting(on: channel) {
-                if waitingSlot != decoder.cursor {
-                    (waitingSlot, waitingSince) = (decoder.cursor, decoder.clock)
-                    reservedWhenWaiting = channel.reservedSlots
-                } else if decoder.clock &- waitingSince > Self.deadWriterMilliseconds {
-                    // A record takes microseconds to write: its writer is taken for dead after a
-                    // second once an attached process has ended; for stalled after ten once others
-                    // wait behind it (the ring is full, or a later record is committed); and after
-                    // 30 s whatever happened (one that died before it said who it is). Every slot
-                    // reserved before the wait began and still empty is torn then: a reservation
-                    // left empty (a dead writer's, or one forged) costs one wait, not one per slot.
-                    // While no attached process has ended, its writer lives: a reservation it never
-                    // fills is damage, not a death. A live writer that is only slow must not be
-                    // passed over (its record would land in a slot the ring hands out again): a
-                    // thread waits ten seconds for a core only when something stopped it.
-                    let waited = decoder.clock &- waitingSince
-                    let ended = ledgers.attached.contains { $0.process.map { target.hasEnded(process: $0.pid) } ?? false }
-                    if ended
-                        || (waited > Self.stalledWriterMilliseconds && Self.othersWaitBehind(decoder.cursor, in: channel))
-                        || waited > Self.silentWriterMilliseconds
-                    {
-                        if !ended { unfilledReservations &+= 1 }
-                        // At most a ring at a time: a `next_slot` further ahead is a damaged
-                        // header (counted once at the end), not slots to walk through each pass.
-                        decoder.abandonReservations(
-                            below: Swift.min(
-                                Swift.max(reservedWhenWaiting, decoder.cursor &+ 1), decoder.cursor &+ channel.slotCapacity))
-                        waitingSlot = nil
-                        continue
-                    }
-                }
-            } else {
+            return decoder.cursor &- cursorBefore
+        }
+
+        /// Whether the reservation the decoder waits on was given up (then the next pass comes at
+        /// once).
+        mutating func abandonsStalledReservation() -> Bool {
+            guard decoder.isWaiting(on: channel) else {
                 waitingSlot = nil
+                return false
             }
-            if let timeout {
-                // Stopped as a person would stop it: asked first, then killed.
-                if stoppedAt == nil, decoder.clock &- started > timeout {
-                    target.send(SIGTERM)
-                    stoppedAt = decoder.clock
-                } else if let stoppedAt, decoder.clock &- stoppedAt > 5_000 {
-                    target.send(SIGKILL)
-                }
+            if waitingSlot != decoder.cursor {
+                (waitingSlot, waitingSince) = (decoder.cursor, decoder.clock)
+                reservedWhenWaiting = channel.reservedSlots
+                return false
             }
-            if watch.walksHeaps && channel.hasPendingWalk {
-                // A process asks only once its records are written: decoding again now puts all of
-                // them in its ledger before its heap is searched.
-                decoder.decode(channel, targetFinished: false, into: &ledgers)
-                walkHeaps(channel, ledgers.byIndex)
-                // The target was stopped while its memory was copied: a writer it stopped between
-                // reserving and writing a record has not stalled. Its wait starts again.
-                waitingSlot = nil
+            guard decoder.clock &- waitingSince > Reception.deadWriterMilliseconds else { return false }
+            // A record takes microseconds to write: its writer is taken for dead after a
+            // second once an attached process has ended; for stalled after ten once others
+            // wait behind it (the ring is full, or a later record is committed); and after
+            // 30 s whatever happened (one that died before it said who it is). Every slot
+            // reserved before the wait began and still empty is torn then: a reservation
+            // left empty (a dead writer's, or one forged) costs one wait, not one per slot.
+            // While no attached process has ended, its writer lives: a reservation it never
+            // fills is damage, not a death. A live writer that is only slow must not be
+            // passed over (its record would land in a slot the ring hands out again): a
+            // thread waits ten seconds for a core only when something stopped it.
+            let waited = decoder.clock &- waitingSince
+            let ended = ledgers.attached.contains { $0.process.map { target.hasEnded(process: $0.pid) } ?? false }
+            guard
+                ended
+                    || (waited > Reception.stalledWriterMilliseconds
+                        && Reception.othersWaitBehind(decoder.cursor, in: channel))
+                    || waited > Reception.silentWriterMilliseconds
+            else { return false }
+            if !ended { unfilledReservations &+= 1 }
+            // At most a ring at a time: a `next_slot` further ahead is a damaged
+            // header (counted once at the end), not slots to walk through each pass.
+            decoder.abandonReservations(
+                below: Swift.min(
+                    Swift.max(reservedWhenWaiting, decoder.cursor &+ 1), decoder.cursor &+ channel.slotCapacity))
+            waitingSlot = nil
+            return true
+        }
+
+        /// With `--timeout`: stops the target as a person would stop it, asked first, then killed.
+        mutating func stopOnTimeout() {
+            guard let timeout else { return }
+            if stoppedAt == nil, decoder.clock &- started > timeout {
+                target.send(SIGTERM)
+                stoppedAt = decoder.clock
+            } else if let stoppedAt, decoder.clock &- stoppedAt > 5_000 {
+                target.send(SIGKILL)
             }
-            // Once per pass, never per record: the tally is made only when a snapshot is due.
-            if let progress, progress.isDue() {
-                progress.recording(ledgers.progressTally(), attachedProcesses: channel.attachedProcesses)
-            }
+        }
+
+        /// Answers the processes that wait for a heap walk.
+        mutating func answerWalks(_ walkHeaps: (RecordChannel, [LifetimeLedger?]) -> Void) {
+            // A process asks only once its records are written: decoding again now puts all of
+            // them in its ledger before its heap is searched.
+            decoder.decode(channel, targetFinished: false, into: &ledgers)
+            walkHeaps(channel, ledgers.byIndex)
+            // The target was stopped while its memory was copied: a writer it stopped between
+            // reserving and writing a record has not stalled. Its wait starts again.
+            waitingSlot = nil
+        }
+
+        /// Pauses before the next pass, for longer while the target writes little.
+        mutating func pause(afterDecoding decodedSlots: UInt64) {
             // A pass that found a backlog goes straight on to the next: pausing while records wait
             // let the reader fall behind a busy target (a million allocations under --census left
             // it about 45 ms behind at the target's end), and a full ring makes the target wait.
-            if pollMicroseconds > 0 && decodedSlots < Self.backlogSlots { target.pause(microseconds: pause) }
+            if pollMicroseconds > 0 && decodedSlots < Reception.backlogSlots { target.pause(microseconds: pause) }
             // A pass costs about the same whether it finds one record or a thousand: a target that
             // writes little is read less often, up to `quietPauseFactor` times the poll interval
             // (its end still wakes the reader at once). A process waiting for a heap walk is
             // answered at the poll interval: with --retainers the pause never grows.
-            if decodedSlots < Self.quietSlots && !watch.walksHeaps {
-                pause = Swift.min(pause &* 2, pollMicroseconds &* Self.quietPauseFactor)
-            } else if decodedSlots >= Self.quietSlots &* 4 {
+            if decodedSlots < Reception.quietSlots && !watch.walksHeaps {
+                pause = Swift.min(pause &* 2, pollMicroseconds &* Reception.quietPauseFactor)
+            } else if decodedSlots >= Reception.quietSlots &* 4 {
                 pause = Swift.max(pause / 2, pollMicroseconds)
             }
         }
-        decoder.decode(channel, targetFinished: true, into: &ledgers)
-        let byProcess = ledgers.byProcess
-        var summary = ChannelSummary(channel)
-        let headerProblems = summary.reconcile(with: byProcess, milliseconds: decoder.clock)
-        var reservationProblems: [String] = []
-        if unfilledReservations > 0 {
-            reservationProblems.append(
-                "\(counted(unfilledReservations, "reservation")) in leak-audit's channel stayed empty for more than ten seconds while the processes that write into it ran on; skipped as never filled"
-            )
+
+        /// Reads every record committed before the target ended, and says what was received and
+        /// what contradicted it.
+        mutating func finish() -> Reception {
+            decoder.decode(channel, targetFinished: true, into: &ledgers)
+            let byProcess = ledgers.byProcess
+            var summary = ChannelSummary(channel)
+            let headerProblems = summary.reconcile(with: byProcess, milliseconds: decoder.clock)
+            var reservationProblems: [String] = []
+            if unfilledReservations > 0 {
+                reservationProblems.append(
+                    "\(counted(unfilledReservations, "reservation")) in leak-audit's channel stayed empty for more than ten seconds while the processes that write into it ran on; skipped as never filled"
+                )
+            }
+            if decoder.tornSlots > Reception.mostCutShort {
+                reservationProblems.append(
+                    "\(decoder.tornSlots) records were cut short, more than the \(Reception.mostCutShort) that writers can leave unwritten when they end: something reserved them and never wrote them"
+                )
+            }
+            return Reception(
+                ledgers: byProcess,
+                channel: summary, tornSlots: decoder.tornSlots,
+                malformedSlots: decoder.damagedSlots,
+                overlongStacks: decoder.overlongStacks, cutFrames: decoder.cutFrames, longNames: decoder.longNames,
+                unannouncedRecords: ledgers.unannouncedRecords, headerProblems: headerProblems,
+                reservationProblems: reservationProblems,
+                timedOut: stoppedAt != nil,
+                receivedSignal: target.receivedSignal, durationMilliseconds: decoder.clock)
         }
-        if decoder.tornSlots > Self.mostCutShort {
-            reservationProblems.append(
-                "\(decoder.tornSlots) records were cut short, more than the \(Self.mostCutShort) that writers can leave unwritten when they end: something reserved them and never wrote them"
-            )
-        }
-        let received = Reception(
-            ledgers: byProcess,
-            channel: summary, tornSlots: decoder.tornSlots,
-            malformedSlots: decoder.damagedSlots,
-            overlongStacks: decoder.overlongStacks, cutFrames: decoder.cutFrames, longNames: decoder.longNames,
-            unannouncedRecords: ledgers.unannouncedRecords, headerProblems: headerProblems,
-            reservationProblems: reservationProblems,
-            timedOut: stoppedAt != nil,
-            receivedSignal: target.receivedSignal, durationMilliseconds: decoder.clock)
-        return (outcome, received)
     }
 }
 

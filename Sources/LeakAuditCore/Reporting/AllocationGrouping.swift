@@ -1,0 +1,107 @@
+import LeakAuditModel
+
+/// One process's allocation stacks as a report shows them: each symbolized once, however many
+/// groups (at the peak, at exit, per test) share it, without LeakMonitor's own frames on top, and
+/// grouped by the line that constructed their instances.
+final class AllocationGrouping {
+    private let ledger: LifetimeLedger
+    private let symbolizer: any AddressSymbolizer
+    /// Hears each stack symbolized.
+    private let progress: ProgressReporter?
+    private let testNames: [UInt32: String]
+    /// Frames by return address, and by stack.
+    private var resolved: [UInt64: [SymbolizedFrame]] = [:]
+    private var stackFrames: [UInt32: [SymbolizedFrame]] = [:]
+
+    /// A stack's constructing line for one type, found once.
+    private struct ConstructingKey: Hashable {
+        var stackID: UInt32
+        var typeName: String
+    }
+    private var constructingSites: [ConstructingKey: String?] = [:]
+
+    /// What sites are grouped by: their constructing line, or their stack when no line is found;
+    /// and their test.
+    private struct GroupKey: Hashable {
+        var line: String?
+        var stackID: UInt32?
+        var test: UInt32?
+    }
+
+    /// A group being merged: its count, its commonest site and that site's count, and whether a
+    /// stack of the group was cut short.
+    private typealias Group = (count: Int, representative: LifetimeLedger.Site, representativeCount: Int, truncated: Bool)
+
+    init(ledger: LifetimeLedger, symbolizer: any AddressSymbolizer, progress: ProgressReporter?) {
+        self.ledger = ledger
+        self.symbolizer = symbolizer
+        self.progress = progress
+        testNames = ledger.tests.mapValues(\.name)
+    }
+
+    /// The frames of stack `stackID`, LeakMonitor's own on top left out.
+    func frames(ofStack stackID: UInt32) -> [SymbolizedFrame] {
+        if let known = stackFrames[stackID] { return known }
+        let symbolized = (ledger.stacks[stackID] ?? []).flatMap { address in
+            if let known = resolved[address] { return known }
+            let frames = symbolizer.symbolize(address)
+            resolved[address] = frames
+            return frames
+        }
+        let frames = Array(symbolized.drop(while: ReportBuilder.isMonitorFrame))
+        stackFrames[stackID] = frames
+        progress?.symbolizedStack()
+        return frames
+    }
+
+    /// The sites grouped by the line that constructed their instances (and their test): stacks
+    /// that differ only above or below that line are one group, shown with its commonest stack
+    /// (an instance first seen by the allocation hook and one seen by validate, say).
+    func groups(_ sites: [LifetimeLedger.Site], typeName: String) -> [AuditReport.AllocationGroup] {
+        groups(SiteTally(sites), typeName: typeName)
+    }
+
+    /// `groups(_:typeName:)` of sites already counted.
+    func groups(_ tally: SiteTally, typeName: String) -> [AuditReport.AllocationGroup] {
+        var merged: [GroupKey: Group] = [:]
+        // Stack order, so that the commonest stack wins ties the same way every time.
+        for (site, count) in tally.counts.sorted(by: {
+            ($0.site.stackID, $0.site.test ?? .max) < ($1.site.stackID, $1.site.test ?? .max)
+        }) {
+            let key =
+                constructingLine(ofStack: site.stackID, typeName: typeName).map { GroupKey(line: $0, test: site.test) }
+                ?? GroupKey(stackID: site.stackID, test: site.test)
+            let truncated = ledger.truncatedStacks.contains(site.stackID)
+            if var group = merged[key] {
+                group.count += count
+                group.truncated = group.truncated || truncated
+                if count > group.representativeCount { (group.representative, group.representativeCount) = (site, count) }
+                merged[key] = group
+            } else {
+                merged[key] = (count, site, count, truncated)
+            }
+        }
+        // Most instances first; then by stack and test, so that the order is stable.
+        let ordered = merged.values.sorted { left, right in
+            if left.count != right.count { return left.count > right.count }
+            if left.representative.stackID != right.representative.stackID {
+                return left.representative.stackID < right.representative.stackID
+            }
+            return (left.representative.test ?? .max) < (right.representative.test ?? .max)
+        }
+        return ordered.map { group in
+            AuditReport.AllocationGroup(
+                count: group.count, frames: frames(ofStack: group.representative.stackID), truncated: group.truncated,
+                test: group.representative.test.flatMap { testNames[$0] })
+        }
+    }
+
+    /// The line of stack `stackID` that constructed an instance of `typeName`, nil when none is found.
+    private func constructingLine(ofStack stackID: UInt32, typeName: String) -> String? {
+        let key = ConstructingKey(stackID: stackID, typeName: typeName)
+        if let known = constructingSites[key] { return known }
+        let line = AuditReport.AllocationGroup.constructingSite(in: frames(ofStack: stackID), typeName: typeName)
+        constructingSites[key] = line
+        return line
+    }
+}
