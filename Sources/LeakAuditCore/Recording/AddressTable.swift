@@ -6,9 +6,8 @@
 /// is on the reader's hot path. A `Dictionary<UInt64, _>` spent most of each record in SipHash, in the
 /// uniqueness and exclusivity checks of its storage, and in its generic probing. Addresses need
 /// none of that: they are unique, 16-byte aligned and never chosen by anyone who could aim at a
-/// hash (a hostile target can only slow its own audit), so a multiplicative hash of the address
-/// spreads them well. Open addressing with linear probing keeps a lookup in one or two cache
-/// lines; removal shifts the following entries back instead of leaving tombstones, so the table
+/// hash, so the hash and linear probing all the reader's tables share (`OpenAddressing`) serve.
+/// Removal shifts the following entries back instead of leaving tombstones, so the table
 /// never fills with dead entries however long a run churns. An address and its value share a
 /// slot, in one allocation the table owns (copied on write, as an array would be).
 struct AddressTable<Value: AddressTableValue> {
@@ -66,25 +65,20 @@ struct AddressTable<Value: AddressTableValue> {
     /// Whether the table holds nothing.
     var isEmpty: Bool { count == 0 }
 
-    /// The slot where `key`'s probe sequence starts: the top bits of a Fibonacci hash of the
-    /// address without its alignment bits.
+    /// The slot where `key`'s probe sequence starts (`OpenAddressing`).
     @inline(__always)
     private static func home(of key: UInt64, mask: Int) -> Int {
-        Int(truncatingIfNeeded: ((key >> 4) &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
+        OpenAddressing.home(OpenAddressing.hash(address: key), mask: mask)
     }
 
     /// The slot holding `key` (not 0), or nil.
     @inline(__always)
     private func slot(of key: UInt64) -> Int? {
         guard let slots else { return nil }
-        let mask = capacity &- 1
-        var index = Self.home(of: key, mask: mask)
-        while true {
-            let seen = slots[index].key
-            if seen == key { return index }
-            if seen == 0 { return nil }
-            index = (index &+ 1) & mask
-        }
+        let slot = OpenAddressing.find(
+            from: Self.home(of: key, mask: capacity &- 1), capacity: capacity, isKey: { slots[$0].key == key },
+            isEmpty: { slots[$0].key == 0 })
+        return slot.found ? slot.index : nil
     }
 
     /// The value stored for `key`; setting nil removes it.
@@ -137,22 +131,17 @@ struct AddressTable<Value: AddressTableValue> {
         // At most three quarters full, so that every probe sequence reaches an empty slot soon.
         if (stored &+ 1) &* 4 > capacity &* 3 { resize(to: Swift.max(Self.minimumCapacity, capacity &* 2)) }
         guard let slots else { return nil }  // resize always leaves slots
-        let mask = capacity &- 1
-        var index = Self.home(of: key, mask: mask)
-        while true {
-            let seen = slots[index].key
-            if seen == key {
-                let previous = slots[index].value
-                slots[index].value = value
-                return previous
-            }
-            if seen == 0 {
-                slots[index] = Slot(key: key, value: value)
-                count &+= 1
-                return nil
-            }
-            index = (index &+ 1) & mask
+        let (index, found) = OpenAddressing.find(
+            from: Self.home(of: key, mask: capacity &- 1), capacity: capacity, isKey: { slots[$0].key == key },
+            isEmpty: { slots[$0].key == 0 })
+        if found {
+            let previous = slots[index].value
+            slots[index].value = value
+            return previous
         }
+        slots[index] = Slot(key: key, value: value)
+        count &+= 1
+        return nil
     }
 
     /// Removes `key`; returns its value, or nil when it was not in the table.
@@ -177,7 +166,7 @@ struct AddressTable<Value: AddressTableValue> {
         // Backward-shift deletion: every entry after the hole whose probe sequence passes
         // through it moves into it, so that lookups never need a tombstone.
         var hole = found
-        var index = (hole &+ 1) & mask
+        var index = OpenAddressing.next(after: hole, capacity: capacity)
         while slots[index].key != 0 {
             let wanted = Self.home(of: slots[index].key, mask: mask)
             // The entry at `index` may move to `hole` when `hole` lies on its way from `wanted`.
@@ -185,7 +174,7 @@ struct AddressTable<Value: AddressTableValue> {
                 slots[hole] = slots[index]
                 hole = index
             }
-            index = (index &+ 1) & mask
+            index = OpenAddressing.next(after: index, capacity: capacity)
         }
         slots[hole].key = 0
         count &-= 1
@@ -201,8 +190,9 @@ struct AddressTable<Value: AddressTableValue> {
         let mask = newCapacity - 1
         if let slots {
             for index in 0..<capacity where slots[index].key != 0 {
-                var slot = Self.home(of: slots[index].key, mask: mask)
-                while resized.slots[slot].key != 0 { slot = (slot + 1) & mask }
+                let slot = OpenAddressing.firstEmpty(
+                    from: Self.home(of: slots[index].key, mask: mask), capacity: newCapacity,
+                    isEmpty: { resized.slots[$0].key == 0 })
                 resized.slots[slot] = slots[index]
             }
         }

@@ -18,7 +18,8 @@ import CLeakAuditHost
 /// and three quarters full, whatever the number of entries (about 21 to 32 bytes an entry).
 ///
 /// Within a segment: linear probing from the slot `hash × capacity >> 32` (any capacity, no power
-/// of two needed), and deletion by backward shift, so that no tombstone is ever left. The address 0
+/// of two needed; the hash and probe all the reader's tables share, `OpenAddressing`), and
+/// deletion by backward shift, so that no tombstone is ever left. The address 0
 /// marks an empty slot and is kept aside. In front of the segments, a nursery of 64 slots, in sets
 /// of two, takes each new address; an instance that dies before two later addresses need its set
 /// never touches a segment (about 26 instructions a record less in an allocation churn; an
@@ -125,10 +126,10 @@ struct SegmentedTable {
     /// them evenly): for a decision that needs no exact count, in constant time.
     var estimatedCount: Int { segments[0].stored &* Self.segmentCount }
 
-    /// A Fibonacci hash of the address without its alignment bits: its top bits pick the segment,
-    /// the 32 below them the slot.
+    /// The address's hash (`OpenAddressing`): its top bits pick the segment, the 32 below them the
+    /// slot.
     @inline(__always)
-    private static func hash(_ key: UInt64) -> UInt64 { (key >> 4) &* 0x9E37_79B9_7F4A_7C15 }
+    private static func hash(_ key: UInt64) -> UInt64 { OpenAddressing.hash(address: key) }
 
     /// The two slots of the nursery set for `key`: the newer address first.
     @inline(__always)
@@ -147,12 +148,10 @@ struct SegmentedTable {
     @inline(__always)
     private static func segmentIndex(_ hash: UInt64) -> Int { Int(truncatingIfNeeded: hash >> (64 - UInt64(segmentBits))) }
 
-    /// The slot where a probe for `hash` starts in a segment of `capacity` slots.
+    /// The slot where a probe for `hash` starts in a segment of `capacity` slots: any capacity,
+    /// from bits of the hash apart from the segment's.
     @inline(__always)
-    private static func home(_ hash: UInt64, capacity: Int) -> Int {
-        // (Shifts bind tighter than products in Swift: the product is parenthesised.)
-        Int(truncatingIfNeeded: (((hash >> 26) & 0xFFFF_FFFF) &* UInt64(truncatingIfNeeded: capacity)) >> 32)
-    }
+    private static func home(_ hash: UInt64, capacity: Int) -> Int { OpenAddressing.home(hash, capacity: capacity) }
 
     /// Starts bringing in the cache line where a probe for `key` begins, without waiting for it,
     /// so that a lookup of `key` a little later finds it there: a table much larger than the
@@ -191,14 +190,10 @@ struct SegmentedTable {
     private static func index(of key: UInt64, hash: UInt64, in segment: UnsafeMutablePointer<Segment>) -> Int? {
         guard let slots = segment.pointee.slots else { return nil }
         let capacity = segment.pointee.capacity
-        var index = home(hash, capacity: capacity)
-        while true {
-            let seen = slots[index].key
-            if seen == key { return index }
-            if seen == 0 { return nil }
-            index &+= 1
-            if index == capacity { index = 0 }
-        }
+        let slot = OpenAddressing.find(
+            from: home(hash, capacity: capacity), capacity: capacity, isKey: { slots[$0].key == key },
+            isEmpty: { slots[$0].key == 0 })
+        return slot.found ? slot.index : nil
     }
 
     /// Stores `value` for `key`; returns the word it replaced, if any.
@@ -272,12 +267,7 @@ struct SegmentedTable {
     /// entry for its address and at least one empty slot.
     @inline(__always)
     private static func firstEmpty(in slots: UnsafeMutablePointer<Slot>, capacity: Int, hash: UInt64) -> Int {
-        var index = home(hash, capacity: capacity)
-        while slots[index].key != 0 {
-            index &+= 1
-            if index == capacity { index = 0 }
-        }
-        return index
+        OpenAddressing.firstEmpty(from: home(hash, capacity: capacity), capacity: capacity) { slots[$0].key == 0 }
     }
 
     /// The word of `slot`, in place.
@@ -317,8 +307,7 @@ struct SegmentedTable {
         // it moves into it, so that lookups never need a tombstone.
         var index = hole
         while true {
-            index &+= 1
-            if index == capacity { index = 0 }
+            index = OpenAddressing.next(after: index, capacity: capacity)
             let key = slots[index].key
             if key == 0 { break }
             let wanted = Self.home(Self.hash(key), capacity: capacity)

@@ -48,9 +48,10 @@ final class WordCounter {
         state.pointee.stored = 0
     }
 
+    /// The slot where `word`'s probe sequence starts (`OpenAddressing`).
     @inline(__always)
     private static func home(of word: UInt64, mask: Int) -> Int {
-        Int(truncatingIfNeeded: (word &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask
+        OpenAddressing.home(OpenAddressing.hash(word: word), mask: mask)
     }
 
     /// Counts `word` once more.
@@ -62,21 +63,16 @@ final class WordCounter {
         }
         if (state.pointee.stored &+ 1) &* 2 > state.pointee.capacity { grow() }
         guard let words = state.pointee.words, let counts = state.pointee.counts else { return }  // grow allocates
-        let mask = state.pointee.capacity &- 1
-        var index = Self.home(of: word, mask: mask)
-        while true {
-            let seen = words[index]
-            if seen == word {
-                counts[index] &+= 1
-                return
-            }
-            if seen == 0 {
-                words[index] = word
-                counts[index] = 1
-                state.pointee.stored &+= 1
-                return
-            }
-            index = (index &+ 1) & mask
+        let capacity = state.pointee.capacity
+        let (index, found) = OpenAddressing.find(
+            from: Self.home(of: word, mask: capacity &- 1), capacity: capacity, isKey: { words[$0] == word },
+            isEmpty: { words[$0] == 0 })
+        if found {
+            counts[index] &+= 1
+        } else {
+            words[index] = word
+            counts[index] = 1
+            state.pointee.stored &+= 1
         }
     }
 
@@ -91,8 +87,8 @@ final class WordCounter {
         let mask = capacity - 1
         if let oldWords = old.words, let oldCounts = old.counts {
             for slot in 0..<old.capacity where oldWords[slot] != 0 {
-                var index = Self.home(of: oldWords[slot], mask: mask)
-                while words[index] != 0 { index = (index + 1) & mask }
+                let index = OpenAddressing.firstEmpty(
+                    from: Self.home(of: oldWords[slot], mask: mask), capacity: capacity, isEmpty: { words[$0] == 0 })
                 words[index] = oldWords[slot]
                 counts[index] = oldCounts[slot]
             }
