@@ -18,6 +18,9 @@
 //                                    leaked view models among 40,000 objects
 //   AllocationChurn list N           a list of N nodes from a global, the last holding one leaked
 //                                    view model: a retaining path of N + 1 steps
+//   AllocationChurn service N        N requests of a service: each allocates one tracked context,
+//                                    one untracked response and two arrays, and looks its key up in
+//                                    a bounded cache whose evicted entries (tracked) are released
 //
 // AllocationChurnPlain is this file built without LeakMonitor (Sources/AllocationChurnPlain links
 // to it and defines ALLOCATION_CHURN_PLAIN): the true plain baseline, a program that never calls
@@ -346,7 +349,7 @@ func retain(count: Int) {
 // MARK: - Entry point
 
 let usage =
-    "usage: AllocationChurn churn|validate-cost|retain|heap|over-budget|chain|reservation|list COUNT, or threads THREADS [PER_THREAD]"
+    "usage: AllocationChurn churn|validate-cost|retain|heap|over-budget|chain|reservation|list|service COUNT, or threads THREADS [PER_THREAD]"
 // MARK: - heap: a large live heap with leaked tracked instances, for --retainers
 
 /// A background object: most of a heap is objects like it, alive and unrelated to the leak.
@@ -530,10 +533,135 @@ func threads(count threadCount: Int) {
     report("threads-ms", oneDecimal(Double(monotonicNanoseconds() - start) / 1e6))
 }
 
+// MARK: - service: requests against a bounded cache, for the per-allocation cost of a service
+
+/// One request's state, tracked: alive until the next request's response replaces its own, so two
+/// at a time at most.
+final class RequestContext: MemoryLeakMonitorable {
+    var max: Int { 2 }
+    let identifier: Int
+    let key: Int
+    let deadline: UInt64
+
+    init(identifier: Int, key: Int) {
+        self.identifier = identifier
+        self.key = key
+        deadline = UInt64(truncatingIfNeeded: identifier) &+ 30_000
+        MemoryLeakMonitor.validate(self)
+    }
+}
+
+/// A response as it is built: untracked, like most of a service's objects. It holds its request's
+/// context and two arrays, and the last one is kept in a global, so that none of them can live on
+/// the stack (in the plain twin too, where nothing else makes the context escape).
+final class Response {
+    var status = 200
+    let context: RequestContext
+    let headers: [Int]
+    let body: [UInt8]
+
+    init(context: RequestContext, headers: [Int], body: [UInt8]) {
+        self.context = context
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// What the cache keeps for a key, tracked: at most ``serviceCacheCapacity`` alive, each released
+/// when the cache evicts it.
+final class CachedResponse: MemoryLeakMonitorable {
+    var max: Int { serviceCacheCapacity }
+    let key: Int
+    let bodyLength: Int
+    /// Set on each hit, cleared when the eviction hand passes: a second chance, so that hot keys stay.
+    var referenced = false
+
+    init(key: Int) {
+        self.key = key
+        bodyLength = 32 &+ (key & 63)
+        MemoryLeakMonitor.validate(self)
+    }
+}
+
+/// Entries the cache holds at most.
+let serviceCacheCapacity = 1_024
+
+/// An LRU-ish cache of a fixed size: a dictionary, and a ring of its keys that a clock hand walks
+/// to evict, sparing each entry hit since the hand last passed it once.
+struct ResponseCache {
+    private(set) var entries: [Int: CachedResponse] = [:]
+    private var ring: [Int] = []
+    private var hand = 0
+    private(set) var hits = 0
+    private(set) var evictions = 0
+
+    init() {
+        entries.reserveCapacity(serviceCacheCapacity)
+        ring.reserveCapacity(serviceCacheCapacity)
+    }
+
+    /// The entry for `key`, created (evicting one when full) on a miss.
+    mutating func entry(for key: Int) -> CachedResponse {
+        if let hit = entries[key] {
+            hit.referenced = true
+            hits &+= 1
+            return hit
+        }
+        // Evicted before the new entry exists, so that never more than the capacity is alive.
+        if ring.count < serviceCacheCapacity {
+            ring.append(key)
+        } else {
+            while let candidate = entries[ring[hand]], candidate.referenced {
+                candidate.referenced = false
+                hand = (hand &+ 1) % serviceCacheCapacity
+            }
+            // The evicted entry's last reference goes here: a tracked deallocation.
+            entries.removeValue(forKey: ring[hand])
+            evictions &+= 1
+            ring[hand] = key
+            hand = (hand &+ 1) % serviceCacheCapacity
+        }
+        let fresh = CachedResponse(key: key)
+        entries[key] = fresh
+        return fresh
+    }
+}
+
+/// The last response, kept so that every response and its arrays live on the heap.
+var lastResponse: Response?
+
+/// Serves `count` requests: seven in eight ask for one of 512 hot keys, the rest for one of 65,536,
+/// so that the cache mostly hits and evicts on the misses. Within every budget.
+func service(count: Int) {
+    MemoryLeakMonitor.violationHandler = .ignore
+    var cache = ResponseCache()
+    var random: UInt64 = 0x9E37_79B9_7F4A_7C15
+    for request in 0..<count {
+        random = random &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        let draw = Int(truncatingIfNeeded: random >> 33)
+        let key = draw & 7 != 0 ? (draw >> 3) & 511 : 512 &+ ((draw >> 3) & 65_535)
+        let context = RequestContext(identifier: request, key: key)
+        let cached = cache.entry(for: key)
+        let headers = [context.identifier & 0xFFFF, context.key, cached.bodyLength, Int(context.deadline & 0xFF)]
+        let body = [UInt8](repeating: UInt8(truncatingIfNeeded: key), count: cached.bodyLength)
+        let response = Response(context: context, headers: headers, body: body)
+        response.status = cached.referenced ? 200 : 201
+        checksum = checksum &+ response.status &+ response.headers.reduce(0, &+) &+ Int(response.body[0])
+        lastResponse = response
+    }
+    lastResponse = nil
+    report("requests", String(count))
+    report("cache-hits", String(cache.hits))
+    report("cache-evictions", String(cache.evictions))
+    report("cache-entries", String(cache.entries.count))
+    report("context-peak", String(MemoryLeakMonitor.peakCount(of: RequestContext.self)))
+    report("cached-peak", String(MemoryLeakMonitor.peakCount(of: CachedResponse.self)))
+}
+
 let modes: [String: (Int) -> Void] = [
     "churn": churn(count:), "validate-cost": validateCost(count:), "retain": retain(count:), "heap": heap(count:),
     "over-budget": overBudget(count:), "threads": threads(count:), "chain": chain(count:),
-    "reservation": reservation(gigabytes:), "list": list(count:),
+    "reservation": reservation(gigabytes:), "list": list(count:), "service": service(count:),
 ]
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count == 2 || (arguments.count == 3 && arguments[0] == "threads"), let mode = modes[arguments[0]],
