@@ -252,7 +252,7 @@ static inline __attribute__((always_inline)) bool la_track(la_process_state *sta
     // Capture and record only for leak-audit: on its own the library needs counts, not stacks. The
     // channel is mapped before the first type registers, so before any instance is tracked.
     uint8_t *slots = la_channel_mapped_slots(state);
-    uint32_t stack = slots != NULL ? la_stack_capture(entry_frame) : LA_STACK_NONE;
+    uint32_t stack = slots != NULL ? la_stack_capture(entry_frame, (uint32_t)type_id) : LA_STACK_NONE;
     int64_t live = __atomic_add_fetch(&type->live, 1, __ATOMIC_ACQ_REL);
     int64_t peak = __atomic_load_n(&type->peak, __ATOMIC_RELAXED);
     while (live > peak

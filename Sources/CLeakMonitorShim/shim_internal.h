@@ -338,21 +338,30 @@ typedef struct la_stacks_state {
     la_stack_entry table[LA_STACK_TABLE_CAPACITY];
 } la_stacks_state;
 
-/// Captures the backtrace above `entry_frame` (the exported entry point's own frame, taken with
-/// __builtin_frame_address(0), which forces that function to keep a frame pointer even where the
-/// shim is built without them) and returns its stack id (LA_STACK_NONE when unavailable).
-/// la_stack_capture's way for what its inline way does not find.
-LA_HIDDEN uint32_t la_stack_capture_and_intern(const void *entry_frame);
 
-/// The stack this thread captured last, in the table: a thread that allocates in a loop captures
-/// the same stack again and again, and a walk that compares it as it goes needs no hash, no copy
-/// and no probe. A pointer, not a copy: initial-exec TLS of a library that is dlopen'd (a test
-/// bundle) comes out of a small reserve. Entries are never removed or changed once published.
-extern LA_HIDDEN __thread __attribute__((tls_model("initial-exec"))) const la_stack_entry *la_thread_last_stack;
-/// The frame the walk that found it started from (NULL when that frame was not on the thread's
-/// stack), and the highest frame that walk could read.
-extern LA_HIDDEN __thread __attribute__((tls_model("initial-exec"))) const void *la_thread_last_entry_frame;
-extern LA_HIDDEN __thread __attribute__((tls_model("initial-exec"))) const uintptr_t *la_thread_last_walk_end;
+/// A stack this thread captured, in the table, and how it was walked: a thread that allocates in a
+/// loop captures the same stack again and again, and a walk that compares it as it goes needs no
+/// hash, no copy and no probe. Pointers, not a copy: initial-exec TLS of a library that is dlopen'd
+/// (a test bundle) comes out of a small reserve. Entries are never removed or changed once published.
+typedef struct la_recent_stack {
+    const la_stack_entry *stack;
+    /// The frame the walk that found it started from (NULL when that frame was not on the
+    /// thread's stack), and the highest frame that walk could read.
+    const void *entry_frame;
+    const uintptr_t *walk_end;
+} la_recent_stack;
+
+/// Recent stacks kept per thread, one per hint (a tracked type's id) modulo their number: a loop
+/// that allocates two tracked types (a request's context, and on a cache miss a cache entry) from
+/// two places finds each one's stack where it left it, where one last stack for all was replaced
+/// at every change of type and each change took the full capture, hash and probe. A power of two.
+#define LA_RECENT_STACKS 4
+
+/// The thread's recent stacks, by hint (la_stack_capture).
+extern LA_HIDDEN __thread __attribute__((tls_model("initial-exec"))) la_recent_stack la_thread_recent_stacks[LA_RECENT_STACKS];
+
+/// la_stack_capture's way for what its inline way does not find; `hint` as la_stack_capture's.
+LA_HIDDEN uint32_t la_stack_capture_and_intern(const void *entry_frame, uint32_t hint);
 
 /// The frame that `frame` saved, or NULL where the walk must stop: each step must move up the
 /// same stack, which stops the walk at code without frame pointers (glibc's start-up frames) or
@@ -384,17 +393,22 @@ static inline __attribute__((always_inline)) bool la_walk_matches(const la_stack
     return matched == expected && (walked == NULL || walked[1] == 0 || matched == LA_MAX_FRAMES);
 }
 
-/// la_stack_capture_and_intern, inline where it is most often asked: from the frame the thread's
-/// last walk started from, that walk's bounds hold, and a stack that matches the last one to its
-/// end is that stack. Anything else takes the function.
-static inline uint32_t la_stack_capture(const void *entry_frame) {
-    const la_stack_entry *previous = la_thread_last_stack;
-    if (previous != NULL && entry_frame == la_thread_last_entry_frame) {
+/// Captures the backtrace above `entry_frame` (the exported entry point's own frame, taken with
+/// __builtin_frame_address(0), which forces that function to keep a frame pointer even where the
+/// shim is built without them) and returns its stack id (LA_STACK_NONE when unavailable). `hint`
+/// picks the thread's recent stack to compare with first (the tracked type's id; any number for
+/// other callers): it changes what is compared, never the id. Inline where it is most often
+/// asked: from the frame the recent stack's walk started from, that walk's bounds hold, and a
+/// stack that matches it to its end is that stack. Anything else takes la_stack_capture_and_intern.
+static inline uint32_t la_stack_capture(const void *entry_frame, uint32_t hint) {
+    const la_recent_stack *recent = &la_thread_recent_stacks[hint & (LA_RECENT_STACKS - 1)];
+    const la_stack_entry *previous = recent->stack;
+    if (previous != NULL && entry_frame == recent->entry_frame) {
         const uintptr_t *frame = (const uintptr_t *)entry_frame;
         uint32_t count = 0;
-        if (la_walk_matches(previous, &frame, la_thread_last_walk_end, &count)) return previous->id;
+        if (la_walk_matches(previous, &frame, recent->walk_end, &count)) return previous->id;
     }
-    return la_stack_capture_and_intern(entry_frame);
+    return la_stack_capture_and_intern(entry_frame, hint);
 }
 
 // tests.c — naming the test that allocated each tracked instance ----------------------------------

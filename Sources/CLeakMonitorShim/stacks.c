@@ -17,10 +17,9 @@
 static __thread __attribute__((tls_model("initial-exec"))) uintptr_t la_thread_stack_low;
 static __thread __attribute__((tls_model("initial-exec"))) uintptr_t la_thread_stack_high;
 static __thread __attribute__((tls_model("initial-exec"))) bool la_thread_stack_known;
-// The thread's last stack, where its walk started and how far it could read (shim_internal.h).
-__thread __attribute__((tls_model("initial-exec"))) const la_stack_entry *la_thread_last_stack;
-__thread __attribute__((tls_model("initial-exec"))) const void *la_thread_last_entry_frame;
-__thread __attribute__((tls_model("initial-exec"))) const uintptr_t *la_thread_last_walk_end;
+// The thread's recent stacks, where their walks started and how far they could read
+// (shim_internal.h).
+__thread __attribute__((tls_model("initial-exec"))) la_recent_stack la_thread_recent_stacks[LA_RECENT_STACKS];
 
 /// The stack pointer the main thread started with, which glibc's start-up code keeps (weak: a C
 /// library without it leaves its address NULL).
@@ -153,24 +152,26 @@ static const la_stack_entry *la_stack_intern(const uintptr_t *frames, int count,
     }
 }
 
-/// Makes `entry` the thread's last stack, found by a walk from `entry_frame` (NULL: not on the
-/// stack, which no inline comparison may start from) that could read up to `last`.
-static uint32_t la_remember_stack(const la_stack_entry *entry, const void *entry_frame, const uintptr_t *last) {
-    la_thread_last_stack = entry;
-    la_thread_last_entry_frame = entry_frame;
-    la_thread_last_walk_end = last;
+/// Makes `entry` the thread's recent stack for `hint`, found by a walk from `entry_frame` (NULL:
+/// not on the stack, which no inline comparison may start from) that could read up to `last`.
+static uint32_t la_remember_stack(uint32_t hint, const la_stack_entry *entry, const void *entry_frame,
+                                  const uintptr_t *last) {
+    la_recent_stack *recent = &la_thread_recent_stacks[hint & (LA_RECENT_STACKS - 1)];
+    recent->stack = entry;
+    recent->entry_frame = entry_frame;
+    recent->walk_end = last;
     return entry->id;
 }
 
-uint32_t la_stack_capture_and_intern(const void *entry_frame) {
+uint32_t la_stack_capture_and_intern(const void *entry_frame, uint32_t hint) {
     const uintptr_t *last = NULL;
     const uintptr_t *frame = la_walk_start(entry_frame, &last);
     const void *walk_start = frame;
     uintptr_t frames[LA_MAX_FRAMES];
     uint32_t count = 0;
-    const la_stack_entry *previous = la_thread_last_stack;
+    const la_stack_entry *previous = la_thread_recent_stacks[hint & (LA_RECENT_STACKS - 1)].stack;
     if (previous != NULL && frame != NULL) {
-        if (la_walk_matches(previous, &frame, last, &count)) return la_remember_stack(previous, walk_start, last);
+        if (la_walk_matches(previous, &frame, last, &count)) return la_remember_stack(hint, previous, walk_start, last);
         // The matching prefix is not walked again: the capture goes on from where they parted.
         memcpy(frames, previous->frames, (size_t)count * sizeof(uintptr_t));
     }
@@ -179,10 +180,10 @@ uint32_t la_stack_capture_and_intern(const void *entry_frame) {
     count = (uint32_t)la_capture_from(frame, last, frames, (int)count, &truncated, &hash);
     const la_stack_entry *entry = la_stack_intern(frames, (int)count, truncated, hash);
     if (entry == NULL) return LA_STACK_NONE;
-    return la_remember_stack(entry, walk_start, last);
+    return la_remember_stack(hint, entry, walk_start, last);
 }
 
-uint32_t leakaudit_stack_capture(void) { return la_stack_capture(__builtin_frame_address(0)); }
+uint32_t leakaudit_stack_capture(void) { return la_stack_capture(__builtin_frame_address(0), 0); }
 
 uint32_t leakaudit_stack_capture_synthetic(const uintptr_t *return_addresses, uint32_t count) {
     // Frame records on this function's stack, each pointing at the next and the last at none: the
@@ -194,5 +195,5 @@ uint32_t leakaudit_stack_capture_synthetic(const uintptr_t *return_addresses, ui
         records[2 * index] = index + 1 < used ? (uintptr_t)&records[2 * (index + 1)] : 0;
         records[2 * index + 1] = return_addresses[index];
     }
-    return used == 0 ? LA_STACK_NONE : la_stack_capture(records);
+    return used == 0 ? LA_STACK_NONE : la_stack_capture(records, 0);
 }
