@@ -541,17 +541,14 @@ static inline __attribute__((always_inline)) uint64_t la_channel_reserve(la_proc
         ? first : UINT64_MAX;
 }
 
-/// la_channel_event for a channel whose ring the caller found mapped at `slots`
-/// (la_channel_mapped_slots). What the write needs is read before the slot is reserved: the
-/// reservation's atomic add would make the compiler read it again.
-static inline __attribute__((always_inline)) void la_channel_event_in(la_process_state *state, uint8_t *slots,
-                                                                       uint8_t kind, uint8_t subkind, uint32_t id,
-                                                                       uint64_t word1, uint64_t word2, uint64_t word3) {
-    la_wire_header *header = state->channel.header;
-    uint64_t capacity = state->channel.slot_capacity;
+/// Writes an event into slot `index` of the ring mapped at `slots` (of `capacity` slots), which the
+/// caller reserved: its tag last, so that a reader that sees the tag sees the words.
+static inline __attribute__((always_inline)) void la_channel_write_event(la_process_state *state, uint8_t *slots,
+                                                                          la_wire_header *header, uint64_t capacity,
+                                                                          uint64_t index, uint8_t kind, uint8_t subkind,
+                                                                          uint32_t id, uint64_t word1, uint64_t word2,
+                                                                          uint64_t word3) {
     uint64_t tag = (uint64_t)kind | ((uint64_t)subkind << 8) | state->channel.process_tag | ((uint64_t)id << 32);
-    uint64_t index = 0;
-    if (!la_channel_reserve_in(state, header, capacity, 1, &index)) return;
     // The time word (LA_TIME_*) goes where each kind has room for it, and where a reader that
     // predates time words ignores it.
     uint64_t time = LA_TIME_STAMPED | (__atomic_load_n(&header->clock_ms, __ATOMIC_RELAXED) & LA_TIME_MASK);
@@ -567,6 +564,19 @@ static inline __attribute__((always_inline)) void la_channel_event_in(la_process
     slot[2] = word2;
     slot[3] = word3;
     __atomic_store_n(&slot[0], tag, __ATOMIC_RELEASE);
+}
+
+/// la_channel_event for a channel whose ring the caller found mapped at `slots`
+/// (la_channel_mapped_slots). What the write needs is read before the slot is reserved: the
+/// reservation's atomic add would make the compiler read it again.
+static inline __attribute__((always_inline)) void la_channel_event_in(la_process_state *state, uint8_t *slots,
+                                                                       uint8_t kind, uint8_t subkind, uint32_t id,
+                                                                       uint64_t word1, uint64_t word2, uint64_t word3) {
+    la_wire_header *header = state->channel.header;
+    uint64_t capacity = state->channel.slot_capacity;
+    uint64_t index = 0;
+    if (!la_channel_reserve_in(state, header, capacity, 1, &index)) return;
+    la_channel_write_event(state, slots, header, capacity, index, kind, subkind, id, word1, word2, word3);
 }
 
 static inline __attribute__((always_inline)) void la_channel_event(la_process_state *state, uint8_t kind,
