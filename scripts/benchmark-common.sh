@@ -2,7 +2,8 @@
 # AllocationChurnPlain (the same program without LeakMonitor: the true plain baseline) in release,
 # and sets `leak_audit`, `churn`, `plain`, `work` (a temporary directory removed at exit) and
 # `gnu_time`, `dwarf4` (the build flags), and the helpers `die`, `median`, `field`, `calc`, `timed`,
-# `exit_to_report`, `sampled_peak_anon_kb` and `loadavg`. Builds emit DWARF 4, which valgrind 3.19 can read (clang's
+# `exit_to_report`, `sampled_peak_anon_kb`, `loadavg`, and for callgrind `instructions`, `counted` and
+# `tree_counted`. Builds emit DWARF 4, which valgrind 3.19 can read (clang's
 # and swiftc's default, DWARF 5, makes callgrind give up), into scratch paths of their own so that
 # the everyday debug build is not rebuilt: LEAK_AUDIT_BENCH_SCRATCH and
 # LEAK_AUDIT_BENCH_FIXTURES_SCRATCH (default .build-bench and Fixtures/.build-bench). Expects
@@ -105,3 +106,35 @@ sampled_peak_anon_kb() {
 }
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+
+# instructions OUT_PREFIX COMMAND...: runs COMMAND (and every process it starts) under callgrind,
+# one file per process in OUT_PREFIX.<pid>; prints nothing.
+instructions() {
+    local prefix=$1
+    shift
+    valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$prefix.%p" "$@" \
+        >"$prefix.stdout" 2>"$prefix.stderr" || { tail -n 20 "$prefix.stderr" >&2; die "callgrind of '$*' failed"; }
+}
+
+# counted PREFIX NAME: the instructions of the one process of PREFIX whose command was NAME.
+counted() {
+    local file
+    for file in "$1".[0-9]*; do
+        if grep -q "^cmd: *[^ ]*/$2\( \|$\)" "$file"; then
+            awk '/^summary:/ { print $2 }' "$file"
+            return
+        fi
+    done
+    die "no callgrind output of $2 in $1.*"
+}
+
+# tree_counted PREFIX: the instructions of every process of PREFIX together (the whole tree).
+tree_counted() {
+    local file total=0 count
+    for file in "$1".[0-9]*; do
+        count=$(awk '/^summary:/ { print $2 }' "$file")
+        total=$((total + count))
+    done
+    ((total > 0)) || die "no callgrind output in $1.*"
+    echo "$total"
+}

@@ -23,8 +23,16 @@
 #      stacks, the fixed cost of a run (leak-audit as scripts/build-release.sh builds it for real
 #      use, against the aim, and as `swift build -c release` builds it), and 64 threads validating
 #      at once (program alone).
+#   5. a service-like workload against its plain twin, instructions of the whole process tree
+#      (callgrind, every process summed): `AllocationChurn service N` serves N requests, each
+#      allocating one tracked context, one untracked response and two arrays, and looking its key up
+#      in a bounded cache (1,024 entries, second-chance eviction) whose evicted entries are tracked
+#      and released. Rows: the plain twin, LeakMonitor alone, under `leak-audit run`, and the plain
+#      twin under `leak-audit run --budget`, each with its ratio and aim (1.2x, 1.25x), and what
+#      leak-audit spends per record.
 #
-# Usage: scripts/benchmark.sh
+# Usage: scripts/benchmark.sh [service]
+#   With `service`, only part 5 runs (it needs no build but the one of benchmark-common.sh).
 # Environment (all optional):
 #   LEAK_AUDIT_BENCH_SCRATCH           --scratch-path for the root package (default: .build-bench)
 #   LEAK_AUDIT_BENCH_FIXTURES_SCRATCH  --scratch-path for Fixtures (default: Fixtures/.build-bench)
@@ -34,6 +42,7 @@
 #   COST_REPS (5)                      interleaved repetitions of part 4's --census and exit-to-report times
 #   FIXED_REPS (41)                    interleaved runs of `churn 1` for the fixed cost
 #   THREADS_REPS (21)                  interleaved runs of `threads 64 10000`, plain and with validate
+#   SERVICE_N (200000)                 requests per callgrind run of part 5
 # Figures are printed, never asserted: the script exits 0 unless a build or a run fails.
 set -euo pipefail
 
@@ -52,12 +61,77 @@ OVER_N=${OVER_N:-1000000}
 COST_REPS=${COST_REPS:-5}
 FIXED_REPS=${FIXED_REPS:-41}
 THREADS_REPS=${THREADS_REPS:-21}
+SERVICE_N=${SERVICE_N:-200000}
 
 # --- build ---------------------------------------------------------------------------------------
 
 benchmark_name=benchmark
 # shellcheck source=scripts/benchmark-common.sh
 source "$root/scripts/benchmark-common.sh"
+
+# --- 5. a service-like workload, the whole process tree against its plain twin --------------------
+
+# service_cost: part 5's runs and its table.
+service_cost() {
+    command -v valgrind >/dev/null || die "valgrind is needed for instruction counts (apt-get install valgrind)"
+    local budgets=(--budget 'AllocationChurnPlain.RequestContext=2' --budget 'AllocationChurnPlain.CachedResponse=1024')
+    echo "counting instructions with callgrind (service ${SERVICE_N}: plain, LeakMonitor alone, attached, --budget)..." >&2
+    instructions "$work/sp" "$plain" service "$SERVICE_N"
+    instructions "$work/sa" "$churn" service "$SERVICE_N"
+    instructions "$work/su" "$leak_audit" run "$churn" service "$SERVICE_N"
+    instructions "$work/su1" "$leak_audit" run "$churn" service 1
+    instructions "$work/sb" "$leak_audit" run "${budgets[@]}" "$plain" service "$SERVICE_N"
+    instructions "$work/sb1" "$leak_audit" run "${budgets[@]}" "$plain" service 1
+    # Clean: within every budget standalone, and leak-audit exited 0 (instructions dies otherwise).
+    [[ $(field context-peak "$work/sa.stdout") -le 2 && $(field cached-peak "$work/sa.stdout") -le 1024 ]] \
+        || die "service went over a budget"
+    [[ $(field attached "$work/su.stdout") == true ]] || die "AllocationChurn did not attach to leak-audit"
+    local plain_ir alone_ir tree_ir target_ir reader_ir reader1_ir budget_tree_ir budget_target_ir budget_reader_ir
+    local budget_reader1_ir misses tracked records
+    plain_ir=$(tree_counted "$work/sp")
+    alone_ir=$(tree_counted "$work/sa")
+    tree_ir=$(tree_counted "$work/su")
+    target_ir=$(counted "$work/su" AllocationChurn)
+    reader_ir=$(counted "$work/su" leak-audit)
+    reader1_ir=$(counted "$work/su1" leak-audit)
+    budget_tree_ir=$(tree_counted "$work/sb")
+    budget_target_ir=$(counted "$work/sb" AllocationChurnPlain)
+    budget_reader_ir=$(counted "$work/sb" leak-audit)
+    budget_reader1_ir=$(counted "$work/sb1" leak-audit)
+    # Each request's context, and each cache miss's entry: allocated and, by the end, deallocated.
+    misses=$((SERVICE_N - $(field cache-hits "$work/sa.stdout")))
+    tracked=$((SERVICE_N + misses))
+    records=$((2 * tracked))
+    row6() { printf '| %-64s | %13s | %11s | %8s | %-8s |\n' "$@"; }
+    per() { calc "$1 / $2" 1; }
+    echo
+    echo "a service-like workload: \`service ${SERVICE_N}\` (each request a tracked context, an untracked response"
+    echo "and two arrays; a 1,024-entry cache, ${misses} misses, each a tracked entry evicted and released);"
+    echo "instructions from callgrind, every process of the tree summed"
+    echo
+    row6 "configuration" "instructions" "per request" "vs plain" "aim"
+    row6 "---" "---:" "---:" "---:" "---"
+    row6 "plain twin (AllocationChurnPlain)" "$plain_ir" "$(per "$plain_ir" "$SERVICE_N")" "1.000x" "-"
+    row6 "LeakMonitor alone, not attached" "$alone_ir" "$(per "$alone_ir" "$SERVICE_N")" "$(exact_ratio "$alone_ir" "$plain_ir")x" "-"
+    row6 "\`leak-audit run\`, whole tree" "$tree_ir" "$(per "$tree_ir" "$SERVICE_N")" "$(exact_ratio "$tree_ir" "$plain_ir")x" "<= 1.2x"
+    row6 "  the target" "$target_ir" "$(per "$target_ir" "$SERVICE_N")" "$(exact_ratio "$target_ir" "$plain_ir")x" "-"
+    row6 "  leak-audit" "$reader_ir" "$(per "$reader_ir" "$SERVICE_N")" "" "-"
+    row6 "plain twin, \`leak-audit run --budget\`, whole tree" "$budget_tree_ir" "$(per "$budget_tree_ir" "$SERVICE_N")" "$(exact_ratio "$budget_tree_ir" "$plain_ir")x" "<= 1.25x"
+    row6 "  the target" "$budget_target_ir" "$(per "$budget_target_ir" "$SERVICE_N")" "$(exact_ratio "$budget_target_ir" "$plain_ir")x" "-"
+    row6 "  leak-audit" "$budget_reader_ir" "$(per "$budget_reader_ir" "$SERVICE_N")" "" "-"
+    row6 "target per tracked object (allocation and death), net of plain" "$(per "$((target_ir - plain_ir))" "$tracked")" "" "" "-"
+    row6 "  --budget, net of plain" "$(per "$((budget_target_ir - plain_ir))" "$tracked")" "" "" "-"
+    row6 "leak-audit instructions per record, net of \`service 1\`" "$(per "$((reader_ir - reader1_ir))" "$records")" "" "" "-"
+    row6 "  --budget" "$(per "$((budget_reader_ir - budget_reader1_ir))" "$records")" "" "" "-"
+    row6 "leak-audit instructions, \`service 1\` (its fixed cost)" "$reader1_ir" "" "" "-"
+}
+# Instruction counts are exact: their ratios get a third decimal, so that one next to its aim
+# (1.03, 1.05, 1.08) is not rounded onto it.
+exact_ratio() { calc "$1 / $2" 3; }
+if [[ ${1:-} == service ]]; then
+    service_cost
+    exit 0
+fi
 echo "building leak-audit with the Swift runtime linked in (scripts/build-release.sh)..." >&2
 leak_audit_linked=$(scripts/build-release.sh "${LEAK_AUDIT_BENCH_SCRATCH:-.build-bench}/linked" "${dwarf4[@]}") \
     || die "scripts/build-release.sh failed"
@@ -150,27 +224,6 @@ ledger_bytes=$(calc "($ledger_large - $ledger_small) * 1024 / ($RETAIN_N - 1000)
 # --- 4. cost against a true plain program ----------------------------------------------------------
 
 command -v valgrind >/dev/null || die "valgrind is needed for instruction counts (apt-get install valgrind)"
-
-# instructions OUT_PREFIX COMMAND...: runs COMMAND (and every process it starts) under callgrind,
-# one file per process in OUT_PREFIX.<pid>; prints nothing.
-instructions() {
-    local prefix=$1
-    shift
-    valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$prefix.%p" "$@" \
-        >"$prefix.stdout" 2>"$prefix.stderr" || { tail -n 20 "$prefix.stderr" >&2; die "callgrind of '$*' failed"; }
-}
-
-# counted PREFIX NAME: the instructions of the one process of PREFIX whose command was NAME.
-counted() {
-    local file
-    for file in "$1".[0-9]*; do
-        if grep -q "^cmd: *[^ ]*/$2\( \|$\)" "$file"; then
-            awk '/^summary:/ { print $2 }' "$file"
-            return
-        fi
-    done
-    die "no callgrind output of $2 in $1.*"
-}
 
 echo "counting instructions with callgrind (churn ${CG_CHURN_N}: plain, LeakMonitor alone, attached, --budget)..." >&2
 instructions "$work/ip" "$plain" churn "$CG_CHURN_N"
@@ -272,9 +325,6 @@ row4 "peak RSS, largest process (GNU time %M)" "${tree[@]}" "-"
 echo
 row5() { printf '| %-62s | %14s | %14s | %-10s |\n' "$@"; }
 ratio() { calc "$1 / $2"; }
-# Instruction counts are exact: their ratios get a third decimal, so that one next to its aim
-# (1.03, 1.05, 1.08) is not rounded onto it.
-exact_ratio() { calc "$1 / $2" 3; }
 mcp4=$(median "${census_plain[@]}") mca4=$(median "${census_audit[@]}")
 mfp4=$(median "${fixed_plain[@]}") mfa4=$(median "${fixed_audit[@]}")
 mflp4=$(median "${fixed_plain_linked[@]}") mfl4=$(median "${fixed_linked[@]}")
@@ -301,3 +351,4 @@ row5 "64 threads x 10,000 validate, program alone: wall (vs plain)" "$(ratio "$m
 echo
 echo "context: an untracked probe object costs ${untracked_object_ns} ns to create and drop and ${instance_bytes} bytes"
 echo "to keep alive; a churn screen makes 1 tracked and about 8 untracked heap objects."
+service_cost
