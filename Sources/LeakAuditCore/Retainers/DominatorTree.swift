@@ -132,16 +132,23 @@ struct DominatorTree {
             }
             current -= 1
         }
+        // What the last passes need is the numbering, the semidominators and the dominators so
+        // far: the rest goes before the table by node is made, which takes its place.
+        (ancestor, label, bucketHead, predecessorStart, predecessors) = ([], [], [], [], [])
         for index in stride(from: 1, through: total, by: 1) where dominator[index] != semi[index] {
             steps += 1
             dominator[index] = dominator[Int(dominator[index])]
         }
+        semi = []
         var dominators = [Int32](repeating: -1, count: count)
         for index in stride(from: 1, through: total, by: 1) where dominator[index] > 0 {
             dominators[Int(vertex[index])] = vertex[Int(dominator[index])]
         }
+        dominator = []
         self.dominators = dominators
-        self.preorder = Array(vertex[1..<total + 1])
+        // The preorder is the numbering without the virtual root's slot, shifted in place.
+        vertex.removeFirst()
+        self.preorder = vertex
         self.steps = steps
     }
 }

@@ -168,29 +168,36 @@ struct RetainerSearch {
             if let path = search.path(to: instance) { result[instance] = path }
         }
         guard retainedSizes else { return result }
-        let targets = instances.compactMap { search.node(at: $0) }
-        // The paths are found: their tables (8 bytes a node) make room for the dominator tree's.
+        // What is left to do needs of the instances only their nodes, addresses and types.
+        let targets = instances.compactMap { address in
+            search.node(at: address).map { (node: $0, address: address, type: search.nodeTypeIndexes[Int($0)]) }
+        }
+        // The paths are found: their tables (8 bytes a node, and the holds) make room for the
+        // dominator tree's.
         search.parent = []
         search.parentHold = []
         search.parentClosure = [:]
-        let (retained, dominators) = search.retainedSizes(extraEntries: targets)
-        for node in targets { result[search.objects[Int(node)]]?.retainedBytes = retained[Int(node)] }
+        search.holds = []
+        search.holdIndexes = [:]
+        let (retained, dominators) = search.retainedSizes(extraEntries: targets.map(\.node))
+        for target in targets { result[target.address]?.retainedBytes = retained[Int(target.node)] }
         // Nested inside another searched instance of its type (a list of leaked models): counted
         // there, so that a group's bytes are not counted twice.
-        for node in search.instancesInsideAnother(targets, dominators: dominators) {
-            result[search.objects[Int(node)]]?.insideAnotherInstance = true
+        let addresses = Dictionary(targets.map { ($0.node, $0.address) }, uniquingKeysWith: { first, _ in first })
+        let named = targets.map { ($0.node, search.layout.typeTable[Int($0.type)].name) }
+        for node in Self.instancesInsideAnother(named, dominators: dominators) {
+            if let address = addresses[node] { result[address]?.insideAnotherInstance = true }
         }
         return result
     }
 
-    /// The `instances` that another of them, of the same type name, dominates: one depth-first
-    /// pass over the dominator tree (its own stack, no recursion), counting on the way down the
-    /// instances of each type name above the current node.
-    private func instancesInsideAnother(_ instances: [Int32], dominators: [Int32]) -> [Int32] {
+    /// The `instances` (nodes, with their type names) that another of them, of the same type name,
+    /// dominates: one depth-first pass over the dominator tree (its own stack, no recursion),
+    /// counting on the way down the instances of each type name above the current node.
+    private static func instancesInsideAnother(_ instances: [(node: Int32, type: String)], dominators: [Int32]) -> [Int32] {
         var nameIndexes: [String: Int32] = [:]
         var instanceName = [Int32: Int32]()  // node -> its type name's index
-        for node in instances {
-            let name = nodeType(node).name
+        for (node, name) in instances {
             let index = nameIndexes[name] ?? Int32(nameIndexes.count)
             nameIndexes[name] = index
             instanceName[node] = index
@@ -892,7 +899,8 @@ struct RetainerSearch {
     /// Each node's retained size (the bytes of its dominator subtree) and its immediate dominator
     /// (-1: the virtual root), over the graph of every strong reference, entered from the roots'
     /// objects, then `extraEntries` if unreached, then any object still unreached
-    /// (`DominatorTree`: near-linear on any shape of heap, and no recursion).
+    /// (`DominatorTree`: near-linear on any shape of heap, and no recursion). The last use of the
+    /// search: its node tables are released on the way.
     private mutating func retainedSizes(extraEntries: [Int32]) -> (retained: [Int], dominators: [Int32]) {
         // Successors of every node, once. Reading a node's references can find an object outside
         // the walked heaps that no search has met yet: it becomes a node, and is read in turn.
@@ -907,11 +915,17 @@ struct RetainerSearch {
         }
         successorStart.append(UInt32(truncatingIfNeeded: successors.count))
         precondition(successors.count < Int(UInt32.max), "more strong references than a 32-bit index counts")
+        // Every reference is read: of the nodes, only their sizes are needed from here, and the
+        // rest (addresses, types, the graph of unreached objects: 12 bytes a node and more) makes
+        // room for the tree's tables. No node can be looked up after this.
+        let nodeCount = objects.count
+        (objects, nodeTypeIndexes, otherNodes, walkedHeaps, enumeratedCount) = ([], [], [:], [], 0)
+        (unreachedGraph, onUnreachedCycle) = (nil, [])
         let tree = DominatorTree(
-            nodeCount: objects.count, successorStart: consume successorStart, successors: consume successors,
+            nodeCount: nodeCount, successorStart: consume successorStart, successors: consume successors,
             entries: seeds + extraEntries)
         // Subtree sums, what a node dominates before it (reverse preorder).
-        var retained = (0..<Int32(objects.count)).map { size(of: $0) }
+        var retained = (0..<Int32(nodeCount)).map { size(of: $0) }
         for node in tree.preorder.reversed() {
             let up = tree.dominators[Int(node)]
             if up >= 0 { retained[Int(up)] += retained[Int(node)] }
