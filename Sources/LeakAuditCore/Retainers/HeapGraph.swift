@@ -1,0 +1,281 @@
+// The heap graph a retainer search walks: a node for each live Swift object (malloc's blocks, and
+// objects met outside the walked heaps), its type and size, and the strong references each
+// object's words hold, read from its type's layout.
+
+extension RetainerSearch {
+    /// Makes a node of every Swift object among malloc's blocks in use, so that objects no root
+    /// reaches (tasks, cycles) are known too.
+    mutating func enumerateHeap() {
+        var ascending = true
+        walkedHeaps = MallocHeap.forEachBlock(in: memory) { block in
+            guard let typeIndex = layout.objectTypeIndex(at: block.address) else { return }
+            if let last = objects.last, last >= block.address { ascending = false }
+            objects.append(block.address)
+            nodeTypeIndexes.append(typeIndex)
+            appendSize(block.size)
+        }
+        if !ascending {
+            // Regions out of order (never in a real snapshot): sorted, as the binary search needs.
+            let order = objects.indices.sorted { objects[$0] < objects[$1] }
+            objects = order.map { objects[$0] }
+            nodeTypeIndexes = order.map { nodeTypeIndexes[$0] }
+            let sizes = order.map { size(of: Int32($0)) }
+            (nodeSizes, largeSizes) = ([], [:])
+            for size in sizes { appendSize(size) }
+        }
+        parent = [Int32](repeating: Int32.min, count: objects.count)
+        parentHold = [Int32](repeating: -1, count: objects.count)
+        enumeratedCount = objects.count
+    }
+
+    /// Adds the next node's size.
+    private mutating func appendSize(_ size: Int) {
+        if size >= Int(UInt32.max) { largeSizes[Int32(nodeSizes.count)] = size }
+        nodeSizes.append(UInt32(clamping: size))
+    }
+
+    /// The node's size in bytes.
+    func size(of node: Int32) -> Int {
+        let size = nodeSizes[Int(node)]
+        return size == UInt32.max ? largeSizes[node] ?? Int(size) : Int(size)
+    }
+
+    /// The enumerated node at `address`, by binary search; nil when none starts there.
+    private func enumeratedNode(at address: UInt64) -> Int32? {
+        var low = 0
+        var high = enumeratedCount
+        while low < high {
+            let middle = (low + high) / 2
+            if objects[middle] < address { low = middle + 1 } else { high = middle }
+        }
+        return low < enumeratedCount && objects[low] == address ? Int32(low) : nil
+    }
+
+    /// Whether `address` lies in a heap whose chunks were walked.
+    private func inWalkedHeap(_ address: UInt64) -> Bool {
+        var low = 0
+        var high = walkedHeaps.count
+        while low < high {
+            let middle = (low + high) / 2
+            if walkedHeaps[middle].upperBound <= address { low = middle + 1 } else { high = middle }
+        }
+        return low < walkedHeaps.count && walkedHeaps[low].contains(address)
+    }
+
+    func nodeType(_ node: Int32) -> SwiftLayout.ObjectType {
+        layout.typeTable[Int(nodeTypeIndexes[Int(node)])]
+    }
+
+    /// The node of the live object at `address`, adding it on first sight; nil when none starts there.
+    mutating func node(at address: UInt64) -> Int32? {
+        // Most words read are no object's address (a number, code, read-only data): told apart
+        // before any table is searched, and never remembered (objectTypeIndex says no to them too).
+        guard address & 7 == 0, address > 0xFFFF else { return nil }
+        if let node = enumeratedNode(at: address) { return node }
+        // In a walked heap, every object is among the enumerated ones.
+        if inWalkedHeap(address) { return nil }
+        guard memory.isWritable(address) else { return nil }
+        if let known = otherNodes[address] { return known >= 0 ? known : nil }
+        guard let typeIndex = layout.objectTypeIndex(at: address) else {
+            otherNodes[address] = -1
+            return nil
+        }
+        let type = layout.typeTable[Int(typeIndex)]
+        let index = Int32(objects.count)
+        objects.append(address)
+        nodeTypeIndexes.append(typeIndex)
+        // Once the paths are found (their tables released), a node met by the dominator tree
+        // needs none.
+        if parent.count == index {
+            parent.append(Int32.min)
+            parentHold.append(-1)
+        }
+        appendSize(extent(of: address, fallback: type.instanceSize))
+        otherNodes[address] = index
+        return index
+    }
+
+    /// How many bytes the object at `address` spans: its malloc chunk's usable size when its header
+    /// reads as one, else `fallback`.
+    private func extent(of address: UInt64, fallback: Int) -> Int {
+        guard let header = memory.word(address &- 8) else { return fallback }
+        let size = header & ~7
+        guard size >= 32, size & 15 == 0, size < 1 << 36, memory.word(address &- 16 &+ size &- 8) != nil else {
+            return fallback
+        }
+        // An mmapped chunk (bit 1) has no neighbour whose first word it may use.
+        let usable = header & 2 != 0 ? Int(size) - 16 : Int(size) - 8
+        return Swift.max(usable, fallback)
+    }
+
+    /// Calls `body` with each object the node holds strongly, and how.
+    mutating func forEachReference(of node: Int32, _ body: (inout Self, Int32, Hold, UInt64?) -> Void) {
+        let address = objects[Int(node)]
+        let type = nodeType(node)
+        let end = size(of: node)
+        func visit(
+            _ search: inout Self, offset: Int, hold: Hold, closureAllowed: Bool = true, enumDescriptor: UInt64? = nil,
+            isFunction: Bool = false
+        ) {
+            guard let word = search.memory.word(address &+ UInt64(offset)) else { return }
+            let target = word & SwiftLayout.pointerMask
+            guard let targetNode = search.node(at: target) else { return }
+            var hold = hold
+            if let enumDescriptor, let (type, name) = search.layout.payloadCase(ofEnum: enumDescriptor, holding: target) {
+                switch hold {
+                case .property(let property, _): hold = .property(property, enumCase: EnumCase(type: type, name: name))
+                case .element(let index, _): hold = .element(index, enumCase: EnumCase(type: type, name: name))
+                default: break
+                }
+            }
+            // A function value is two words, its code (or async function pointer), then its
+            // context; the code names the closure.
+            var closure: UInt64? = nil
+            if closureAllowed, search.nodeType(targetNode).kind == .closureContext {
+                if offset >= 24, let function = search.memory.word(address &+ UInt64(offset - 8)),
+                    search.isImageConstant(function)
+                {
+                    closure = function
+                }
+            } else if closureAllowed, isFunction, case .property = hold, offset >= 24,
+                let function = search.memory.word(address &+ UInt64(offset - 8)), search.isCode(function)
+            {
+                // A closure that captures one object takes that object as its context: the
+                // property holds the closure, and the closure the object.
+                closure = function
+            }
+            body(&search, targetNode, hold, closure)
+        }
+        switch type.kind {
+        case .classInstance:
+            let fieldsEnd = Swift.min(type.instanceSize, end)
+            var fieldIndex = -1
+            var offset = 16
+            while offset < fieldsEnd {
+                while fieldIndex + 1 < type.fields.count, type.fields[fieldIndex + 1].offset <= offset { fieldIndex += 1 }
+                if fieldIndex >= 0 {
+                    let field = type.fields[fieldIndex]
+                    if field.ownership == .strong {
+                        visit(
+                            &self, offset: offset, hold: .property(field.name), enumDescriptor: field.enumDescriptor,
+                            isFunction: field.isFunction)
+                    }
+                }
+                offset += 8
+            }
+            switch type.collection {
+            case .array(let element)?:
+                let stride = element.stride
+                guard stride > 0, end > 32, let count = memory.word(address &+ 16), count < 1 << 32 else { break }
+                let capacity = (end - 32) / stride
+                for index in 0..<Swift.min(Int(count), capacity) {
+                    var word = 32 + index * stride
+                    while word + 8 <= 32 + (index + 1) * stride {
+                        visit(&self, offset: word, hold: .element(index), enumDescriptor: element.enumDescriptor)
+                        word += 8
+                    }
+                }
+            case .hashed(let key, let value)?:
+                forEachHashedBucket(address: address, type: type, end: end, key: key, value: value) {
+                    search, keyOffset, valueOffset in
+                    if let valueOffset, let value {
+                        let keyText = search.describeKey(at: address &+ UInt64(keyOffset), key)
+                        var word = valueOffset
+                        while word + 8 <= valueOffset + value.stride {
+                            visit(&search, offset: word, hold: .value(key: keyText))
+                            word += 8
+                        }
+                    }
+                    var word = keyOffset
+                    while word + 8 <= keyOffset + key.stride {
+                        visit(&search, offset: word, hold: .member)
+                        word += 8
+                    }
+                }
+            case nil:
+                break
+            }
+        case .closureContext:
+            guard !type.capturesUncertain else { return }
+            var offset = type.firstCapture
+            while offset + 8 <= end {
+                if !type.captureExclusions.contains(where: { $0.contains(offset) }) {
+                    visit(&self, offset: offset, hold: .capture)
+                }
+                offset += 8
+            }
+        case .box:
+            let valueEnd = type.boxedSize > 0 ? Swift.min(end, type.firstCapture + type.boxedSize) : end
+            var offset = type.firstCapture
+            while offset + 8 <= valueEnd {
+                visit(&self, offset: offset, hold: .boxedValue)
+                offset += 8
+            }
+        case .task, .other:
+            var offset = 16
+            while offset + 8 <= end {
+                visit(&self, offset: offset, hold: .word)
+                offset += 8
+            }
+        }
+    }
+
+    /// The occupied buckets of a native dictionary or set: the storage's `_scale` gives the
+    /// bucket count, a bitmap after its stored properties marks the occupied ones, and `_rawKeys`
+    /// and `_rawValues` point into the same object. Only occupied buckets are read: the others
+    /// hold whatever was there before.
+    private mutating func forEachHashedBucket(
+        address: UInt64, type: SwiftLayout.ObjectType, end: Int, key: SwiftLayout.TypeSummary,
+        value: SwiftLayout.TypeSummary?, _ body: (inout Self, Int, Int?) -> Void
+    ) {
+        func field(_ name: String) -> Int? { type.fields.first { $0.name == name }?.offset }
+        guard let scaleOffset = field("_scale"), let keysOffset = field("_rawKeys"),
+            let scale = memory.byte(address &+ UInt64(scaleOffset)), scale < 40,
+            let rawKeys = memory.word(address &+ UInt64(keysOffset))
+        else { return }
+        let buckets = 1 << Int(scale)
+        // Every bucket's key (and value) must fit in the object: a damaged scale reads nothing.
+        guard buckets <= end / Swift.max(1, key.stride + (value?.stride ?? 0)) else { return }
+        let bitmap = (type.instanceSize + 7) & ~7
+        let keysStart = Int(truncatingIfNeeded: Int64(bitPattern: rawKeys &- address))
+        var valuesStart: Int? = nil
+        if value != nil {
+            guard let valuesOffset = field("_rawValues"), let rawValues = memory.word(address &+ UInt64(valuesOffset)) else {
+                return
+            }
+            valuesStart = Int(truncatingIfNeeded: Int64(bitPattern: rawValues &- address))
+        }
+        // Subtracted, not added: the offsets come from the storage and may be near Int.max.
+        guard keysStart >= bitmap, keysStart <= end - buckets * key.stride else { return }
+        if let valuesStart, let value {
+            guard valuesStart >= bitmap, valuesStart <= end - buckets * value.stride else { return }
+        }
+        for bucket in 0..<buckets {
+            guard let word = memory.word(address &+ UInt64(bitmap + (bucket / 64) * 8)) else { return }
+            guard word & (1 << UInt64(bucket % 64)) != 0 else { continue }
+            body(&self, keysStart + bucket * key.stride, valuesStart.map { $0 + bucket * (value?.stride ?? 0) })
+        }
+    }
+
+    /// A dictionary key as the path shows it: a string quoted, an integer as is.
+    private func describeKey(at address: UInt64, _ key: SwiftLayout.TypeSummary) -> String? {
+        if key.isString { return layout.string(at: address).map { "\"\($0)\"" } }
+        if key.isInteger, let value = memory.word(address) {
+            return key.stride == 8 ? String(Int64(bitPattern: value)) : String(value & 0xFFFF_FFFF)
+        }
+        return nil
+    }
+
+    /// Whether `address` lies in a mapping of an image's file: code, or an async function's
+    /// descriptor (an async closure's "function" points at one, in read-only or relocated data).
+    private func isImageConstant(_ address: UInt64) -> Bool {
+        guard let index = memory.snapshot.regionIndex(containing: address) else { return false }
+        return memory.snapshot.regions[index].path.hasPrefix("/")
+    }
+
+    /// Whether `address` lies in code: a mapped, executable region of the snapshot.
+    func isCode(_ address: UInt64) -> Bool {
+        guard let index = memory.snapshot.regionIndex(containing: address) else { return false }
+        return memory.snapshot.regions[index].isExecutable
+    }
+}

@@ -1,0 +1,262 @@
+// The search from the roots: globals and thread-local storage, then thread stacks and registers,
+// then async tasks, then XCTest's test cases, breadth first, keeping for each object reached the
+// object it was reached from; and the path to an instance, built from those links.
+
+extension RetainerSearch {
+    /// Reaches every object from the roots, globals and thread-locals first, then stacks and
+    /// registers, recording for each the shortest path from the first kind of root to reach it.
+    mutating func reachFromRoots(modules: [ModuleImage]) {
+        let snapshot = memory.snapshot
+        var queue: [Int32] = []
+        func seed(_ search: inout Self, _ value: UInt64, _ root: Root, _ queue: inout [Int32]) {
+            guard let node = search.node(at: value & SwiftLayout.pointerMask), search.parent[Int(node)] == Int32.min
+            else { return }
+            search.roots.append(root)
+            search.parent[Int(node)] = -Int32(search.roots.count)
+            search.seeds.append(node)
+            queue.append(node)
+        }
+        // 1. Globals: the writable data of every loaded image.
+        for region in snapshot.regions where region.isWritable && !region.bytes.isEmpty {
+            for module in modules where module.start < region.end && region.start < module.end {
+                var slot = (Swift.max(region.copiedStart, module.start) + 7) & ~7
+                let end = Swift.min(region.copiedEnd, module.end)
+                while slot + 8 <= end {
+                    if let value = memory.word(slot) { seed(&self, value, .global(slot: slot), &queue) }
+                    slot += 8
+                }
+            }
+        }
+        // Thread-local storage: static TLS blocks lie just below each thread's thread pointer, above
+        // its outermost frame when it is on the thread's stack.
+        // A thread pointer at the end of the address space points at no thread's storage.
+        for thread in snapshot.threads where thread.threadPointer > 0x10000 && thread.threadPointer <= UInt64.max - 0x1000 {
+            let framesEnd = frames(of: thread).end
+            // Static TLS is a few hundred bytes here; the thread descriptor above the thread pointer
+            // holds pthread_setspecific's first values.
+            var slot = (thread.threadPointer &- 0x1000) & ~7
+            if framesEnd <= thread.threadPointer, framesEnd > slot { slot = (framesEnd + 7) & ~7 }
+            while slot < thread.threadPointer &+ 0x900 {
+                if let value = memory.word(slot) {
+                    seed(&self, value, .threadLocal(thread: thread.id, threadName: thread.name), &queue)
+                }
+                slot += 8
+            }
+        }
+        breadthFirst(&queue)
+        // 2. Thread stacks, frame by frame, and registers.
+        for thread in snapshot.threads {
+            let frames = self.frames(of: thread).frames
+            for register in thread.registers {
+                seed(
+                    &self, register,
+                    .register(thread: thread.id, threadName: thread.name, function: thread.instructionPointer), &queue)
+            }
+            guard let index = snapshot.regionIndex(containing: thread.stackPointer) else { continue }
+            let region = snapshot.regions[index]
+            var slot = Swift.max(region.copiedStart, thread.stackPointer & ~7)
+            var frame = 0
+            while slot + 8 <= region.copiedEnd {
+                while frame + 1 < frames.count, slot >= frames[frame + 1].start { frame += 1 }
+                if let value = memory.word(slot) {
+                    let function = frames[frame].function
+                    seed(
+                        &self, value,
+                        .stack(thread: thread.id, threadName: thread.name, function: function, innermost: frame == 0),
+                        &queue)
+                }
+                slot += 8
+            }
+        }
+        breadthFirst(&queue)
+        // 3. Async tasks no stack or global reaches: running or suspended, held by the executor.
+        for node in objects.indices where nodeType(Int32(node)).kind == .task && parent[node] == Int32.min {
+            roots.append(.task(functions: taskFunctions(Int32(node))))
+            parent[node] = -Int32(roots.count)
+            seeds.append(Int32(node))
+            queue.append(Int32(node))
+        }
+        breadthFirst(&queue)
+        reachFromTestCases(&queue)
+    }
+
+    /// 4. What only XCTest's test case objects hold: XCTest keeps every test case until the run
+    /// ends, so a test's property outlives its test without any code leaking it. The roots
+    /// above never search through a test case; from here each test case is a root of its own,
+    /// except for what a cycle of other objects holds (that cycle outlives the test case: a leak).
+    private mutating func reachFromTestCases(_ queue: inout [Int32]) {
+        let testCases = objects.indices.map(Int32.init).filter { nodeType($0).isTestCase }
+        guard !testCases.isEmpty else { return }
+        let heldByCycles = unreachedHeldByCycles()
+        for node in testCases {
+            if parent[Int(node)] == Int32.min {
+                roots.append(.testCase)
+                parent[Int(node)] = -Int32(roots.count)
+                seeds.append(node)
+            }
+            queue.append(node)
+        }
+        breadthFirst(&queue, throughTestCases: true, avoiding: heldByCycles)
+    }
+
+    /// The objects no root has reached that a cycle of them (test cases aside) holds, the
+    /// cycle's members included.
+    private mutating func unreachedHeldByCycles() -> Set<Int32> {
+        var forward: [Int32: [Edge]] = [:]
+        for node in objects.indices where parent[node] == Int32.min && !nodeType(Int32(node)).isTestCase {
+            forEachReference(of: Int32(node)) { search, target, hold, closure in
+                guard search.parent[Int(target)] == Int32.min, !search.nodeType(target).isTestCase else { return }
+                forward[Int32(node), default: []].append(Edge(node: target, hold: hold, closure: closure))
+            }
+        }
+        var held = Self.nodesOnCycles(forward)
+        var pending = Array(held)
+        while let node = pending.popLast() {
+            for edge in forward[node] ?? [] where held.insert(edge.node).inserted { pending.append(edge.node) }
+        }
+        return held
+    }
+
+    /// The code addresses in a task's first words that are not the runtime's own: the function
+    /// it was started with, where it resumes.
+    private func taskFunctions(_ node: Int32) -> [UInt64] {
+        let address = objects[Int(node)]
+        var found: [UInt64] = []
+        for offset in stride(from: 16, to: Swift.min(size(of: node), 1 << 16), by: 8) {
+            guard let word = memory.word(address &+ UInt64(offset)), isCode(word),
+                let index = memory.snapshot.regionIndex(containing: word)
+            else { continue }
+            let path = memory.snapshot.regions[index].path
+            if !path.contains("libswift_Concurrency") && !path.contains("libswiftCore") { found.append(word) }
+        }
+        return found
+    }
+
+    /// A thread's frames, innermost first, by its frame-pointer chain: where each starts on the
+    /// stack and the code address that names its function.
+    private func frames(of thread: ProcessSnapshot.Thread) -> (frames: [(start: UInt64, function: UInt64)], end: UInt64) {
+        var frames: [(start: UInt64, function: UInt64)] = [(thread.stackPointer, thread.instructionPointer)]
+        var framePointer =
+            isFrameRecord(thread.framePointer, above: thread.stackPointer)
+            ? thread.framePointer : firstFrameRecord(above: thread.stackPointer) ?? thread.framePointer
+        var end = thread.stackPointer
+        while frames.count < 4096, framePointer > frames[frames.count - 1].start,
+            let next = memory.word(framePointer), let returnAddress = memory.word(framePointer &+ 8), returnAddress != 0
+        {
+            frames.append((framePointer &+ 16, returnAddress))
+            end = framePointer &+ 16
+            guard next > framePointer else { break }
+            framePointer = next
+        }
+        return (frames, end)
+    }
+
+    /// Whether `address` holds a frame record (the caller's frame pointer, then a return address
+    /// into code) whose chain goes on up the stack for two more records or ends.
+    private func isFrameRecord(_ address: UInt64, above stackPointer: UInt64, links: Int = 0) -> Bool {
+        var current = address
+        for link in 0..<3 {
+            guard current > stackPointer, current & 7 == 0, let next = memory.word(current),
+                let returnAddress = memory.word(current &+ 8), isCode(returnAddress)
+            else { return false }
+            if next == 0 { return link >= links }
+            guard next > current, next - current < 1 << 20 else { return false }
+            current = next
+        }
+        return true
+    }
+
+    /// The first frame record above the stack pointer, for a thread stopped in code that keeps no
+    /// frame pointer (the C library's system call wrappers): its frames up to there are counted
+    /// as the innermost function's.
+    private func firstFrameRecord(above stackPointer: UInt64) -> UInt64? {
+        // A stack pointer this close to the end of the address space is no stack's.
+        guard stackPointer <= UInt64.max - 16_384 else { return nil }
+        var slot = (stackPointer + 7) & ~7
+        let limit = stackPointer &+ 16_384
+        while slot < limit {
+            // Found by scanning, a record must link to another before the chain may end.
+            if isFrameRecord(slot, above: stackPointer, links: 1) { return slot }
+            slot += 8
+        }
+        return nil
+    }
+
+    /// Reaches what the queued nodes hold, breadth first, but for `avoiding`; a test case is
+    /// searched through only with `throughTestCases` (last, by reachFromTestCases).
+    private mutating func breadthFirst(
+        _ queue: inout [Int32], throughTestCases: Bool = false, avoiding: Set<Int32> = []
+    ) {
+        var head = 0
+        while head < queue.count {
+            let node = queue[head]
+            head += 1
+            guard throughTestCases || !nodeType(node).isTestCase else { continue }
+            forEachReference(of: node) { search, target, hold, closure in
+                guard search.parent[Int(target)] == Int32.min, !avoiding.contains(target) else { return }
+                search.parent[Int(target)] = node
+                search.parentHold[Int(target)] = search.holdIndex(hold)
+                if let closure { search.parentClosure[target] = closure }
+                queue.append(target)
+            }
+        }
+        queue.removeAll(keepingCapacity: true)
+    }
+
+    /// `hold`'s index in `holds`, added on first sight.
+    private mutating func holdIndex(_ hold: Hold) -> Int32 {
+        if let index = holdIndexes[hold] { return index }
+        let index = Int32(holds.count)
+        holds.append(hold)
+        holdIndexes[hold] = index
+        return index
+    }
+
+    /// The path to `instance`: from its root if one reached it, else round a cycle through it.
+    mutating func path(to instance: UInt64) -> Path? {
+        guard let target = node(at: instance) else { return nil }
+        if parent[Int(target)] != Int32.min {
+            // The objects from the instance up (a list of millions may lead to it): only the
+            // steps a path keeps are made.
+            var chain: [Int32] = []
+            var current = target
+            // A task on the way is the root that matters: what keeps the task (its executor, the
+            // thread running it) is the runtime's, not the program's.
+            // So is a test case: XCTest keeps it, and only through it is the object reached. The
+            // instance itself is neither: its path goes on to what holds it.
+            while parent[Int(current)] >= 0,
+                current == target || (nodeType(current).kind != .task && !nodeType(current).isTestCase)
+            {
+                chain.append(current)
+                current = parent[Int(current)]
+            }
+            let top = current
+            var path = Path.kept(count: chain.count + 1) { index in
+                guard index == 0 else { return step(to: chain[chain.count - index]) }
+                if nodeType(top).kind == .task && top != target { return step(to: top) }
+                if nodeType(top).isTestCase && top != target {
+                    return Step(hold: .property(""), type: nodeType(top).name)
+                }
+                return Step(
+                    hold: .property(""), type: nodeType(top).name, isCollectionStorage: nodeType(top).collection != nil)
+            }
+            if nodeType(top).kind == .task && top != target {
+                path.root = .task(functions: taskFunctions(top))
+            } else if nodeType(top).isTestCase && top != target {
+                path.root = .testCase
+            } else {
+                path.root = roots[Int(-parent[Int(top)] - 1)]
+            }
+            return path
+        }
+        if let cycle = cycle(through: target) { return Path(root: .cycle, steps: cycle) }
+        return heldFromOutside(target)
+    }
+
+    private func step(to node: Int32) -> Step {
+        Step(
+            hold: parentHold[Int(node)] >= 0 ? holds[Int(parentHold[Int(node)])] : .word, type: nodeType(node).name,
+            closure: parentClosure[node],
+            isCollectionStorage: nodeType(node).collection != nil)
+    }
+}

@@ -1,0 +1,167 @@
+// The objects no root reaches: the shortest cycle through an instance, the cycle (or the object
+// nothing holds) that holds one from outside, and the strongly connected components among them.
+
+extension RetainerSearch {
+    /// For an unreached instance on no cycle: the nearest unreached object that holds it and lies
+    /// on a cycle, or else the farthest one that nothing holds (over-retained, or held from memory
+    /// that is not a Swift object), and the path from there.
+    mutating func heldFromOutside(_ target: Int32) -> Path {
+        let graph = unreachedEdges()
+        var next: [Int32: Edge] = [:]  // toward the target
+        var queue: [Int32] = [target]
+        var head = 0
+        var chosen: Int32? = nil
+        var farthest = target
+        while head < queue.count {
+            let node = queue[head]
+            head += 1
+            if node != target, onUnreachedCycle.contains(node) {
+                chosen = node
+                break
+            }
+            let holders = graph.backward[node] ?? []
+            if holders.isEmpty { farthest = node }
+            for holder in holders where holder.node != target && next[holder.node] == nil {
+                next[holder.node] = Edge(node: node, hold: holder.hold, closure: holder.closure)
+                queue.append(holder.node)
+            }
+        }
+        let start = chosen ?? farthest
+        var steps = [
+            Step(hold: .property(""), type: nodeType(start).name, isCollectionStorage: nodeType(start).collection != nil)
+        ]
+        var current = start
+        while current != target, let edge = next[current] {
+            steps.append(
+                Step(
+                    hold: edge.hold, type: nodeType(edge.node).name, closure: edge.closure,
+                    isCollectionStorage: nodeType(edge.node).collection != nil))
+            current = edge.node
+        }
+        guard let cycleStart = chosen else { return Path(root: .unknown, steps: steps) }
+        return Path(root: .heldByCycle(members: cycleSize(containing: cycleStart)), steps: steps)
+    }
+
+    /// The strong references among objects no root reached, and which of them lie on a cycle
+    /// (a strongly connected component of more than one object, or one holding itself).
+    private mutating func unreachedEdges() -> (forward: [Int32: [Edge]], backward: [Int32: [Edge]]) {
+        if let unreachedGraph { return unreachedGraph }
+        var forward: [Int32: [Edge]] = [:]
+        var backward: [Int32: [Edge]] = [:]
+        for node in objects.indices where parent[node] == Int32.min {
+            forEachReference(of: Int32(node)) { search, target, hold, closure in
+                guard search.parent[Int(target)] == Int32.min else { return }
+                forward[Int32(node), default: []].append(Edge(node: target, hold: hold, closure: closure))
+                backward[target, default: []].append(Edge(node: Int32(node), hold: hold, closure: closure))
+            }
+        }
+        onUnreachedCycle = Self.nodesOnCycles(forward)
+        unreachedGraph = (forward, backward)
+        return (forward, backward)
+    }
+
+    /// The nodes of `graph` on a cycle, by Tarjan's strongly connected components (iterative).
+    static func nodesOnCycles(_ graph: [Int32: [Edge]]) -> Set<Int32> {
+        var index: [Int32: Int] = [:]
+        var low: [Int32: Int] = [:]
+        var onStack: Set<Int32> = []
+        var stack: [Int32] = []
+        var result: Set<Int32> = []
+        var counter = 0
+        for start in graph.keys where index[start] == nil {
+            var work: [(node: Int32, edge: Int)] = [(start, 0)]
+            index[start] = counter
+            low[start] = counter
+            counter += 1
+            stack.append(start)
+            onStack.insert(start)
+            while let (node, edge) = work.last {
+                let edges = graph[node] ?? []
+                if edge < edges.count {
+                    work[work.count - 1].edge += 1
+                    let target = edges[edge].node
+                    if index[target] == nil {
+                        index[target] = counter
+                        low[target] = counter
+                        counter += 1
+                        stack.append(target)
+                        onStack.insert(target)
+                        work.append((target, 0))
+                    } else if onStack.contains(target) {
+                        low[node] = Swift.min(low[node]!, index[target]!)
+                    }
+                    continue
+                }
+                work.removeLast()
+                if let parentNode = work.last?.node { low[parentNode] = Swift.min(low[parentNode]!, low[node]!) }
+                guard low[node] == index[node] else { continue }
+                var component: [Int32] = []
+                while let member = stack.popLast() {
+                    onStack.remove(member)
+                    component.append(member)
+                    if member == node { break }
+                }
+                let selfHeld = (graph[node] ?? []).contains { $0.node == node }
+                if component.count > 1 || selfHeld { result.formUnion(component) }
+            }
+        }
+        return result
+    }
+
+    /// How many unreached objects share a cycle with `node` (its strongly connected component).
+    private func cycleSize(containing node: Int32) -> Int {
+        guard let graph = unreachedGraph else { return 1 }
+        // Objects reachable from the node that reach it back.
+        var forwardSeen: Set<Int32> = [node]
+        var queue = [node]
+        while let current = queue.popLast() {
+            for edge in graph.forward[current] ?? []
+            where onUnreachedCycle.contains(edge.node) && forwardSeen.insert(edge.node).inserted {
+                queue.append(edge.node)
+            }
+        }
+        var backwardSeen: Set<Int32> = [node]
+        queue = [node]
+        while let current = queue.popLast() {
+            for edge in graph.backward[current] ?? []
+            where forwardSeen.contains(edge.node) && backwardSeen.insert(edge.node).inserted {
+                queue.append(edge.node)
+            }
+        }
+        return backwardSeen.count
+    }
+
+    /// The shortest cycle of strong references from `start` back to it, among objects no root
+    /// reached: the instance first, each step holding the next, the last step back to it.
+    mutating func cycle(through start: Int32) -> [Step]? {
+        var previous: [Int32: (Int32, Hold, UInt64?)] = [:]
+        var queue: [Int32] = [start]
+        var head = 0
+        var closing: (Int32, Hold, UInt64?)? = nil
+        while head < queue.count, closing == nil, queue.count < 1_000_000 {
+            let node = queue[head]
+            head += 1
+            forEachReference(of: node) { search, target, hold, closure in
+                guard closing == nil, search.parent[Int(target)] == Int32.min else { return }
+                if target == start {
+                    closing = (node, hold, closure)
+                } else if previous[target] == nil {
+                    previous[target] = (node, hold, closure)
+                    queue.append(target)
+                }
+            }
+        }
+        guard let closing else { return nil }
+        var steps = [Step(hold: closing.1, type: nodeType(start).name, closure: closing.2)]
+        var current = closing.0
+        while current != start, let (from, hold, closure) = previous[current] {
+            steps.append(
+                Step(
+                    hold: hold, type: nodeType(current).name, closure: closure,
+                    isCollectionStorage: nodeType(current).collection != nil))
+            current = from
+        }
+        steps.append(Step(hold: .property(""), type: nodeType(start).name))
+        return steps.reversed()
+    }
+}
