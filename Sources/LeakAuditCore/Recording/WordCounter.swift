@@ -51,7 +51,7 @@ final class WordCounter {
     /// The slot where `word`'s probe sequence starts (`OpenAddressing`).
     @inline(__always)
     private static func home(of word: UInt64, mask: Int) -> Int {
-        OpenAddressing.home(OpenAddressing.hash(word: word), mask: mask)
+        OpenAddressing.home(ofWordHash: OpenAddressing.hash(word: word), mask: mask)
     }
 
     /// Counts `word` once more.
@@ -63,10 +63,9 @@ final class WordCounter {
         }
         if (state.pointee.stored &+ 1) &* 2 > state.pointee.capacity { grow() }
         guard let words = state.pointee.words, let counts = state.pointee.counts else { return }  // grow allocates
-        let capacity = state.pointee.capacity
+        let mask = state.pointee.capacity &- 1
         let (index, found) = OpenAddressing.find(
-            from: Self.home(of: word, mask: capacity &- 1), capacity: capacity, isKey: { words[$0] == word },
-            isEmpty: { words[$0] == 0 })
+            from: Self.home(of: word, mask: mask), mask: mask, isKey: { words[$0] == word }, isEmpty: { words[$0] == 0 })
         if found {
             counts[index] &+= 1
         } else {
