@@ -1,4 +1,5 @@
 import Foundation
+import LeakAuditRendering
 import XCTest
 
 /// `leak-audit report`: a run saved with --output-json renders in every format as the run itself
@@ -65,47 +66,13 @@ final class ReportCommandTests: XCTestCase {
         try Harness.validateAgainstSchema(run.json)
     }
 
-    /// A parsed JSON report with each allocation group's frames under its `frames` key, looked up
-    /// from the group's `stack` in the report's `stacks` and `frames` (each written once there).
-    private static func withFramesInGroups(_ report: [String: Any]) -> [String: Any] {
-        let frames = report["frames"] as? [[String: Any]] ?? []
-        let stacks = report["stacks"] as? [[Int]] ?? []
-        func resolve(_ value: Any) -> Any {
-            if let array = value as? [Any] { return array.map(resolve) }
-            guard var object = value as? [String: Any] else { return value }
-            for (key, inner) in object { object[key] = resolve(inner) }
-            if let stack = object["stack"] as? Int, object["count"] != nil, stacks.indices.contains(stack) {
-                object["frames"] = stacks[stack].map { frames.indices.contains($0) ? frames[$0] : [:] }
-            }
-            return object
-        }
-        return resolve(report) as? [String: Any] ?? report
-    }
-
     /// `json` (a schema-2 report) in schema 1's shape, as earlier releases wrote it: each group's
-    /// frames inside it, every field of a frame written, null when unknown.
+    /// frames inside it, every field of a frame written, null when unknown. Read by leak-audit's
+    /// reader and written by its schema-1 writer, whose output JSONReportReaderTests holds equal to
+    /// the last schema-1 golden reports.
     private static func schema1(_ json: String) throws -> String {
-        var object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
-        object = withFramesInGroups(object)
-        let fields = ["module", "moduleOffset", "function", "file", "line", "column"]
-        func reshape(_ value: Any) -> Any {
-            if let array = value as? [Any] { return array.map(reshape) }
-            guard var group = value as? [String: Any] else { return value }
-            for (key, inner) in group { group[key] = reshape(inner) }
-            if let frames = group["frames"] as? [[String: Any]], group["stack"] != nil {
-                group["stack"] = nil
-                group["frames"] = frames.map { frame in
-                    var whole = frame
-                    for field in fields where whole[field] == nil { whole[field] = NSNull() }
-                    whole["inlined"] = frame["inlined"] as? Bool ?? false
-                    return whole
-                }
-            }
-            return group
-        }
-        object = reshape(object) as? [String: Any] ?? object
-        (object["frames"], object["stacks"], object["schemaVersion"]) = (nil, nil, 1)
-        return String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+        let report = try JSONReportReader().decode(Array(json.utf8), path: "run.json")
+        return JSONReportRenderer.schema1.render(report)
     }
 
     func testAReportSavedInSchema1RendersAndComparesAsTheRunWroteIt() throws {
