@@ -176,9 +176,10 @@ enum Harness {
         return try JSONReportReader().read(path: path)
     }
 
-    /// Validates a JSON report against docs/report-schema.json with Python's jsonschema.
-    static func validateAgainstSchema(_ jsonPath: String) throws {
-        let schema = packageRoot.appendingPathComponent("docs/report-schema.json").path
+    /// Validates a JSON file against a JSON Schema (draft 2020-12) of docs/, by default the
+    /// report's, with Python's jsonschema.
+    static func validateAgainstSchema(_ jsonPath: String, schema schemaFile: String = "docs/report-schema.json") throws {
+        let schema = packageRoot.appendingPathComponent(schemaFile).path
         let script = """
             import json, sys, jsonschema
             schema = json.load(open(sys.argv[1]))
@@ -186,7 +187,7 @@ enum Harness {
             jsonschema.Draft202012Validator(schema).validate(json.load(open(sys.argv[2])))
             """
         let result = run(["python3", "-c", script, schema, jsonPath])
-        if result.status != 0 { throw HarnessError.schemaViolation(result.stderr) }
+        if result.status != 0 { throw HarnessError.schemaViolation(schema: schemaFile, log: result.stderr) }
     }
 
     /// The official SARIF 2.1.0 schema: the copy in docs/, or the shared one beside the repository.
@@ -222,14 +223,14 @@ enum Harness {
 
 enum HarnessError: Error, CustomStringConvertible {
     case buildFailed(String)
-    case schemaViolation(String)
+    case schemaViolation(schema: String, log: String)
     case sarifSchemaViolation(String)
     case missingText(String)
 
     var description: String {
         switch self {
         case .buildFailed(let log): "building Fixtures failed:\n\(log)"
-        case .schemaViolation(let log): "report does not match docs/report-schema.json:\n\(log)"
+        case .schemaViolation(let schema, let log): "the file does not match \(schema):\n\(log)"
         case .sarifSchemaViolation(let log): "SARIF log does not match the SARIF 2.1.0 schema:\n\(log)"
         case .missingText(let text): "fixture source has no line containing '\(text)'"
         }
