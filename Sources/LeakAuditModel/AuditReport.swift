@@ -386,6 +386,9 @@ public struct AuditReport: Sendable {
     public var types: [TrackedType]
     /// The census, when it was asked for; it informs and gates nothing.
     public var census: Census? = nil
+    /// The Swift objects nothing reached when the target exited (or when it was inspected), nil
+    /// when that was not checked.
+    public var unreachable: UnreachableObjects? = nil
     /// Every audited test with what it leaked (`--leaks-per-test`), nil otherwise.
     public var tests: [TestReport]? = nil
     /// Instances of every tracked, budgeted or censused type allocated over the run: what was
