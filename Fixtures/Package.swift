@@ -65,6 +65,13 @@ let package = Package(
         // --budget or --census it watches their allocations.
         .executableTarget(name: "Uninstrumented"),
         .executableTarget(name: "UninstrumentedGallery"),
+        // Issue 31's unreachable check, with no setup (none of them links LeakMonitor): every shape
+        // of leak that nothing reaches at exit, each with a clean twin (`clean`); holders that keep
+        // objects reachable where only a precise or conservative walk sees it (clean only); and a
+        // service that leaks while it runs, for `leak-audit inspect PID`.
+        .executableTarget(name: "UnreachableShapes"),
+        .executableTarget(name: "ReachableHolders"),
+        .executableTarget(name: "LeakingService"),
         // An XCTest bundle: one leaky test and its clean twin.
         .testTarget(name: "ScreenTests", dependencies: [leakMonitor]),
     ],

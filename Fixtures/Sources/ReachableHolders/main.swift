@@ -1,0 +1,319 @@
+// Swift objects that look leaked to a tool that does not know where Swift keeps its references,
+// and are all reachable at exit: nothing here may be reported unreachable. It never links
+// LeakMonitor, and it has no leaky twin (UnreachableShapes has the leaks).
+//
+//   ReachableHolders [HOLDER]      (default: all)
+//
+// Every holder keeps cycles (which a walk that missed the holder would call unreachable cycles)
+// or objects retained once more than anything typed refers to them (which it would call
+// over-retained):
+//
+//   global-cycle      3 cycles Anchor.partner → Partner.anchor → Anchor in a global array, and a
+//                     ring of 3 Neighbors in a global optional
+//   opaque-pointers   objects handed to "C" as opaque retained pointers
+//                     (`Unmanaged.passRetained(o).toOpaque()`) and held by nothing else: in a
+//                     malloc'd block kept by a global raw pointer (2 CallbackBoxes, each in a
+//                     cycle with its CallbackTarget); in an `UnsafeMutableRawPointer.allocate`
+//                     buffer kept by a global raw pointer (2 CallbackBoxes, no cycle); through C
+//                     structs only (a global `iovec` whose base points to a malloc'd array of
+//                     `iovec`s whose bases are the opaque pointers of 2 CallbackBoxes); and by an
+//                     interior pointer only (the element pointer of a retained ManagedBuffer,
+//                     a SampleBuffer, stored in a malloc'd block kept by a global)
+//   enum-payloads     Guests, Staff and Owners held only as payloads of a multi-payload enum
+//                     (`enum Member { case guest, staff, owner }`: the case is in the pointer's
+//                     spare bits) in a global, a global array and a global optional; each Owner
+//                     in a cycle with its Staff, which is reached only through `.staff`/`.owner`
+//   sleeping-threads  2 threads, each holding a cycle Job.worker → Worker.job → Job in a local
+//                     while it waits (one in sleep, one in sem_wait) when main returns; the
+//                     process exits with both still waiting
+//   collections       a global dictionary of arrays, [String: [Player]], 3 teams of 2 Players,
+//                     each Player in a cycle with its Coach; and a global Set<Tag> of 4 Tags, each
+//                     in a cycle with its TagOwner
+//   all               every holder above
+//
+// Prints one line when done and exits 0.
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+func fail(_ message: String) -> Never {
+    fputs("ReachableHolders: \(message)\n", stderr)
+    exit(64)
+}
+
+let holders = ["global-cycle", "opaque-pointers", "enum-payloads", "sleeping-threads", "collections"]
+let usage = "usage: ReachableHolders [\((holders + ["all"]).joined(separator: "|"))]"
+let arguments = Array(CommandLine.arguments.dropFirst())
+let chosen = arguments.first ?? "all"
+guard arguments.count <= 1, chosen == "all" || holders.contains(chosen) else { fail(usage) }
+
+// MARK: - global-cycle
+
+final class Anchor {
+    var partner: Partner?
+}
+
+final class Partner {
+    var anchor: Anchor?
+}
+
+final class Neighbor {
+    var next: Neighbor?
+}
+
+var anchors: [Anchor] = []
+var ring: Neighbor? = nil
+
+@inline(never)
+func holdGlobalCycles() -> String {
+    for _ in 0..<3 {
+        let anchor = Anchor()
+        let partner = Partner()
+        anchor.partner = partner
+        partner.anchor = anchor
+        anchors.append(anchor)
+    }
+    let first = Neighbor()
+    let second = Neighbor()
+    let third = Neighbor()
+    first.next = second
+    second.next = third
+    third.next = first
+    ring = first
+    return "3 anchor cycles and a ring of 3 in globals"
+}
+
+// MARK: - opaque-pointers
+
+/// What a C callback's context pointer usually is: an object the C side keeps and hands back.
+final class CallbackBox {
+    let id: Int
+    var target: CallbackTarget?
+    init(id: Int) { self.id = id }
+}
+
+final class CallbackTarget {
+    var box: CallbackBox?
+}
+
+final class SampleBuffer: ManagedBuffer<Int, Double> {}
+
+/// A malloc'd block of two opaque retained pointers.
+var mallocBlock: UnsafeMutableRawPointer? = nil
+/// An `UnsafeMutableRawPointer.allocate` buffer of two opaque retained pointers.
+var rawBuffer: UnsafeMutableRawPointer? = nil
+/// A C struct whose base points to a malloc'd array of two `iovec`s, whose bases are opaque
+/// retained pointers.
+var vector = iovec()
+/// A malloc'd block holding the element pointer of a retained SampleBuffer, and nothing else.
+var samplesBlock: UnsafeMutableRawPointer? = nil
+
+func opaqueRetained(_ object: AnyObject) -> UnsafeMutableRawPointer {
+    Unmanaged.passRetained(object).toOpaque()
+}
+
+@inline(never)
+func holdOpaquePointers() -> String {
+    guard let block = malloc(2 * MemoryLayout<UnsafeMutableRawPointer>.stride) else { fail("malloc failed") }
+    for index in 0..<2 {
+        let box = CallbackBox(id: index)
+        let target = CallbackTarget()
+        box.target = target
+        target.box = box
+        block.storeBytes(
+            of: opaqueRetained(box), toByteOffset: index * MemoryLayout<UnsafeMutableRawPointer>.stride,
+            as: UnsafeMutableRawPointer.self)
+    }
+    mallocBlock = block
+
+    let buffer = UnsafeMutableRawPointer.allocate(
+        byteCount: 2 * MemoryLayout<UnsafeMutableRawPointer>.stride, alignment: MemoryLayout<UnsafeMutableRawPointer>.alignment)
+    for index in 0..<2 {
+        buffer.storeBytes(
+            of: opaqueRetained(CallbackBox(id: 10 + index)), toByteOffset: index * MemoryLayout<UnsafeMutableRawPointer>.stride,
+            as: UnsafeMutableRawPointer.self)
+    }
+    rawBuffer = buffer
+
+    guard let vectors = malloc(2 * MemoryLayout<iovec>.stride)?.bindMemory(to: iovec.self, capacity: 2) else {
+        fail("malloc failed")
+    }
+    for index in 0..<2 {
+        vectors[index] = iovec(iov_base: opaqueRetained(CallbackBox(id: 20 + index)), iov_len: 1)
+    }
+    vector = iovec(iov_base: UnsafeMutableRawPointer(vectors), iov_len: 2)
+
+    let samples = SampleBuffer.create(minimumCapacity: 16) { _ in 16 }
+    let elements = samples.withUnsafeMutablePointerToElements { pointer in
+        pointer.initialize(repeating: 0.5, count: 16)
+        return UnsafeMutableRawPointer(pointer)
+    }
+    _ = Unmanaged.passRetained(samples)
+    guard let holder = malloc(MemoryLayout<UnsafeMutableRawPointer>.stride) else { fail("malloc failed") }
+    holder.storeBytes(of: elements, as: UnsafeMutableRawPointer.self)
+    samplesBlock = holder
+    return "6 callback boxes behind opaque pointers and a sample buffer behind an interior pointer"
+}
+
+// MARK: - enum-payloads
+
+final class Guest {}
+
+final class Staff {
+    var owner: Owner?
+}
+
+final class Owner {
+    var staff: [Member] = []
+}
+
+/// Three payload cases of class type: `staff` and `owner` carry the case in the pointer's spare
+/// bits, so their words are not the objects' addresses.
+enum Member {
+    case guest(Guest)
+    case staff(Staff)
+    case owner(Owner)
+}
+
+var lead: Member = .guest(Guest())
+var members: [Member] = []
+var deputy: Member? = nil
+
+@inline(never)
+func holdEnumPayloads() -> String {
+    for _ in 0..<2 {
+        let owner = Owner()
+        let staff = Staff()
+        staff.owner = owner
+        owner.staff = [.staff(staff)]
+        members.append(.owner(owner))
+        members.append(.guest(Guest()))
+    }
+    let owner = Owner()
+    let staff = Staff()
+    staff.owner = owner
+    owner.staff = [.staff(staff), .guest(Guest())]
+    lead = .owner(owner)
+    deputy = .staff(Staff())
+    return "\(members.count) members, a lead and a deputy in enum payloads"
+}
+
+// MARK: - sleeping-threads
+
+final class Job {
+    var worker: Worker?
+}
+
+final class Worker {
+    var job: Job?
+}
+
+/// Posted by each thread once its cycle is made; never posted: `gate`, on which one thread waits.
+let started = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+let gate = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+
+@inline(never)
+func makeJob() -> Job {
+    let job = Job()
+    let worker = Worker()
+    job.worker = worker
+    worker.job = job
+    return job
+}
+
+func sleepingThread(_: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    let job = makeJob()
+    withExtendedLifetime(job) {
+        sem_post(started)
+        for _ in 0..<24 { sleep(3600) }
+    }
+    return nil
+}
+
+func waitingThread(_: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    let job = makeJob()
+    withExtendedLifetime(job) {
+        sem_post(started)
+        while sem_wait(gate) != 0 {}
+    }
+    return nil
+}
+
+@inline(never)
+func holdInSleepingThreads() -> String {
+    guard sem_init(started, 0, 0) == 0, sem_init(gate, 0, 0) == 0 else { fail("sem_init failed") }
+    for body in [sleepingThread, waitingThread] as [@convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?] {
+        var thread = pthread_t()
+        let status = pthread_create(&thread, nil, body, nil)
+        guard status == 0 else { fail("pthread_create failed: \(String(cString: strerror(status)))") }
+        pthread_detach(thread)
+    }
+    for _ in 0..<2 {
+        while sem_wait(started) != 0 {}
+    }
+    return "2 threads waiting, each holding a job cycle in a local"
+}
+
+// MARK: - collections
+
+final class Player {
+    var coach: Coach?
+}
+
+final class Coach {
+    var player: Player?
+}
+
+final class Tag: Hashable {
+    let name: String
+    var owner: TagOwner?
+    init(name: String) { self.name = name }
+    static func == (lhs: Tag, rhs: Tag) -> Bool { lhs === rhs }
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+final class TagOwner {
+    var tag: Tag?
+}
+
+var teams: [String: [Player]] = [:]
+var tags: Set<Tag> = []
+
+@inline(never)
+func holdCollections() -> String {
+    for team in ["red", "green", "blue"] {
+        teams[team] = (0..<2).map { _ in
+            let player = Player()
+            let coach = Coach()
+            player.coach = coach
+            coach.player = player
+            return player
+        }
+    }
+    for name in ["urgent", "later", "home", "work"] {
+        let tag = Tag(name: name)
+        let owner = TagOwner()
+        tag.owner = owner
+        owner.tag = tag
+        tags.insert(tag)
+    }
+    return "\(teams.count) teams and \(tags.count) tags in global collections"
+}
+
+// MARK: - entry point
+
+let makers: [(String, () -> String)] = [
+    ("global-cycle", holdGlobalCycles),
+    ("opaque-pointers", holdOpaquePointers),
+    ("enum-payloads", holdEnumPayloads),
+    ("sleeping-threads", holdInSleepingThreads),
+    ("collections", holdCollections),
+]
+var held: [String] = []
+for (name, hold) in makers where chosen == "all" || chosen == name {
+    held.append(hold())
+}
+print("ReachableHolders: \(held.joined(separator: "; "))")
+// LeakSanitizer ends the process with _exit after its report: flush what was printed first.
+fflush(stdout)

@@ -1,0 +1,326 @@
+// Swift objects that nothing reaches at exit, in every shape a leak takes, for the unreachable
+// check that `leak-audit run` makes with no setup. It never links LeakMonitor.
+//
+//   UnreachableShapes [leaky|clean] [SHAPE]      (default: leaky all)
+//
+// Each shape makes a known number of leaks, in functions that return, so that no global, no
+// live stack slot and no register holds them when the program exits:
+//
+//   pairs          3 cycles PairA.other → PairB.other → PairA                         (6 objects)
+//   closures       2 Downloaders whose onFinish closure captures the downloader and a label
+//                  (2 downloaders, 2 closure contexts, 2 array buffers of received labels)
+//   families       2 Folders whose children array holds 3 Files each, every File.parent strong
+//                  (2 folders, 2 array buffers, 6 files)
+//   registry       1 Registry whose entries dictionary holds 4 Entries, each Entry.registry strong
+//                  (1 registry, 1 dictionary buffer, 4 entries)
+//   delegates      4 Controllers holding their View, each View.delegate a strong ViewDelegate
+//                  existential (protocol-typed, class-bound) holding the controller  (8 objects)
+//   enum-ring      2 rings of 3 RingNodes linked through `enum Link { case next, skip, end }`, a
+//                  multi-payload enum: the `skip` links carry the case in the pointer's spare bits
+//                  (6 objects)
+//   over-retained  5 Sessions passed to Unmanaged.passRetained and never released, no cycle; each
+//                  keeps a Token that only it holds (5 sessions, 5 tokens)
+//   freed-blocks   4 cycles Orphan.peer → OrphanPeer.orphan → Orphan whose only other "references"
+//                  are stale words in malloc blocks of their sizes that were then freed (tcache,
+//                  fastbins, and the unsorted bin for the large ones)                  (8 objects)
+//   all            every shape above, one after the other
+//
+// The clean twin builds the same structures with the back reference weak (pairs, closures,
+// families, registry, delegates), breaks the ring before dropping it (enum-ring), or releases
+// what it retained (over-retained): nothing is left. For freed-blocks the clean twin keeps the
+// same cycles alive through live malloc blocks of the same sizes, interleaved with the freed ones
+// that hold the same stale words, and kept by a global raw pointer: reachable, so nothing to
+// report, whatever the freed blocks next to them hold.
+//
+// Prints one line when done and exits 0.
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+func fail(_ message: String) -> Never {
+    fputs("UnreachableShapes: \(message)\n", stderr)
+    exit(64)
+}
+
+let shapes = ["pairs", "closures", "families", "registry", "delegates", "enum-ring", "over-retained", "freed-blocks"]
+let usage = "usage: UnreachableShapes [leaky|clean] [\((shapes + ["all"]).joined(separator: "|"))]"
+var arguments = Array(CommandLine.arguments.dropFirst())
+let leaky = arguments.first != "clean"
+if arguments.first == "leaky" || arguments.first == "clean" { arguments.removeFirst() }
+let chosen = arguments.first ?? "all"
+guard arguments.count <= 1, chosen == "all" || shapes.contains(chosen) else { fail(usage) }
+
+// MARK: - pairs
+
+final class PairA {
+    var other: PairB?
+}
+
+final class PairB {
+    var other: PairA?
+    weak var weakOther: PairA?
+}
+
+@inline(never)
+func makePairs() -> Int {
+    for _ in 0..<3 {
+        let a = PairA()
+        let b = PairB()
+        a.other = b
+        if leaky { b.other = a } else { b.weakOther = a }
+    }
+    return 3
+}
+
+// MARK: - closures
+
+final class Downloader {
+    var received: [String] = []
+    var onFinish: (() -> Void)?
+
+    func finish() { onFinish?() }
+    func didFinish(_ label: String) { received.append(label) }
+}
+
+@inline(never)
+func makeClosures() -> Int {
+    for index in 0..<2 {
+        let downloader = Downloader()
+        // Two captures, so that the closure has a context of its own (a closure capturing one
+        // class reference alone uses that reference as its context).
+        let label = "download \(index)"
+        if leaky {
+            downloader.onFinish = { downloader.didFinish(label) }
+        } else {
+            downloader.onFinish = { [weak downloader] in downloader?.didFinish(label) }
+        }
+        downloader.finish()
+    }
+    return 2
+}
+
+// MARK: - families
+
+final class Folder {
+    var children: [File] = []
+}
+
+final class File {
+    let name: String
+    var parent: Folder?
+    weak var weakParent: Folder?
+    init(name: String) { self.name = name }
+}
+
+@inline(never)
+func makeFamilies() -> Int {
+    for _ in 0..<2 {
+        let folder = Folder()
+        for index in 0..<3 {
+            let file = File(name: "f\(index)")
+            if leaky { file.parent = folder } else { file.weakParent = folder }
+            folder.children.append(file)
+        }
+    }
+    return 2
+}
+
+// MARK: - registry
+
+final class Registry {
+    var entries: [String: Entry] = [:]
+}
+
+final class Entry {
+    var registry: Registry?
+    weak var weakRegistry: Registry?
+}
+
+@inline(never)
+func makeRegistry() -> Int {
+    let registry = Registry()
+    for key in ["alpha", "beta", "gamma", "delta"] {
+        let entry = Entry()
+        if leaky { entry.registry = registry } else { entry.weakRegistry = registry }
+        registry.entries[key] = entry
+    }
+    return 1
+}
+
+// MARK: - delegates
+
+protocol ViewDelegate: AnyObject {
+    func viewDidAppear()
+}
+
+final class View {
+    var delegate: ViewDelegate?
+    weak var weakDelegate: ViewDelegate?
+    func appear() { (delegate ?? weakDelegate)?.viewDidAppear() }
+}
+
+final class Controller: ViewDelegate {
+    let view = View()
+    var appearances = 0
+    func viewDidAppear() { appearances += 1 }
+}
+
+@inline(never)
+func makeDelegates() -> Int {
+    for _ in 0..<4 {
+        let controller = Controller()
+        if leaky { controller.view.delegate = controller } else { controller.view.weakDelegate = controller }
+        controller.view.appear()
+    }
+    return 4
+}
+
+// MARK: - enum-ring
+
+/// Two payload cases of class type: Swift stores the case in the pointer's spare bits, so a
+/// `skip` link's word is not the node's address.
+enum Link {
+    case next(RingNode)
+    case skip(RingNode)
+    case end
+}
+
+final class RingNode {
+    let index: Int
+    var link: Link = .end
+    init(index: Int) { self.index = index }
+}
+
+@inline(never)
+func makeRings() -> Int {
+    for _ in 0..<2 {
+        let first = RingNode(index: 0)
+        let second = RingNode(index: 1)
+        let third = RingNode(index: 2)
+        first.link = .next(second)
+        second.link = .skip(third)
+        third.link = .skip(first)
+        if !leaky { third.link = .end }
+    }
+    return 2
+}
+
+// MARK: - over-retained
+
+final class Token {
+    let value: Int
+    init(value: Int) { self.value = value }
+}
+
+final class Session {
+    let token: Token
+    init(token: Token) { self.token = token }
+}
+
+@inline(never)
+func makeOverRetained() -> Int {
+    for index in 0..<5 {
+        let retained = Unmanaged.passRetained(Session(token: Token(value: index)))
+        if !leaky { retained.release() }
+    }
+    return 5
+}
+
+// MARK: - freed-blocks
+
+final class Orphan {
+    var peer: OrphanPeer?
+}
+
+final class OrphanPeer {
+    var orphan: Orphan?
+    let serial: Int
+    init(serial: Int) { self.serial = serial }
+}
+
+/// Live malloc blocks (clean twin only), each holding a retained orphan: kept by this global.
+var liveBlocks: UnsafeMutablePointer<UnsafeMutableRawPointer?>? = nil
+
+/// Fills a block of `size` bytes with `word` in every aligned slot, so that some survive what
+/// free writes into a freed chunk (the tcache's next and key, a bin's fd and bk).
+func fill(_ block: UnsafeMutableRawPointer, size: Int, with word: UnsafeMutableRawPointer) {
+    for offset in stride(from: 0, to: size - 7, by: 8) {
+        block.storeBytes(of: word, toByteOffset: offset, as: UnsafeMutableRawPointer.self)
+    }
+}
+
+@inline(never)
+func makeFreedBlocks() -> Int {
+    let cycles = 4
+    var orphans: [UnsafeMutableRawPointer] = []
+    for serial in 0..<cycles {
+        let orphan = Orphan()
+        let peer = OrphanPeer(serial: serial)
+        orphan.peer = peer
+        peer.orphan = orphan
+        orphans.append(Unmanaged.passUnretained(orphan).toOpaque())
+    }
+    // The objects' sizes (24 and 32 bytes), and a size past the fastbins. 40 blocks of each
+    // freed: 7 fill the tcache, the rest go to fastbins (or the unsorted bin).
+    let sizes = [24, 32, 1000]
+    let blocksPerSize = 40
+    if !leaky {
+        liveBlocks = .allocate(capacity: sizes.count * blocksPerSize)
+    }
+    var kept = 0
+    for size in sizes {
+        var freed: [UnsafeMutableRawPointer] = []
+        for index in 0..<(leaky ? blocksPerSize : 2 * blocksPerSize) {
+            guard let block = malloc(size) else { fail("malloc(\(size)) failed") }
+            // The clean twin's even blocks are live: each cycle is held by 10 of them.
+            let orphan = orphans[(leaky ? index : index / 2) % cycles]
+            if !leaky && index % 2 == 0 {
+                // Live and holding: the block owns a retain of the orphan.
+                _ = Unmanaged<Orphan>.fromOpaque(orphan).retain()
+                fill(block, size: size, with: orphan)
+                liveBlocks?[kept] = block
+                kept += 1
+            } else {
+                fill(block, size: size, with: orphan)
+                freed.append(block)
+            }
+        }
+        for block in freed { free(block) }
+    }
+    orphans.removeAll()
+    return cycles
+}
+
+// MARK: - entry point
+
+/// Overwrites the dead stack below the caller with zeros (1 KiB a frame, 32 frames), so that no
+/// word a returned maker left there still points to its leak: conservative scanners (LeakSanitizer,
+/// valgrind, a conservative root phase) read whole frames, and a later call's frame may be live
+/// where it never wrote.
+@inline(never)
+func scrubStack(depth: Int = 32) {
+    withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 16) { bytes in
+        bytes.initializeMemory(as: UInt8.self, repeating: 0)
+        if depth > 1 { scrubStack(depth: depth - 1) }
+    }
+}
+
+let makers: [(String, () -> Int)] = [
+    ("pairs", makePairs),
+    ("closures", makeClosures),
+    ("families", makeFamilies),
+    ("registry", makeRegistry),
+    ("delegates", makeDelegates),
+    ("enum-ring", makeRings),
+    ("over-retained", makeOverRetained),
+    ("freed-blocks", makeFreedBlocks),
+]
+var made: [String] = []
+for (name, make) in makers where chosen == "all" || chosen == name {
+    made.append("\(make()) \(name)")
+    scrubStack()
+}
+print("UnreachableShapes: \(leaky ? "leaky" : "clean"): made \(made.joined(separator: ", "))")
+// LeakSanitizer ends the process with _exit after its report: flush what was printed first.
+fflush(stdout)
