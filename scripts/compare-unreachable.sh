@@ -207,8 +207,9 @@ lsan_cell() {
     echo "$direct + $indirect ($bytes B); type $named_type, line $named_line"
 }
 
-# leak_audit_cell JSON STATUS FIXTURE: the unreachable objects of the program's own types, their
-# groups, and the internal ones, from the JSON report.
+# leak_audit_cell JSON STATUS FIXTURE: the unreachable objects of the program's own types, the
+# groups with one of them on their path (and whether a path names a field), and the other
+# objects (runtime, Foundation), from the JSON report.
 leak_audit_cell() {
     python3 - "$1" "$2" "$3" <<'PY'
 import json, sys
@@ -226,11 +227,15 @@ if unreachable is None:
 own = [t for t in unreachable.get("types", []) if t.get("name", "").startswith(module + ".")]
 objects = sum(t.get("count", 0) for t in own)
 size = sum(t.get("bytes", 0) for t in own)
-groups = unreachable.get("groups", [])
+# The groups of the program's types, and whether their paths name the fields of the cycle.
+groups = [g for g in unreachable.get("groups", []) if any(str(step.get("type", "")).startswith(module + ".") for step in g.get("path", []))]
+fields = any(step.get("via") for g in groups for step in g.get("path", []))
 other = unreachable.get("objects", 0) - objects
-cell = f"{objects} ({size} B) in {len(groups)} groups"
+cell = f"{objects} ({size} B) in {len(groups)} group{'' if len(groups) == 1 else 's'}" + (", fields named" if fields else "")
 if other:
     cell += f", {other} other"
+for reason in unreachable.get("unavailable", []):
+    cell += f"; not checked: {reason}"
 print(f"{cell}; exit {status}")
 PY
 }
@@ -286,8 +291,9 @@ echo "valgrind: blocks definitely + indirectly lost (bytes), then blocks possibl
 echo "metadata caches are possibly lost in every run). LeakSanitizer: objects in Direct + Indirect leak"
 echo "reports (bytes). type: a report names one of the row's classes, demangled (Module.Type) or only"
 echo "mangled (\$s…); line: a report has main.swift:N inside the row's section of the fixture. leak-audit:"
-echo "objects of the program's own types in the JSON report's unreachable (bytes), its groups, and any"
-echo "other objects (runtime, Foundation); exit: its exit status."
+echo "objects of the program's own types in the JSON report's unreachable (bytes), the groups of those"
+echo "types (fields named: a group's path names the fields it goes through), and any other objects"
+echo "(runtime, Foundation); exit: its exit status."
 for tool in valgrind lsan; do
     [[ -n ${unavailable[$tool]:-} ]] && echo "n/a $tool: ${unavailable[$tool]}"
 done
