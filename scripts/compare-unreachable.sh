@@ -240,6 +240,19 @@ print(f"{cell}; exit {status}")
 PY
 }
 
+# finished STDOUT STDERR STATUS EXPECTED: true when the program printed its last line and the run
+# exited with one of EXPECTED (LeakSanitizer exits 1 or 23 after reporting leaks); otherwise prints why
+# the cell is n/a.
+finished() {
+    local stdout=$1 stderr=$2 status=$3 expected=$4
+    if grep -qE '^[A-Za-z]+: (leaky|clean): made|^ReachableHolders: |^LeakingService: served' "$stdout" \
+        && [[ " $expected " == *" $status "* ]]; then
+        return 0
+    fi
+    echo "n/a: exit $status, $(grep -m1 -E 'ERROR|rror:' "$stderr" | cut -c1-50)"
+    return 1
+}
+
 row() { printf '| %-37s | %5s | %-53s | %-40s | %-34s |\n' "$@"; }
 rows_out=()
 say "running ${#rows[@]} rows under each tool..."
@@ -254,14 +267,16 @@ for spec in "${rows[@]}"; do
     valgrind_result="n/a"
     if [[ -z ${unavailable[valgrind]:-} ]]; then
         valgrind --leak-check=full --num-callers=40 "$bin/$fixture" "${args[@]}" >"$work/$slug.valgrind.out" 2>"$work/$slug.valgrind"
-        valgrind_result=$(valgrind_cell "$work/$slug.valgrind" "$fixture" "$first" "$last" "${types[@]}")
+        valgrind_result=$(finished "$work/$slug.valgrind.out" "$work/$slug.valgrind" $? 0 \
+            && valgrind_cell "$work/$slug.valgrind" "$fixture" "$first" "$last" "${types[@]}")
     fi
 
     lsan_result="n/a"
     if [[ -z ${unavailable[lsan]:-} ]]; then
         env ASAN_OPTIONS=detect_leaks=1 ${symbolizer:+ASAN_SYMBOLIZER_PATH=$symbolizer} \
             "$asan_bin/$fixture" "${args[@]}" >"$work/$slug.lsan.out" 2>"$work/$slug.lsan"
-        lsan_result=$(lsan_cell "$work/$slug.lsan" "$fixture" "$first" "$last" "${types[@]}")
+        lsan_result=$(finished "$work/$slug.lsan.out" "$work/$slug.lsan" $? "0 1 23" \
+            && lsan_cell "$work/$slug.lsan" "$fixture" "$first" "$last" "${types[@]}")
     fi
 
     status=0
