@@ -5,8 +5,8 @@ import LeakAuditModel
 enum ExitStatus: Int32, CaseIterable {
     /// The target exited 0 and no type exceeded its budget.
     case clean = 0
-    /// At least one type exceeded its budget, or a test left instances alive (wins over a failing
-    /// target).
+    /// At least one type exceeded its budget, a test left instances alive, or objects of the
+    /// program's own types were unreachable (wins over a failing target).
     case failingFinding = 1
     /// No type exceeded its budget, but the target exited non-zero or was killed by a signal.
     case targetFailed = 2
@@ -25,7 +25,7 @@ enum ExitStatus: Int32, CaseIterable {
     init(_ verdict: AuditVerdict) {
         switch verdict {
         case .clean: self = .clean
-        case .budgetExceeded, .testsLeaked: self = .failingFinding
+        case .budgetExceeded, .testsLeaked, .unreachableObjects: self = .failingFinding
         case .incomplete: self = .incomplete
         case .targetFailed: self = .targetFailed
         case .notAudited: self = .notAudited
@@ -57,9 +57,11 @@ enum ExitStatus: Int32, CaseIterable {
         Exit codes:
           0   the target exited 0 and no type exceeded its budget
               (suppressed and baselined findings do not count)
-          1   at least one type exceeded its budget, or (--leaks-per-test) a
-              test left instances alive (whatever the target did), and
-              it is neither suppressed nor within --baseline
+          1   at least one type exceeded its budget, (--leaks-per-test) a
+              test left instances alive, or objects of the program's own
+              types were unreachable (a cycle, an over-retained object),
+              whatever the target did, and that finding is neither
+              suppressed nor within --baseline
           2   no type exceeded its budget (or each that did is suppressed
               or baselined), but the target failed (a non-zero exit, or
               a signal)

@@ -420,9 +420,16 @@ public struct AuditReport: Sendable {
         (tests ?? []).flatMap { test in test.leaked.map { (test.name, $0) } }
     }
 
-    /// The statuses of every finding: each type over budget and each (test, leaked type) pair.
+    /// The statuses of every finding: each type over budget, each (test, leaked type) pair and
+    /// each group of unreachable objects that is not internal.
     public var findingStatuses: [FindingStatus] {
-        exceededTypes.map(\.status) + testLeaks.map(\.leaked.status)
+        exceededTypes.map(\.status) + testLeaks.map(\.leaked.status) + unreachableFindings.map(\.status)
+    }
+
+    /// The groups of unreachable objects that are findings: those of the program's own types,
+    /// whether failing, suppressed or baselined (internal groups are folded, never judged).
+    public var unreachableFindings: [UnreachableObjects.Group] {
+        (unreachable?.groups ?? []).filter { !$0.isInternal }
     }
 
     /// True when records were lost or damaged on the way, or types or processes went unaudited for
@@ -434,6 +441,7 @@ public struct AuditReport: Sendable {
         if notAudited != nil { return .notAudited }
         if types.contains(where: \.fails) { return .budgetExceeded }
         if testLeaks.contains(where: \.leaked.status.fails) { return .testsLeaked }
+        if unreachableFindings.contains(where: \.fails) { return .unreachableObjects }
         // Before the target's failure: "no leak" is what an incomplete stream cannot say.
         if isIncomplete { return .incomplete }
         if !target.outcome.succeeded { return .targetFailed }
@@ -497,7 +505,7 @@ public enum FindingStatus: Sendable, Hashable {
 }
 
 /// What an audit concluded, in order of precedence.
-public enum AuditVerdict: Sendable, Hashable {
+public enum AuditVerdict: Sendable, Hashable, CaseIterable {
     /// The target exited 0 and no type exceeded its budget.
     case clean
     /// At least one type exceeded its budget, whatever the target's outcome, and that finding is
@@ -506,6 +514,10 @@ public enum AuditVerdict: Sendable, Hashable {
     /// No type exceeded its budget, but (`--leaks-per-test`) a test left instances alive, whatever
     /// the target's outcome, and that finding is neither suppressed nor within the baseline.
     case testsLeaked
+    /// No type over budget and no test's leak fails, but Swift objects of the program's own types
+    /// that nothing reaches (a cycle, or an object retained with no reference left) were found,
+    /// and a group of them is neither suppressed nor within the baseline.
+    case unreachableObjects
     /// No failing finding, but records were lost or damaged, or types or processes went unaudited
     /// for want of room: the counts may be wrong, so the run cannot be called clean.
     case incomplete

@@ -24,19 +24,24 @@ public struct Baseline: Sendable, Hashable {
             case type(String)
             /// A type whose instances a test left alive (`--leaks-per-test`).
             case test(test: String, type: String)
+            /// A group of unreachable objects, by its identity
+            /// (`UnreachableObjects.Group.identity`: `cycle App.PairA.other → App.PairB.other → App.PairA`).
+            case unreachable(String)
 
-            /// `App.X`, or `App.X left by M.C/t`.
+            /// `App.X`, `App.X left by M.C/t`, or `unreachable cycle App.A.b → App.B.a → App.A`.
             public var description: String {
                 switch self {
                 case .type(let type): type
                 case .test(let test, let type): "\(type) left by \(test)"
+                case .unreachable(let identity): "unreachable \(identity)"
                 }
             }
         }
 
         /// The finding's identity.
         public var key: Key
-        /// Instances over budget for a type; instances left alive for a test.
+        /// Instances over budget for a type; instances left alive for a test; structures for a
+        /// group of unreachable objects.
         public var count: Int
         /// The functions that allocated the instances, without lines: for people reading the
         /// file. Matching never depends on them.
@@ -74,8 +79,9 @@ public struct Baseline: Sendable, Hashable {
         self.path = path
     }
 
-    /// The unsuppressed findings of `report`: every type over budget and, with `--leaks-per-test`,
-    /// every test's leaked type, whether failing or within an earlier baseline.
+    /// The unsuppressed findings of `report`: every type over budget, with `--leaks-per-test` every
+    /// test's leaked type, and every group of unreachable objects of the program's own types,
+    /// whether failing or within an earlier baseline.
     public init(findingsOf report: AuditReport) {
         var entries: [Entry] = []
         for type in report.exceededTypes where type.status.suppression == nil {
@@ -87,6 +93,12 @@ public struct Baseline: Sendable, Hashable {
                     key: .test(test: test, type: leaked.type), count: leaked.count,
                     sites: Self.sites(leaked.type, leaked.allocations)))
         }
+        for group in report.unreachableFindings where group.status.suppression == nil {
+            entries.append(
+                Entry(
+                    key: .unreachable(group.identity), count: group.count,
+                    sites: Self.sites(group.path.first?.type ?? "", group.allocations)))
+        }
         self.init(entries: entries)
     }
 
@@ -96,7 +108,17 @@ public struct Baseline: Sendable, Hashable {
         switch key {
         case .type(let type): .type(SwiftName.stableTypeName(type))
         case .test(let test, let type): .test(test: SwiftName.stableTestName(test), type: SwiftName.stableTypeName(type))
+        case .unreachable(let identity): .unreachable(identity)
         }
+    }
+
+    /// The type a group of unreachable objects is shown by, from its identity (`cycle App.A.b →
+    /// App.B.a → App.A`): the type its path ends at (for a cycle the one it starts at, for an
+    /// object alone its type). A baseline entry's and a `gone` entry's `type`, for people; matching
+    /// uses the whole identity.
+    public static func shownType(ofIdentity identity: String) -> String {
+        if let arrow = identity.ranges(of: "→ ").last { return String(identity[arrow.upperBound...]) }
+        return String(identity.drop { $0 != " " }.dropFirst())
     }
 
     /// The function that allocated each group, without return type or line: the first frame with a

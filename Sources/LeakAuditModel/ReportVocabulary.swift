@@ -4,12 +4,13 @@
 
 extension AuditVerdict {
     /// The verdict's name in machine-readable reports: `clean`, `budgetExceeded`, `testsLeaked`,
-    /// `incomplete`, `targetFailed`, `notAudited`.
+    /// `unreachableObjects`, `incomplete`, `targetFailed`, `notAudited`.
     public var name: String {
         switch self {
         case .clean: "clean"
         case .budgetExceeded: "budgetExceeded"
         case .testsLeaked: "testsLeaked"
+        case .unreachableObjects: "unreachableObjects"
         case .incomplete: "incomplete"
         case .targetFailed: "targetFailed"
         case .notAudited: "notAudited"
@@ -63,15 +64,19 @@ public enum FindingRule: String, Sendable, CaseIterable {
     case budgetExceeded = "budget-exceeded"
     /// A test left instances alive after it finished (`--leaks-per-test`).
     case testLeaked = "test-leaked"
+    /// Swift objects of the program's own types that nothing reaches: a cycle of strong
+    /// references, or an object retained with no reference left.
+    case unreachableObjects = "unreachable-objects"
 
-    /// The rule's stable id: `budget-exceeded`, `test-leaked`.
+    /// The rule's stable id: `budget-exceeded`, `test-leaked`, `unreachable-objects`.
     public var id: String { rawValue }
 
-    /// The rule's name in UpperCamelCase: `BudgetExceeded`, `TestLeaked`.
+    /// The rule's name in UpperCamelCase: `BudgetExceeded`, `TestLeaked`, `UnreachableObjects`.
     public var name: String {
         switch self {
         case .budgetExceeded: "BudgetExceeded"
         case .testLeaked: "TestLeaked"
+        case .unreachableObjects: "UnreachableObjects"
         }
     }
 
@@ -80,6 +85,7 @@ public enum FindingRule: String, Sendable, CaseIterable {
         switch self {
         case .budgetExceeded: "More instances of a type were alive at once than its budget allows."
         case .testLeaked: "A test left instances alive after it finished."
+        case .unreachableObjects: "Swift objects of the program's own types were alive that nothing reaches."
         }
     }
 
@@ -94,6 +100,11 @@ public enum FindingRule: String, Sendable, CaseIterable {
             "Instances of one of the package's classes that a test allocated were still alive when the test "
                 + "finished and its grace period ended (--leaks-per-test). The result points at the line that "
                 + "allocated them."
+        case .unreachableObjects:
+            "When the process was checked, no global, thread-local storage, stack, register, task or untyped memory "
+                + "reached these objects, yet they were alive: a cycle of strong references holds them together, or "
+                + "one was retained and never released. Nothing can ever free them. The result names the cycle field "
+                + "by field and points at the line that allocated them, when their allocation was watched."
         }
     }
 
@@ -108,6 +119,10 @@ public enum FindingRule: String, Sendable, CaseIterable {
             "Find what still holds the instances allocated at this line once the test is over (a shared "
                 + "cache or singleton, a closure capturing them strongly, an observer never removed) and "
                 + "release them in the code or in the test's tear-down."
+        case .unreachableObjects:
+            "Break the cycle: make one of the references on it weak or unowned (a delegate, a parent, a closure's "
+                + "capture list such as [weak self]), or clear it when the structure is done with; for an object "
+                + "alone, balance the retain that kept it (Unmanaged.passRetained, a retained opaque pointer)."
         }
     }
 }

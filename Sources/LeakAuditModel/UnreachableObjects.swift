@@ -106,3 +106,31 @@ public struct UnreachableObjects: Sendable, Hashable {
     /// The groups that fail the run.
     public var failingGroups: [Group] { groups.filter(\.fails) }
 }
+
+extension UnreachableObjects.Group {
+    /// What the group is without how large it is, the same in every run of the same code:
+    /// `cycle App.PairA.other → App.PairB.other → App.PairA`, `overRetained App.Token`. Type names
+    /// are stable (`SwiftName.stableTypeName`) and array indexes and dictionary keys read `[…]`,
+    /// so that the baseline and a comparison of two reports match a group across runs by it.
+    public var identity: String {
+        shape.rawValue + " " + Self.chain(path)
+    }
+
+    /// The module-qualified types of `path`, each followed by how it holds the next.
+    static func chain(_ path: [Retainer.Step]) -> String {
+        guard let first = path.first else { return "" }
+        var text = SwiftName.stableTypeName(first.type)
+        for step in path.dropFirst() {
+            let via = step.via.hasPrefix("[") ? "[…]" : step.via
+            let joiner = via.isEmpty || via.hasPrefix("[") || via.hasPrefix("(") || via.hasPrefix(".") ? "" : "."
+            text += joiner + via + " → " + SwiftName.stableTypeName(step.type)
+        }
+        return text
+    }
+
+    /// The distinct types on the path, in path order: what a type suppression is matched against.
+    public var pathTypes: [String] {
+        var seen: Set<String> = []
+        return path.map(\.type).filter { seen.insert($0).inserted }
+    }
+}

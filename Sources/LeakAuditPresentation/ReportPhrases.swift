@@ -590,22 +590,40 @@ public struct ReportPhrases: Sendable {
         let watched = exercised.isEmpty ? "" : "; " + exercised.joined(separator: ", ")
         let leakingTests = report.tests?.filter { $0.leaked.contains(where: \.status.fails) }.count ?? 0
         let others = notFailing.isEmpty ? "" : " (\(notFailing))"
+        // What the unreachable check found, when it ran: alone when nothing else was tracked.
+        let failingGroups = report.unreachable?.failingGroups ?? []
+        let structures = failingGroups.reduce(0) { $0 + $1.count }
+        let unreachableFound = structures > 0 ? ", \(counted(structures, "unreachable structure"))" : ""
+        var checked = tracked
+        if let unreachable = report.unreachable {
+            let processes = counted(unreachable.processesChecked, "process", plural: "processes")
+            let none = "no unreachable object of the program's types (\(processes) checked)"
+            checked = report.types.isEmpty && report.tests == nil ? none : "\(tracked); \(none)"
+        }
+        let nothingChecked =
+            report.unreachable != nil && report.types.isEmpty && report.tests == nil
+            ? checked + (notFailing.isEmpty ? "" : "; \(notFailing)") : "\(nothing) (\(checked))"
         switch report.verdict {
         case .clean:
-            return "\(nothing) (\(tracked))\(watched); \(outcome)"
+            return "\(nothingChecked)\(watched); \(outcome)"
         case .testsLeaked:
             // Only tests failed: no budget to speak of.
             let ran = report.target.testsRun.map { " of \(counted($0, "test"))" } ?? (leakingTests == 1 ? " test" : " tests")
-            return "LEAKED: \(leakingTests)\(ran) left instances alive\(others); \(outcome)"
+            return "LEAKED: \(leakingTests)\(ran) left instances alive\(unreachableFound)\(others); \(outcome)"
         case .budgetExceeded:
             let tests = leakingTests > 0 ? ", \(counted(leakingTests, "test")) left instances alive" : ""
             return
-                "\(report.failingTypes.count) of \(counted(report.types.count, "tracked type")) over budget\(tests)\(others); \(outcome)"
+                "\(report.failingTypes.count) of \(counted(report.types.count, "tracked type")) over budget\(tests)\(unreachableFound)\(others); \(outcome)"
+        case .unreachableObjects:
+            let objects = failingGroups.reduce(0) { $0 + $1.objects }
+            let bytes = failingGroups.reduce(0) { $0 + $1.bytes }
+            return
+                "UNREACHABLE: \(counted(objects, "object")) of the program's types (\(Self.byteCount(bytes))) that nothing reaches, in \(counted(structures, "structure"))\(others); \(outcome)"
         case .incomplete:
             return
-                "\(nothing) (\(tracked))\(watched), but the report is incomplete (\(incompleteness(report) ?? "")), so the run is not clean; \(outcome)"
+                "\(nothingChecked)\(watched), but the report is incomplete (\(incompleteness(report) ?? "")), so the run is not clean; \(outcome)"
         case .targetFailed:
-            return "\(nothing) (\(tracked))\(watched), but \(outcome)"
+            return "\(nothingChecked)\(watched), but \(outcome)"
         case .notAudited:
             return "not audited; \(outcome)"
         }

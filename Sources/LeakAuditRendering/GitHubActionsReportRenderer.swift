@@ -6,7 +6,8 @@ import LeakAuditPresentation
 /// the lines they name.
 ///
 /// One `::error file=…,line=…::` per type over budget (and, with `--leaks-per-test`, per test and
-/// type it left alive), at the first source frame of its first (largest) allocation group, with its
+/// type it left alive, and per group of unreachable objects of the program's types), at the first
+/// source frame of its first (largest) allocation group, with its
 /// block of the text report as the message (a plain `::error::` when no frame has a source line); one `::error::` when the target could not be
 /// audited; one `::warning::` per report warning; and a `::notice::` with the verdict, which is all
 /// a clean run prints. A suppressed or baselined finding is a `::notice` at its line instead of an
@@ -55,6 +56,19 @@ public struct GitHubActionsReportRenderer: ReportRenderer {
                                 + phrases.allocationSites(leaked.allocations, indent: "  ", typeName: leaked.type)
                                 + (leaked.retainers.map { phrases.retainerLines($0, unavailable: [], indent: "  ") } ?? [])))
                 }
+            }
+            for group in report.unreachableFindings {
+                let (command, note) = Self.severity(group.status, phrases)
+                let comparison = ReportPhrases.baselineComparison(group.status, report.baseline, unit: "")
+                let typeName = group.path.first?.type ?? ""
+                let shape = group.shape == .cycle ? "cycle" : "over-retained object"
+                commands.append(
+                    annotation(
+                        command, at: group.allocations.lazy.compactMap { $0.locatedFrame(typeName: typeName) }.first,
+                        title: "unreachable \(shape) \(ReportPhrases.unreachableChain(group))\(note)",
+                        message: ["UNREACHABLE " + ReportPhrases.unreachableHeadline(group)]
+                            + (comparison.map { ["  " + $0] } ?? [])
+                            + phrases.allocationSites(group.allocations, indent: "  ", typeName: typeName)))
             }
             if let baseline = report.baseline, !baseline.gone.isEmpty {
                 let gone = baseline.gone.map { "\($0.key) (the baseline records \($0.count))" }

@@ -30,6 +30,8 @@ public struct HTMLReportRenderer: ReportRenderer {
         page.line("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">")
         page.line("<title>leak-audit: \(html(verdictTitle(verdict))) — \(html(report.target.path))</title>")
         page.line("<style>\(Self.style)</style>")
+        // Only a page with the section carries its style: every other page stays as it was.
+        if report.unreachable != nil { page.line("<style>\(Self.unreachableStyle)</style>") }
         page.line("</head>")
         page.line("<body>")
         summary(report, into: &page)
@@ -46,6 +48,9 @@ public struct HTMLReportRenderer: ReportRenderer {
         // When tests' leaks are what failed, they come first.
         let testsFirst = report.failingTypes.isEmpty && report.testLeaks.contains { $0.leaked.status.fails }
         if testsFirst, let tests = report.tests { testTable(tests, report: report, charted: charted, into: &page) }
+        // When unreachable objects are what failed, they come first.
+        let unreachableFirst = report.verdict == .unreachableObjects
+        if unreachableFirst, let unreachable = report.unreachable { unreachableSection(unreachable, into: &page) }
         if !charted.isEmpty {
             page.line("<section id=\"types\"><h2>Types</h2>")
             for (index, type) in charted.enumerated() { typeSection(type, index: index, report: report, into: &page) }
@@ -66,6 +71,7 @@ public struct HTMLReportRenderer: ReportRenderer {
             page.line("</tbody></table></section>")
         }
         if !testsFirst, let tests = report.tests { testTable(tests, report: report, charted: charted, into: &page) }
+        if !unreachableFirst, let unreachable = report.unreachable { unreachableSection(unreachable, into: &page) }
         if let census = report.census { censusTable(census, charted: charted, into: &page) }
         if !report.warnings.isEmpty {
             page.line("<section id=\"warnings\"><h2>Warnings</h2><ul>")
@@ -87,6 +93,7 @@ public struct HTMLReportRenderer: ReportRenderer {
         case .clean: "clean"
         case .budgetExceeded: "over budget"
         case .testsLeaked: "leaked"
+        case .unreachableObjects: "unreachable objects"
         case .incomplete: "incomplete"
         case .targetFailed: "target failed"
         case .notAudited: "not audited"
@@ -112,6 +119,10 @@ public struct HTMLReportRenderer: ReportRenderer {
         page.line("<dt>Tracked types</dt><dd>\(report.types.count)</dd>")
         page.line("<dt>Over budget</dt><dd id=\"over-budget\">\(report.exceededTypes.count)</dd>")
         if report.watchedInstances > 0 { page.line("<dt>Objects watched</dt><dd>\(report.watchedInstances)</dd>") }
+        if let unreachable = report.unreachable {
+            let failing = unreachable.failingGroups.reduce(0) { $0 + $1.objects }
+            page.line("<dt>Unreachable</dt><dd id=\"unreachable-objects\">\(failing)</dd>")
+        }
         if let incompleteness = phrases.incompleteness(report) {
             page.line("<dt>Incomplete</dt><dd>\(html(incompleteness))</dd>")
         }
@@ -828,6 +839,97 @@ public struct HTMLReportRenderer: ReportRenderer {
 }
 
 /// The page under construction, a line at a time.
+// MARK: - Unreachable objects
+
+extension HTMLReportRenderer {
+    /// Groups of unreachable objects drawn with their allocation lines.
+    static let unreachableGroupLimit = 200
+
+    /// The unreachable objects: each group of the program's types as its cycle (or lone object)
+    /// with the lines that allocated it, the internal ones in one line, every type in a table.
+    private func unreachableSection(_ unreachable: UnreachableObjects, into page: inout HTMLPage) {
+        page.line("<section id=\"unreachable\"><h2>Unreachable objects</h2>")
+        let findings = unreachable.groups.filter { !$0.isInternal }
+        let processes = "\(unreachable.processesChecked) process\(unreachable.processesChecked == 1 ? "" : "es") checked"
+        page.line(
+            "<p class=\"unreachable-total\">\(unreachable.objects) objects (\(html(ReportPhrases.byteCount(unreachable.bytes)))) that nothing reaches; \(html(processes)).</p>"
+        )
+        if findings.isEmpty { page.line("<p class=\"unreachable-none\">No object of the program's types is unreachable.</p>") }
+        for (index, group) in findings.prefix(Self.unreachableGroupLimit).enumerated() {
+            let status = group.status.fails ? "failing" : group.status.name
+            page.line(
+                "<article class=\"unreachable-group status-\(status) shape-\(group.shape.rawValue)\" id=\"unreachable-\(index)\" data-count=\"\(group.count)\" data-objects=\"\(group.objects)\" data-bytes=\"\(group.bytes)\">"
+            )
+            page.line(
+                "<h3><span class=\"status\">\(html(unreachableStatusLabel(group.status)))</span> \(html(ReportPhrases.unreachableHeadline(group)))</h3>"
+            )
+            page.line("<ol class=\"path\">")
+            for (position, step) in group.path.enumerated() {
+                let closes = group.shape == .cycle && position == group.path.count - 1 && position > 0
+                let via = step.via.isEmpty ? "" : "<span class=\"via\">\(html(step.via))</span> "
+                page.line(
+                    "<li class=\"step\(closes ? " back" : "")\">\(via)<span class=\"object\">\(html(ReportPhrases.shortTypeName(step.type)))</span></li>"
+                )
+            }
+            page.line("</ol>")
+            if let suppression = group.status.suppression {
+                page.line("<p class=\"suppression\">Suppressed \(html(phrases.suppressionLine(suppression))).</p>")
+            }
+            if !group.allocations.isEmpty {
+                page.line("<details open><summary>Where they were allocated</summary><ul>")
+                for allocation in group.allocations.prefix(ReportPhrases.sitesShown) {
+                    let frames = phrases.readableFrames(allocation.frames).prefix(ReportPhrases.sourceFramesShown)
+                    let text = frames.map { html(phrases.describe($0)) }.joined(separator: "<br>")
+                    page.line("<li>\(allocation.count) × \(text.isEmpty ? "(no stack recorded)" : text)</li>")
+                }
+                page.line("</ul></details>")
+            }
+            page.line("</article>")
+        }
+        if findings.count > Self.unreachableGroupLimit {
+            page.line(
+                "<p>\(findings.count - Self.unreachableGroupLimit) more groups are left out; the JSON report lists them all.</p>")
+        }
+        let folded = unreachable.groups.filter(\.isInternal)
+        if !folded.isEmpty {
+            let objects = folded.reduce(0) { $0 + $1.objects }
+            let bytes = ReportPhrases.byteCount(folded.reduce(0) { $0 + $1.bytes })
+            page.line(
+                "<p class=\"folded\">\(folded.reduce(0) { $0 + $1.count }) structures of runtime and Foundation types (\(objects) objects, \(html(bytes))) are folded.</p>"
+            )
+        }
+        for note in ReportPhrases.unreachableNotes(unreachable) { page.line("<p class=\"note\">\(html(note)).</p>") }
+        if !unreachable.types.isEmpty {
+            page.line("<table class=\"sortable\"><thead><tr>")
+            page.line("<th>Type</th><th data-numeric>Objects</th><th data-numeric>Bytes</th><th>Kind</th>")
+            page.line("</tr></thead><tbody>")
+            for type in unreachable.types {
+                page.line(
+                    "<tr><td>\(html(type.name, longest: Self.longestInRow))</td><td>\(type.count)</td><td>\(type.bytes)</td><td>\(type.isInternal ? "runtime" : "program")</td></tr>"
+                )
+            }
+            page.line("</tbody></table>")
+        }
+        page.line("</section>")
+    }
+
+    private func unreachableStatusLabel(_ status: FindingStatus) -> String {
+        switch status {
+        case .failing: "unreachable"
+        case .largerThanBaseline(let recorded): "unreachable, baseline \(recorded)"
+        case .suppressed: "suppressed"
+        case .baselined(let recorded): "baselined (\(recorded))"
+        }
+    }
+
+    /// The style of the unreachable section and verdict, on pages that have them.
+    static let unreachableStyle = """
+        header.verdict-unreachableObjects{border-color:var(--fail)}.verdict-unreachableObjects .verdict{color:var(--fail)}
+        .unreachable-group .status{background:#eee}.unreachable-group.status-failing .status{background:var(--fail);color:#fff}
+        .unreachable-group details ul{font:12px ui-monospace,monospace}.unreachable-group .suppression,.folded,.note{color:var(--muted)}
+        """
+}
+
 private struct HTMLPage {
     var text = ""
 

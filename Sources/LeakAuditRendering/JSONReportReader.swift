@@ -336,6 +336,8 @@ private struct ReportFromWire {
                 ?? (summary.incomplete && summary.droppedRecords == 0 && summary.damagedRecords == 0),
             warnings: summary.warnings, baseline: try wire.baseline.map(baseline))
         report.target.kind = try wire.target.kind.map { try named($0, among: TargetKind.allCases, \.name, at: "target.kind") }
+        // Absent from schema 1 and from reports written before the key: not checked.
+        report.unreachable = try wire.unreachable?.wrappedValue.map(unreachable)
         try checkDerivedFields(of: report)
         return report
     }
@@ -645,12 +647,60 @@ private struct ReportFromWire {
             foldedTestCaseInstances: try count(census.foldedTestCaseInstances, at: "census.foldedTestCaseInstances"))
     }
 
+    private func unreachable(_ unreachable: JSONReportWire.Unreachable) throws -> UnreachableObjects {
+        UnreachableObjects(
+            objects: try count(unreachable.objects, at: "unreachable.objects"),
+            bytes: try bytes(unreachable.bytes, at: "unreachable.bytes"),
+            types: try unreachable.types.enumerated().map { index, type in
+                let at = "unreachable.types[\(index)]"
+                return UnreachableObjects.TypeCount(
+                    name: type.name, count: try count(type.count, at: at + ".count"),
+                    bytes: try bytes(type.bytes, at: at + ".bytes"),
+                    isInternal: type.internal)
+            },
+            groups: try unreachable.groups.enumerated().map { index, group in
+                let at = "unreachable.groups[\(index)]"
+                guard !group.path.isEmpty else { throw Problem.invalid("\"\(at).path\" is empty, not a structure") }
+                var read = UnreachableObjects.Group(
+                    count: try count(group.count, at: at + ".count"), objects: try count(group.objects, at: at + ".objects"),
+                    bytes: try bytes(group.bytes, at: at + ".bytes"),
+                    shape: try named(group.shape, among: UnreachableObjects.Group.Shape.allCases, \.rawValue, at: at + ".shape"),
+                    path: group.path.map {
+                        Retainer.Step(via: $0.via, type: $0.type, isCollectionStorage: $0.collectionStorage ?? false)
+                    },
+                    allocations: try allocations(group.allocations, at: at + ".allocations"), isInternal: group.internal)
+                // An internal group is folded, never judged: it has no status.
+                if !group.internal {
+                    read.status = try status(
+                        group.status, group.suppression, group.baselineCount, at: at, of: "a group of the program's types")
+                } else if let status = group.status {
+                    throw Problem.inconsistent(
+                        "\"\(at).status\" is \"\(ReportPhrases.escaped(status))\", but the group is internal, which is no finding"
+                    )
+                }
+                return read
+            },
+            processesChecked: try count(unreachable.processesChecked, at: "unreachable.processesChecked"),
+            unavailable: unreachable.unavailable)
+    }
+
+    /// `value` when it is a byte count a report can hold: 0 to 2^62.
+    private func bytes(_ value: Int, at location: String) throws -> Int {
+        guard (0...(1 << 62)).contains(value) else { throw Problem.invalid("\"\(location)\" is \(value), out of range") }
+        return value
+    }
+
     private func baseline(_ baseline: JSONReportWire.Baseline) throws -> AuditReport.BaselineComparison {
         AuditReport.BaselineComparison(
             path: baseline.path,
             gone: try baseline.gone.enumerated().map { index, entry in
                 let at = "baseline.gone[\(index)]"
                 switch (entry.kind, entry.test, entry.overBudget, entry.count) {
+                case ("unreachable", nil, nil, let count?):
+                    guard let identity = entry.path else {
+                        throw Problem.invalid("\"\(at)\" of kind \"unreachable\" has no \"path\"")
+                    }
+                    return Baseline.Entry(key: .unreachable(identity), count: try self.count(count, at: at + ".count"))
                 case ("type", nil, let overBudget?, nil):
                     return Baseline.Entry(key: .type(entry.type), count: try count(overBudget, at: at + ".overBudget"))
                 case ("test", let test?, nil, let count?):
@@ -658,7 +708,8 @@ private struct ReportFromWire {
                         key: .test(test: test, type: entry.type), count: try self.count(count, at: at + ".count"))
                 default:
                     throw Problem.invalid(
-                        "\"\(at)\" is neither {kind \"type\", type, overBudget} nor {kind \"test\", test, type, count}")
+                        "\"\(at)\" is none of {kind \"type\", type, overBudget}, {kind \"test\", test, type, count} and {kind \"unreachable\", type, path, count}"
+                    )
                 }
             })
     }

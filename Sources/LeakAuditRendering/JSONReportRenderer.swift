@@ -311,6 +311,8 @@ struct JSONReportWire: Codable, Equatable {
         var test: String?
         var overBudget: Int?
         var count: Int?
+        /// A group of unreachable objects: its identity.
+        var path: String? = nil
     }
     struct Baseline: Codable, Equatable {
         var path: String
@@ -334,6 +336,37 @@ struct JSONReportWire: Codable, Equatable {
         var foldedTestCaseInstances: Int
     }
 
+    /// One type among the unreachable objects.
+    struct UnreachableType: Codable, Equatable {
+        var name: String
+        var count: Int
+        var bytes: Int
+        var `internal`: Bool
+    }
+    /// Unreachable structures of one shape: a cycle, or an object alone (over-retained).
+    struct UnreachableGroup: Codable, Equatable {
+        var count: Int
+        var objects: Int
+        var bytes: Int
+        var shape: String
+        var path: [Retainer.Step]
+        var allocations: [Allocation]
+        var `internal`: Bool
+        /// Null for an internal group, which is no finding.
+        @ExplicitNull var status: String?
+        @ExplicitNull var suppression: Suppression?
+        @ExplicitNull var baselineCount: Int?
+    }
+    /// The Swift objects nothing reached (`AuditReport.unreachable`).
+    struct Unreachable: Codable, Equatable {
+        var objects: Int
+        var bytes: Int
+        var types: [UnreachableType]
+        var groups: [UnreachableGroup]
+        var processesChecked: Int
+        var unavailable: [String]
+    }
+
     var schemaVersion: Int
     var tool: Tool
     var target: Target
@@ -343,6 +376,9 @@ struct JSONReportWire: Codable, Equatable {
 
     @ExplicitNull var tests: [Test]?  // null without --leaks-per-test
     @ExplicitNull var baseline: Baseline?  // null without --baseline
+    /// Schema 2: null when unreachable objects were not checked; absent from a report written
+    /// before the key (read as not checked) and from schema 1.
+    var unreachable: ExplicitNull<Unreachable>?
     /// Schema 2: every distinct frame of the report, once.
     var frames: [Frame]?
     /// Schema 2: every distinct stack of the report, once, as indexes into `frames`, innermost
@@ -360,6 +396,9 @@ struct JSONReportWire: Codable, Equatable {
         tests = report.tests.map { tests in tests.map { Test($0, table: &table) } }
         census = report.census.map { Census($0, table: &table) }
         baseline = report.baseline.map(Baseline.init)
+        if schemaVersion >= 2 {
+            unreachable = ExplicitNull(wrappedValue: report.unreachable.map { Unreachable($0, table: &table) })
+        }
         if !table.inline {
             frames = table.frames
             stacks = table.stacks
@@ -508,8 +547,31 @@ extension JSONReportWire.Baseline {
                 switch entry.key {
                 case .type(let type): .init(kind: "type", type: type, overBudget: entry.count)
                 case .test(let test, let type): .init(kind: "test", type: type, test: test, count: entry.count)
+                case .unreachable(let identity):
+                    .init(kind: "unreachable", type: Baseline.shownType(ofIdentity: identity), count: entry.count, path: identity)
                 }
             })
+    }
+}
+
+extension JSONReportWire.Unreachable {
+    init(_ unreachable: UnreachableObjects, table: inout StackTable) {
+        self.init(
+            objects: unreachable.objects, bytes: unreachable.bytes,
+            types: unreachable.types.map {
+                JSONReportWire.UnreachableType(name: $0.name, count: $0.count, bytes: $0.bytes, internal: $0.isInternal)
+            },
+            groups: unreachable.groups.map { group in
+                let finding = JSONReportWire.Finding(group.isInternal ? nil : group.status)
+                return JSONReportWire.UnreachableGroup(
+                    count: group.count, objects: group.objects, bytes: group.bytes, shape: group.shape.rawValue,
+                    path: group.path.map {
+                        JSONReportWire.Retainer.Step(via: $0.via, type: $0.type, collectionStorage: $0.isCollectionStorage)
+                    },
+                    allocations: table.allocations(group.allocations), internal: group.isInternal, status: finding.status,
+                    suppression: finding.suppression, baselineCount: finding.baselineCount)
+            },
+            processesChecked: unreachable.processesChecked, unavailable: unreachable.unavailable)
     }
 }
 

@@ -12,7 +12,9 @@ import LeakAuditPresentation
 /// that could not be audited is one test case in error. A suppressed or baselined finding is a
 /// `<skipped>` test case whose message gives the rule and reason, or what the baseline records. The
 /// census, when asked for, is the first suite's `<system-out>`; warnings and baseline entries that
-/// are gone are its `<system-err>`. The report records no durations, so every `time` is 0.
+/// are gone are its `<system-err>`. A run that checked for unreachable objects has one more test
+/// case, `unreachable objects`, failing with `type="unreachable-objects"` when a group of the
+/// program's types does. The report records no durations, so every `time` is 0.
 public struct JUnitReportRenderer: ReportRenderer {
     /// The suite's name, and the class name of types whose name has no module part.
     public static let suiteName = "leak-audit"
@@ -74,6 +76,9 @@ public struct JUnitReportRenderer: ReportRenderer {
                             body: report.warnings.joined(separator: "\n"))))
             }
             if let census = report.census { types.systemOut = phrases.censusBlock(census).joined(separator: "\n") }
+            if let unreachable = report.unreachable {
+                types.cases.append(unreachableCase(unreachable, report.unreachableFindings, phrases, report.baseline))
+            }
         }
         var notes = report.warnings.map { "warning: \($0)" }
         if !report.target.outcome.succeeded { notes.append("the target \(report.target.outcome.phrase)") }
@@ -135,6 +140,29 @@ public struct JUnitReportRenderer: ReportRenderer {
                     ? counts + ". " + ReportPhrases.retainerSentences(type.retainers) : counts,
                 type: FindingRule.budgetExceeded.id,
                 body: phrases.exceededBlock(type, baseline: baseline).joined(separator: "\n")))
+    }
+
+    /// The unreachable check, one test case: it fails when a group of the program's types does, is
+    /// skipped when every group is suppressed or baselined, and passes when there is none.
+    private func unreachableCase(
+        _ unreachable: UnreachableObjects, _ findings: [UnreachableObjects.Group], _ phrases: ReportPhrases,
+        _ baseline: AuditReport.BaselineComparison?
+    ) -> TestCase {
+        let name = "unreachable objects"
+        let failing = unreachable.failingGroups
+        guard !failing.isEmpty else {
+            let reasons = findings.compactMap { group in
+                Self.skippedMessage(group.status, phrases).map { "\(ReportPhrases.unreachableHeadline(group)) \($0)" }
+            }
+            let outcome: TestCase.Outcome = reasons.isEmpty ? .passed : .skipped(message: reasons.joined(separator: "; "))
+            return TestCase(className: Self.suiteName, name: name, outcome: outcome)
+        }
+        return TestCase(
+            className: Self.suiteName, name: name,
+            outcome: .failure(
+                message: failing.map(ReportPhrases.unreachableSentence).joined(separator: " "),
+                type: FindingRule.unreachableObjects.id,
+                body: phrases.unreachableBlock(unreachable, baseline: baseline).joined(separator: "\n")))
     }
 
     /// `suppressed by type:App.X (.leak-audit.json): reason` or `baselined (the baseline records 2)`,

@@ -24,6 +24,9 @@ public struct SARIFReportRenderer: ReportRenderer {
     public static let budgetExceededRuleID = FindingRule.budgetExceeded.id
     /// The rule of a test that left instances alive after it finished (`--leaks-per-test`).
     public static let testLeakedRuleID = FindingRule.testLeaked.id
+    /// The rule of a group of unreachable objects of the program's types; declared only in the
+    /// log of a run that checked for them.
+    public static let unreachableObjectsRuleID = FindingRule.unreachableObjects.id
     /// The URI base id of paths under the working directory.
     public static let sourceRootBaseID = "%SRCROOT%"
 
@@ -56,7 +59,8 @@ public struct SARIFReportRenderer: ReportRenderer {
             tool: .init(
                 driver: .init(
                     name: report.tool.name, version: report.tool.version, semanticVersion: report.tool.version,
-                    rules: [Self.budgetExceededRule, Self.testLeakedRule])),
+                    rules: [Self.budgetExceededRule, Self.testLeakedRule]
+                        + (report.unreachable == nil ? [] : [Self.unreachableObjectsRule]))),
             invocations: [
                 .init(
                     executionSuccessful: report.notAudited == nil && !report.isIncomplete,
@@ -65,7 +69,8 @@ public struct SARIFReportRenderer: ReportRenderer {
             originalUriBaseIds: [Self.sourceRootBaseID: .init(uri: "file://" + Self.percentEncoded(root))],
             columnKind: "unicodeCodePoints",
             results: report.notAudited == nil
-                ? report.exceededTypes.map { result($0, report.baseline) } + testResults(report) : [],
+                ? report.exceededTypes.map { result($0, report.baseline) } + testResults(report)
+                    + report.unreachableFindings.map { result($0, report.baseline) } : [],
             properties: .init(
                 target: report.target.path, targetArguments: report.target.arguments,
                 targetOutcome: report.target.outcome.phrase, verdict: report.verdict.name,
@@ -81,6 +86,22 @@ public struct SARIFReportRenderer: ReportRenderer {
     private static let budgetExceededRule = rule(.budgetExceeded, tags: ["memory", "leak"])
 
     private static let testLeakedRule = rule(.testLeaked, tags: ["memory", "leak", "test"])
+
+    private static let unreachableObjectsRule = rule(.unreachableObjects, tags: ["memory", "leak", "cycle"])
+
+    /// One result per group of unreachable objects of the program's types, at the line that
+    /// allocated them when that was recorded, else at the type the structure starts at.
+    private func result(_ group: UnreachableObjects.Group, _ baseline: AuditReport.BaselineComparison?) -> SARIFLog.Result {
+        let typeName = group.path.first?.type ?? ""
+        return result(
+            ruleID: Self.unreachableObjectsRuleID, ruleIndex: 2, message: ReportPhrases.unreachableSentence(group),
+            typeName: typeName, allocations: group.allocations,
+            allocated: { "\($0) of the \(group.objects) objects were allocated here." },
+            fingerprint: ("leakAuditUnreachable/v1", group.identity), status: group.status, baseline: baseline,
+            properties: .init(
+                typeName: typeName, structure: group.identity, shape: group.shape.rawValue, structures: group.count,
+                unreachableObjects: group.objects, unreachableBytes: group.bytes))
+    }
 
     /// A finding rule as SARIF declares it.
     private static func rule(_ rule: FindingRule, tags: [String]) -> SARIFLog.Rule {
@@ -355,6 +376,13 @@ struct SARIFLog: Encodable {
         var budgetSource: String?
         var budgetPattern: String?
         var budgetOrigin: String?
+        /// A group of unreachable objects: its identity, shape, and how many structures, objects
+        /// and bytes it has.
+        var structure: String? = nil
+        var shape: String? = nil
+        var structures: Int? = nil
+        var unreachableObjects: Int? = nil
+        var unreachableBytes: Int? = nil
     }
     struct Location: Encodable {
         var id: Int?

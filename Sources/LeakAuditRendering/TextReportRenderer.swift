@@ -27,6 +27,9 @@ public struct TextReportRenderer: ReportRenderer {
         } else {
             lines.append(contentsOf: renderTypes(report))
             if let census = report.census { lines.append(contentsOf: phrases.censusBlock(census)) }
+            if let unreachable = report.unreachable {
+                lines.append(contentsOf: phrases.unreachableBlock(unreachable, baseline: report.baseline))
+            }
             if let tests = report.tests { lines.append(contentsOf: renderTests(tests, report)) }
             lines.append(contentsOf: renderSuppressed(report))
             lines.append(contentsOf: renderBaselined(report))
@@ -66,7 +69,7 @@ public struct TextReportRenderer: ReportRenderer {
     private func verdictEmphasis(_ report: AuditReport) -> TextEmphasis {
         switch report.verdict {
         case .clean: .success
-        case .budgetExceeded, .testsLeaked: .failure
+        case .budgetExceeded, .testsLeaked, .unreachableObjects: .failure
         case .incomplete, .targetFailed, .notAudited: .caution
         }
     }
@@ -358,6 +361,14 @@ public struct TextReportRenderer: ReportRenderer {
         return phrases.emphasizedHeadline(line, label: label, as: .exempt, name: name)
     }
 
+    /// A group of unreachable objects on one line, after two spaces and `label` (a finding that
+    /// does not fail), with `note` in parentheses.
+    private func findingLine(_ label: String, group: UnreachableObjects.Group, note: String = "") -> String {
+        let line =
+            "  \(label) unreachable \(ReportPhrases.unreachableHeadline(group))" + (note.isEmpty ? "" : " (\(note.dropFirst(2)))")
+        return phrases.emphasizedHeadline(line, label: label, as: .exempt, name: "unreachable")
+    }
+
     /// Findings a suppression matched: one line each and the rule, no stacks (JSON has them).
     private func renderSuppressed(_ report: AuditReport) -> [String] {
         var lines: [String] = []
@@ -368,6 +379,10 @@ public struct TextReportRenderer: ReportRenderer {
         for (test, leaked) in report.testLeaks {
             guard let suppression = leaked.status.suppression else { continue }
             lines += [findingLine("SUPPRESSED", test: test, leaked: leaked), "    " + phrases.suppressionLine(suppression)]
+        }
+        for group in report.unreachableFindings {
+            guard let suppression = group.status.suppression else { continue }
+            lines += [findingLine("SUPPRESSED", group: group), "    " + phrases.suppressionLine(suppression)]
         }
         guard !lines.isEmpty else { return [] }
         return [phrases.emphasized("suppressed", as: .heading) + " (reported, not failing; --format json lists their stacks):"]
@@ -392,6 +407,10 @@ public struct TextReportRenderer: ReportRenderer {
             guard case .baselined(let recorded) = leaked.status else { continue }
             lines.append(
                 findingLine("BASELINED", test: test, leaked: leaked, note: recordedNote(recorded, now: leaked.count)))
+        }
+        for group in report.unreachableFindings {
+            guard case .baselined(let recorded) = group.status else { continue }
+            lines.append(findingLine("BASELINED", group: group, note: recordedNote(recorded, now: group.count)))
         }
         guard !lines.isEmpty else { return [] }
         return [
@@ -422,6 +441,11 @@ public struct TextReportRenderer: ReportRenderer {
                     phrases.emphasizedHeadline(
                         "  GONE \(name): \(ReportPhrases.escaped(type)) (the baseline records \(entry.count))", label: "GONE",
                         as: .exempt, name: name))
+            case .unreachable(let identity):
+                lines.append(
+                    phrases.emphasizedHeadline(
+                        "  GONE unreachable \(ReportPhrases.escaped(identity)) (the baseline records \(entry.count))",
+                        label: "GONE", as: .exempt, name: "unreachable"))
             }
         }
         return lines + [""]

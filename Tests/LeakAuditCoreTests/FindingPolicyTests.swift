@@ -290,6 +290,83 @@ final class FindingPolicyTests: XCTestCase {
         XCTAssertEqual(result.verdict, .notAudited)
     }
 
+    // MARK: - Unreachable objects
+
+    private func cycle(
+        _ types: [String], count: Int, allocations: [AuditReport.AllocationGroup] = [], isInternal: Bool = false
+    ) -> UnreachableObjects.Group {
+        let path = [Retainer.Step(via: "", type: types[0])] + types.dropFirst().map { Retainer.Step(via: "other", type: $0) }
+        return UnreachableObjects.Group(
+            count: count, objects: count * (types.count - 1), bytes: 96 * count, shape: .cycle, path: path,
+            allocations: allocations, isInternal: isInternal)
+    }
+
+    private func unreachableReport(_ groups: [UnreachableObjects.Group]) -> AuditReport {
+        var checked = report([])
+        checked.unreachable = UnreachableObjects(
+            objects: groups.reduce(0) { $0 + $1.objects }, bytes: groups.reduce(0) { $0 + $1.bytes }, types: [],
+            groups: groups, processesChecked: 1)
+        return checked
+    }
+
+    func testUnreachableGroupsAreSuppressedByAnyTypeOnTheirPathOrByEveryStackAndBaselinedByShape() throws {
+        let today = unreachableReport([
+            cycle(["App.PairA", "App.PairB", "App.PairA"], count: 3),
+            cycle(["App.View", "App.LegacyController", "App.View"], count: 1),
+            cycle(
+                ["App.Node", "App.Node"], count: 2,
+                allocations: [group(2, type: "App.Node", caller: "App.Vendor.build()", file: "\(Self.cwd)/Vendor/Build.swift")]),
+            cycle(["App.Parent", "App.Child", "App.Parent"], count: 4),
+            cycle(["Foundation.NSTimer", "Foundation.NSTimer"], count: 9, isInternal: true),
+        ])
+        XCTAssertEqual(today.verdict, .unreachableObjects)
+        let baseline = Baseline(entries: [
+            .init(key: .unreachable("cycle App.Parent.other → App.Child.other → App.Parent"), count: 4),
+            .init(key: .unreachable("cycle App.PairA.other → App.PairB.other → App.PairA"), count: 1),
+            .init(key: .unreachable("overRetained App.Fixed"), count: 1),
+            .init(key: .type("App.Cache"), count: 1),
+        ])
+        let result = applied(
+            today, suppressions: [rule(.type("App.Legacy*")), rule(.file("Vendor/*")), rule(.function("*Nothing*"))],
+            baseline: baseline)
+        let statuses = try XCTUnwrap(result.unreachable?.groups.map(\.status))
+        XCTAssertEqual(statuses[0], .largerThanBaseline(recorded: 1))
+        XCTAssertEqual(statuses[1].suppression?.rule, "type:App.Legacy*", "a type rule matches any type on the path")
+        XCTAssertEqual(statuses[2].suppression?.rule, "file:Vendor/*", "a file rule matches every allocation stack")
+        XCTAssertEqual(statuses[3], .baselined(recorded: 4))
+        XCTAssertEqual(statuses[4], .failing, "internal groups are never judged")
+        XCTAssertEqual(result.verdict, .unreachableObjects, "the group larger than the baseline fails")
+        XCTAssertEqual(result.unreachable?.failingGroups.count, 1)
+        XCTAssertEqual(
+            result.baseline?.gone.map(\.key), [.type("App.Cache"), .unreachable("overRetained App.Fixed")],
+            "gone: what no group matched")
+        XCTAssertTrue(result.warnings.contains { $0.contains("'function:*Nothing*'") })
+
+        // The baseline written from this run records the unsuppressed groups by shape, and reads back.
+        let written = Baseline(findingsOf: result)
+        XCTAssertEqual(
+            written.entries.map { "\($0.key) \($0.count)" },
+            [
+                "unreachable cycle App.PairA.other → App.PairB.other → App.PairA 3",
+                "unreachable cycle App.Parent.other → App.Child.other → App.Parent 4",
+            ])
+        let path = try temporaryFile(written.encoded())
+        XCTAssertTrue(written.encoded().contains(#""kind" : "unreachable""#), written.encoded())
+        XCTAssertTrue(written.encoded().contains(#""type" : "App.PairA""#), written.encoded())
+        XCTAssertEqual(try Baseline.load(path: path).entries, written.entries)
+        let ratcheted = applied(today, suppressions: [rule(.type("App.Legacy*")), rule(.file("Vendor/*"))], baseline: written)
+        XCTAssertEqual(ratcheted.verdict, .clean, "everything unreachable is now within the baseline")
+
+        // Not checked in this run: its unreachable entries are not gone.
+        XCTAssertEqual(applied(report([]), baseline: baseline).baseline?.gone.map(\.key), [.type("App.Cache")])
+        XCTAssertThrowsError(
+            try Baseline.load(
+                path: try temporaryFile(#"{"version": 1, "findings": [{"kind": "unreachable", "type": "A", "count": 1}]}"#))
+        ) { error in
+            XCTAssertTrue("\(error)".contains(#"findings[0] has no "path""#), "\(error)")
+        }
+    }
+
     // MARK: - The baseline file
 
     private func temporaryFile(_ text: String) throws -> String {

@@ -94,7 +94,14 @@ final class GoldenOutputTests: XCTestCase {
         ("clean", clean()),
         ("not-audited", notAudited()),
         ("retainers-and-capacity", retainersAndCapacity()),
+        ("unreachable", unreachable()),
+        ("unreachable-unwatched", unreachableUnwatched()),
+        ("unreachable-none", unreachableNone()),
     ]
+
+    /// The samples that older releases' reports exist of (Golden/schema-1): those without what
+    /// schema 2 added since, the unreachable objects.
+    static var schema1Samples: [(String, AuditReport)] { samples.filter { $0.1.unreachable == nil } }
 
     private static func frame(
         _ function: String?, _ file: String? = nil, _ line: Int? = nil, module: String? = "/home/dev/project/.build/debug/App",
@@ -359,6 +366,121 @@ final class GoldenOutputTests: XCTestCase {
             .init(name: "AppTests.T/testA", leaked: [leaked], globalState: [replaced, held]),
             .init(name: "AppTests.Suite", leaked: [], ran: false),
         ]
+        return report
+    }
+
+    // MARK: - Unreachable objects
+
+    private static let pairCycle: [Retainer.Step] = [
+        .init(via: "", type: "App.PairA"), .init(via: "other", type: "App.PairB"), .init(via: "other", type: "App.PairA"),
+    ]
+
+    /// The unreachable check with every status: a failing cycle through an array (with objects
+    /// only it holds), one larger than the baseline, a baselined and a suppressed one, an internal
+    /// one folded, a process that could not be checked, and a baseline entry gone.
+    static func unreachable() -> AuditReport {
+        let pairStack = [
+            frame("App.PairA.init() -> App.PairA", "\(cwd)/Sources/App/Pairs.swift", 3),
+            frame("App.makePairs(count: Swift.Int) -> ()", "\(cwd)/Sources/App/Pairs.swift", 21, column: 17),
+            frame("App_main", "\(cwd)/Sources/App/main.swift", 8),
+        ]
+        let parentStack = [
+            frame("App.Parent.init() -> App.Parent", "\(cwd)/Sources/App/Tree.swift", 5),
+            frame("App_main", "\(cwd)/Sources/App/main.swift", 12),
+        ]
+        var report = report(types: [
+            .init(name: "App.Settings", max: 2, peakLive: 1, liveAtExit: 0, allocatedTotal: 1, allocations: [])
+        ])
+        report.watchedInstances = 40
+        let groups: [UnreachableObjects.Group] = [
+            .init(
+                count: 3, objects: 6, bytes: 288, shape: .cycle, path: pairCycle,
+                allocations: [.init(count: 6, frames: pairStack, truncated: false)], isInternal: false),
+            .init(
+                count: 2, objects: 9, bytes: 1_184, shape: .cycle,
+                path: [
+                    .init(via: "", type: "App.Parent"),
+                    .init(
+                        via: "children", type: "Swift._ContiguousArrayStorage<App.Child>", isCollectionStorage: true),
+                    .init(via: "[0]", type: "App.Child"), .init(via: "parent", type: "App.Parent"),
+                ],
+                allocations: [.init(count: 2, frames: parentStack, truncated: false)], isInternal: false,
+                status: .largerThanBaseline(recorded: 1)),
+            .init(
+                count: 1, objects: 1, bytes: 48, shape: .overRetained, path: [.init(via: "", type: "App.Token")],
+                allocations: [], isInternal: false, status: .baselined(recorded: 2)),
+            .init(
+                count: 1, objects: 2, bytes: 96, shape: .cycle,
+                path: [
+                    .init(via: "", type: "App.LegacyView"), .init(via: "delegate", type: "App.LegacyController"),
+                    .init(via: "view", type: "App.LegacyView"),
+                ],
+                allocations: [], isInternal: false,
+                status: .suppressed(Suppression(.type("App.Legacy*"), reason: "fixed in #321", origin: ".leak-audit.json"))),
+            .init(
+                count: 4, objects: 4, bytes: 256, shape: .overRetained,
+                path: [.init(via: "", type: "Foundation.__NSCFTimer")], allocations: [], isInternal: true),
+        ]
+        report.unreachable = UnreachableObjects(
+            objects: 22, bytes: 1_872,
+            types: [
+                .init(name: "App.Child", count: 7, bytes: 784, isInternal: false),
+                .init(name: "App.PairA", count: 3, bytes: 144, isInternal: false),
+                .init(name: "App.PairB", count: 3, bytes: 144, isInternal: false),
+                .init(name: "Foundation.__NSCFTimer", count: 4, bytes: 256, isInternal: true),
+                .init(name: "App.Parent", count: 2, bytes: 400, isInternal: false),
+                .init(name: "App.LegacyController", count: 1, bytes: 48, isInternal: false),
+                .init(name: "App.LegacyView", count: 1, bytes: 48, isInternal: false),
+                .init(name: "App.Token", count: 1, bytes: 48, isInternal: false),
+            ],
+            groups: groups, processesChecked: 1,
+            unavailable: ["process 14 was killed by a signal before its heap could be checked"])
+        report.baseline = .init(
+            path: "leak-baseline.json",
+            gone: [.init(key: .unreachable("cycle App.Cache.owner → App.Owner.cache → App.Cache"), count: 1)])
+        return report
+    }
+
+    /// `leak-audit inspect`'s kind of report: no type tracked and no allocation watched, so no
+    /// stacks; a cycle and an object alone fail.
+    static func unreachableUnwatched() -> AuditReport {
+        var report = report(path: "./Service")
+        report.target.kind = .dynamicSwift
+        report.unreachable = UnreachableObjects(
+            objects: 21, bytes: 2_016,
+            types: [
+                .init(name: "Service.Request", count: 10, bytes: 960, isInternal: false),
+                .init(name: "Service.Handler", count: 10, bytes: 960, isInternal: false),
+                .init(name: "Service.Token", count: 1, bytes: 96, isInternal: false),
+            ],
+            groups: [
+                .init(
+                    count: 10, objects: 20, bytes: 1_920, shape: .cycle,
+                    path: [
+                        .init(via: "", type: "Service.Request"), .init(via: "handler", type: "Service.Handler"),
+                        .init(via: "captured", type: "Service.Request"),
+                    ],
+                    allocations: [], isInternal: false),
+                .init(
+                    count: 1, objects: 1, bytes: 96, shape: .overRetained, path: [.init(via: "", type: "Service.Token")],
+                    allocations: [], isInternal: false),
+            ],
+            processesChecked: 1)
+        return report
+    }
+
+    /// The unreachable check finding nothing of the program's types (a runtime object folded).
+    static func unreachableNone() -> AuditReport {
+        var report = report(path: "./Tool")
+        report.target.kind = .dynamicSwift
+        report.unreachable = UnreachableObjects(
+            objects: 1, bytes: 32, types: [.init(name: "Swift.__EmptyArrayStorage", count: 1, bytes: 32, isInternal: true)],
+            groups: [
+                .init(
+                    count: 1, objects: 1, bytes: 32, shape: .overRetained,
+                    path: [.init(via: "", type: "Swift.__EmptyArrayStorage")], allocations: [], isInternal: true)
+            ],
+            processesChecked: 2)
         return report
     }
 }

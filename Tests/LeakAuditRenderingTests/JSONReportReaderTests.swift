@@ -172,13 +172,96 @@ final class JSONReportReaderTests: XCTestCase {
                 }
             ),
         ]
-        for (field, lose) in losses {
+        let unreachableLosses: [(field: String, lose: (inout AuditReport) -> Void)] = [
+            ("unreachable", { $0.unreachable = nil }),
+            ("unreachable.unavailable", { $0.unreachable?.unavailable = [] }),
+            ("unreachable.processesChecked", { $0.unreachable?.processesChecked = 0 }),
+            ("unreachable.types", { $0.unreachable?.types = [] }),
+            ("unreachable.groups[].status", Self.eachUnreachableGroup { $0.status = .failing }),
+            ("unreachable.groups[].internal", Self.eachUnreachableGroup { $0.isInternal = false }),
+            ("unreachable.groups[].objects", Self.eachUnreachableGroup { $0.objects = 0 }),
+            ("unreachable.groups[].allocations", Self.eachUnreachableGroup { $0.allocations = [] }),
+            (
+                "unreachable.groups[].path[].collectionStorage",
+                Self.eachUnreachableGroup { $0.path = $0.path.map { Retainer.Step(via: $0.via, type: $0.type) } }
+            ),
+            (
+                "baseline.gone[unreachable]",
+                { $0.baseline?.gone.removeAll { if case .unreachable = $0.key { true } else { false } } }
+            ),
+        ]
+        for (field, lose) in losses + unreachableLosses {
             let noticed = GoldenOutputTests.samples.contains { _, report in
                 var lossy = report
                 lose(&lossy)
                 return Self.renderers.contains { $0.renderer.render(lossy) != $0.renderer.render(report) }
             }
             XCTAssertTrue(noticed, "no sample renders differently without \(field): the round trip could lose it unseen")
+        }
+    }
+
+    /// A change made to every group of unreachable objects of a report.
+    private static func eachUnreachableGroup(
+        _ change: @escaping (inout UnreachableObjects.Group) -> Void
+    ) -> (inout AuditReport) -> Void {
+        { report in
+            guard var unreachable = report.unreachable else { return }
+            for index in unreachable.groups.indices { change(&unreachable.groups[index]) }
+            report.unreachable = unreachable
+        }
+    }
+
+    func testASchema2ReportWithoutTheUnreachableKeyReadsAsNotChecked() throws {
+        let report = GoldenOutputTests.unreachable()
+        let json = JSONReportRenderer().render(report)
+        var object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        XCTAssertNotNil(object["unreachable"] as? [String: Any])
+        object["unreachable"] = nil
+        // Without the groups, the verdict and the findings are what the rest of the report makes them.
+        var summary = try XCTUnwrap(object["summary"] as? [String: Any])
+        summary["verdict"] = "clean"
+        summary["findings"] = ["failing": 0, "suppressed": 0, "baselined": 0]
+        object["summary"] = summary
+        let read = try JSONReportReader().decode(
+            Array(try JSONSerialization.data(withJSONObject: object)), path: "without.json")
+        XCTAssertNil(read.unreachable)
+        XCTAssertEqual(read.verdict, .clean)
+        XCTAssertTrue(JSONReportRenderer().render(read).contains("\"unreachable\" : null"))
+        // A report that was not checked writes null, and reads it back as not checked.
+        let unchecked = GoldenOutputTests.samples[0].1
+        XCTAssertTrue(JSONReportRenderer().render(unchecked).contains("\"unreachable\" : null"))
+        XCTAssertNil(try readBack(unchecked, name: "unchecked").unreachable)
+        XCTAssertFalse(JSONReportRenderer.schema1.render(report).contains("\"unreachable\" :"), "schema 1 has no such key")
+    }
+
+    func testDamagedUnreachableObjectsAreOneClearError() throws {
+        let json = JSONReportRenderer().render(GoldenOutputTests.unreachable())
+        let cases: [(String, String, String)] = [
+            (
+                "\"shape\" : \"cycle\"", "\"shape\" : \"ring\"",
+                "\"unreachable.groups[0].shape\" is \"ring\", not one of cycle, overRetained"
+            ),
+            ("\"objects\" : 22", "\"objects\" : -1", "\"unreachable.objects\" is -1, not a count"),
+            ("\"bytes\" : 1872", "\"bytes\" : \"many\"", "wrong type at \"unreachable.bytes\""),
+            ("\"processesChecked\" : 1", "\"processesChecked\" : true", "wrong type at \"unreachable.processesChecked\""),
+            (
+                "\"stack\" : 1", "\"stack\" : 99",
+                "\"unreachable.groups[1].allocations[0].stack\" is 99, not an index of \"stacks\""
+            ),
+            (
+                "\"internal\" : true,\n        \"objects\" : 4,\n        \"path\" : [\n          {\n            \"collectionStorage\" : false,\n            \"type\" : \"Foundation.__NSCFTimer\",\n            \"via\" : \"\"\n          }\n        ],\n        \"shape\" : \"overRetained\",\n        \"status\" : null",
+                "\"internal\" : true,\n        \"objects\" : 4,\n        \"path\" : [\n          {\n            \"collectionStorage\" : false,\n            \"type\" : \"Foundation.__NSCFTimer\",\n            \"via\" : \"\"\n          }\n        ],\n        \"shape\" : \"overRetained\",\n        \"status\" : \"failing\"",
+                "\"unreachable.groups[4].status\" is \"failing\", but the group is internal"
+            ),
+        ]
+        for (original, damaged, expected) in cases {
+            XCTAssertTrue(json.contains(original), original)
+            let bytes = Array(json.replacingOccurrences(of: original, with: damaged).utf8)
+            XCTAssertThrowsError(try JSONReportReader().decode(bytes, path: "damaged.json")) { error in
+                let message = "\(error)"
+                XCTAssertTrue(message.contains(expected), "\(message) does not say \(expected)")
+                XCTAssertFalse(message.contains("\n"), message)
+            }
         }
     }
 
@@ -214,7 +297,7 @@ final class JSONReportReaderTests: XCTestCase {
     }
 
     func testEverySampleReadsWithoutTheAddedFields() throws {
-        for (name, report) in GoldenOutputTests.samples {
+        for (name, report) in GoldenOutputTests.schema1Samples {
             let object = try JSONSerialization.jsonObject(with: Data(JSONReportRenderer.schema1.render(report).utf8))
             var stripped = try XCTUnwrap(Self.withoutAddedFields(object) as? [String: Any])
             var target = try XCTUnwrap(stripped["target"] as? [String: Any])
@@ -246,7 +329,7 @@ final class JSONReportReaderTests: XCTestCase {
     }
 
     func testEveryFormatOfEverySampleIsTheSameRenderedFromItsSchema1Report() throws {
-        for (name, report) in GoldenOutputTests.samples {
+        for (name, report) in GoldenOutputTests.schema1Samples {
             let read = try JSONReportReader().decode(try Self.schema1File(name), path: "\(name).json")
             for (format, renderer) in Self.renderers {
                 XCTAssertEqual(
@@ -256,7 +339,7 @@ final class JSONReportReaderTests: XCTestCase {
     }
 
     func testTheSchema1RendererWritesWhatTheLastReleaseOfSchema1Wrote() throws {
-        for (name, report) in GoldenOutputTests.samples {
+        for (name, report) in GoldenOutputTests.schema1Samples {
             XCTAssertEqual(
                 JSONReportRenderer.schema1.render(report), String(decoding: try Self.schema1File(name), as: UTF8.self), name)
         }
@@ -288,7 +371,7 @@ final class JSONReportReaderTests: XCTestCase {
     }
 
     func testASchema1ReportComparesWithASchema2ReportOfTheSameRun() throws {
-        for (name, report) in GoldenOutputTests.samples where report.notAudited == nil {
+        for (name, report) in GoldenOutputTests.schema1Samples where report.notAudited == nil {
             let old = try JSONReportReader().decode(try Self.schema1File(name), path: "old.json")
             let new = try JSONReportReader().decode(Array(JSONReportRenderer().render(report).utf8), path: "new.json")
             let diff = ReportDiff(old: old, oldPath: "old.json", new: new, newPath: "new.json")

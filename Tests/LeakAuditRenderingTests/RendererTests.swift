@@ -370,7 +370,10 @@ final class RendererTests: XCTestCase {
         let root = try json(leakyReport())
         XCTAssertEqual(
             Set(root.keys),
-            ["schemaVersion", "tool", "target", "summary", "types", "census", "tests", "baseline", "frames", "stacks"])
+            [
+                "schemaVersion", "tool", "target", "summary", "types", "census", "tests", "baseline", "unreachable", "frames",
+                "stacks",
+            ])
         XCTAssertTrue(root["tests"] is NSNull, "tests is null without --leaks-per-test")
         XCTAssertTrue(root["baseline"] is NSNull, "baseline is null without --baseline")
         XCTAssertTrue(root["census"] is NSNull, "census is null without --census")

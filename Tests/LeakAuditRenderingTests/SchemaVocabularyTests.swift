@@ -32,6 +32,8 @@ final class SchemaVocabularyTests: XCTestCase {
             ("Retainer.RootKind", Set(Retainer.RootKind.allCases.map(\.rawValue))),
             ("TargetKind", Set(TargetKind.allCases.map(\.name))),
             ("AuditReport.NotAuditedReason", Set(AuditReport.NotAuditedReason.allCases.map(\.name))),
+            ("UnreachableObjects.Group.Shape", Set(UnreachableObjects.Group.Shape.allCases.map(\.rawValue))),
+            ("AuditVerdict", Set(AuditVerdict.allCases.map(\.name))),
         ]
         for (name, cases) in kinds {
             XCTAssertTrue(

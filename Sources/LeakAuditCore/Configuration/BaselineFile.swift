@@ -45,8 +45,17 @@ extension Baseline {
                 key = .test(test: test, type: finding.type)
                 count = finding.count
                 if count == nil { throw .invalid(path: path, reason: "findings[\(index)] has no \"count\"") }
+            case "unreachable":
+                guard let structure = finding.path else {
+                    throw .invalid(path: path, reason: "findings[\(index)] has no \"path\"")
+                }
+                key = .unreachable(structure)
+                count = finding.count
+                if count == nil { throw .invalid(path: path, reason: "findings[\(index)] has no \"count\"") }
             default:
-                throw .invalid(path: path, reason: "findings[\(index)] has kind '\(finding.kind)', not \"type\" or \"test\"")
+                throw .invalid(
+                    path: path,
+                    reason: "findings[\(index)] has kind '\(finding.kind)', not \"type\", \"test\" or \"unreachable\"")
             }
             guard let count, count >= 0 else {
                 throw .invalid(path: path, reason: "findings[\(index)] has a negative count")
@@ -70,6 +79,10 @@ extension Baseline {
                     BaselineFileV1.Finding(kind: "type", type: type, overBudget: entry.count, sites: entry.sites)
                 case .test(let test, let type):
                     BaselineFileV1.Finding(kind: "test", type: type, test: test, count: entry.count, sites: entry.sites)
+                case .unreachable(let identity):
+                    BaselineFileV1.Finding(
+                        kind: "unreachable", type: Self.shownType(ofIdentity: identity), count: entry.count, sites: entry.sites,
+                        path: identity)
                 }
             })
         return stableJSON(file, what: "the baseline")
@@ -85,6 +98,8 @@ struct BaselineFileV1: Codable {
         var overBudget: Int? = nil
         var count: Int? = nil
         var sites: [String]? = nil
+        /// A group of unreachable objects: its identity (`cycle App.A.b → App.B.a → App.A`).
+        var path: String? = nil
     }
     var version: Int
     var tool: String?
