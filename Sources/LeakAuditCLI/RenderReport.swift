@@ -18,14 +18,16 @@ struct RenderReport: ParsableCommand {
 
             leak-audit report --diff old.json new.json compares two saved reports, as \
             'leaks -diffFrom' does: each type over budget, each type a test left alive \
-            (--leaks-per-test) and each type alive at exit (--census) that appeared, grew, \
+            (--leaks-per-test), each group of unreachable objects (by the shape of its cycle) \
+            and each type alive at exit (--census) that appeared, grew, \
             shrank or disappeared from the old run to the new, in text or JSON \
             (docs/diff-schema.json). Names are matched as a baseline matches them.
 
             Exit codes, rendering a report (as 'leak-audit run' exited, so that CI can
             gate on a saved report):
               0   clean
-              1   a finding fails the run (budget exceeded, or a test leaked)
+              1   a finding fails the run (budget exceeded, a test leaked, or
+                  objects of the program's types unreachable)
               2   the target failed, and no finding fails the run
               3   the target could not be audited
               5   the report is incomplete, and no finding fails the run

@@ -1,7 +1,7 @@
 /// What changed from one run to another (`leak-audit report --diff OLD NEW`), as macOS
-/// `leaks -diffFrom` shows it: for each finding (a type over budget, and with `--leaks-per-test` a
-/// type a test left alive) and each type alive at exit in the census, whether it appeared, grew,
-/// shrank, stayed the same or disappeared.
+/// `leaks -diffFrom` shows it: for each finding (a type over budget, with `--leaks-per-test` a
+/// type a test left alive, and a group of unreachable objects) and each type alive at exit in the
+/// census, whether it appeared, grew, shrank, stayed the same or disappeared.
 ///
 /// Entries are matched by name, as a baseline matches them (`Baseline.stableKey`): addresses in
 /// the names of types defined inside functions and the source location ending a Swift Testing
@@ -158,6 +158,8 @@ public struct ReportDiff: Sendable, Hashable {
         case testsInOneRun(old: Bool)
         /// Only one run was made with `--census`: censuses are not compared.
         case censusInOneRun(old: Bool)
+        /// Only one run checked for unreachable objects: they are not compared.
+        case unreachableInOneRun(old: Bool)
         /// The runs audited different targets.
         case differentTargets(old: String, new: String)
     }
@@ -185,6 +187,9 @@ public struct ReportDiff: Sendable, Hashable {
     /// Types alive at exit in either census, in the same order; nil unless both runs were made
     /// with `--census`.
     public var census: [CensusChange]?
+    /// Groups of unreachable objects of the program's own types in either report, in the same
+    /// order; nil unless both runs checked for them (UnreachableDiff.swift).
+    public var unreachable: [UnreachableChange]? = nil
     /// What limits the comparison.
     public var notes: [Note]
 
@@ -217,24 +222,30 @@ public struct ReportDiff: Sendable, Hashable {
         case (nil, nil): break
         case (let oldCensus, _): notes.append(.censusInOneRun(old: oldCensus != nil))
         }
+        switch (old.unreachable, new.unreachable) {
+        case (let oldGroups?, let newGroups?): unreachable = Self.unreachableChanges(oldGroups, newGroups)
+        case (nil, nil): break
+        case (let oldGroups, _): notes.append(.unreachableInOneRun(old: oldGroups != nil))
+        }
     }
 
     /// The comparison's verdict: not comparable when a run was not audited, grew when a finding
     /// that fails the new run appeared or grew.
     public var verdict: Verdict {
         if old.notAudited != nil || new.notAudited != nil { return .notComparable }
-        let grew = types.contains(where: \.fails) || (testLeaks ?? []).contains(where: \.fails)
-        return grew ? .grew : .noGrowth
+        return failingFindings > 0 ? .grew : .noGrowth
     }
 
-    /// How many findings (types over budget and tests' leaks, not the census) changed so.
+    /// How many findings (types over budget, tests' leaks and groups of unreachable objects, not
+    /// the census) changed so.
     public func findings(_ change: Change) -> Int {
         types.count { $0.change == change } + (testLeaks ?? []).count { $0.change == change }
+            + (unreachable ?? []).count { $0.change == change }
     }
 
     /// How many findings appeared or grew and fail the new run.
     public var failingFindings: Int {
-        types.count(where: \.fails) + (testLeaks ?? []).count(where: \.fails)
+        types.count(where: \.fails) + (testLeaks ?? []).count(where: \.fails) + (unreachable ?? []).count(where: \.fails)
     }
 
     // MARK: - Matching
@@ -354,7 +365,7 @@ public struct ReportDiff: Sendable, Hashable {
 
     /// Grew when any count increased (even if another decreased), shrank when none increased and
     /// one decreased, else unchanged.
-    private static func change(_ pairs: [(old: Int, new: Int)]) -> Change {
+    static func change(_ pairs: [(old: Int, new: Int)]) -> Change {
         if pairs.contains(where: { $0.new > $0.old }) { return .grew }
         if pairs.contains(where: { $0.new < $0.old }) { return .shrank }
         return .unchanged

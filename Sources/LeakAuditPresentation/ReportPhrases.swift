@@ -641,6 +641,8 @@ public struct ReportPhrases: Sendable {
             return "only \(run(old)) was made with --leaks-per-test, so tests are not compared"
         case .censusInOneRun(let old):
             return "only \(run(old)) was made with --census, so censuses are not compared"
+        case .unreachableInOneRun(let old):
+            return "only \(run(old)) checked for unreachable objects, so they are not compared"
         case .differentTargets(let old, let new):
             return "the runs audited different targets ('\(escaped(old))' and '\(escaped(new))')"
         }

@@ -73,6 +73,26 @@ struct JSONDiffV1: Encodable {
         var new: Int
         var delta: Int
     }
+    struct Step: Encodable {
+        var via: String
+        var type: String
+    }
+    struct UnreachableCounts: Encodable {
+        var count: Int
+        var objects: Int
+        var bytes: Int
+    }
+    struct UnreachableChange: Encodable {
+        var identity: String
+        var shape: String
+        var path: [Step]
+        var change: String
+        var fails: Bool
+        var status: String
+        @ExplicitNull var old: UnreachableCounts?
+        @ExplicitNull var new: UnreachableCounts?
+        var delta: UnreachableCounts
+    }
     struct Summary: Encodable {
         var verdict: String
         var failing: Int
@@ -91,6 +111,8 @@ struct JSONDiffV1: Encodable {
     var types: [TypeChange]
     @ExplicitNull var tests: [TestLeakChange]?
     @ExplicitNull var census: [CensusChange]?
+    /// Null unless both runs checked for unreachable objects.
+    @ExplicitNull var unreachable: [UnreachableChange]?
     var notes: [String]
 
     init(_ diff: ReportDiff) {
@@ -139,6 +161,21 @@ struct JSONDiffV1: Encodable {
         census = diff.census.map { entries in
             entries.map {
                 CensusChange(type: $0.type, change: $0.change.rawValue, old: $0.old, new: $0.new, delta: $0.new - $0.old)
+            }
+        }
+        unreachable = diff.unreachable.map { groups in
+            groups.map { group in
+                let counts = { (counts: ReportDiff.UnreachableCounts?) in
+                    counts.map { UnreachableCounts(count: $0.count, objects: $0.objects, bytes: $0.bytes) }
+                }
+                let (was, now) = (group.old, group.new)
+                return UnreachableChange(
+                    identity: group.identity, shape: group.shape.rawValue,
+                    path: group.path.map { Step(via: $0.via, type: $0.type) }, change: group.change.rawValue,
+                    fails: group.fails, status: group.status.name, old: counts(was), new: counts(now),
+                    delta: UnreachableCounts(
+                        count: (now?.count ?? 0) - (was?.count ?? 0), objects: (now?.objects ?? 0) - (was?.objects ?? 0),
+                        bytes: (now?.bytes ?? 0) - (was?.bytes ?? 0)))
             }
         }
         notes = diff.notes.map(ReportPhrases.note)

@@ -2,7 +2,8 @@ import LeakAuditModel
 import LeakAuditPresentation
 
 /// A comparison of two reports for people: the two runs, then one line per changed finding (types
-/// over budget, then tests' leaks), the census, what limits the comparison, and the verdict.
+/// over budget, tests' leaks, groups of unreachable objects), the census, what limits the
+/// comparison, and the verdict.
 ///
 /// ```
 /// leak-audit diff: 'old.json' → 'new.json'
@@ -34,6 +35,11 @@ public struct TextDiffRenderer: ReportDiffRenderer {
         if let leaks = diff.testLeaks {
             lines.append("tests that left instances alive (--leaks-per-test):")
             lines += leaks.isEmpty ? ["  none in either run"] : leaks.map(testLine)
+            lines.append("")
+        }
+        if let unreachable = diff.unreachable {
+            lines.append("unreachable objects of the program's types:")
+            lines += unreachable.isEmpty ? ["  none in either run"] : unreachable.map(unreachableLine)
             lines.append("")
         }
         if let census = diff.census {
@@ -69,6 +75,20 @@ public struct TextDiffRenderer: ReportDiffRenderer {
         let status = leak.change == .disappeared ? "" : Self.status(leak.status)
         return "  \(leak.change.rawValue.uppercased()) \(ReportPhrases.escaped(leak.test)): "
             + Self.counts(ReportPhrases.escaped(leak.type), leak.old, leak.new) + status
+    }
+
+    /// `  APPEARED cycle PairA.other → PairB.other → PairA: structures 3, objects 6, bytes 96`.
+    private func unreachableLine(_ group: ReportDiff.UnreachableChange) -> String {
+        let (old, new) = (group.old, group.new)
+        let shape = group.shape == .cycle ? "cycle" : "over-retained"
+        let chain = ReportPhrases.retainerChain(
+            Retainer(count: 0, root: Retainer.Root(kind: .cycle, name: ""), path: group.path))
+        let status = group.change == .disappeared ? "" : Self.status(group.status)
+        return "  \(group.change.rawValue.uppercased()) \(shape) \(chain): "
+            + [
+                Self.counts("structures", old?.count, new?.count), Self.counts("objects", old?.objects, new?.objects),
+                Self.counts("bytes", old?.bytes, new?.bytes),
+            ].joined(separator: ", ") + status
     }
 
     private func censusLine(_ entry: ReportDiff.CensusChange) -> String {

@@ -217,4 +217,81 @@ final class ReportDiffTests: XCTestCase {
         XCTAssertEqual(census.first?["delta"] as? Int, -10)
         XCTAssertEqual(object["notes"] as? [String], [])
     }
+
+    // MARK: - Unreachable objects
+
+    private func group(
+        _ types: [String], count: Int, objects: Int? = nil, bytes: Int = 96, status: FindingStatus = .failing,
+        isInternal: Bool = false
+    ) -> UnreachableObjects.Group {
+        let path =
+            [Retainer.Step(via: "", type: types[0])]
+            + types.dropFirst().map { Retainer.Step(via: "other", type: $0) }
+        return UnreachableObjects.Group(
+            count: count, objects: objects ?? count * Swift.max(1, types.count - 1), bytes: bytes,
+            shape: types.count > 1 ? .cycle : .overRetained, path: path, allocations: [], isInternal: isInternal,
+            status: status)
+    }
+
+    private func checked(_ groups: [UnreachableObjects.Group]) -> AuditReport {
+        var checked = report([])
+        checked.unreachable = UnreachableObjects(
+            objects: groups.reduce(0) { $0 + $1.objects }, bytes: groups.reduce(0) { $0 + $1.bytes }, types: [],
+            groups: groups, processesChecked: 1)
+        return checked
+    }
+
+    func testUnreachableGroupsAreMatchedByShapeAndFailWhenTheyAppearOrGrow() throws {
+        let before = checked([
+            group(["App.A", "App.B", "App.A"], count: 2), group(["App.Gone"], count: 1),
+            group(["App.Same", "App.Same"], count: 1), group(["Foundation.X"], count: 5, isInternal: true),
+            // A local type's address and an array index differ from run to run: still the same group.
+            group(["App.(unknown context at $55d7f1c0b9dc).Node", "App.Node"], count: 1),
+        ])
+        var after = checked([
+            group(["App.A", "App.B", "App.A"], count: 5), group(["App.New"], count: 1, status: .baselined(recorded: 1)),
+            group(["App.Fresh", "App.Fresh"], count: 1), group(["App.Same", "App.Same"], count: 1),
+            group(["Foundation.X"], count: 50, isInternal: true),
+            group(["App.(unknown context at $7f0a12345678).Node", "App.Node"], count: 1),
+        ])
+        let diff = ReportDiff(old: before, oldPath: "old.json", new: after, newPath: "new.json")
+        XCTAssertEqual(
+            diff.unreachable?.map { "\($0.change.rawValue) \($0.identity) \($0.fails)" },
+            [
+                "appeared cycle App.Fresh.other → App.Fresh true", "appeared overRetained App.New false",
+                "grew cycle App.A.other → App.B.other → App.A true",
+                "unchanged cycle App.(unknown context).Node.other → App.Node false",
+                "unchanged cycle App.Same.other → App.Same false",
+                "disappeared overRetained App.Gone false",
+            ])
+        XCTAssertEqual(diff.verdict, .grew)
+        XCTAssertEqual(diff.failingFindings, 2, "internal groups are no findings; a baselined one fails nothing")
+        let text = TextDiffRenderer().render(diff)
+        XCTAssertTrue(
+            text.contains(
+                "unreachable objects of the program's types:\n  APPEARED cycle Fresh.other → Fresh: structures 1, objects 1, bytes 96\n"
+            ), text)
+        XCTAssertTrue(
+            text.contains("  GREW cycle A.other → B.other → A: structures 2 → 5 (+3), objects 4 → 10 (+6), bytes 96\n"), text)
+        XCTAssertTrue(text.contains("  APPEARED over-retained New: structures 1, objects 1, bytes 96 (baselined)\n"), text)
+        let object = try XCTUnwrap(
+            try JSONSerialization.jsonObject(with: Data(JSONDiffRenderer().render(diff).utf8)) as? [String: Any])
+        let groups = try XCTUnwrap(object["unreachable"] as? [[String: Any]])
+        let grew = try XCTUnwrap(groups.first { $0["change"] as? String == "grew" })
+        XCTAssertEqual((grew["delta"] as? [String: Any])?["count"] as? Int, 3)
+        XCTAssertEqual(grew["shape"] as? String, "cycle")
+        XCTAssertEqual((grew["path"] as? [[String: Any]])?.map { $0["type"] as? String }, ["App.A", "App.B", "App.A"])
+        XCTAssertTrue(groups.first { $0["change"] as? String == "appeared" }?["old"] is NSNull)
+
+        // Only shrinking and fixing: no growth.
+        after.unreachable?.groups = [group(["App.A", "App.B", "App.A"], count: 1)]
+        XCTAssertEqual(ReportDiff(old: before, oldPath: "old.json", new: after, newPath: "new.json").verdict, .noGrowth)
+        // One run not checked: not compared, and said.
+        let unchecked = ReportDiff(old: report([]), oldPath: "old.json", new: after, newPath: "new.json")
+        XCTAssertNil(unchecked.unreachable)
+        XCTAssertEqual(unchecked.notes, [.unreachableInOneRun(old: false)])
+        XCTAssertTrue(
+            TextDiffRenderer().render(unchecked).contains(
+                "note: only the new run checked for unreachable objects, so they are not compared\n"))
+    }
 }
