@@ -81,6 +81,7 @@ enum ReportFuzzer {
         if let (_, withStack) = seeds.first(where: { String(decoding: $0.1, as: UTF8.self).contains("\"stack\" : ") }) {
             seeds += damagedReferences(String(decoding: withStack, as: UTF8.self))
         }
+        seeds += unreachableSeeds()
         if let (_, first) = seeds.first {
             let text = String(decoding: first, as: UTF8.self)
             seeds.append(("duplicate-key.json", Array(("{\"summary\": {}, " + text.dropFirst()).utf8)))
@@ -110,6 +111,59 @@ enum ReportFuzzer {
             ("schema-1-naming-stacks.json", json.replacing("\"schemaVersion\" : 2", with: "\"schemaVersion\" : 1")),
         ]
         return damaged.map { ($0, Array($1.utf8)) }
+    }
+
+    /// Reports with unreachable objects (`"unreachable"`): one of each kind of group, whose
+    /// allocations name a stack the report holds, written whole and compact; and the same with its
+    /// values damaged: a stack out of range, a shape that is no shape, values of the wrong type, a
+    /// status on an internal group.
+    static func unreachableSeeds() -> [(String, [UInt8])] {
+        let streams = RecordStreamReplay.seeds.sorted(by: { $0.key < $1.key }).map(\.value)
+        let reports = streams.map { $0.withUnsafeBytes(RecordStreamReplay.report(from:)) }
+        guard var report = reports.first(where: { report in report.types.contains { !$0.allocations.isEmpty } }) ?? reports.first
+        else { return [] }
+        let allocations = report.types.first { !$0.allocations.isEmpty }?.allocations ?? []
+        let cycle: [Retainer.Step] = [
+            .init(via: "", type: "App.PairA"), .init(via: "other", type: "App.PairB"), .init(via: "other", type: "App.PairA"),
+        ]
+        report.unreachable = UnreachableObjects(
+            objects: 8, bytes: 512,
+            types: [
+                .init(name: "App.PairA", count: 2, bytes: 128, isInternal: false),
+                .init(name: "App.PairB", count: 2, bytes: 128, isInternal: false),
+                .init(name: "Foundation.NSTimer", count: 4, bytes: 256, isInternal: true),
+            ],
+            groups: [
+                .init(count: 2, objects: 4, bytes: 256, shape: .cycle, path: cycle, allocations: allocations, isInternal: false),
+                .init(
+                    count: 1, objects: 1, bytes: 64, shape: .overRetained, path: [.init(via: "", type: "App.PairA")],
+                    allocations: [], isInternal: false,
+                    status: .suppressed(Suppression(.type("App.Pair*"), reason: "known", origin: ".leak-audit.json"))),
+                .init(
+                    count: 4, objects: 4, bytes: 256, shape: .overRetained,
+                    path: [.init(via: "", type: "Foundation.NSTimer")], allocations: [], isInternal: true),
+            ],
+            processesChecked: 1, unavailable: ["process 7 was killed by a signal before its heap could be checked"])
+        let json = JSONReportRenderer().render(report)
+        guard let start = json.firstRange(of: "\"unreachable\" : {") else { return [] }
+        /// `json` with the first `original` inside its "unreachable" object replaced.
+        func damaged(_ original: String, _ replacement: String) -> [UInt8] {
+            guard let found = json[start.lowerBound...].firstRange(of: original) else { return Array(json.utf8) }
+            var text = json
+            text.replaceSubrange(found, with: replacement)
+            return Array(text.utf8)
+        }
+        return [
+            ("unreachable.json", Array(json.utf8)), ("unreachable-compact.json", compacted(json)),
+            ("unreachable-stack-beyond.json", damaged("\"stack\" : ", "\"stack\" : 1000000, \"was\" : ")),
+            ("unreachable-shape-unknown.json", damaged("\"shape\" : \"cycle\"", "\"shape\" : \"ring\"")),
+            ("unreachable-shape-number.json", damaged("\"shape\" : \"cycle\"", "\"shape\" : 3")),
+            ("unreachable-objects-string.json", damaged("\"objects\" : 8", "\"objects\" : \"8\"")),
+            ("unreachable-types-object.json", damaged("\"types\" : [", "\"types\" : {}, \"was\" : [")),
+            ("unreachable-path-empty.json", damaged("\"path\" : [", "\"path\" : [], \"was\" : [")),
+            ("unreachable-internal-status.json", damaged("\"status\" : null", "\"status\" : \"failing\"")),
+            ("unreachable-negative-bytes.json", damaged("\"bytes\" : 512", "\"bytes\" : -512")),
+        ]
     }
 
     /// `json` without the spaces and line breaks between its tokens.
