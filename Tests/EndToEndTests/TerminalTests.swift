@@ -236,6 +236,36 @@ final class TerminalTests: XCTestCase {
         XCTAssertEqual(colored.stdout.replacing(#/\x{1B}\[[0-9;]*m/#, with: ""), plain.stdout)
     }
 
+    func testUnreachableObjectsReadOnATerminalAsTheirOwnSectionWithTheVerdictInRed() throws {
+        // The golden report of leak-audit inspect's kind: a cycle through a closure and an object
+        // alone, no stacks recorded.
+        let saved = Harness.packageRoot.appendingPathComponent(
+            "Tests/LeakAuditRenderingTests/Golden/unreachable-unwatched.json"
+        ).path
+        let session = try TerminalSession(
+            command: "cd '\(Harness.packageRoot.path)' && unset NO_COLOR; '\(Harness.leakAudit)' report '\(saved)'; "
+                + "printf 'exit status %d\\n' $?; exec sleep 600")
+        let screen = session.screens(until: { $0.contains("exit status 1") }).last ?? []
+        let text = screen.joined(separator: "\n")
+        for row in [
+            "unreachable: 21 objects (2 KB) that nothing reaches, in 11 structures (1 process checked)",
+            "  UNREACHABLE 10 × cycle of 2 objects (1.9 KB): Request.handler → Handler → (captured) → Request",
+            "  UNREACHABLE 1 × over-retained Token (96 bytes)",
+            "  where they were allocated is unknown: no allocation was recorded",
+            "exit status 1",
+        ] {
+            XCTAssertTrue(screen.contains(row), "no row '\(row)' in\n\(text)")
+        }
+        XCTAssertTrue(
+            text.contains("leak-audit: UNREACHABLE: 21 objects of the program's types (2 KB) that nothing reaches, in 11"),
+            text)
+        XCTAssertTrue(screen.allSatisfy { $0.count <= 100 }, text)
+        // A terminal gets colour by default: the label and the verdict in red, the heading bold.
+        let styled = session.screen(escapes: true).joined(separator: "\n")
+        XCTAssertTrue(styled.contains("\u{1B}[1m\u{1B}[31mUNREACHABLE\u{1B}[0m"), styled)
+        XCTAssertTrue(styled.contains("\u{1B}[1m\u{1B}[31mleak-audit: UNREACHABLE:"), styled)
+    }
+
     func testABadColorIsAUsageErrorNamingTheFlag() throws {
         let result = Harness.run([Harness.leakAudit, "run", "--color", "sometimes", try Harness.fixture("ViewModelRetention")])
         XCTAssertEqual(result.status, 64, result.log)

@@ -51,6 +51,46 @@ final class HTMLBrowserTests: XCTestCase {
             result["groupedTests"] as? Int, 1_500, "every test is in a grouped band, the leaking one with its own over it")
     }
 
+    func testTheUnreachableSectionComesFirstWithItsCyclesStyledInABrowser() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("leak-audit-html-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try HTMLReportRenderer(workingDirectory: "/home/dev/project").render(GoldenOutputTests.unreachable())
+            .write(to: directory.appendingPathComponent("report.html"), atomically: true, encoding: .utf8)
+        try Self.unreachableHarness.write(
+            to: directory.appendingPathComponent("harness.html"), atomically: true, encoding: .utf8)
+        let dom = try HeadlessChromium.dumpDOM(directory.appendingPathComponent("harness.html"), in: directory)
+        let result = try HeadlessChromium.result(in: dom)
+        XCTAssertNil(result["error"], "\(result)")
+        XCTAssertEqual(result["firstSection"] as? String, "unreachable", "what failed comes first")
+        XCTAssertEqual(result["groups"] as? Int, 4, "the internal group is folded, not drawn")
+        XCTAssertEqual(result["failingGroups"] as? Int, 2)
+        XCTAssertEqual(result["firstPath"] as? [String], ["PairA", "other PairB", "other PairA"])
+        XCTAssertEqual(result["lastStepDashed"] as? String, "dashed", "the cycle closes on its first object")
+        // The section's own style element applies (the page's policy allows inline styles only).
+        XCTAssertEqual(result["failingLabel"] as? String, "rgb(198, 40, 40)", "\(result)")
+        XCTAssertEqual(result["headerBorder"] as? String, "rgb(198, 40, 40)", "\(result)")
+        XCTAssertEqual(result["verdict"] as? String, "UNREACHABLE OBJECTS")
+        XCTAssertEqual(result["typeRows"] as? Int, 8)
+    }
+
+    /// Loads report.html in a frame, reads its unreachable section as drawn, and writes it as JSON.
+    private static let unreachableHarness = HeadlessChromium.harness(
+        running: """
+            out.firstSection = d.querySelector("section").id;
+            var groups = d.querySelectorAll("#unreachable article.unreachable-group");
+            out.groups = groups.length;
+            out.failingGroups = d.querySelectorAll("#unreachable article.status-failing").length;
+            var steps = Array.prototype.slice.call(groups[0].querySelectorAll("ol.path li"));
+            out.firstPath = steps.map(function (li) { return li.textContent.trim(); });
+            out.lastStepDashed = getComputedStyle(steps[steps.length - 1]).borderTopStyle;
+            var label = d.querySelector("#unreachable article.status-failing .status");
+            out.failingLabel = getComputedStyle(label).backgroundColor;
+            out.headerBorder = getComputedStyle(d.querySelector("header")).borderLeftColor;
+            out.verdict = d.querySelector("header .verdict").innerText;
+            out.typeRows = d.querySelectorAll("#unreachable table tbody tr").length;
+            """)
+
     /// Loads report.html in a frame, measures its test bands, and writes what it found as JSON.
     private static let harness = HeadlessChromium.harness(
         running: """
