@@ -451,6 +451,58 @@ final class OutputFormatTests: XCTestCase {
         for error in errors { XCTAssertTrue(error.contains("held by global App.router"), String(error)) }
     }
 
+    func testUnreachableGroupsAreResultsATestCaseAndAnnotations() throws {
+        let report = GoldenOutputTests.unreachable()
+        let sarif = SARIFReportRenderer(workingDirectory: Self.cwd).render(report)
+        assertValidSARIF(sarif)
+        assertValidSARIF(SARIFReportRenderer(workingDirectory: Self.cwd).render(GoldenOutputTests.unreachableUnwatched()))
+        let run = try XCTUnwrap((try json(sarif)["runs"] as? [[String: Any]])?.first)
+        let rules = try XCTUnwrap(((run["tool"] as? [String: Any])?["driver"] as? [String: Any])?["rules"] as? [[String: Any]])
+        let results = try XCTUnwrap(run["results"] as? [[String: Any]])
+        XCTAssertEqual(results.count, 4, "one result per group of the program's types, none for the internal one")
+        for result in results {
+            let index = try XCTUnwrap(result["ruleIndex"] as? Int)
+            XCTAssertEqual(rules[index]["id"] as? String, "unreachable-objects")
+            XCTAssertEqual(result["ruleId"] as? String, "unreachable-objects")
+        }
+        let first = results[0]
+        let region =
+            (((first["locations"] as? [[String: Any]])?.first?["physicalLocation"] as? [String: Any])?["region"]
+                as? [String: Any])
+        XCTAssertEqual(region?["startLine"] as? Int, 21, "the line that constructed the pairs")
+        XCTAssertEqual(
+            (first["partialFingerprints"] as? [String: String])?["leakAuditUnreachable/v1"],
+            "cycle App.PairA.other → App.PairB.other → App.PairA")
+        XCTAssertEqual(results.compactMap { $0["baselineState"] as? String }, ["new", "updated", "unchanged"])
+        XCTAssertEqual(results.filter { $0["suppressions"] != nil }.count, 1)
+        // A run that did not check declares no such rule.
+        let unchecked = try json(SARIFReportRenderer(workingDirectory: Self.cwd).render(leakyReport()))
+        let declared =
+            ((((unchecked["runs"] as? [[String: Any]])?.first?["tool"] as? [String: Any])?["driver"]
+            as? [String: Any])?["rules"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
+        XCTAssertEqual(declared, ["budget-exceeded", "test-leaked"])
+
+        let parsed = try parseJUnit(JUnitReportRenderer(workingDirectory: Self.cwd).render(report))
+        let cases = try XCTUnwrap((parsed["suites"] as? [[String: Any]])?.first?["cases"] as? [[String: Any]])
+        let unreachable = try XCTUnwrap(
+            cases.first { ($0["attributes"] as? [String: String])?["name"] == "unreachable objects" })
+        let failure = try XCTUnwrap(unreachable["failure"] as? [String: Any])
+        XCTAssertEqual((failure["attributes"] as? [String: String])?["type"], "unreachable-objects")
+        XCTAssertTrue(
+            (failure["text"] as? String)?.contains("UNREACHABLE 3 × cycle of 2 objects (288 bytes): PairA.other") == true,
+            "\(failure)")
+        let none = try parseJUnit(JUnitReportRenderer(workingDirectory: Self.cwd).render(GoldenOutputTests.unreachableNone()))
+        let passing = try XCTUnwrap((none["suites"] as? [[String: Any]])?.first?["cases"] as? [[String: Any]])
+        XCTAssertEqual(passing.count, 1)
+        XCTAssertTrue(passing[0]["failure"] is NSNull, "nothing of the program's types: the check passes")
+
+        let github = GitHubActionsReportRenderer(workingDirectory: Self.cwd).render(report).split(separator: "\n")
+        XCTAssertEqual(
+            github.filter { $0.hasPrefix("::error") }.map { $0.split(separator: ",title=").first.map(String.init) },
+            ["::error file=Sources/App/Pairs.swift,line=21,col=17", "::error file=Sources/App/main.swift,line=12"])
+        XCTAssertEqual(github.filter { $0.hasPrefix("::notice") }.count, 4, "baselined, suppressed, gone, the verdict")
+    }
+
     // MARK: - JUnit
 
     func testJUnitHasOneTestCasePerTypeWithCountsAndTheStackInTheFailure() throws {
