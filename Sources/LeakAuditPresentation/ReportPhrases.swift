@@ -597,7 +597,10 @@ public struct ReportPhrases: Sendable {
         var checked = tracked
         if let unreachable = report.unreachable {
             let processes = counted(unreachable.processesChecked, "process", plural: "processes")
-            let none = "no unreachable object of the program's types (\(processes) checked)"
+            let none =
+                report.unreachableFindings.isEmpty
+                ? "no unreachable object of the program's types (\(processes) checked)"
+                : "no failing unreachable object of the program's types (\(processes) checked)"
             checked = report.types.isEmpty && report.tests == nil ? none : "\(tracked); \(none)"
         }
         let nothingChecked =

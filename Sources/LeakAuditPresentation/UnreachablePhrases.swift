@@ -80,9 +80,14 @@ extension ReportPhrases {
         let processes = counted(unreachable.processesChecked, "process", plural: "processes")
         let failing = unreachable.failingGroups
         let folded = unreachable.groups.filter(\.isInternal)
+        let findings = unreachable.groups.count - folded.count
         var lines: [String] = []
-        if failing.isEmpty {
+        if findings == 0 {
             lines += wrapped("unreachable: no object of the program's types is unreachable (\(processes) checked)")
+        } else if failing.isEmpty {
+            // Suppressed or baselined, each listed in its section below.
+            lines += wrapped(
+                "unreachable: \(counted(findings, "group")) of the program's types, none failing (\(processes) checked)")
         } else {
             let structures = failing.reduce(0) { $0 + $1.count }
             let objects = failing.reduce(0) { $0 + $1.objects }

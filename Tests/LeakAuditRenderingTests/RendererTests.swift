@@ -613,6 +613,37 @@ final class RendererTests: XCTestCase {
         XCTAssertEqual(report(outcome: .exited(code: 2), notAudited: .neverAttached, types: [exceeded]).verdict, .notAudited)
     }
 
+    func testUnreachableObjectsTakeTheirPlaceInTheVerdictsPrecedence() {
+        let exceeded = type("A", max: 0, peak: 1, atExit: 1)
+        var unreachable = GoldenOutputTests.unreachableUnwatched()
+        XCTAssertEqual(unreachable.verdict, .unreachableObjects)
+        unreachable.target.outcome = .exited(code: 1)
+        XCTAssertEqual(unreachable.verdict, .unreachableObjects, "a leak found wins over a failed target")
+        unreachable.droppedRecords = 1
+        XCTAssertEqual(unreachable.verdict, .unreachableObjects, "and over lost records")
+        unreachable.types = [exceeded]
+        XCTAssertEqual(unreachable.verdict, .budgetExceeded, "a type over budget comes first")
+        unreachable.notAudited = .neverAttached
+        XCTAssertEqual(unreachable.verdict, .notAudited)
+    }
+
+    func testGroupsThatAllFailNothingAreSaidSoAndTheRunIsClean() {
+        var report = GoldenOutputTests.unreachableUnwatched()
+        report.unreachable?.groups[0].status = .baselined(recorded: 10)
+        report.unreachable?.groups[1].status = .suppressed(Suppression(.type("Service.Token"), origin: ".leak-audit.json"))
+        report.baseline = .init(path: "b.json", gone: [])
+        XCTAssertEqual(report.verdict, .clean)
+        let text = TextReportRenderer(workingDirectory: "/", width: 80).render(report)
+        XCTAssertTrue(
+            text.contains("unreachable: 2 groups of the program's types, none failing (1 process checked)\n"), text)
+        XCTAssertTrue(text.contains("  SUPPRESSED unreachable 1 × over-retained Token (96 bytes)\n"), text)
+        XCTAssertTrue(text.contains("  BASELINED unreachable 10 × cycle of 2 objects (1.9 KB)"), text)
+        XCTAssertTrue(
+            text.hasSuffix(
+                "leak-audit: no failing unreachable object of the program's types (1 process\n  checked); 1 suppressed, 1 baselined; './Service' exited with code 0\n"
+            ), text)
+    }
+
     func testTrackedTypeExceededIsStrictlyOverBudget() {
         XCTAssertFalse(type("A", max: 2, peak: 2, atExit: 0).exceeded)
         XCTAssertTrue(type("A", max: 2, peak: 3, atExit: 0).exceeded)
