@@ -578,9 +578,6 @@ private struct ReportFromWire {
     private func retainers(_ retainers: [JSONReportWire.Retainer], at location: String) throws -> [Retainer] {
         try retainers.enumerated().map { index, retainer in
             let at = "\(location)[\(index)]"
-            guard (0...(1 << 62)).contains(retainer.retainedBytes) else {
-                throw Problem.invalid("\"\(at).retainedBytes\" is \(retainer.retainedBytes), out of range")
-            }
             return Retainer(
                 count: try count(retainer.count, at: at + ".count"),
                 root: .init(
@@ -589,7 +586,8 @@ private struct ReportFromWire {
                 path: retainer.path.map {
                     Retainer.Step(via: $0.via, type: $0.type, isCollectionStorage: $0.collectionStorage ?? false)
                 },
-                retainedBytes: retainer.retainedBytes, omittedSteps: try omitted(retainer, at: at).count,
+                retainedBytes: try bytes(retainer.retainedBytes, at: at + ".retainedBytes"),
+                omittedSteps: try omitted(retainer, at: at).count,
                 omittedAfter: try omitted(retainer, at: at).after)
         }
     }
