@@ -232,6 +232,52 @@ final class SuppressionAndBaselineTests: XCTestCase {
         XCTAssertEqual(leaky.leaked.first?.status.name, "baselined", "\(leaky)")
     }
 
+    // MARK: - Unreachable objects
+
+    /// UnreachableShapes audited with `--unreachable` and `extraOptions`; a skip where this
+    /// leak-audit has no unreachable check to ask for.
+    private func unreachableAudit(_ arguments: [String], _ extraOptions: [String] = []) throws -> Harness.Audit {
+        guard Harness.run([Harness.leakAudit, "run", "--help"]).stdout.contains("--unreachable") else {
+            throw XCTSkip("this leak-audit has no --unreachable")
+        }
+        return try Harness.audit("UnreachableShapes", arguments, extraOptions: ["--unreachable"] + extraOptions)
+    }
+
+    func testUnreachableGroupsAreBaselinedByShapeSuppressedByTypeAndCompared() throws {
+        let baseline = try Harness.scratchFolder("policy") + "/leaks.baseline.json"
+        let pairs = try unreachableAudit(["leaky", "pairs"], ["--write-baseline", baseline])
+        XCTAssertEqual(pairs.status, 1, pairs.stderr)
+        XCTAssertEqual(pairs.report.verdict, .unreachableObjects)
+        let entry = try XCTUnwrap(try findings(baseline).first)
+        XCTAssertEqual(entry["kind"] as? String, "unreachable")
+        XCTAssertEqual(
+            entry["path"] as? String,
+            "cycle UnreachableShapes.PairA.other → UnreachableShapes.PairB.other → UnreachableShapes.PairA")
+        XCTAssertEqual(entry["count"] as? Int, 3)
+
+        let again = try unreachableAudit(["leaky", "pairs"], ["--baseline", baseline])
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertEqual(again.report.unreachable?.groups.first?.status, .baselined(recorded: 3))
+
+        // Another shape is new, and the pairs' entry is gone.
+        let families = try unreachableAudit(["leaky", "families"], ["--baseline", baseline])
+        XCTAssertEqual(families.status, 1, families.stderr)
+        XCTAssertEqual(families.report.unreachable?.groups.first?.status, .failing)
+        XCTAssertEqual(families.report.baseline?.gone.map(\.count), [3])
+
+        // A type rule matches any type on a group's path.
+        let suppressed = try unreachableAudit(
+            ["leaky", "families"], ["--config", try configuration(#"[{"type": "UnreachableShapes.Folder"}]"#)])
+        XCTAssertEqual(suppressed.status, 0, suppressed.stderr)
+        XCTAssertEqual(suppressed.report.unreachable?.groups.first?.status.suppression?.rule, "type:UnreachableShapes.Folder")
+
+        // What appeared and disappeared from one run to the other.
+        let diff = Harness.run([Harness.leakAudit, "report", "--diff", pairs.jsonPath, families.jsonPath])
+        XCTAssertEqual(diff.status, 1, diff.log)
+        XCTAssertTrue(diff.stdout.contains("  APPEARED cycle File.parent → Folder.children"), diff.stdout)
+        XCTAssertTrue(diff.stdout.contains("  DISAPPEARED cycle PairA.other → PairB.other → PairA: structures 3"), diff.stdout)
+    }
+
     func testABadBaselineIsAUsageErrorBeforeTheTargetRuns() throws {
         let target = try Harness.fixture("ViewModelRetention")
         let cases: [(String, String)] = [
