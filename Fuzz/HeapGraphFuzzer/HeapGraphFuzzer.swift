@@ -1,19 +1,22 @@
 // The heap walk's fuzz target: bytes that describe a stopped process's memory, registers and
 // module records, as a hostile target could have left them, through the malloc chunk walk, the
 // reading of Swift metadata, the search for retaining paths (roots, cycles, dominators) and their
-// naming (HeapSnapshotReplay). Built with -sanitize=fuzzer and -DFUZZING by scripts/fuzz.sh, it is
-// a libFuzzer target; built as usual (`swift build`), it replays the files and directories it is
-// given (a corpus, a crash) and exits 0, so that a crash found by the fuzzer can be reproduced in
-// a debugger and the corpus replayed in the tests; `--print FILE` shows one input's retainers,
+// naming, and the grouping of unreachable objects into structures (HeapSnapshotReplay). Built
+// with -sanitize=fuzzer and -DFUZZING by scripts/fuzz.sh, it is a libFuzzer target; built as
+// usual (`swift build`), it replays the files and directories it is given (a corpus, a crash) and
+// exits 0, so that a crash found by the fuzzer can be reproduced in a debugger and the corpus
+// replayed in the tests; `--print FILE` shows one input's retainers and unreachable groups,
 // `--write-seeds DIR` writes well-formed snapshots to start fuzzing from.
 import FuzzDriver
 import LeakAuditCore
 import LeakAuditModel
 
-/// Searches one input's snapshot and names the paths; returns the steps named.
+/// Searches one input's snapshot and names the paths, then groups what no root reaches into
+/// structures; returns the steps named.
 func replay(_ bytes: UnsafeRawBufferPointer) -> Int {
     let (retainers, unavailable) = HeapSnapshotReplay.retainers(from: bytes)
-    return retainers.reduce(unavailable.count) { $0 + $1.path.count }
+    let unreachable = HeapSnapshotReplay.unreachable(from: bytes)
+    return retainers.reduce(unavailable.count) { $0 + $1.path.count } + unreachable.groups.reduce(0) { $0 + $1.path.count }
 }
 
 /// Fuzzes (built with FUZZING), or replays every file named on the command line and every file in
@@ -35,6 +38,13 @@ enum HeapGraphFuzzer {
                     print(" (retains \(retainer.retainedBytes) bytes)")
                 }
                 for reason in unavailable { print("unavailable: \(reason)") }
+                let unreachable = bytes.withUnsafeBytes(HeapSnapshotReplay.unreachable(from:))
+                for group in unreachable.groups {
+                    let path = group.path.map { "\($0.via) → \($0.type)" }.joined(separator: " → ")
+                    print(
+                        "unreachable: \(group.count) × \(group.shape.rawValue) (\(group.objects) objects, \(group.bytes) bytes): \(path)"
+                    )
+                }
             },
             summary: { "\($0.reduce(0, +)) steps of retaining paths" }
         ).main()

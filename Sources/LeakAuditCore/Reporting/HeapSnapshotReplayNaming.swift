@@ -13,3 +13,22 @@ extension HeapSnapshotReplay {
         return naming.retainers(of: decoded.instances, typeName: instanceTypeName)
     }
 }
+
+extension HeapSnapshotReplay {
+    /// The unreachable objects of the process the input describes, as a report would show them;
+    /// the instances the input names stand for those whose allocation was watched, each group's
+    /// allocations one group of their count with no frames.
+    package static func unreachable(from bytes: UnsafeRawBufferPointer) -> UnreachableObjects {
+        let decoded = decode(bytes)
+        let walk = RetainerSearch.walk(
+            of: [], in: decoded.snapshot, modules: decoded.modules, retainedSizes: false,
+            unreachable: Set(decoded.instances))
+        guard let found = walk.unreachable else {
+            return UnreachableObjects(objects: 0, bytes: 0, types: [], groups: [], processesChecked: 0)
+        }
+        let naming = RetainerNaming(symbolizer: FixedSymbolizer(), modules: decoded.modules, walk: nil)
+        return UnreachableObjects(found, naming: naming) { tracked in
+            tracked.isEmpty ? [] : [AuditReport.AllocationGroup(count: tracked.count, frames: [], truncated: false)]
+        }
+    }
+}

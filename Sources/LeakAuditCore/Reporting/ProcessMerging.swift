@@ -92,7 +92,7 @@ extension ReportBuilder {
         return order.compactMap { merged[$0] }
     }
 
-    private static func mergedGroups(_ groups: [AuditReport.AllocationGroup]) -> [AuditReport.AllocationGroup] {
+    static func mergedGroups(_ groups: [AuditReport.AllocationGroup]) -> [AuditReport.AllocationGroup] {
         struct Key: Hashable {
             var frames: [SymbolizedFrame]
             var test: String?

@@ -92,7 +92,18 @@ struct RetainerNaming {
         }
     }
 
-    private func retainer(_ path: RetainerSearch.Path, typeName leakedType: String) -> Retainer {
+    /// The steps of an unreachable structure's path (a cycle round from its first object, or an
+    /// object alone), named as a retainer's are.
+    func unreachablePath(_ path: RetainerSearch.Path) -> (steps: [Retainer.Step], omittedSteps: Int, omittedAfter: Int) {
+        var cycle = path
+        cycle.root = .cycle
+        let named = retainer(cycle, typeName: nil)
+        return (named.path, named.omittedSteps, named.omittedAfter)
+    }
+
+    /// `path` as a retainer; `leakedType` names its last step (the instance's type), else the
+    /// walk's name for it stays.
+    private func retainer(_ path: RetainerSearch.Path, typeName leakedType: String?) -> Retainer {
         var steps: [Retainer.Step] = []
         var omittedAfter = 0
         for (index, step) in path.steps.enumerated() {
@@ -125,7 +136,7 @@ struct RetainerNaming {
             }
             steps.append(Retainer.Step(via: how, type: typeName(of: step), isCollectionStorage: step.isCollectionStorage))
         }
-        if !steps.isEmpty { steps[steps.count - 1].type = leakedType }
+        if !steps.isEmpty, let leakedType { steps[steps.count - 1].type = leakedType }
         let root: Retainer.Root
         switch path.root {
         case .global(let slot):
@@ -206,7 +217,8 @@ struct RetainerNaming {
         switch hold {
         // A `lazy var`'s storage is named after the property the code declares.
         case .property(let name, _): name.hasPrefix("$__lazy_storage_$_") ? String(name.dropFirst(18)) : name
-        case .element(let index, _): "[\(index)]"
+        // -1: indexes that differ among the structures of an unreachable group.
+        case .element(let index, _): index < 0 ? "[i]" : "[\(index)]"
         case .value(let key): key.map { "[\($0)]" } ?? "[key]"
         case .member: "[member]"
         case .capture: "captured"
@@ -266,14 +278,8 @@ struct RetainerNaming {
         }
         func shape(_ retainer: Retainer) -> Shape {
             Shape(
-                root: retainer.root,
-                path: retainer.path.map { step in
-                    var step = step
-                    if step.via.hasPrefix("[") && step.via.hasSuffix("]") {
-                        step.via = step.via.dropFirst().first.map { $0.isNumber } == true ? "[i]" : "[key]"
-                    }
-                    return step
-                }, omittedSteps: retainer.omittedSteps, omittedAfter: retainer.omittedAfter)
+                root: retainer.root, path: anyIndexOrKey(retainer.path), omittedSteps: retainer.omittedSteps,
+                omittedAfter: retainer.omittedAfter)
         }
         var groups: [Shape: Retainer] = [:]
         var order: [Shape] = []
@@ -295,5 +301,17 @@ struct RetainerNaming {
             ($1.element.count, $0.offset) < ($0.element.count, $1.offset)
         }
         .map(\.element)
+    }
+
+    /// `path` with its array indexes read `[i]` and its dictionary keys `[key]`: the shape that
+    /// groups are made by.
+    static func anyIndexOrKey(_ path: [Retainer.Step]) -> [Retainer.Step] {
+        path.map { step in
+            var step = step
+            if step.via.hasPrefix("[") && step.via.hasSuffix("]") {
+                step.via = step.via.dropFirst().first.map { $0.isNumber } == true || step.via == "[i]" ? "[i]" : "[key]"
+            }
+            return step
+        }
     }
 }

@@ -147,6 +147,7 @@ extension HeapSnapshotReplay {
         static let screen: UInt8 = 2
         static let session: UInt8 = 3
         static let next: UInt8 = 4
+        static let parent: UInt8 = 9
         static let modelProperty: UInt8 = 5
         static let onClose: UInt8 = 6
         static let items: UInt8 = 7

@@ -60,31 +60,48 @@ struct RetainerSearch {
     static func paths(
         of instances: [UInt64], in snapshot: ProcessSnapshot, modules: [ModuleImage], retainedSizes: Bool = true
     ) -> [UInt64: Path] {
+        walk(of: instances, in: snapshot, modules: modules, retainedSizes: retainedSizes, unreachable: nil).paths
+    }
+
+    /// `paths(of:in:modules:retainedSizes:)`, and, given `unreachable` (the addresses whose
+    /// allocation the process's ledger watched), the structures that no root reaches, from the
+    /// same search.
+    static func walk(
+        of instances: [UInt64], in snapshot: ProcessSnapshot, modules: [ModuleImage], retainedSizes: Bool,
+        unreachable tracked: Set<UInt64>?
+    ) -> (paths: [UInt64: Path], unreachable: UnreachableStructures?) {
         var search = RetainerSearch(snapshot: snapshot)
         search.enumerateHeap()
         search.reachFromRoots(modules: modules)
+        let unreachable = tracked.map { search.unreachableStructures(tracked: $0) }
+        return (search.paths(of: instances, retainedSizes: retainedSizes), unreachable)
+    }
+
+    /// The paths of `instances` once the search from the roots is done, with their retained sizes
+    /// if asked; the path tables are released for the dominator tree's.
+    private mutating func paths(of instances: [UInt64], retainedSizes: Bool) -> [UInt64: Path] {
         var result: [UInt64: Path] = [:]
         for instance in instances {
-            if let path = search.path(to: instance) { result[instance] = path }
+            if let path = path(to: instance) { result[instance] = path }
         }
         guard retainedSizes else { return result }
         // What is left to do needs of the instances only their nodes, addresses and types.
         let targets = instances.compactMap { address in
-            search.node(at: address).map { (node: $0, address: address, type: search.nodeTypeIndexes[Int($0)]) }
+            node(at: address).map { (node: $0, address: address, type: nodeTypeIndexes[Int($0)]) }
         }
         // The paths are found: their tables (8 bytes a node, and the holds) make room for the
         // dominator tree's.
-        search.parent = []
-        search.parentHold = []
-        search.parentClosure = [:]
-        search.holds = []
-        search.holdIndexes = [:]
-        let (retained, dominators) = search.retainedSizes(extraEntries: targets.map(\.node))
+        parent = []
+        parentHold = []
+        parentClosure = [:]
+        holds = []
+        holdIndexes = [:]
+        let (retained, dominators) = self.retainedSizes(extraEntries: targets.map(\.node))
         for target in targets { result[target.address]?.retainedBytes = retained[Int(target.node)] }
         // Nested inside another searched instance of its type (a list of leaked models): counted
         // there, so that a group's bytes are not counted twice.
         let addresses = Dictionary(targets.map { ($0.node, $0.address) }, uniquingKeysWith: { first, _ in first })
-        let named = targets.map { ($0.node, search.layout.typeTable[Int($0.type)].name) }
+        let named = targets.map { ($0.node, layout.typeTable[Int($0.type)].name) }
         for node in Self.instancesInsideAnother(named, dominators: dominators) {
             if let address = addresses[node] { result[address]?.insideAnotherInstance = true }
         }

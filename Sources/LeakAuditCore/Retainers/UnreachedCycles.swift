@@ -60,52 +60,103 @@ extension RetainerSearch {
         return (forward, backward)
     }
 
-    /// The nodes of `graph` on a cycle, by Tarjan's strongly connected components (iterative).
+    /// The nodes of `graph` on a cycle: a strongly connected component of more than one node, or
+    /// one node holding itself.
     static func nodesOnCycles(_ graph: [Int32: [Edge]]) -> Set<Int32> {
-        var index: [Int32: Int] = [:]
-        var low: [Int32: Int] = [:]
-        var onStack: Set<Int32> = []
-        var stack: [Int32] = []
+        // Dense numbers for the nodes, in a fixed order (the dictionary's is not).
+        var nodes = Array(graph.keys).sorted()
+        var dense = Dictionary(uniqueKeysWithValues: nodes.enumerated().map { ($1, Int32($0)) })
+        for edges in graph.values {
+            for edge in edges where dense[edge.node] == nil {
+                dense[edge.node] = Int32(nodes.count)
+                nodes.append(edge.node)
+            }
+        }
+        var offsets = [0]
+        var targets: [Int32] = []
+        for node in nodes {
+            for edge in graph[node] ?? [] { targets.append(dense[edge.node] ?? 0) }
+            offsets.append(targets.count)
+        }
+        let components = stronglyConnectedComponents(offsets: offsets, targets: targets)
+        let onCycle = components.onCycle(offsets: offsets, targets: targets)
         var result: Set<Int32> = []
-        var counter = 0
-        for start in graph.keys where index[start] == nil {
-            var work: [(node: Int32, edge: Int)] = [(start, 0)]
+        for (index, node) in nodes.enumerated() where onCycle[Int(components.component[index])] { result.insert(node) }
+        return result
+    }
+
+    /// The strongly connected components of a graph of `offsets.count - 1` nodes whose edges are
+    /// `targets[offsets[n]..<offsets[n + 1]]` for node `n` (Tarjan's algorithm, iterative: no
+    /// recursion the graph's depth decides; linear in nodes and edges).
+    struct Components {
+        /// Each node's component, numbered from 0 in the order found: a component comes before
+        /// every component that reaches it.
+        var component: [Int32]
+        var count: Int
+
+        /// For each component: whether it is a cycle (more than one node, or a node that holds
+        /// itself).
+        func onCycle(offsets: [Int], targets: [Int32]) -> [Bool] {
+            var size = [Int32](repeating: 0, count: count)
+            var result = [Bool](repeating: false, count: count)
+            for node in component.indices {
+                let own = Int(component[node])
+                size[own] += 1
+                for edge in offsets[node]..<offsets[node + 1] where Int(targets[edge]) == node { result[own] = true }
+            }
+            for index in 0..<count where size[index] > 1 { result[index] = true }
+            return result
+        }
+    }
+
+    static func stronglyConnectedComponents(offsets: [Int], targets: [Int32]) -> Components {
+        let count = offsets.count - 1
+        var index = [Int32](repeating: -1, count: count)
+        var low = [Int32](repeating: 0, count: count)
+        var onStack = [Bool](repeating: false, count: count)
+        var component = [Int32](repeating: -1, count: count)
+        var stack: [Int32] = []
+        var work: [(node: Int32, edge: Int)] = []
+        var counter: Int32 = 0
+        var components: Int32 = 0
+        for start in 0..<count where index[start] < 0 {
+            work.append((Int32(start), offsets[start]))
             index[start] = counter
             low[start] = counter
             counter += 1
-            stack.append(start)
-            onStack.insert(start)
+            stack.append(Int32(start))
+            onStack[start] = true
             while let (node, edge) = work.last {
-                let edges = graph[node] ?? []
-                if edge < edges.count {
+                let current = Int(node)
+                if edge < offsets[current + 1] {
                     work[work.count - 1].edge += 1
-                    let target = edges[edge].node
-                    if index[target] == nil {
+                    let target = Int(targets[edge])
+                    if index[target] < 0 {
                         index[target] = counter
                         low[target] = counter
                         counter += 1
-                        stack.append(target)
-                        onStack.insert(target)
-                        work.append((target, 0))
-                    } else if onStack.contains(target) {
-                        low[node] = Swift.min(low[node]!, index[target]!)
+                        stack.append(Int32(target))
+                        onStack[target] = true
+                        work.append((Int32(target), offsets[target]))
+                    } else if onStack[target] {
+                        low[current] = Swift.min(low[current], index[target])
                     }
                     continue
                 }
                 work.removeLast()
-                if let parentNode = work.last?.node { low[parentNode] = Swift.min(low[parentNode]!, low[node]!) }
-                guard low[node] == index[node] else { continue }
-                var component: [Int32] = []
+                if let parentNode = work.last?.node {
+                    low[Int(parentNode)] = Swift.min(low[Int(parentNode)], low[current])
+                }
+                guard low[current] == index[current] else { continue }
                 while let member = stack.popLast() {
-                    onStack.remove(member)
-                    component.append(member)
+                    onStack[Int(member)] = false
+                    component[Int(member)] = components
                     if member == node { break }
                 }
-                let selfHeld = (graph[node] ?? []).contains { $0.node == node }
-                if component.count > 1 || selfHeld { result.formUnion(component) }
+                components += 1
             }
         }
-        return result
+        return Components(component: component, count: Int(components))
     }
 
     /// How many unreached objects share a cycle with `node` (its strongly connected component).
@@ -132,8 +183,9 @@ extension RetainerSearch {
     }
 
     /// The shortest cycle of strong references from `start` back to it, among objects no root
-    /// reached: the instance first, each step holding the next, the last step back to it.
-    mutating func cycle(through start: Int32) -> [Step]? {
+    /// reached (and, given `within`, those it says yes to): the instance first, each step holding
+    /// the next, the last step back to it.
+    mutating func cycle(through start: Int32, within: ((Int32) -> Bool)? = nil) -> [Step]? {
         var previous: [Int32: (Int32, Hold, UInt64?)] = [:]
         var queue: [Int32] = [start]
         var head = 0
@@ -142,7 +194,7 @@ extension RetainerSearch {
             let node = queue[head]
             head += 1
             forEachReference(of: node) { search, target, hold, closure in
-                guard closing == nil, search.parent[Int(target)] == Int32.min else { return }
+                guard closing == nil, search.parent[Int(target)] == Int32.min, within?(target) ?? true else { return }
                 if target == start {
                     closing = (node, hold, closure)
                 } else if previous[target] == nil {

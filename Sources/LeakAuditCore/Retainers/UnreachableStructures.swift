@@ -1,0 +1,215 @@
+// The objects no root reaches, grouped into the structures they form (`--unreachable`,
+// docs/retainers.md "Unreachable objects"): the strongly connected components of the references
+// among them, condensed; each component that no other holds is one structure, a cycle or an
+// over-retained object alone, and every other unreached object belongs to one structure that
+// reaches it (Valgrind's "indirectly lost").
+
+import LeakAuditModel
+
+/// What a process's heap walk found unreachable: its structures grouped by shape, and every
+/// unreachable object counted by type.
+struct UnreachableStructures {
+    /// Structures of one shape.
+    struct Group {
+        var shape: UnreachableObjects.Group.Shape
+        /// The cycle from its canonical member (the first step, whose hold is empty) round to that
+        /// object again, or the object alone. An element index of -1 or a dictionary key of nil
+        /// stands for indexes or keys that differ among the group's structures.
+        var path: RetainerSearch.Path
+        /// Structures of this shape.
+        var count: Int
+        /// Their objects, with those only they reach.
+        var objects: Int
+        var bytes: Int
+        /// The addresses of those objects whose allocation the process's ledger watched.
+        var trackedObjects: [UInt64]
+    }
+
+    /// The unreachable objects of one type (the walk's name for it).
+    struct TypeTally {
+        var name: String
+        var count: Int
+        var bytes: Int
+    }
+
+    /// Most objects first, then most bytes, then by path.
+    var groups: [Group]
+    /// Most objects first, then by name.
+    var types: [TypeTally]
+    var objects: Int
+    var bytes: Int
+}
+
+extension RetainerSearch {
+    /// Groups the objects no root reached (after `reachFromRoots`) into structures. `tracked` holds
+    /// the addresses whose allocation the process's ledger watched: each group lists those of its
+    /// objects. Every walk keeps its own stack or queue; the cost is linear in the unreached objects
+    /// and the references among them.
+    mutating func unreachableStructures(tracked: Set<UInt64>) -> UnreachableStructures {
+        // The unreached objects, numbered densely, and the references among them in compressed
+        // rows. Reading an object may meet one outside the walked heaps for the first time: it
+        // joins the list, and is read in turn.
+        var dense = [Int32](repeating: -1, count: objects.count)
+        var members: [Int32] = []
+        for node in parent.indices where parent[node] == Int32.min {
+            dense[node] = Int32(members.count)
+            members.append(Int32(node))
+        }
+        var offsets = [0]
+        var targets: [Int32] = []
+        var next = 0
+        while next < members.count {
+            let node = members[next]
+            next += 1
+            forEachReference(of: node) { search, target, _, _ in
+                guard Int(target) < search.parent.count, search.parent[Int(target)] == Int32.min else { return }
+                if Int(target) >= dense.count { dense += repeatElement(-1, count: Int(target) + 1 - dense.count) }
+                if dense[Int(target)] < 0 {
+                    dense[Int(target)] = Int32(members.count)
+                    members.append(target)
+                }
+                targets.append(dense[Int(target)])
+            }
+            offsets.append(targets.count)
+        }
+        let components = Self.stronglyConnectedComponents(offsets: offsets, targets: targets)
+        let onCycle = components.onCycle(offsets: offsets, targets: targets)
+        let component = components.component
+
+        // A component another one holds is no structure of its own. Each of the others starts at
+        // its canonical member: the smallest type name, then the lowest address.
+        var held = [Bool](repeating: false, count: components.count)
+        for source in members.indices {
+            for edge in offsets[source]..<offsets[source + 1] where component[Int(targets[edge])] != component[source] {
+                held[Int(component[Int(targets[edge])])] = true
+            }
+        }
+        var canonical = [Int32](repeating: -1, count: components.count)
+        for member in members.indices where !held[Int(component[member])] {
+            let own = Int(component[member])
+            if canonical[own] < 0 || precedes(members[member], members[Int(canonical[own])]) {
+                canonical[own] = Int32(member)
+            }
+        }
+        let starts = canonical.filter { $0 >= 0 }.sorted { precedes(members[Int($0)], members[Int($1)]) }
+
+        // Each structure claims, breadth first from its start, every unreached object it reaches
+        // that an earlier structure did not.
+        var owner = [Int32](repeating: -1, count: members.count)
+        var queue: [Int32] = []
+        for (structure, start) in starts.enumerated() {
+            owner[Int(start)] = Int32(structure)
+            queue.append(start)
+            var head = 0
+            while head < queue.count {
+                let source = Int(queue[head])
+                head += 1
+                for edge in offsets[source]..<offsets[source + 1] where owner[Int(targets[edge])] < 0 {
+                    owner[Int(targets[edge])] = Int32(structure)
+                    queue.append(targets[edge])
+                }
+            }
+            queue.removeAll(keepingCapacity: true)
+        }
+        offsets = []
+        targets = []
+
+        // Counts by structure and by type.
+        var objectsOf = [Int](repeating: 0, count: starts.count)
+        var bytesOf = [Int](repeating: 0, count: starts.count)
+        var trackedOf: [Int32: [UInt64]] = [:]
+        var typeIndexes: [Int32: Int] = [:]
+        var types: [UnreachableStructures.TypeTally] = []
+        var totalBytes = 0
+        for (member, node) in members.enumerated() {
+            let structure = owner[member]
+            let bytes = size(of: node)
+            totalBytes += bytes
+            if structure >= 0 {
+                objectsOf[Int(structure)] += 1
+                bytesOf[Int(structure)] += bytes
+                if tracked.contains(objects[Int(node)]) { trackedOf[structure, default: []].append(objects[Int(node)]) }
+            }
+            let typeIndex = nodeTypeIndexes[Int(node)]
+            if let known = typeIndexes[typeIndex] {
+                types[known].count += 1
+                types[known].bytes += bytes
+            } else {
+                typeIndexes[typeIndex] = types.count
+                types.append(.init(name: nodeType(node).name, count: 1, bytes: bytes))
+            }
+        }
+
+        // Structures of one shape are one group.
+        struct Shape: Hashable {
+            var shape: UnreachableObjects.Group.Shape
+            var steps: [Step]
+            var omittedSteps: Int
+        }
+        var groups: [UnreachableStructures.Group] = []
+        var groupIndexes: [Shape: Int] = [:]
+        for (structure, start) in starts.enumerated() {
+            let node = members[Int(start)]
+            let own = component[Int(start)]
+            var path: Path
+            var shape = UnreachableObjects.Group.Shape.cycle
+            if onCycle[Int(own)],
+                let steps = cycle(
+                    through: node,
+                    within: { Int($0) < dense.count && dense[Int($0)] >= 0 && component[Int(dense[Int($0)])] == own })
+            {
+                path = Path(root: .cycle, steps: steps)
+            } else {
+                shape = .overRetained
+                path = Path(
+                    root: .unknown,
+                    steps: [
+                        Step(
+                            hold: .property(""), type: nodeType(node).name, isCollectionStorage: nodeType(node).collection != nil)
+                    ])
+            }
+            let key = Shape(shape: shape, steps: path.steps.map { Self.anyIndexOrKey($0) }, omittedSteps: path.omittedSteps)
+            let tracked = trackedOf[Int32(structure)] ?? []
+            guard let index = groupIndexes[key] else {
+                groupIndexes[key] = groups.count
+                groups.append(
+                    .init(
+                        shape: shape, path: path, count: 1, objects: objectsOf[structure], bytes: bytesOf[structure],
+                        trackedObjects: tracked))
+                continue
+            }
+            groups[index].count += 1
+            groups[index].objects += objectsOf[structure]
+            groups[index].bytes += bytesOf[structure]
+            groups[index].trackedObjects += tracked
+            for step in groups[index].path.steps.indices where groups[index].path.steps[step] != path.steps[step] {
+                groups[index].path.steps[step] = key.steps[step]
+            }
+        }
+        // Ties keep the order of their starts.
+        groups = groups.enumerated().sorted {
+            ($1.element.objects, $1.element.bytes, $0.offset) < ($0.element.objects, $0.element.bytes, $1.offset)
+        }
+        .map(\.element)
+        types.sort { ($1.count, $0.name) < ($0.count, $1.name) }
+        return UnreachableStructures(groups: groups, types: types, objects: members.count, bytes: totalBytes)
+    }
+
+    /// Whether `node` comes before `other` as a structure's start: the smaller type name, then the
+    /// lower address.
+    private func precedes(_ node: Int32, _ other: Int32) -> Bool {
+        let (name, otherName) = (nodeType(node).name, nodeType(other).name)
+        return name != otherName ? name < otherName : objects[Int(node)] < objects[Int(other)]
+    }
+
+    /// The step with its array index or dictionary key left out: -1 and nil stand for any.
+    static func anyIndexOrKey(_ step: Step) -> Step {
+        var step = step
+        switch step.hold {
+        case .element(_, let enumCase): step.hold = .element(-1, enumCase: enumCase)
+        case .value: step.hold = .value(key: nil)
+        default: break
+        }
+        return step
+    }
+}

@@ -1,0 +1,141 @@
+import LeakAuditModel
+import XCTest
+
+@testable import LeakAuditCore
+
+/// The grouping of the objects no root reaches into structures (`--unreachable`), on synthetic
+/// process snapshots (HeapSnapshotReplay): cycles by their canonical path, over-retained objects
+/// alone, what they hold counted in their group, and what a root reaches never.
+final class UnreachableStructuresTests: XCTestCase {
+    private typealias Encoder = HeapSnapshotReplay.Encoder
+    private typealias Code = HeapSnapshotReplay.Code
+    private typealias Name = HeapSnapshotReplay.Name
+
+    private func unreachable(_ encoder: Encoder) -> UnreachableObjects {
+        encoder.bytes.withUnsafeBytes(HeapSnapshotReplay.unreachable(from:))
+    }
+
+    /// Each group as one line: shape, structures, objects, bytes and the path.
+    private func lines(_ found: UnreachableObjects) -> [String] {
+        found.groups.map { group in
+            "\(group.shape.rawValue) \(group.count)×, \(group.objects) objects, \(group.bytes) bytes: "
+                + group.path.map { "\($0.via) \($0.type)" }.joined(separator: " / ")
+        }
+    }
+
+    /// Node (next → Screen) and Screen (parent → Node): a cycle of two types.
+    private func twoTypes() -> Encoder {
+        var encoder = Encoder()
+        encoder.classType(name: Name.node, words: 1, fields: [(2, Encoder.symbolic(1), Name.next)])
+        encoder.classType(name: Name.screen, words: 1, fields: [(2, Encoder.symbolic(0), Name.parent)])
+        return encoder
+    }
+
+    func testACycleNothingReachesIsOneGroupStartingAtItsSmallestTypeName() {
+        var encoder = twoTypes()
+        // The Screen first in memory: the path still starts at the Node.
+        encoder.chunks(
+            .heap,
+            [(2, [Encoder.meta(1), Code.live] + Encoder.object(1)), (2, [Encoder.meta(0), Code.live] + Encoder.object(0))])
+        let found = unreachable(encoder)
+        XCTAssertEqual(lines(found), ["cycle 1×, 2 objects, 48 bytes:  App.Node / next App.Screen / parent App.Node"])
+        XCTAssertEqual(found.objects, 2)
+        XCTAssertEqual(found.bytes, 48)
+        XCTAssertEqual(found.types.map(\.name), ["App.Node", "App.Screen"])
+        XCTAssertEqual(found.types.map(\.count), [1, 1])
+        XCTAssertEqual(found.groups.map(\.isInternal), [false])
+        XCTAssertEqual(found.processesChecked, 1)
+    }
+
+    func testWhatACycleHoldsIsCountedInItsGroupAndCyclesOfOneShapeAreOneGroup() {
+        var encoder = Encoder()
+        encoder.classType(name: Name.model)
+        encoder.classType(
+            name: Name.node, words: 2,
+            fields: [(2, Encoder.symbolic(1), Name.next), (3, Encoder.symbolic(0), Name.modelProperty)])
+        // Two rings of two nodes; the first ring's first node holds a model, which nothing else
+        // holds: it is in that ring's structure, not a group of its own.
+        encoder.chunks(
+            .heap,
+            [
+                (3, [Encoder.meta(1), Code.live] + Encoder.object(1) + Encoder.object(4)),
+                (3, [Encoder.meta(1), Code.live] + Encoder.object(0)),
+                (3, [Encoder.meta(1), Code.live] + Encoder.object(3)),
+                (3, [Encoder.meta(1), Code.live] + Encoder.object(2)),
+                (2, [Encoder.meta(0), Code.live]),
+            ])
+        let found = unreachable(encoder)
+        XCTAssertEqual(lines(found), ["cycle 2×, 5 objects, 184 bytes:  App.Node / next App.Node / next App.Node"])
+        XCTAssertEqual(found.types.map { "\($0.name) \($0.count) \($0.bytes)" }, ["App.Node 4 160", "App.Model 1 24"])
+    }
+
+    func testAnObjectNothingHoldsOnNoCycleIsOverRetainedWithWhatItHolds() {
+        var encoder = Encoder()
+        encoder.classType(name: Name.model)
+        encoder.classType(name: Name.session, words: 1, fields: [(2, Encoder.symbolic(0), Name.modelProperty)])
+        // A session nothing holds, holding a model; a second model held by a global.
+        encoder.chunks(
+            .heap,
+            [
+                (2, [Encoder.meta(1), Code.live] + Encoder.object(1)), (2, [Encoder.meta(0), Code.live]),
+                (2, [Encoder.meta(0), Code.live]),
+            ])
+        encoder.globals(Encoder.object(2))
+        encoder.instances(Encoder.object(1) + Encoder.object(2))
+        let found = unreachable(encoder)
+        XCTAssertEqual(lines(found), ["overRetained 1×, 2 objects, 48 bytes:  App.Session"])
+        // Of the watched objects (the instances), only the unreachable model is the group's.
+        XCTAssertEqual(found.groups.first?.allocations.map(\.count), [1])
+        XCTAssertEqual(found.types.map(\.name), ["App.Model", "App.Session"])
+    }
+
+    func testNothingARootReachesIsUnreachable() {
+        var encoder = twoTypes()
+        encoder.chunks(
+            .heap,
+            [(2, [Encoder.meta(0), Code.live] + Encoder.object(1)), (2, [Encoder.meta(1), Code.live] + Encoder.object(0))])
+        encoder.globals(Encoder.object(1))
+        let found = unreachable(encoder)
+        XCTAssertEqual(found.objects, 0)
+        XCTAssertEqual(found.groups, [])
+        XCTAssertEqual(found.types, [])
+    }
+
+    /// A list of 50,000 nodes that nothing holds is one over-retained structure of 50,000 objects:
+    /// the walks keep their own queues.
+    func testALongUnreachableListIsOneStructure() {
+        var encoder = Encoder()
+        encoder.classType(name: Name.node, words: 1, fields: [(2, Encoder.symbolic(0), Name.next)])
+        encoder.chunks(.heap, [(2, [Encoder.meta(0), Code.live, Code.relative + 4])], repeats: 50_000)
+        let found = unreachable(encoder)
+        XCTAssertEqual(lines(found), ["overRetained 1×, 50000 objects, 1200000 bytes:  App.Node"])
+        XCTAssertEqual(found.objects, 50_000)
+    }
+
+    /// A ring of 50,000 nodes is one cycle, its path round all of them, shortened as long paths are.
+    func testALongUnreachableRingIsOneCycle() {
+        var encoder = Encoder()
+        encoder.classType(name: Name.node, words: 1, fields: [(2, Encoder.symbolic(0), Name.next)])
+        encoder.chunks(.heap, [(2, [Encoder.meta(0), Code.live, Code.relative + 4])], repeats: 49_999)
+        encoder.chunks(.heap, [(2, [Encoder.meta(0), Code.live] + Encoder.object(0))])
+        let found = unreachable(encoder)
+        XCTAssertEqual(found.groups.map(\.shape), [.cycle])
+        XCTAssertEqual(found.groups.map(\.objects), [50_000])
+        XCTAssertEqual(found.groups.first?.path.count, 1_000)
+    }
+
+    /// Tarjan's components, on a graph given in compressed rows.
+    func testStronglyConnectedComponents() {
+        // 0 → 1 → 2 → 0, 2 → 3, 3 → 3, 4 alone.
+        let offsets = [0, 1, 2, 4, 5, 5]
+        let targets: [Int32] = [1, 2, 0, 3, 3]
+        let components = RetainerSearch.stronglyConnectedComponents(offsets: offsets, targets: targets)
+        XCTAssertEqual(components.count, 3)
+        XCTAssertEqual(Set(components.component[0...2]).count, 1)
+        XCTAssertNotEqual(components.component[3], components.component[0])
+        // A component is numbered before those that reach it.
+        XCTAssertLessThan(components.component[3], components.component[0])
+        XCTAssertEqual(components.onCycle(offsets: offsets, targets: targets).filter { $0 }.count, 2)
+        XCTAssertFalse(components.onCycle(offsets: offsets, targets: targets)[Int(components.component[4])])
+    }
+}
