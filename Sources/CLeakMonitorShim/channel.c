@@ -348,14 +348,16 @@ bool la_channel_map_locked(la_process_state *state, const char *spec) {
     return true;
 }
 
-void la_channel_await_heap_walk(bool at_exit) {
+void la_channel_await_heap_walk(bool at_exit, bool unreachable) {
     la_process_state *state = la_state();
     if (!la_channel_active(state)) return;
     la_wire_header *header = state->channel.header;
     la_wire_walk *walk = la_wire_walk_slot(header, (uint32_t)(state->channel.process_tag >> 16));
     pthread_mutex_lock(&state->channel.walk_lock);
     uint32_t number = ++state->channel.walk_requests & ~LA_WALK_AT_EXIT;
-    __atomic_store_n(&walk->requested, number | (at_exit ? LA_WALK_AT_EXIT : 0), __ATOMIC_RELEASE);
+    number &= ~LA_WALK_UNREACHABLE;
+    uint32_t flags = at_exit ? LA_WALK_AT_EXIT | (unreachable ? LA_WALK_UNREACHABLE : 0) : 0;
+    __atomic_store_n(&walk->requested, number | flags, __ATOMIC_RELEASE);
     // Wake up every LA_WIRE_READER_CHECK_MS to see whether leak-audit is still there: a shared
     // futex on the mapped channel, which leak-audit wakes once it has answered. (The wait's
     // result says nothing the loop does not read again: an answer, a timeout or a signal.)

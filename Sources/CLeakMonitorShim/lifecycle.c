@@ -86,6 +86,7 @@ __attribute__((constructor)) static void la_lifecycle_start(void) {
             la_lifecycle_count(state, true);
         }
     } else if (!preload) {
+        state->lifecycle.links_monitor = true;
         la_lifecycle_attach_locked(state);
         la_channel_set_flag(LA_FLAG_INSTRUMENTED);
     } else {
@@ -107,12 +108,22 @@ __attribute__((constructor)) static void la_lifecycle_start(void) {
 }
 
 /// At exit, after the program's atexit handlers and before the process's memory is gone: when
-/// leak-audit asked for retaining paths, waits while it stops this process's threads and copies
-/// its memory (channel.c). Swift runs no destructors for globals at exit, so the heap is still as
-/// the program left it. Runs in every copy of the shim; the first does the work.
+/// leak-audit asked for retaining paths or for the objects nothing reaches, waits while it stops
+/// this process's threads and copies its memory (channel.c). Swift runs no destructors for globals
+/// at exit, so the heap is still as the program left it. Runs in every copy of the shim; the first
+/// does the work. A Swift process asked for its unreachable objects that has not attached yet (it
+/// tracked nothing) attaches now.
 __attribute__((destructor)) static void la_lifecycle_exit(void) {
     la_process_state *state = la_state();
-    if (!state->lifecycle.retainers && !state->lifecycle.exit_walk) return;
+    uint32_t unreachable = state->lifecycle.unreachable;
+    bool checks_unreachable = unreachable == LA_UNREACHABLE_ALWAYS
+                              || (unreachable == LA_UNREACHABLE_DEFAULT && !state->lifecycle.links_monitor);
+    if (!state->lifecycle.retainers && !state->lifecycle.exit_walk && !checks_unreachable) return;
     if (__atomic_exchange_n(&state->lifecycle.exit_walk_started, true, __ATOMIC_ACQ_REL)) return;
-    la_channel_await_heap_walk(true);
+    if (checks_unreachable && !la_channel_active(state)) {
+        pthread_mutex_lock(&state->slow_lock);
+        if (la_main_program_is_swift()) la_lifecycle_attach_locked(state);
+        pthread_mutex_unlock(&state->slow_lock);
+    }
+    la_channel_await_heap_walk(true, checks_unreachable);
 }

@@ -41,7 +41,16 @@ typedef struct la_lifecycle_state {
     bool retainers;          // LEAK_AUDIT_WATCH asked for `retainers`: wait for heap walks
     bool exit_walk_started;  // atomic: one copy of the shim has begun the exit walk
     bool exit_walk;          // LEAK_AUDIT_WATCH asked for `exit-walk`: wait for a heap walk at exit only
+    uint32_t unreachable;    // LA_UNREACHABLE_*: LEAK_AUDIT_WATCH's `unreachable` or `unreachable-default`
+    bool links_monitor;      // a copy of the shim that LeakMonitor brought (not the preloaded one) constructed
 } la_lifecycle_state;
+
+/// Whether a process reports the objects nothing reaches at exit (LEAK_AUDIT_WATCH).
+enum {
+    LA_UNREACHABLE_NO = 0,       // neither line
+    LA_UNREACHABLE_ALWAYS = 1,   // `unreachable`: every audited Swift process
+    LA_UNREACHABLE_DEFAULT = 2,  // `unreachable-default`: those that link no LeakMonitor
+};
 
 /// Maps the channel now if this process is under leak-audit, is audited and has not tried yet,
 /// then announces the process, writes its module map and installs the hooks. Caller holds the
@@ -157,10 +166,10 @@ LA_HIDDEN uint32_t la_channel_reader_status(la_process_state *state);
 /// Ends this process (SIGKILL), with one line on standard error that says leak-audit is gone: what
 /// an attached process does when la_channel_reader_status says LA_READER_DIED.
 LA_HIDDEN __attribute__((noreturn)) void la_channel_reader_died(la_process_state *state);
-/// Asks leak-audit to walk this process's heap (at exit, or after a test settled) and waits until
-/// it answers, at most LA_WIRE_WALK_TIMEOUT_MS, and not once leak-audit is gone. Does nothing
-/// unattached.
-LA_HIDDEN void la_channel_await_heap_walk(bool at_exit);
+/// Asks leak-audit to walk this process's heap (at exit, or after a test settled; at exit, with
+/// `unreachable`, to report the objects nothing reaches too) and waits until it answers, at most
+/// LA_WIRE_WALK_TIMEOUT_MS, and not once leak-audit is gone. Does nothing unattached.
+LA_HIDDEN void la_channel_await_heap_walk(bool at_exit, bool unreachable);
 
 // modules.c — the module map: which images are loaded where ---------------------------------------
 

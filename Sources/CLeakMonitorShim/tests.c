@@ -45,7 +45,7 @@ void leakaudit_test_event(uint32_t test_id, uint32_t phase) {
     la_channel_event(la_state(), LA_SLOT_TEST, (uint8_t)phase, test_id, 0, 0, 0);
     // Who holds what the test left is looked for now, while it is still there: the thread that
     // settles the test waits while leak-audit copies the process (when something is left).
-    if (phase == LA_TEST_SETTLED && la_state()->lifecycle.retainers) la_channel_await_heap_walk(false);
+    if (phase == LA_TEST_SETTLED && la_state()->lifecycle.retainers) la_channel_await_heap_walk(false, false);
 }
 
 void leakaudit_test_xctest_started(void) {

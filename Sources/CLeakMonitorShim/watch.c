@@ -65,6 +65,10 @@ static void la_watch_parse_lines_locked(la_process_state *state, const char *spe
             state->lifecycle.retainers = true;
         } else if (length == 9 && strncmp(line, "exit-walk", 9) == 0) {
             state->lifecycle.exit_walk = true;
+        } else if (length == 11 && strncmp(line, "unreachable", 11) == 0) {
+            state->lifecycle.unreachable = LA_UNREACHABLE_ALWAYS;
+        } else if (length == 19 && strncmp(line, "unreachable-default", 19) == 0) {
+            if (state->lifecycle.unreachable == LA_UNREACHABLE_NO) state->lifecycle.unreachable = LA_UNREACHABLE_DEFAULT;
         }
         line = end != NULL ? end + 1 : line + length;
     }

@@ -34,6 +34,12 @@ struct WatchOptionGroup: ParsableArguments {
     )
     var retainers = false
 
+    @Flag(
+        help:
+            "When each Swift process of the target exits, report the Swift objects that nothing reaches any more (retain cycles, over-retained objects), grouped by the cycle they form, field by field. The default when nothing else is asked for and the program links no LeakMonitor. The target's threads are stopped while its memory is copied."
+    )
+    var unreachable = false
+
     /// Adds these options to the settings.
     func apply(to settings: inout AuditSettings) {
         settings.budgets = budgets
@@ -41,5 +47,6 @@ struct WatchOptionGroup: ParsableArguments {
         settings.census = census
         settings.censusAll = censusAll
         settings.retainers = retainers
+        settings.unreachable = unreachable
     }
 }

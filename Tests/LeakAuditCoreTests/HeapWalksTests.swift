@@ -35,10 +35,10 @@ final class HeapWalksTests: XCTestCase {
                 XCTAssertNotNil(channel.pendingWalk(of: 0))
                 return .success(ProcessSnapshot(pid: pid, regions: [], threads: []))
             },
-            search: { _, instances, _, _ in
+            search: { _, instances, _, _, _ in
                 waitingDuringSearch.append(channel.pendingWalk(of: 0) != nil)
                 XCTAssertEqual(instances, [0x5555_1000_0010])
-                return [:]
+                return ([:], nil)
             })
         XCTAssertEqual(copied, [4242])
         XCTAssertEqual(waitingDuringSearch, [false])
@@ -55,13 +55,70 @@ final class HeapWalksTests: XCTestCase {
         walks.answerRequests(
             on: channel, ledgers: [ledgerOverBudget()], watch: WatchOptions(),
             copyProcess: { _ in .failure(.processGone) },
-            search: { _, _, _, _ in
+            search: { _, _, _, _, _ in
                 searched += 1
-                return [:]
+                return ([:], nil)
             })
         XCTAssertNil(channel.pendingWalk(of: 0))
         XCTAssertEqual(searched, 0)
         guard case .failed(let reason)? = walks.atExit[0] else { return XCTFail("\(String(describing: walks.atExit[0]))") }
         XCTAssertEqual(reason, SnapshotFailure.processGone.message)
+    }
+}
+
+/// The unreachable check at exit: a process that asks is copied even when no instance needs
+/// explaining, and its search is given the addresses its ledger watched.
+final class HeapWalksUnreachableTests: XCTestCase {
+    private func ledgerWithNothingOverBudget() -> LifetimeLedger {
+        var ledger = LifetimeLedger()
+        ledger.apply(.processAttached(AttachedProcess(pid: 4243, commandLine: ["/app/App"], flags: 0)))
+        ledger.apply(.typeDefined(id: 1, name: "App.Model", max: 5))
+        ledger.apply(.allocated(typeID: 1, object: 0x5555_1000_0020, stackID: 1, sequence: 1, test: nil))
+        return ledger
+    }
+
+    func testAProcessAskingForItsUnreachableObjectsIsCopiedAndSearchedWithWhatItsLedgerWatched() throws {
+        let channel = try RecordChannel(slotCapacity: 64)
+        let writer = try ChannelWriter(channel)
+        writer.requestWalk(of: 0, number: 1, atExit: true, unreachable: true)
+        XCTAssertEqual(channel.pendingWalk(of: 0)?.unreachable, true)
+        var walks = HeapWalks()
+        var trackedSeen: [Set<UInt64>?] = []
+        walks.answerRequests(
+            on: channel, ledgers: [ledgerWithNothingOverBudget()], watch: WatchOptions(),
+            copyProcess: { .success(ProcessSnapshot(pid: $0, regions: [], threads: [])) },
+            search: { _, instances, _, _, tracked in
+                XCTAssertEqual(instances, [])
+                trackedSeen.append(tracked)
+                return ([:], UnreachableStructures(groups: [], types: [], objects: 0, bytes: 0))
+            })
+        XCTAssertEqual(trackedSeen, [[0x5555_1000_0020]])
+        XCTAssertNotNil(walks.unreachable[0])
+        XCTAssertNil(channel.pendingWalk(of: 0))
+    }
+
+    func testAProcessThatDoesNotAskIsNotCopiedAndOneWhoseCopyFailsSaysWhy() throws {
+        let channel = try RecordChannel(slotCapacity: 64)
+        let writer = try ChannelWriter(channel)
+        writer.requestWalk(of: 0, number: 1, atExit: true)
+        writer.requestWalk(of: 1, number: 1, atExit: true, unreachable: true)
+        var walks = HeapWalks()
+        var copied: [Int32] = []
+        walks.answerRequests(
+            on: channel, ledgers: [ledgerWithNothingOverBudget(), ledgerWithNothingOverBudget()], watch: WatchOptions(),
+            copyProcess: { pid in
+                copied.append(pid)
+                return .failure(.processGone)
+            },
+            search: { _, _, _, _, _ in
+                XCTFail("nothing to search")
+                return ([:], nil)
+            })
+        XCTAssertEqual(copied, [4243])
+        XCTAssertNil(walks.unreachable[0])
+        XCTAssertNil(walks.unreachableUnavailable[0])
+        XCTAssertEqual(walks.unreachableUnavailable[1], SnapshotFailure.processGone.message)
+        XCTAssertNil(channel.pendingWalk(of: 0))
+        XCTAssertNil(channel.pendingWalk(of: 1))
     }
 }

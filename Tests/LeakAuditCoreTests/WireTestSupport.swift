@@ -43,9 +43,10 @@ final class ChannelWriter {
 
     /// Asks for process `index`'s heap walk as its LeakMonitor does (request `number`, at exit or
     /// when a test settled), counting it among the attached processes.
-    func requestWalk(of index: Int, number: UInt32, atExit: Bool) {
+    func requestWalk(of index: Int, number: UInt32, atExit: Bool, unreachable: Bool = false) {
         header.pointee.attached_processes = Swift.max(header.pointee.attached_processes, UInt32(index + 1))
-        la_wire_walk_slot(mapping, UInt32(index)).pointee.requested = number | (atExit ? LA_WALK_AT_EXIT : 0)
+        la_wire_walk_slot(mapping, UInt32(index)).pointee.requested =
+            number | (atExit ? LA_WALK_AT_EXIT : 0) | (unreachable ? LA_WALK_UNREACHABLE : 0)
     }
 
     /// The tag stored in slot `index`'s place in the ring.

@@ -41,6 +41,11 @@ public struct AuditConfiguration: Sendable {
             census: settings.census || settings.censusAll || (file?.census ?? false),
             censusShowsInternals: settings.censusAll)
         watch.retainers = settings.retainers || (file?.retainers ?? false)
+        watch.unreachable = settings.unreachable || (file?.unreachable ?? false)
+        // Given nothing to watch or judge (no budget, census, per-test judging or file), a run
+        // reports what nothing reaches in the processes that link no LeakMonitor.
+        watch.unreachableByDefault =
+            !watch.unreachable && watch.budgets.isEmpty && !watch.census && !settings.leaksPerTest && file == nil
         watch.leaksPerTest = settings.leaksPerTest
         watch.testGraceMilliseconds = settings.gracePeriodMilliseconds
         watch.failsOnGlobalState = settings.failsOnGlobalState
@@ -72,6 +77,8 @@ public struct AuditSettings: Sendable, Hashable {
     public var censusAll = false
     /// `--retainers`.
     public var retainers = false
+    /// `--unreachable`.
+    public var unreachable = false
     /// `--leaks-per-test`.
     public var leaksPerTest = false
     /// `--grace-period MS`.

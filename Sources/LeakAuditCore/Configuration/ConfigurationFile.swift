@@ -22,6 +22,9 @@ public struct ConfigurationFile: Sendable, Hashable {
     public var census: Bool?
     /// Whether to find who holds the instances left alive, when the command line does not say.
     public var retainers: Bool?
+    /// Whether to report the Swift objects nothing reaches at exit, when the command line does not
+    /// say.
+    public var unreachable: Bool? = nil
     /// Findings that are reported but do not fail the run, in file order.
     public var suppressions: [Suppression] = []
 
@@ -74,8 +77,10 @@ public struct ConfigurationFile: Sendable, Hashable {
             }
             suppressions.append(suppression)
         }
-        return ConfigurationFile(
+        var configuration = ConfigurationFile(
             budgets: budgets, census: file.census, retainers: file.retainers, suppressions: suppressions)
+        configuration.unreachable = file.unreachable
+        return configuration
     }
 }
 
@@ -107,6 +112,7 @@ struct ConfigurationFileV1: Decodable {
     var budgets: [Budget]?
     var census: Bool?
     var retainers: Bool?
+    var unreachable: Bool?
     var suppressions: [Suppression]?
 }
 
@@ -169,7 +175,7 @@ private struct UsedKeys: Decodable {
     /// The first key that version 1 does not know, where it is, and the keys known there.
     var firstUnknown: (key: String, place: String, known: String)? {
         let places: [(keys: [[String]], place: (Int) -> String, known: [String])] = [
-            ([top], { _ in "" }, ["version", "budgets", "census", "retainers", "suppressions"]),
+            ([top], { _ in "" }, ["version", "budgets", "census", "retainers", "unreachable", "suppressions"]),
             (budgets, { " in budgets[\($0)]" }, ["type", "max"]),
             (suppressions, { " in suppressions[\($0)]" }, ["type", "function", "file", "reason"]),
         ]

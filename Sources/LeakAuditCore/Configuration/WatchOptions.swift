@@ -16,6 +16,13 @@ public struct WatchOptions: Sendable, Hashable {
     /// Find who holds each instance still alive when a process exits (`--retainers`): the
     /// process waits at exit while leak-audit copies its memory.
     public var retainers = false
+    /// Report the Swift objects that nothing reaches when each audited Swift process exits
+    /// (`--unreachable`): every such process attaches, at its exit at the latest, and waits there
+    /// while leak-audit copies its memory.
+    public var unreachable = false
+    /// Given nothing else to watch: the processes that link no LeakMonitor are checked as with
+    /// `unreachable`; those that link it are audited as they would be without it.
+    public var unreachableByDefault = false
     /// With `leaksPerTest`: judge instances a test created as global state (under a one-time
     /// initializer) like any other leak, instead of reporting them apart.
     public var failsOnGlobalState: Bool = false
@@ -52,8 +59,11 @@ public struct WatchOptions: Sendable, Hashable {
     var walksAtExitForTestCases: Bool { leaksPerTest && !retainers && !failsOnTestCaseState }
 
     /// Processes wait for heap walks: after each settled test and at exit (`retainers`), or at
-    /// exit only (`walksAtExitForTestCases`).
-    var walksHeaps: Bool { retainers || walksAtExitForTestCases }
+    /// exit only (`walksAtExitForTestCases`, `unreachable`, `unreachableByDefault`).
+    var walksHeaps: Bool { retainers || walksAtExitForTestCases || checksUnreachable }
+
+    /// Some processes are checked for objects nothing reaches: `unreachable`, or by default.
+    var checksUnreachable: Bool { unreachable || unreachableByDefault }
 
     /// LEAK_AUDIT_WATCH's value (see leak_audit_wire.h): one item per line.
     func environmentValue(targetPath: String) -> String {
@@ -64,6 +74,11 @@ public struct WatchOptions: Sendable, Hashable {
             lines.append("retainers")
         } else if walksAtExitForTestCases {
             lines.append("exit-walk")
+        }
+        if unreachable {
+            lines.append("unreachable")
+        } else if unreachableByDefault {
+            lines.append("unreachable-default")
         }
         return lines.joined(separator: "\n")
     }

@@ -39,8 +39,12 @@ struct RunPlan {
             _ = try platform.helperLibrary(.preload)
             _ = try platform.helperLibrary(.testObserver)
         }
+        // The unreachable check needs the preloaded library in programs that link no LeakMonitor:
+        // asked for, it must be there; by default, it is done where it is.
+        if watch.unreachable { _ = try platform.helperLibrary(.preload) }
+        watch.unreachableByDefault = watch.unreachableByDefault && preload != nil
         var environment: [String: String] = [:]
-        if watch.watchesAllocations || (watch.attributesTests && preload != nil) {
+        if watch.watchesAllocations || (watch.attributesTests && preload != nil) || watch.checksUnreachable {
             // Types that never opted in are watched from a preloaded copy of the shim.
             let library = try platform.helperLibrary(.preload)
             environment = platform.environment(preloading: library, inherited: inherited)

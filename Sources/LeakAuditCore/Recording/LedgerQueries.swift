@@ -124,6 +124,16 @@ extension LifetimeLedger {
         return tallies
     }
 
+    /// The type and allocation site of each of `objects` that is an instance alive now.
+    func liveInstances(at objects: [UInt64]) -> [(typeID: UInt32, site: Site)] {
+        objects.compactMap { object in
+            if let instance = tally.full[object] { return (instance.typeID, instance.site) }
+            guard let word = tally.compact[object] else { return nil }
+            let instance = CompactInstance(word: word).instance
+            return (instance.typeID, instance.site)
+        }
+    }
+
     /// The addresses of the instances alive now whose type `wanted` says yes to.
     func liveObjects(wanted: (UInt32) -> Bool) -> [UInt64] {
         var objects: [UInt64] = []

@@ -140,14 +140,16 @@ public final class RecordChannel {
         mapping + Int(LA_WIRE_WALKS_OFFSET) + index * MemoryLayout<la_wire_walk>.stride
     }
 
-    /// The heap-walk request process `index` waits on, if any: its number, and whether the
-    /// process is exiting (else a test of it settled).
-    func pendingWalk(of index: Int) -> (number: UInt32, atExit: Bool)? {
+    /// The heap-walk request process `index` waits on, if any: its number, whether the process is
+    /// exiting (else a test of it settled), and whether, exiting, it asks for its unreachable
+    /// objects.
+    func pendingWalk(of index: Int) -> (number: UInt32, atExit: Bool, unreachable: Bool)? {
         let requested = la_wire_load_acquire_u32(walk(index))
-        let number = requested & ~UInt32(LA_WALK_AT_EXIT)
+        let number = requested & ~UInt32(LA_WALK_AT_EXIT | LA_WALK_UNREACHABLE)
         let answered = la_wire_load_acquire_u32(walk(index) + MemoryLayout<UInt32>.stride)
         guard number != 0, number != answered else { return nil }
-        return (number, requested & UInt32(LA_WALK_AT_EXIT) != 0)
+        let atExit = requested & UInt32(LA_WALK_AT_EXIT) != 0
+        return (number, atExit, atExit && requested & UInt32(LA_WALK_UNREACHABLE) != 0)
     }
 
     /// Answers request `number` of process `index`, which then goes on, and wakes it.

@@ -18,9 +18,11 @@ extension ReportBuilder {
             if channel.watchedProcesses > 0 { return nil }
             return run.plan.targetKind == .staticSwift ? .staticRuntime : .notSwift
         }
-        if !channel.attached || (!channel.flags.contains(.instrumented) && !watch.watchesAllocations) {
+        // A process asked for the objects nothing reaches at its exit: that check is an audit.
+        let checkedUnreachable = !run.heapWalks.unreachable.isEmpty || !run.heapWalks.unreachableUnavailable.isEmpty
+        if !channel.attached || (!channel.flags.contains(.instrumented) && !watch.watchesAllocations && !checkedUnreachable) {
             // The preloaded library attaches to name tests even where nothing links LeakMonitor and
-            // no budget was given: that audits nothing.
+            // no budget was given: without the unreachable check, that audits nothing.
             return .neverAttached
         }
         if channel.flags.contains(.staticRuntime) { return .staticRuntime }

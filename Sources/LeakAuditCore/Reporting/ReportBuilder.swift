@@ -22,6 +22,8 @@ struct ReportBuilder {
         var unknownBudgets: Int
         /// Why some frames have less detail than they could.
         var symbolizationProblems: [String]
+        /// The objects nothing reached when it exited, if it was checked.
+        var unreachable: UnreachableObjects? = nil
     }
 
     func build(from run: RecordedRun) -> AuditReport {
@@ -33,7 +35,8 @@ struct ReportBuilder {
         let processes = indexed.map {
             report(
                 of: $0.value, walk: walks.atExit[$0.key], afterTests: walks.afterTests[$0.key] ?? [:],
-                afterTestsUnavailable: walks.afterTestsUnavailable[$0.key] ?? [:], watch: watch)
+                afterTestsUnavailable: walks.afterTestsUnavailable[$0.key] ?? [:], unreachable: walks.unreachable[$0.key],
+                watch: watch)
         }
         var target = AuditReport.Target(
             path: run.request.target, arguments: run.request.arguments, attached: channel.attached,
@@ -62,7 +65,7 @@ struct ReportBuilder {
         let audited = notAudited == nil
         let tests = audited && watch.leaksPerTest ? Self.mergedTests(processes.flatMap(\.tests)) : nil
         if audited { warnings += Self.debugInformationWarnings(types: types, census: census, tests: tests) }
-        return AuditReport(
+        var auditReport = AuditReport(
             tool: .init(name: "leak-audit", version: toolVersion),
             target: target,
             notAudited: notAudited,
@@ -76,6 +79,36 @@ struct ReportBuilder {
             exceededCapacity: channel.flags.contains(.typeTableFull) || channel.flags.contains(.tooManyProcesses),
             warnings: warnings
         )
+        if audited { auditReport.unreachable = Self.unreachable(processes.compactMap(\.unreachable), run: run, audited: indexed) }
+        return auditReport
+    }
+
+    /// The objects nothing reached in the processes checked, merged, and which processes could not
+    /// be checked and why; nil when no process was to be checked (`--unreachable` not given, and by
+    /// default none that links no LeakMonitor asked).
+    private static func unreachable(
+        _ checked: [UnreachableObjects], run: RecordedRun, audited: [(key: UInt8, value: LifetimeLedger)]
+    ) -> UnreachableObjects? {
+        let walks = run.heapWalks
+        guard run.plan.watch.unreachable || !walks.unreachable.isEmpty || !walks.unreachableUnavailable.isEmpty else {
+            return nil
+        }
+        var unavailable: [String] = []
+        for (index, ledger) in audited where walks.unreachable[index] == nil {
+            let process = ledger.process.map { "process \($0.pid) (\(Self.programName($0.commandLine)))" } ?? "a process"
+            if let reason = walks.unreachableUnavailable[index] {
+                unavailable.append("\(process): \(reason)")
+            } else if run.plan.watch.unreachable, walks.atExit[index] == nil {
+                unavailable.append(
+                    "\(process) did not exit normally (it crashed, was killed or called _exit): its heap was not checked")
+            }
+        }
+        return UnreachableObjects.merged(checked, unavailable: unavailable)
+    }
+
+    /// A command line's program, by its file name.
+    private static func programName(_ commandLine: [String]) -> String {
+        ReportPhrases.escaped(commandLine.first.map { String($0.split(separator: "/").last ?? Substring($0)) } ?? "?")
     }
 
     /// The processes whose ledgers the report counts, by process index, and those left out: a
@@ -118,19 +151,33 @@ struct ReportBuilder {
     /// census and tests.
     private func report(
         of ledger: LifetimeLedger, walk: HeapWalks.Outcome?, afterTests: [HeapWalks.Instance: RetainerSearch.Path],
-        afterTestsUnavailable: [HeapWalks.Instance: String], watch: WatchOptions
+        afterTestsUnavailable: [HeapWalks.Instance: String], unreachable: UnreachableStructures?, watch: WatchOptions
     ) -> ProcessFindings {
         let symbolizer = makeSymbolizer(ledger.modules)
         let naming = RetainerNaming(
             symbolizer: symbolizer, modules: ledger.modules, walk: walk, afterTests: afterTests,
             afterTestsUnavailable: afterTestsUnavailable)
-        let process = ProcessReport(
-            ledger: ledger, watch: watch,
-            grouping: AllocationGrouping(ledger: ledger, symbolizer: symbolizer, progress: progress), naming: naming)
+        let grouping = AllocationGrouping(ledger: ledger, symbolizer: symbolizer, progress: progress)
+        let process = ProcessReport(ledger: ledger, watch: watch, grouping: grouping, naming: naming)
         let (types, census, unknownBudgets) = process.typesAndCensus()
-        return ProcessFindings(
+        var findings = ProcessFindings(
             types: types, census: census, tests: watch.leaksPerTest ? process.tests() : [], unknownBudgets: unknownBudgets,
             symbolizationProblems: symbolizer.problems)
+        findings.unreachable = unreachable.map { found in
+            UnreachableObjects(found, naming: naming) { objects in
+                // The watched objects' allocation stacks, grouped type by type as elsewhere.
+                let instances = ledger.liveInstances(at: objects)
+                let types = ledger.typeCounts
+                let byType = Dictionary(grouping: instances, by: \.typeID)
+                let groups = byType.keys.sorted().flatMap { typeID in
+                    grouping.groups(byType[typeID]?.map(\.site) ?? [], typeName: types[typeID]?.name ?? "")
+                }
+                return groups.enumerated().sorted { ($1.element.count, $0.offset) < ($0.element.count, $1.offset) }
+                    .map(\.element)
+            }
+        }
+        findings.symbolizationProblems = symbolizer.problems
+        return findings
     }
 
     /// The program's own modules (not the system's or the toolchain's libraries) that the report's

@@ -1,7 +1,8 @@
-/// The heap walks of a run (`--retainers`). A process that exits waits until leak-audit has
-/// copied it (the platform's `copyProcess`), and so does a test process each time one of its tests
-/// settles (its grace period over), copied then only if the test left instances alive. Each copy
-/// is searched at once for who holds the instances the report will show, then dropped.
+/// The heap walks of a run (`--retainers`, `--unreachable`). A process that exits waits until
+/// leak-audit has copied it (the platform's `copyProcess`), and so does a test process each time
+/// one of its tests settles (its grace period over), copied then only if the test left instances
+/// alive. Each copy is searched at once for who holds the instances the report will show and, at
+/// exit when the process asks, for what nothing reaches, then dropped.
 struct HeapWalks {
     /// What the walk of one process at its exit found.
     enum Outcome {
@@ -20,6 +21,10 @@ struct HeapWalks {
 
     /// The walk of each process at its exit, by process index.
     private(set) var atExit: [UInt8: Outcome] = [:]
+    /// What each process that asked for its unreachable objects at exit had, by process index.
+    private(set) var unreachable: [UInt8: UnreachableStructures] = [:]
+    /// Why a process that asked for its unreachable objects could not be checked, by process index.
+    private(set) var unreachableUnavailable: [UInt8: String] = [:]
     /// Paths of the instances tests left, found when each test settled, by process index.
     private(set) var afterTests: [UInt8: [Instance: RetainerSearch.Path]] = [:]
     /// Why an instance a test left has no path from when its test settled, by process index: its
@@ -28,9 +33,12 @@ struct HeapWalks {
     /// Tests whose leaks were looked for, by process index.
     private var walkedTests: [UInt8: Set<UInt32>] = [:]
 
-    /// How a copy is searched: `RetainerSearch.paths` (the instances, the process's modules, and
-    /// whether to find retained sizes).
-    typealias Search = (ProcessSnapshot, [UInt64], [ModuleImage], Bool) -> [UInt64: RetainerSearch.Path]
+    /// How a copy is searched: `RetainerSearch.walk` (the instances, the process's modules,
+    /// whether to find retained sizes, and for the unreachable objects the addresses the ledger
+    /// watched).
+    typealias Search = (ProcessSnapshot, [UInt64], [ModuleImage], Bool, Set<UInt64>?) -> (
+        paths: [UInt64: RetainerSearch.Path], unreachable: UnreachableStructures?
+    )
 
     /// Answers every process that waits: one exiting is copied and searched for every instance
     /// the report may show; one whose test settled is copied only if a test settled since its last
@@ -39,7 +47,7 @@ struct HeapWalks {
     mutating func answerRequests(
         on channel: RecordChannel, ledgers: [LifetimeLedger?], watch: WatchOptions,
         copyProcess: (Int32) -> Result<ProcessSnapshot, SnapshotFailure>,
-        search: Search = { RetainerSearch.paths(of: $1, in: $0, modules: $2, retainedSizes: $3) }
+        search: Search = { RetainerSearch.walk(of: $1, in: $0, modules: $2, retainedSizes: $3, unreachable: $4) }
     ) {
         let processes = Swift.min(channel.attachedProcesses, ledgers.count)
         for index in 0..<processes {
@@ -54,13 +62,15 @@ struct HeapWalks {
             defer { answer() }
             guard let ledger = ledgers[index], let pid = ledger.process?.pid else {
                 if request.atExit { atExit[UInt8(index)] = .failed("the process did not say who it was") }
+                if request.unreachable { unreachableUnavailable[UInt8(index)] = "a process did not say who it was" }
                 continue
             }
             if request.atExit {
                 guard atExit[UInt8(index)] == nil else { continue }
-                // Nothing over budget and nothing a test left: no copy is needed.
+                // Nothing over budget, nothing a test left and no unreachable objects asked for:
+                // no copy is needed.
                 let instances = Self.instancesToExplain(ledger)
-                guard !instances.isEmpty else {
+                guard !instances.isEmpty || request.unreachable else {
                     atExit[UInt8(index)] = .searched([:])
                     continue
                 }
@@ -68,9 +78,13 @@ struct HeapWalks {
                 answer()
                 switch copy {
                 case .success(let snapshot):
-                    atExit[UInt8(index)] = .searched(search(snapshot, instances, ledger.modules, watch.retainers))
+                    let tracked = request.unreachable ? Set(ledger.liveObjects { _ in true }) : nil
+                    let found = search(snapshot, instances, ledger.modules, watch.retainers, tracked)
+                    atExit[UInt8(index)] = .searched(found.paths)
+                    if let structures = found.unreachable { unreachable[UInt8(index)] = structures }
                 case .failure(let failure):
                     atExit[UInt8(index)] = .failed(failure.message)
+                    if request.unreachable { unreachableUnavailable[UInt8(index)] = failure.message }
                 }
                 continue
             }
@@ -90,7 +104,7 @@ struct HeapWalks {
             answer()
             switch copy {
             case .success(let snapshot):
-                let paths = search(snapshot, instances.map(\.object), ledger.modules, true)
+                let paths = search(snapshot, instances.map(\.object), ledger.modules, true, nil).paths
                 for instance in instances {
                     if let path = paths[instance.object] {
                         afterTests[UInt8(index), default: [:]][instance] = path

@@ -123,7 +123,7 @@ enum {
 /// LA_WIRE_WALK_TIMEOUT_MS per request, and not at all once leak-audit is gone (or a zombie, or
 /// its pid another process's: the writer tests the channel's descriptor in leak-audit's /proc).
 typedef struct la_wire_walk {
-    uint32_t requested;  ///< atomic: the request's number, | LA_WALK_AT_EXIT; written by the target.
+    uint32_t requested;  ///< atomic: the request's number, | LA_WALK_AT_EXIT (| LA_WALK_UNREACHABLE); written by the target.
     uint32_t answered;   ///< atomic futex word: the number of the last request answered.
 } la_wire_walk;
 
@@ -140,8 +140,12 @@ typedef struct la_wire_walk {
 #define LA_WIRE_ROOM_TIMEOUT_MS 120000u
 
 /// Set in la_wire_walk.requested when the process asks at exit; the request's number is in the
-/// other bits.
+/// bits below LA_WALK_UNREACHABLE.
 #define LA_WALK_AT_EXIT 0x80000000u
+/// Set with LA_WALK_AT_EXIT when the process asks for the objects nothing reaches to be reported
+/// (LEAK_AUDIT_WATCH's `unreachable`, or `unreachable-default` in a process that links no
+/// LeakMonitor).
+#define LA_WALK_UNREACHABLE 0x40000000u
 
 /// The walk handshake of process `index` in the header page at `header`.
 static inline la_wire_walk *la_wire_walk_slot(void *header, uint32_t index) {
