@@ -167,7 +167,7 @@ struct RetainerNaming {
             root = Retainer.Root(
                 kind: .unknown,
                 name:
-                    "nothing the walk could find (no global, stack, thread-local storage, task or cycle): memory that is not a Swift object, or a retain without a reference (Unmanaged.passRetained)"
+                    "nothing: unreachable (no global, stack, thread-local storage, task or cycle holds it), retained without a reference (over-retained, as Unmanaged.passRetained leaves an object) or from memory the walk does not read"
             )
         }
         if !steps.isEmpty, path.root != .cycle { steps[0].via = root.name }
