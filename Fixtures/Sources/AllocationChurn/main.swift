@@ -18,6 +18,9 @@
 //                                    leaked view models among 40,000 objects
 //   AllocationChurn list N           a list of N nodes from a global, the last holding one leaked
 //                                    view model: a retaining path of N + 1 steps
+//   AllocationChurn unreachable N    N live objects as `heap` makes them, of which 5,000 cycles of two
+//                                    objects (one holding an array) that nothing reaches, and 2,000
+//                                    over-retained objects: for what --unreachable costs
 //   AllocationChurn service N        N requests of a service: each allocates one tracked context,
 //                                    one untracked response and two arrays, and looks its key up in
 //                                    a bounded cache whose evicted entries (tracked) are released
@@ -349,7 +352,7 @@ func retain(count: Int) {
 // MARK: - Entry point
 
 let usage =
-    "usage: AllocationChurn churn|validate-cost|retain|heap|over-budget|chain|reservation|list|service COUNT, or threads THREADS [PER_THREAD]"
+    "usage: AllocationChurn churn|validate-cost|retain|heap|over-budget|chain|reservation|list|unreachable|service COUNT, or threads THREADS [PER_THREAD]"
 // MARK: - heap: a large live heap with leaked tracked instances, for --retainers
 
 /// A background object: most of a heap is objects like it, alive and unrelated to the leak.
@@ -390,6 +393,50 @@ func heap(count: Int) {
     }
     for _ in 0..<leaked { registry.models.append(DetailViewModel()) }
     print("objects \(background + 2 * leaked)")
+}
+
+// MARK: - unreachable: cycles and over-retained objects nothing reaches, for --unreachable
+
+/// One side of a cycle nothing reaches.
+final class OrphanedRequest {
+    var handler: OrphanedHandler?
+    var log: [Int] = [1, 2, 3]
+}
+
+/// The other side: holds its request back.
+final class OrphanedHandler {
+    var request: OrphanedRequest?
+}
+
+/// Retained with no reference left.
+final class OrphanedToken {
+    var value = 0
+}
+
+/// Holds the cycles while they are made, so that the optimizer keeps them on the heap.
+var orphans: [AnyObject] = []
+
+/// `heap` of `count` objects less those below, then 5,000 cycles of a request (with its array)
+/// and its handler, and 2,000 tokens retained and never released, none reachable at exit.
+func unreachable(count: Int) {
+    let cycles = 5_000
+    let tokens = 2_000
+    heap(count: Swift.max(40_000, count - 3 * cycles - tokens))
+    for _ in 0..<cycles {
+        let request = OrphanedRequest()
+        let handler = OrphanedHandler()
+        request.handler = handler
+        handler.request = request
+        orphans.append(request)
+    }
+    for index in 0..<tokens {
+        let token = OrphanedToken()
+        token.value = index
+        orphans.append(token)
+        _ = Unmanaged.passRetained(token)
+    }
+    orphans = []
+    print("unreachable \(3 * cycles + tokens)")
 }
 
 // MARK: - chain, reservation, list: hostile heaps for --retainers
@@ -661,7 +708,8 @@ func service(count: Int) {
 let modes: [String: (Int) -> Void] = [
     "churn": churn(count:), "validate-cost": validateCost(count:), "retain": retain(count:), "heap": heap(count:),
     "over-budget": overBudget(count:), "threads": threads(count:), "chain": chain(count:),
-    "reservation": reservation(gigabytes:), "list": list(count:), "service": service(count:),
+    "reservation": reservation(gigabytes:), "list": list(count:), "unreachable": unreachable(count:),
+    "service": service(count:),
 ]
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count == 2 || (arguments.count == 3 && arguments[0] == "threads"), let mode = modes[arguments[0]],
