@@ -26,6 +26,17 @@ final class HeapSnapshotReplayTests: XCTestCase {
         XCTAssertTrue(found.retainers.allSatisfy { $0.count >= 1 }, message)
     }
 
+    /// Asserts that every unreachable object of `input`'s process is in exactly one group and
+    /// counted under one type, its bytes too.
+    private func assertEveryUnreachableObjectIsInOneGroup(_ input: [UInt8], _ message: String) {
+        let found = input.withUnsafeBytes(HeapSnapshotReplay.unreachable(from:))
+        XCTAssertEqual(found.groups.reduce(0) { $0 + $1.objects }, found.objects, message)
+        XCTAssertEqual(found.groups.reduce(0) { $0 + $1.bytes }, found.bytes, message)
+        XCTAssertEqual(found.types.reduce(0) { $0 + $1.count }, found.objects, message)
+        XCTAssertEqual(found.types.reduce(0) { $0 + $1.bytes }, found.bytes, message)
+        XCTAssertTrue(found.groups.allSatisfy { $0.count >= 1 && $0.objects >= $0.count && !$0.path.isEmpty }, message)
+    }
+
     /// Each retainer as one line: count, root kind and name, then each step's via and type.
     private func lines(_ input: [UInt8]?) throws -> [String] {
         let found = retainers(try XCTUnwrap(input))
@@ -84,7 +95,9 @@ final class HeapSnapshotReplayTests: XCTestCase {
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.corpus.path).sorted()
         XCTAssertFalse(files.isEmpty)
         for file in files {
-            assertEveryInstanceIsAccountedFor(try [UInt8](Data(contentsOf: Self.corpus.appendingPathComponent(file))), file)
+            let input = try [UInt8](Data(contentsOf: Self.corpus.appendingPathComponent(file)))
+            assertEveryInstanceIsAccountedFor(input, file)
+            assertEveryUnreachableObjectIsInOneGroup(input, file)
         }
     }
 
@@ -109,6 +122,7 @@ final class HeapSnapshotReplayTests: XCTestCase {
                 }
             }
             assertEveryInstanceIsAccountedFor(input, "round \(round)")
+            assertEveryUnreachableObjectIsInOneGroup(input, "round \(round)")
         }
     }
 }
