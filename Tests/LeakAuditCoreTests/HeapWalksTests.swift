@@ -5,15 +5,19 @@ import XCTest
 
 /// The heap walk's handshake: a process waits only while its memory is copied, never while the
 /// copy is searched.
+/// A ledger of process `pid` (`/app/App`) with one instance of `App.Model`, whose budget is
+/// `budget`, at `object`.
+private func ledgerWithOneInstance(pid: Int32, budget: Int, object: UInt64) -> LifetimeLedger {
+    var ledger = LifetimeLedger()
+    ledger.apply(.processAttached(AttachedProcess(pid: pid, commandLine: ["/app/App"], flags: 0)))
+    ledger.apply(.typeDefined(id: 1, name: "App.Model", max: budget))
+    ledger.apply(.allocated(typeID: 1, object: object, stackID: 1, sequence: 1, test: nil))
+    return ledger
+}
+
 final class HeapWalksTests: XCTestCase {
     /// A ledger of process 4242 with one instance of a type over its budget of 0.
-    private func ledgerOverBudget() -> LifetimeLedger {
-        var ledger = LifetimeLedger()
-        ledger.apply(.processAttached(AttachedProcess(pid: 4242, commandLine: ["/app/App"], flags: 0)))
-        ledger.apply(.typeDefined(id: 1, name: "App.Model", max: 0))
-        ledger.apply(.allocated(typeID: 1, object: 0x5555_1000_0010, stackID: 1, sequence: 1, test: nil))
-        return ledger
-    }
+    private func ledgerOverBudget() -> LifetimeLedger { ledgerWithOneInstance(pid: 4242, budget: 0, object: 0x5555_1000_0010) }
 
     /// Issue 29: the target was kept waiting in its exit handshake for the whole search (seconds on
     /// a large heap), not only for the copy.
@@ -70,11 +74,7 @@ final class HeapWalksTests: XCTestCase {
 /// explaining, and its search is given the addresses its ledger watched.
 final class HeapWalksUnreachableTests: XCTestCase {
     private func ledgerWithNothingOverBudget() -> LifetimeLedger {
-        var ledger = LifetimeLedger()
-        ledger.apply(.processAttached(AttachedProcess(pid: 4243, commandLine: ["/app/App"], flags: 0)))
-        ledger.apply(.typeDefined(id: 1, name: "App.Model", max: 5))
-        ledger.apply(.allocated(typeID: 1, object: 0x5555_1000_0020, stackID: 1, sequence: 1, test: nil))
-        return ledger
+        ledgerWithOneInstance(pid: 4243, budget: 5, object: 0x5555_1000_0020)
     }
 
     func testAProcessAskingForItsUnreachableObjectsIsCopiedAndSearchedWithWhatItsLedgerWatched() throws {

@@ -32,7 +32,7 @@ struct UnreachableStructures {
         var bytes: Int
     }
 
-    /// Most objects first, then most bytes, then by path.
+    /// Most objects first, then most bytes, then in the order of their first structures.
     var groups: [Group]
     /// Most objects first, then by name.
     var types: [TypeTally]
