@@ -77,7 +77,17 @@ extension RetainerSearch {
         let component = components.component
 
         // A component another one holds is no structure of its own. Each of the others starts at
-        // its canonical member: the smallest type name, then the lowest address.
+        // its canonical member: the smallest type name, then the lowest address (the names ranked
+        // once, so that a million structures compare integers).
+        let names = layout.typeTable.map(\.name)
+        var rank = [Int32](repeating: 0, count: names.count)
+        for (position, index) in names.indices.sorted(by: { names[$0] < names[$1] }).enumerated() {
+            rank[index] = Int32(position)
+        }
+        func precedes(_ node: Int32, _ other: Int32) -> Bool {
+            let (first, second) = (rank[Int(nodeTypeIndexes[Int(node)])], rank[Int(nodeTypeIndexes[Int(other)])])
+            return first != second ? first < second : objects[Int(node)] < objects[Int(other)]
+        }
         var held = [Bool](repeating: false, count: components.count)
         for source in members.indices {
             for edge in offsets[source]..<offsets[source + 1] where component[Int(targets[edge])] != component[source] {
@@ -193,13 +203,6 @@ extension RetainerSearch {
         .map(\.element)
         types.sort { ($1.count, $0.name) < ($0.count, $1.name) }
         return UnreachableStructures(groups: groups, types: types, objects: members.count, bytes: totalBytes)
-    }
-
-    /// Whether `node` comes before `other` as a structure's start: the smaller type name, then the
-    /// lower address.
-    private func precedes(_ node: Int32, _ other: Int32) -> Bool {
-        let (name, otherName) = (nodeType(node).name, nodeType(other).name)
-        return name != otherName ? name < otherName : objects[Int(node)] < objects[Int(other)]
     }
 
     /// The step with its array index or dictionary key left out: -1 and nil stand for any.
