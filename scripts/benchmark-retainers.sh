@@ -26,7 +26,7 @@
 # Environment (all optional):
 #   LEAK_AUDIT_BENCH_SCRATCH           --scratch-path for the root package (default: .build-bench)
 #   LEAK_AUDIT_BENCH_FIXTURES_SCRATCH  --scratch-path for Fixtures (default: Fixtures/.build-bench)
-#   HEAP_SIZES (default "1000000 10000000 25000000"), CHAIN_N (default 1000000),
+#   HEAP_SIZES (default "1000000 10000000 25000000"; empty: no heap case), CHAIN_N (default 1000000),
 #   LIST_N (default 2000000), RESERVATION_GIB (default 64), UNREACHABLE_N (default 1000000), REPS (default 3)
 # Figures are printed, never asserted: the script exits 0 unless a build or a run fails.
 set -euo pipefail
@@ -34,7 +34,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-HEAP_SIZES=${HEAP_SIZES:-1000000 10000000 25000000}
+HEAP_SIZES=${HEAP_SIZES-1000000 10000000 25000000}
 CHAIN_N=${CHAIN_N:-1000000}
 LIST_N=${LIST_N:-2000000}
 RESERVATION_GIB=${RESERVATION_GIB:-64}

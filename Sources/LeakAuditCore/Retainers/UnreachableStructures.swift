@@ -121,8 +121,6 @@ extension RetainerSearch {
             }
             queue.removeAll(keepingCapacity: true)
         }
-        offsets = []
-        targets = []
 
         // Counts by structure and by type.
         var objectsOf = [Int](repeating: 0, count: starts.count)
@@ -158,17 +156,55 @@ extension RetainerSearch {
         }
         var groups: [UnreachableStructures.Group] = []
         var groupIndexes: [Shape: Int] = [:]
+        // The shortest cycle through each start, breadth first within its component: each
+        // member's predecessor (-1 while unseen), reset after each search.
+        var previous = [Int32](repeating: -1, count: members.count)
+        var seen: [Int32] = []
         for (structure, start) in starts.enumerated() {
             let node = members[Int(start)]
             let own = component[Int(start)]
             var path: Path
             var shape = UnreachableObjects.Group.Shape.cycle
-            if onCycle[Int(own)],
-                let steps = cycle(
-                    through: node,
-                    within: { Int($0) < dense.count && dense[Int($0)] >= 0 && component[Int(dense[Int($0)])] == own })
-            {
-                path = Path(root: .cycle, steps: steps)
+            var closing: Int32 = -1
+            if onCycle[Int(own)] {
+                previous[Int(start)] = start
+                seen.append(start)
+                var head = 0
+                search: while head < seen.count {
+                    let source = seen[head]
+                    head += 1
+                    for edge in offsets[Int(source)]..<offsets[Int(source) + 1] where component[Int(targets[edge])] == own {
+                        let target = targets[edge]
+                        if target == start {
+                            closing = source
+                            break search
+                        }
+                        if previous[Int(target)] < 0 {
+                            previous[Int(target)] = source
+                            seen.append(target)
+                        }
+                    }
+                }
+            }
+            if closing >= 0 {
+                // The cycle's objects from the start; the path names only the steps it keeps.
+                var cycle: [Int32] = []
+                var current = closing
+                while current != start {
+                    cycle.append(members[Int(current)])
+                    current = previous[Int(current)]
+                }
+                cycle.append(node)
+                cycle.reverse()
+                path = Path.kept(count: cycle.count + 1) { index in
+                    guard index > 0 else { return Step(hold: .property(""), type: nodeType(node).name) }
+                    let (from, to) = (cycle[index - 1], index < cycle.count ? cycle[index] : node)
+                    let (hold, closure) = reference(from: from, to: to)
+                    return Step(
+                        hold: hold, type: nodeType(to).name, closure: closure,
+                        isCollectionStorage: index < cycle.count && nodeType(to).collection != nil)
+                }
+                path.root = .cycle
             } else {
                 shape = .overRetained
                 path = Path(
@@ -178,6 +214,8 @@ extension RetainerSearch {
                             hold: .property(""), type: nodeType(node).name, isCollectionStorage: nodeType(node).collection != nil)
                     ])
             }
+            for member in seen { previous[Int(member)] = -1 }
+            seen.removeAll(keepingCapacity: true)
             let key = Shape(shape: shape, steps: path.steps.map { Self.anyIndexOrKey($0) }, omittedSteps: path.omittedSteps)
             let tracked = trackedOf[Int32(structure)] ?? []
             guard let index = groupIndexes[key] else {
@@ -203,6 +241,15 @@ extension RetainerSearch {
         .map(\.element)
         types.sort { ($1.count, $0.name) < ($0.count, $1.name) }
         return UnreachableStructures(groups: groups, types: types, objects: members.count, bytes: totalBytes)
+    }
+
+    /// How `from` holds `to`: the first of its references to it.
+    private mutating func reference(from: Int32, to: Int32) -> (Hold, UInt64?) {
+        var found: (Hold, UInt64?)? = nil
+        forEachReference(of: from) { _, target, hold, closure in
+            if found == nil, target == to { found = (hold, closure) }
+        }
+        return found ?? (.word, nil)
     }
 
     /// The step with its array index or dictionary key left out: -1 and nil stand for any.

@@ -183,9 +183,8 @@ extension RetainerSearch {
     }
 
     /// The shortest cycle of strong references from `start` back to it, among objects no root
-    /// reached (and, given `within`, those it says yes to): the instance first, each step holding
-    /// the next, the last step back to it.
-    mutating func cycle(through start: Int32, within: ((Int32) -> Bool)? = nil) -> [Step]? {
+    /// reached: the instance first, each step holding the next, the last step back to it.
+    mutating func cycle(through start: Int32) -> [Step]? {
         var previous: [Int32: (Int32, Hold, UInt64?)] = [:]
         var queue: [Int32] = [start]
         var head = 0
@@ -194,7 +193,7 @@ extension RetainerSearch {
             let node = queue[head]
             head += 1
             forEachReference(of: node) { search, target, hold, closure in
-                guard closing == nil, search.parent[Int(target)] == Int32.min, within?(target) ?? true else { return }
+                guard closing == nil, search.parent[Int(target)] == Int32.min else { return }
                 if target == start {
                     closing = (node, hold, closure)
                 } else if previous[target] == nil {
