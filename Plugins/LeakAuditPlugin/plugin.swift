@@ -215,8 +215,8 @@ struct PluginInvocation {
     /// `leak-audit run` options that take no value; every other option takes one. The plugin cannot
     /// link leak-audit's code: PluginAgreementTests checks this list against `leak-audit run`.
     private static let leakAuditFlags: Set<String> = [
-        "--census", "--census-all", "--retainers", "--leaks-per-test", "--fail-on-global-state", "--fail-on-test-case-state",
-        "--verbose", "--quiet", "-q",
+        "--census", "--census-all", "--retainers", "--unreachable", "--leaks-per-test", "--fail-on-global-state",
+        "--fail-on-test-case-state", "--verbose", "--quiet", "-q",
     ]
 
     static let usage = """

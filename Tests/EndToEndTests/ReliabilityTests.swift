@@ -5,10 +5,16 @@ import XCTest
 /// What leak-audit does when the target misbehaves: it writes into leak-audit's channel what
 /// LeakMonitor never would (docs/reliability.md lists every case and what was observed).
 final class ReliabilityTests: XCTestCase {
-    /// `timeout 120 leak-audit run --output-json TMP args…`: a hang fails the test instead of CI.
+    /// `timeout 120 leak-audit run --output-json TMP --config EMPTY args…`: a hang fails the test
+    /// instead of CI. The configuration file, which asks for nothing, keeps the run from checking
+    /// unreachable objects by default: HostileWriter links no LeakMonitor, and its shim would
+    /// otherwise attach at its exit into the channel it wrote over.
     private func audit(_ arguments: [String]) throws -> (result: Harness.CommandResult, report: AuditReport) {
         let jsonPath = Harness.scratchPath("report.json")
-        let result = Harness.run(["timeout", "120", Harness.leakAudit, "run", "--output-json", jsonPath] + arguments)
+        let configuration = Harness.scratchPath("config.json")
+        try Data(#"{"version": 1}"#.utf8).write(to: URL(fileURLWithPath: configuration))
+        let result = Harness.run(
+            ["timeout", "120", Harness.leakAudit, "run", "--output-json", jsonPath, "--config", configuration] + arguments)
         XCTAssertNotEqual(result.status, 124, "leak-audit hung: \(result.log)")
         return (result, try Harness.readReport(jsonPath))
     }
