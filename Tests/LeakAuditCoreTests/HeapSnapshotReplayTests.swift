@@ -91,6 +91,32 @@ final class HeapSnapshotReplayTests: XCTestCase {
                 + "Node.next → Node.next → Node.next → Node.next → Node.next → Node.next → Node.next → Leaked")
     }
 
+    /// The free lists are found and followed, bounded, however their links are damaged.
+    func testFreeListsAreFollowedOnlyWhileTheyHold() throws {
+        for (name, expected) in [("tcache-freed", 2), ("fastbin-freed", 2)] {
+            let input = try XCTUnwrap(HeapSnapshotReplay.seeds[name])
+            let snapshot = input.withUnsafeBytes { HeapSnapshotReplay.decode($0).snapshot }
+            let memory = SnapshotMemory(snapshot)
+            let walk = MallocHeap.forEachBlock(in: memory) { _ in }
+            XCTAssertEqual(MallocHeap.freeBlocks(in: memory, walk: walk).addresses.count, expected, name)
+        }
+        // A tcache list whose second link is damaged ends at its first block; one whose count
+        // says more than its blocks ends at the last.
+        var input = try XCTUnwrap(HeapSnapshotReplay.seeds["tcache-freed"])
+        input += [6, UInt8(HeapSnapshotReplay.Area.heap.rawValue), 0x60, 0, 1, 0x80 + 7]
+        var snapshot = input.withUnsafeBytes { HeapSnapshotReplay.decode($0).snapshot }
+        var memory = SnapshotMemory(snapshot)
+        var walk = MallocHeap.forEachBlock(in: memory) { _ in }
+        XCTAssertEqual(walk.tcacheCandidates.count, 1)
+        XCTAssertEqual(MallocHeap.freeBlocks(in: memory, walk: walk).addresses.count, 1)
+        input = try XCTUnwrap(HeapSnapshotReplay.seeds["tcache-freed"])
+        input += [6, UInt8(HeapSnapshotReplay.Area.heap.rawValue), 2, 0, 1, 0x80 + 60]
+        snapshot = input.withUnsafeBytes { HeapSnapshotReplay.decode($0).snapshot }
+        memory = SnapshotMemory(snapshot)
+        walk = MallocHeap.forEachBlock(in: memory) { _ in }
+        XCTAssertEqual(MallocHeap.freeBlocks(in: memory, walk: walk).addresses.count, 2)
+    }
+
     func testTheFuzzersFindingsStayFixed() throws {
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.corpus.path).sorted()
         XCTAssertFalse(files.isEmpty)

@@ -7,12 +7,23 @@ extension RetainerSearch {
     /// reaches (tasks, cycles) are known too.
     mutating func enumerateHeap() {
         var ascending = true
-        walkedHeaps = MallocHeap.forEachBlock(in: memory) { block in
+        heapWalk = MallocHeap.forEachBlock(in: memory) { block in
             guard let typeIndex = layout.objectTypeIndex(at: block.address) else { return }
             if let last = objects.last, last >= block.address { ascending = false }
             objects.append(block.address)
             nodeTypeIndexes.append(typeIndex)
             appendSize(block.size)
+        }
+        walkedHeaps = heapWalk.walked
+        freeBlocks = MallocHeap.freeBlocks(in: memory, walk: heapWalk)
+        if !freeBlocks.addresses.isEmpty, objects.contains(where: freeBlocks.addresses.contains) {
+            // A free block whose stale words still read as an object: not one.
+            let kept = objects.indices.filter { !freeBlocks.addresses.contains(objects[$0]) }
+            let sizes = kept.map { size(of: Int32($0)) }
+            objects = kept.map { objects[$0] }
+            nodeTypeIndexes = kept.map { nodeTypeIndexes[$0] }
+            (nodeSizes, largeSizes) = ([], [:])
+            for size in sizes { appendSize(size) }
         }
         if !ascending {
             // Regions out of order (never in a real snapshot): sorted, as the binary search needs.
@@ -53,13 +64,7 @@ extension RetainerSearch {
 
     /// Whether `address` lies in a heap whose chunks were walked.
     private func inWalkedHeap(_ address: UInt64) -> Bool {
-        var low = 0
-        var high = walkedHeaps.count
-        while low < high {
-            let middle = (low + high) / 2
-            if walkedHeaps[middle].upperBound <= address { low = middle + 1 } else { high = middle }
-        }
-        return low < walkedHeaps.count && walkedHeaps[low].contains(address)
+        MallocHeap.contains(walkedHeaps, address)
     }
 
     func nodeType(_ node: Int32) -> SwiftLayout.ObjectType {

@@ -137,7 +137,61 @@ extension HeapSnapshotReplay {
         roots.threadLocal([Code.zero, Code.zero] + Encoder.object(5))
         roots.instances(Encoder.object(1) + Encoder.object(4) + Encoder.object(5))
         seeds["roots"] = roots.bytes
+        freeBlockSeeds(&seeds)
         return seeds
+    }
+
+    /// The blocks malloc keeps free, which read as in use: a tcache list of two, a thread arena's
+    /// and the main arena's fastbins, each block with stale words that name a cycle.
+    private static func freeBlockSeeds(_ seeds: inout [String: [UInt8]]) {
+        let heap = HeapSnapshotReplay.starts[Area.heap.rawValue]
+        // [heap] starts with the main thread's tcache (bin 0: two blocks of 32 bytes); a cycle of
+        // two nodes; the two freed blocks, the second with a stale pointer to the cycle.
+        let key: UInt64 = 0x5A17_C0DE_0BAD_F00D
+        let first = Encoder.block(.heap, offset: 0x2F0)
+        let second = Encoder.block(.heap, offset: 0x2D0)
+        var tcache = Encoder()
+        tcache.classType(name: Name.node, words: 1, fields: [(2, Encoder.symbolic(0), Name.next)])
+        tcache.chunks(
+            .heap,
+            [
+                (41, [Code.small + 2] + [UInt8](repeating: Code.zero, count: 15) + Encoder.literal(first)),
+                (2, [Encoder.meta(0), Code.live] + Encoder.object(2)), (2, [Encoder.meta(0), Code.live] + Encoder.object(1)),
+                (2, Encoder.literal(second >> 12) + Encoder.literal(key) + Encoder.object(1)),
+                (2, Encoder.literal((first >> 12) ^ second) + Encoder.literal(key)),
+            ])
+        tcache.instances(Encoder.object(2))
+        seeds["tcache-freed"] = tcache.bytes
+
+        // A thread arena's first heap (its malloc_state after heap_info) whose fastbin for 32
+        // bytes holds a freed block with stale pointers to a cycle; and the main arena, in the
+        // image's data (its `top` the [heap]'s top chunk, its `next` itself), whose fastbin
+        // holds another.
+        let arenaBlock = Encoder.block(.arena, offset: 0x40, flags: 2)
+        let heapBlock = Encoder.block(.heap, offset: 0x20)
+        let mainArena = HeapSnapshotReplay.starts[Area.data.rawValue] + 0x800
+        var fastbins = Encoder(flags: 2)
+        fastbins.classType(name: Name.node, words: 1, fields: [(2, Encoder.symbolic(0), Name.next)])
+        fastbins.chunks(
+            .arena,
+            [
+                (2, [Encoder.meta(0), Code.live] + Encoder.object(1)), (2, [Encoder.meta(0), Code.live] + Encoder.object(0)),
+                (2, Encoder.literal(arenaBlock >> 12) + Encoder.object(0) + Encoder.object(1)),
+            ])
+        fastbins.chunks(
+            .heap,
+            [
+                (2, [Encoder.meta(0), Code.live] + Encoder.object(3)),
+                (2, Encoder.literal(heapBlock >> 12) + Encoder.object(0) + Encoder.object(3)),
+                (2, [Encoder.meta(0), Code.live] + Encoder.object(0)),
+            ])
+        // fastbinsY[0] at 0x10, `top` at 0x60, `next` at 0x870.
+        fastbins.patch(.arena, word: 8, Encoder.literal(arenaBlock - 16))
+        fastbins.patch(.data, word: 0x102, Encoder.literal(heapBlock - 16))
+        fastbins.patch(.data, word: 0x10C, Encoder.literal(heap + 0x60))
+        fastbins.patch(.data, word: 0x20E, Encoder.literal(mainArena))
+        fastbins.instances(Encoder.object(0) + Encoder.object(3))
+        seeds["fastbin-freed"] = fastbins.bytes
     }
 
     /// Indexes of `names`.
@@ -171,6 +225,15 @@ extension HeapSnapshotReplay {
 
         static func meta(_ type: UInt8) -> UInt8 { Code.metadata + type }
 
+        /// A 64-bit value as it is.
+        static func literal(_ value: UInt64) -> [UInt8] { [Code.literal64] + (0..<8).map { UInt8(value >> (8 * $0) & 0xFF) } }
+
+        /// The user address of the chunk `offset` bytes into `area`'s first chunk (in a thread
+        /// arena, its first heap's).
+        static func block(_ area: Area, offset: UInt64, flags: UInt8 = 0) -> UInt64 {
+            HeapSnapshotReplay.starts[area.rawValue] + (area == .arena ? (flags & 2 != 0 ? 0x900 : 48) : 0) + offset + 16
+        }
+
         static func kind(_ kind: TypeSpec.Kind) -> UInt8 { UInt8(kind.rawValue) }
 
         /// A mangled name that refers to type `type`'s descriptor.
@@ -202,6 +265,10 @@ extension HeapSnapshotReplay {
         mutating func stack(_ tokens: [UInt8]) { bytes += [3, UInt8(Self.count(tokens))] + tokens }
         mutating func instances(_ tokens: [UInt8]) { bytes += [5, UInt8(Self.count(tokens))] + tokens }
         mutating func threadLocal(_ tokens: [UInt8]) { bytes += [9, UInt8(Self.count(tokens))] + tokens }
+        /// Words written over `area` from word `word` on, after everything else.
+        mutating func patch(_ area: Area, word: Int, _ tokens: [UInt8]) {
+            bytes += [6, UInt8(area.rawValue), UInt8(word & 0xFF), UInt8(word >> 8), UInt8(Self.count(tokens))] + tokens
+        }
 
         mutating func thread(
             instructionPointer: [UInt8], stackPointer: [UInt8], framePointer: [UInt8], threadPointer: [UInt8], name: UInt8,

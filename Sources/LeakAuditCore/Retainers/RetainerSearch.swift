@@ -16,6 +16,9 @@ struct RetainerSearch {
     /// search. Other addresses (objects outside walked heaps, and what is no object) by hash.
     var enumeratedCount = 0
     var walkedHeaps: [Range<UInt64>] = []
+    /// What the heap walk found besides the objects, and the free blocks that read as in use.
+    var heapWalk = MallocHeap.Walk()
+    var freeBlocks = MallocHeap.FreeBlocks()
     var otherNodes: [UInt64: Int32] = [:]
     /// Each node's size in bytes, 4 bytes a node: the few of 4 GiB or more are in `largeSizes`.
     var nodeSizes: [UInt32] = []
