@@ -19,7 +19,12 @@ public struct Retainer: Sendable, Hashable {
         case testCase
         /// A cycle of strong references that nothing else reaches.
         case cycle
-        /// No holder was found (see `Root.name`).
+        /// A word of memory whose layout is not known (`name`: a malloc block that is no Swift
+        /// object, of its size, or a mapping no heap walk enumerated): read conservatively, any
+        /// word that points at or into an object holds it.
+        case memory
+        /// No holder was found (see `Root.name`): nothing references the object, or the memory
+        /// that might could not be read.
         case unknown
     }
 

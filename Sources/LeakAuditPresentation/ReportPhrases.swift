@@ -417,6 +417,7 @@ public struct ReportPhrases: Sendable {
         case .register: return "a register\(thread) in \(escaped(root.name))"
         case .task: return root.name.isEmpty ? "an async task" : "the async task running \(escaped(root.name))"
         case .testCase: return "the test case \(escaped(root.name))"
+        case .memory: return "untyped memory (\(escaped(root.name)))"
         case .cycle, .unknown: return escaped(root.name)
         }
     }

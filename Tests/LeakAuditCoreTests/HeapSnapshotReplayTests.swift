@@ -91,6 +91,39 @@ final class HeapSnapshotReplayTests: XCTestCase {
                 + "Node.next → Node.next → Node.next → Node.next → Node.next → Node.next → Node.next → Leaked")
     }
 
+    /// Untyped memory holds what it points at or into, but for the blocks malloc keeps free and a
+    /// side table's pointer back at its object.
+    func testUntypedMemoryHoldsAndFreeBlocksAndSideTablesDoNot() throws {
+        let seeds = HeapSnapshotReplay.seeds
+        // A cycle whose first node a C block holds (an opaque retained pointer) is held.
+        XCTAssertEqual(
+            try lines(seeds["opaque-retained"]),
+            ["1 memory a malloc block of 24 bytes: a malloc block of 24 bytes App.Node / next App.Leaked"])
+        // Pointers into array storage (its count, its first element) hold it.
+        XCTAssertEqual(
+            try lines(seeds["interior-pointers"]),
+            [
+                "1 memory a malloc block of 24 bytes: a malloc block of 24 bytes [App.Model] / [0] App.Leaked",
+                "1 stack closure #1 in App.Screen.init(): closure #1 in App.Screen.init() [App.Model] / [0] App.Leaked",
+            ])
+        // Blocks on a tcache list (the second one's link safe-linked) and on the fastbins of a
+        // thread arena and of the main arena, which read as in use, hold nothing; nor do the main
+        // arena's own words (its list heads and `top` name chunks, the last word of the block
+        // before), nor a side table's pointer back at its object.
+        XCTAssertEqual(
+            try lines(seeds["tcache-freed"]),
+            ["1 cycle a cycle of 2 objects that nothing else holds:  App.Node / next App.Node / next App.Leaked"])
+        XCTAssertEqual(
+            try lines(seeds["fastbin-freed"]),
+            [
+                "1 cycle a cycle of 2 objects that nothing else holds:  App.Node / next App.Node / next App.Leaked",
+                "1 cycle a cycle of 1 object that nothing else holds:  App.Node / next App.Leaked",
+            ])
+        let unreferenced = try lines(seeds["side-table"])
+        XCTAssertEqual(unreferenced.count, 1)
+        XCTAssertTrue(unreferenced[0].hasPrefix("1 unknown nothing: unreachable"), unreferenced[0])
+    }
+
     /// The free lists are found and followed, bounded, however their links are damaged.
     func testFreeListsAreFollowedOnlyWhileTheyHold() throws {
         for (name, expected) in [("tcache-freed", 2), ("fastbin-freed", 2)] {

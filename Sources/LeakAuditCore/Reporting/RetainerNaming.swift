@@ -163,11 +163,21 @@ struct RetainerNaming {
             let objects = Swift.max(1, path.steps.count + path.omittedSteps - 1)
             root = Retainer.Root(
                 kind: .cycle, name: "a cycle of \(objects) object\(objects == 1 ? "" : "s") that nothing else holds")
+        case .memory(let bytes, let isMallocBlock):
+            root = Retainer.Root(
+                kind: .memory,
+                name: isMallocBlock ? "a malloc block of \(bytes) bytes" : "a mapping of \(bytes) bytes outside malloc's heap")
+        case .unreferenced:
+            root = Retainer.Root(
+                kind: .unknown,
+                name:
+                    "nothing: unreachable (no global, stack, register, task, cycle or untyped memory holds it), over-retained or retained without a reference (Unmanaged.passRetained)"
+            )
         case .unknown:
             root = Retainer.Root(
                 kind: .unknown,
                 name:
-                    "nothing: unreachable (no global, stack, thread-local storage, task or cycle holds it), retained without a reference (over-retained, as Unmanaged.passRetained leaves an object) or from memory the walk does not read"
+                    "nothing the walk could find (no global, stack, thread-local storage, task or cycle), and memory that is not a Swift object could not be read (malloc's heap was not walked: another allocator)"
             )
         }
         if !steps.isEmpty, path.root != .cycle { steps[0].via = root.name }

@@ -62,9 +62,36 @@ extension RetainerSearch {
         return low < enumeratedCount && objects[low] == address ? Int32(low) : nil
     }
 
+    /// Whether `address` lies in the main arena's `malloc_state` (in the C library's data): its
+    /// lists and `top` name chunks, whose addresses lie in the last word of the block before.
+    func isMallocState(_ address: UInt64) -> Bool {
+        guard let arena = freeBlocks.mainArena else { return false }
+        return address >= arena && address - arena < MallocHeap.mallocStateSize
+    }
+
     /// Whether `address` lies in a heap whose chunks were walked.
-    private func inWalkedHeap(_ address: UInt64) -> Bool {
+    func inWalkedHeap(_ address: UInt64) -> Bool {
         MallocHeap.contains(walkedHeaps, address)
+    }
+
+    /// The node of the live object that `address` points at or into: an enumerated object by the
+    /// block it lies in (an interior pointer: an element's address in an array's storage), any
+    /// other only at its start (`node(at:)`). Untyped memory, stacks and registers reach objects
+    /// this way; a Swift reference always points at its object's start. (A block's last word is
+    /// also where the next chunk starts: malloc's own lists name chunks, so the main arena's words
+    /// are never read as roots, `isMallocState`.)
+    mutating func node(atOrInside address: UInt64) -> Int32? {
+        guard address > 0xFFFF else { return nil }
+        guard inWalkedHeap(address) else { return address & 7 == 0 ? node(at: address) : nil }
+        var low = 0
+        var high = enumeratedCount
+        while low < high {
+            let middle = (low + high) / 2
+            if objects[middle] <= address { low = middle + 1 } else { high = middle }
+        }
+        guard low > 0 else { return nil }
+        let node = Int32(low - 1)
+        return address - objects[low - 1] < UInt64(size(of: node)) ? node : nil
     }
 
     func nodeType(_ node: Int32) -> SwiftLayout.ObjectType {

@@ -137,14 +137,45 @@ extension HeapSnapshotReplay {
         roots.threadLocal([Code.zero, Code.zero] + Encoder.object(5))
         roots.instances(Encoder.object(1) + Encoder.object(4) + Encoder.object(5))
         seeds["roots"] = roots.bytes
-        freeBlockSeeds(&seeds)
+        untypedMemorySeeds(&seeds)
         return seeds
     }
 
-    /// The blocks malloc keeps free, which read as in use: a tcache list of two, a thread arena's
-    /// and the main arena's fastbins, each block with stale words that name a cycle.
-    private static func freeBlockSeeds(_ seeds: inout [String: [UInt8]]) {
+    /// Untyped memory: a cycle held from a C block (an opaque retained pointer), array storage
+    /// held through interior pointers (from a C block and from the stack), and the stale words of
+    /// blocks malloc keeps free (a tcache list of two, a thread arena's and the main arena's
+    /// fastbins) and of a side table, which hold nothing.
+    private static func untypedMemorySeeds(_ seeds: inout [String: [UInt8]]) {
         let heap = HeapSnapshotReplay.starts[Area.heap.rawValue]
+        // A C block of 24 bytes holds the first of a cycle of two nodes.
+        var opaque = Encoder()
+        opaque.classType(name: Name.node, words: 1, fields: [(2, Encoder.symbolic(0), Name.next)])
+        opaque.chunks(
+            .heap,
+            [
+                (2, [Encoder.meta(0), Code.live] + Encoder.object(1)), (2, [Encoder.meta(0), Code.live] + Encoder.object(0)),
+                (2, [Code.small + 5] + Encoder.object(0)),
+            ])
+        opaque.instances(Encoder.object(1))
+        seeds["opaque-retained"] = opaque.bytes
+
+        // Two arrays' storage, each of one model: a C block points at the first's count, a stack
+        // slot at the second's first element.
+        var interior = Encoder()
+        interior.classType(name: Name.model)
+        interior.typeSpec([Encoder.kind(.array), 0, Name.items, 0])
+        interior.chunks(
+            .heap,
+            [
+                (3, [Encoder.meta(1), Code.live, Code.small + 1, Code.small + 1] + Encoder.object(2)),
+                (3, [Encoder.meta(1), Code.live, Code.small + 1, Code.small + 1] + Encoder.object(3)),
+                (2, [Encoder.meta(0), Code.live]), (2, [Encoder.meta(0), Code.live]),
+                (2, [Code.small + 5, Code.objectField, 0]),
+            ])
+        interior.stack(Encoder.literal(heap + 0x40 + 32))
+        interior.instances(Encoder.object(2) + Encoder.object(3))
+        seeds["interior-pointers"] = interior.bytes
+
         // [heap] starts with the main thread's tcache (bin 0: two blocks of 32 bytes); a cycle of
         // two nodes; the two freed blocks, the second with a stale pointer to the cycle.
         let key: UInt64 = 0x5A17_C0DE_0BAD_F00D
@@ -192,6 +223,20 @@ extension HeapSnapshotReplay {
         fastbins.patch(.data, word: 0x20E, Encoder.literal(mainArena))
         fastbins.instances(Encoder.object(0) + Encoder.object(3))
         seeds["fastbin-freed"] = fastbins.bytes
+
+        // A node whose reference counts name a side table: a malloc block whose first word points
+        // back at it. The node is held by nothing.
+        let sideTable = Encoder.block(.heap, offset: 0x20)
+        var side = Encoder()
+        side.classType(name: Name.node, words: 1, fields: [(2, Encoder.symbolic(0), Name.next)])
+        side.chunks(
+            .heap,
+            [
+                (2, [Encoder.meta(0)] + Encoder.literal(sideTable >> 3 | 3 << 62) + [Code.zero]),
+                (2, Encoder.object(0) + [Code.small + 3, Code.zero]),
+            ])
+        side.instances(Encoder.object(0))
+        seeds["side-table"] = side.bytes
     }
 
     /// Indexes of `names`.

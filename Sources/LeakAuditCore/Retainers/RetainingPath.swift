@@ -49,8 +49,15 @@ extension RetainerSearch {
         case cycle
         /// A cycle of `members` objects that nothing else reaches holds the path's first object.
         case heldByCycle(members: Int)
-        /// No root, object or cycle found: held from memory the walk does not read, or
-        /// over-retained.
+        /// A word of untyped memory: a malloc block of `bytes` that is no Swift object (a C
+        /// structure, a raw-pointer allocation), or a writable mapping of `bytes` that no heap
+        /// walk enumerated.
+        case memory(bytes: Int, isMallocBlock: Bool)
+        /// Nothing references the object: no root, no object, no cycle, no word of untyped
+        /// memory (over-retained, or retained without a reference).
+        case unreferenced
+        /// No root, object or cycle found, and untyped memory could not be read (malloc's heap
+        /// was not walked: another allocator).
         case unknown
     }
 

@@ -1,20 +1,18 @@
 // The search from the roots: globals and thread-local storage, then thread stacks and registers,
-// then async tasks, then XCTest's test cases, breadth first, keeping for each object reached the
+// then async tasks, then XCTest's test cases, then untyped memory (malloc blocks that are no Swift
+// object, memory no heap walk enumerated), breadth first, keeping for each object reached the
 // object it was reached from; and the path to an instance, built from those links.
 
 extension RetainerSearch {
     /// Reaches every object from the roots, globals and thread-locals first, then stacks and
     /// registers, recording for each the shortest path from the first kind of root to reach it.
+    /// A word of a root that points at or into an object reaches it (an interior pointer: an
+    /// element's address that a buffer pointer over an array's storage holds).
     mutating func reachFromRoots(modules: [ModuleImage]) {
         let snapshot = memory.snapshot
         var queue: [Int32] = []
         func seed(_ search: inout Self, _ value: UInt64, _ root: Root, _ queue: inout [Int32]) {
-            guard let node = search.node(at: value & SwiftLayout.pointerMask), search.parent[Int(node)] == Int32.min
-            else { return }
-            search.roots.append(root)
-            search.parent[Int(node)] = -Int32(search.roots.count)
-            search.seeds.append(node)
-            queue.append(node)
+            search.seed(value, root, &queue)
         }
         // 1. Globals: the writable data of every loaded image.
         for region in snapshot.regions where region.isWritable && !region.bytes.isEmpty {
@@ -22,7 +20,9 @@ extension RetainerSearch {
                 var slot = (Swift.max(region.copiedStart, module.start) + 7) & ~7
                 let end = Swift.min(region.copiedEnd, module.end)
                 while slot + 8 <= end {
-                    if let value = memory.word(slot) { seed(&self, value, .global(slot: slot), &queue) }
+                    if let value = memory.word(slot), !isMallocState(slot) {
+                        seed(&self, value, .global(slot: slot), &queue)
+                    }
                     slot += 8
                 }
             }
@@ -78,6 +78,98 @@ extension RetainerSearch {
         }
         breadthFirst(&queue)
         reachFromTestCases(&queue)
+        reachFromUntypedMemory(&queue, modules: modules)
+    }
+
+    /// Makes the object `value` points at or into (spare bits masked) a root's, unless reached.
+    private mutating func seed(_ value: UInt64, _ root: Root, _ queue: inout [Int32]) {
+        guard let node = node(atOrInside: value & SwiftLayout.pointerMask), parent[Int(node)] == Int32.min else {
+            return
+        }
+        roots.append(root)
+        parent[Int(node)] = -Int32(roots.count)
+        seeds.append(node)
+        queue.append(node)
+    }
+
+    /// 5. What untyped memory holds, where no layout says which words are references: every
+    /// malloc block in use that is no live Swift object (a C structure, a raw-pointer allocation,
+    /// an async task allocator's slab, an object whose metadata is not understood), and every
+    /// writable mapping no heap walk enumerated, no image's data and no thread's stack (another
+    /// allocator's memory). Each word that points at or into an object reaches it: an object
+    /// handed to C as an opaque retained pointer is held, never leaked. Not read: the blocks
+    /// malloc keeps free (tcache, fastbins), whose stale words would name false holders, and a
+    /// Swift side table, whose first word points back at its object without holding it.
+    private mutating func reachFromUntypedMemory(_ queue: inout [Int32], modules: [ModuleImage]) {
+        // Malloc's blocks in use, in address order, as the enumerated objects are.
+        var next = 0
+        _ = MallocHeap.forEachBlock(in: memory) { block in
+            while next < enumeratedCount, objects[next] < block.address { next += 1 }
+            guard next >= enumeratedCount || objects[next] != block.address,
+                !freeBlocks.addresses.contains(block.address)
+            else { return }
+            scanWords(liveRange(of: block, modules: modules), &queue) { .memory(bytes: block.size, isMallocBlock: true) }
+        }
+        breadthFirst(&queue)
+        // Writable memory outside the walked heaps, the images and the threads' stacks.
+        let snapshot = memory.snapshot
+        let stacks = Set(snapshot.threads.compactMap { snapshot.regionIndex(containing: $0.stackPointer) })
+        for (index, region) in snapshot.regions.enumerated()
+        where region.isWritable && !region.bytes.isEmpty && !stacks.contains(index)
+            && !modules.contains(where: { $0.start < region.end && region.start < $0.end })
+        {
+            var start = region.copiedStart
+            let size = Int(clamping: region.end - region.start)
+            for heap in walkedHeaps where heap.lowerBound < region.copiedEnd && heap.upperBound > start {
+                if heap.lowerBound > start {
+                    scanWords(start..<heap.lowerBound, &queue) { .memory(bytes: size, isMallocBlock: false) }
+                }
+                start = heap.upperBound
+            }
+            if start < region.copiedEnd {
+                scanWords(start..<region.copiedEnd, &queue) { .memory(bytes: size, isMallocBlock: false) }
+            }
+        }
+        breadthFirst(&queue)
+    }
+
+    /// The part of a malloc block that may hold references: all of it, but for a slab of an async
+    /// task's allocator (its first word the runtime's slab metadata in libswift_Concurrency, then
+    /// the next slab, its capacity and the offset its allocations reach), whose frames end at
+    /// that offset: above it lie the stale words of frames already popped.
+    private func liveRange(of block: MallocHeap.Block, modules: [ModuleImage]) -> Range<UInt64> {
+        let end = block.address &+ UInt64(block.size)
+        let header: UInt64 = 32
+        guard block.size >= Int(header), let metadata = memory.word(block.address),
+            let capacity = memory.uint32(block.address &+ 16), let used = memory.uint32(block.address &+ 20),
+            UInt64(capacity) + header <= UInt64(block.size), UInt64(capacity) + header + 32 > UInt64(block.size),
+            used <= capacity, used % 16 == 0,
+            modules.contains(where: { $0.start <= metadata && metadata < $0.end && $0.path.contains("libswift_Concurrency") })
+        else { return block.address..<end }
+        return block.address..<(block.address &+ header &+ UInt64(used))
+    }
+
+    /// Seeds from each aligned word of `range` that points at or into an object not yet reached,
+    /// but for a side table's pointer back at its object.
+    private mutating func scanWords(_ range: Range<UInt64>, _ queue: inout [Int32], root: () -> Root) {
+        var slot = (range.lowerBound &+ 7) & ~7
+        while slot < range.upperBound, range.upperBound - slot >= 8 {
+            // Most words are no address (zeros, small numbers): told apart before any lookup.
+            if let value = memory.word(slot), value & SwiftLayout.pointerMask > 0xFFFF,
+                let node = node(atOrInside: value & SwiftLayout.pointerMask), parent[Int(node)] == Int32.min,
+                !isSideTable(slot, of: node)
+            {
+                seed(value, root(), &queue)
+            }
+            slot += 8
+        }
+    }
+
+    /// Whether `slot` is the first word of `node`'s side table: the object's reference counts
+    /// name it (a weak reference's target, which holds the object's address without keeping it).
+    private func isSideTable(_ slot: UInt64, of node: Int32) -> Bool {
+        guard let bits = memory.word(objects[Int(node)] &+ 8), bits & (1 << 63) != 0 else { return false }
+        return (bits << 3) & SwiftLayout.pointerMask == slot
     }
 
     /// 4. What only XCTest's test case objects hold: XCTest keeps every test case until the run

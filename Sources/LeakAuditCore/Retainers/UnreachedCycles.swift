@@ -38,7 +38,7 @@ extension RetainerSearch {
                     isCollectionStorage: nodeType(edge.node).collection != nil))
             current = edge.node
         }
-        guard let cycleStart = chosen else { return Path(root: .unknown, steps: steps) }
+        guard let cycleStart = chosen else { return Path(root: walkedHeaps.isEmpty ? .unknown : .unreferenced, steps: steps) }
         return Path(root: .heldByCycle(members: cycleSize(containing: cycleStart)), steps: steps)
     }
 
