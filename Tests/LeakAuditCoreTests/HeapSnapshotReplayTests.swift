@@ -91,8 +91,8 @@ final class HeapSnapshotReplayTests: XCTestCase {
                 + "Node.next → Node.next → Node.next → Node.next → Node.next → Node.next → Node.next → Leaked")
     }
 
-    /// Untyped memory holds what it points at or into, but for the blocks malloc keeps free and a
-    /// side table's pointer back at its object.
+    /// Untyped memory (and an `Unmanaged` or raw-pointer property) holds what it points at or
+    /// into, but for the blocks malloc keeps free and a side table's pointer back at its object.
     func testUntypedMemoryHoldsAndFreeBlocksAndSideTablesDoNot() throws {
         let seeds = HeapSnapshotReplay.seeds
         // A cycle whose first node a C block holds (an opaque retained pointer) is held.
@@ -119,6 +119,16 @@ final class HeapSnapshotReplayTests: XCTestCase {
                 "1 cycle a cycle of 2 objects that nothing else holds:  App.Node / next App.Node / next App.Leaked",
                 "1 cycle a cycle of 1 object that nothing else holds:  App.Node / next App.Leaked",
             ])
+        // An `Unmanaged` property and a raw pointer into an object hold it (last: a strong path
+        // is shown first); a weak one does not.
+        let opaque = try lines(seeds["unmanaged"])
+        XCTAssertEqual(
+            Array(opaque.prefix(2)),
+            [
+                "1 global App.store: App.store App.Screen / model App.Leaked",
+                "1 global App.store: App.store App.Screen / items App.Leaked",
+            ])
+        XCTAssertTrue(opaque.last?.hasPrefix("1 unknown no reference anywhere") == true, "\(opaque)")
         let unreferenced = try lines(seeds["side-table"])
         XCTAssertEqual(unreferenced.count, 1)
         XCTAssertTrue(unreferenced[0].hasPrefix("1 unknown nothing: unreachable"), unreferenced[0])

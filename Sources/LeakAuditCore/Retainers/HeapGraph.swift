@@ -140,18 +140,21 @@ extension RetainerSearch {
         return Swift.max(usable, fallback)
     }
 
-    /// Calls `body` with each object the node holds strongly, and how.
-    mutating func forEachReference(of node: Int32, _ body: (inout Self, Int32, Hold, UInt64?) -> Void) {
+    /// Calls `body` with each object the node holds strongly, and how; with `opaque`, also each
+    /// object that an `Unmanaged` or raw-pointer property points at or into.
+    mutating func forEachReference(
+        of node: Int32, opaque: Bool = false, _ body: (inout Self, Int32, Hold, UInt64?) -> Void
+    ) {
         let address = objects[Int(node)]
         let type = nodeType(node)
         let end = size(of: node)
         func visit(
             _ search: inout Self, offset: Int, hold: Hold, closureAllowed: Bool = true, enumDescriptor: UInt64? = nil,
-            isFunction: Bool = false
+            isFunction: Bool = false, interior: Bool = false
         ) {
             guard let word = search.memory.word(address &+ UInt64(offset)) else { return }
             let target = word & SwiftLayout.pointerMask
-            guard let targetNode = search.node(at: target) else { return }
+            guard let targetNode = interior ? search.node(atOrInside: target) : search.node(at: target) else { return }
             var hold = hold
             if let enumDescriptor, let (type, name) = search.layout.payloadCase(ofEnum: enumDescriptor, holding: target) {
                 switch hold {
@@ -191,6 +194,8 @@ extension RetainerSearch {
                         visit(
                             &self, offset: offset, hold: .property(field.name), enumDescriptor: field.enumDescriptor,
                             isFunction: field.isFunction)
+                    } else if opaque, field.ownership == .opaque {
+                        visit(&self, offset: offset, hold: .property(field.name), closureAllowed: false, interior: true)
                     }
                 }
                 offset += 8

@@ -237,6 +237,23 @@ extension HeapSnapshotReplay {
             ])
         side.instances(Encoder.object(0))
         seeds["side-table"] = side.bytes
+
+        // App.store → Screen, whose `Unmanaged` property holds a model, whose raw-pointer property
+        // points into another, and whose weak one names a third, which nothing holds.
+        var unmanaged = Encoder()
+        unmanaged.classType(name: Name.model, words: 1)
+        unmanaged.classType(
+            name: Name.screen, words: 3,
+            fields: [(2, [6], Name.modelProperty), (3, [7], Name.items), (4, [3], Name.next)])
+        unmanaged.chunks(
+            .heap,
+            [
+                (3, [Encoder.meta(1), Code.live] + Encoder.object(1) + [Code.objectField, 2] + Encoder.object(3)),
+                (2, [Encoder.meta(0), Code.live]), (2, [Encoder.meta(0), Code.live]), (2, [Encoder.meta(0), Code.live]),
+            ])
+        unmanaged.globals(Encoder.object(0))
+        unmanaged.instances(Encoder.object(1) + Encoder.object(2) + Encoder.object(3))
+        seeds["unmanaged"] = unmanaged.bytes
     }
 
     /// Indexes of `names`.

@@ -101,6 +101,12 @@ extension RetainerSearch {
     /// malloc keeps free (tcache, fastbins), whose stale words would name false holders, and a
     /// Swift side table, whose first word points back at its object without holding it.
     private mutating func reachFromUntypedMemory(_ queue: inout [Int32], modules: [ModuleImage]) {
+        // The `Unmanaged` and raw-pointer properties of the objects reached: from here on, every
+        // object reached is read with them.
+        for node in objects.indices where parent[node] != Int32.min && nodeType(Int32(node)).hasOpaqueFields {
+            queue.append(Int32(node))
+        }
+        breadthFirst(&queue, opaque: true)
         // Malloc's blocks in use, in address order, as the enumerated objects are.
         var next = 0
         _ = MallocHeap.forEachBlock(in: memory) { block in
@@ -110,7 +116,7 @@ extension RetainerSearch {
             else { return }
             scanWords(liveRange(of: block, modules: modules), &queue) { .memory(bytes: block.size, isMallocBlock: true) }
         }
-        breadthFirst(&queue)
+        breadthFirst(&queue, opaque: true)
         // Writable memory outside the walked heaps, the images and the threads' stacks.
         let snapshot = memory.snapshot
         let stacks = Set(snapshot.threads.compactMap { snapshot.regionIndex(containing: $0.stackPointer) })
@@ -130,7 +136,7 @@ extension RetainerSearch {
                 scanWords(start..<region.copiedEnd, &queue) { .memory(bytes: size, isMallocBlock: false) }
             }
         }
-        breadthFirst(&queue)
+        breadthFirst(&queue, opaque: true)
     }
 
     /// The part of a malloc block that may hold references: all of it, but for a slab of an async
@@ -275,16 +281,17 @@ extension RetainerSearch {
     }
 
     /// Reaches what the queued nodes hold, breadth first, but for `avoiding`; a test case is
-    /// searched through only with `throughTestCases` (last, by reachFromTestCases).
+    /// searched through only with `throughTestCases` (last, by reachFromTestCases), and an
+    /// `Unmanaged` or raw-pointer property only with `opaque` (with untyped memory).
     private mutating func breadthFirst(
-        _ queue: inout [Int32], throughTestCases: Bool = false, avoiding: Set<Int32> = []
+        _ queue: inout [Int32], throughTestCases: Bool = false, avoiding: Set<Int32> = [], opaque: Bool = false
     ) {
         var head = 0
         while head < queue.count {
             let node = queue[head]
             head += 1
             guard throughTestCases || !nodeType(node).isTestCase else { continue }
-            forEachReference(of: node) { search, target, hold, closure in
+            forEachReference(of: node, opaque: opaque) { search, target, hold, closure in
                 guard search.parent[Int(target)] == Int32.min, !avoiding.contains(target) else { return }
                 search.parent[Int(target)] = node
                 search.parentHold[Int(target)] = search.holdIndex(hold)

@@ -41,6 +41,8 @@ final class SwiftLayout {
         /// The class descends from XCTest's `XCTestCase`: XCTest keeps each such object until
         /// the run ends, so what it holds outlives its test.
         var isTestCase = false
+        /// A stored property is `Unmanaged` or a raw pointer (`Ownership.opaque`).
+        var hasOpaqueFields = false
     }
 
     struct Field {
@@ -57,10 +59,15 @@ final class SwiftLayout {
     /// How a stored property holds what it points to.
     enum Ownership {
         case strong
-        /// weak, unowned, unowned(unsafe), Unmanaged, or a raw pointer, or a type that holds no
-        /// reference at all (Bool, an integer, Date, a C function pointer, a struct or enum of
-        /// such): never keeps an object alive, whatever its words read as.
+        /// weak, unowned, unowned(unsafe), or a type that holds no reference at all (Bool, an
+        /// integer, Date, a C function pointer, a struct or enum of such): never keeps an object
+        /// alive, whatever its words read as.
         case notOwning
+        /// `Unmanaged`, a raw or opaque pointer: holds no reference by its type, but may carry a
+        /// retained one (`Unmanaged.passRetained(x).toOpaque()`). Never on a path while a strong
+        /// one reaches the object; read last, with untyped memory, so that such an object is
+        /// never called unreachable.
+        case opaque
     }
 
     enum Collection {
@@ -219,6 +226,7 @@ final class SwiftLayout {
         let name = typeName(classMetadata: metadata, descriptor: descriptor)
         var type = ObjectType(kind: .classInstance, name: name, instanceSize: instanceSize, fields: fields)
         type.isTestCase = isTestCase
+        type.hasOpaqueFields = fields.contains { $0.ownership == .opaque }
         type.collection = collection(of: descriptor, metadata: metadata)
         // A collection's storage is named as the collection it stores.
         switch type.collection {
@@ -244,12 +252,13 @@ final class SwiftLayout {
         var fields: [Field] = []
         for (index, record) in records.enumerated() where index < descriptor.numFields {
             guard let offset = memory.word(vector &+ UInt64(index * 8)), offset < 1 << 24 else { continue }
-            let owns = ownership(ofMangledType: record.type) == .strong && mayHoldReference(ofMangledType: record.type)
+            var owning = ownership(ofMangledType: record.type)
+            if owning == .strong, !mayHoldReference(ofMangledType: record.type) { owning = .notOwning }
             var text = mangledCharacters(record.type) ?? ""
             while text.hasSuffix("Sg") { text.removeLast(2) }
             fields.append(
                 Field(
-                    offset: Int(offset), name: record.name, ownership: owns ? .strong : .notOwning,
+                    offset: Int(offset), name: record.name, ownership: owning,
                     enumDescriptor: enumDescriptor(ofMangledType: record.type), isFunction: text.hasSuffix("c")))
         }
         return fields
@@ -278,7 +287,7 @@ final class SwiftLayout {
         if text.hasSuffix("Sg") { text.removeLast(2) }
         if text.hasSuffix("Xw") || text.hasSuffix("Xo") || text.hasSuffix("Xu") { return .notOwning }
         for prefix in ["s9UnmanagedV", "Sp", "SP", "Sv", "SV", "s13OpaquePointerV"] where text.hasPrefix(prefix) {
-            return .notOwning
+            return .opaque
         }
         return .strong
     }
