@@ -127,6 +127,31 @@ final class RetainersTests: XCTestCase {
         XCTAssertEqual(clean.status, 0, clean.stderr)
     }
 
+    func testObjectsHandedToCAsOpaquePointersAreHeldByUntypedMemory() throws {
+        // Six callback boxes (two in cycles) whose only references are opaque retained pointers
+        // in malloc'd blocks, an `UnsafeMutableRawPointer.allocate` buffer and an array of C
+        // structs: each is held by the block, never by nothing or by its cycle.
+        let audit = try Harness.audit(
+            "ReachableHolders", ["opaque-pointers"],
+            extraOptions: ["--retainers", "--budget", "ReachableHolders.CallbackBox=0"])
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let boxes = try retainers(audit, ".CallbackBox")
+        XCTAssertEqual(boxes.map(\.0).reduce(0, +), 6, "\(boxes)")
+        XCTAssertTrue(boxes.allSatisfy { $0.1 == "memory" && $0.2.hasPrefix("a malloc block of ") }, "\(boxes)")
+        let text = Harness.run([
+            Harness.leakAudit, "run", "--retainers", "--budget", "ReachableHolders.CallbackBox=0",
+            try Harness.fixture("ReachableHolders"), "opaque-pointers",
+        ])
+        let unwrapped = text.stderr.replacingOccurrences(of: "\n    ", with: " ")
+        XCTAssertTrue(unwrapped.contains("held by untyped memory (a malloc block of "), text.stderr)
+        // Cycles held by a sleeping thread's locals are held by its stack.
+        let threads = try Harness.audit(
+            "ReachableHolders", ["sleeping-threads"], extraOptions: ["--retainers", "--budget", "ReachableHolders.Worker=0"])
+        let workers = try retainers(threads, ".Worker")
+        XCTAssertEqual(workers.map(\.0).reduce(0, +), 2, "\(workers)")
+        XCTAssertTrue(workers.allSatisfy { $0.1 == "stack" }, "\(workers)")
+    }
+
     func testATestsLeakIsTracedWhenTheTestSettles() throws {
         let audit = try Harness.audit(
             "FixturesPackageTests.xctest", ["ScreenTests.ScreenTests"], extraOptions: ["--leaks-per-test", "--retainers"])
