@@ -98,6 +98,24 @@ final class RetainerSearchTests: XCTestCase {
         XCTAssertLessThan(name.utf8.count, 8 * SwiftLayout.typeNameBudget, name)
     }
 
+    /// A sparse copy's scan reads only the pages copied: an untouched reservation costs nothing.
+    func testOnlyTheCopiedPartsOfASparseCopyAreRead() {
+        let start: UInt64 = 0x7f00_0000_0000
+        let bytes = RegionBytes(copying: [UInt8](repeating: 0, count: 16_384))
+        bytes.writtenRanges = [0..<4096, 8192..<12_288]
+        let region = ProcessSnapshot.Region(
+            start: start, end: start + 16_384, isWritable: true, isExecutable: false, path: "", copiedStart: start,
+            bytes: bytes)
+        let memory = SnapshotMemory(ProcessSnapshot(pid: 1, regions: [region], threads: []))
+        XCTAssertEqual(
+            memory.copiedParts(of: start + 16..<start + 16_384), [start + 16..<start + 4096, start + 8192..<start + 12_288])
+        XCTAssertEqual(memory.copiedParts(of: start + 4096..<start + 8192), [])
+        XCTAssertEqual(memory.copiedParts(of: start + 9000..<start + 9008), [start + 9000..<start + 9008])
+        bytes.writtenRanges = nil
+        XCTAssertEqual(memory.copiedParts(of: start + 4096..<start + 8192), [start + 4096..<start + 8192])
+        XCTAssertEqual(memory.copiedParts(of: start + 16_384..<start + 16_392), [])
+    }
+
     func testAnEmptySnapshotExplainsNothing() {
         let snapshot = ProcessSnapshot(pid: 1, regions: [], threads: [])
         XCTAssertTrue(RetainerSearch.paths(of: [0x1000, 0xFFFF_FFFF_FFFF_FFF0], in: snapshot, modules: []).isEmpty)

@@ -95,6 +95,9 @@ enum SnapshotFailure: Error, Equatable {
 final class RegionBytes {
     let buffer: UnsafeRawBufferPointer
     private let release: (UnsafeRawBufferPointer) -> Void
+    /// The byte ranges of `buffer` that were copied, in order, when only those were (the rest
+    /// reads as zeros, as it did in the process); nil: any of it may hold data.
+    var writtenRanges: [Range<Int>]? = nil
 
     var count: Int { buffer.count }
     var isEmpty: Bool { buffer.isEmpty }

@@ -158,16 +158,18 @@ extension RetainerSearch {
     /// Seeds from each aligned word of `range` that points at or into an object not yet reached,
     /// but for a side table's pointer back at its object.
     private mutating func scanWords(_ range: Range<UInt64>, _ queue: inout [Int32], root: () -> Root) {
-        var slot = (range.lowerBound &+ 7) & ~7
-        while slot < range.upperBound, range.upperBound - slot >= 8 {
-            // Most words are no address (zeros, small numbers): told apart before any lookup.
-            if let value = memory.word(slot), value & SwiftLayout.pointerMask > 0xFFFF,
-                let node = node(atOrInside: value & SwiftLayout.pointerMask), parent[Int(node)] == Int32.min,
-                !isSideTable(slot, of: node)
-            {
-                seed(value, root(), &queue)
+        for part in memory.copiedParts(of: range) {
+            var slot = (part.lowerBound &+ 7) & ~7
+            while slot < part.upperBound, part.upperBound - slot >= 8 {
+                // Most words are no address (zeros, small numbers): told apart before any lookup.
+                if let value = memory.word(slot), value & SwiftLayout.pointerMask > 0xFFFF,
+                    let node = node(atOrInside: value & SwiftLayout.pointerMask), parent[Int(node)] == Int32.min,
+                    !isSideTable(slot, of: node)
+                {
+                    seed(value, root(), &queue)
+                }
+                slot += 8
             }
-            slot += 8
         }
     }
 

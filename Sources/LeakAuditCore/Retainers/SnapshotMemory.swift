@@ -84,6 +84,33 @@ final class SnapshotMemory {
         return raw & 1 == 0 ? target : word(target)
     }
 
+    /// The parts of `range` (within one region) that may hold data: where a copy took only the
+    /// pages the process held, the rest reads as zeros and is left out, so that a scan of an
+    /// untouched reservation costs nothing.
+    func copiedParts(of range: Range<UInt64>) -> [Range<UInt64>] {
+        guard let index = snapshot.regionIndex(containing: range.lowerBound) else { return [] }
+        let region = snapshot.regions[index]
+        guard let written = region.bytes.writtenRanges else { return [range] }
+        let base = region.copiedStart
+        // The first run that ends after the range starts, by binary search.
+        var low = 0
+        var high = written.count
+        while low < high {
+            let middle = (low + high) / 2
+            if base &+ UInt64(written[middle].upperBound) <= range.lowerBound { low = middle + 1 } else { high = middle }
+        }
+        var parts: [Range<UInt64>] = []
+        while low < written.count, base &+ UInt64(written[low].lowerBound) < range.upperBound {
+            let part =
+                Swift.max(
+                    range.lowerBound, base &+ UInt64(written[low].lowerBound))..<Swift.min(
+                    range.upperBound, base &+ UInt64(written[low].upperBound))
+            if !part.isEmpty { parts.append(part) }
+            low += 1
+        }
+        return parts
+    }
+
     /// Whether `address` lies in a copied, writable region: where objects live.
     func isWritable(_ address: UInt64) -> Bool {
         guard pointer(address, 8) != nil else { return false }

@@ -113,7 +113,7 @@ enum ProcessCopier {
         let bytes = RegionBytes(UnsafeRawBufferPointer(start: mapping, count: length)) {
             munmap(UnsafeMutableRawPointer(mutating: $0.baseAddress), $0.count)
         }
-        copyPages(pid, pageMap: pageMap, from: start, to: end, into: bytes, onlyChanged: false)
+        bytes.writtenRanges = copyPages(pid, pageMap: pageMap, from: start, to: end, into: bytes, onlyChanged: false)
         return bytes
     }
 
@@ -125,11 +125,13 @@ enum ProcessCopier {
     /// Copies into `bytes` (whose first byte is `start`'s) the pages of `start..<end` that pagemap
     /// says the process holds (in memory or swapped), or with `onlyChanged` those that are its
     /// own rather than its file's. Without pagemap, every page is read and those all zeros are
-    /// given back to the kernel.
+    /// given back to the kernel. Returns the byte ranges of `bytes` copied by pagemap's word
+    /// (nil without pagemap).
+    @discardableResult
     private static func copyPages(
         _ pid: Int32, pageMap: Int32, from start: UInt64, to end: UInt64, into bytes: RegionBytes, onlyChanged: Bool
-    ) {
-        guard let base = bytes.buffer.baseAddress, start < end else { return }
+    ) -> [Range<Int>]? {
+        guard let base = bytes.buffer.baseAddress, start < end else { return [] }
         let destination = UnsafeMutableRawPointer(mutating: base)
         let pageSize = UInt64(sysconf(Int32(_SC_PAGESIZE)))
         // Reads `from..<to` of the process into the copy; a page that cannot be read (beyond its
@@ -147,7 +149,7 @@ enum ProcessCopier {
             }
         }
         guard pageMap >= 0 else {
-            if onlyChanged { return }  // the file's pages are there already
+            if onlyChanged { return nil }  // the file's pages are there already
             let step = pageSize * 1024
             var position = start
             while position < end {
@@ -164,13 +166,18 @@ enum ProcessCopier {
                 }
                 position = next
             }
-            return
+            return nil
         }
         let entriesPerRead = 65_536
         var entries = [UInt64](repeating: 0, count: entriesPerRead)
         var page = start / pageSize
         let lastPage = (end - 1) / pageSize
         var runStart: UInt64? = nil
+        var copied: [Range<Int>] = []
+        func copyRun(_ from: UInt64, _ to: UInt64) {
+            copy(from, to)
+            copied.append(Int(from - start)..<Int(to - start))
+        }
         while page <= lastPage {
             let wanted = Int(Swift.min(UInt64(entriesPerRead), lastPage - page + 1))
             let read = entries.withUnsafeMutableBytes {
@@ -187,13 +194,14 @@ enum ProcessCopier {
                 if held {
                     if runStart == nil { runStart = address }
                 } else if let first = runStart {
-                    copy(Swift.max(first, start), Swift.min(address, end))
+                    copyRun(Swift.max(first, start), Swift.min(address, end))
                     runStart = nil
                 }
             }
             page += UInt64(wanted)
         }
-        if let first = runStart { copy(Swift.max(first, start), end) }
+        if let first = runStart { copyRun(Swift.max(first, start), end) }
+        return copied
     }
 
     /// A file mapping's bytes from its file: code and read-only data that the loader never
