@@ -129,6 +129,10 @@ final class HeapSnapshotReplayTests: XCTestCase {
                 "1 global App.store: App.store App.Screen / items App.Leaked",
             ])
         XCTAssertTrue(opaque.last?.hasPrefix("1 unknown no reference anywhere") == true, "\(opaque)")
+        // Nor do the stale words past the text of stdio buffers (stdout's, an fopen'd stream's).
+        XCTAssertEqual(
+            try lines(seeds["stdio-buffers"]),
+            ["1 cycle a cycle of 2 objects that nothing else holds:  App.Node / next App.Node / next App.Leaked"])
         let unreferenced = try lines(seeds["side-table"])
         XCTAssertEqual(unreferenced.count, 1)
         XCTAssertTrue(unreferenced[0].hasPrefix("1 unknown nothing: unreachable"), unreferenced[0])

@@ -8,7 +8,10 @@ extension RetainerSearch {
     mutating func enumerateHeap() {
         var ascending = true
         heapWalk = MallocHeap.forEachBlock(in: memory) { block in
-            guard let typeIndex = layout.objectTypeIndex(at: block.address) else { return }
+            guard let typeIndex = layout.objectTypeIndex(at: block.address) else {
+                if let flags = memory.uint32(block.address), flags >> 16 == Self.stdioMagic { streams.append(block.address) }
+                return
+            }
             if let last = objects.last, last >= block.address { ascending = false }
             objects.append(block.address)
             nodeTypeIndexes.append(typeIndex)

@@ -238,6 +238,31 @@ extension HeapSnapshotReplay {
         side.instances(Encoder.object(0))
         seeds["side-table"] = side.bytes
 
+        // A cycle of two nodes whose only other "references" are stale words past the text of
+        // two stdio buffers: stdout's (its FILE in the image's data) and an fopen'd stream's (its
+        // FILE a malloc block).
+        let text = Encoder.literal(0x0A21_6F6C_6C65_48)  // "Hello!\n"
+        var stdio = Encoder()
+        stdio.classType(name: Name.node, words: 1, fields: [(2, Encoder.symbolic(0), Name.next)])
+        stdio.chunks(
+            .heap,
+            [
+                (2, [Encoder.meta(0), Code.live] + Encoder.object(1)), (2, [Encoder.meta(0), Code.live] + Encoder.object(0)),
+                (4, text + Encoder.object(0) + Encoder.object(1)),
+                (
+                    6,
+                    Encoder.literal(0xFBAD_2484) + [Code.zero, Code.zero, Code.zero] + Encoder.object(4)
+                        + [Code.objectField, 4, Code.zero] + Encoder.object(4) + Encoder.literal(heap + 0xF0 + 56)
+                ),
+                (4, text + Encoder.object(1)),
+            ])
+        stdio.patch(
+            .data, word: 0x100,
+            Encoder.literal(0xFBAD_2884) + [Code.zero, Code.zero, Code.zero] + Encoder.object(2) + [Code.objectField, 2]
+                + [Code.zero] + Encoder.object(2) + Encoder.literal(heap + 0x50 + 56))
+        stdio.instances(Encoder.object(0))
+        seeds["stdio-buffers"] = stdio.bytes
+
         // App.store → Screen, whose `Unmanaged` property holds a model, whose raw-pointer property
         // points into another, and whose weak one names a third, which nothing holds.
         var unmanaged = Encoder()

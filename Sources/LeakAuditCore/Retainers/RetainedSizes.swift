@@ -26,7 +26,7 @@ extension RetainerSearch {
         // room for the tree's tables. No node can be looked up after this.
         let nodeCount = objects.count
         (objects, nodeTypeIndexes, otherNodes, walkedHeaps, enumeratedCount) = ([], [], [:], [], 0)
-        (heapWalk, freeBlocks) = (MallocHeap.Walk(), MallocHeap.FreeBlocks())
+        (heapWalk, freeBlocks, streams) = (MallocHeap.Walk(), MallocHeap.FreeBlocks(), [])
         (unreachedGraph, onUnreachedCycle) = (nil, [])
         let tree = DominatorTree(
             nodeCount: nodeCount, successorStart: consume successorStart, successors: consume successors,

@@ -19,6 +19,8 @@ struct RetainerSearch {
     /// What the heap walk found besides the objects, and the free blocks that read as in use.
     var heapWalk = MallocHeap.Walk()
     var freeBlocks = MallocHeap.FreeBlocks()
+    /// The malloc blocks that start like a C library `FILE` (fopen's): their buffers are text.
+    var streams: [UInt64] = []
     var otherNodes: [UInt64: Int32] = [:]
     /// Each node's size in bytes, 4 bytes a node: the few of 4 GiB or more are in `largeSizes`.
     var nodeSizes: [UInt32] = []

@@ -108,11 +108,12 @@ extension RetainerSearch {
         }
         breadthFirst(&queue, opaque: true)
         // Malloc's blocks in use, in address order, as the enumerated objects are.
+        let buffers = stdioBuffers(modules: modules)
         var next = 0
         _ = MallocHeap.forEachBlock(in: memory) { block in
             while next < enumeratedCount, objects[next] < block.address { next += 1 }
             guard next >= enumeratedCount || objects[next] != block.address,
-                !freeBlocks.addresses.contains(block.address)
+                !freeBlocks.addresses.contains(block.address), !buffers.contains(block.address)
             else { return }
             scanWords(liveRange(of: block, modules: modules), &queue) { .memory(bytes: block.size, isMallocBlock: true) }
         }
@@ -137,6 +138,44 @@ extension RetainerSearch {
             }
         }
         breadthFirst(&queue, opaque: true)
+    }
+
+    /// `_IO_MAGIC`, the high half of every C library `FILE`'s first word (`_flags`).
+    static let stdioMagic: UInt32 = 0xFBAD
+
+    /// The malloc blocks that are C library stream buffers (`FILE._IO_buf_base`), of the standard
+    /// streams in the images' data and of the streams fopen made: text that stdio wrote, whose
+    /// words past what it wrote are a freed block's stale ones (stdout's buffer, allocated at the
+    /// first print, often reuses what a program freed just before). A stream is read as glibc
+    /// lays out `struct _IO_FILE`: `_flags` with `_IO_MAGIC`, then its read, write and buffer
+    /// pointers; it counts only when they are in order within one block in use.
+    private func stdioBuffers(modules: [ModuleImage]) -> Set<UInt64> {
+        var buffers: Set<UInt64> = []
+        func add(stream: UInt64) {
+            guard stream <= UInt64.max - 72, let base = memory.word(stream &+ 56), let end = memory.word(stream &+ 64),
+                base < end, base & 15 == 0, inWalkedHeap(base), let header = memory.word(base &- 8),
+                header & 2 == 0, header & ~7 >= 32, end - base <= (header & ~7) - 8
+            else { return }
+            // The read and write pointers (read_ptr, read_end, read_base, write_base, write_ptr,
+            // write_end) are null or within the buffer.
+            for offset in stride(from: UInt64(8), through: 48, by: 8) {
+                guard let pointer = memory.word(stream &+ offset), pointer == 0 || (pointer >= base && pointer <= end)
+                else { return }
+            }
+            buffers.insert(base)
+        }
+        for stream in streams { add(stream: stream) }
+        for region in memory.snapshot.regions where region.isWritable && !region.bytes.isEmpty {
+            for module in modules where module.start < region.end && region.start < module.end {
+                var slot = (Swift.max(region.copiedStart, module.start) + 7) & ~7
+                let end = Swift.min(region.copiedEnd, module.end)
+                while slot + 8 <= end {
+                    if let flags = memory.uint32(slot), flags >> 16 == Self.stdioMagic { add(stream: slot) }
+                    slot += 8
+                }
+            }
+        }
+        return buffers
     }
 
     /// The part of a malloc block that may hold references: all of it, but for a slab of an async
