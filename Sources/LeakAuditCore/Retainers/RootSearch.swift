@@ -92,14 +92,16 @@ extension RetainerSearch {
         queue.append(node)
     }
 
-    /// 5. What untyped memory holds, where no layout says which words are references: every
-    /// malloc block in use that is no live Swift object (a C structure, a raw-pointer allocation,
-    /// an async task allocator's slab, an object whose metadata is not understood), and every
-    /// writable mapping no heap walk enumerated, no image's data and no thread's stack (another
-    /// allocator's memory). Each word that points at or into an object reaches it: an object
-    /// handed to C as an opaque retained pointer is held, never leaked. Not read: the blocks
-    /// malloc keeps free (tcache, fastbins), whose stale words would name false holders, and a
-    /// Swift side table, whose first word points back at its object without holding it.
+    /// 5. What untyped memory holds, where no layout says which words are references: first the
+    /// `Unmanaged` and raw-pointer properties of the objects reached, then every malloc block in
+    /// use that is no live Swift object (a C structure, a raw-pointer allocation, an async task
+    /// allocator's slab up to its frames in use, an object whose metadata is not understood), and
+    /// every writable mapping no heap walk enumerated, no image's data and no thread's stack
+    /// (another allocator's memory). Each word that points at or into an object reaches it: an
+    /// object handed to C as an opaque retained pointer is held, never leaked. Not read: the
+    /// blocks malloc keeps free (tcache, fastbins) and C stream buffers, whose stale words would
+    /// name false holders, and a Swift side table, whose first word points back at its object
+    /// without holding it.
     private mutating func reachFromUntypedMemory(_ queue: inout [Int32], modules: [ModuleImage]) {
         // The `Unmanaged` and raw-pointer properties of the objects reached: from here on, every
         // object reached is read with them.
