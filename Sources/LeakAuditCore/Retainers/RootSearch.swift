@@ -15,16 +15,13 @@ extension RetainerSearch {
             search.seed(value, root, &queue)
         }
         // 1. Globals: the writable data of every loaded image.
-        for region in snapshot.regions where region.isWritable && !region.bytes.isEmpty {
-            for module in modules where module.start < region.end && region.start < module.end {
-                var slot = (Swift.max(region.copiedStart, module.start) + 7) & ~7
-                let end = Swift.min(region.copiedEnd, module.end)
-                while slot + 8 <= end {
-                    if let value = memory.word(slot), !isMallocState(slot) {
-                        seed(&self, value, .global(slot: slot), &queue)
-                    }
-                    slot += 8
+        for data in imageData(modules) {
+            var slot = data.lowerBound
+            while slot + 8 <= data.upperBound {
+                if let value = memory.word(slot), !isMallocState(slot) {
+                    seed(&self, value, .global(slot: slot), &queue)
                 }
+                slot += 8
             }
         }
         // Thread-local storage: static TLS blocks lie just below each thread's thread pointer, above
@@ -167,17 +164,28 @@ extension RetainerSearch {
             buffers.insert(base)
         }
         for stream in streams { add(stream: stream) }
-        for region in memory.snapshot.regions where region.isWritable && !region.bytes.isEmpty {
-            for module in modules where module.start < region.end && region.start < module.end {
-                var slot = (Swift.max(region.copiedStart, module.start) + 7) & ~7
-                let end = Swift.min(region.copiedEnd, module.end)
-                while slot + 8 <= end {
-                    if let flags = memory.uint32(slot), flags >> 16 == Self.stdioMagic { add(stream: slot) }
-                    slot += 8
-                }
+        for data in imageData(modules) {
+            var slot = data.lowerBound
+            while slot + 8 <= data.upperBound {
+                if let flags = memory.uint32(slot), flags >> 16 == Self.stdioMagic { add(stream: slot) }
+                slot += 8
             }
         }
         return buffers
+    }
+
+    /// The copied, writable data of every loaded image (its globals and statics), each range
+    /// starting at an aligned word.
+    private func imageData(_ modules: [ModuleImage]) -> [Range<UInt64>] {
+        var ranges: [Range<UInt64>] = []
+        for region in memory.snapshot.regions where region.isWritable && !region.bytes.isEmpty {
+            for module in modules where module.start < region.end && region.start < module.end {
+                let start = (Swift.max(region.copiedStart, module.start) + 7) & ~7
+                let end = Swift.min(region.copiedEnd, module.end)
+                if start < end { ranges.append(start..<end) }
+            }
+        }
+        return ranges
     }
 
     /// The part of a malloc block that may hold references: all of it, but for a slab of an async
