@@ -128,7 +128,7 @@ final class HeapSnapshotReplayTests: XCTestCase {
                 "1 global App.store: App.store App.Screen / model App.Leaked",
                 "1 global App.store: App.store App.Screen / items App.Leaked",
             ])
-        XCTAssertTrue(opaque.last?.hasPrefix("1 unknown no reference anywhere") == true, "\(opaque)")
+        XCTAssertTrue(opaque.last?.hasPrefix("1 unknown nothing: unreachable") == true, "\(opaque)")
         // Nor do the stale words past the text of stdio buffers (stdout's, an fopen'd stream's).
         XCTAssertEqual(
             try lines(seeds["stdio-buffers"]),

@@ -261,9 +261,11 @@ func makeFreedBlocks() -> Int {
         peer.orphan = orphan
         orphans.append(Unmanaged.passUnretained(orphan).toOpaque())
     }
-    // The objects' sizes (24 and 32 bytes), and a size past the fastbins. 40 blocks of each
-    // freed: 7 fill the tcache, the rest go to fastbins (or the unsorted bin).
-    let sizes = [24, 32, 1000]
+    // Two fastbin sizes and one past the fastbins. 40 blocks of each freed: 7 fill the tcache,
+    // the rest go to fastbins (or the unsorted bin). Not the smallest sizes: the runtime's own
+    // small blocks allocated after this (a metadata cache's storage) would reuse them, and a
+    // block in use is read conservatively, stale tail and all: held, as a C block would be.
+    let sizes = [88, 104, 1000]
     let blocksPerSize = 40
     if !leaky {
         liveBlocks = .allocate(capacity: sizes.count * blocksPerSize)
