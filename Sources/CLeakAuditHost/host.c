@@ -111,7 +111,16 @@ int leakaudit_host_thread_registers(pid_t tid, leakaudit_thread_registers *regis
 #endif
 }
 
-void leakaudit_host_resume_thread(pid_t tid) { ptrace(PTRACE_DETACH, tid, NULL, NULL); }
+void leakaudit_host_resume_thread(pid_t tid, pid_t process) {
+    if (ptrace(PTRACE_DETACH, tid, NULL, NULL) == 0 || errno != ESRCH || tid == process) return;
+    // Only a kill ends a ptrace stop that leak-audit did not end: the process ended while this
+    // thread was stopped (another thread, already let go, called exit, or it was killed). A
+    // traced thread that dies stays a zombie until its tracer reaps it, and until then its
+    // process's end is reported to no one: reap it. (The leader is reaped with its process.)
+    int status = 0;
+    while (waitpid(tid, &status, __WALL) < 0 && errno == EINTR) {
+    }
+}
 
 ssize_t leakaudit_host_read_memory(pid_t pid, uint64_t address, void *buffer, size_t length) {
     struct iovec local = {.iov_base = buffer, .iov_len = length};

@@ -38,8 +38,10 @@ int leakaudit_host_stop_threads(const pid_t *tids, int count, int *results, int 
 /// Reads the registers of a thread that leakaudit_host_stop_threads stopped. Returns 0 or an errno.
 int leakaudit_host_thread_registers(pid_t tid, leakaudit_thread_registers *registers);
 
-/// Lets a thread that leakaudit_host_stop_threads stopped run on (ptrace detach).
-void leakaudit_host_resume_thread(pid_t tid);
+/// Lets a thread that leakaudit_host_stop_threads stopped run on (ptrace detach); one of `process`
+/// other than its leader that was killed meanwhile is reaped, since it waits for leak-audit as
+/// its tracer and holds back its process's end until then.
+void leakaudit_host_resume_thread(pid_t tid, pid_t process);
 
 /// Copies `length` bytes at `address` in process `pid` into `buffer`; returns the bytes copied
 /// (fewer at an unmapped page), or -1 with errno.

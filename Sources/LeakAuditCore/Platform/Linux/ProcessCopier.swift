@@ -20,7 +20,7 @@ enum ProcessCopier {
 
     static func copy(_ pid: Int32) -> Result<ProcessSnapshot, SnapshotFailure> {
         var stopped: [Int32] = []
-        defer { for thread in stopped { leakaudit_host_resume_thread(thread) } }
+        defer { for thread in stopped { leakaudit_host_resume_thread(thread, pid) } }
         // Threads may start while others are being stopped: list them until a pass finds no new one.
         var seen = Set<Int32>()
         while true {
