@@ -40,6 +40,7 @@ extension RetainerSearch {
         parent = [Int32](repeating: Int32.min, count: objects.count)
         parentHold = [Int32](repeating: -1, count: objects.count)
         enumeratedCount = objects.count
+        enumeratedOutsideHeaps = objects.indices.filter { !inWalkedHeap(objects[$0]) }.map(Int32.init)
     }
 
     /// Adds the next node's size.
@@ -70,6 +71,20 @@ extension RetainerSearch {
     func isMallocState(_ address: UInt64) -> Bool {
         guard let arena = freeBlocks.mainArena else { return false }
         return address >= arena && address - arena < MallocHeap.mallocStateSize
+    }
+
+    /// The enumerated node outside the walked heaps (a chunk malloc mapped on its own) at
+    /// `address`, by binary search among those few; nil when none starts there.
+    private func enumeratedNodeOutsideHeaps(at address: UInt64) -> Int32? {
+        var low = 0
+        var high = enumeratedOutsideHeaps.count
+        while low < high {
+            let middle = (low + high) / 2
+            if objects[Int(enumeratedOutsideHeaps[middle])] < address { low = middle + 1 } else { high = middle }
+        }
+        guard low < enumeratedOutsideHeaps.count else { return nil }
+        let node = enumeratedOutsideHeaps[low]
+        return objects[Int(node)] == address ? node : nil
     }
 
     /// Whether `address` lies in a heap whose chunks were walked.
@@ -106,9 +121,11 @@ extension RetainerSearch {
         // Most words read are no object's address (a number, code, read-only data): told apart
         // before any table is searched, and never remembered (objectTypeIndex says no to them too).
         guard address & 7 == 0, address > 0xFFFF else { return nil }
-        if let node = enumeratedNode(at: address) { return node }
-        // In a walked heap, every object is among the enumerated ones.
-        if inWalkedHeap(address) { return nil }
+        // In a walked heap, every object is among the enumerated ones. Most words that get this
+        // far point elsewhere (code, metadata, strings), and the few heaps are searched before
+        // the many objects.
+        if inWalkedHeap(address) { return enumeratedNode(at: address) }
+        if let node = enumeratedNodeOutsideHeaps(at: address) { return node }
         guard memory.isWritable(address) else { return nil }
         if let known = otherNodes[address] { return known >= 0 ? known : nil }
         guard let typeIndex = layout.objectTypeIndex(at: address) else {

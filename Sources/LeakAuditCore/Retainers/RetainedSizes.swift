@@ -27,6 +27,7 @@ extension RetainerSearch {
         let nodeCount = objects.count
         (objects, nodeTypeIndexes, otherNodes, walkedHeaps, enumeratedCount) = ([], [], [:], [], 0)
         (heapWalk, freeBlocks, streams) = (MallocHeap.Walk(), MallocHeap.FreeBlocks(), [])
+        enumeratedOutsideHeaps = []
         (unreachedGraph, onUnreachedCycle) = (nil, [])
         let tree = DominatorTree(
             nodeCount: nodeCount, successorStart: consume successorStart, successors: consume successors,

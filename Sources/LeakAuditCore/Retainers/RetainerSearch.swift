@@ -21,6 +21,8 @@ struct RetainerSearch {
     var freeBlocks = MallocHeap.FreeBlocks()
     /// The malloc blocks that start like a C library `FILE` (fopen's): their buffers are text.
     var streams: [UInt64] = []
+    /// The enumerated nodes outside `walkedHeaps` (chunks mapped on their own), in address order.
+    var enumeratedOutsideHeaps: [Int32] = []
     var otherNodes: [UInt64: Int32] = [:]
     /// Each node's size in bytes, 4 bytes a node: the few of 4 GiB or more are in `largeSizes`.
     var nodeSizes: [UInt32] = []

@@ -8,11 +8,21 @@ final class SnapshotMemory {
     private let ends: [UInt64]
     private let bases: [UnsafeRawPointer?]
     private let writable: [Bool]
+    /// Each region's mapped bounds, for the binary search (ProcessSnapshot.regionIndex's, over
+    /// two arrays of words rather than the regions' values).
+    private let regionStarts: [UInt64]
+    private let regionEnds: [UInt64]
     /// The last region read: reads cluster, so most skip the binary search.
     private var lastStart: UInt64 = 1
     private var lastEnd: UInt64 = 0
     private var lastBase: UnsafeRawPointer? = nil
     private var lastWritable = false
+    /// The region read before it: a search reads a run of words in one region (globals, a stack,
+    /// an object) and looks at where each points in another, turn by turn.
+    private var otherStart: UInt64 = 1
+    private var otherEnd: UInt64 = 0
+    private var otherBase: UnsafeRawPointer? = nil
+    private var otherWritable = false
 
     init(_ snapshot: ProcessSnapshot) {
         self.snapshot = snapshot
@@ -20,6 +30,20 @@ final class SnapshotMemory {
         ends = snapshot.regions.map(\.copiedEnd)
         bases = snapshot.regions.map { $0.bytes.buffer.baseAddress }
         writable = snapshot.regions.map(\.isWritable)
+        regionStarts = snapshot.regions.map(\.start)
+        regionEnds = snapshot.regions.map(\.end)
+    }
+
+    /// The region holding `address`, by binary search, as ProcessSnapshot.regionIndex finds it.
+    private func regionIndex(containing address: UInt64) -> Int? {
+        var low = 0
+        var high = regionEnds.count
+        while low < high {
+            let middle = (low + high) / 2
+            if regionEnds[middle] <= address { low = middle + 1 } else { high = middle }
+        }
+        guard low < regionEnds.count, regionStarts[low] <= address, address < regionEnds[low] else { return nil }
+        return low
     }
 
     /// The pointer to the `count` bytes at `address` in the copy, or nil.
@@ -29,9 +53,17 @@ final class SnapshotMemory {
         if address >= lastStart, last <= lastEnd, let base = lastBase {
             return base + Int(address - lastStart)
         }
-        guard let index = snapshot.regionIndex(containing: address), let base = bases[index],
+        if address >= otherStart, last <= otherEnd, let base = otherBase {
+            swap(&lastStart, &otherStart)
+            swap(&lastEnd, &otherEnd)
+            swap(&lastBase, &otherBase)
+            swap(&lastWritable, &otherWritable)
+            return base + Int(address - lastStart)
+        }
+        guard let index = regionIndex(containing: address), let base = bases[index],
             address >= starts[index], last <= ends[index]
         else { return nil }
+        (otherStart, otherEnd, otherBase, otherWritable) = (lastStart, lastEnd, lastBase, lastWritable)
         (lastStart, lastEnd, lastBase, lastWritable) = (starts[index], ends[index], base, writable[index])
         return base + Int(address - starts[index])
     }
