@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # Runs leak-audit on the test suites of real Swift packages and prints one line per package: the
 # tests each run executed, the exit codes plain and audited, the tests blamed and how many of them
-# have a retaining path, the cost in time, the size of the reports, and what went wrong (a trap, a
-# timeout, processes left behind). The results behind docs/real-packages.md.
+# have a retaining path, the cost in time (the wall-time ratios of `--leaks-per-test --census` and
+# of `--leaks-per-test --census --retainers` to the plain run), the size of the reports, and what
+# went wrong (a trap, a timeout, processes left behind). The results behind docs/real-packages.md
+# and docs/benchmarks.md.
 #
 # For each OWNER/NAME@VERSION it:
 #   1. clones /opt/swift-packages/OWNER/NAME.git into EVAL_DIR/NAME at the tag VERSION (once: an
 #      existing clone at that tag is kept), applies the small local changes the suite needs to build
 #      with Swift 6.3 on Linux (apply_fixes below, data only: none for most packages), and builds its
 #      tests once (`swift build --build-tests`; skipped when the clone was already built);
-#   2. runs `swift test --skip-build` in the clone RUNS times, timing each run and reading the test
-#      counts from its output (XCTest's "Executed N tests" of the top suite, Swift Testing's "Test
-#      run with N tests", skipped tests of both);
-#   3. runs the same command under `leak-audit run --leaks-per-test --retainers --census` with JSON,
-#      HTML and text reports into RESULTS/NAME, keeping leak-audit's standard error there;
+#   2. runs `swift test --skip-build` in the clone RUNS times, plain, under `leak-audit run
+#      --leaks-per-test --census` and under `leak-audit run --leaks-per-test --census --retainers`,
+#      interleaved (plain, census, retainers, plain, ...), timing each run; both audited modes write
+#      JSON, HTML and text reports into RESULTS/NAME (census-report.* and report.*), keeping
+#      leak-audit's standard error there. The test counts come from the last plain run's output
+#      (XCTest's "Executed N tests" of the top suite, Swift Testing's "Test run with N tests",
+#      skipped tests of both); each ratio is the median audited time over the median plain time;
+#   3. checks the audited runs' counts against the plain run's;
 #   4. looks for processes of the package's test bundle still running afterwards (orphans), records
 #      and kills them;
 #   5. reads report.json: tests audited, tests with failing leaked findings, how many of those have a
@@ -28,7 +33,7 @@
 #                repository's .build-release/leak-audit; scripts/build-release.sh makes it)
 #   EVAL_DIR     where the clones go, one folder per package (default /tmp/leak-audit-eval)
 #   RESULTS      where the reports go, one folder per package (default EVAL_DIR/results)
-#   RUNS         plain runs per package (default 1); the table shows the median wall time
+#   RUNS         runs of each mode per package (default 1); the ratios are of median wall times
 #   TIMEOUT      seconds allowed to each build and each run (default 1200)
 #   PACKAGES     the package copies (default /opt/swift-packages)
 # Prints the table on standard output and writes it as TSV to RESULTS/summary.tsv (one line per
@@ -100,8 +105,9 @@ done
 
 mkdir -p "$EVAL_DIR" "$RESULTS"
 summary=$RESULTS/summary.tsv
-header=$'package\tversion\tlibraries\ttests_runner\tskipped\ttests_audited\tplain_exit\taudited_exit\tfailing_tests\tfailing_with_path\tfailing_without_path\tplain_s\taudited_s\tratio\ttext_kb\ttext_lines\twidest\thtml_kb\torphans\tnote'
-[[ -f $summary ]] || echo "$header" >"$summary"
+header=$'package\tversion\tlibraries\ttests_runner\tskipped\ttests_audited\tplain_exit\taudited_exit\tfailing_tests\tfailing_with_path\tfailing_without_path\tplain_s\taudited_s\tratio\ttext_kb\ttext_lines\twidest\thtml_kb\torphans\tnote\tcensus_s\tcensus_ratio\truns'
+# A summary of an older layout (fewer columns) is started afresh.
+if [[ ! -f $summary ]] || [[ $(head -1 "$summary") != "$header" ]]; then echo "$header" >"$summary"; fi
 
 now() { date +%s.%N; }
 
@@ -204,8 +210,8 @@ traps() {
 
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-printf '%-28s %-20s %11s %5s %5s %6s %8s %6s %7s %6s %7s %6s  %s\n' package libraries runner/audited \
-    plain audit failed withpath ratio textKB widest htmlKB orphans note
+printf '%-28s %-20s %11s %5s %5s %6s %8s %7s %6s %7s %6s %7s %6s  %s\n' package libraries runner/audited \
+    plain audit failed withpath census retain textKB widest htmlKB orphans note
 for entry in "${entries[@]}"; do
     slug=${entry%@*} version=${entry#*@}
     owner=${slug%%/*} name=${slug#*/}
@@ -230,7 +236,7 @@ for entry in "${entries[@]}"; do
             say "$name: built in $(printf '%.0f' "$(echo "$(now) - $started" | bc)") s"
         else
             say "$name: build failed (see $results/build.log)"
-            record "$name" "$version" - - - - - - - - - - - - - - - - - "build failed"
+            record "$name" "$version" - - - - - - - - - - - - - - - - - "build failed" - - -
             printf '%-28s build failed: %s\n' "$name" "$results/build.log"
             continue
         fi
@@ -238,31 +244,48 @@ for entry in "${entries[@]}"; do
     bundle=$(cd "$clone" && ls -d .build/debug/*.xctest 2>/dev/null | head -1)
     bundle=$(basename "${bundle:-none}")
 
-    # 2. Plain runs.
-    plain_times=()
-    plain_exit=0
+    # 2. Plain and audited runs, interleaved, so that a busy period of the machine weighs on each
+    # mode alike.
+    plain_times=() census_times=() audited_times=()
+    plain_exit=0 census_exit=0 audited_exit=0
     for ((run = 1; run <= RUNS; run++)); do
-        say "$name: plain run $run of $RUNS"
+        say "$name: run $run of $RUNS: plain"
         started=$(now)
         plain_exit=0
         (cd "$clone" && timeout -k 10 "$TIMEOUT" swift test --skip-build) >"$results/plain.log" 2>&1 || plain_exit=$?
         plain_times+=("$(echo "$(now) - $started" | bc)")
-        ((plain_exit == 124)) && notes+=("plain run timed out")
+        ((plain_exit == 124)) && notes+=("plain run $run timed out")
+
+        say "$name: run $run of $RUNS: --leaks-per-test --census"
+        rm -f "$results"/census-report.{json,html,txt}
+        started=$(now)
+        census_exit=0
+        (cd "$clone" && timeout -k 10 "$TIMEOUT" "$LEAK_AUDIT" run --leaks-per-test --census \
+            --output-json "$results/census-report.json" --output-html "$results/census-report.html" \
+            --output-text "$results/census-report.txt" -- swift test --skip-build) \
+            >"$results/census.log" 2>"$results/census.stderr" || census_exit=$?
+        census_times+=("$(echo "$(now) - $started" | bc)")
+        ((census_exit == 124)) && notes+=("census run $run timed out")
+
+        say "$name: run $run of $RUNS: --leaks-per-test --census --retainers"
+        rm -f "$results"/report.{json,html,txt}
+        started=$(now)
+        audited_exit=0
+        (cd "$clone" && timeout -k 10 "$TIMEOUT" "$LEAK_AUDIT" run --leaks-per-test --retainers --census \
+            --output-json "$results/report.json" --output-html "$results/report.html" \
+            --output-text "$results/report.txt" -- swift test --skip-build) \
+            >"$results/audited.log" 2>"$results/leak-audit.stderr" || audited_exit=$?
+        audited_times+=("$(echo "$(now) - $started" | bc)")
+        ((audited_exit == 124)) && notes+=("audited run $run timed out")
     done
     plain_s=$(median "${plain_times[@]}")
+    census_s=$(median "${census_times[@]}")
+    audited_s=$(median "${audited_times[@]}")
     read -r libraries runner skipped < <(counts "$results/plain.log")
 
-    # 3. The audited run.
-    say "$name: audited run"
-    rm -f "$results"/report.{json,html,txt}
-    started=$(now)
-    audited_exit=0
-    (cd "$clone" && timeout -k 10 "$TIMEOUT" "$LEAK_AUDIT" run --leaks-per-test --retainers --census \
-        --output-json "$results/report.json" --output-html "$results/report.html" \
-        --output-text "$results/report.txt" -- swift test --skip-build) \
-        >"$results/audited.log" 2>"$results/leak-audit.stderr" || audited_exit=$?
-    audited_s=$(echo "$(now) - $started" | bc)
-    ((audited_exit == 124)) && notes+=("audited run timed out")
+    # 3. The audited runs executed what the plain one did.
+    read -r _ census_runner _ < <(counts "$results/census.log")
+    ((census_runner != runner)) && notes+=("runner counts differ: plain $runner, census $census_runner")
     read -r _ audited_runner _ < <(counts "$results/audited.log")
     ((audited_runner != runner)) && notes+=("runner counts differ: plain $runner, audited $audited_runner")
 
@@ -295,10 +318,12 @@ for entry in "${entries[@]}"; do
     trouble=$(traps "$results/plain.log")
     [[ -n $trouble ]] && notes+=("plain: $trouble")
     ratio=$(printf '%.2f' "$(echo "scale=3; $audited_s / $plain_s" | bc)")
+    census_ratio=$(printf '%.2f' "$(echo "scale=3; $census_s / $plain_s" | bc)")
     note=$(IFS=';'; echo "${notes[*]:-}")
-    printf '%-28s %-20s %5s/%-5s %5s %5s %6s %8s %6s %7s %6s %7s %6s  %s\n' "$name" "$libraries" "$runner" "$audited" \
-        "$plain_exit" "$audited_exit" "$failing" "$with_path" "${ratio}x" "$text_kb" "$widest" "$html_kb" "$orphans" "$note"
+    printf '%-28s %-20s %5s/%-5s %5s %5s %6s %8s %7s %6s %7s %6s %7s %6s  %s\n' "$name" "$libraries" "$runner" "$audited" \
+        "$plain_exit" "$audited_exit" "$failing" "$with_path" "${census_ratio}x" "${ratio}x" "$text_kb" "$widest" "$html_kb" \
+        "$orphans" "$note"
     record "$name" "$version" "$libraries" "$runner" "$skipped" "$audited" "$plain_exit" "$audited_exit" \
         "$failing" "$with_path" "$without_path" "$(printf '%.2f' "$plain_s")" "$(printf '%.2f' "$audited_s")" "$ratio" \
-        "$text_kb" "$text_lines" "$widest" "$html_kb" "$orphans" "$note"
+        "$text_kb" "$text_lines" "$widest" "$html_kb" "$orphans" "$note" "$(printf '%.2f' "$census_s")" "$census_ratio" "$RUNS"
 done
