@@ -111,14 +111,30 @@ int leakaudit_host_thread_registers(pid_t tid, leakaudit_thread_registers *regis
 #endif
 }
 
-void leakaudit_host_resume_thread(pid_t tid, pid_t process) {
-    if (ptrace(PTRACE_DETACH, tid, NULL, NULL) == 0 || errno != ESRCH || tid == process) return;
-    // Only a kill ends a ptrace stop that leak-audit did not end: the process ended while this
-    // thread was stopped (another thread, already let go, called exit, or it was killed). A
-    // traced thread that dies stays a zombie until its tracer reaps it, and until then its
-    // process's end is reported to no one: reap it. (The leader is reaped with its process.)
-    int status = 0;
-    while (waitpid(tid, &status, __WALL) < 0 && errno == EINTR) {
+int leakaudit_host_resume_thread(pid_t tid) { return ptrace(PTRACE_DETACH, tid, NULL, NULL) == 0 ? 0 : errno; }
+
+void leakaudit_host_reap_thread(pid_t tid, int timeout_ms) {
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        int status = 0;
+        pid_t result = waitpid(tid, &status, __WALL | WNOHANG);
+        if (result < 0 && errno == EINTR) continue;
+        if (result < 0) return;  // reaped already, or not leak-audit's tracee
+        if (result == tid) {
+            // Stopped again rather than dead: let it go, with the signal that stopped it.
+            if (WIFSTOPPED(status)) {
+                int signal = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
+                ptrace(PTRACE_DETACH, tid, NULL, (void *)(uintptr_t)signal);
+            }
+            return;
+        }
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long elapsed = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+        if (elapsed > timeout_ms) return;
+        struct timespec interval = {.tv_sec = 0, .tv_nsec = 100 * 1000};
+        nanosleep(&interval, NULL);
     }
 }
 

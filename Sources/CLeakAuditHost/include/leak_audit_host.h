@@ -38,10 +38,15 @@ int leakaudit_host_stop_threads(const pid_t *tids, int count, int *results, int 
 /// Reads the registers of a thread that leakaudit_host_stop_threads stopped. Returns 0 or an errno.
 int leakaudit_host_thread_registers(pid_t tid, leakaudit_thread_registers *registers);
 
-/// Lets a thread that leakaudit_host_stop_threads stopped run on (ptrace detach); one of `process`
-/// other than its leader that was killed meanwhile is reaped, since it waits for leak-audit as
-/// its tracer and holds back its process's end until then.
-void leakaudit_host_resume_thread(pid_t tid, pid_t process);
+/// Lets a thread that leakaudit_host_stop_threads stopped run on (ptrace detach). Returns 0 or an
+/// errno: ESRCH when it was killed meanwhile (its process ended while it was stopped).
+int leakaudit_host_resume_thread(pid_t tid);
+
+/// Reaps a thread that was killed while stopped (leakaudit_host_resume_thread said ESRCH), waiting
+/// at most `timeout_ms` for it to die: a traced thread stays a zombie until its tracer reaps it,
+/// and until then its process's end is reported to no one. Not for a process's leader, which is
+/// reaped with its process. One found stopped again instead is let go.
+void leakaudit_host_reap_thread(pid_t tid, int timeout_ms);
 
 /// Copies `length` bytes at `address` in process `pid` into `buffer`; returns the bytes copied
 /// (fewer at an unmapped page), or -1 with errno.

@@ -17,10 +17,17 @@ import LeakAuditModel
 enum ProcessCopier {
     /// How long one thread may take to stop.
     static let stopTimeoutMilliseconds: Int32 = 2_000
+    /// How long a thread killed while stopped may take to die before it is reaped.
+    static let reapTimeoutMilliseconds: Int32 = 1_000
 
     static func copy(_ pid: Int32) -> Result<ProcessSnapshot, SnapshotFailure> {
         var stopped: [Int32] = []
-        defer { for thread in stopped { leakaudit_host_resume_thread(thread, pid) } }
+        defer {
+            // All go on first; then a thread killed meanwhile (the process ended: a thread let go
+            // first called exit) is reaped, or the process's end is never reported.
+            let killed = stopped.filter { leakaudit_host_resume_thread($0) == ESRCH && $0 != pid }
+            for thread in killed { leakaudit_host_reap_thread(thread, reapTimeoutMilliseconds) }
+        }
         // Threads may start while others are being stopped: list them until a pass finds no new one.
         var seen = Set<Int32>()
         while true {
