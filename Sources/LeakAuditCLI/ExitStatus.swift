@@ -13,7 +13,8 @@ enum ExitStatus: Int32, CaseIterable {
     /// The target ran but could not be audited: it never attached, its runtime is static, or it
     /// ran no test.
     case notAudited = 3
-    /// The target could not be started: missing, not executable.
+    /// The target could not be started: missing, not executable; or (`inspect`) the process is
+    /// gone, may not be inspected, or could not be copied.
     case targetNotStarted = 4
     /// No failing finding, but records were lost or damaged on the way: the run is not clean.
     case incomplete = 5
@@ -47,8 +48,10 @@ enum ExitStatus: Int32, CaseIterable {
         case .targetNotFound, .targetNotOnPath, .targetNotExecutable, .targetNotAProgram, .targetRunsAsAnotherUser,
             .targetSpawnFailed:
             self = .targetNotStarted
+        case .processNotFound, .processNotPermitted, .processCopyFailed: self = .targetNotStarted
+        case .processNotSwift: self = .notAudited
         case .channelUnavailable, .preloadLibraryMissing: self = .internalError
-        case .configurationTooLarge: self = .usageError
+        case .configurationTooLarge, .processNotInspectable: self = .usageError
         }
     }
 

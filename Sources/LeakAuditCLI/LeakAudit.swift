@@ -21,7 +21,7 @@ struct LeakAudit: ParsableCommand {
             \(ExitStatus.helpTable)
             """,
         version: leakAuditVersion,
-        subcommands: [Run.self, RenderReport.self]
+        subcommands: [Run.self, RenderReport.self, Inspect.self]
     )
 
     /// ArgumentParser's `main()`, except that an `ExitCode` thrown by a command's `run` (every run

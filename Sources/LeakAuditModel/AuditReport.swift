@@ -38,6 +38,9 @@ public struct AuditReport: Sendable {
         /// How long it ran, from its start until leak-audit had read its last record, in
         /// milliseconds; nil when not measured.
         public var durationMilliseconds: Int? = nil
+        /// How long an inspected process (`leak-audit inspect`) was stopped while its memory was
+        /// copied, in microseconds; nil for a program leak-audit ran.
+        public var stoppedMicroseconds: Int? = nil
 
         /// Tests that ran, over every audited test process; nil when no process ran tests or
         /// a test process's tests could not be counted. A test process another started runs tests
@@ -311,8 +314,11 @@ public struct AuditReport: Sendable {
     public struct CensusEntry: Sendable, Hashable {
         /// Its fully qualified name.
         public var name: String
-        /// Instances alive at exit.
+        /// Instances alive at exit (or when the process was inspected).
         public var liveAtExit: Int
+        /// Their bytes (malloc's usable sizes), from a heap walk (`leak-audit inspect`); nil when
+        /// only the allocations were counted (a run's census).
+        public var bytes: Int? = nil
         /// True for a type of the Swift runtime, Foundation, XCTest or another toolchain library,
         /// which the user cannot act on.
         public var isInternal: Bool
@@ -386,6 +392,12 @@ public struct AuditReport: Sendable {
     public var types: [TrackedType]
     /// The census, when it was asked for; it informs and gates nothing.
     public var census: Census? = nil
+    /// The objects that alone keep the most memory alive (the bytes of their dominator
+    /// subtrees), none inside another's subtree, each with its path from its root; objects with
+    /// the same path shape are one entry (`count` of them, `retainedBytes` their sum), the
+    /// entries that retain the most first. nil when not looked for (only `leak-audit inspect`
+    /// looks). Informs and gates nothing.
+    public var largestRetained: [Retainer]? = nil
     /// The Swift objects nothing reached when the target exited (or when it was inspected), nil
     /// when that was not checked.
     public var unreachable: UnreachableObjects? = nil

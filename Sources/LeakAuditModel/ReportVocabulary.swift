@@ -33,7 +33,7 @@ extension AuditReport.NotAuditedReason {
 
 extension TargetKind {
     /// The kind's name in machine-readable reports: `dynamicSwift`, `swiftTestBundle`,
-    /// `staticSwift`, `notSwift`, `other`.
+    /// `staticSwift`, `notSwift`, `other`, `inspectedProcess`.
     public var name: String {
         switch self {
         case .dynamicSwift: "dynamicSwift"
@@ -41,6 +41,7 @@ extension TargetKind {
         case .staticSwift: "staticSwift"
         case .notSwift: "notSwift"
         case .other: "other"
+        case .inspectedProcess: "inspectedProcess"
         }
     }
 }

@@ -11,4 +11,7 @@ public enum TargetKind: Sendable, Hashable, CaseIterable {
     case notSwift
     /// Not an ELF file (a script, say): its children decide.
     case other
+    /// A running Swift process that `leak-audit inspect` stopped and copied, not a program it
+    /// started.
+    case inspectedProcess
 }

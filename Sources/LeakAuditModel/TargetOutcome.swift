@@ -4,7 +4,9 @@ public enum TargetOutcome: Sendable, Hashable {
     case exited(code: Int32)
     /// A signal ended it.
     case signaled(signal: Int32)
+    /// It had not ended: a process `leak-audit inspect` copied, which ran on.
+    case running
 
-    /// True for exit status 0.
-    public var succeeded: Bool { self == .exited(code: 0) }
+    /// True for exit status 0, and for a process inspected while it ran (it did not fail).
+    public var succeeded: Bool { self == .exited(code: 0) || self == .running }
 }

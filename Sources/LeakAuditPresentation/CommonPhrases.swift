@@ -4,11 +4,12 @@ import LeakAuditModel
 // them the same way.
 
 extension TargetOutcome {
-    /// "exited with code 0", "killed by signal 6 (SIGABRT)".
+    /// "exited with code 0", "killed by signal 6 (SIGABRT)", "ran on after it was inspected".
     public var phrase: String {
         switch self {
         case .exited(let code): "exited with code \(code)"
         case .signaled(let signal): "killed by signal \(signal)" + (signalNames[signal].map { " (\($0))" } ?? "")
+        case .running: "ran on after it was inspected"
         }
     }
 }

@@ -100,7 +100,7 @@ public struct ReportPhrases: Sendable {
                 ] + optIn
             case .staticSwift: return staticRuntimeExplanation(target)
             case .notSwift: return notSwift
-            case .other, nil:
+            case .other, .inspectedProcess, nil:
                 return [
                     "leak-audit: \(target) started no Swift program whose types opted in, and no budget or census",
                     "  was asked for, so nothing was audited (\(outcome)).",
@@ -360,6 +360,36 @@ public struct ReportPhrases: Sendable {
         return lines
     }
 
+    /// `inspected pid 1234 (InspectService), stopped 41 ms`: what `leak-audit inspect` copied and
+    /// how long the process was stopped; nil for a report of a run.
+    public static func inspectionHeadline(_ report: AuditReport) -> String? {
+        guard report.target.kind == .inspectedProcess else { return nil }
+        let pid = report.target.processes.first.map { "pid \($0.pid)" } ?? "a process"
+        let name = report.target.path.split(separator: "/").last.map { " (\(escaped(String($0))))" } ?? ""
+        let stopped = report.target.stoppedMicroseconds.map { microseconds in
+            // Tenths of a millisecond below 10 ms, where they matter.
+            microseconds < 10_000
+                ? ", stopped \(microseconds / 1_000).\(microseconds % 1_000 / 100) ms" : ", stopped \(microseconds / 1_000) ms"
+        }
+        return "inspected \(pid)\(name)\(stopped ?? "")"
+    }
+
+    /// `largest retained:` and one line per object that alone keeps the most memory alive
+    /// (`leak-audit inspect`): what it retains, then its path from its root.
+    public func largestRetainedBlock(_ retainers: [Retainer]) -> [String] {
+        var lines = [emphasized("largest retained:", as: .heading) + " what each object alone keeps alive, and what holds it"]
+        if retainers.isEmpty { lines.append("  no Swift object") }
+        for retainer in retainers {
+            let type = Self.escaped(retainer.path.last.map { Self.shortTypeName($0.type) } ?? "?")
+            let objects = retainer.count == 1 ? type : "in \(retainer.count) × \(type)"
+            lines += wrapped(
+                "  \(Self.byteCount(retainer.retainedBytes)) \(objects), held by \(Self.retainerRoot(retainer.root)): \(Self.retainerChain(retainer))"
+            )
+        }
+        lines.append("")
+        return lines
+    }
+
     /// `held by` lines (`--retainers`): one per group of instances with the same path, then why
     /// some have none.
     public func retainerLines(_ retainers: [Retainer], unavailable: [String], indent: String) -> [String] {
@@ -515,9 +545,13 @@ public struct ReportPhrases: Sendable {
     /// Census entries listed at all in a report fitted to a width; `--verbose` lists every one.
     public static let censusTypesListed = 50
 
-    public func censusBlock(_ census: AuditReport.Census) -> [String] {
+    public func censusBlock(_ census: AuditReport.Census, inspected: Bool = false) -> [String] {
         let instances = census.entries.reduce(0) { $0 + $1.liveAtExit }
-        var heading = "census: \(counted(instances, "instance")) of \(counted(census.entries.count, "type")) alive at exit"
+        let moment = inspected ? "alive when inspected" : "alive at exit"
+        var heading = "census: \(counted(instances, "instance")) of \(counted(census.entries.count, "type")) \(moment)"
+        if inspected, census.entries.allSatisfy({ $0.bytes != nil }) {
+            heading += ", \(Self.byteCount(census.entries.reduce(0) { $0 + ($1.bytes ?? 0) }))"
+        }
         var folded: [String] = []
         if census.foldedTypes > 0 {
             folded.append(
@@ -544,12 +578,15 @@ public struct ReportPhrases: Sendable {
                 )
                 break
             }
+            // A heap walk's census has bytes too.
+            let bytes = entry.bytes.map { " (\(Self.byteCount($0)))" } ?? ""
             if fitted, index >= Self.censusTypesWithStacks {
-                lines += wrapped("  \(entry.liveAtExit) \(name)")
+                lines += wrapped("  \(entry.liveAtExit) \(name)\(bytes)")
                 continue
             }
-            let entryLines = wrapped("  \(entry.liveAtExit) \(name)")
-            lines += entryLines.count == 1 ? ["  \(entry.liveAtExit) " + emphasized(name, as: .name)] : entryLines
+            let entryLines = wrapped("  \(entry.liveAtExit) \(name)\(bytes)")
+            lines +=
+                entryLines.count == 1 ? ["  \(entry.liveAtExit) " + emphasized(name, as: .name) + bytes] : entryLines
             lines.append(contentsOf: allocationSites(entry.allocations, indent: "    ", typeName: entry.name))
         }
         lines.append("")
@@ -571,7 +608,9 @@ public struct ReportPhrases: Sendable {
         let processes =
             report.target.attachedProcesses > 1
             ? " (\(counted(report.target.attachedProcesses, "process", plural: "processes")) attached)" : ""
-        let outcome = "'\(Self.escaped(report.target.path))'\(processes) \(report.target.outcome.phrase)"
+        let outcome =
+            Self.inspectionHeadline(report).map { "\($0); it ran on" }
+            ?? "'\(Self.escaped(report.target.path))'\(processes) \(report.target.outcome.phrase)"
         let statuses = report.findingStatuses
         let suppressed = statuses.filter { $0.suppression != nil }.count
         let baselined = statuses.filter { if case .baselined = $0 { true } else { false } }.count

@@ -35,6 +35,8 @@ struct JSONDiffV1: Encodable {
     struct Exit: Encodable {
         var code: Int32?
         var signal: Int32?
+        /// true for a process inspected while it ran (`leak-audit inspect`).
+        var running: Bool?
     }
     struct Counts: Encodable {
         var max: Int
@@ -121,6 +123,7 @@ struct JSONDiffV1: Encodable {
                 switch side.outcome {
                 case .exited(let code): Exit(code: code)
                 case .signaled(let signal): Exit(signal: signal)
+                case .running: Exit(running: true)
                 }
             return Side(
                 path: side.path, target: side.target, exit: exit, verdict: side.verdict.name,

@@ -338,6 +338,10 @@ private struct ReportFromWire {
         report.target.kind = try wire.target.kind.map { try named($0, among: TargetKind.allCases, \.name, at: "target.kind") }
         // Absent from schema 1 and from reports written before the key: not checked.
         report.unreachable = try wire.unreachable?.wrappedValue.map(unreachable)
+        report.target.stoppedMicroseconds = try wire.target.stoppedMicroseconds.map {
+            try count($0, at: "target.stoppedMicroseconds")
+        }
+        report.largestRetained = try wire.largestRetained.map { try retainers($0, at: "largestRetained") }
         try checkDerivedFields(of: report)
         return report
     }
@@ -378,14 +382,16 @@ private struct ReportFromWire {
         let target = wire.target
         let outcome: TargetOutcome
         switch (target.exit.code, target.exit.signal) {
-        case (let code?, nil):
+        case (nil, nil) where target.exit.running == true:
+            outcome = .running
+        case (let code?, nil) where target.exit.running == nil:
             guard (0...255).contains(code) else { throw Problem.invalid("\"target.exit.code\" is \(code), not 0 to 255") }
             outcome = .exited(code: code)
-        case (nil, let signal?):
+        case (nil, let signal?) where target.exit.running == nil:
             guard signal >= 1 else { throw Problem.invalid("\"target.exit.signal\" is \(signal), not a signal number") }
             outcome = .signaled(signal: signal)
         default:
-            throw Problem.invalid("\"target.exit\" needs exactly one of \"code\" and \"signal\"")
+            throw Problem.invalid("\"target.exit\" needs exactly one of \"code\", \"signal\" and \"running\" (true)")
         }
         var audited = AuditReport.Target(
             path: target.path, arguments: target.arguments, attached: target.attached,
@@ -637,6 +643,7 @@ private struct ReportFromWire {
                     name: entry.name, liveAtExit: try count(entry.liveAtExit, at: at + ".liveAtExit"), isInternal: entry.internal,
                     isTestCase: entry.testCase, allocations: try allocations(entry.allocations, at: at + ".allocations"))
                 read.timeline = try entry.timeline.map { try timeline($0, at: at + ".timeline") }
+                read.bytes = try entry.bytes.map { try count($0, at: at + ".bytes") }
                 return read
             },
             foldedTypes: try count(census.foldedTypes, at: "census.foldedTypes"),

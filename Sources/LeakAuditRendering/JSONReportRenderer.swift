@@ -44,6 +44,8 @@ struct JSONReportWire: Codable, Equatable {
     struct Exit: Codable, Equatable {
         var code: Int32?
         var signal: Int32?
+        /// true for a process inspected while it ran (`leak-audit inspect`).
+        var running: Bool? = nil
     }
     struct Process: Codable, Equatable {
         var pid: Int32
@@ -74,6 +76,9 @@ struct JSONReportWire: Codable, Equatable {
         @AddedField var kind: String?
         /// Added after the first release of schema 1: absent, null (not observed).
         @AddedField var testsSkipped: Int?
+        /// Added after the first release of schema 2, written only by `leak-audit inspect`:
+        /// absent for a run.
+        var stoppedMicroseconds: Int?
     }
     struct Summary: Codable, Equatable {
         var verdict: String
@@ -327,6 +332,9 @@ struct JSONReportWire: Codable, Equatable {
         var allocations: [Allocation]
         /// Added after the first release of schema 1: absent, null.
         @AddedField var timeline: Timeline?
+        /// Added after the first release of schema 2, written only by `leak-audit inspect`
+        /// (a heap walk's bytes): absent for a run's census.
+        var bytes: Int?
     }
     struct Census: Codable, Equatable {
         var types: [CensusEntry]
@@ -373,6 +381,9 @@ struct JSONReportWire: Codable, Equatable {
     var summary: Summary
     var types: [TrackedType]
     @ExplicitNull var census: Census?  // null without --census
+    /// Added after the first release of schema 2, written only by `leak-audit inspect`: absent
+    /// for a run.
+    var largestRetained: [Retainer]?
 
     @ExplicitNull var tests: [Test]?  // null without --leaks-per-test
     @ExplicitNull var baseline: Baseline?  // null without --baseline
@@ -395,6 +406,7 @@ struct JSONReportWire: Codable, Equatable {
         types = report.types.map { TrackedType($0, table: &table) }
         tests = report.tests.map { tests in tests.map { Test($0, table: &table) } }
         census = report.census.map { Census($0, table: &table) }
+        largestRetained = report.largestRetained.map { $0.map(Retainer.init) }
         baseline = report.baseline.map(Baseline.init)
         if schemaVersion >= 2 {
             unreachable = ExplicitNull(wrappedValue: report.unreachable.map { Unreachable($0, table: &table) })
@@ -453,6 +465,7 @@ extension JSONReportWire.Target {
             switch report.target.outcome {
             case .exited(let code): .init(code: code)
             case .signaled(let signal): .init(signal: signal)
+            case .running: .init(running: true)
             }
         self.init(
             path: report.target.path, arguments: report.target.arguments, attached: report.target.attached,
@@ -466,7 +479,7 @@ extension JSONReportWire.Target {
             },
             skippedProcesses: report.target.skippedProcesses, testsRun: report.target.testsRun,
             durationMilliseconds: report.target.durationMilliseconds, kind: report.target.kind?.name,
-            testsSkipped: report.target.testsSkipped)
+            testsSkipped: report.target.testsSkipped, stoppedMicroseconds: report.target.stoppedMicroseconds)
     }
 }
 
@@ -581,7 +594,8 @@ extension JSONReportWire.Census {
             types: census.entries.map {
                 JSONReportWire.CensusEntry(
                     name: $0.name, liveAtExit: $0.liveAtExit, internal: $0.isInternal, testCase: $0.isTestCase,
-                    allocations: table.allocations($0.allocations), timeline: $0.timeline.map(JSONReportWire.Timeline.init))
+                    allocations: table.allocations($0.allocations), timeline: $0.timeline.map(JSONReportWire.Timeline.init),
+                    bytes: $0.bytes)
             },
             foldedTypes: census.foldedTypes, foldedInstances: census.foldedInstances,
             foldedTestCaseTypes: census.foldedTestCaseTypes, foldedTestCaseInstances: census.foldedTestCaseInstances)

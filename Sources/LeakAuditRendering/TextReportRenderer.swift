@@ -25,8 +25,14 @@ public struct TextReportRenderer: ReportRenderer {
         if let explanation = phrases.notAuditedExplanation(report) {
             lines.append(contentsOf: explanation)
         } else {
+            if let inspected = ReportPhrases.inspectionHeadline(report) {
+                lines += ["", phrases.emphasized("inspected", as: .heading) + inspected.dropFirst("inspected".count)]
+            }
             lines.append(contentsOf: renderTypes(report))
-            if let census = report.census { lines.append(contentsOf: phrases.censusBlock(census)) }
+            if let census = report.census {
+                lines.append(contentsOf: phrases.censusBlock(census, inspected: report.target.kind == .inspectedProcess))
+            }
+            if let largest = report.largestRetained { lines.append(contentsOf: phrases.largestRetainedBlock(largest)) }
             if let unreachable = report.unreachable {
                 lines.append(contentsOf: phrases.unreachableBlock(unreachable, baseline: report.baseline))
             }

@@ -24,6 +24,7 @@ final class ReliabilityTests: XCTestCase {
         switch report.target.outcome {
         case .exited(let code): "code \(code)"
         case .signaled(let signal): "signal \(signal)"
+        case .running: "running"
         }
     }
 

@@ -25,6 +25,17 @@ public enum LeakAuditError: Error, Equatable, CustomStringConvertible {
     /// The budgets (with the rest of what the target is told to watch) take more bytes than a
     /// writer reads from the channel (LA_WIRE_MAX_WATCH_BYTES).
     case configurationTooLarge(bytes: Int, budgets: Int, limit: Int)
+    /// `inspect` was given a pid it never stops: not a process number, init (1), or leak-audit
+    /// itself.
+    case processNotInspectable(pid: String, reason: String)
+    /// No process has the pid `inspect` was given (or it ended before it could be copied).
+    case processNotFound(pid: Int32)
+    /// The process runs as another user, or the kernel refused to let leak-audit trace it.
+    case processNotPermitted(pid: Int32, detail: String)
+    /// The process is no Swift program: it has no Swift heap to walk.
+    case processNotSwift(pid: Int32, name: String)
+    /// Copying the process failed for another reason (a system call).
+    case processCopyFailed(pid: Int32, reason: String)
 
     /// One line: what went wrong, naming the thing, and what to do.
     public var description: String {
@@ -47,6 +58,16 @@ public enum LeakAuditError: Error, Equatable, CustomStringConvertible {
             "'\(path)' is missing: build every product (swift build -c release), which puts it beside leak-audit"
         case .configurationTooLarge(let bytes, let budgets, let limit):
             "the configuration is too large: its \(counted(budgets, "budget")) take \(bytes) bytes, more than the \(limit) the target reads: use fewer or shorter patterns (one '*' pattern can cover many types)"
+        case .processNotInspectable(let pid, let reason):
+            "cannot inspect pid '\(pid)': \(reason)"
+        case .processNotFound(let pid):
+            "no process \(pid): it is not running (or ended before it could be copied); check the pid with ps"
+        case .processNotPermitted(let pid, let detail):
+            "leak-audit may not inspect process \(pid): \(detail)"
+        case .processNotSwift(let pid, let name):
+            "process \(pid) ('\(name)') is not a Swift program (it loads no Swift runtime), so it has no Swift heap to inspect"
+        case .processCopyFailed(let pid, let reason):
+            "process \(pid) could not be copied: \(reason); it was let go and runs on"
         }
     }
 }

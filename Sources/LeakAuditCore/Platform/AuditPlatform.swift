@@ -41,6 +41,21 @@ protocol AuditPlatform {
     /// Stops every thread of process `pid` (a descendant), copies its memory and registers, and
     /// lets it run on.
     func copyProcess(_ pid: Int32) -> Result<ProcessSnapshot, SnapshotFailure>
+
+    /// The running process `pid` that `leak-audit inspect` was pointed at, read without stopping
+    /// it.
+    ///
+    /// - Throws: `LeakAuditError` when it is gone, another user's, traced already, or not Swift.
+    func describeProcess(_ pid: Int32) throws(LeakAuditError) -> InspectedProcess
+
+    /// Stops every thread of process `pid` (any the user may trace, not only a descendant),
+    /// copies its memory and registers, and lets it run on; the copy says how long it was stopped.
+    ///
+    /// - Throws: `LeakAuditError` when it cannot be stopped or copied; it then runs on untouched.
+    func copyInspectedProcess(_ pid: Int32) throws(LeakAuditError) -> ProcessSnapshot
+
+    /// The ELF images loaded in a copied process, from its mappings and their files.
+    func loadedModules(of snapshot: ProcessSnapshot) -> [ModuleImage]
 }
 
 /// leak-audit's libraries that a target may load.

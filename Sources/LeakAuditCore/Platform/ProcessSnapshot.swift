@@ -48,6 +48,8 @@ struct ProcessSnapshot {
     /// Sorted by start address, not overlapping.
     var regions: [Region]
     var threads: [Thread]
+    /// How long the process was stopped while it was copied, in nanoseconds (0: not measured).
+    var stoppedNanoseconds: UInt64 = 0
 
     /// The copied region holding `address`, by binary search.
     func regionIndex(containing address: UInt64) -> Int? {

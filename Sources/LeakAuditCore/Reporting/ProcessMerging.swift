@@ -46,6 +46,7 @@ extension ReportBuilder {
         for entry in entries {
             if var existing = merged[entry.name] {
                 existing.liveAtExit += entry.liveAtExit
+                if let bytes = entry.bytes { existing.bytes = (existing.bytes ?? 0) + bytes }
                 existing.allocations = mergedGroups(existing.allocations + entry.allocations)
                 existing.timeline = LiveCountTimeline.sum([existing.timeline, entry.timeline].compactMap { $0 })
                 merged[entry.name] = existing

@@ -5,9 +5,13 @@ extension RetainerSearch {
     /// Each node's retained size (the bytes of its dominator subtree) and its immediate dominator
     /// (-1: the virtual root), over the graph of every strong reference, entered from the roots'
     /// objects, then `extraEntries` if unreached, then any object still unreached
-    /// (`DominatorTree`: near-linear on any shape of heap, and no recursion). The last use of the
-    /// search: its node tables are released on the way.
-    mutating func retainedSizes(extraEntries: [Int32]) -> (retained: [Int], dominators: [Int32]) {
+    /// (`DominatorTree`: near-linear on any shape of heap, and no recursion). With
+    /// `releasingNodes` the last use of the search: its node tables are released on the way;
+    /// without, nodes can still be looked up and paths found (`leak-audit inspect`). `preorder`
+    /// lists every node after its dominator.
+    mutating func retainedSizes(extraEntries: [Int32], releasingNodes: Bool = true) -> (
+        retained: [Int], dominators: [Int32], preorder: [Int32]
+    ) {
         // Successors of every node, once. Reading a node's references can find an object outside
         // the walked heaps that no search has met yet: it becomes a node, and is read in turn.
         var successorStart: [UInt32] = []
@@ -25,10 +29,12 @@ extension RetainerSearch {
         // rest (addresses, types, the graph of unreached objects: 12 bytes a node and more) makes
         // room for the tree's tables. No node can be looked up after this.
         let nodeCount = objects.count
-        (objects, nodeTypeIndexes, otherNodes, walkedHeaps, enumeratedCount) = ([], [], [:], [], 0)
-        (heapWalk, freeBlocks, streams) = (MallocHeap.Walk(), MallocHeap.FreeBlocks(), [])
-        enumeratedOutsideHeaps = []
-        (unreachedGraph, onUnreachedCycle) = (nil, [])
+        if releasingNodes {
+            (objects, nodeTypeIndexes, otherNodes, walkedHeaps, enumeratedCount) = ([], [], [:], [], 0)
+            (heapWalk, freeBlocks, streams) = (MallocHeap.Walk(), MallocHeap.FreeBlocks(), [])
+            enumeratedOutsideHeaps = []
+            (unreachedGraph, onUnreachedCycle) = (nil, [])
+        }
         let tree = DominatorTree(
             nodeCount: nodeCount, successorStart: consume successorStart, successors: consume successors,
             entries: seeds + extraEntries)
@@ -38,7 +44,7 @@ extension RetainerSearch {
             let up = tree.dominators[Int(node)]
             if up >= 0 { retained[Int(up)] += retained[Int(node)] }
         }
-        return (retained, tree.dominators)
+        return (retained, tree.dominators, tree.preorder)
     }
 
     /// The `instances` (nodes, with their type names) that another of them, of the same type name,

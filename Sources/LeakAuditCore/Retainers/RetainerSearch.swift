@@ -103,7 +103,7 @@ struct RetainerSearch {
         parentClosure = [:]
         holds = []
         holdIndexes = [:]
-        let (retained, dominators) = self.retainedSizes(extraEntries: targets.map(\.node))
+        let (retained, dominators, _) = self.retainedSizes(extraEntries: targets.map(\.node))
         for target in targets { result[target.address]?.retainedBytes = retained[Int(target.node)] }
         // Nested inside another searched instance of its type (a list of leaked models): counted
         // there, so that a group's bytes are not counted twice.

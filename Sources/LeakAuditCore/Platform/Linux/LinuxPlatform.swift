@@ -61,6 +61,23 @@ struct LinuxPlatform: AuditPlatform {
         guard ProcessLineage.isStartedByLeakAudit(pid) else { return .failure(.notStartedByLeakAudit) }
         return ProcessCopier.copy(pid)
     }
+
+    func describeProcess(_ pid: Int32) throws(LeakAuditError) -> InspectedProcess {
+        try ProcessInspection.describe(pid)
+    }
+
+    func copyInspectedProcess(_ pid: Int32) throws(LeakAuditError) -> ProcessSnapshot {
+        switch ProcessCopier.copy(pid) {
+        case .success(let snapshot): return snapshot
+        case .failure(.processGone): throw .processNotFound(pid: pid)
+        case .failure(.notPermitted): throw .processNotPermitted(pid: pid, detail: ProcessInspection.tracingAdvice)
+        case .failure(let failure): throw .processCopyFailed(pid: pid, reason: failure.message)
+        }
+    }
+
+    func loadedModules(of snapshot: ProcessSnapshot) -> [ModuleImage] {
+        ProcessInspection.modules(of: snapshot)
+    }
 }
 
 /// An anonymous shared file (memfd), mapped here. No child inherits it (close-on-exec): the target

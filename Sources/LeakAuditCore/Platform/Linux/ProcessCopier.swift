@@ -20,14 +20,34 @@ enum ProcessCopier {
     /// How long a thread killed while stopped may take to die before it is reaped.
     static let reapTimeoutMilliseconds: Int32 = 1_000
 
+    /// The copy, and how long the process was stopped: from the first thread seized to the last
+    /// let go, in nanoseconds (`ProcessSnapshot.stoppedNanoseconds`).
     static func copy(_ pid: Int32) -> Result<ProcessSnapshot, SnapshotFailure> {
         var stopped: [Int32] = []
-        defer {
-            // All go on first; then a thread killed meanwhile (the process ended: a thread let go
-            // first called exit) is reaped, or the process's end is never reported.
-            let killed = stopped.filter { leakaudit_host_resume_thread($0) == ESRCH && $0 != pid }
-            for thread in killed { leakaudit_host_reap_thread(thread, reapTimeoutMilliseconds) }
+        let started = monotonicNanoseconds()
+        var result = copyStopping(pid, stopped: &stopped)
+        // Every thread stopped goes on first, whatever went wrong with another; then a thread
+        // killed meanwhile (the process ended: a thread let go first called exit) is reaped, or
+        // the process's end is never reported.
+        let killed = stopped.filter { leakaudit_host_resume_thread($0) == ESRCH && $0 != pid }
+        let stoppedFor = monotonicNanoseconds() &- started
+        for thread in killed { leakaudit_host_reap_thread(thread, reapTimeoutMilliseconds) }
+        if case .success(var snapshot) = result {
+            snapshot.stoppedNanoseconds = stoppedFor
+            result = .success(snapshot)
         }
+        return result
+    }
+
+    private static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+    }
+
+    /// Stops every thread of `pid` (appending each to `stopped`, which the caller lets go) and
+    /// copies the process.
+    private static func copyStopping(_ pid: Int32, stopped: inout [Int32]) -> Result<ProcessSnapshot, SnapshotFailure> {
         // Threads may start while others are being stopped: list them until a pass finds no new one.
         var seen = Set<Int32>()
         while true {
@@ -38,7 +58,7 @@ enum ProcessCopier {
             seen.formUnion(new)
             var results = [Int32](repeating: 0, count: new.count)
             leakaudit_host_stop_threads(new, Int32(new.count), &results, stopTimeoutMilliseconds)
-            // Every thread stopped is let go again (the defer above), whatever went wrong with another.
+            // Every thread stopped is let go again (by `copy`), whatever went wrong with another.
             for (thread, error) in zip(new, results) where error == 0 { stopped.append(thread) }
             if results.contains(EPERM) {
                 return .failure(
@@ -245,7 +265,7 @@ enum ProcessCopier {
     }
 
     /// A /proc file's text: read until its end, since its size reads as 0.
-    private static func procFile(_ path: String) -> String? {
+    static func procFile(_ path: String) -> String? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
