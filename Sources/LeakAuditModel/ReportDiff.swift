@@ -146,6 +146,14 @@ public struct ReportDiff: Sendable, Hashable {
         public var old: Int
         /// Instances alive at exit in the new run (0: none, or folded).
         public var new: Int
+        /// Their bytes in the old and the new report, when both censuses have bytes (reports of
+        /// `leak-audit inspect`, from heap walks); nil otherwise.
+        public var bytes: (old: Int, new: Int)? {
+            guard let oldBytes, let newBytes else { return nil }
+            return (oldBytes, newBytes)
+        }
+        var oldBytes: Int? = nil
+        var newBytes: Int? = nil
     }
 
     /// Something that limits what the comparison can say.
@@ -335,14 +343,19 @@ public struct ReportDiff: Sendable, Hashable {
     }
 
     private static func censusChanges(_ old: AuditReport.Census, _ new: AuditReport.Census) -> [CensusChange] {
-        func byKey(_ census: AuditReport.Census) -> [String: (type: String, count: Int)] {
-            var result: [String: (type: String, count: Int)] = [:]
+        func byKey(_ census: AuditReport.Census) -> [String: (type: String, count: Int, bytes: Int)] {
+            var result: [String: (type: String, count: Int, bytes: Int)] = [:]
             for entry in census.entries {
                 let key = SwiftName.stableTypeName(entry.name)
-                result[key] = (result[key]?.type ?? entry.name, (result[key]?.count ?? 0) + entry.liveAtExit)
+                result[key] = (
+                    result[key]?.type ?? entry.name, (result[key]?.count ?? 0) + entry.liveAtExit,
+                    (result[key]?.bytes ?? 0) + (entry.bytes ?? 0)
+                )
             }
             return result
         }
+        // Bytes are compared when both censuses come from heap walks (`leak-audit inspect`).
+        let withBytes = [old, new].allSatisfy { $0.entries.allSatisfy { $0.bytes != nil } }
         let (before, after) = (byKey(old), byKey(new))
         var changes: [(key: String, change: CensusChange)] = []
         for key in Set(before.keys).union(after.keys) {
@@ -351,14 +364,14 @@ public struct ReportDiff: Sendable, Hashable {
                 switch (was, now) {
                 case (nil, _): .appeared
                 case (_, nil): .disappeared
-                default: Self.change([(was?.count ?? 0, now?.count ?? 0)])
+                default:
+                    Self.change(
+                        [(was?.count ?? 0, now?.count ?? 0)] + (withBytes ? [(was?.bytes ?? 0, now?.bytes ?? 0)] : []))
                 }
-            changes.append(
-                (
-                    key,
-                    CensusChange(
-                        type: now?.type ?? was?.type ?? key, change: change, old: was?.count ?? 0, new: now?.count ?? 0)
-                ))
+            var entry = CensusChange(
+                type: now?.type ?? was?.type ?? key, change: change, old: was?.count ?? 0, new: now?.count ?? 0)
+            if withBytes { (entry.oldBytes, entry.newBytes) = (was?.bytes ?? 0, now?.bytes ?? 0) }
+            changes.append((key, entry))
         }
         return changes.sorted { ($0.change.change, $0.key) < ($1.change.change, $1.key) }.map(\.change)
     }

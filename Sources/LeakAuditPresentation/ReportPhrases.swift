@@ -647,6 +647,12 @@ public struct ReportPhrases: Sendable {
             report.unreachable != nil && report.types.isEmpty && report.tests == nil
             ? checked + (notFailing.isEmpty ? "" : "; \(notFailing)") : "\(nothing) (\(checked))"
         switch report.verdict {
+        case .clean where report.target.kind == .inspectedProcess:
+            // No budget to speak of: what the copy held.
+            let alive = report.census.map { census in
+                census.entries.reduce(census.foldedInstances + census.foldedTestCaseInstances) { $0 + $1.liveAtExit }
+            }
+            return "\(alive.map { counted($0, "Swift object") + " alive" } ?? "nothing failing")\(others); \(outcome)"
         case .clean:
             return "\(nothingChecked)\(watched); \(outcome)"
         case .testsLeaked:

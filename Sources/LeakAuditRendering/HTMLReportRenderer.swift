@@ -72,7 +72,16 @@ public struct HTMLReportRenderer: ReportRenderer {
         }
         if !testsFirst, let tests = report.tests { testTable(tests, report: report, charted: charted, into: &page) }
         if !unreachableFirst, let unreachable = report.unreachable { unreachableSection(unreachable, into: &page) }
-        if let census = report.census { censusTable(census, charted: charted, into: &page) }
+        if let census = report.census {
+            censusTable(census, inspected: report.target.kind == .inspectedProcess, charted: charted, into: &page)
+        }
+        if let largest = report.largestRetained {
+            // `leak-audit inspect`: what each object alone keeps alive, and its path.
+            page.line("<section id=\"largest-retained\"><h2>Largest retained</h2>")
+            if largest.isEmpty { page.line("<p>No Swift object.</p>") }
+            retainerGraphs(largest, heading: nil, into: &page)
+            page.line("</section>")
+        }
         if !report.warnings.isEmpty {
             page.line("<section id=\"warnings\"><h2>Warnings</h2><ul>")
             for warning in report.warnings { page.line("<li>\(html(warning))</li>") }
@@ -109,6 +118,9 @@ public struct HTMLReportRenderer: ReportRenderer {
         let arguments = report.target.arguments.map { ReportPhrases.escaped($0) }.joined(separator: " ")
         if !arguments.isEmpty { page.line("<dt>Arguments</dt><dd>\(html(arguments))</dd>") }
         page.line("<dt>Exit</dt><dd id=\"exit\">\(html(report.target.outcome.phrase))</dd>")
+        if let inspected = ReportPhrases.inspectionHeadline(report) {
+            page.line("<dt>Inspected</dt><dd id=\"inspected\">\(html(inspected))</dd>")
+        }
         if let duration = report.target.durationMilliseconds {
             page.line("<dt>Ran for</dt><dd>\(html(Self.duration(duration)))</dd>")
         }
@@ -584,8 +596,8 @@ public struct HTMLReportRenderer: ReportRenderer {
 
     // MARK: - Who holds them
 
-    private func retainerGraphs(_ retainers: [Retainer], into page: inout HTMLPage) {
-        page.line("<div class=\"retainers\"><h4>Who holds them</h4>")
+    private func retainerGraphs(_ retainers: [Retainer], heading: String? = "Who holds them", into page: inout HTMLPage) {
+        page.line("<div class=\"retainers\">" + (heading.map { "<h4>\(html($0))</h4>" } ?? ""))
         for retainer in retainers {
             page.line(
                 "<figure class=\"retainer\" data-count=\"\(retainer.count)\"><figcaption>\(retainer.count) held, \(html(ReportPhrases.byteCount(retainer.retainedBytes))) retained</figcaption><ol class=\"path\">"
@@ -660,16 +672,24 @@ public struct HTMLReportRenderer: ReportRenderer {
         page.line("</section>")
     }
 
-    private func censusTable(_ census: AuditReport.Census, charted: [ChartedType], into page: inout HTMLPage) {
-        page.line("<section id=\"census\"><h2>Census: alive at exit</h2>")
-        page.line("<table class=\"sortable\"><thead><tr><th>Type</th><th data-numeric>Alive at exit</th></tr></thead><tbody>")
+    private func censusTable(
+        _ census: AuditReport.Census, inspected: Bool, charted: [ChartedType], into page: inout HTMLPage
+    ) {
+        let moment = inspected ? "when inspected" : "at exit"
+        // A heap walk's census (`leak-audit inspect`) has bytes too.
+        let withBytes = !census.entries.isEmpty && census.entries.allSatisfy { $0.bytes != nil }
+        page.line("<section id=\"census\"><h2>Census: alive \(moment)</h2>")
+        page.line(
+            "<table class=\"sortable\"><thead><tr><th>Type</th><th data-numeric>Alive \(moment)</th>"
+                + (withBytes ? "<th data-numeric>Bytes</th>" : "") + "</tr></thead><tbody>")
         for (index, entry) in census.entries.enumerated() {
             let anchor = "census-\(index)"
             let name =
                 charted.contains { $0.anchor == anchor }
                 ? "<a href=\"#\(anchor)\">\(html(entry.name, longest: Self.longestInRow))</a>"
                 : html(entry.name, longest: Self.longestInRow)
-            page.line("<tr><td>\(name)</td><td>\(entry.liveAtExit)</td></tr>")
+            let bytes = withBytes ? "<td>\(entry.bytes ?? 0)</td>" : ""
+            page.line("<tr><td>\(name)</td><td>\(entry.liveAtExit)</td>\(bytes)</tr>")
         }
         page.line("</tbody></table>")
         if census.foldedTypes > 0 {

@@ -74,6 +74,10 @@ struct JSONDiffV1: Encodable {
         var old: Int
         var new: Int
         var delta: Int
+        /// Only when both censuses have bytes (reports of `leak-audit inspect`): absent otherwise.
+        var oldBytes: Int? = nil
+        var newBytes: Int? = nil
+        var bytesDelta: Int? = nil
     }
     struct Step: Encodable {
         var via: String
@@ -163,7 +167,9 @@ struct JSONDiffV1: Encodable {
         }
         census = diff.census.map { entries in
             entries.map {
-                CensusChange(type: $0.type, change: $0.change.rawValue, old: $0.old, new: $0.new, delta: $0.new - $0.old)
+                CensusChange(
+                    type: $0.type, change: $0.change.rawValue, old: $0.old, new: $0.new, delta: $0.new - $0.old,
+                    oldBytes: $0.bytes?.old, newBytes: $0.bytes?.new, bytesDelta: $0.bytes.map { $0.new - $0.old })
             }
         }
         unreachable = diff.unreachable.map { groups in

@@ -75,7 +75,10 @@ public struct JUnitReportRenderer: ReportRenderer {
                             message: "the report is incomplete (\(losses)): its counts may be wrong", type: "incomplete",
                             body: report.warnings.joined(separator: "\n"))))
             }
-            if let census = report.census { types.systemOut = phrases.censusBlock(census).joined(separator: "\n") }
+            if let census = report.census {
+                types.systemOut = phrases.censusBlock(census, inspected: report.target.kind == .inspectedProcess)
+                    .joined(separator: "\n")
+            }
             if let unreachable = report.unreachable {
                 types.cases.append(unreachableCase(unreachable, report.unreachableFindings, phrases, report.baseline))
             }

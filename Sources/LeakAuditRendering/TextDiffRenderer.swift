@@ -43,7 +43,8 @@ public struct TextDiffRenderer: ReportDiffRenderer {
             lines.append("")
         }
         if let census = diff.census {
-            lines.append("census (alive at exit; informs, fails nothing):")
+            let inspected = diff.old.outcome == .running && diff.new.outcome == .running
+            lines.append("census (alive \(inspected ? "when inspected" : "at exit"); informs, fails nothing):")
             lines += census.isEmpty ? ["  none in either run"] : census.map(censusLine)
             lines.append("")
         }
@@ -91,9 +92,19 @@ public struct TextDiffRenderer: ReportDiffRenderer {
             ].joined(separator: ", ") + status
     }
 
+    /// `GREW App.Node: 3 → 5 (+2)`, and with heap walks' bytes `, 120 bytes → 200 bytes (+80 bytes)`.
     private func censusLine(_ entry: ReportDiff.CensusChange) -> String {
-        "  \(entry.change.rawValue.uppercased()) "
+        var line =
+            "  \(entry.change.rawValue.uppercased()) "
             + Self.counts(ReportPhrases.escaped(entry.type) + ":", entry.old, entry.new)
+        if let (old, new) = entry.bytes {
+            let delta = new - old
+            line +=
+                old == new
+                ? ", \(ReportPhrases.byteCount(new))"
+                : ", \(ReportPhrases.byteCount(old)) → \(ReportPhrases.byteCount(new)) (\(delta > 0 ? "+" : "-")\(ReportPhrases.byteCount(abs(delta))))"
+        }
+        return line
     }
 
     /// `peak 3`, `peak 1 → 3 (+2)`: both sides when they differ, one side's value when the other

@@ -99,6 +99,22 @@ final class DominatorTreeTests: XCTestCase {
 
     /// Nodes no entry reaches are entered in node order, each dominated by the virtual root only
     /// when nothing entered earlier reaches it.
+    /// `leak-audit inspect`'s largest: the nodes that retain the most, none inside the dominator
+    /// subtree of one taken before (a chain is one entry, not each of its links).
+    func testTheLargestAreTakenOutsideEachOthersSubtrees() {
+        // 0 holds a chain 1 → 2 → 3; 4 is alone; 5 holds 6.
+        let dominators: [Int32] = [-1, 0, 1, 2, -1, -1, 5]
+        let retained = [100, 90, 80, 70, 60, 30, 20]
+        XCTAssertEqual(HeapInspection.largestNodes(retained: retained, dominators: dominators, count: 10), [0, 4, 5])
+        XCTAssertEqual(HeapInspection.largestNodes(retained: retained, dominators: dominators, count: 2), [0, 4])
+        XCTAssertEqual(HeapInspection.largestNodes(retained: retained, dominators: dominators, count: 0), [])
+        // A million-link chain: one entry, found without walking it once per link.
+        let count = 1_000_000
+        let chain = (0..<Int32(count)).map { $0 - 1 }
+        let sizes = (0..<count).map { count - $0 }
+        XCTAssertEqual(HeapInspection.largestNodes(retained: sizes, dominators: chain, count: 10), [0])
+    }
+
     func testUnreachedNodesAreEnteredInOrder() {
         // 0 → 1; 2 → 3 → 1; 4 alone holding itself.
         let tree = tree([[1], [], [3], [1], [4]], entries: [2])

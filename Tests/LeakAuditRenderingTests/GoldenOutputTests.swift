@@ -97,11 +97,14 @@ final class GoldenOutputTests: XCTestCase {
         ("unreachable", unreachable()),
         ("unreachable-unwatched", unreachableUnwatched()),
         ("unreachable-none", unreachableNone()),
+        ("inspected", inspected()),
     ]
 
     /// The samples that older releases' reports exist of (Golden/schema-1): those without what
-    /// schema 2 added since, the unreachable objects.
-    static var schema1Samples: [(String, AuditReport)] { samples.filter { $0.1.unreachable == nil } }
+    /// schema 2 added since, the unreachable objects and an inspected process (`leak-audit inspect`).
+    static var schema1Samples: [(String, AuditReport)] {
+        samples.filter { $0.1.unreachable == nil && $0.1.target.kind != .inspectedProcess }
+    }
 
     private static func frame(
         _ function: String?, _ file: String? = nil, _ line: Int? = nil, module: String? = "/home/dev/project/.build/debug/App",
@@ -295,6 +298,41 @@ final class GoldenOutputTests: XCTestCase {
         report.target.attached = false
         report.target.attachedProcesses = 0
         report.target.kind = .dynamicSwift
+        return report
+    }
+
+    /// A running process `leak-audit inspect` copied: how long it was stopped, its census with
+    /// bytes (the toolchain's types folded), and the objects that retain the most, one alone and
+    /// a group of cycles of the same shape.
+    static func inspected() -> AuditReport {
+        let command = ["/srv/app/.build/release/Service", "--port", "8080"]
+        var target = AuditReport.Target(
+            path: command[0], arguments: Array(command.dropFirst()), attached: false, attachedProcesses: 1,
+            outcome: .running, kind: .inspectedProcess, processes: [.init(pid: 4242, commandLine: command)])
+        target.stoppedMicroseconds = 41_250
+        let entries = [("Service.Request", 120, 5_760), ("Service.Handler", 12, 4_512), ("Service.CacheEntry", 50, 2_000)]
+            .map { name, count, bytes in
+                var entry = AuditReport.CensusEntry(name: name, liveAtExit: count, isInternal: false, allocations: [])
+                entry.bytes = bytes
+                return entry
+            }
+        var report = AuditReport(
+            tool: .init(name: "leak-audit", version: "0.1.0"), target: target, types: [],
+            census: .init(entries: entries, foldedTypes: 3, foldedInstances: 812), droppedRecords: 0, tornRecords: 0,
+            warnings: [
+                "no allocation stacks: the process was inspected, not started by leak-audit, so nothing recorded where its objects were allocated"
+            ])
+        report.largestRetained = [
+            Retainer(
+                count: 1, root: .init(kind: .global, name: "Service.cache"),
+                path: [.init(via: "Service.cache", type: "Service.Cache")], retainedBytes: 1_204_000),
+            Retainer(
+                count: 12, root: .init(kind: .cycle, name: "a cycle of 2 objects that nothing else holds"),
+                path: [
+                    .init(via: "", type: "Service.Handler"), .init(via: "request", type: "Service.Request"),
+                    .init(via: "handler", type: "Service.Handler"),
+                ], retainedBytes: 4_512),
+        ]
         return report
     }
 

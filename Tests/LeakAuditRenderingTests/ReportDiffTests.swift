@@ -142,6 +142,39 @@ final class ReportDiffTests: XCTestCase {
         XCTAssertEqual(ReportDiff.Change.allCases.map(diff.findings), [0, 0, 0, 0, 0], "the census holds no finding")
     }
 
+    /// Two reports of `leak-audit inspect`: their censuses have bytes, and a type whose bytes grew
+    /// with the same count grew (a cache whose entries got larger); text and JSON carry both.
+    func testTwoInspectedCensusesCompareCountsAndBytes() throws {
+        func inspected(_ entries: [(String, Int, Int)]) -> AuditReport {
+            var inspected = report([], census: entries.map { ($0.0, $0.1) })
+            inspected.target.outcome = .running
+            inspected.target.kind = .inspectedProcess
+            for index in entries.indices { inspected.census?.entries[index].bytes = entries[index].2 }
+            return inspected
+        }
+        let before = inspected([("App.Request", 10, 400), ("App.Cache", 1, 1_000), ("App.Entry", 50, 2_000)])
+        let after = inspected([("App.Request", 20, 800), ("App.Cache", 1, 3_000), ("App.Entry", 50, 2_000)])
+        let diff = ReportDiff(old: before, oldPath: "old.json", new: after, newPath: "new.json")
+        XCTAssertEqual(
+            diff.census?.map {
+                "\($0.change.rawValue) \($0.type) \($0.old)→\($0.new) \($0.bytes.map { "\($0.old)→\($0.new)" } ?? "-")"
+            },
+            ["grew App.Cache 1→1 1000→3000", "grew App.Request 10→20 400→800", "unchanged App.Entry 50→50 2000→2000"])
+        XCTAssertEqual(diff.verdict, .noGrowth, "the census fails nothing")
+        let text = TextDiffRenderer().render(diff)
+        XCTAssertTrue(text.contains("census (alive when inspected; informs, fails nothing):"), text)
+        XCTAssertTrue(text.contains("  GREW App.Cache: 1, 1 KB → 3 KB (+2 KB)"), text)
+        let json = try XCTUnwrap(
+            JSONSerialization.jsonObject(with: Data(JSONDiffRenderer().render(diff).utf8)) as? [String: Any])
+        let census = try XCTUnwrap(json["census"] as? [[String: Any]])
+        XCTAssertEqual(census.first?["bytesDelta"] as? Int, 2_000)
+        // A run's census has no bytes: none compared, none written.
+        let runs = ReportDiff(
+            old: report([], census: [("App.Node", 1)]), oldPath: "a", new: report([], census: [("App.Node", 1)]), newPath: "b")
+        XCTAssertNil(runs.census?.first?.bytes)
+        XCTAssertFalse(JSONDiffRenderer().render(runs).contains("bytesDelta"))
+    }
+
     func testARunThatWasNotAuditedIsNotCompared() {
         let diff = ReportDiff(
             old: old, oldPath: "old.json", new: report([], notAudited: .neverAttached, path: "./Other"), newPath: "new.json")
