@@ -72,9 +72,11 @@ enum ExitStatus: Int32, CaseIterable {
               LeakMonitor, no --budget or --census), links the Swift
               runtime statically, is not a Swift program, its
               LeakMonitor is from another leak-audit release, or it
-              ran tests and not one test ran (a filter matched none)
+              ran tests and not one test ran (a filter matched none);
+              inspect: the process is not a Swift program
           4   the target could not be started (not found, not executable,
-              or set-user-ID to another user)
+              or set-user-ID to another user); inspect: the process is
+              gone, may not be inspected, or could not be copied
           5   no type exceeded its budget, but the report is incomplete:
               records were lost or damaged on the way (a target that
               wrote into leak-audit's channel, a full channel), or more
