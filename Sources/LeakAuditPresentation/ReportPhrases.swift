@@ -382,9 +382,11 @@ public struct ReportPhrases: Sendable {
         for retainer in retainers {
             let type = Self.escaped(retainer.path.last.map { Self.shortTypeName($0.type) } ?? "?")
             let objects = retainer.count == 1 ? type : "in \(retainer.count) × \(type)"
+            // A collection's storage held by a global directly has no step of its own to show.
+            let chain = Self.retainerChain(retainer)
             lines += wrapped(
-                "  \(Self.byteCount(retainer.retainedBytes)) \(objects), held by \(Self.retainerRoot(retainer.root)): \(Self.retainerChain(retainer))"
-            )
+                "  \(Self.byteCount(retainer.retainedBytes)) \(objects), held by \(Self.retainerRoot(retainer.root))"
+                    + (chain.isEmpty ? "" : ": \(chain)"))
         }
         lines.append("")
         return lines

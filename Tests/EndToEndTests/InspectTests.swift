@@ -6,14 +6,15 @@ import XCTest
     import Glibc
 #endif
 
-/// `leak-audit inspect PID` on a running service: two snapshots and their diff, the service going
-/// on untouched, each process it refuses with its line and exit code, and a leak-audit that dies
-/// while the service is stopped letting it go on.
+/// `leak-audit inspect PID` on a running service (Fixtures' LeakingService): two snapshots and
+/// their diff, the service going on untouched, each process it refuses with its line and exit
+/// code, and a leak-audit that dies while the service is stopped letting it go on.
 final class InspectTests: XCTestCase {
-    /// A small service, built once with swiftc: it serves a request a millisecond for the seconds
+    /// A service with a heap large enough to be found stopped (LeakingService's is copied in a few
+    /// milliseconds), built once with swiftc: it serves a request a millisecond for the seconds
     /// given, leaking one cycle (a request and its handler) in ten and keeping a cache bounded at
     /// 50 entries, with `ballast` megabytes of memory touched, then prints its last line.
-    private static let service: Result<String, Error> = Result {
+    private static let ballastService: Result<String, Error> = Result {
         let folder = try Harness.scratchFolder("inspect-service")
         let source = folder + "/service.swift"
         try """
@@ -49,7 +50,7 @@ final class InspectTests: XCTestCase {
         return folder + "/service"
     }
 
-    /// The service, started with its output to a file; it prints `serving` once ready.
+    /// A service, started with its output to a file.
     private struct Running {
         var process: Process
         var output: String
@@ -59,10 +60,17 @@ final class InspectTests: XCTestCase {
         var printed: String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
     }
 
-    private func start(seconds: Double, ballastMegabytes: Int = 0) throws -> Running {
+    /// LeakingService for `seconds`, or with `ballastMegabytes` the service with a large heap;
+    /// returned once it prints its first line.
+    private func start(seconds: Double, ballastMegabytes: Int? = nil) throws -> Running {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try Self.service.get())
-        process.arguments = [String(seconds), String(ballastMegabytes)]
+        if let ballastMegabytes {
+            process.executableURL = URL(fileURLWithPath: try Self.ballastService.get())
+            process.arguments = [String(seconds), String(ballastMegabytes)]
+        } else {
+            process.executableURL = URL(fileURLWithPath: try Harness.fixture("LeakingService"))
+            process.arguments = [String(seconds)]
+        }
         let output = Harness.scratchPath("service.out")
         FileManager.default.createFile(atPath: output, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
@@ -70,8 +78,8 @@ final class InspectTests: XCTestCase {
         try process.run()
         let running = Running(process: process, output: output)
         let deadline = Date().addingTimeInterval(30)
-        while !running.printed.contains("serving") && process.isRunning && Date() < deadline { usleep(10_000) }
-        XCTAssertTrue(running.printed.contains("serving"), "the service did not start: \(running.printed)")
+        while running.printed.isEmpty && process.isRunning && Date() < deadline { usleep(10_000) }
+        XCTAssertFalse(running.printed.isEmpty, "the service did not start")
         return running
     }
 
@@ -88,17 +96,18 @@ final class InspectTests: XCTestCase {
         XCTAssertEqual(running.process.terminationReason, .exit, file: file, line: line)
         XCTAssertEqual(running.process.terminationStatus, 0, file: file, line: line)
         XCTAssertTrue(
-            running.printed.contains("served ") && running.printed.contains("cache 50"),
+            running.printed.contains("served ") && running.printed.contains("cache"),
             "the service did not print its last line: \(running.printed)", file: file, line: line)
     }
 
     private func census(_ report: AuditReport, _ type: String) throws -> AuditReport.CensusEntry {
         try XCTUnwrap(
-            report.census?.entries.first { $0.name == "service.\(type)" }, "\(report.census?.entries.map(\.name) ?? [])")
+            report.census?.entries.first { $0.name == "LeakingService.\(type)" }, "\(report.census?.entries.map(\.name) ?? [])")
     }
 
     func testTwoSnapshotsASecondApartShowTheCyclesGrowAndTheCacheNot() throws {
         let running = try start(seconds: 4)
+        // Over 64 requests cached: the cache is full.
         usleep(500_000)
         let first = Harness.scratchPath("first.json")
         let second = Harness.scratchPath("second.json")
@@ -111,9 +120,9 @@ final class InspectTests: XCTestCase {
 
         // The text: the process, how long it was stopped, the census with bytes, the largest.
         let prose = Harness.prose(text.stdout)
-        XCTAssertTrue(prose.contains("inspected pid \(running.pid) (service), stopped "), text.stdout)
+        XCTAssertTrue(prose.contains("inspected pid \(running.pid) (LeakingService), stopped "), text.stdout)
         XCTAssertTrue(prose.contains("alive when inspected"), text.stdout)
-        XCTAssertTrue(prose.contains("held by global service.service: Service"), text.stdout)
+        XCTAssertTrue(prose.contains("held by global LeakingService.service: Service"), text.stdout)
         XCTAssertTrue(prose.contains("no allocation stacks"), text.stdout)
         XCTAssertEqual(text.stderr, "", "nothing on standard error")
 
@@ -124,30 +133,32 @@ final class InspectTests: XCTestCase {
         XCTAssertEqual(before.target.processes.map(\.pid), [running.pid])
         let stopped = try XCTUnwrap(before.target.stoppedMicroseconds)
         XCTAssertGreaterThan(stopped, 0)
-        // One service, 50 cache entries, a cycle in ten requests: counted, with their bytes.
+        // One service, 64 cache entries, a cycle in ten requests (25 a second): counted, with
+        // their bytes.
         XCTAssertEqual(try census(before, "Service").liveAtExit, 1)
-        XCTAssertEqual(try census(before, "CacheEntry").liveAtExit, 50)
-        XCTAssertEqual(try census(after, "CacheEntry").liveAtExit, 50)
-        XCTAssertGreaterThan(try census(before, "Handler").liveAtExit, 10)
-        XCTAssertGreaterThan(try census(after, "Handler").liveAtExit, try census(before, "Handler").liveAtExit)
-        XCTAssertGreaterThanOrEqual(try XCTUnwrap(try census(before, "Handler").bytes), 200)
-        // The service's global holds the cache: the largest, by its name.
+        XCTAssertEqual(try census(before, "ResponseCache").liveAtExit, 1)
+        XCTAssertEqual(try census(before, "CacheEntry").liveAtExit, 64)
+        XCTAssertEqual(try census(after, "CacheEntry").liveAtExit, 64)
+        let (cyclesBefore, cyclesAfter) = (try census(before, "Request").liveAtExit, try census(after, "Request").liveAtExit)
+        XCTAssertGreaterThan(cyclesBefore, 5)
+        XCTAssertGreaterThan(cyclesAfter, cyclesBefore + 10, "a second later, about 25 more cycles")
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(try census(before, "Request").bytes), 16 * cyclesBefore)
+        // The service's global holds the cache: among the largest, by its name.
         let largest = try XCTUnwrap(before.largestRetained)
         XCTAssertTrue(
             largest.contains {
-                $0.root == .init(kind: .global, name: "service.service") && $0.path.last?.type == "service.Service"
-            },
-            "\(largest)")
+                $0.root == .init(kind: .global, name: "LeakingService.service") && $0.path.last?.type == "LeakingService.Service"
+            }, "\(largest)")
         XCTAssertTrue(largest.contains { $0.root.kind == .cycle }, "the leaked cycles are among the largest: \(largest)")
 
         // The diff: the cycles grew, the cache did not; the census fails nothing.
         let diff = Harness.run([Harness.leakAudit, "report", "--diff", first, second])
         XCTAssertEqual(diff.status, 0, diff.log)
         let lines = diff.stdout.split(separator: "\n").map(String.init)
-        XCTAssertTrue(lines.contains { $0.hasPrefix("  GREW service.Handler: ") }, diff.stdout)
-        XCTAssertTrue(lines.contains { $0.hasPrefix("  GREW service.Request: ") }, diff.stdout)
-        XCTAssertTrue(lines.contains { $0.hasPrefix("  UNCHANGED service.CacheEntry: 50, ") }, diff.stdout)
-        XCTAssertTrue(lines.contains { $0.hasPrefix("  UNCHANGED service.Service: 1, ") }, diff.stdout)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("  GREW LeakingService.Request: ") }, diff.stdout)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("  GREW LeakingService.Response: ") }, diff.stdout)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("  UNCHANGED LeakingService.CacheEntry: 64, ") }, diff.stdout)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("  UNCHANGED LeakingService.Service: 1, ") }, diff.stdout)
         // And `report` renders a saved one as inspect wrote it.
         let rendered = Harness.run([Harness.leakAudit, "report", first])
         XCTAssertEqual(rendered.status, 0, rendered.log)
