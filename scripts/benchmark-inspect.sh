@@ -105,15 +105,15 @@ print(r["target"]["stoppedMicroseconds"], sum(t["liveAtExit"] for t in c["types"
     heap_pid=""
     local peak="n/a"
     ((${#peaks[@]})) && peak="$(($(median "${peaks[@]}") / 1024)) MB"
-    printf '| %-14s | %9s MB | %10s | %9.1f ms | %8s ms | %12s |\n' "$label" "$rss" "$objects" \
+    printf '| %-15s | %9s MB | %10s | %9.1f ms | %8s ms | %15s |\n' "$label" "$rss" "$objects" \
         "$(awk "BEGIN { print $(median "${stopped[@]}") / 1000 }")" "$(median "${walls[@]}")" "$peak"
 }
 
 echo
 echo "leak-audit inspect: median of $REPS inspections each ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
 echo
-echo "| case           | process RSS  | objects    | stopped      | wall        | leak-audit peak |"
-echo "|----------------|--------------|------------|--------------|-------------|-----------------|"
+echo "| case            | process RSS  | objects    | stopped      | wall        | leak-audit peak |"
+echo "|-----------------|--------------|------------|--------------|-------------|-----------------|"
 for mb in $HEAP_MB; do measure blocks "$mb" "blocks $mb MB"; done
 for n in $OBJECTS; do measure objects "$n" "objects $n"; done
 echo
