@@ -281,7 +281,7 @@ enum ProcessCopier {
     }
 
     /// /proc/<pid>/maps: `start-end perms offset dev inode path`, sorted by start.
-    private static func readMappings(_ pid: Int32) -> [ProcessSnapshot.Region]? {
+    static func readMappings(_ pid: Int32) -> [ProcessSnapshot.Region]? {
         guard let text = procFile("/proc/\(pid)/maps") else { return nil }
         var regions: [ProcessSnapshot.Region] = []
         for line in text.split(separator: "\n") {

@@ -1,0 +1,77 @@
+import XCTest
+
+@testable import LeakAuditCore
+@testable import LeakAuditModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What `leak-audit inspect` reads of a process before and after it copies it: the loaded images
+/// from its mappings and ELF files, and the refusals from /proc.
+final class ProcessInspectionTests: XCTestCase {
+    /// The link-time value of `symbol` in the ELF file at `path`, from `nm -D`.
+    private static func linkTimeAddress(of symbol: String, in path: String) throws -> UInt64 {
+        let nm = Process()
+        nm.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        nm.arguments = ["nm", "-D", "--defined-only", path]
+        let output = Pipe()
+        nm.standardOutput = output
+        try nm.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        nm.waitUntilExit()
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            if fields.count == 3, fields[2] == symbol || fields[2].hasPrefix(symbol + "@") {
+                return try XCTUnwrap(UInt64(fields[0], radix: 16))
+            }
+        }
+        throw XCTSkip("no \(symbol) in \(path)")
+    }
+
+    /// Each image's load bias and range, derived from this process's mappings and its files'
+    /// program headers, agree with where the loader put a symbol of it: its runtime address (dlsym)
+    /// less its link-time value (nm) is the bias, and it lies in the range.
+    func testTheImagesFromTheMappingsAreWhereTheLoaderPutThem() throws {
+        let regions = try XCTUnwrap(ProcessCopier.readMappings(getpid()))
+        let modules = ProcessInspection.modules(of: ProcessSnapshot(pid: getpid(), regions: regions, threads: []))
+        for (library, symbol) in [("/libswiftCore.so", "swift_retain"), ("/libc.so.6", "malloc")] {
+            let module = try XCTUnwrap(modules.first { $0.path.hasSuffix(library) }, "\(modules.map(\.path))")
+            let runtime = UInt64(UInt(bitPattern: try XCTUnwrap(dlsym(dlopen(nil, RTLD_NOW), symbol))))
+            let linked = try Self.linkTimeAddress(of: symbol, in: module.path)
+            XCTAssertEqual(module.loadBias, runtime - linked, library)
+            XCTAssertTrue(module.contains(runtime), library)
+            XCTAssertEqual(module.buildID.count, 20, "\(library): the GNU build-id note, SHA-1")
+        }
+    }
+
+    func testAProcessThatIsGoneOrNotSwiftIsRefusedBeforeItIsStopped() throws {
+        let ended = Process()
+        ended.executableURL = URL(fileURLWithPath: "/bin/true")
+        try ended.run()
+        ended.waitUntilExit()
+        XCTAssertThrowsError(try ProcessInspection.describe(ended.processIdentifier)) {
+            XCTAssertEqual($0 as? LeakAuditError, .processNotFound(pid: ended.processIdentifier))
+        }
+        let sleeper = Process()
+        sleeper.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        sleeper.arguments = ["30"]
+        try sleeper.run()
+        defer {
+            sleeper.terminate()
+            sleeper.waitUntilExit()
+        }
+        XCTAssertThrowsError(try ProcessInspection.describe(sleeper.processIdentifier)) {
+            XCTAssertEqual($0 as? LeakAuditError, .processNotSwift(pid: sleeper.processIdentifier, name: "sleep"))
+        }
+        // This test bundle is Swift: described, not stopped.
+        let own = try ProcessInspection.describe(getpid())
+        XCTAssertEqual(own.pid, getpid())
+        XCTAssertFalse(own.commandLine.isEmpty)
+        XCTAssertEqual(own.kind, .swiftTestBundle)
+        XCTAssertThrowsError(try inspectablePID(String(getpid())))
+        XCTAssertThrowsError(try inspectablePID("1"))
+        XCTAssertThrowsError(try inspectablePID("12abc"))
+        XCTAssertEqual(try inspectablePID("4242"), 4242)
+    }
+}
