@@ -13,7 +13,8 @@ final class InspectTests: XCTestCase {
     /// A service with a heap large enough to be found stopped (LeakingService's is copied in a few
     /// milliseconds), built once with swiftc: it serves a request a millisecond for the seconds
     /// given, leaking one cycle (a request and its handler) in ten and keeping a cache bounded at
-    /// 50 entries, with `ballast` megabytes of memory touched, then prints its last line.
+    /// 50 entries, with `ballast` megabytes of memory touched (and with a third argument, threads
+    /// that start and end all the time), then prints its last line.
     private static let ballastService: Result<String, Error> = Result {
         let folder = try Harness.scratchFolder("inspect-service")
         let source = folder + "/service.swift"
@@ -28,6 +29,21 @@ final class InspectTests: XCTestCase {
         let service = Service()
         let seconds = Double(CommandLine.arguments[1]) ?? 3
         for _ in 0..<(Int(CommandLine.arguments[2]) ?? 0) { service.ballast.append([UInt8](repeating: 7, count: 1 << 20)) }
+        if CommandLine.arguments.count > 3 {
+            // Threads that start and end all the time, at most 8 at once: some start while
+            // leak-audit stops the others.
+            let slots = DispatchSemaphore(value: 8)
+            Thread {
+                while true {
+                    slots.wait()
+                    Thread {
+                        _ = Request(id: 0)
+                        slots.signal()
+                    }.start()
+                    usleep(200)
+                }
+            }.start()
+        }
         print("serving"); fflush(stdout)
         let start = Date()
         var number = 0
@@ -62,11 +78,11 @@ final class InspectTests: XCTestCase {
 
     /// LeakingService for `seconds`, or with `ballastMegabytes` the service with a large heap;
     /// returned once it prints its first line.
-    private func start(seconds: Double, ballastMegabytes: Int? = nil) throws -> Running {
+    private func start(seconds: Double, ballastMegabytes: Int? = nil, threadChurn: Bool = false) throws -> Running {
         let process = Process()
         if let ballastMegabytes {
             process.executableURL = URL(fileURLWithPath: try Self.ballastService.get())
-            process.arguments = [String(seconds), String(ballastMegabytes)]
+            process.arguments = [String(seconds), String(ballastMegabytes)] + (threadChurn ? ["threads"] : [])
         } else {
             process.executableURL = URL(fileURLWithPath: try Harness.fixture("LeakingService"))
             process.arguments = [String(seconds)]
@@ -106,7 +122,8 @@ final class InspectTests: XCTestCase {
     }
 
     func testTwoSnapshotsASecondApartShowTheCyclesGrowAndTheCacheNot() throws {
-        let running = try start(seconds: 4)
+        // Long enough for two inspections a second apart on a busy machine.
+        let running = try start(seconds: 8)
         // Over 64 requests cached: the cache is full.
         usleep(500_000)
         let first = Harness.scratchPath("first.json")
@@ -243,6 +260,28 @@ final class InspectTests: XCTestCase {
             XCTAssertEqual(leakAudit.terminationStatus, signal)
             finish(running)
         }
+    }
+
+    /// A process whose threads start and end all the time: each thread seized and interrupted,
+    /// the list read again until no new thread appears, those that ended meanwhile let be; it is
+    /// inspected each time and goes on.
+    func testAProcessStartingThreadsAllTheTimeIsInspectedAndGoesOn() throws {
+        // Long enough to outlast three inspections on a busy machine; ended once they are done.
+        let running = try start(seconds: 60, ballastMegabytes: 0, threadChurn: true)
+        for _ in 0..<3 {
+            let path = Harness.scratchPath("threads.json")
+            let result = Harness.run([Harness.leakAudit, "inspect", "--format", "json", "-o", path, String(running.pid)])
+            XCTAssertEqual(result.status, 0, result.log)
+            let report = try Harness.readReport(path)
+            XCTAssertEqual(report.census?.entries.first { $0.name == "service.Service" }?.liveAtExit, 1)
+            usleep(300_000)
+        }
+        // It went on: running, not stopped, and it still serves (its threads too).
+        XCTAssertTrue(running.process.isRunning)
+        XCTAssertNotEqual(Self.state(of: running.pid), "t")
+        running.process.terminate()
+        running.process.waitUntilExit()
+        XCTAssertEqual(running.process.terminationReason, .uncaughtSignal, "ended by the test's SIGTERM, not by itself")
     }
 
     /// The state letter of /proc/<pid>/stat: `t` while a tracer holds it stopped.
