@@ -230,10 +230,11 @@ final class InspectTests: XCTestCase {
         finish(running)
     }
 
-    /// leak-audit killed (SIGKILL) or interrupted (SIGINT) while it holds the service stopped: the
-    /// kernel lets the service go, and it finishes as it would have.
+    /// leak-audit killed (SIGKILL), interrupted (SIGINT) or crashing (SIGSEGV: its guard kills the
+    /// processes it started, which the inspected one is not) while it holds the service stopped:
+    /// the kernel lets the service go, and it finishes as it would have.
     func testTheProcessRunsOnWhenLeakAuditDiesWhileItIsStopped() throws {
-        for signal in [SIGKILL, SIGINT] {
+        for signal in [SIGKILL, SIGINT, SIGSEGV] {
             // 300 MB to copy: long enough to find the service stopped.
             let running = try start(seconds: 3, ballastMegabytes: 300)
             let leakAudit = Process()
