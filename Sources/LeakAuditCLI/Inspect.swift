@@ -14,8 +14,10 @@ struct Inspect: ParsableCommand {
             leak-audit inspect PID stops every thread of the process with ptrace (no signal is \
             sent, nothing is preloaded, its output is untouched), copies its memory, lets it run \
             on, then walks the copy: the census of its live Swift objects by type (count and \
-            bytes; the runtime's and Foundation's types folded unless --census-all), and the \
-            objects that alone keep the most memory alive, each with its path from its root. The \
+            bytes; the runtime's and Foundation's types folded unless --census-all), the objects \
+            that nothing reaches grouped by the structure they form (a cycle with its fields, or an \
+            over-retained object), and the objects that alone keep the most memory alive, each \
+            with its path from its root. The \
             report says how long the process was stopped. No allocation was recorded, so the \
             report has no stacks. If leak-audit is interrupted or killed while the process is \
             stopped, the kernel lets the process go on.
@@ -25,10 +27,13 @@ struct Inspect: ParsableCommand {
             give leak-audit CAP_SYS_PTRACE). The report goes to standard output, or --output, in \
             any --format; \(ReportFormat.outputOptionsList) each also write it to a file. Two \
             JSON reports a minute apart compare with 'leak-audit report --diff old.json new.json': \
-            the types that grew.
+            the types that grew, and the unreachable groups that appeared or grew (exit 1).
 
             Exit codes:
-              0   the process was inspected
+              0   the process was inspected, and no object of the program's types is
+                  unreachable
+              1   objects of the program's types are unreachable (a cycle, or an object
+                  retained with no reference left)
               3   the process is not a Swift program (it loads no Swift runtime)
               4   no such process, or leak-audit may not inspect it (another user's, traced
                   already, ptrace refused), or its copy failed; it runs on untouched

@@ -24,8 +24,8 @@ public struct InspectRequest: Sendable {
 /// Inspects a running process that leak-audit did not start (`leak-audit inspect PID`): checks
 /// that it may be stopped (the same user's, traced by no one, a Swift program), stops every
 /// thread with ptrace just long enough to copy its memory, lets it run on, then walks the copy:
-/// the census of its live Swift objects, the objects that retain the most with their paths from
-/// their roots, and how long it was stopped. Nothing is preloaded, nothing restarted; the process's
+/// the census of its live Swift objects, the unreachable ones grouped by structure, the objects
+/// that retain the most with their paths from their roots, and how long it was stopped. Nothing is preloaded, nothing restarted; the process's
 /// output is never touched. Judging (suppressions, the baseline) and the exit code are the caller's.
 ///
 /// - Throws: `LeakAuditError` with one line when the pid names no process leak-audit may inspect.
@@ -44,9 +44,6 @@ func inspect(_ request: InspectRequest, toolVersion: String, on platform: some A
     let modules = platform.loadedModules(of: snapshot)
     let heap = HeapInspection.inspect(
         snapshot, modules: modules, largestCount: request.largestRetained * InspectionReport.objectsPerLargestEntry)
-    // Unreachable objects: left nil (not checked) until the grouping of unreached objects into
-    // structures (Retainers/, issue 31's `run --unreachable`) is on this branch; it is then one
-    // line here, over `heap`'s search.
     return InspectionReport(process: process, modules: modules, symbolizer: platform.makeSymbolizer(modules: modules))
         .build(
             heap, stoppedNanoseconds: snapshot.stoppedNanoseconds, showsInternals: request.censusShowsInternals,

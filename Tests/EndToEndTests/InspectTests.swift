@@ -128,11 +128,12 @@ final class InspectTests: XCTestCase {
         usleep(500_000)
         let first = Harness.scratchPath("first.json")
         let second = Harness.scratchPath("second.json")
+        // Exit 1: unreachable objects of the program's types (the leaked cycles).
         let text = Harness.run([Harness.leakAudit, "inspect", String(running.pid), "--output-json", first])
-        XCTAssertEqual(text.status, 0, text.log)
+        XCTAssertEqual(text.status, 1, text.log)
         sleep(1)
         let json = Harness.run([Harness.leakAudit, "inspect", "--format", "json", "-o", second, String(running.pid)])
-        XCTAssertEqual(json.status, 0, json.log)
+        XCTAssertEqual(json.status, 1, json.log)
         finish(running)
 
         // The text: the process, how long it was stopped, the census with bytes, the largest.
@@ -140,7 +141,9 @@ final class InspectTests: XCTestCase {
         XCTAssertTrue(prose.contains("inspected pid \(running.pid) (LeakingService), stopped "), text.stdout)
         XCTAssertTrue(prose.contains("alive when inspected"), text.stdout)
         XCTAssertTrue(prose.contains("held by global LeakingService.service: Service"), text.stdout)
-        XCTAssertTrue(prose.contains("no allocation stacks"), text.stdout)
+        XCTAssertTrue(prose.contains("UNREACHABLE"), text.stdout)
+        // That no stack was recorded is said once.
+        XCTAssertEqual(prose.components(separatedBy: "no allocation").count, 2, text.stdout)
         XCTAssertEqual(text.stderr, "", "nothing on standard error")
 
         for path in [first, second] { try Harness.validateAgainstSchema(path) }
@@ -167,18 +170,35 @@ final class InspectTests: XCTestCase {
                 $0.root == .init(kind: .global, name: "LeakingService.service") && $0.path.last?.type == "LeakingService.Service"
             }, "\(largest)")
         XCTAssertTrue(largest.contains { $0.root.kind == .cycle }, "the leaked cycles are among the largest: \(largest)")
+        // The leaked cycles, unreachable: one group, a cycle of a Request and its Response, one
+        // structure per leaked request, more a second later.
+        func cycles(_ report: AuditReport) throws -> UnreachableObjects.Group {
+            let unreachable = try XCTUnwrap(report.unreachable)
+            XCTAssertEqual(unreachable.processesChecked, 1)
+            XCTAssertEqual(unreachable.groups.filter { !$0.isInternal }.count, 1, "\(unreachable.groups)")
+            return try XCTUnwrap(unreachable.groups.first { !$0.isInternal })
+        }
+        let (leakedBefore, leakedAfter) = (try cycles(before), try cycles(after))
+        XCTAssertEqual(leakedBefore.shape, .cycle)
+        XCTAssertEqual(
+            Set(leakedBefore.path.map(\.type)), ["LeakingService.Request", "LeakingService.Response"], "\(leakedBefore.path)")
+        XCTAssertEqual(leakedBefore.objects, 2 * leakedBefore.count)
+        XCTAssertGreaterThan(leakedAfter.count, leakedBefore.count + 10)
+        XCTAssertEqual(leakedBefore.allocations, [], "nothing recorded allocations")
 
-        // The diff: the cycles grew, the cache did not; the census fails nothing.
+        // The diff: the cycles grew (exit 1: unreachable objects of the program's types grew), the
+        // cache did not; the census fails nothing.
         let diff = Harness.run([Harness.leakAudit, "report", "--diff", first, second])
-        XCTAssertEqual(diff.status, 0, diff.log)
+        XCTAssertEqual(diff.status, 1, diff.log)
         let lines = diff.stdout.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("  GREW cycle ") && $0.contains("Request") }, diff.stdout)
         XCTAssertTrue(lines.contains { $0.hasPrefix("  GREW LeakingService.Request: ") }, diff.stdout)
         XCTAssertTrue(lines.contains { $0.hasPrefix("  GREW LeakingService.Response: ") }, diff.stdout)
         XCTAssertTrue(lines.contains { $0.hasPrefix("  UNCHANGED LeakingService.CacheEntry: 64, ") }, diff.stdout)
         XCTAssertTrue(lines.contains { $0.hasPrefix("  UNCHANGED LeakingService.Service: 1, ") }, diff.stdout)
         // And `report` renders a saved one as inspect wrote it.
         let rendered = Harness.run([Harness.leakAudit, "report", first])
-        XCTAssertEqual(rendered.status, 0, rendered.log)
+        XCTAssertEqual(rendered.status, 1, rendered.log)
         XCTAssertEqual(rendered.stdout, text.stdout)
     }
 
@@ -272,7 +292,8 @@ final class InspectTests: XCTestCase {
         for _ in 0..<3 {
             let path = Harness.scratchPath("threads.json")
             let result = Harness.run([Harness.leakAudit, "inspect", "--format", "json", "-o", path, String(running.pid)])
-            XCTAssertEqual(result.status, 0, result.log)
+            // Exit 1: its leaked cycles are unreachable.
+            XCTAssertEqual(result.status, 1, result.log)
             let report = try Harness.readReport(path)
             XCTAssertEqual(report.census?.entries.first { $0.name == "service.Service" }?.liveAtExit, 1)
             usleep(300_000)

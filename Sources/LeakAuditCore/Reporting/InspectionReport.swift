@@ -1,9 +1,10 @@
 import LeakAuditModel
 
 /// The report of `leak-audit inspect`: the census of the copy's live Swift objects by type (count
-/// and bytes, the toolchain's types folded as in a run's census), the objects that retain the
-/// most with their paths from their roots, named by the process's symbols as `--retainers`
-/// names them, and how long the process was stopped. No allocation was watched, so no stack.
+/// and bytes, the toolchain's types folded as in a run's census), the unreachable objects grouped
+/// by structure, the objects that retain the most with their paths from their roots, named by the
+/// process's symbols as `--retainers` names them, and how long the process was stopped. No
+/// allocation was watched, so no stack.
 struct InspectionReport {
     let process: InspectedProcess
     let modules: [ModuleImage]
@@ -47,14 +48,21 @@ struct InspectionReport {
             }
         ).enumerated().sorted { ($1.element.retainedBytes, $0.offset) < ($0.element.retainedBytes, $1.offset) }
             .map(\.element).prefix(largestEntries)
-        var warnings = [
-            "no allocation stacks: the process was inspected, not started by leak-audit, so nothing recorded where its objects were allocated"
-        ]
+        let unreachable = UnreachableObjects(heap.unreachable, naming: naming, allocations: { _ in [] })
+        // That no stack was recorded is said once: by the unreachable objects' notes when groups of
+        // the program's types are shown (they say where those were allocated is unknown), else here.
+        var warnings =
+            unreachable.groups.contains { !$0.isInternal }
+            ? []
+            : [
+                "no allocation stacks: the process was inspected, not started by leak-audit, so nothing recorded where its objects were allocated"
+            ]
         warnings += ReportBuilder.symbolizationWarnings(symbolizer.problems)
         var report = AuditReport(
             tool: .init(name: "leak-audit", version: toolVersion), target: target, types: [], census: census,
             droppedRecords: 0, tornRecords: 0, warnings: warnings)
         report.largestRetained = Array(largest)
+        report.unreachable = unreachable
         return report
     }
 }

@@ -1,6 +1,7 @@
 /// What `leak-audit inspect` finds in the copy of a running process: every live Swift object by
-/// type (count and bytes), and the objects that alone keep the most memory alive (their dominator
-/// subtrees), each with its path from its root, as `--retainers` finds paths (docs/retainers.md).
+/// type (count and bytes), the objects no root reaches grouped into structures, and the objects
+/// that alone keep the most memory alive (their dominator subtrees), each with its path from its
+/// root, as `--retainers` finds paths (docs/retainers.md).
 struct HeapInspection {
     /// The live objects of one type.
     struct TypeTally: Equatable {
@@ -29,17 +30,23 @@ struct HeapInspection {
     var census: [TypeTally]
     /// The objects that retain the most, largest first, none inside another's dominator subtree.
     var largest: [Heavy]
+    /// The objects no root reaches, grouped into the structures they form (cycles, over-retained
+    /// objects), as `--unreachable` groups them at a run's exit.
+    var unreachable: UnreachableStructures
     /// Live Swift objects in all.
     var objects: Int
 
     /// Walks the heap of `snapshot` (whose loaded images are `modules`): every Swift object among
-    /// malloc's blocks and those the roots reach, the search from the roots, and the dominator
+    /// malloc's blocks and those the roots reach, the search from the roots, the structures of
+    /// what it did not reach, and the dominator
     /// tree of the whole heap, from which the `largestCount` objects that retain the most are
     /// taken (at most 250).
     static func inspect(_ snapshot: ProcessSnapshot, modules: [ModuleImage], largestCount: Int = 10) -> HeapInspection {
         var search = RetainerSearch(snapshot: snapshot)
         search.enumerateHeap()
         search.reachFromRoots(modules: modules)
+        // Nothing recorded allocations: no object is one a ledger watched.
+        let unreachable = search.unreachableStructures(tracked: [])
         // The dominator tree reads every object's references, meeting the objects outside malloc's
         // heaps that no root reached: the nodes are kept, so that the census counts them and
         // the paths to the largest can still be found.
@@ -77,7 +84,7 @@ struct HeapInspection {
         }
         return HeapInspection(
             census: census.values.sorted { ($1.bytes, $0.name) < ($0.bytes, $1.name) }, largest: largest,
-            objects: search.objects.count)
+            unreachable: unreachable, objects: search.objects.count)
     }
 
     /// The `count` nodes that retain the most, largest first, each outside the dominator subtrees
