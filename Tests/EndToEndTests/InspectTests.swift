@@ -292,9 +292,9 @@ final class InspectTests: XCTestCase {
         for _ in 0..<3 {
             let path = Harness.scratchPath("threads.json")
             let result = Harness.run([Harness.leakAudit, "inspect", "--format", "json", "-o", path, String(running.pid)])
-            // Exit 1: its leaked cycles are unreachable.
-            XCTAssertEqual(result.status, 1, result.log)
             let report = try Harness.readReport(path)
+            // Exit 1 once its leaked cycles (one request in ten) are there, unreachable.
+            XCTAssertEqual(result.status, report.unreachable?.failingGroups.isEmpty == false ? 1 : 0, result.log)
             XCTAssertEqual(report.census?.entries.first { $0.name == "service.Service" }?.liveAtExit, 1)
             usleep(300_000)
         }
