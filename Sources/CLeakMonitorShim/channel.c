@@ -131,6 +131,15 @@ uint64_t la_channel_await_room(la_process_state *state, uint64_t first, uint64_t
     // Since when consumed_slot has not moved: a wait on leak-audit has an end
     // (LA_WIRE_ROOM_TIMEOUT_MS), even when it is alive and reads nothing.
     uint64_t consumed = __atomic_load_n(&header->consumed_slot, __ATOMIC_ACQUIRE);
+    // Writers are ahead of the reader by at most a ring each that waits; no run has
+    // LA_WIRE_MOST_RINGS_AHEAD of them. A reservation further ahead (or a reader said to be past
+    // it) means that something wrote over the header's counters: no room will come in time, so
+    // the record is dropped at once (counted) rather than waited for (a process attaching at its
+    // exit into a channel another process garbled waited until the run's timeout).
+    if ((first - consumed) / capacity > LA_WIRE_MOST_RINGS_AHEAD) {
+        la_channel_drop(state);
+        return UINT64_MAX;
+    }
     uint64_t still_since = 0;
     while (first + count > consumed + capacity) {
         if (++waits % 1024 == 0) {

@@ -103,6 +103,12 @@ struct ReportBuilder {
                     "\(process) did not exit normally (it crashed, was killed or called _exit): its heap was not checked")
             }
         }
+        // A process whose records were lost or damaged (its channel written over) asked all the
+        // same: it was not checked, and the report says so rather than count it nowhere.
+        let listed = Set(audited.map(\.key))
+        for (index, reason) in walks.unreachableUnavailable.sorted(by: { $0.key < $1.key }) where !listed.contains(index) {
+            unavailable.append("a process that never said who it was: \(reason)")
+        }
         return UnreachableObjects.merged(checked, unavailable: unavailable)
     }
 

@@ -62,7 +62,10 @@ struct HeapWalks {
             defer { answer() }
             guard let ledger = ledgers[index], let pid = ledger.process?.pid else {
                 if request.atExit { atExit[UInt8(index)] = .failed("the process did not say who it was") }
-                if request.unreachable { unreachableUnavailable[UInt8(index)] = "a process did not say who it was" }
+                if request.unreachable {
+                    unreachableUnavailable[UInt8(index)] =
+                        "it asked before leak-audit had read who it was (its records lost, damaged or held up behind damaged ones), so its heap was not checked"
+                }
                 continue
             }
             if request.atExit {

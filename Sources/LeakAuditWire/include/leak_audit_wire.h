@@ -138,6 +138,10 @@ typedef struct la_wire_walk {
 /// second when others wait behind it, so only a reader that stopped reading makes a writer wait so
 /// long.
 #define LA_WIRE_ROOM_TIMEOUT_MS 120000u
+/// The most rings a writer's reservation can be ahead of `consumed_slot`: one a waiting writer
+/// thread, and no run has this many. A writer whose reservation is further ahead (the header's
+/// `next_slot` or `consumed_slot` written over) drops its record at once instead of waiting.
+#define LA_WIRE_MOST_RINGS_AHEAD ((uint64_t)1 << 32)
 
 /// Set in la_wire_walk.requested when the process asks at exit; the request's number is in the
 /// bits below LA_WALK_UNREACHABLE.
