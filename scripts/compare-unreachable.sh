@@ -91,7 +91,9 @@ symbolizer=$(command -v llvm-symbolizer || true)
 
 # leak-audit's unreachable check: the default with no setup; `--unreachable` asks for it by name.
 unreachable_option=()
-"$leak_audit" run --help 2>/dev/null | grep -q -- '--unreachable' && unreachable_option=(--unreachable)
+# (The help is read whole first: grep -q would stop reading it, and pipefail fail the pipeline.)
+run_help=$("$leak_audit" run --help 2>&1)
+grep -q -- '--unreachable' <<<"$run_help" && unreachable_option=(--unreachable)
 
 # --- the rows ------------------------------------------------------------------------------------
 
@@ -207,9 +209,9 @@ lsan_cell() {
     echo "$direct + $indirect ($bytes B); type $named_type, line $named_line"
 }
 
-# leak_audit_cell JSON STATUS FIXTURE: the unreachable objects of the program's own types, the
-# groups with one of them on their path (and whether a path names a field), and the other
-# objects (runtime, Foundation), from the JSON report.
+# leak_audit_cell JSON STATUS FIXTURE: the unreachable objects (bytes), those of the program's own
+# types, the groups with one of them on their path (and whether a path names a field), from the
+# JSON report.
 leak_audit_cell() {
     python3 - "$1" "$2" "$3" <<'PY'
 import json, sys
@@ -226,14 +228,13 @@ if unreachable is None:
     sys.exit()
 own = [t for t in unreachable.get("types", []) if t.get("name", "").startswith(module + ".")]
 objects = sum(t.get("count", 0) for t in own)
-size = sum(t.get("bytes", 0) for t in own)
 # The groups of the program's types, and whether their paths name the fields of the cycle.
 groups = [g for g in unreachable.get("groups", []) if any(str(step.get("type", "")).startswith(module + ".") for step in g.get("path", []))]
 fields = any(step.get("via") for g in groups for step in g.get("path", []))
-other = unreachable.get("objects", 0) - objects
-cell = f"{objects} ({size} B) in {len(groups)} group{'' if len(groups) == 1 else 's'}" + (", fields named" if fields else "")
-if other:
-    cell += f", {other} other"
+total = unreachable.get("objects", 0)
+cell = f"{total} ({unreachable.get('bytes', 0)} B), {objects} of its types, {len(groups)} group{'' if len(groups) == 1 else 's'}"
+if fields:
+    cell += ", fields named"
 for reason in unreachable.get("unavailable", []):
     cell += f"; not checked: {reason}"
 print(f"{cell}; exit {status}")
@@ -253,7 +254,7 @@ finished() {
     return 1
 }
 
-row() { printf '| %-37s | %5s | %-53s | %-40s | %-34s |\n' "$@"; }
+row() { printf '| %-37s | %5s | %-53s | %-40s | %-60s |\n' "$@"; }
 rows_out=()
 say "running ${#rows[@]} rows under each tool..."
 for spec in "${rows[@]}"; do
@@ -297,7 +298,7 @@ echo
 echo "unreachable objects at exit: $(uname -m), $(nproc) CPUs, $(swift --version 2>/dev/null | head -n 1 | sed 's/ (.*//')$(command -v valgrind >/dev/null && echo ", $(valgrind --version)")"
 echo "leak-audit: $("$leak_audit" --version 2>/dev/null || echo '?') run ${unreachable_option[*]:-(no options)}"
 echo
-row "fixture (arguments)" "leaks" "valgrind: definitely + indirectly lost" "LeakSanitizer: direct + indirect" "leak-audit: unreachable, own types"
+row "fixture (arguments)" "leaks" "valgrind: definitely + indirectly lost" "LeakSanitizer: direct + indirect" "leak-audit: unreachable"
 row "---" "---:" "---" "---" "---"
 printf '%s\n' "${rows_out[@]}"
 echo
@@ -306,9 +307,10 @@ echo "valgrind: blocks definitely + indirectly lost (bytes), then blocks possibl
 echo "metadata caches are possibly lost in every run). LeakSanitizer: objects in Direct + Indirect leak"
 echo "reports (bytes). type: a report names one of the row's classes, demangled (Module.Type) or only"
 echo "mangled (\$s…); line: a report has main.swift:N inside the row's section of the fixture. leak-audit:"
-echo "objects of the program's own types in the JSON report's unreachable (bytes), the groups of those"
-echo "types (fields named: a group's path names the fields it goes through), and any other objects"
-echo "(runtime, Foundation); exit: its exit status."
+echo "the JSON report's unreachable objects (bytes: malloc's usable sizes), those of the program's own types"
+echo "(the others: closure contexts, collection buffers, runtime and Foundation objects), the groups with"
+echo "one of those types on their path (fields named: a path names the fields it goes through); exit: its"
+echo "exit status."
 for tool in valgrind lsan; do
     [[ -n ${unavailable[$tool]:-} ]] && echo "n/a $tool: ${unavailable[$tool]}"
 done
