@@ -21,8 +21,8 @@
 //   over-retained  5 Sessions passed to Unmanaged.passRetained and never released, no cycle; each
 //                  keeps a Token that only it holds (5 sessions, 5 tokens)
 //   freed-blocks   4 cycles Orphan.peer → OrphanPeer.orphan → Orphan whose only other "references"
-//                  are stale words in malloc blocks of their sizes that were then freed (tcache,
-//                  fastbins, and the unsorted bin for the large ones)                  (8 objects)
+//                  are stale words in malloc blocks (88, 104 and 1000 bytes) that were then freed
+//                  (tcache, fastbins, and the unsorted bin for the large ones)         (8 objects)
 //   all            every shape above, one after the other
 //
 // The clean twin builds the same structures with the back reference weak (pairs, closures,
