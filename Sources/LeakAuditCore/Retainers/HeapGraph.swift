@@ -279,14 +279,14 @@ extension RetainerSearch {
 
     /// The occupied buckets of a native dictionary or set: the storage's `_scale` gives the
     /// bucket count, a bitmap after its stored properties marks the occupied ones, and `_rawKeys`
-    /// and `_rawValues` point into the same object. Only occupied buckets are read: the others
+    /// and `_rawValues` (a set's `_rawElements`) point into the same object. Only occupied buckets are read: the others
     /// hold whatever was there before.
     private mutating func forEachHashedBucket(
         address: UInt64, type: SwiftLayout.ObjectType, end: Int, key: SwiftLayout.TypeSummary,
         value: SwiftLayout.TypeSummary?, _ body: (inout Self, Int, Int?) -> Void
     ) {
         func field(_ name: String) -> Int? { type.fields.first { $0.name == name }?.offset }
-        guard let scaleOffset = field("_scale"), let keysOffset = field("_rawKeys"),
+        guard let scaleOffset = field("_scale"), let keysOffset = field("_rawKeys") ?? field("_rawElements"),
             let scale = memory.byte(address &+ UInt64(scaleOffset)), scale < 40,
             let rawKeys = memory.word(address &+ UInt64(keysOffset))
         else { return }

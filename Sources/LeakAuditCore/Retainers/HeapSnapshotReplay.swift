@@ -670,7 +670,8 @@ package enum HeapSnapshotReplay {
                     name = Array((type.kind == .set ? "_SetStorage" : "_DictionaryStorage").utf8)
                     instanceSize = type.kind == .set ? 56 : 64
                     let layout: [(String, UInt32)] =
-                        [("_count", 16), ("_capacity", 24), ("_scale", 32), ("_age", 36), ("_seed", 40), ("_rawKeys", 48)]
+                        [("_count", 16), ("_capacity", 24), ("_scale", 32), ("_age", 36), ("_seed", 40)]
+                        + [(type.kind == .set ? "_rawElements" : "_rawKeys", 48)]
                         + (type.kind == .set ? [] : [("_rawValues", 56)])
                     fields = layout.map { FieldSpec(offset: $0.1, mangled: MangledSpec(choice: 12), name: Array($0.0.utf8)) }
                 default: break
