@@ -87,6 +87,25 @@ final class UnreachableStructuresTests: XCTestCase {
         // Of the watched objects (the instances), only the unreachable model is the group's.
         XCTAssertEqual(found.groups.first?.allocations.map(\.count), [1])
         XCTAssertEqual(found.types.map(\.name), ["App.Model", "App.Session"])
+        XCTAssertEqual(found.groups.map(\.isInternal), [false])
+    }
+
+    /// A group fails only when it holds an object of the program's types: one mentioning a module
+    /// that is not the toolchain's, however nested; unnamed objects and the toolchain's are nobody's.
+    func testProgramTypesAreThoseOfModulesOutsideTheToolchain() {
+        for name in [
+            "App.Model", "[App.Model]", "Swift.Optional<App.Model>", "[Swift.String: App.Entry]",
+            "Lib.Box<Swift.Int>", "(any App.Delegate)?", "App.Outer.Inner",
+        ] {
+            XCTAssertTrue(TypeOrigin.isProgramType(name), name)
+        }
+        for name in [
+            "closure context", "context of closure #1 in makeClosures()", "[Swift.AnyObject]",
+            "[any XCTest.PerformanceMetric]", "Foundation.NSObject", "_Concurrency.Task<()>", "Swift.Set<Swift.Int>",
+            "Testing._Box<Swift.Int>", "",
+        ] {
+            XCTAssertFalse(TypeOrigin.isProgramType(name), name)
+        }
     }
 
     func testNothingARootReachesIsUnreachable() {

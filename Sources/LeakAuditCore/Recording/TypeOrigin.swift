@@ -21,6 +21,32 @@ enum TypeOrigin {
         return internalModules.contains(String(module)) || module.hasPrefix("_")
     }
 
+    /// True for a name that mentions a type of the program: a module-qualified type whose module
+    /// is not the toolchain's (`App.Model`, `[App.Model]`, `Swift.Optional<App.Model>`). An
+    /// unnamed object (a closure context whose closure is not known, a box) is nobody's.
+    static func isProgramType(_ name: String) -> Bool {
+        var module = Substring()
+        var index = name.startIndex
+        while index < name.endIndex {
+            let character = name[index]
+            guard character.isLetter || character.isNumber || character == "_" else {
+                index = name.index(after: index)
+                continue
+            }
+            // An identifier: a module when a "." follows it and no "." came just before it.
+            let start = index
+            while index < name.endIndex, name[index].isLetter || name[index].isNumber || name[index] == "_" {
+                index = name.index(after: index)
+            }
+            let qualifies = start == name.startIndex || name[name.index(before: start)] != "."
+            if qualifies, index < name.endIndex, name[index] == "." {
+                module = name[start..<index]
+                if !internalModules.contains(String(module)) && !module.hasPrefix("_") { return true }
+            }
+        }
+        return false
+    }
+
     /// True for a type of XCTest or Swift Testing.
     static func isHarnessType(_ name: String) -> Bool {
         harnessModules.contains(String(name.prefix { $0 != "." && $0 != "<" }))

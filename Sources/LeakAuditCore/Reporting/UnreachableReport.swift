@@ -12,14 +12,14 @@ extension UnreachableObjects {
         allocations: ([UInt64]) -> [AuditReport.AllocationGroup]
     ) {
         let types = found.types.map {
-            TypeCount(name: $0.name, count: $0.count, bytes: $0.bytes, isInternal: TypeOrigin.isInternalType($0.name))
+            TypeCount(name: $0.name, count: $0.count, bytes: $0.bytes, isInternal: !TypeOrigin.isProgramType($0.name))
         }
         let groups = found.groups.map { group in
             let path = naming.unreachablePath(group.path).steps
             return Group(
                 count: group.count, objects: group.objects, bytes: group.bytes, shape: group.shape, path: path,
                 allocations: allocations(group.trackedObjects),
-                isInternal: path.allSatisfy { TypeOrigin.isInternalType($0.type) })
+                isInternal: !group.holdsProgramTypes)
         }
         self.init(
             objects: found.objects, bytes: found.bytes, types: types, groups: Self.merged(groups), processesChecked: 1)

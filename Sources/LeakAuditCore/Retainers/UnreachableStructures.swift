@@ -23,6 +23,9 @@ struct UnreachableStructures {
         var bytes: Int
         /// The addresses of those objects whose allocation the process's ledger watched.
         var trackedObjects: [UInt64]
+        /// Whether one of those objects is of a type of the program (`TypeOrigin.isProgramType`):
+        /// a group of only the toolchain's and unnamed objects is none of the program's doing.
+        var holdsProgramTypes: Bool
     }
 
     /// The unreachable objects of one type (the walk's name for it).
@@ -126,6 +129,8 @@ extension RetainerSearch {
         var objectsOf = [Int](repeating: 0, count: starts.count)
         var bytesOf = [Int](repeating: 0, count: starts.count)
         var trackedOf: [Int32: [UInt64]] = [:]
+        var holdsProgramTypes = [Bool](repeating: false, count: starts.count)
+        let isProgramType = layout.typeTable.map { TypeOrigin.isProgramType($0.name) }
         var typeIndexes: [Int32: Int] = [:]
         var types: [UnreachableStructures.TypeTally] = []
         var totalBytes = 0
@@ -137,6 +142,7 @@ extension RetainerSearch {
                 objectsOf[Int(structure)] += 1
                 bytesOf[Int(structure)] += bytes
                 if tracked.contains(objects[Int(node)]) { trackedOf[structure, default: []].append(objects[Int(node)]) }
+                if isProgramType[Int(nodeTypeIndexes[Int(node)])] { holdsProgramTypes[Int(structure)] = true }
             }
             let typeIndex = nodeTypeIndexes[Int(node)]
             if let known = typeIndexes[typeIndex] {
@@ -223,13 +229,14 @@ extension RetainerSearch {
                 groups.append(
                     .init(
                         shape: shape, path: path, count: 1, objects: objectsOf[structure], bytes: bytesOf[structure],
-                        trackedObjects: tracked))
+                        trackedObjects: tracked, holdsProgramTypes: holdsProgramTypes[structure]))
                 continue
             }
             groups[index].count += 1
             groups[index].objects += objectsOf[structure]
             groups[index].bytes += bytesOf[structure]
             groups[index].trackedObjects += tracked
+            groups[index].holdsProgramTypes = groups[index].holdsProgramTypes || holdsProgramTypes[structure]
             for step in groups[index].path.steps.indices where groups[index].path.steps[step] != path.steps[step] {
                 groups[index].path.steps[step] = key.steps[step]
             }
