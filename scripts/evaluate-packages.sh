@@ -21,7 +21,11 @@
 #   3. checks the audited runs' counts against the plain run's;
 #   4. looks for processes of the package's test bundle still running afterwards (orphans), records
 #      and kills them;
-#   5. reads report.json: tests audited, tests with failing leaked findings, how many of those have a
+#   5. runs `leak-audit run swift test --skip-build` once more with no option at all, as a first-time
+#      user would (the unreachable check, the default with no setup), writing default-report.*, and
+#      counts the groups of unreachable objects of the package's types (`unreach`: failing groups /
+#      their structures / processes checked), each to be triaged (docs/real-packages.md);
+#   6. reads report.json: tests audited, tests with failing leaked findings, how many of those have a
 #      retaining path and how many only a reason why not, and the sizes of the text and HTML reports.
 # Every run is under `timeout` (TIMEOUT seconds); a run that hit it is marked so.
 #
@@ -105,7 +109,7 @@ done
 
 mkdir -p "$EVAL_DIR" "$RESULTS"
 summary=$RESULTS/summary.tsv
-header=$'package\tversion\tlibraries\ttests_runner\tskipped\ttests_audited\tplain_exit\taudited_exit\tfailing_tests\tfailing_with_path\tfailing_without_path\tplain_s\taudited_s\tratio\ttext_kb\ttext_lines\twidest\thtml_kb\torphans\tnote\tcensus_s\tcensus_ratio\truns'
+header=$'package\tversion\tlibraries\ttests_runner\tskipped\ttests_audited\tplain_exit\taudited_exit\tfailing_tests\tfailing_with_path\tfailing_without_path\tplain_s\taudited_s\tratio\ttext_kb\ttext_lines\twidest\thtml_kb\torphans\tnote\tcensus_s\tcensus_ratio\truns\tunreachable_groups\tunreachable_structures\tunreachable_checked\tdefault_exit'
 # A summary of an older layout (fewer columns) is started afresh.
 if [[ ! -f $summary ]] || [[ $(head -1 "$summary") != "$header" ]]; then echo "$header" >"$summary"; fi
 
@@ -208,10 +212,26 @@ traps() {
     echo "${found[*]:-}"
 }
 
+# The default run's unreachable groups of the package's types: failing groups, their structures,
+# and processes checked, tab-separated ('-' when the report is missing or unreadable).
+unreachable_counts() {
+    python3 - "$1" <<'EOF'
+import json, sys
+try:
+    found = json.load(open(sys.argv[1])).get("unreachable") or {}
+    groups = [g for g in found.get("groups", []) if g.get("status", "failing") in ("failing", "largerThanBaseline")
+              and not g.get("internal")]
+    print("%d\t%d\t%d" % (len(groups), sum(g["count"] for g in groups), found.get("processesChecked", 0)))
+except Exception as error:
+    print("unreachable_counts: %s" % error, file=sys.stderr)
+    print("-\t-\t-")
+EOF
+}
+
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-printf '%-28s %-20s %11s %5s %5s %6s %8s %7s %6s %7s %6s %7s %6s  %s\n' package libraries runner/audited \
-    plain audit failed withpath census retain textKB widest htmlKB orphans note
+printf '%-28s %-20s %11s %5s %5s %6s %8s %7s %6s %7s %6s %7s %6s %9s  %s\n' package libraries runner/audited \
+    plain audit failed withpath census retain textKB widest htmlKB orphans unreach note
 for entry in "${entries[@]}"; do
     slug=${entry%@*} version=${entry#*@}
     owner=${slug%%/*} name=${slug#*/}
@@ -311,7 +331,18 @@ for entry in "${entries[@]}"; do
         fi
     fi
 
-    # 5. The report.
+    # 5. With no option at all: the unreachable check, the default with no setup.
+    say "$name: no option (the unreachable check)"
+    rm -f "$results"/default-report.{json,txt}
+    default_exit=0
+    (cd "$clone" && timeout -k 10 "$TIMEOUT" "$LEAK_AUDIT" run --output-json "$results/default-report.json" \
+        --output-text "$results/default-report.txt" -- swift test --skip-build) \
+        >"$results/default.log" 2>"$results/default.stderr" || default_exit=$?
+    ((default_exit == 124)) && notes+=("default run timed out")
+    IFS=$'\t' read -r unreachable_groups unreachable_structures unreachable_checked \
+        < <(unreachable_counts "$results/default-report.json")
+
+    # 6. The report.
     IFS=$'\t' read -r audited failing with_path without_path text_kb text_lines widest html_kb < <(analyse "$results")
     trouble=$(traps "$results/leak-audit.stderr" "$results/audited.log")
     [[ -n $trouble ]] && notes+=("audited: $trouble")
@@ -320,10 +351,11 @@ for entry in "${entries[@]}"; do
     ratio=$(printf '%.2f' "$(echo "scale=3; $audited_s / $plain_s" | bc)")
     census_ratio=$(printf '%.2f' "$(echo "scale=3; $census_s / $plain_s" | bc)")
     note=$(IFS=';'; echo "${notes[*]:-}")
-    printf '%-28s %-20s %5s/%-5s %5s %5s %6s %8s %7s %6s %7s %6s %7s %6s  %s\n' "$name" "$libraries" "$runner" "$audited" \
-        "$plain_exit" "$audited_exit" "$failing" "$with_path" "${census_ratio}x" "${ratio}x" "$text_kb" "$widest" "$html_kb" \
-        "$orphans" "$note"
+    printf '%-28s %-20s %5s/%-5s %5s %5s %6s %8s %7s %6s %7s %6s %7s %6s %9s  %s\n' "$name" "$libraries" "$runner" \
+        "$audited" "$plain_exit" "$audited_exit" "$failing" "$with_path" "${census_ratio}x" "${ratio}x" "$text_kb" "$widest" \
+        "$html_kb" "$orphans" "$unreachable_groups/$unreachable_structures/$unreachable_checked" "$note"
     record "$name" "$version" "$libraries" "$runner" "$skipped" "$audited" "$plain_exit" "$audited_exit" \
         "$failing" "$with_path" "$without_path" "$(printf '%.2f' "$plain_s")" "$(printf '%.2f' "$audited_s")" "$ratio" \
-        "$text_kb" "$text_lines" "$widest" "$html_kb" "$orphans" "$note" "$(printf '%.2f' "$census_s")" "$census_ratio" "$RUNS"
+        "$text_kb" "$text_lines" "$widest" "$html_kb" "$orphans" "$note" "$(printf '%.2f' "$census_s")" "$census_ratio" "$RUNS" \
+        "$unreachable_groups" "$unreachable_structures" "$unreachable_checked" "$default_exit"
 done
