@@ -108,6 +108,21 @@ final class UnreachableTests: XCTestCase {
         }
     }
 
+    /// A test bundle's processes are checked at their exit: what XCTest keeps (its observers, its
+    /// test cases, leak-audit's own observer among them) is reachable or the harness's, and only
+    /// the cycle a test leaves fails.
+    func testATestBundleReportsOnlyTheCycleATestLeaves() throws {
+        let audit = try Harness.audit(
+            "FixturesPackageTests.xctest", ["ScreenTests.CartTests"], extraOptions: ["--unreachable"])
+        let found = try XCTUnwrap(try unreachable(audit))
+        XCTAssertGreaterThan(found.processesChecked, 0)
+        XCTAssertEqual(
+            found.failingGroups.map { line($0.path).replacingOccurrences(of: "ScreenTests.", with: "") },
+            ["Cart / items [AnyObject] / [0] CartItem / cart Cart"], "\(found.groups)")
+        XCTAssertEqual(found.types.filter { $0.name.hasPrefix("LeakAuditTestObserver.") }.map(\.name), [])
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+    }
+
     /// `--unreachable` checks a program that links LeakMonitor too; by default it is audited as
     /// it was, with no unreachable check.
     func testAProgramLinkingLeakMonitorIsCheckedOnlyWhenAsked() throws {
