@@ -97,7 +97,7 @@ final class UnreachableTests: XCTestCase {
     /// pointers in C memory, multi-payload enum payloads, waiting threads' locals, a dictionary of
     /// arrays and a `Set`) are reachable: nothing of the program's is reported.
     func testEveryReachableHolderReportsNothing() throws {
-        for holder in ["global-cycle", "opaque-pointers", "enum-payloads", "sleeping-threads", "collections"] {
+        for holder in ["global-cycle", "opaque-pointers", "enum-payloads", "sleeping-threads", "collections", "closure-queue"] {
             let audit = try Harness.audit("ReachableHolders", [holder])
             let found = try XCTUnwrap(try unreachable(audit), holder)
             XCTAssertEqual(found.processesChecked, 1, holder)

@@ -29,6 +29,11 @@
 //   collections       a global dictionary of arrays, [String: [Player]], 3 teams of 2 Players,
 //                     each Player in a cycle with its Coach; and a global Set<Tag> of 4 Tags, each
 //                     in a cycle with its TagOwner
+//   closure-queue     a global TimerQueue whose priority queue (a generic struct's array of
+//                     `((Int, UInt), () -> Void)` tuples) holds 5 closures, each capturing its
+//                     queue `unowned` and a TimerToken by a non-class-bound protocol (an
+//                     existential of 40 bytes before it, so the unowned capture's place is
+//                     not known without metadata): each token is held by its closure only
 //   all               every holder above
 //
 // Prints one line when done and exits 0.
@@ -42,7 +47,7 @@ func fail(_ message: String) -> Never {
     exit(64)
 }
 
-let holders = ["global-cycle", "opaque-pointers", "enum-payloads", "sleeping-threads", "collections"]
+let holders = ["global-cycle", "opaque-pointers", "enum-payloads", "sleeping-threads", "collections", "closure-queue"]
 let usage = "usage: ReachableHolders [\((holders + ["all"]).joined(separator: "|"))]"
 let arguments = Array(CommandLine.arguments.dropFirst())
 let chosen = arguments.first ?? "all"
@@ -301,6 +306,54 @@ func holdCollections() -> String {
     return "\(teams.count) teams and \(tags.count) tags in global collections"
 }
 
+// MARK: - closure-queue
+
+protocol TimerCancellable {
+    var isCancelled: Bool { get }
+}
+
+final class TimerToken: TimerCancellable {
+    weak var queue: TimerQueue?
+    init(queue: TimerQueue) { self.queue = queue }
+    var isCancelled: Bool { false }
+}
+
+struct FairQueue<Priority: Comparable, Element> {
+    private var storage: [((Priority, UInt), Element)] = []
+    private var next: UInt = 0
+    mutating func insert(_ element: Element, priority: Priority) {
+        storage.append(((priority, next), element))
+        next += 1
+    }
+    var count: Int { storage.count }
+}
+
+final class TimerQueue {
+    var work = FairQueue<Int, () -> Void>()
+    var fired = 0
+
+    @inline(never)
+    func schedule(at time: Int, every interval: Int) {
+        let token: TimerCancellable = TimerToken(queue: self)
+        let action: () -> Void = { [unowned self] in
+            if token.isCancelled { return }
+            self.fired += 1
+            self.schedule(at: time + interval, every: interval)
+        }
+        work.insert(action, priority: time)
+    }
+}
+
+var timers: TimerQueue? = nil
+
+@inline(never)
+func holdClosureQueue() -> String {
+    let queue = TimerQueue()
+    for time in 0..<5 { queue.schedule(at: time, every: 1) }
+    timers = queue
+    return "\(queue.work.count) timers in a global queue's closures"
+}
+
 // MARK: - entry point
 
 let makers: [(String, () -> String)] = [
@@ -309,6 +362,7 @@ let makers: [(String, () -> String)] = [
     ("enum-payloads", holdEnumPayloads),
     ("sleeping-threads", holdInSleepingThreads),
     ("collections", holdCollections),
+    ("closure-queue", holdClosureQueue),
 ]
 var held: [String] = []
 for (name, hold) in makers where chosen == "all" || chosen == name {

@@ -253,7 +253,6 @@ extension RetainerSearch {
                 break
             }
         case .closureContext:
-            guard !type.capturesUncertain else { return }
             var offset = type.firstCapture
             while offset + 8 <= end {
                 if !type.captureExclusions.contains(where: { $0.contains(offset) }) {

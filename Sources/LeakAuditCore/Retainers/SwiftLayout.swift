@@ -30,10 +30,9 @@ final class SwiftLayout {
         var fields: [Field]
         /// Where a closure context's captures or a box's value start.
         var firstCapture: Int = 16
-        /// Capture offsets that hold no strong reference (unowned, unmanaged or raw-pointer
-        /// captures whose place is known), and whether a capture's place could not be known.
+        /// Capture offsets that hold no strong reference (weak or unowned captures whose place
+        /// is known); a non-owning capture whose place is not known is read as strong.
         var captureExclusions: [Range<Int>] = []
-        var capturesUncertain = false
         /// Swift collection storage, read element by element.
         var collection: Collection?
         /// The size of a box's value (0: unknown).
@@ -412,27 +411,46 @@ final class SwiftLayout {
         guard let descriptor = memory.word(metadata &+ 16), descriptor != 0,
             let count = memory.uint32(descriptor), count < 1024
         else { return type }
-        // Captures are laid out in order; a reference-sized capture takes 8 bytes. Past the
-        // first capture of another size, places are unknown.
+        // Captures are laid out in order, each 8-byte aligned here: a reference or a plain
+        // 64-bit integer takes 8 bytes, a Swift closure 16 (its code, then its context). Past the
+        // first capture of another size (an existential, a struct), places are unknown, and a
+        // non-owning capture there cannot be told apart: its word is read as any other, so that
+        // what it points at is held rather than lost (when in doubt, reachable).
         var position = Int(offset)
         var placesKnown = true
         for index in 0..<UInt64(count) {
             let mangled = memory.relative(descriptor &+ 12 &+ index &* 4)
-            let owns = ownership(ofMangledType: mangled) == .strong
-            let characters = mangledCharacters(mangled) ?? ""
-            let isReference =
-                characters.hasSuffix("Xw") || characters.hasSuffix("Xo") || characters.hasSuffix("Xu")
-                || characters == "#" || characters.hasSuffix("C") || characters == "Bb" || characters == "Bo"
-            if !owns {
-                if placesKnown && isReference {
-                    type.captureExclusions.append(position..<position + 8)
-                } else {
-                    type.capturesUncertain = true
-                }
+            // An `Unmanaged` or raw-pointer capture (opaque) is read as a strong one.
+            let holdsNothing = ownership(ofMangledType: mangled) == .notOwning
+            let size = captureSize(ofMangledType: mangled)
+            if holdsNothing && placesKnown && size == 8 {
+                type.captureExclusions.append(position..<position + 8)
             }
-            if placesKnown && isReference { position += 8 } else { placesKnown = false }
+            if placesKnown, let size { position += size } else { placesKnown = false }
         }
         return type
+    }
+
+    /// The bytes a closure capture of the mangled type at `address` takes, when known without
+    /// its metadata: a reference (strong, weak, unowned, possibly optional; a symbolic reference
+    /// only when it names a class) 8, a plain 64-bit integer or `Double` 8, a Swift closure 16.
+    private func captureSize(ofMangledType address: UInt64?) -> Int? {
+        guard let address, var text = mangledCharacters(address) else { return nil }
+        if ["Si", "Su", "Sd", "s5Int64V", "s6UInt64V"].contains(text) { return 8 }
+        if text.hasSuffix("Xw") || text.hasSuffix("Xo") || text.hasSuffix("Xu") { return 8 }
+        if text.hasSuffix("Sg") { text.removeLast(2) }
+        if text == "Bb" || text == "Bo" || (text.hasSuffix("C") && !text.contains("#")) { return 8 }
+        if text == "#" {
+            // A class's context descriptor (kind 16); a struct or enum has a size of its own.
+            guard let marker = memory.byte(address), marker == 1 || marker == 2, let target = memory.relative(address &+ 1),
+                let descriptor = marker == 1 ? target : memory.word(target), let flags = memory.uint32(descriptor),
+                flags & 0x1F == 16
+            else { return nil }
+            return 8
+        }
+        // A thick function type (`yyc`, async `YAc`); a C or thin one ends otherwise (`XC`, `Xf`).
+        if text.hasSuffix("c") { return 16 }
+        return nil
     }
 
     /// HeapGenericLocalVariable (a box): kind, value offset (32 bits), boxed type's metadata.
