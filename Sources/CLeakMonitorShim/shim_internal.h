@@ -337,7 +337,7 @@ typedef struct la_stack_entry {
     uint64_t hash;  // atomic; 0 = empty. Published last, so readers see id and frames.
     uint32_t id;
     uint32_t frame_count;
-    const uintptr_t *frames;
+    const uintptr_t *frames;  // complemented (~address): a heap block no search reads as a reference
 } la_stack_entry;
 
 /// stacks.c's part of the state: every distinct stack written so far, read without locking and
@@ -383,7 +383,7 @@ static inline const uintptr_t *la_walk_next(const uintptr_t *frame, const uintpt
 }
 
 /// Walks from `*frame` (on the thread's stack, bounded by `last`) comparing each return address
-/// with `known`'s, and stops at the first difference: true when the walk is `known` to its end,
+/// with `known`'s (kept complemented, stacks.c), and stops at the first difference: true when the walk is `known` to its end,
 /// by the same steps as a capture (no interned frame is 0, where a stack ends), so that its id is
 /// the capture's. Otherwise `*count` frames matched and `*frame` is where the walk stopped.
 static inline __attribute__((always_inline)) bool la_walk_matches(const la_stack_entry *known,
@@ -391,7 +391,7 @@ static inline __attribute__((always_inline)) bool la_walk_matches(const la_stack
                                                                   uint32_t *count) {
     const uintptr_t *addresses = known->frames, *walked = *frame;
     uint32_t expected = known->frame_count, matched = 0;
-    while (matched < expected && walked[1] == addresses[matched]) {
+    while (matched < expected && walked[1] == ~addresses[matched]) {
         matched++;
         walked = la_walk_next(walked, last);
         if (walked == NULL) break;
