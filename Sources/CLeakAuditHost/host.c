@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
@@ -18,6 +19,41 @@
 int leakaudit_host_memfd_create(const char *name) { return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING); }
 
 int leakaudit_host_seal_size(int fd) { return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL); }
+
+// Whether `tid` is a thread-group leader: a process, whose end its parent's waitpid must see.
+static int is_process(pid_t tid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+    FILE *file = fopen(path, "re");
+    if (!file) return 0;
+    char line[256];
+    int leader = 0;
+    while (fgets(line, sizeof line, file)) {
+        int tgid = 0;
+        if (sscanf(line, "Tgid: %d", &tgid) == 1) {
+            leader = tgid == tid;
+            break;
+        }
+    }
+    fclose(file);
+    return leader;
+}
+
+// waitpid(tid, status, __WALL | WNOHANG) for a thread leak-audit traces, except that a process's
+// end is only looked at, never taken: the target's own end belongs to TargetProcess.poll's
+// waitpid, which would otherwise wait for it forever (ECHILD). Returns what waitpid would.
+static pid_t wait_traced(pid_t tid, int *status) {
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    if (waitid(P_PID, (id_t)tid, &info, WEXITED | WSTOPPED | WNOHANG | WNOWAIT | __WALL) != 0) return -1;
+    if (info.si_pid == 0) return 0;
+    int ended = info.si_code == CLD_EXITED || info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED;
+    if (ended && is_process(tid)) {
+        *status = 0;  // ended (WIFEXITED), its status left for its parent
+        return tid;
+    }
+    return waitpid(tid, status, __WALL | WNOHANG);
+}
 
 int leakaudit_host_stop_threads(const pid_t *tids, int count, int *results, int timeout_ms) {
     int pending = 0;
@@ -42,7 +78,7 @@ int leakaudit_host_stop_threads(const pid_t *tids, int count, int *results, int 
         for (int index = 0; index < count; index++) {
             if (results[index] != -1) continue;
             int status = 0;
-            pid_t result = waitpid(tids[index], &status, __WALL | WNOHANG);
+            pid_t result = wait_traced(tids[index], &status);
             if (result == 0 || (result < 0 && errno == EINTR)) continue;
             progressed = 1;
             if (result < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
@@ -118,7 +154,7 @@ void leakaudit_host_reap_thread(pid_t tid, int timeout_ms) {
     clock_gettime(CLOCK_MONOTONIC, &start);
     for (;;) {
         int status = 0;
-        pid_t result = waitpid(tid, &status, __WALL | WNOHANG);
+        pid_t result = wait_traced(tid, &status);
         if (result < 0 && errno == EINTR) continue;
         if (result < 0) return;  // reaped already, or not leak-audit's tracee
         if (result == tid) {
