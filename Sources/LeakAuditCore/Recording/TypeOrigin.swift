@@ -17,31 +17,32 @@ enum TypeOrigin {
 
     /// True for a type of the Swift runtime, Foundation, XCTest or another toolchain library.
     static func isInternalType(_ name: String) -> Bool {
-        let module = name.prefix { $0 != "." && $0 != "<" }
-        return internalModules.contains(String(module)) || module.hasPrefix("_")
+        isToolchainModule(name.prefix { $0 != "." && $0 != "<" })
+    }
+
+    /// True for a module of the toolchain: one of `internalModules`, or one whose name starts
+    /// with an underscore.
+    private static func isToolchainModule(_ module: Substring) -> Bool {
+        internalModules.contains(String(module)) || module.hasPrefix("_")
     }
 
     /// True for a name that mentions a type of the program: a module-qualified type whose module
     /// is not the toolchain's (`App.Model`, `[App.Model]`, `Swift.Optional<App.Model>`). An
     /// unnamed object (a closure context whose closure is not known, a box) is nobody's.
     static func isProgramType(_ name: String) -> Bool {
-        var module = Substring()
+        func isIdentifier(_ character: Character) -> Bool { character.isLetter || character.isNumber || character == "_" }
         var index = name.startIndex
         while index < name.endIndex {
-            let character = name[index]
-            guard character.isLetter || character.isNumber || character == "_" else {
+            guard isIdentifier(name[index]) else {
                 index = name.index(after: index)
                 continue
             }
             // An identifier: a module when a "." follows it and no "." came just before it.
             let start = index
-            while index < name.endIndex, name[index].isLetter || name[index].isNumber || name[index] == "_" {
-                index = name.index(after: index)
-            }
+            while index < name.endIndex, isIdentifier(name[index]) { index = name.index(after: index) }
             let qualifies = start == name.startIndex || name[name.index(before: start)] != "."
             if qualifies, index < name.endIndex, name[index] == "." {
-                module = name[start..<index]
-                if !internalModules.contains(String(module)) && !module.hasPrefix("_") { return true }
+                if !isToolchainModule(name[start..<index]) { return true }
             }
         }
         return false
