@@ -57,13 +57,24 @@ extension RetainerSearch {
 
     /// The enumerated node at `address`, by binary search; nil when none starts there.
     private func enumeratedNode(at address: UInt64) -> Int32? {
+        let low = firstEnumerated(above: address, including: true)
+        return low < enumeratedCount && objects[low] == address ? Int32(low) : nil
+    }
+
+    /// The index of the first enumerated node (in address order) that starts above `address`, or
+    /// at it when `including`: `enumeratedCount` when none does.
+    private func firstEnumerated(above address: UInt64, including: Bool) -> Int {
         var low = 0
         var high = enumeratedCount
         while low < high {
             let middle = (low + high) / 2
-            if objects[middle] < address { low = middle + 1 } else { high = middle }
+            if objects[middle] < address || (!including && objects[middle] == address) {
+                low = middle + 1
+            } else {
+                high = middle
+            }
         }
-        return low < enumeratedCount && objects[low] == address ? Int32(low) : nil
+        return low
     }
 
     /// Whether `address` lies in the main arena's `malloc_state` (in the C library's data): its
@@ -101,12 +112,7 @@ extension RetainerSearch {
     mutating func node(atOrInside address: UInt64) -> Int32? {
         guard address > 0xFFFF else { return nil }
         guard inWalkedHeap(address) else { return address & 7 == 0 ? node(at: address) : nil }
-        var low = 0
-        var high = enumeratedCount
-        while low < high {
-            let middle = (low + high) / 2
-            if objects[middle] <= address { low = middle + 1 } else { high = middle }
-        }
+        let low = firstEnumerated(above: address, including: false)
         guard low > 0 else { return nil }
         let node = Int32(low - 1)
         return address - objects[low - 1] < UInt64(size(of: node)) ? node : nil
