@@ -236,6 +236,22 @@ static bool la_set_remove(la_process_state *state, uintptr_t object) {
 
 // Tracking ----------------------------------------------------------------------------------------
 
+/// The result leakaudit_track_registered returns for an object just counted: `live` instances of a
+/// type whose budget is `max`.
+static inline __attribute__((always_inline)) leakaudit_fast_track_result la_counted(int64_t live, int64_t max) {
+    return (leakaudit_fast_track_result){.live_over_budget = live > max ? live : 0, .max = max};
+}
+
+/// Adds one to `type`'s live count, and its peak with it; returns the live count.
+static inline __attribute__((always_inline)) int64_t la_count_one(la_type *type) {
+    int64_t live = __atomic_add_fetch(&type->live, 1, __ATOMIC_ACQ_REL);
+    int64_t peak = __atomic_load_n(&type->peak, __ATOMIC_RELAXED);
+    while (live > peak
+           && !__atomic_compare_exchange_n(&type->peak, &peak, live, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+    }
+    return live;
+}
+
 /// la_registry_track, inline in validate's entry point (leakaudit_track), which calls it for every
 /// instance; the allocation hook calls the out-of-line copy.
 static inline __attribute__((always_inline)) bool la_track(la_process_state *state, const void *object,
@@ -253,11 +269,7 @@ static inline __attribute__((always_inline)) bool la_track(la_process_state *sta
     // channel is mapped before the first type registers, so before any instance is tracked.
     uint8_t *slots = la_channel_mapped_slots(state);
     uint32_t stack = slots != NULL ? la_stack_capture(entry_frame, (uint32_t)type_id) : LA_STACK_NONE;
-    int64_t live = __atomic_add_fetch(&type->live, 1, __ATOMIC_ACQ_REL);
-    int64_t peak = __atomic_load_n(&type->peak, __ATOMIC_RELAXED);
-    while (live > peak
-           && !__atomic_compare_exchange_n(&type->peak, &peak, live, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
-    }
+    int64_t live = la_count_one(type);
     if (slots != NULL) {
         la_channel_event_in(state, slots, LA_SLOT_ALLOC, 0, (uint32_t)type_id, (uint64_t)(uintptr_t)object, stack,
                             state->tests.requested ? la_test_tag(state) : 0);
@@ -283,19 +295,112 @@ leakaudit_track_result leakaudit_track(const void *object, int32_t type_id) {
     return result;
 }
 
-leakaudit_fast_track_result leakaudit_track_registered(const void *object) {
+// leakaudit_track_registered's ways out of its common way, each a function of its own that
+// finishes the job and returns its result, called last: with nothing to do after a call, the common
+// ways (counting alone, and counting and recording a stack this thread just recorded) save and
+// restore no register. Each takes the walk's first frame, `entry_frame`, from the caller, whose frame
+// is still there: the same stack as a capture from the caller itself.
+
+/// The way of la_track once the set took `object` while leak-audit listens: its stack captured
+/// and interned (its thread's recent stack did not match, or tests are attributed), its count and
+/// its record.
+static __attribute__((noinline)) leakaudit_fast_track_result la_track_registered_recorded(la_process_state *state,
+                                                                                          const void *object,
+                                                                                          int32_t type_id,
+                                                                                          uint8_t *slots,
+                                                                                          const void *entry_frame) {
+    la_type *type = &state->registry.types[type_id];
+    uint32_t stack = la_stack_capture(entry_frame, (uint32_t)type_id);
+    int64_t live = la_count_one(type);
+    la_channel_event_in(state, slots, LA_SLOT_ALLOC, 0, (uint32_t)type_id, (uint64_t)(uintptr_t)object, stack,
+                        state->tests.requested ? la_test_tag(state) : 0);
+    return la_counted(live, type->max);
+}
+
+/// The record of an object already counted and its stack found, written the general way: leak-audit
+/// is gone (the record is counted as dropped), or the slot `index` reserved for it lies in a full
+/// ring (`reserved`: waits for the reader to free its place first).
+static __attribute__((noinline)) leakaudit_fast_track_result la_track_registered_write(la_process_state *state,
+                                                                                       const void *object,
+                                                                                       int32_t type_id, uint32_t stack,
+                                                                                       int64_t live, bool reserved,
+                                                                                       uint64_t index) {
+    la_wire_header *header = state->channel.header;
+    if (!reserved) {
+        la_channel_drop(state);
+    } else if (la_channel_await_room(state, index, 1) != UINT64_MAX) {
+        la_channel_write_event(state, state->channel.slots, header, state->channel.slot_capacity, index,
+                               LA_SLOT_ALLOC, 0, (uint32_t)type_id, (uint64_t)(uintptr_t)object, stack, 0);
+    }
+    return la_counted(live, state->registry.types[type_id].max);
+}
+
+/// leakaudit_track_registered's way where its common way stops: the shim's state not found yet, or
+/// the set's page for the object not mapped yet (la_track maps it).
+static __attribute__((noinline)) leakaudit_fast_track_result la_track_registered_slowly(const void *object,
+                                                                                        const void *entry_frame) {
     leakaudit_fast_track_result result = {.live_over_budget = -1, .max = 0};
     la_process_state *state = la_state();
-    // An object's first word is its dynamic type's metadata, as type(of:) reads it.
     int32_t type_id = la_type_lookup_in(state, *(const void *const *)object);
     if (type_id < 0) return result;
     la_type *type = &state->registry.types[type_id];
     if (__atomic_load_n(&type->budget_source, __ATOMIC_ACQUIRE) != LA_BUDGET_CODE) return result;
     int64_t live = 0;
-    bool inserted = la_track(state, object, type_id, __builtin_frame_address(0), false, &live);
+    bool inserted = la_track(state, object, type_id, entry_frame, false, &live);
     result.max = type->max;
     result.live_over_budget = inserted && live > result.max ? live : 0;
     return result;
+}
+
+/// la_track's steps for a registered type with its code's budget, with every call on a way of its
+/// own at its end (above).
+leakaudit_fast_track_result leakaudit_track_registered(const void *object) {
+    const void *entry_frame = __builtin_frame_address(0);
+    la_process_state *state = la_state_if_resolved();
+    if (__builtin_expect(state == NULL, 0)) return la_track_registered_slowly(object, entry_frame);
+    // An object's first word is its dynamic type's metadata, as type(of:) reads it.
+    int32_t type_id = la_type_lookup_in(state, *(const void *const *)object);
+    if (type_id < 0) return (leakaudit_fast_track_result){.live_over_budget = -1, .max = 0};
+    la_type *type = &state->registry.types[type_id];
+    if (__atomic_load_n(&type->budget_source, __ATOMIC_ACQUIRE) != LA_BUDGET_CODE) {
+        return (leakaudit_fast_track_result){.live_over_budget = -1, .max = 0};
+    }
+    uint64_t *word = la_address_word_existing(state, (uintptr_t)object);
+    if (__builtin_expect(word == NULL, 0)) return la_track_registered_slowly(object, entry_frame);
+    uint64_t bit = la_address_bit((uintptr_t)object);
+    // Tracked already (validate called again for it): counted once.
+    if (__atomic_fetch_or(word, bit, __ATOMIC_ACQ_REL) & bit) {
+        return (leakaudit_fast_track_result){.live_over_budget = 0, .max = type->max};
+    }
+    // Capture and record only for leak-audit: on its own the library needs counts, not stacks.
+    uint8_t *slots = la_channel_mapped_slots(state);
+    if (slots == NULL) return la_counted(la_count_one(type), type->max);
+    // The thread's recent stack for this type, when the walk from here matches it to its end
+    // (la_stack_capture's inline way); anything else is captured the general way.
+    const la_recent_stack *recent = &la_thread_recent_stacks[(uint32_t)type_id & (LA_RECENT_STACKS - 1)];
+    const la_stack_entry *previous = recent->stack;
+    if (state->tests.requested || previous == NULL || entry_frame != recent->entry_frame) {
+        return la_track_registered_recorded(state, object, type_id, slots, entry_frame);
+    }
+    const uintptr_t *frame = (const uintptr_t *)entry_frame;
+    uint32_t matched = 0;
+    if (!la_walk_matches(previous, &frame, recent->walk_end, &matched)) {
+        return la_track_registered_recorded(state, object, type_id, slots, entry_frame);
+    }
+    uint32_t stack = previous->id;
+    int64_t live = la_count_one(type);
+    la_wire_header *header = state->channel.header;
+    uint64_t capacity = state->channel.slot_capacity;
+    if (__builtin_expect(__atomic_load_n(&header->flags, __ATOMIC_RELAXED) & LA_FLAG_READER_GONE, 0)) {
+        return la_track_registered_write(state, object, type_id, stack, live, false, 0);
+    }
+    uint64_t index = __atomic_fetch_add(&header->next_slot, 1, __ATOMIC_RELAXED);
+    if (__builtin_expect(index + 1 > __atomic_load_n(&header->consumed_slot, __ATOMIC_ACQUIRE) + capacity, 0)) {
+        return la_track_registered_write(state, object, type_id, stack, live, true, index);
+    }
+    la_channel_write_event(state, slots, header, capacity, index, LA_SLOT_ALLOC, 0, (uint32_t)type_id,
+                           (uint64_t)(uintptr_t)object, stack, 0);
+    return la_counted(live, type->max);
 }
 
 /// Counts the death of `object`, of type `type_id`, when it was tracked, and writes its record.
