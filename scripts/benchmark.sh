@@ -28,8 +28,10 @@
 #      allocating one tracked context, one untracked response and two arrays, and looking its key up
 #      in a bounded cache (1,024 entries, second-chance eviction) whose evicted entries are tracked
 #      and released. Rows: the plain twin, LeakMonitor alone, under `leak-audit run`, and the plain
-#      twin under `leak-audit run --budget`, each with its ratio and aim (1.2x, 1.25x), and what
-#      leak-audit spends per record; the whole-tree rows again with leak-audit as
+#      twin under `leak-audit run --budget`, each with its ratio and aim (1.2x, 1.25x), what the
+#      target spends per tracked object (counting, as LeakMonitor alone does, and stacks and records
+#      apart), what leak-audit spends per record, and the whole tree net of leak-audit's fixed cost
+#      (the per-event path alone); the whole-tree rows again with leak-audit as
 #      scripts/build-release.sh builds it (the runtime linked in: a smaller fixed cost).
 #
 # Usage: scripts/benchmark.sh [service]
@@ -131,10 +133,14 @@ service_cost() {
     row6 "  the target" "$budget_target_ir" "$(per "$budget_target_ir" "$SERVICE_N")" "$(exact_ratio "$budget_target_ir" "$plain_ir")x" "-"
     row6 "  leak-audit" "$budget_reader_ir" "$(per "$budget_reader_ir" "$SERVICE_N")" "" "-"
     row6 "target per tracked object (allocation and death), net of plain" "$(per "$((target_ir - plain_ir))" "$tracked")" "" "" "-"
+    row6 "  counting (LeakMonitor alone, net of plain)" "$(per "$((alone_ir - plain_ir))" "$tracked")" "" "" "-"
+    row6 "  stack and records (attached, net of LeakMonitor alone)" "$(per "$((target_ir - alone_ir))" "$tracked")" "" "" "-"
     row6 "  --budget, net of plain" "$(per "$((budget_target_ir - plain_ir))" "$tracked")" "" "" "-"
     row6 "leak-audit instructions per record, net of \`service 1\`" "$(per "$((reader_ir - reader1_ir))" "$records")" "" "" "-"
     row6 "  --budget" "$(per "$((budget_reader_ir - budget_reader1_ir))" "$records")" "" "" "-"
     row6 "leak-audit instructions, \`service 1\` (its fixed cost)" "$reader1_ir" "" "" "-"
+    row6 "whole tree net of leak-audit's fixed cost: \`run\`" "$((tree_ir - reader1_ir))" "" "$(exact_ratio "$((tree_ir - reader1_ir))" "$plain_ir")x" "-"
+    row6 "  \`run --budget\`" "$((budget_tree_ir - budget_reader1_ir))" "" "$(exact_ratio "$((budget_tree_ir - budget_reader1_ir))" "$plain_ir")x" "-"
     row6 "leak-audit as built by scripts/build-release.sh: \`run\`" "$linked_tree_ir" "$(per "$linked_tree_ir" "$SERVICE_N")" "$(exact_ratio "$linked_tree_ir" "$plain_ir")x" "<= 1.2x"
     row6 "  \`leak-audit run --budget\` on the plain twin" "$linked_budget_tree_ir" "$(per "$linked_budget_tree_ir" "$SERVICE_N")" "$(exact_ratio "$linked_budget_tree_ir" "$plain_ir")x" "<= 1.25x"
     row6 "  its fixed cost, \`service 1\`" "$linked_reader1_ir" "" "" "-"
