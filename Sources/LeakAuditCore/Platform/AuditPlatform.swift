@@ -56,6 +56,10 @@ protocol AuditPlatform {
 
     /// The ELF images loaded in a copied process, from its mappings and their files.
     func loadedModules(of snapshot: ProcessSnapshot) -> [ModuleImage]
+
+    /// The first words of the C and C++ objects whose layout the heap walk knows (an ICU
+    /// `UnicodeString`, a C block on the heap), from the symbols of the libraries `modules` name.
+    func foreignClasses(in modules: [ModuleImage]) -> ForeignClasses
 }
 
 /// leak-audit's libraries that a target may load.

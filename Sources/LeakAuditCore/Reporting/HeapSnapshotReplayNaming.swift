@@ -8,7 +8,9 @@ extension HeapSnapshotReplay {
     /// them, and why some have none.
     package static func retainers(from bytes: UnsafeRawBufferPointer) -> (retainers: [Retainer], unavailable: [String]) {
         let decoded = decode(bytes)
-        let paths = RetainerSearch.paths(of: decoded.instances, in: decoded.snapshot, modules: decoded.modules)
+        let paths = RetainerSearch.paths(
+            of: decoded.instances, in: decoded.snapshot, modules: decoded.modules,
+            foreignClasses: foreignClasses)
         let naming = RetainerNaming(symbolizer: FixedSymbolizer(), modules: decoded.modules, walk: .searched(paths))
         return naming.retainers(of: decoded.instances, typeName: instanceTypeName)
     }
@@ -22,7 +24,7 @@ extension HeapSnapshotReplay {
         let decoded = decode(bytes)
         let walk = RetainerSearch.walk(
             of: [], in: decoded.snapshot, modules: decoded.modules, retainedSizes: false,
-            unreachable: Set(decoded.instances))
+            unreachable: Set(decoded.instances), foreignClasses: foreignClasses)
         guard let found = walk.unreachable else {
             return UnreachableObjects(objects: 0, bytes: 0, types: [], groups: [], processesChecked: 0)
         }

@@ -43,6 +43,7 @@ struct HeapInspection {
     /// taken (at most 250).
     static func inspect(_ snapshot: ProcessSnapshot, modules: [ModuleImage], largestCount: Int = 10) -> HeapInspection {
         var search = RetainerSearch(snapshot: snapshot)
+        search.foreignClasses = currentPlatform().foreignClasses(in: modules)
         search.enumerateHeap()
         search.reachFromRoots(modules: modules)
         // Nothing recorded allocations: no object is one a ledger watched.

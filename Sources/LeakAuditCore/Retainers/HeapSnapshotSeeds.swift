@@ -263,6 +263,28 @@ extension HeapSnapshotReplay {
         stdio.instances(Encoder.object(0))
         seeds["stdio-buffers"] = stdio.bytes
 
+        // A cycle of two nodes whose only other "references" are stale words in the inline buffer
+        // of an empty ICU `UnicodeString` (flags: kUsingStackBuffer) and past the text pointer of
+        // a long one (kRefCounted), and a third node that long string's text pointer holds (a
+        // buffer that may alias any memory).
+        let icuString = Encoder.literal(HeapSnapshotReplay.unicodeStringVTable)
+        var icu = Encoder()
+        icu.classType(name: Name.node, words: 1, fields: [(2, Encoder.symbolic(0), Name.next)])
+        icu.chunks(
+            .heap,
+            [
+                (2, [Encoder.meta(0), Code.live] + Encoder.object(1)), (2, [Encoder.meta(0), Code.live] + Encoder.object(0)),
+                (2, [Encoder.meta(0), Code.live, Code.zero]),
+                (5, icuString + Encoder.literal(0x7E12_0002) + Encoder.object(0) + Encoder.object(1) + Encoder.object(0)),
+                (
+                    5,
+                    icuString + Encoder.literal(0x0000_0040_0000_0804) + Encoder.literal(0x41) + Encoder.object(2)
+                        + Encoder.object(0) + Encoder.object(1)
+                ),
+            ])
+        icu.instances(Encoder.object(0) + Encoder.object(2))
+        seeds["icu-strings"] = icu.bytes
+
         // App.store → Screen, whose `Unmanaged` property holds a model, whose raw-pointer property
         // points into another, and whose weak one names a third, which nothing holds.
         var unmanaged = Encoder()

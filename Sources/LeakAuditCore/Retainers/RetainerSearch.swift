@@ -21,6 +21,9 @@ struct RetainerSearch {
     var freeBlocks = MallocHeap.FreeBlocks()
     /// The malloc blocks that start like a C library `FILE` (fopen's): their buffers are text.
     var streams: [UInt64] = []
+    /// The first words of the C and C++ objects whose unused words untyped memory's search skips
+    /// (an ICU `UnicodeString`'s text, a C block's tail past its size).
+    var foreignClasses = ForeignClasses()
     /// The enumerated nodes outside `walkedHeaps` (chunks mapped on their own), in address order.
     var enumeratedOutsideHeaps: [Int32] = []
     var otherNodes: [UInt64: Int32] = [:]
@@ -65,19 +68,24 @@ struct RetainerSearch {
     /// alive (the dominator tree of the whole heap, the costliest step), which only the report's
     /// paths show.
     static func paths(
-        of instances: [UInt64], in snapshot: ProcessSnapshot, modules: [ModuleImage], retainedSizes: Bool = true
+        of instances: [UInt64], in snapshot: ProcessSnapshot, modules: [ModuleImage], retainedSizes: Bool = true,
+        foreignClasses: ForeignClasses? = nil
     ) -> [UInt64: Path] {
-        walk(of: instances, in: snapshot, modules: modules, retainedSizes: retainedSizes, unreachable: nil).paths
+        walk(
+            of: instances, in: snapshot, modules: modules, retainedSizes: retainedSizes, unreachable: nil,
+            foreignClasses: foreignClasses
+        ).paths
     }
 
     /// `paths(of:in:modules:retainedSizes:)`, and, given `unreachable` (the addresses whose
     /// allocation the process's ledger watched), the structures that no root reaches, from the
-    /// same search.
+    /// same search. The foreign classes are the platform's, found in `modules`, unless given.
     static func walk(
         of instances: [UInt64], in snapshot: ProcessSnapshot, modules: [ModuleImage], retainedSizes: Bool,
-        unreachable tracked: Set<UInt64>?
+        unreachable tracked: Set<UInt64>?, foreignClasses: ForeignClasses? = nil
     ) -> (paths: [UInt64: Path], unreachable: UnreachableStructures?) {
         var search = RetainerSearch(snapshot: snapshot)
+        search.foreignClasses = foreignClasses ?? currentPlatform().foreignClasses(in: modules)
         search.enumerateHeap()
         search.reachFromRoots(modules: modules)
         let unreachable = tracked.map { search.unreachableStructures(tracked: $0) }

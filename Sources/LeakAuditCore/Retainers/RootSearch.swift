@@ -205,21 +205,60 @@ extension RetainerSearch {
     }
 
     /// Seeds from each aligned word of `range` that points at or into an object not yet reached,
-    /// but for a side table's pointer back at its object.
+    /// but for a side table's pointer back at its object and the words of an ICU `UnicodeString`
+    /// that hold its text or lie past it (`referenceSlot(ofUnicodeStringAt:)`).
     private mutating func scanWords(_ range: Range<UInt64>, _ queue: inout [Int32], root: () -> Root) {
         for part in memory.copiedParts(of: range) {
             var slot = (part.lowerBound &+ 7) & ~7
             while slot < part.upperBound, part.upperBound - slot >= 8 {
-                // Most words are no address (zeros, small numbers): told apart before any lookup.
-                if let value = memory.word(slot), value & SwiftLayout.pointerMask > 0xFFFF,
-                    let node = node(atOrInside: value & SwiftLayout.pointerMask), parent[Int(node)] == Int32.min,
-                    !isSideTable(slot, of: node)
-                {
-                    seed(value, root(), &queue)
+                guard let value = memory.word(slot) else {
+                    slot += 8
+                    continue
                 }
+                if !foreignClasses.unicodeStrings.isEmpty, foreignClasses.unicodeStrings.contains(value),
+                    part.upperBound - slot >= Self.unicodeStringSize
+                {
+                    if let array = referenceSlot(ofUnicodeStringAt: slot), let word = memory.word(array) {
+                        scanWord(word, at: array, &queue, root: root)
+                    }
+                    slot += Self.unicodeStringSize
+                    continue
+                }
+                scanWord(value, at: slot, &queue, root: root)
                 slot += 8
             }
         }
+    }
+
+    /// Seeds from `value`, read at `slot` of untyped memory, if it points at or into an object
+    /// not yet reached and is no side table's pointer back at its object.
+    private mutating func scanWord(_ value: UInt64, at slot: UInt64, _ queue: inout [Int32], root: () -> Root) {
+        // Most words are no address (zeros, small numbers): told apart before any lookup.
+        if value & SwiftLayout.pointerMask > 0xFFFF, let node = node(atOrInside: value & SwiftLayout.pointerMask),
+            parent[Int(node)] == Int32.min, !isSideTable(slot, of: node)
+        {
+            seed(value, root(), &queue)
+        }
+    }
+
+    /// An ICU `UnicodeString` (`unicode/unistr.h`): its vtable pointer, then a union of 56 bytes
+    /// whose first 16 bits are its length and flags. A short string keeps its UTF-16 text in the
+    /// union (flag `kUsingStackBuffer`), past the text the stale bytes of the memory's earlier
+    /// owner; a longer one keeps its length, its capacity and a pointer to its text (`fArray`,
+    /// at 24), and nothing past it.
+    static let unicodeStringSize: UInt64 = 64
+    static let unicodeStringInlineCapacity: UInt16 = 27
+
+    /// Where the `UnicodeString` whose vtable pointer is at `slot` may hold a reference: its text
+    /// pointer, when it keeps its text elsewhere (a buffer that may alias any memory, so read as
+    /// any word is); nil when it keeps the text inline (flags exactly `kUsingStackBuffer`, the
+    /// length within the inline buffer): text, and stale bytes past it. Its other words are its
+    /// length, flags and capacity, never an address.
+    private func referenceSlot(ofUnicodeStringAt slot: UInt64) -> UInt64? {
+        let usingStackBuffer: UInt16 = 2
+        guard let lengthAndFlags = memory.uint16(slot &+ 8) else { return slot &+ 24 }
+        let inline = lengthAndFlags & 0x1F == usingStackBuffer && lengthAndFlags >> 5 <= Self.unicodeStringInlineCapacity
+        return inline ? nil : slot &+ 24
     }
 
     /// Whether `slot` is the first word of `node`'s side table: the object's reference counts

@@ -78,6 +78,10 @@ struct LinuxPlatform: AuditPlatform {
     func loadedModules(of snapshot: ProcessSnapshot) -> [ModuleImage] {
         ProcessInspection.modules(of: snapshot)
     }
+
+    func foreignClasses(in modules: [ModuleImage]) -> ForeignClasses {
+        ForeignClassSymbols.classes(in: modules)
+    }
 }
 
 /// An anonymous shared file (memfd), mapped here. No child inherits it (close-on-exec): the target

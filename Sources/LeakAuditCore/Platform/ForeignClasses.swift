@@ -1,0 +1,8 @@
+/// The first words that tell objects of known C and C++ layouts in untyped memory, found in the
+/// symbols of the libraries a process had loaded: the heap walk reads the words such an object
+/// does not use (text, a buffer's stale tail) as no reference (docs/retainers.md, step 6).
+struct ForeignClasses: Sendable, Hashable {
+    /// The address point of ICU's `UnicodeString` vtable, in each loaded ICU library: the first
+    /// word of every `UnicodeString`.
+    var unicodeStrings: [UInt64] = []
+}

@@ -1,0 +1,99 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A 64-bit little-endian ELF file opened for reading its section headers and the sections they
+/// describe, with `pread`: nothing is mapped, and a section is read only when asked for.
+struct ELFFile: ~Copyable {
+    /// One section header: where its bytes are and what they are.
+    struct Section {
+        var name: UInt64
+        var type: UInt64
+        var offset: UInt64
+        var size: UInt64
+        var link: Int
+    }
+
+    /// `SHT_SYMTAB`, `SHT_DYNAMIC` and `SHT_DYNSYM`.
+    static let symbolTable: UInt64 = 2
+    static let dynamicSection: UInt64 = 6
+    static let dynamicSymbolTable: UInt64 = 11
+
+    private let descriptor: Int32
+    /// The section headers, in the file's order.
+    let sections: [Section]
+    /// The index of the section holding the sections' names.
+    let namesIndex: Int
+
+    /// Opens `path`; nil when it is no regular file, or not a 64-bit little-endian ELF file with
+    /// section headers of the usual size.
+    init?(path: String) {
+        // The path may come from the target: a FIFO must not block open(), nor a device be read.
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+            let header = Self.read(descriptor, 0, 64), header[0...3] == [0x7F, 0x45, 0x4C, 0x46], header[4] == 2,
+            header[5] == 1
+        else {
+            close(descriptor)
+            return nil
+        }
+        let sectionOffset = Self.u64(header, 0x28)
+        let sectionSize = Int(Self.u16(header, 0x3A))
+        let sectionCount = Int(Self.u16(header, 0x3C))
+        let namesIndex = Int(Self.u16(header, 0x3E))
+        guard sectionSize == 64, sectionCount > 0, sectionCount < 65_280, namesIndex < sectionCount,
+            let table = Self.read(descriptor, sectionOffset, sectionSize * sectionCount)
+        else {
+            close(descriptor)
+            return nil
+        }
+        self.descriptor = descriptor
+        self.namesIndex = namesIndex
+        sections = (0..<sectionCount).map { index in
+            let base = index * sectionSize
+            return Section(
+                name: Self.u32(table, base), type: Self.u32(table, base + 4), offset: Self.u64(table, base + 0x18),
+                size: Self.u64(table, base + 0x20), link: Int(Self.u32(table, base + 0x28)))
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    /// The bytes of `section`, when it is smaller than `limit`.
+    func bytes(of section: Section, limit: UInt64 = 64 << 20) -> [UInt8]? {
+        section.size < limit ? Self.read(descriptor, section.offset, Int(section.size)) : nil
+    }
+
+    /// The NUL-terminated string at `offset` in a string table.
+    static func string(_ table: [UInt8], _ offset: UInt64) -> String {
+        guard offset < table.count else { return "" }
+        return String(decoding: table[Int(offset)...].prefix { $0 != 0 }, as: UTF8.self)
+    }
+
+    static func u16(_ bytes: [UInt8], _ at: Int) -> UInt64 { UInt64(bytes[at]) | UInt64(bytes[at + 1]) << 8 }
+    static func u32(_ bytes: [UInt8], _ at: Int) -> UInt64 { (0..<4).reduce(0) { $0 | UInt64(bytes[at + $1]) << (8 * $1) } }
+    static func u64(_ bytes: [UInt8], _ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(bytes[at + $1]) << (8 * $1) } }
+
+    private static func read(_ descriptor: Int32, _ offset: UInt64, _ count: Int) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) }
+        return got == count ? bytes : nil
+    }
+
+    /// The value of every data object symbol (`STT_OBJECT`) of the symbol tables whose name
+    /// `matches`, at link-time addresses.
+    func objectSymbols(where matches: (String) -> Bool) -> [UInt64] {
+        var found: [UInt64] = []
+        for section in sections
+        where (section.type == Self.symbolTable || section.type == Self.dynamicSymbolTable) && section.link < sections.count {
+            guard let symbols = bytes(of: section), let names = bytes(of: sections[section.link]) else { continue }
+            for entry in stride(from: 0, to: symbols.count - 23, by: 24) where symbols[entry + 4] & 0xF == 1 {
+                let value = Self.u64(symbols, entry + 8)
+                if value != 0, matches(Self.string(names, Self.u32(symbols, entry))) { found.append(value) }
+            }
+        }
+        return found
+    }
+}

@@ -1,0 +1,36 @@
+import Synchronization
+
+/// Where the loaded libraries keep the first words of the C and C++ objects whose layout the heap
+/// walk knows, found by name in each library's symbol tables (`.symtab` too: ICU's `UnicodeString`
+/// vtable is a local symbol, which the toolchain's `lib_FoundationICU.so` keeps).
+enum ForeignClassSymbols {
+    /// What each library's symbols say, at link-time addresses, by path: read once.
+    private static let classesByPath = Mutex<[String: ForeignClasses]>([:])
+
+    /// The foreign classes of `modules`, at runtime addresses: in each library whose file name says
+    /// it is ICU's (`lib_FoundationICU.so`, `libicuuc.so.72`), the address point of
+    /// `UnicodeString`'s vtable (16 bytes into it, past the offset to top and the type info, as
+    /// the Itanium C++ ABI lays a vtable out).
+    static func classes(in modules: [ModuleImage]) -> ForeignClasses {
+        var found = ForeignClasses()
+        for module in modules {
+            let name = module.path.split(separator: "/").last.map { $0.lowercased() } ?? ""
+            guard name.contains("icu") else { continue }
+            let linkTime = classesByPath.withLock { $0[module.path] } ?? read(module.path)
+            found.unicodeStrings += linkTime.unicodeStrings.map { $0 &+ module.loadBias &+ 16 }
+        }
+        return found
+    }
+
+    /// The classes the library at `path` defines, at link-time addresses, kept for the next walk.
+    private static func read(_ path: String) -> ForeignClasses {
+        // `_ZTVN6icu_7613UnicodeStringE`: the namespace carries ICU's version, or is plain `icu` in
+        // a build without renaming.
+        let classes = ForeignClasses(
+            unicodeStrings: ELFFile(path: path)?.objectSymbols {
+                $0.hasPrefix("_ZTVN") && $0.hasSuffix("13UnicodeStringE") && $0.contains("icu")
+            } ?? [])
+        classesByPath.withLock { $0[path] = classes }
+        return classes
+    }
+}
