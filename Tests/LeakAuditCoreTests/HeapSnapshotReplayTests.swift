@@ -142,6 +142,14 @@ final class HeapSnapshotReplayTests: XCTestCase {
                 "1 cycle a cycle of 2 objects that nothing else holds:  App.Node / next App.Node / next App.Leaked",
                 "1 memory a malloc block of 72 bytes: a malloc block of 72 bytes App.Leaked",
             ])
+        // Nor do the words past a C block's size (its descriptor's), which malloc rounded up; its
+        // captures hold.
+        XCTAssertEqual(
+            try lines(seeds["c-blocks"]),
+            [
+                "1 cycle a cycle of 2 objects that nothing else holds:  App.Node / next App.Node / next App.Leaked",
+                "1 memory a malloc block of 72 bytes: a malloc block of 72 bytes App.Leaked",
+            ])
         let unreferenced = try lines(seeds["side-table"])
         XCTAssertEqual(unreferenced.count, 1)
         XCTAssertTrue(unreferenced[0].hasPrefix("1 unknown nothing: unreachable"), unreferenced[0])

@@ -5,4 +5,7 @@ struct ForeignClasses: Sendable, Hashable {
     /// The address point of ICU's `UnicodeString` vtable, in each loaded ICU library: the first
     /// word of every `UnicodeString`.
     var unicodeStrings: [UInt64] = []
+    /// `_NSConcreteMallocBlock`, in each loaded blocks runtime: the first word (`isa`) of every C
+    /// block copied to the heap (a closure handed to Dispatch or another C API as a block).
+    var mallocBlocks: [UInt64] = []
 }

@@ -40,10 +40,12 @@ package enum HeapSnapshotReplay {
     static let thunkCode = starts[Area.code.rawValue] + 0x800
     static let runtimeCode = starts[Area.runtime.rawValue] + 0x100
     static let asyncFunctionPointer = starts[Area.types.rawValue] + 0x100
-    /// The first word of an ICU `UnicodeString` (its vtable's address point) in the replayed
-    /// process, which a real run finds in the library's symbols.
+    /// The first word of an ICU `UnicodeString` (its vtable's address point) and of a C block on
+    /// the heap (`_NSConcreteMallocBlock`) in the replayed process, which a real run finds in the
+    /// libraries' symbols.
     static let unicodeStringVTable = starts[Area.types.rawValue] + 0x800
-    static let foreignClasses = ForeignClasses(unicodeStrings: [unicodeStringVTable])
+    static let mallocBlockClass = starts[Area.types.rawValue] + 0x900
+    static let foreignClasses = ForeignClasses(unicodeStrings: [unicodeStringVTable], mallocBlocks: [mallocBlockClass])
     /// Type `t`'s 4 KiB slot: metadata at +0x10, descriptor at +0x200, field descriptor at +0x300,
     /// capture descriptor at +0x400, value witnesses at +0x500, strings from +0x600.
     static let typesBase = starts[Area.types.rawValue] + 0x1000

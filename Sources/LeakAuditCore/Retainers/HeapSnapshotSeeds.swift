@@ -285,6 +285,27 @@ extension HeapSnapshotReplay {
         icu.instances(Encoder.object(0) + Encoder.object(2))
         seeds["icu-strings"] = icu.bytes
 
+        // A cycle of two nodes whose only other "references" are stale words past the size of a
+        // C block on the heap (its descriptor says 40 bytes: the header and one capture), and a
+        // third node that the capture holds.
+        let descriptor = HeapSnapshotReplay.starts[Area.types.rawValue] + 0xA00
+        var cBlock = Encoder()
+        cBlock.classType(name: Name.node, words: 1, fields: [(2, Encoder.symbolic(0), Name.next)])
+        cBlock.chunks(
+            .heap,
+            [
+                (2, [Encoder.meta(0), Code.live] + Encoder.object(1)), (2, [Encoder.meta(0), Code.live] + Encoder.object(0)),
+                (2, [Encoder.meta(0), Code.live, Code.zero]),
+                (
+                    5,
+                    Encoder.literal(HeapSnapshotReplay.mallocBlockClass) + Encoder.literal(0x4300_0002) + [Code.zero]
+                        + Encoder.literal(descriptor) + Encoder.object(2) + Encoder.object(0) + Encoder.object(1)
+                ),
+            ])
+        cBlock.patch(.types, word: 0xA00 / 8, [Code.zero] + Encoder.literal(40))
+        cBlock.instances(Encoder.object(0) + Encoder.object(2))
+        seeds["c-blocks"] = cBlock.bytes
+
         // App.store → Screen, whose `Unmanaged` property holds a model, whose raw-pointer property
         // points into another, and whose weak one names a third, which nothing holds.
         var unmanaged = Encoder()

@@ -191,9 +191,11 @@ extension RetainerSearch {
     /// The part of a malloc block that may hold references: all of it, but for a slab of an async
     /// task's allocator (its first word the runtime's slab metadata in libswift_Concurrency, then
     /// the next slab, its capacity and the offset its allocations reach), whose frames end at
-    /// that offset: above it lie the stale words of frames already popped.
+    /// that offset: above it lie the stale words of frames already popped; and for a C block
+    /// copied to the heap, which ends at its size (`cBlockSize(at:)`).
     private func liveRange(of block: MallocHeap.Block, modules: [ModuleImage]) -> Range<UInt64> {
         let end = block.address &+ UInt64(block.size)
+        if let size = cBlockSize(at: block.address), size <= block.size { return block.address..<(block.address &+ UInt64(size)) }
         let header: UInt64 = 32
         guard block.size >= Int(header), let metadata = memory.word(block.address),
             let capacity = memory.uint32(block.address &+ 16), let used = memory.uint32(block.address &+ 20),
@@ -202,6 +204,23 @@ extension RetainerSearch {
             modules.contains(where: { $0.start <= metadata && metadata < $0.end && $0.path.contains("libswift_Concurrency") })
         else { return block.address..<end }
         return block.address..<(block.address &+ header &+ UInt64(used))
+    }
+
+    /// A C block on the heap (the Blocks ABI's `Block_layout`: `isa`, 32-bit flags and reserved
+    /// bits, `invoke`, `descriptor`, then the captured variables): its size, header and captures,
+    /// from its descriptor (`reserved`, then `size`), rounded up to a word. Past it lie the stale
+    /// words of the block's earlier owner (a block of 48 bytes is given 56). Nil for a block that
+    /// is not one: its first word not `_NSConcreteMallocBlock`, `BLOCK_NEEDS_FREE` (1 << 24) not
+    /// set, its descriptor unread or its size less than the header.
+    private func cBlockSize(at address: UInt64) -> Int? {
+        let header: UInt64 = 32
+        let needsFree: UInt32 = 1 << 24
+        guard !foreignClasses.mallocBlocks.isEmpty, let isa = memory.word(address),
+            foreignClasses.mallocBlocks.contains(isa), let flags = memory.uint32(address &+ 8), flags & needsFree != 0,
+            let descriptor = memory.word(address &+ 24), let size = memory.word(descriptor &+ 8), size >= header,
+            size <= 1 << 31
+        else { return nil }
+        return Int((size + 7) & ~7)
     }
 
     /// Seeds from each aligned word of `range` that points at or into an object not yet reached,

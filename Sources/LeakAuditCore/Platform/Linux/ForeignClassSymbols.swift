@@ -10,14 +10,16 @@ enum ForeignClassSymbols {
     /// The foreign classes of `modules`, at runtime addresses: in each library whose file name says
     /// it is ICU's (`lib_FoundationICU.so`, `libicuuc.so.72`), the address point of
     /// `UnicodeString`'s vtable (16 bytes into it, past the offset to top and the type info, as
-    /// the Itanium C++ ABI lays a vtable out).
+    /// the Itanium C++ ABI lays a vtable out); in the blocks runtime (`libBlocksRuntime.so`),
+    /// `_NSConcreteMallocBlock`.
     static func classes(in modules: [ModuleImage]) -> ForeignClasses {
         var found = ForeignClasses()
         for module in modules {
             let name = module.path.split(separator: "/").last.map { $0.lowercased() } ?? ""
-            guard name.contains("icu") else { continue }
+            guard name.contains("icu") || name.hasPrefix("libblocksruntime") else { continue }
             let linkTime = classesByPath.withLock { $0[module.path] } ?? read(module.path)
             found.unicodeStrings += linkTime.unicodeStrings.map { $0 &+ module.loadBias &+ 16 }
+            found.mallocBlocks += linkTime.mallocBlocks.map { $0 &+ module.loadBias }
         }
         return found
     }
@@ -26,10 +28,12 @@ enum ForeignClassSymbols {
     private static func read(_ path: String) -> ForeignClasses {
         // `_ZTVN6icu_7613UnicodeStringE`: the namespace carries ICU's version, or is plain `icu` in
         // a build without renaming.
+        let file = ELFFile(path: path)
         let classes = ForeignClasses(
-            unicodeStrings: ELFFile(path: path)?.objectSymbols {
+            unicodeStrings: file?.objectSymbols {
                 $0.hasPrefix("_ZTVN") && $0.hasSuffix("13UnicodeStringE") && $0.contains("icu")
-            } ?? [])
+            } ?? [],
+            mallocBlocks: file?.objectSymbols { $0 == "_NSConcreteMallocBlock" } ?? [])
         classesByPath.withLock { $0[path] = classes }
         return classes
     }
