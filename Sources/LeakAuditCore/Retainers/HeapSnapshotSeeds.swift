@@ -268,13 +268,16 @@ extension HeapSnapshotReplay {
         // a long one (kRefCounted), and a third node that long string's text pointer holds (a
         // buffer that may alias any memory).
         let icuString = Encoder.literal(HeapSnapshotReplay.unicodeStringVTable)
+        // Nodes 0 and 1 on a cycle, node 2 alone, then the blocks of untyped memory.
+        let cycleAndOne: [(UInt8, [UInt8])] = [
+            (2, [Encoder.meta(0), Code.live] + Encoder.object(1)), (2, [Encoder.meta(0), Code.live] + Encoder.object(0)),
+            (2, [Encoder.meta(0), Code.live, Code.zero]),
+        ]
         var icu = Encoder()
         icu.classType(name: Name.node, words: 1, fields: [(2, Encoder.symbolic(0), Name.next)])
         icu.chunks(
             .heap,
-            [
-                (2, [Encoder.meta(0), Code.live] + Encoder.object(1)), (2, [Encoder.meta(0), Code.live] + Encoder.object(0)),
-                (2, [Encoder.meta(0), Code.live, Code.zero]),
+            cycleAndOne + [
                 (5, icuString + Encoder.literal(0x7E12_0002) + Encoder.object(0) + Encoder.object(1) + Encoder.object(0)),
                 (
                     5,
@@ -293,14 +296,12 @@ extension HeapSnapshotReplay {
         cBlock.classType(name: Name.node, words: 1, fields: [(2, Encoder.symbolic(0), Name.next)])
         cBlock.chunks(
             .heap,
-            [
-                (2, [Encoder.meta(0), Code.live] + Encoder.object(1)), (2, [Encoder.meta(0), Code.live] + Encoder.object(0)),
-                (2, [Encoder.meta(0), Code.live, Code.zero]),
+            cycleAndOne + [
                 (
                     5,
                     Encoder.literal(HeapSnapshotReplay.mallocBlockClass) + Encoder.literal(0x4300_0002) + [Code.zero]
                         + Encoder.literal(descriptor) + Encoder.object(2) + Encoder.object(0) + Encoder.object(1)
-                ),
+                )
             ])
         cBlock.patch(.types, word: 0xA00 / 8, [Code.zero] + Encoder.literal(40))
         cBlock.instances(Encoder.object(0) + Encoder.object(2))
