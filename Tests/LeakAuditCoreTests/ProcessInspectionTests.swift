@@ -45,6 +45,42 @@ final class ProcessInspectionTests: XCTestCase {
         }
     }
 
+    /// The shim's state in a process that preloads leak-audit's library is found where the loader
+    /// put the library's exported `leakaudit_process_state_v4` (nm's link-time value plus the
+    /// library's load bias), rounded inwards to whole pages: the pages a heap walk leaves out.
+    func testTheShimStateIsFoundInAProcessThatPreloadsTheShim() throws {
+        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let library = directory.appendingPathComponent("libLeakAuditPreload.so").path
+        try XCTSkipUnless(FileManager.default.fileExists(atPath: library), "no \(library)")
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        child.arguments = ["30"]
+        child.environment = ["LD_PRELOAD": library]
+        try child.run()
+        defer {
+            child.terminate()
+            child.waitUntilExit()
+        }
+        var regions: [ProcessSnapshot.Region] = []
+        for _ in 0..<200 {
+            regions = ProcessCopier.readMappings(child.processIdentifier) ?? []
+            if regions.contains(where: { $0.path == library }) { break }
+            usleep(10_000)
+        }
+        let modules = ProcessInspection.modules(of: ProcessSnapshot(pid: child.processIdentifier, regions: regions, threads: []))
+        let module = try XCTUnwrap(modules.first { $0.path == library }, "\(regions.map(\.path))")
+        let state = module.loadBias + (try Self.linkTimeAddress(of: ShimStateLocator.symbolName, in: library))
+        let page = UInt64(sysconf(Int32(_SC_PAGESIZE)))
+        // sizeof(la_process_state): the library's `leakaudit_process_state_v4_size`, several MB.
+        let pages = ShimStateLocator.pages(in: regions)
+        XCTAssertEqual(pages.count, 1, "\(pages)")
+        let found = try XCTUnwrap(pages.first)
+        XCTAssertEqual(found.lowerBound, (state + page - 1) / page * page)
+        XCTAssertTrue(module.contains(found.lowerBound) && module.contains(found.upperBound - 1))
+        XCTAssertGreaterThan(found.upperBound - found.lowerBound, 1 << 20)
+        XCTAssertLessThanOrEqual(found.upperBound, module.end)
+    }
+
     /// A process that is gone or not Swift is refused before it is stopped (end to end, with each
     /// refusal's line and exit code: InspectTests); this test bundle is Swift, and described.
     func testAProcessIsDescribedFromProcBeforeAnythingStopsIt() throws {

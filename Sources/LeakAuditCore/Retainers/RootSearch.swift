@@ -175,14 +175,19 @@ extension RetainerSearch {
     }
 
     /// The copied, writable data of every loaded image (its globals and statics), each range
-    /// starting at an aligned word.
+    /// starting at an aligned word: only the pages a copy took, since the rest reads as zeros
+    /// (bss the process never touched, and leak-audit's own shim state, which is not copied).
     private func imageData(_ modules: [ModuleImage]) -> [Range<UInt64>] {
         var ranges: [Range<UInt64>] = []
         for region in memory.snapshot.regions where region.isWritable && !region.bytes.isEmpty {
             for module in modules where module.start < region.end && region.start < module.end {
                 let start = (Swift.max(region.copiedStart, module.start) + 7) & ~7
                 let end = Swift.min(region.copiedEnd, module.end)
-                if start < end { ranges.append(start..<end) }
+                guard start < end else { continue }
+                for part in memory.copiedParts(of: start..<end) {
+                    let aligned = (part.lowerBound + 7) & ~7
+                    if aligned < part.upperBound { ranges.append(aligned..<part.upperBound) }
+                }
             }
         }
         return ranges

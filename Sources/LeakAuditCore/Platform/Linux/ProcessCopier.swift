@@ -24,6 +24,9 @@ enum ProcessCopier {
     /// let go, in nanoseconds (`ProcessSnapshot.stoppedNanoseconds`).
     static func copy(_ pid: Int32) -> Result<ProcessSnapshot, SnapshotFailure> {
         var stopped: [Int32] = []
+        // Where the shim's state is, found before anything stops: each image file is read for it
+        // once a run (the first walk), not while the process waits.
+        if let mappings = readMappings(pid) { _ = ShimStateLocator.pages(in: mappings) }
         let started = monotonicNanoseconds()
         var result = copyStopping(pid, stopped: &stopped)
         // Every thread stopped goes on first, whatever went wrong with another; then a thread
@@ -84,6 +87,8 @@ enum ProcessCopier {
                     threadPointer: registers.thread_pointer, registers: Array(general.prefix(Int(registers.general_count)))))
         }
         guard let mappings = readMappings(pid) else { return .failure(.processGone) }
+        // leak-audit's own shim state: tables of its own that hold no reference to an object.
+        let shimState = ShimStateLocator.pages(in: mappings)
         // Which pages the process has in memory or swapped out: only those are copied, so that
         // an untouched reservation of any size costs nothing. Without it (a kernel that hides
         // it), every page is read and only those not all zeros are kept.
@@ -105,7 +110,8 @@ enum ProcessCopier {
                     copyPages(pid, pageMap: pageMap, from: region.start, to: region.end, into: mapped, onlyChanged: true)
                     region.bytes = mapped
                 } else {
-                    region.bytes = copyResident(pid, pageMap: pageMap, from: region.copiedStart, to: region.end)
+                    region.bytes = copyResident(
+                        pid, pageMap: pageMap, from: region.copiedStart, to: region.end, skipping: shimState)
                 }
             }
             regions.append(region)
@@ -131,7 +137,9 @@ enum ProcessCopier {
     /// A region's pages that the process has in memory (or swapped out), copied into a mapping of
     /// the region's size that costs only the pages written: the pages it never touched read as
     /// zeros, as they do in the process.
-    private static func copyResident(_ pid: Int32, pageMap: Int32, from start: UInt64, to end: UInt64) -> RegionBytes {
+    private static func copyResident(
+        _ pid: Int32, pageMap: Int32, from start: UInt64, to end: UInt64, skipping: [Range<UInt64>]
+    ) -> RegionBytes {
         let length = Int(end - start)
         let mapping = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
         // No room in leak-audit's own address space: the region is not copied, and reads of it
@@ -140,7 +148,8 @@ enum ProcessCopier {
         let bytes = RegionBytes(UnsafeRawBufferPointer(start: mapping, count: length)) {
             munmap(UnsafeMutableRawPointer(mutating: $0.baseAddress), $0.count)
         }
-        bytes.writtenRanges = copyPages(pid, pageMap: pageMap, from: start, to: end, into: bytes, onlyChanged: false)
+        bytes.writtenRanges = copyPages(
+            pid, pageMap: pageMap, from: start, to: end, into: bytes, onlyChanged: false, skipping: skipping)
         return bytes
     }
 
@@ -151,12 +160,14 @@ enum ProcessCopier {
 
     /// Copies into `bytes` (whose first byte is `start`'s) the pages of `start..<end` that pagemap
     /// says the process holds (in memory or swapped), or with `onlyChanged` those that are its
-    /// own rather than its file's. Without pagemap, every page is read and those all zeros are
-    /// given back to the kernel. Returns the byte ranges of `bytes` copied by pagemap's word
-    /// (nil without pagemap).
+    /// own rather than its file's, but for the whole pages of `skipping` (left reading as zeros;
+    /// by pagemap's word only).
+    /// Without pagemap, every page is read and those all zeros are given back to the kernel.
+    /// Returns the byte ranges of `bytes` copied by pagemap's word (nil without pagemap).
     @discardableResult
     private static func copyPages(
-        _ pid: Int32, pageMap: Int32, from start: UInt64, to end: UInt64, into bytes: RegionBytes, onlyChanged: Bool
+        _ pid: Int32, pageMap: Int32, from start: UInt64, to end: UInt64, into bytes: RegionBytes, onlyChanged: Bool,
+        skipping: [Range<UInt64>] = []
     ) -> [Range<Int>]? {
         guard let base = bytes.buffer.baseAddress, start < end else { return [] }
         let destination = UnsafeMutableRawPointer(mutating: base)
@@ -218,7 +229,7 @@ enum ProcessCopier {
                     ? (entry & pagePresent != 0 && entry & pageOfFile == 0) || entry & pageSwapped != 0
                     : entry & (pagePresent | pageSwapped) != 0
                 let address = (page + UInt64(index)) * pageSize
-                if held {
+                if held && !skipping.contains(where: { $0.contains(address) }) {
                     if runStart == nil { runStart = address }
                 } else if let first = runStart {
                     copyRun(Swift.max(first, start), Swift.min(address, end))

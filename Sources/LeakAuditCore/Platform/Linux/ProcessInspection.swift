@@ -95,7 +95,7 @@ enum ProcessInspection {
 
 /// What an ELF file's program headers say of its loaded image: the link-time range of its PT_LOAD
 /// segments and its GNU build-id note.
-private struct ProgramHeaders {
+struct ProgramHeaders {
     var lowestAddress: UInt64 = .max
     var highestAddress: UInt64 = 0
     var buildID: [UInt8] = []
