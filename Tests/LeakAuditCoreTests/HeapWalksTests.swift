@@ -68,6 +68,66 @@ final class HeapWalksTests: XCTestCase {
         guard case .failed(let reason)? = walks.atExit[0] else { return XCTFail("\(String(describing: walks.atExit[0]))") }
         XCTAssertEqual(reason, SnapshotFailure.processGone.message)
     }
+
+    /// Issue 32: a test that leaves nothing costs no copy, and every test settled since the last
+    /// walk shares the next one: one copy, searched once for all their instances.
+    func testSettledTestsShareOneCopyAndATestThatLeavesNothingCostsNone() throws {
+        let channel = try RecordChannel(slotCapacity: 64)
+        let writer = try ChannelWriter(channel)
+        var ledger = LifetimeLedger()
+        ledger.apply(.processAttached(AttachedProcess(pid: 4242, commandLine: ["/app/App"], flags: 0)))
+        ledger.apply(.typeDefined(id: 1, name: "App.Model", max: 10))
+        var sequence: UInt64 = 0
+        func run(_ test: UInt32, leaving objects: [UInt64]) {
+            ledger.apply(.testDefined(id: test, name: "AppTests/test\(test)"))
+            for phase in [LA_TEST_STARTED, LA_TEST_FINISHED, LA_TEST_SETTLED] {
+                if phase == LA_TEST_FINISHED {
+                    for object in objects {
+                        sequence += 1
+                        ledger.apply(.allocated(typeID: 1, object: object, stackID: 1, sequence: sequence, test: test))
+                    }
+                }
+                sequence += 1
+                ledger.apply(.testPhase(id: test, phase: UInt32(phase), sequence: sequence))
+            }
+        }
+        var watch = WatchOptions()
+        watch.retainers = true
+        var walks = HeapWalks()
+        var copies = 0
+        var searched: [[UInt64]] = []
+        func answer(_ number: UInt32) {
+            writer.requestWalk(of: 0, number: number, atExit: false)
+            walks.answerRequests(
+                on: channel, ledgers: [ledger], watch: watch,
+                copyProcess: { pid in
+                    copies += 1
+                    return .success(ProcessSnapshot(pid: pid, regions: [], threads: []))
+                },
+                search: { _, instances, _, retainedSizes, unreachable in
+                    XCTAssertTrue(retainedSizes)
+                    XCTAssertNil(unreachable)
+                    searched.append(instances.sorted())
+                    let path = RetainerSearch.Path(root: .unreferenced, steps: [])
+                    return (instances.first.map { [$0: path] } ?? [:], nil)
+                })
+            XCTAssertNil(channel.pendingWalk(of: 0), "request \(number) answered")
+        }
+        run(1, leaving: [])
+        answer(1)
+        XCTAssertEqual(copies, 0, "a test that left nothing")
+        run(2, leaving: [0x5555_1000_0010])
+        run(3, leaving: [0x5555_1000_0020, 0x5555_1000_0030])
+        answer(2)
+        XCTAssertEqual(copies, 1, "two tests settled since the last walk: one copy")
+        XCTAssertEqual(searched, [[0x5555_1000_0010, 0x5555_1000_0020, 0x5555_1000_0030]])
+        answer(3)
+        XCTAssertEqual(copies, 1, "no test settled since: no copy")
+        let found = walks.afterTests[0] ?? [:]
+        let unavailable = walks.afterTestsUnavailable[0] ?? [:]
+        XCTAssertEqual(found.count + unavailable.count, 3)
+        XCTAssertEqual(found.count, 1)
+    }
 }
 
 /// The unreachable check at exit: a process that asks is copied even when no instance needs
