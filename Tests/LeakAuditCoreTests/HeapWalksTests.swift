@@ -15,6 +15,39 @@ private func ledgerWithOneInstance(pid: Int32, budget: Int, object: UInt64) -> L
     return ledger
 }
 
+/// A test process's ledger (`/app/App`, pid 4242, `App.Model` with a budget of 10) whose tests
+/// run one after another to their settling, its channel, and `--retainers`.
+private struct SettlingTests {
+    var ledger = LifetimeLedger()
+    let channel: RecordChannel
+    let writer: ChannelWriter
+    var watch = WatchOptions()
+    private var sequence: UInt64 = 0
+
+    init() throws {
+        channel = try RecordChannel(slotCapacity: 64)
+        writer = try ChannelWriter(channel)
+        watch.retainers = true
+        ledger.apply(.processAttached(AttachedProcess(pid: 4242, commandLine: ["/app/App"], flags: 0)))
+        ledger.apply(.typeDefined(id: 1, name: "App.Model", max: 10))
+    }
+
+    /// Runs `test` to its settling, leaving instances of `App.Model` at `objects` alive.
+    mutating func run(_ test: UInt32, leaving objects: [UInt64]) {
+        ledger.apply(.testDefined(id: test, name: "AppTests/test\(test)"))
+        for phase in [LA_TEST_STARTED, LA_TEST_FINISHED, LA_TEST_SETTLED] {
+            if phase == LA_TEST_FINISHED {
+                for object in objects {
+                    sequence += 1
+                    ledger.apply(.allocated(typeID: 1, object: object, stackID: 1, sequence: sequence, test: test))
+                }
+            }
+            sequence += 1
+            ledger.apply(.testPhase(id: test, phase: UInt32(phase), sequence: sequence))
+        }
+    }
+}
+
 final class HeapWalksTests: XCTestCase {
     /// A ledger of process 4242 with one instance of a type over its budget of 0.
     private func ledgerOverBudget() -> LifetimeLedger { ledgerWithOneInstance(pid: 4242, budget: 0, object: 0x5555_1000_0010) }
@@ -72,34 +105,15 @@ final class HeapWalksTests: XCTestCase {
     /// Issue 32: a test that leaves nothing costs no copy, and every test settled since the last
     /// walk shares the next one: one copy, searched once for all their instances.
     func testSettledTestsShareOneCopyAndATestThatLeavesNothingCostsNone() throws {
-        let channel = try RecordChannel(slotCapacity: 64)
-        let writer = try ChannelWriter(channel)
-        var ledger = LifetimeLedger()
-        ledger.apply(.processAttached(AttachedProcess(pid: 4242, commandLine: ["/app/App"], flags: 0)))
-        ledger.apply(.typeDefined(id: 1, name: "App.Model", max: 10))
-        var sequence: UInt64 = 0
-        func run(_ test: UInt32, leaving objects: [UInt64]) {
-            ledger.apply(.testDefined(id: test, name: "AppTests/test\(test)"))
-            for phase in [LA_TEST_STARTED, LA_TEST_FINISHED, LA_TEST_SETTLED] {
-                if phase == LA_TEST_FINISHED {
-                    for object in objects {
-                        sequence += 1
-                        ledger.apply(.allocated(typeID: 1, object: object, stackID: 1, sequence: sequence, test: test))
-                    }
-                }
-                sequence += 1
-                ledger.apply(.testPhase(id: test, phase: UInt32(phase), sequence: sequence))
-            }
-        }
-        var watch = WatchOptions()
-        watch.retainers = true
+        var tests = try SettlingTests()
+        let (channel, writer, watch) = (tests.channel, tests.writer, tests.watch)
         var walks = HeapWalks()
         var copies = 0
         var searched: [[UInt64]] = []
         func answer(_ number: UInt32) {
             writer.requestWalk(of: 0, number: number, atExit: false)
             walks.answerRequests(
-                on: channel, ledgers: [ledger], watch: watch,
+                on: channel, ledgers: [tests.ledger], watch: watch,
                 copyProcess: { pid in
                     copies += 1
                     return .success(ProcessSnapshot(pid: pid, regions: [], threads: []))
@@ -113,11 +127,11 @@ final class HeapWalksTests: XCTestCase {
                 })
             XCTAssertNil(channel.pendingWalk(of: 0), "request \(number) answered")
         }
-        run(1, leaving: [])
+        tests.run(1, leaving: [])
         answer(1)
         XCTAssertEqual(copies, 0, "a test that left nothing")
-        run(2, leaving: [0x5555_1000_0010])
-        run(3, leaving: [0x5555_1000_0020, 0x5555_1000_0030])
+        tests.run(2, leaving: [0x5555_1000_0010])
+        tests.run(3, leaving: [0x5555_1000_0020, 0x5555_1000_0030])
         answer(2)
         XCTAssertEqual(copies, 1, "two tests settled since the last walk: one copy")
         XCTAssertEqual(searched, [[0x5555_1000_0010, 0x5555_1000_0020, 0x5555_1000_0030]])
@@ -127,6 +141,49 @@ final class HeapWalksTests: XCTestCase {
         let unavailable = walks.afterTestsUnavailable[0] ?? [:]
         XCTAssertEqual(found.count + unavailable.count, 3)
         XCTAssertEqual(found.count, 1)
+    }
+
+    /// Tests settling faster than walks end share a walk: a request that comes before the last
+    /// walk's length has passed since it ended waits, and the next walk takes every test settled
+    /// meanwhile.
+    func testAWalkAfterTestsWaitsAsLongAsTheLastOneTookAndThenTakesEveryTestSettledMeanwhile() throws {
+        var tests = try SettlingTests()
+        let (channel, writer, watch) = (tests.channel, tests.writer, tests.watch)
+        var walks = HeapWalks()
+        var clock: UInt64 = 1_000
+        var searched: [[UInt64]] = []
+        func answer() {
+            walks.answerRequests(
+                on: channel, ledgers: [tests.ledger], watch: watch,
+                copyProcess: { pid in
+                    clock += 30  // the copy and the search take 50 ns of the fake clock
+                    return .success(ProcessSnapshot(pid: pid, regions: [], threads: []))
+                },
+                search: { _, instances, _, _, _ in
+                    clock += 20
+                    searched.append(instances.sorted())
+                    return ([:], nil)
+                },
+                now: { clock })
+        }
+        tests.run(1, leaving: [0x5555_1000_0010])
+        writer.requestWalk(of: 0, number: 1, atExit: false)
+        answer()
+        XCTAssertEqual(searched, [[0x5555_1000_0010]])
+        XCTAssertNil(channel.pendingWalk(of: 0))
+        // 49 ns after the walk of 50 ns ended: held.
+        tests.run(2, leaving: [0x5555_1000_0020])
+        writer.requestWalk(of: 0, number: 2, atExit: false)
+        clock += 49
+        answer()
+        XCTAssertEqual(searched.count, 1)
+        XCTAssertNotNil(channel.pendingWalk(of: 0), "held until the last walk's length has passed")
+        // Another test settles meanwhile; once 50 ns have passed, one walk takes both.
+        tests.run(3, leaving: [0x5555_1000_0030])
+        clock += 1
+        answer()
+        XCTAssertEqual(searched, [[0x5555_1000_0010], [0x5555_1000_0020, 0x5555_1000_0030]])
+        XCTAssertNil(channel.pendingWalk(of: 0))
     }
 }
 

@@ -1,8 +1,13 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The heap walks of a run (`--retainers`, `--unreachable`). A process that exits waits until
 /// leak-audit has copied it (the platform's `copyProcess`), and so does a test process each time
 /// one of its tests settles (its grace period over), copied then only if the test left instances
-/// alive. Each copy is searched at once for who holds the instances the report will show and, at
-/// exit when the process asks, for what nothing reaches, then dropped.
+/// alive, and no sooner after its last walk than that walk lasted: one copy serves every test
+/// settled since. Each copy is searched at once for who holds the instances the report will show
+/// and, at exit when the process asks, for what nothing reaches, then dropped.
 struct HeapWalks {
     /// What the walk of one process at its exit found.
     enum Outcome {
@@ -32,6 +37,10 @@ struct HeapWalks {
     private(set) var afterTestsUnavailable: [UInt8: [Instance: String]] = [:]
     /// Tests whose leaks were looked for, by process index.
     private var walkedTests: [UInt8: Set<UInt32>] = [:]
+    /// When each process's next walk after its tests may start (`now`'s clock): a walk's own
+    /// length after it ended, so that walks after tests take at most half of leak-audit's time
+    /// however fast tests settle, each taking every test settled meanwhile.
+    private var nextWalkAfterTests: [UInt8: UInt64] = [:]
 
     /// How a copy is searched: `RetainerSearch.walk` (the instances, the process's modules,
     /// whether to find retained sizes, and for the unreachable objects the addresses the ledger
@@ -42,21 +51,26 @@ struct HeapWalks {
 
     /// Answers every process that waits: one exiting is copied and searched for every instance
     /// the report may show; one whose test settled is copied only if a test settled since its last
-    /// walk left instances alive, and searched for those. Each process is answered (and goes on)
-    /// as soon as its copy is taken, before `search` runs on it.
+    /// walk left instances alive, and searched for those, but not before its last walk's length
+    /// has passed since that walk ended (it waits until then, and its walk takes every test
+    /// settled meanwhile). Each process is answered (and goes on) as soon as its copy is taken,
+    /// before `search` runs on it. `now` is a monotonic clock in nanoseconds.
     mutating func answerRequests(
         on channel: RecordChannel, ledgers: [LifetimeLedger?], watch: WatchOptions,
         copyProcess: (Int32) -> Result<ProcessSnapshot, SnapshotFailure>,
-        search: Search = { RetainerSearch.walk(of: $1, in: $0, modules: $2, retainedSizes: $3, unreachable: $4) }
+        search: Search = { RetainerSearch.walk(of: $1, in: $0, modules: $2, retainedSizes: $3, unreachable: $4) },
+        now: () -> UInt64 = HeapWalks.monotonicNanoseconds
     ) {
         let processes = Swift.min(channel.attachedProcesses, ledgers.count)
         for index in 0..<processes {
             guard let request = channel.pendingWalk(of: index) else { continue }
             // The process goes on once answered: as soon as its copy is taken, before the search
-            // (which may take seconds on a large heap), or when no copy is needed.
+            // (which may take seconds on a large heap), or when no copy is needed; a request held
+            // until its walk may start is answered by a later call.
             var answered = false
+            var held = false
             func answer() {
-                if !answered { channel.answerWalk(of: index, number: request.number) }
+                if !answered && !held { channel.answerWalk(of: index, number: request.number) }
                 answered = true
             }
             defer { answer() }
@@ -94,15 +108,26 @@ struct HeapWalks {
             // Only the instances the report judges (not the harness's, the runtime's or
             // Foundation's): a test that left only those needs no copy.
             var instances: [Instance] = []
+            var settled: [UInt32] = []
             let types = ledger.typeCounts
             for (id, test) in ledger.tests where walkedTests[UInt8(index), default: []].contains(id) == false {
                 guard let leaked = test.leaked else { continue }
-                walkedTests[UInt8(index), default: []].insert(id)
+                settled.append(id)
                 for leak in leaked where types[leak.typeID]?.isJudgedPerTest(watch: watch) == true {
                     instances.append(Instance(object: leak.object, sequence: leak.sequence))
                 }
             }
+            if !instances.isEmpty, let next = nextWalkAfterTests[UInt8(index)], now() < next {
+                held = true
+                continue
+            }
+            walkedTests[UInt8(index), default: []].formUnion(settled)
             guard !instances.isEmpty else { continue }
+            let started = now()
+            defer {
+                let ended = now()
+                nextWalkAfterTests[UInt8(index)] = ended &+ (ended &- started)
+            }
             let copy = copyProcess(pid)
             answer()
             switch copy {
@@ -120,6 +145,13 @@ struct HeapWalks {
                 for instance in instances { afterTestsUnavailable[UInt8(index), default: [:]][instance] = failure.message }
             }
         }
+    }
+
+    /// CLOCK_MONOTONIC, in nanoseconds.
+    static func monotonicNanoseconds() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 
     /// The live instances a report can show: of types over budget, and those tests left alive,
