@@ -261,8 +261,14 @@ for entry in "${entries[@]}"; do
             continue
         fi
     fi
-    bundle=$(cd "$clone" && ls -d .build/debug/*.xctest 2>/dev/null | head -1)
+    bundle=$(cd "$clone" && { ls -d .build/debug/*.xctest 2>/dev/null || true; } | head -1)
     bundle=$(basename "${bundle:-none}")
+    if [[ $bundle == none ]]; then
+        say "$name: no test bundle was built (the package has no test target)"
+        record "$name" "$version" - - - - - - - - - - - - - - - - - "no test target" - - -
+        printf '%-28s no test target\n' "$name"
+        continue
+    fi
 
     # 2. Plain and audited runs, interleaved, so that a busy period of the machine weighs on each
     # mode alike.
