@@ -31,7 +31,7 @@
 #
 # Usage: scripts/evaluate-packages.sh [LIST-FILE | OWNER/NAME@VERSION ...]
 #   A list file holds one OWNER/NAME@VERSION a line; '#' starts a comment. Arguments that contain
-#   '@' are entries themselves.
+#   '@' are entries themselves. scripts/real-packages.txt lists the suites of docs/real-packages.md.
 # Environment (all optional):
 #   LEAK_AUDIT   the leak-audit executable, with its two libraries beside it (default the
 #                repository's .build-release/leak-audit; scripts/build-release.sh makes it)
