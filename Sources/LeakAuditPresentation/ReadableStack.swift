@@ -1,4 +1,5 @@
 import LeakAuditModel
+import Synchronization
 
 /// The part of an allocation stack a person needs, innermost first: from the line that
 /// constructed the instances outward, with recursion collapsed and the frames that have no source
@@ -109,6 +110,23 @@ package enum ReadableStack {
     /// A demangled function name made readable: no return type, async continuations read as the
     /// function they belong to, and private discriminators (`(name in _D650…)`) as the name.
     package static func readableFunction(_ function: String) -> String {
+        if let known = readableFunctions.withLock({ $0[function] }) { return known }
+        let readable = makeReadable(function)
+        readableFunctions.withLock { known in
+            if known.count >= readableFunctionsKept { known.removeAll(keepingCapacity: true) }
+            known[function] = readable
+        }
+        return readable
+    }
+
+    /// Functions already made readable: a report names the same functions over and over (every box
+    /// of every flame graph, every stack of every test), and making one readable takes a pass over
+    /// its characters, one grapheme at a time.
+    private static let readableFunctions = Mutex<[String: String]>([:])
+    /// The most names kept: past it the memo starts again, so that no input grows it without end.
+    private static let readableFunctionsKept = 1 << 16
+
+    private static func makeReadable(_ function: String) -> String {
         var text = function
         for marker in ["suspend resume partial function for ", "await resume partial function for "] {
             if let range = text.firstRange(of: marker) { text = String(text[range.upperBound...]) }
@@ -166,7 +184,9 @@ package enum ReadableStack {
             let previous = result.last
             // `closure #1 (A) -> B in f()`, `closure #1 @Sendable (A) -> B in f()`: the signature, with
             // its attributes, up to ` in ` is skipped.
-            if let closure = result.wholeMatch(of: #/(.*closure #\d+)( @\w+)* /#) {
+            // The match needs a space last: most names have none before a parenthesis, and skip
+            // the regex, which costs more than the rest of the name's pass.
+            if result.last == " ", let closure = result.wholeMatch(of: #/(.*closure #\d+)( @\w+)* /#) {
                 var skip = end + 1
                 let rest = String(characters[skip...])
                 if let inRange = rest.firstRange(of: " in ") {

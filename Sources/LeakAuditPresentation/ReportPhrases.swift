@@ -723,6 +723,8 @@ public struct ReportPhrases: Sendable {
     /// paragraph separators and the bidirectional controls (which can make a line read other than
     /// it is) become escapes.
     public static func escaped(_ text: String) -> String {
+        // Printable ASCII, most of what a report shows, has nothing to escape.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return text }
         var result = ""
         for scalar in text.unicodeScalars {
             if scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)

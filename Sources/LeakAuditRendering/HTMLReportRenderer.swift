@@ -717,7 +717,12 @@ public struct HTMLReportRenderer: ReportRenderer {
             cut = scalars[end...].count
             shown = String(scalars[..<end])
         }
-        for scalar in ReportPhrases.escaped(shown).unicodeScalars {
+        let escaped = ReportPhrases.escaped(shown)
+        // Most text has no character HTML reads as markup: it is shown as it is.
+        if !escaped.utf8.contains(where: { Self.markupBytes.contains($0) }) {
+            return cut > 0 ? escaped + Self.cutNote(cut) : escaped
+        }
+        for scalar in escaped.unicodeScalars {
             switch scalar {
             case "&": result += "&amp;"
             case "<": result += "&lt;"
@@ -727,8 +732,16 @@ public struct HTMLReportRenderer: ReportRenderer {
             default: result.unicodeScalars.append(scalar)
             }
         }
-        if cut > 0 { result += "… (\(cut) more characters; the JSON report has them all)" }
+        if cut > 0 { result += Self.cutNote(cut) }
         return result
+    }
+
+    /// The bytes of the characters `html` replaces by entities.
+    private static let markupBytes: [UInt8] = Array("&<>\"'".utf8)
+
+    /// What follows a text cut at `longest`: how many characters were left out.
+    private static func cutNote(_ cut: Int) -> String {
+        "… (\(cut) more characters; the JSON report has them all)"
     }
 
     /// The most characters of one text the page shows, and of a name in a row of a long table.
