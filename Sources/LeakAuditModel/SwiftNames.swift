@@ -59,7 +59,8 @@ package enum SwiftName {
         var lastTopLevelArrow: String.Index?
         var index = function.startIndex
         while index < function.endIndex {
-            if function[index...].hasPrefix(" -> ") {
+            // An arrow starts with a space: only there is the rest compared with it.
+            if function[index] == " " && function[index...].hasPrefix(" -> ") {
                 if depth == 0 { lastTopLevelArrow = index }
                 index = function.index(index, offsetBy: 4)
                 continue

@@ -1,5 +1,4 @@
 import LeakAuditModel
-import Synchronization
 
 /// The part of an allocation stack a person needs, innermost first: from the line that
 /// constructed the instances outward, with recursion collapsed and the frames that have no source
@@ -110,21 +109,11 @@ package enum ReadableStack {
     /// A demangled function name made readable: no return type, async continuations read as the
     /// function they belong to, and private discriminators (`(name in _D650…)`) as the name.
     package static func readableFunction(_ function: String) -> String {
-        if let known = readableFunctions.withLock({ $0[function] }) { return known }
-        let readable = makeReadable(function)
-        readableFunctions.withLock { known in
-            if known.count >= readableFunctionsKept { known.removeAll(keepingCapacity: true) }
-            known[function] = readable
-        }
-        return readable
+        readableFunctions.value(for: function, makeReadable)
     }
 
-    /// Functions already made readable: a report names the same functions over and over (every box
-    /// of every flame graph, every stack of every test), and making one readable takes a pass over
-    /// its characters, one grapheme at a time.
-    private static let readableFunctions = Mutex<[String: String]>([:])
-    /// The most names kept: past it the memo starts again, so that no input grows it without end.
-    private static let readableFunctionsKept = 1 << 16
+    /// What `readableFunction` made of each function so far.
+    private static let readableFunctions = TextMemo()
 
     private static func makeReadable(_ function: String) -> String {
         var text = function

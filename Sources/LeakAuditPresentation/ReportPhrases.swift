@@ -503,6 +503,13 @@ public struct ReportPhrases: Sendable {
 
     /// A type's name without its module: `App.Outer.Inner<App.Model>` reads `Outer.Inner<Model>`.
     public static func shortTypeName(_ name: String) -> String {
+        shortTypeNames.value(for: name, makeShortTypeName)
+    }
+
+    /// What `shortTypeName` made of each name so far.
+    private static let shortTypeNames = TextMemo()
+
+    private static func makeShortTypeName(_ name: String) -> String {
         var result = ""
         var token = ""
         func flush() {
