@@ -722,27 +722,39 @@ public struct ReportPhrases: Sendable {
     /// `function at file:line`, or what is known of the frame.
     public func describe(_ frame: SymbolizedFrame) -> String {
         let place = place(of: frame)
-        return Self.escaped(frame.function.map(SwiftName.withoutReturnType) ?? "??") + place.joiner + place.text
+        return (frame.function.map(Self.describedFunction) ?? "??") + place.joiner + place.text
             + (frame.inlined ? " [inlined]" : "")
     }
+
+    /// A frame's function as `describe` shows it: without its return type, escaped.
+    private static func describedFunction(_ function: String) -> String {
+        describedFunctions.value(for: function) { escaped(SwiftName.withoutReturnType($0)) }
+    }
+
+    /// What `describedFunction` made of each function so far.
+    private static let describedFunctions = TextMemo()
 
     /// Makes a string from the target safe for a terminal and a log: control characters, line and
     /// paragraph separators and the bidirectional controls (which can make a line read other than
     /// it is) become escapes.
     public static func escaped(_ text: String) -> String {
-        // Printable ASCII, most of what a report shows, has nothing to escape.
-        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return text }
+        // Most of what a report shows has nothing to escape: it is returned as it is.
+        if !text.unicodeScalars.contains(where: needsEscape) { return text }
         var result = ""
         for scalar in text.unicodeScalars {
-            if scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
-                || Self.invisibleControls.contains(scalar.value)
-            {
+            if needsEscape(scalar) {
                 result += "\\u{" + String(scalar.value, radix: 16) + "}"
             } else {
                 result.unicodeScalars.append(scalar)
             }
         }
         return result
+    }
+
+    /// True for the scalars `escaped` writes as escapes.
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
+            || invisibleControls.contains(scalar.value)
     }
 
     /// The bidirectional marks, embeddings, overrides and isolates, and the line and paragraph

@@ -707,7 +707,6 @@ public struct HTMLReportRenderer: ReportRenderer {
     /// Text longer than `longestText` characters (a name a target chose) is cut there, and says
     /// how much was cut: the page stays readable and its size bounded whatever the name's length.
     private func html(_ text: String, longest: Int = longestText) -> String {
-        var result = ""
         var shown = text
         var cut = 0
         if text.utf8.count > longest {
@@ -717,27 +716,25 @@ public struct HTMLReportRenderer: ReportRenderer {
             cut = scalars[end...].count
             shown = String(scalars[..<end])
         }
-        let escaped = ReportPhrases.escaped(shown)
-        // Most text has no character HTML reads as markup: it is shown as it is.
-        if !escaped.utf8.contains(where: { Self.markupBytes.contains($0) }) {
-            return cut > 0 ? escaped + Self.cutNote(cut) : escaped
-        }
-        for scalar in escaped.unicodeScalars {
-            switch scalar {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&#39;"
-            default: result.unicodeScalars.append(scalar)
+        // Byte by byte: the characters HTML reads as markup are ASCII, and any other byte is
+        // copied as it is.
+        let escaped = ReportPhrases.escaped(shown).utf8
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(escaped.count)
+        for byte in escaped {
+            switch byte {
+            case UInt8(ascii: "&"): bytes += "&amp;".utf8
+            case UInt8(ascii: "<"): bytes += "&lt;".utf8
+            case UInt8(ascii: ">"): bytes += "&gt;".utf8
+            case UInt8(ascii: "\""): bytes += "&quot;".utf8
+            case UInt8(ascii: "'"): bytes += "&#39;".utf8
+            default: bytes.append(byte)
             }
         }
+        var result = String(decoding: bytes, as: UTF8.self)
         if cut > 0 { result += Self.cutNote(cut) }
         return result
     }
-
-    /// The bytes of the characters `html` replaces by entities.
-    private static let markupBytes: [UInt8] = Array("&<>\"'".utf8)
 
     /// What follows a text cut at `longest`: how many characters were left out.
     private static func cutNote(_ cut: Int) -> String {
