@@ -1,4 +1,5 @@
 import LeakAuditModel
+import Synchronization
 
 /// The part of an allocation stack a person needs, innermost first: from the line that
 /// constructed the instances outward, with recursion collapsed and the frames that have no source
@@ -126,6 +127,16 @@ package enum ReadableStack {
         return compactSignatures(SwiftName.withoutReturnType(result).replacingUnknownContexts())
     }
 
+    /// `closure #1` for `closure #1 ` and `closure #1 @Sendable `: a name so far that a closure's
+    /// signature follows; nil for any other.
+    private static func closureName(_ text: String) -> String? {
+        closureSignature.withLock { text.wholeMatch(of: $0).map { String($0.output.1) } }
+    }
+
+    /// The regex of `closureName`, built once (building one costs more than matching it); a regex
+    /// is not safe to share between threads, so it is used under a lock.
+    private static let closureSignature = Mutex(#/(.*closure #\d+)( @\w+)* /#)
+
     /// Parameter lists as Swift names functions, labels only (`open(Swift.String)` →
     /// `open(_:)`, `init(title: Swift.String)` → `init(title:)`), closures without their
     /// signatures (`closure #1 (Swift.Int) -> () in f()` → `closure #1 in f()`), and no trailing
@@ -175,12 +186,12 @@ package enum ReadableStack {
             // its attributes, up to ` in ` is skipped.
             // The match needs a space last: most names have none before a parenthesis, and skip
             // the regex, which costs more than the rest of the name's pass.
-            if result.last == " ", let closure = result.wholeMatch(of: #/(.*closure #\d+)( @\w+)* /#) {
+            if result.last == " ", let closure = closureName(result) {
                 var skip = end + 1
                 let rest = String(characters[skip...])
                 if let inRange = rest.firstRange(of: " in ") {
                     skip += rest.distance(from: rest.startIndex, to: inRange.lowerBound)
-                    result = String(closure.output.1)
+                    result = closure
                     index = skip
                     continue
                 }

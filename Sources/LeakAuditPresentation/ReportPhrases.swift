@@ -738,8 +738,11 @@ public struct ReportPhrases: Sendable {
     /// paragraph separators and the bidirectional controls (which can make a line read other than
     /// it is) become escapes.
     public static func escaped(_ text: String) -> String {
-        // Most of what a report shows has nothing to escape: it is returned as it is.
-        if !text.unicodeScalars.contains(where: needsEscape) { return text }
+        // Most of what a report shows has nothing to escape: it is returned as it is, printable
+        // ASCII found so byte by byte.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) || !text.unicodeScalars.contains(where: needsEscape) {
+            return text
+        }
         var result = ""
         for scalar in text.unicodeScalars {
             if needsEscape(scalar) {
