@@ -33,7 +33,9 @@ public struct TestCaseProperty: Sendable, Hashable {
                 }
                 let unexplained = type.count - counts.values.reduce(0, +)
                 if unexplained > 0 { counts[Key(holder: "?", property: "?"), default: 0] += unexplained }
-                for (key, count) in counts {
+                // By name, not the dictionary's order (which changes from run to run): a type that
+                // several properties held lists them the same way in every rendering.
+                for (key, count) in counts.sorted(by: { ($0.key.holder, $0.key.property) < ($1.key.holder, $1.key.property) }) {
                     if found[key] == nil {
                         found[key] = TestCaseProperty(holder: key.holder, property: key.property, tests: [], typeCounts: [:])
                         order.append(key)
