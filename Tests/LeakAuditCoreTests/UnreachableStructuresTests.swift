@@ -120,6 +120,53 @@ final class UnreachableStructuresTests: XCTestCase {
         XCTAssertEqual(found.types, [])
     }
 
+    /// An array of a POD struct whose fields are plain values (`Edge`: two integers and a flag,
+    /// stride 24 with 7 bytes of padding), and its storage: the elements' words hold nothing,
+    /// whatever their padding reads as. Here an element's padding reads as the storage's own
+    /// address: read as a reference, it made a cycle of one through the storage's own element, and
+    /// a storage on a cycle is left out of what a test case holds (SwiftGraph's `edges`).
+    private func paddedEdges() -> Encoder {
+        var encoder = Encoder()
+        encoder.typeSpec([Encoder.kind(.structure), 1, 0xF4] + Array("Edge".utf8) + [24])
+        encoder.typeSpec([Encoder.kind(.array), 0, Name.items, 0])
+        return encoder
+    }
+
+    func testThePaddingOfPlainElementsNeverHoldsTheirOwnStorage() {
+        var encoder = paddedEdges()
+        // Nothing holds the storage: 2 edges (9 → 11, 9 → 8), the first one's padding word the
+        // storage's address.
+        encoder.chunks(
+            .heap,
+            [
+                (
+                    6,
+                    [Encoder.meta(1), Code.live, Code.small + 2, Code.small + 4]
+                        + [Code.small + 9, Code.small + 11, Code.inside] + [Code.small + 9, Code.small + 8, Code.zero]
+                )
+            ])
+        XCTAssertEqual(lines(unreachable(encoder)), ["overRetained 1×, 1 objects, 88 bytes:  [App.Edge]"])
+    }
+
+    /// A POD element that may be an `Unmanaged` or a raw pointer (an enum whose payload is a
+    /// class: POD by its value witnesses, so no strong reference) still holds what it points at
+    /// or into, with untyped memory: never an unreachable object.
+    func testPODElementsThatMayBePointersHoldWithUntypedMemory() {
+        var encoder = Encoder()
+        encoder.classType(name: Name.model)
+        encoder.typeSpec([Encoder.kind(.enumeration), 1, 0xF4] + Array("Slot".utf8) + [1, Name.loading, 0])
+        encoder.typeSpec([Encoder.kind(.array), 0, Name.items, 1])
+        // A global holds the storage, whose one element points into a model nothing else holds.
+        encoder.chunks(
+            .heap,
+            [
+                (3, [Encoder.meta(2), Code.live, Code.small + 1, Code.small + 2] + Encoder.object(1)),
+                (2, [Encoder.meta(0), Code.live]),
+            ])
+        encoder.globals(Encoder.object(0))
+        XCTAssertEqual(unreachable(encoder).groups, [])
+    }
+
     /// A list of 50,000 nodes that nothing holds is one over-retained structure of 50,000 objects:
     /// the walks keep their own queues.
     func testALongUnreachableListIsOneStructure() {

@@ -229,29 +229,39 @@ extension RetainerSearch {
             switch type.collection {
             case .array(let element)?:
                 let stride = element.stride
-                guard stride > 0, end > 32, let count = memory.word(address &+ 16), count < 1 << 32 else { break }
+                guard stride > 0, end > 32, let count = memory.word(address &+ 16), count < 1 << 32,
+                    let interior = Self.reading(element.holds, opaque: opaque)
+                else { break }
                 let capacity = (end - 32) / stride
                 for index in 0..<Swift.min(Int(count), capacity) {
                     var word = 32 + index * stride
                     while word + 8 <= 32 + (index + 1) * stride {
-                        visit(&self, offset: word, hold: .element(index), enumDescriptor: element.enumDescriptor)
+                        visit(
+                            &self, offset: word, hold: .element(index), closureAllowed: !interior,
+                            enumDescriptor: element.enumDescriptor, interior: interior)
                         word += 8
                     }
                 }
             case .hashed(let key, let value)?:
+                let keyInterior = Self.reading(key.holds, opaque: opaque)
+                let valueInterior = value.flatMap { Self.reading($0.holds, opaque: opaque) }
+                guard keyInterior != nil || valueInterior != nil else { break }
                 forEachHashedBucket(address: address, type: type, end: end, key: key, value: value) {
                     search, keyOffset, valueOffset in
-                    if let valueOffset, let value {
+                    if let valueOffset, let value, let valueInterior {
                         let keyText = search.describeKey(at: address &+ UInt64(keyOffset), key)
                         var word = valueOffset
                         while word + 8 <= valueOffset + value.stride {
-                            visit(&search, offset: word, hold: .value(key: keyText))
+                            visit(
+                                &search, offset: word, hold: .value(key: keyText), closureAllowed: !valueInterior,
+                                interior: valueInterior)
                             word += 8
                         }
                     }
+                    guard let keyInterior else { return }
                     var word = keyOffset
                     while word + 8 <= keyOffset + key.stride {
-                        visit(&search, offset: word, hold: .member)
+                        visit(&search, offset: word, hold: .member, closureAllowed: !keyInterior, interior: keyInterior)
                         word += 8
                     }
                 }
@@ -279,6 +289,19 @@ extension RetainerSearch {
                 visit(&self, offset: offset, hold: .word)
                 offset += 8
             }
+        }
+    }
+
+    /// Whether a collection's values that hold `holds` are read, and how (true: each word at or
+    /// into an object; false: at its start; nil: not read): a value that may hold a strong
+    /// reference always, at the start; a POD value that may be an `Unmanaged` or raw pointer only
+    /// with `opaque` (with untyped memory), at or into; plain values never, whatever their bits
+    /// and padding read as.
+    private static func reading(_ holds: SwiftLayout.Ownership, opaque: Bool) -> Bool? {
+        switch holds {
+        case .strong: return false
+        case .opaque: return opaque ? true : nil
+        case .notOwning: return nil
         }
     }
 

@@ -653,10 +653,13 @@ package enum HeapSnapshotReplay {
             }
             let variant = type.variant
             var kind: UInt64 = 0
-            // Value witnesses: size and stride, named by the word before the metadata.
+            // Value witnesses: size, stride and flags, named by the word before the metadata. A
+            // struct or enum of variant bit 0 is POD; any other type is not.
+            let isValue = type.kind == .structure || type.kind == .enumeration
             draft.word(address(slot + 0x500), at: slot + 0x08)
             draft.word(type.kind == .structure ? UInt64(type.number) : 8, at: slot + 0x500 + 64)
             draft.word(type.kind == .structure ? UInt64(type.number) : 8, at: slot + 0x500 + 72)
+            draft.uint32(isValue && type.variant & 1 != 0 ? 0 : SwiftLayout.nonPODFlag, at: slot + 0x500 + 80)
             // The descriptor's word, for indirect references.
             draft.word(address(descriptorOffset), at: descriptorOffset + 0x3F0)
             switch type.kind {

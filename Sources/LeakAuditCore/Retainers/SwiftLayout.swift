@@ -40,7 +40,8 @@ final class SwiftLayout {
         /// The class descends from XCTest's `XCTestCase`: XCTest keeps each such object until
         /// the run ends, so what it holds outlives its test.
         var isTestCase = false
-        /// A stored property is `Unmanaged` or a raw pointer (`Ownership.opaque`).
+        /// A stored property is `Unmanaged` or a raw pointer (`Ownership.opaque`), or the
+        /// collection's elements are POD values that may be (`TypeSummary.holds`).
         var hasOpaqueFields = false
     }
 
@@ -84,6 +85,12 @@ final class SwiftLayout {
         var isInteger: Bool
         /// The enum's context descriptor, when the argument is an enum.
         var enumDescriptor: UInt64? = nil
+        /// What a value's words may hold: `.strong`, any word may be a reference; `.opaque`, no
+        /// strong reference (its value witnesses say it is POD: copied without a retain) but
+        /// perhaps an `Unmanaged` or raw pointer, read with untyped memory; `.notOwning`, nothing
+        /// (its fields are known and are plain values: integers, `Bool`, floating point), so
+        /// neither its bits nor its padding are ever read.
+        var holds: Ownership = .strong
     }
 
     /// Types read so far, by metadata address: an index into `typeTable`, or -1 for metadata that
@@ -91,8 +98,8 @@ final class SwiftLayout {
     private var typeIndexes: [UInt64: Int32] = [:]
     private(set) var typeTable: [ObjectType] = []
     private var descriptorNames: [UInt64: String?] = [:]
-    /// Whether a value of a mangled type can hold a reference, by the name's address.
-    private var holdsReference: [UInt64: Bool] = [:]
+    /// What a value of a mangled type can hold, by the name's address (`referenceKind`).
+    private var holdsReference: [UInt64: Ownership] = [:]
 
     init(memory: SnapshotMemory) {
         self.memory = memory
@@ -229,9 +236,12 @@ final class SwiftLayout {
         type.collection = collection(of: descriptor, metadata: metadata)
         // A collection's storage is named as the collection it stores.
         switch type.collection {
-        case .array(let element)?: type.name = "[\(element.name)]"
-        case .hashed(let key, let value?)?: type.name = "[\(key.name): \(value.name)]"
-        case .hashed(let key, nil)?: type.name = "Set<\(key.name)>"
+        case .array(let element)?:
+            type.name = "[\(element.name)]"
+            type.hasOpaqueFields = type.hasOpaqueFields || element.holds == .opaque
+        case .hashed(let key, let value)?:
+            type.name = value.map { "[\(key.name): \($0.name)]" } ?? "Set<\(key.name)>"
+            type.hasOpaqueFields = type.hasOpaqueFields || key.holds == .opaque || value?.holds == .opaque
         case nil: break
         }
         return type
@@ -252,7 +262,7 @@ final class SwiftLayout {
         for (index, record) in records.enumerated() where index < descriptor.numFields {
             guard let offset = memory.word(vector &+ UInt64(index * 8)), offset < 1 << 24 else { continue }
             var owning = ownership(ofMangledType: record.type)
-            if owning == .strong, !mayHoldReference(ofMangledType: record.type) { owning = .notOwning }
+            if owning == .strong { owning = referenceKind(ofMangledType: record.type) }
             var text = mangledCharacters(record.type) ?? ""
             while text.hasSuffix("Sg") { text.removeLast(2) }
             fields.append(
@@ -291,18 +301,19 @@ final class SwiftLayout {
         return .strong
     }
 
-    /// Whether a value of the mangled type at `address` can hold a strong reference: not one of
-    /// the standard library's plain values (Bool, integers, floating point), not a C or thin
-    /// function pointer (code only), and, for a struct or enum named by its descriptor, a field or
-    /// payload that can. Anything not known to hold none (a class, an existential, a closure, a
-    /// generic parameter, a type without reflection records) can. An optional holds what its
-    /// wrapped type holds.
-    func mayHoldReference(ofMangledType address: UInt64?, depth: Int = 0) -> Bool {
-        guard let address, depth < 8 else { return true }
+    /// What a value of the mangled type at `address` can hold: `.notOwning` for one of the
+    /// standard library's plain values (Bool, integers, floating point), a C or thin function
+    /// pointer (code only), a weak or unowned reference, and a struct or enum named by its
+    /// descriptor whose fields or payloads all hold nothing; `.opaque` for an `Unmanaged` or raw
+    /// pointer, or such a struct or enum that holds one and nothing strong; `.strong` for anything
+    /// not known to hold less (a class, an existential, a closure, a generic parameter, a type
+    /// without reflection records). An optional holds what its wrapped type holds.
+    func referenceKind(ofMangledType address: UInt64?, depth: Int = 0) -> Ownership {
+        guard let address, depth < 8 else { return .strong }
         if let known = holdsReference[address] { return known }
         // A type that refers to itself (an indirect enum) can hold a reference.
-        holdsReference[address] = true
-        let answer = computeMayHoldReference(address, depth: depth)
+        holdsReference[address] = .strong
+        let answer = computeReferenceKind(address, depth: depth)
         holdsReference[address] = answer
         return answer
     }
@@ -314,25 +325,48 @@ final class SwiftLayout {
         "s6UInt64V", "s7Float16V", "s7Float80V", "SO",
     ]
 
-    private func computeMayHoldReference(_ address: UInt64, depth: Int) -> Bool {
-        guard ownership(ofMangledType: address) == .strong, var text = mangledCharacters(address) else { return false }
+    private func computeReferenceKind(_ address: UInt64, depth: Int) -> Ownership {
+        let own = ownership(ofMangledType: address)
+        guard own == .strong, var text = mangledCharacters(address) else { return own }
         while text.hasSuffix("Sg") { text.removeLast(2) }
-        if Self.plainStandardTypes.contains(text) { return false }
-        if text.hasSuffix("XC") || text.hasSuffix("Xf") { return false }
+        if Self.plainStandardTypes.contains(text) || Self.isBuiltinNumber(text) { return .notOwning }
+        if text.hasSuffix("XC") || text.hasSuffix("Xf") { return .notOwning }
         // A nominal type by its descriptor: a struct by its fields, an enum by its payloads.
         guard text == "#", let marker = memory.byte(address), marker == 1 || marker == 2,
-            let target = memory.relative(address &+ 1)
-        else { return true }
-        guard let descriptor = marker == 1 ? target : memory.word(target), let flags = memory.uint32(descriptor) else {
-            return true
-        }
+            let target = memory.relative(address &+ 1),
+            let descriptor = marker == 1 ? target : memory.word(target)
+        else { return .strong }
+        return referenceKind(ofValueDescriptor: descriptor, depth: depth)
+    }
+
+    /// Builtin integers and floats (`Bi64_`, `Bf64_`, `Bw`): the stored values of the standard
+    /// library's numbers and `Bool`.
+    private static func isBuiltinNumber(_ text: String) -> Bool {
+        if text == "Bw" { return true }
+        guard text.count > 3, text.hasPrefix("Bi") || text.hasPrefix("Bf"), text.hasSuffix("_") else { return false }
+        return text.dropFirst(2).dropLast().allSatisfy(\.isNumber)
+    }
+
+    /// What a struct's fields or an enum's payloads (the context descriptor at `descriptor`) can
+    /// hold, the most any of them can; `.strong` for any other descriptor.
+    private func referenceKind(ofValueDescriptor descriptor: UInt64, depth: Int) -> Ownership {
+        guard let flags = memory.uint32(descriptor) else { return .strong }
         let kind = flags & 0x1F
-        guard kind == 17 || kind == 18, let fields = memory.relative(descriptor &+ 16) else { return true }
+        guard kind == 17 || kind == 18, let fields = memory.relative(descriptor &+ 16) else { return .strong }
+        var most = Ownership.notOwning
         // An enum's cases without payload have no type; a struct's records all have one.
-        return fieldRecords(fields).contains { record in
-            guard let type = record.type else { return kind == 17 }
-            return mayHoldReference(ofMangledType: type, depth: depth + 1)
+        for record in fieldRecords(fields) {
+            guard let type = record.type else {
+                if kind == 17 { return .strong }
+                continue
+            }
+            switch referenceKind(ofMangledType: type, depth: depth + 1) {
+            case .strong: return .strong
+            case .opaque: most = .opaque
+            case .notOwning: break
+            }
         }
+        return most
     }
 
     /// A mangled name's characters, each symbolic reference replaced by `#`.
@@ -523,7 +557,24 @@ final class SwiftLayout {
         return TypeSummary(
             name: name, stride: Int(stride), isString: name == "Swift.String",
             isInteger: ["Swift.Int", "Swift.UInt", "Swift.Int64", "Swift.Int32", "Swift.UInt64", "Swift.UInt32"].contains(name),
-            enumDescriptor: isEnum ? memory.word(metadata &+ 8) : nil)
+            enumDescriptor: isEnum ? memory.word(metadata &+ 8) : nil,
+            holds: referenceKind(ofValueMetadata: metadata, valueWitnesses: valueWitnesses))
+    }
+
+    /// `ValueWitnessFlags.IsNonPOD`: the type's copies retain (or otherwise need its witnesses).
+    static let nonPODFlag: UInt32 = 0x1_0000
+
+    /// What a value of the type whose metadata is at `metadata` can hold: a POD type (copied bit
+    /// for bit, destroyed by doing nothing, so it holds no strong reference) holds nothing when it
+    /// is a struct or enum whose fields are known to be plain, else perhaps an `Unmanaged` or raw
+    /// pointer (`.opaque`); any other type may hold a reference in any word.
+    private func referenceKind(ofValueMetadata metadata: UInt64, valueWitnesses: UInt64) -> Ownership {
+        guard let flags = memory.uint32(valueWitnesses &+ 80), flags & Self.nonPODFlag == 0, let kind = memory.word(metadata)
+        else { return .strong }
+        guard kind == 0x200 || kind == 0x201, let descriptor = memory.word(metadata &+ 8),
+            referenceKind(ofValueDescriptor: descriptor, depth: 0) == .notOwning
+        else { return .opaque }
+        return .notOwning
     }
 
     // MARK: - Names
