@@ -148,6 +148,37 @@ final class UnreachableStructuresTests: XCTestCase {
         XCTAssertEqual(lines(unreachable(encoder)), ["overRetained 1×, 1 objects, 88 bytes:  [App.Edge]"])
     }
 
+    /// An array of `Any` (an opaque existential: a three-word buffer, the type's metadata, its
+    /// witness tables) is read by the type each element holds: a class instance's reference in
+    /// the buffer's first word, an inline value's words by what its type holds, never the
+    /// buffer's stale bytes past the value (XCTest's `[any PerformanceMetric]` in Yams: a small
+    /// metric inline, the buffer's third word the storage's own address).
+    func testAnExistentialElementIsReadByTheTypeItHolds() {
+        var encoder = Encoder()
+        encoder.classType(name: Name.model)
+        encoder.typeSpec([Encoder.kind(.structure), 1, 0xF5] + Array("Small".utf8) + [8])
+        // Existential metadata: kind 0x303, not class-bound, no protocol; stride 40.
+        encoder.typeSpec([Encoder.kind(.raw), 0, 0xF3] + Array("Any".utf8) + [0x03, 0x03])
+        encoder.typeSpec([Encoder.kind(.array), 0, Name.items, 2])
+        let existential = 0x1000 + 2 * 0x1000
+        encoder.patch(.types, word: (existential + 0x18) / 8, Encoder.literal(0x8000_0000))
+        encoder.patch(.types, word: (existential + 0x500 + 64) / 8, Encoder.literal(40) + Encoder.literal(40))
+        // Nothing holds the storage: [0] a Small (7) whose buffer's next words are the storage's
+        // address, [1] a model.
+        encoder.chunks(
+            .heap,
+            [
+                (
+                    8,
+                    [Encoder.meta(3), Code.live, Code.small + 2, Code.small + 4]
+                        + [Code.small + 7, Code.inside, Code.inside, Encoder.meta(1), Code.zero]
+                        + Encoder.object(1) + [Code.inside, Code.inside, Encoder.meta(0), Code.zero]
+                ),
+                (2, [Encoder.meta(0), Code.live]),
+            ])
+        XCTAssertEqual(lines(unreachable(encoder)), ["overRetained 1×, 2 objects, 144 bytes:  [Any]"])
+    }
+
     /// A POD element that may be an `Unmanaged` or a raw pointer (an enum whose payload is a
     /// class: POD by its value witnesses, so no strong reference) still holds what it points at
     /// or into, with untyped memory: never an unreachable object.

@@ -230,39 +230,38 @@ extension RetainerSearch {
             case .array(let element)?:
                 let stride = element.stride
                 guard stride > 0, end > 32, let count = memory.word(address &+ 16), count < 1 << 32,
-                    let interior = Self.reading(element.holds, opaque: opaque)
+                    Self.isRead(element, opaque: opaque)
                 else { break }
                 let capacity = (end - 32) / stride
                 for index in 0..<Swift.min(Int(count), capacity) {
-                    var word = 32 + index * stride
-                    while word + 8 <= 32 + (index + 1) * stride {
+                    let start = 32 + index * stride
+                    guard let (words, interior) = valueWords(element, at: address &+ UInt64(start), opaque: opaque) else {
+                        continue
+                    }
+                    for word in 0..<words {
                         visit(
-                            &self, offset: word, hold: .element(index), closureAllowed: !interior,
+                            &self, offset: start + word * 8, hold: .element(index), closureAllowed: !interior,
                             enumDescriptor: element.enumDescriptor, interior: interior)
-                        word += 8
                     }
                 }
             case .hashed(let key, let value)?:
-                let keyInterior = Self.reading(key.holds, opaque: opaque)
-                let valueInterior = value.flatMap { Self.reading($0.holds, opaque: opaque) }
-                guard keyInterior != nil || valueInterior != nil else { break }
+                guard Self.isRead(key, opaque: opaque) || value.map({ Self.isRead($0, opaque: opaque) }) == true else { break }
                 forEachHashedBucket(address: address, type: type, end: end, key: key, value: value) {
                     search, keyOffset, valueOffset in
-                    if let valueOffset, let value, let valueInterior {
+                    if let valueOffset, let value,
+                        let (words, interior) = search.valueWords(value, at: address &+ UInt64(valueOffset), opaque: opaque)
+                    {
                         let keyText = search.describeKey(at: address &+ UInt64(keyOffset), key)
-                        var word = valueOffset
-                        while word + 8 <= valueOffset + value.stride {
+                        for word in 0..<words {
                             visit(
-                                &search, offset: word, hold: .value(key: keyText), closureAllowed: !valueInterior,
-                                interior: valueInterior)
-                            word += 8
+                                &search, offset: valueOffset + word * 8, hold: .value(key: keyText), closureAllowed: !interior,
+                                interior: interior)
                         }
                     }
-                    guard let keyInterior else { return }
-                    var word = keyOffset
-                    while word + 8 <= keyOffset + key.stride {
-                        visit(&search, offset: word, hold: .member, closureAllowed: !keyInterior, interior: keyInterior)
-                        word += 8
+                    guard let (words, interior) = search.valueWords(key, at: address &+ UInt64(keyOffset), opaque: opaque)
+                    else { return }
+                    for word in 0..<words {
+                        visit(&search, offset: keyOffset + word * 8, hold: .member, closureAllowed: !interior, interior: interior)
                     }
                 }
             case nil:
@@ -290,6 +289,23 @@ extension RetainerSearch {
                 offset += 8
             }
         }
+    }
+
+    /// Which words of a collection's value at `address` (of `summary`'s type) are read, from its
+    /// first, and how (`reading`); nil: none. An opaque existential (`any P`) is read by the
+    /// type it holds (`SwiftLayout.existentialContents`): its buffer's first word when that
+    /// is a reference or a box, the inline value's words by what its type holds, never the
+    /// buffer's bytes past the value (stale) nor the metadata and witness tables after it.
+    private func valueWords(_ summary: SwiftLayout.TypeSummary, at address: UInt64, opaque: Bool) -> (Int, Bool)? {
+        if summary.isOpaqueExistential, let contents = layout.existentialContents(at: address) {
+            return Self.reading(contents.holds, opaque: opaque).map { (contents.words, $0) }
+        }
+        return Self.reading(summary.holds, opaque: opaque).map { (summary.stride / 8, $0) }
+    }
+
+    /// Whether any of a collection's values of `summary`'s type may be read.
+    private static func isRead(_ summary: SwiftLayout.TypeSummary, opaque: Bool) -> Bool {
+        summary.isOpaqueExistential || reading(summary.holds, opaque: opaque) != nil
     }
 
     /// Whether a collection's values that hold `holds` are read, and how (true: each word at or

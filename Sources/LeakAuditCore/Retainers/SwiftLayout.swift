@@ -91,6 +91,9 @@ final class SwiftLayout {
         /// (its fields are known and are plain values: integers, `Bool`, floating point), so
         /// neither its bits nor its padding are ever read.
         var holds: Ownership = .strong
+        /// The type is an opaque existential (`any P` of protocols not bound to classes): a
+        /// three-word buffer, then the dynamic type's metadata and witness tables.
+        var isOpaqueExistential = false
     }
 
     /// Types read so far, by metadata address: an index into `typeTable`, or -1 for metadata that
@@ -558,7 +561,35 @@ final class SwiftLayout {
             name: name, stride: Int(stride), isString: name == "Swift.String",
             isInteger: ["Swift.Int", "Swift.UInt", "Swift.Int64", "Swift.Int32", "Swift.UInt64", "Swift.UInt32"].contains(name),
             enumDescriptor: isEnum ? memory.word(metadata &+ 8) : nil,
-            holds: referenceKind(ofValueMetadata: metadata, valueWitnesses: valueWitnesses))
+            holds: referenceKind(ofValueMetadata: metadata, valueWitnesses: valueWitnesses),
+            isOpaqueExistential: isOpaqueExistential(metadata: metadata) && stride >= 32)
+    }
+
+    /// Whether the metadata is an opaque existential's: kind 0x303, flags not class-bound (bit
+    /// 31) and no special protocol (bits 24...29: `any Error` is one reference to a box).
+    private func isOpaqueExistential(metadata: UInt64) -> Bool {
+        guard memory.word(metadata) == 0x303, let flags = memory.uint32(metadata &+ 8) else { return false }
+        return flags & 0x8000_0000 != 0 && (flags >> 24) & 0x3F == 0
+    }
+
+    /// `ValueWitnessFlags.IsNonInline`: a value too large for an existential's buffer, kept in a
+    /// box the buffer's first word points at.
+    static let nonInlineFlag: UInt32 = 0x2_0000
+
+    /// What the opaque existential container at `address` holds, by the metadata of the type in
+    /// it (its fourth word): a class instance or a boxed value, one reference in its first word;
+    /// a value inline, the words it spans and what its type holds. Nil when that metadata cannot
+    /// be read or does not fit (then every word is read).
+    func existentialContents(at address: UInt64) -> (words: Int, holds: Ownership)? {
+        guard let metadata = memory.word(address &+ 24), metadata & 7 == 0, metadata > 0xFFFF, let kind = memory.word(metadata)
+        else { return nil }
+        if kind == 0 { return (1, .strong) }
+        guard let valueWitnesses = memory.word(metadata &- 8), let size = memory.word(valueWitnesses &+ 64),
+            let flags = memory.uint32(valueWitnesses &+ 80)
+        else { return nil }
+        if flags & Self.nonInlineFlag != 0 { return (1, .strong) }
+        guard size <= 24 else { return nil }
+        return (Int((size + 7) / 8), referenceKind(ofValueMetadata: metadata, valueWitnesses: valueWitnesses))
     }
 
     /// `ValueWitnessFlags.IsNonPOD`: the type's copies retain (or otherwise need its witnesses).
