@@ -179,15 +179,13 @@ final class UnreachableStructuresTests: XCTestCase {
         XCTAssertEqual(lines(unreachable(encoder)), ["overRetained 1×, 2 objects, 144 bytes:  [Any]"])
     }
 
-    /// A POD element that may be an `Unmanaged` or a raw pointer (an enum whose payload is a
-    /// class: POD by its value witnesses, so no strong reference) still holds what it points at
-    /// or into, with untyped memory: never an unreachable object.
-    func testPODElementsThatMayBePointersHoldWithUntypedMemory() {
+    /// A global holding an array of one POD enum value (its one case's payload: 0, the Model
+    /// class; 0xFE, an `unowned(unsafe)` reference), which points at a model nothing else holds.
+    private func globalArrayOfOnePODValue(payload: UInt8) -> Encoder {
         var encoder = Encoder()
         encoder.classType(name: Name.model)
-        encoder.typeSpec([Encoder.kind(.enumeration), 1, 0xF4] + Array("Slot".utf8) + [1, Name.loading, 0])
+        encoder.typeSpec([Encoder.kind(.enumeration), 1, 0xF4] + Array("Slot".utf8) + [1, Name.loading, payload])
         encoder.typeSpec([Encoder.kind(.array), 0, Name.items, 1])
-        // A global holds the storage, whose one element points into a model nothing else holds.
         encoder.chunks(
             .heap,
             [
@@ -195,7 +193,21 @@ final class UnreachableStructuresTests: XCTestCase {
                 (2, [Encoder.meta(0), Code.live]),
             ])
         encoder.globals(Encoder.object(0))
-        XCTAssertEqual(unreachable(encoder).groups, [])
+        return encoder
+    }
+
+    /// A POD element that may be an `Unmanaged` or a raw pointer (an enum whose payload is a
+    /// class: POD by its value witnesses, so no strong reference) still holds what it points at
+    /// or into, with untyped memory: never an unreachable object.
+    func testPODElementsThatMayBePointersHoldWithUntypedMemory() {
+        XCTAssertEqual(unreachable(globalArrayOfOnePODValue(payload: 0)).groups, [])
+    }
+
+    /// A POD value whose reference is `unowned(unsafe)` inside it, as `Unmanaged`'s `_value`
+    /// is, may carry a retained reference (`Unmanaged.passRetained`): an array of them holds what
+    /// they point at, with untyped memory.
+    func testAnArrayOfUnmanagedLikeValuesHoldsWhatTheyPointAt() {
+        XCTAssertEqual(unreachable(globalArrayOfOnePODValue(payload: 0xFE)).groups, [])
     }
 
     /// A list of 50,000 nodes that nothing holds is one over-retained structure of 50,000 objects:

@@ -351,9 +351,10 @@ package enum HeapSnapshotReplay {
                 guard let count = byte() else { return nil }
                 for _ in 0..<(count % 9) {
                     guard let name = self.name(), let payload = byte() else { return nil }
-                    // A case without payload has no type.
+                    // A case without payload has no type; 0xFE: an `unowned(unsafe)` Node.
                     let mangled = MangledSpec(
-                        choice: payload == 0xFF ? 13 : 0, type: Int(payload) % HeapSnapshotReplay.maximumTypes)
+                        choice: payload == 0xFF ? 13 : payload == 0xFE ? 5 : 0,
+                        type: Int(payload) % HeapSnapshotReplay.maximumTypes)
                     spec.fields.append(FieldSpec(offset: 0, mangled: mangled, name: name))
                 }
             }
@@ -762,7 +763,7 @@ package enum HeapSnapshotReplay {
                 draft.uint32(UInt32(type.fields.count), at: fieldsOffset + 12)
                 for (position, field) in type.fields.enumerated() {
                     let record = fieldsOffset + 16 + position * 12
-                    if field.mangled.choice == 0 { draft.relative(to: mangled(field.mangled), at: record + 4, base: base) }
+                    if field.mangled.choice != 13 { draft.relative(to: mangled(field.mangled), at: record + 4, base: base) }
                     draft.relative(to: string(field.name), at: record + 8, base: base)
                 }
             }

@@ -330,7 +330,13 @@ final class SwiftLayout {
 
     private func computeReferenceKind(_ address: UInt64, depth: Int) -> Ownership {
         let own = ownership(ofMangledType: address)
-        guard own == .strong, var text = mangledCharacters(address) else { return own }
+        guard own == .strong, var text = mangledCharacters(address) else {
+            // An `unowned(unsafe)` reference inside a value may be a retained one: `Unmanaged`
+            // keeps its object so (`_value`), and an array of them holds what they point at.
+            var text = mangledCharacters(address) ?? ""
+            if text.hasSuffix("Sg") { text.removeLast(2) }
+            return text.hasSuffix("Xu") ? .opaque : own
+        }
         while text.hasSuffix("Sg") { text.removeLast(2) }
         if Self.plainStandardTypes.contains(text) || Self.isBuiltinNumber(text) { return .notOwning }
         if text.hasSuffix("XC") || text.hasSuffix("Xf") { return .notOwning }
