@@ -327,6 +327,20 @@ final class RetainersTests: XCTestCase {
         XCTAssertEqual(formats.globalState.map(\.globalStateReason), [.heldByThreadStorage])
         let unsubscribes = try test("testUnsubscribesAFeed")
         XCTAssertEqual(unsubscribes.leaked.count, 0, "\(unsubscribes)")
+        // A lazily made pool's threads, started through another type's function, made its workers
+        // during the test that first used it: global state, though no frame of the pool's type is on
+        // their allocation stacks.
+        let starts = try test("testPoolStartsItsWorkers")
+        XCTAssertEqual(starts.leaked.count, 0, "\(starts)")
+        let workers = try XCTUnwrap(starts.globalState.first { $0.type == "ScreenTests.PoolWorker" }, "\(starts)")
+        XCTAssertEqual(workers.count, 2)
+        XCTAssertEqual(workers.globalStateReason, .madeByItsGlobalHolder)
+        // A worker a later test hands to that pool from a thread of its own is its leak.
+        let takes = try test("testPoolTakesAWorkerFromAThread")
+        XCTAssertEqual(takes.leaked.map(\.type), ["ScreenTests.PoolWorker"], "\(takes)")
+        XCTAssertEqual(takes.globalState.count, 0, "\(takes)")
+        let returns = try test("testPoolTakesAndReleasesAWorker")
+        XCTAssertEqual(returns.leaked.count + returns.globalState.count, 0, "\(returns)")
     }
 
     func testHeavyLeaksAmongALargeHeapAreFoundWithWhatTheyKeep() throws {

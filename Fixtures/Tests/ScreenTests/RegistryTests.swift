@@ -4,7 +4,11 @@
 // and keeps it for the rest of the run), RegistryTests/testSubscribesAFeed's feed is its leak (the
 // test made it and the hub keeps it), and RegistryTests/testUnsubscribesAFeed is the clean twin.
 // RegistryTests/testFormatsWithThePerThreadFormatter's formatter, kept in the thread's dictionary,
-// is global state too.
+// is global state too. RegistryTests/testPoolStartsItsWorkers first uses a lazily made pool whose
+// threads, started through another type's function, each make the worker the pool keeps: global
+// state. RegistryTests/testPoolTakesAWorkerFromAThread hands a worker made on another thread to
+// that pool, which an earlier test made: its leak; RegistryTests/testPoolTakesAndReleasesAWorker
+// is its clean twin.
 import XCTest
 
 final class MetricCounter {
@@ -44,6 +48,54 @@ final class FeedHub {
     var subscribers: [FeedViewModel] = []
 }
 
+final class PoolWorker: Sendable {
+    let name: String
+    init(name: String) { self.name = name }
+}
+
+/// Starts a thread that makes its own worker and hands it to `body` (as NIO's `ThreadOpsPosix.run`
+/// makes each thread's `NIOThread`).
+enum WorkerSpawner {
+    static func spawn(name: String, _ body: @escaping @Sendable (PoolWorker) -> Void) {
+        Thread { body(PoolWorker(name: name)) }.start()
+    }
+}
+
+/// A lazily made pool that keeps its threads' workers for the rest of the run.
+final class WorkerPool: @unchecked Sendable {
+    static let shared = WorkerPool(count: 2)
+    private let lock = NSCondition()
+    private var workers: [PoolWorker] = []
+
+    init(count: Int) {
+        for index in 0..<count {
+            WorkerSpawner.spawn(name: "worker \(index)") { [self] worker in adopt(worker) }
+        }
+        lock.lock()
+        while workers.count < count { lock.wait() }
+        lock.unlock()
+    }
+
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return workers.count
+    }
+
+    func adopt(_ worker: PoolWorker) {
+        lock.lock()
+        workers.append(worker)
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    func release(_ worker: PoolWorker) {
+        lock.lock()
+        workers.removeAll { $0 === worker }
+        lock.unlock()
+    }
+}
+
 final class RegistryTests: XCTestCase {
     func testRegistersACounter() {
         let counter = MetricRegistry.shared.makeCounter(name: "requests")
@@ -66,5 +118,34 @@ final class RegistryTests: XCTestCase {
         FeedHub.shared.subscribers.append(feed)
         FeedHub.shared.subscribers.removeAll { $0 === feed }
         XCTAssertTrue(FeedHub.shared.subscribers.allSatisfy { $0 !== feed })
+    }
+
+    func testPoolStartsItsWorkers() {
+        XCTAssertGreaterThanOrEqual(WorkerPool.shared.count, 2)
+    }
+
+    func testPoolTakesAWorkerFromAThread() {
+        let (before, after) = handAWorkerToThePool(releasing: false)
+        XCTAssertEqual(after, before + 1)
+    }
+
+    func testPoolTakesAndReleasesAWorker() {
+        let (before, after) = handAWorkerToThePool(releasing: true)
+        XCTAssertEqual(after, before)
+    }
+
+    /// Hands the shared pool a worker made on a thread of its own (and takes it back when
+    /// `releasing`): the pool's worker count before and after.
+    private func handAWorkerToThePool(releasing: Bool) -> (before: Int, after: Int) {
+        let pool = WorkerPool.shared
+        let before = pool.count
+        let handed = DispatchSemaphore(value: 0)
+        WorkerSpawner.spawn(name: "handed") { worker in
+            pool.adopt(worker)
+            if releasing { pool.release(worker) }
+            handed.signal()
+        }
+        handed.wait()
+        return (before, pool.count)
     }
 }

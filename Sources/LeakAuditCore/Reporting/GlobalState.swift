@@ -109,6 +109,39 @@ extension ReportBuilder {
         }
     }
 
+    /// True when `path` runs from a global whose object (the path's first) is of one of
+    /// `globalsMadeFirst`, the types of the globals' objects whose one-time initializers ran during
+    /// `test`, and the instance was made on a thread of its own with none of the test's code on it:
+    /// `frames`, its whole allocation stack (`complete`), starts in libc (a thread's start) and
+    /// shows neither the test nor a test runner, a task or a dispatch queue that could run the
+    /// test's code. A lazily made pool whose threads each make the object it keeps (NIO's
+    /// `NIOThread`), through another type's function, made it. An object a test hands to a global
+    /// that an earlier test made stays the test's leak, from whatever thread; one handed, from a
+    /// thread showing none of its code, to a global the same test made first is taken for the
+    /// global's (leak-audit does not record which thread started which).
+    static func isMadeOnAThreadOfANewGlobal(
+        _ path: RetainerSearch.Path, frames: [SymbolizedFrame], complete: Bool, globalsMadeFirst: Set<String>,
+        test: String
+    ) -> Bool {
+        guard case .global = path.root, complete, !globalsMadeFirst.isEmpty else { return false }
+        let baseName = { (type: String) in String(type.prefix { $0 != "<" }) }
+        let madeFirst = Set(globalsMadeFirst.map(baseName))
+        guard path.steps.count >= 2, let global = path.steps.first, madeFirst.contains(baseName(global.type)) else {
+            return false
+        }
+        guard let outermost = frames.last?.module, outermost.split(separator: "/").last?.hasPrefix("libc.so") == true
+        else { return false }
+        // The test's function as frames name it: `Module.Type/method()` is `Module.Type.method(`.
+        let testFunction =
+            test.prefix { $0 != "(" }.split(separator: "/", omittingEmptySubsequences: false).joined(separator: ".") + "("
+        let runners = ["libXCTest", "libTesting", "libswift_Concurrency", "libdispatch"]
+        return !frames.contains { frame in
+            if let function = frame.function, function.includes(testFunction) { return true }
+            guard let module = frame.module?.split(separator: "/").last else { return false }
+            return runners.contains { module.hasPrefix($0) }
+        }
+    }
+
     /// True when `path` holds the instance from a thread's own storage only: its root is a
     /// thread's thread-local storage, or the path goes through a thread's dictionary
     /// (`Foundation.Thread.threadDictionary`), where a library keeps a per-thread cache.

@@ -157,10 +157,19 @@ struct ProcessReport {
             frames: grouping.frames(ofStack:))
         // What a global's object made and keeps (a registry's metric): told by the heap walk.
         guard watch.walksHeaps else { return globalState }
-        for (_, _, leaks) in byTest {
+        for (name, _, leaks) in byTest {
+            // The types of the globals' objects this test's run made first (their one-time
+            // initializers ran during it).
+            let madeFirst = Set(
+                leaks.filter { globalState[$0] == .oneTimeInitializer }.compactMap { types[$0.typeID]?.name })
             for leak in leaks where globalState[leak] == nil {
                 guard let path = naming.path(of: leak, aliveAtExit: ledger.isAlive) else { continue }
-                if ReportBuilder.isMadeByItsGlobalHolder(path, frames: grouping.frames(ofStack: leak.site.stackID)) {
+                let frames = grouping.frames(ofStack: leak.site.stackID)
+                if ReportBuilder.isMadeByItsGlobalHolder(path, frames: frames)
+                    || ReportBuilder.isMadeOnAThreadOfANewGlobal(
+                        path, frames: frames, complete: !ledger.truncatedStacks.contains(leak.site.stackID),
+                        globalsMadeFirst: madeFirst, test: name)
+                {
                     globalState[leak] = .madeByItsGlobalHolder
                 } else if ReportBuilder.isHeldByThreadStorage(path) {
                     globalState[leak] = .heldByThreadStorage
