@@ -221,7 +221,9 @@ public struct AuditReport: Sendable {
         case releasedWithGlobalState
         /// Held from a global (with `--retainers`) by an object that made it: a method of a type on
         /// its retaining path is on its allocation stack (a process-wide registry's factory
-        /// method, which keeps what it makes by name for the rest of the run).
+        /// method, which keeps what it makes by name for the rest of the run); or the global was
+        /// first made during the same test and the instance was made on a thread showing none of
+        /// the test's code (a lazily made pool's threads, each making the object the pool keeps).
         case madeByItsGlobalHolder
         /// Held only from a thread's own storage (its thread-local storage, or Foundation's
         /// `Thread.threadDictionary`), as a per-thread cache is: it lives as long as the thread,
