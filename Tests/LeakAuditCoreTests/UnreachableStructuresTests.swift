@@ -148,6 +148,25 @@ final class UnreachableStructuresTests: XCTestCase {
         XCTAssertEqual(lines(unreachable(encoder)), ["overRetained 1×, 1 objects, 88 bytes:  [App.Edge]"])
     }
 
+    /// Elements whose type may hold references are read word by word, stale bytes included (a
+    /// smaller enum case's unused payload): a word that is the storage's own address is never a
+    /// reference, as a storage cannot hold itself (OpenAPIKit's `[String: JSONSchema]`).
+    func testAStorageNeverHoldsItself() {
+        var encoder = Encoder()
+        encoder.typeSpec([Encoder.kind(.structure), 0, 0xF4] + Array("Edge".utf8) + [24])
+        encoder.typeSpec([Encoder.kind(.array), 0, Name.items, 0])
+        encoder.chunks(
+            .heap,
+            [
+                (
+                    6,
+                    [Encoder.meta(1), Code.live, Code.small + 2, Code.small + 4]
+                        + [Code.small + 9, Code.small + 11, Code.inside] + [Code.small + 9, Code.small + 8, Code.zero]
+                )
+            ])
+        XCTAssertEqual(lines(unreachable(encoder)), ["overRetained 1×, 1 objects, 88 bytes:  [App.Edge]"])
+    }
+
     /// An array of `Any` (an opaque existential: a three-word buffer, the type's metadata, its
     /// witness tables) is read by the type each element holds: a class instance's reference in
     /// the buffer's first word, an inline value's words by what its type holds, never the

@@ -181,6 +181,10 @@ extension RetainerSearch {
             guard let word = search.memory.word(address &+ UInt64(offset)) else { return }
             let target = word & SwiftLayout.pointerMask
             guard let targetNode = interior ? search.node(atOrInside: target) : search.node(at: target) else { return }
+            // A collection's storage never holds itself: a value that referred to it, stored into
+            // it, would have made it shared, and the write would have copied it. Such a word is
+            // stale bytes of an element (padding, a smaller enum case's unused payload).
+            if targetNode == node, type.collection != nil { return }
             var hold = hold
             if let enumDescriptor, let (type, name) = search.layout.payloadCase(ofEnum: enumDescriptor, holding: target) {
                 switch hold {
