@@ -316,6 +316,42 @@ final class RecordDecoderTests: XCTestCase {
         XCTAssertEqual(decoder.tornSlots, 0)
     }
 
+    /// A writer on another thread commits each record just after reserving it, while the reader
+    /// polls the stream's end: a record committed between the reader's look at its slot (still
+    /// empty) and its next look is read as the record it is, never taken for damage.
+    func testARecordCommittedWhileTheReaderLooksAtItIsReadNotCountedAsDamage() throws {
+        let records: UInt64 = 100_000
+        let (channel, channelWriter) = try makeChannel(slots: 1 << 18)
+        // Only the writing thread writes through it; the reader reads the channel's own mapping.
+        nonisolated(unsafe) let writer = channelWriter
+        let writing = Thread {
+            for index in 0..<records {
+                // In step with the reader: each record is reserved once the reader has read all
+                // before it and polls the end of the stream.
+                while writer.consumedSlotAcquired < index { sched_yield() }
+                writer.allocatedConcurrently(typeID: 1, object: 0x1000 + index * 16)
+            }
+        }
+        writing.start()
+        var decoder = RecordDecoder()
+        var received: UInt64 = 0
+        var emptyPasses = 0
+        while decoder.cursor < records {
+            let before = decoder.cursor
+            decoder.decode(channel, targetFinished: false) { event, _ in
+                if case .allocated = event { received += 1 }
+            }
+            if decoder.cursor == before {
+                emptyPasses += 1
+                // On a single free core the writer needs it now and then.
+                if emptyPasses % 64 == 0 { sched_yield() }
+            }
+        }
+        XCTAssertEqual(decoder.damagedSlots, 0, "a record committed while it was looked at is no damage")
+        XCTAssertEqual(received, records)
+        XCTAssertEqual(decoder.tornSlots, 0)
+    }
+
     func testBlobWhoseHeadIsNotCommittedYetWaitsWhileTargetRuns() throws {
         let (channel, writer) = try makeChannel()
         let name = "App.SomewhatLongTypeName.ThatNeedsTwoSlots"

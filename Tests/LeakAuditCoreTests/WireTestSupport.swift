@@ -99,6 +99,19 @@ final class ChannelWriter {
         return index
     }
 
+    /// Appends an allocation event from a thread other than the reader's, as the shim does: the
+    /// reservation and the tag stored with release ordering, the tag a moment after the
+    /// reservation (where a reader polling the stream's end meets it still empty).
+    func allocatedConcurrently(typeID: UInt32, object: UInt64) {
+        let index = la_wire_load_acquire_u64(&header.pointee.next_slot)
+        la_wire_store_release_u64(&header.pointee.next_slot, index + 1)
+        fill(index, object, RecordEncoder.timeWord << 32, 0)
+        la_wire_store_release_u64(words(index), RecordEncoder.eventTag(Int(LA_SLOT_ALLOC), id: typeID))
+    }
+
+    /// The header's `consumed_slot`, read with acquire ordering from another thread than the reader's.
+    var consumedSlotAcquired: UInt64 { la_wire_load_acquire_u64(&header.pointee.consumed_slot) }
+
     /// Appends a deallocation event; returns its slot index.
     @discardableResult
     func deallocated(typeID: UInt32, object: UInt64) -> UInt64 {

@@ -110,6 +110,10 @@ struct RecordDecoder {
             let process = UInt8(truncatingIfNeeded: tag >> 16)
             var length: UInt64 = 1
             switch kind {
+            case UInt32(LA_SLOT_ALLOC), UInt32(LA_SLOT_DEALLOC):
+                // Committed since `decodeAllocations` found the slot empty (this read is a second
+                // look at it): decoded there, on the next turn of the loop.
+                continue
             case UInt32(LA_SLOT_EMPTY):
                 guard targetFinished || position < abandonedBelow else { return }
                 if !impossibleGap { tornSlots += 1 }
