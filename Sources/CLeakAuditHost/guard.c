@@ -244,11 +244,13 @@ static void la_guard_fatal(int signal_number, siginfo_t *info, void *context) {
     errno = saved_errno;
 }
 
-/// SIGINT, SIGTERM, SIGHUP or SIGQUIT while no target runs to forward it to: the reports not yet
+/// SIGINT, SIGTERM, SIGHUP or SIGQUIT while no target runs to forward it to: what the target left
+/// running (orphans that came to leak-audit, the child subreaper) is killed and the reports not yet
 /// complete are removed, then the signal ends leak-audit as it would have.
 static void la_guard_terminate(int signal_number, siginfo_t *info, void *context) {
     (void)info;
     (void)context;
+    (void)leakaudit_host_guard_kill_descendants();
     leakaudit_host_guard_discard_partials();
     struct sigaction fallback;
     memset(&fallback, 0, sizeof fallback);

@@ -18,8 +18,8 @@ struct Run: ParsableCommand {
         discussion: """
             The target's standard input, output and error are passed through untouched and its \
             arguments as given; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to leak-audit reach the \
-            target, and the report is still written. Without --output the report goes to \
-            standard error. \(ReportFormat.outputOptionsList) each also write the report in that format \
+            target, what it leaves running once it ends is killed, and the report is still \
+            written. Without --output the report goes to standard error. \(ReportFormat.outputOptionsList) each also write the report in that format \
             to a file, so that one run gives a log, an artifact and annotations. Options after the target belong to the target.
 
             On a terminal, a status line on its bottom row shows how the run goes (the time, the \

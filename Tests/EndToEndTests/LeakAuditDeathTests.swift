@@ -56,6 +56,30 @@ final class LeakAuditDeathTests: XCTestCase {
         XCTAssertTrue(others.allSatisfy { $0.hasSuffix(".leak-audit-\(run.leakAudit).partial") }, "\(others)")
     }
 
+    /// SIGTERM or SIGHUP sent to leak-audit reaches its child only (as CI's timeout sends it; these
+    /// runs, a shell's background jobs, ignore SIGINT): a grandchild the child does not pass it to
+    /// (swift test's test bundle, in a process group of its own; here a shell's background job) is
+    /// killed once the child has ended, and the report, saying how the child ended, is written.
+    func testAStoppedLeakAuditLeavesNoGrandchildRunningAndStillReports() throws {
+        let fixture = try Harness.fixture("FaultEndings")
+        for signalNumber in [SIGTERM, SIGHUP] {
+            let run = try OrphanedRun(["run", "--", "sh", "-c", #""$0" hold & wait"#, fixture])
+            defer { run.end() }
+            let grandchild = try run.holdingProcesses(1)
+            kill(run.leakAudit, signalNumber)
+            let leakAuditEnded = OrphanedRun.waitUntilGone([run.leakAudit], within: 30)
+            XCTAssertNotNil(leakAuditEnded, "signal \(signalNumber): \(run.log)")
+            XCTAssertNotNil(
+                OrphanedRun.waitUntilGone(grandchild, within: 3),
+                "signal \(signalNumber): the grandchild outlived leak-audit: \(grandchild), \(run.log)")
+            print(
+                "LeakAuditDeathTests: signal \(signalNumber): leak-audit and its grandchild gone \(Self.milliseconds(leakAuditEnded)) after it"
+            )
+            XCTAssertTrue(
+                run.standardError.contains("'sh' killed by signal \(signalNumber)"), "signal \(signalNumber): \(run.log)")
+        }
+    }
+
     /// A process waiting on leak-audit (for a heap walk, for room in a full ring) when leak-audit
     /// dies stops waiting at once, though the dead leak-audit is a zombie (its parent has not
     /// waited for it), which kill(pid, 0) still finds.

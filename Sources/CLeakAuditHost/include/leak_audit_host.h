@@ -73,12 +73,14 @@ int leakaudit_host_spawn(pid_t *pid, const char *path, char *const argv[], char 
 /// SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGSYS, SIGXCPU, SIGXFSZ), on an alternate signal stack, it
 /// SIGKILLs every descendant of leak-audit and removes the partial files registered, then chains
 /// to the handler that was there (the Swift runtime's backtracer) and dies of the signal as before.
-/// SIGINT, SIGTERM, SIGHUP and SIGQUIT remove the partial files and end leak-audit as by default
-/// (unless leak-audit was started ignoring them). Returns 0 or an errno value.
+/// SIGINT, SIGTERM, SIGHUP and SIGQUIT kill every descendant too, remove the partial files and end
+/// leak-audit as by default (unless leak-audit was started ignoring them). Returns 0 or an errno
+/// value.
 int leakaudit_host_guard_install(void);
 
-/// Gives `signal` back to the guard after it was forwarded to the target: it removes the partial
-/// files, then ends leak-audit (or stays ignored, as leak-audit found it). Returns 0 or an errno.
+/// Gives `signal` back to the guard after it was forwarded to the target: it kills every
+/// descendant, removes the partial files, then ends leak-audit (or stays ignored, as leak-audit
+/// found it). Returns 0 or an errno.
 int leakaudit_host_guard_end_on(int signal);
 
 /// Registers a temporary file that a fatal or terminating signal removes; returns its slot, or -1

@@ -29,8 +29,16 @@ public enum ProcessGuard {
         leakaudit_host_guard_discard_partials()
     }
 
+    /// SIGKILLs every process leak-audit started that still runs (and theirs), found through
+    /// /proc; returns how many there were.
+    @discardableResult
+    public static func killDescendants() -> Int {
+        Int(leakaudit_host_guard_kill_descendants())
+    }
+
     /// Gives `signal` (SIGINT, SIGTERM, SIGHUP or SIGQUIT) back to the guard, once no target runs
-    /// to forward it to: it removes the partial files, then ends leak-audit as by default.
+    /// to forward it to: it kills every descendant still running, removes the partial files, then
+    /// ends leak-audit as by default.
     public static func endOn(_ signal: Int32) {
         // Fails only for a signal number out of range, which callers never pass.
         _ = leakaudit_host_guard_end_on(signal)

@@ -13,7 +13,8 @@ private let forwardedSignal = Atomic<Int32>(0)
 
 /// A child process started with the terminal's standard streams and the caller's environment plus
 /// the given variables, and with SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to leak-audit forwarded
-/// to it, so that the report is still written when a user or CI stops the run.
+/// to it, so that the report is still written when a user or CI stops the run; once it has ended,
+/// the processes it left running are killed.
 struct TargetProcess: RunningTarget {
     let pid: pid_t
     let executablePath: String
@@ -149,6 +150,10 @@ struct TargetProcess: RunningTarget {
         if status & 0xFF == 0x7F { return nil }
         if endDescriptor >= 0 { close(endDescriptor) }
         forwardingTarget.store(0, ordering: .releasing)
+        // A signal stopped the run: it reached the target only, and what the target started in
+        // another process group (swift test's test bundle), or left behind when it ended, would
+        // run on after leak-audit. It is killed before the report is written.
+        if forwardedSignal.load(ordering: .relaxed) != 0 { ProcessGuard.killDescendants() }
         for signalNumber in Self.forwardedSignals { ProcessGuard.endOn(signalNumber) }
         let terminatingSignal = status & 0x7F
         return terminatingSignal == 0 ? .exited(code: (status >> 8) & 0xFF) : .signaled(signal: terminatingSignal)
