@@ -57,26 +57,29 @@ final class LeakAuditDeathTests: XCTestCase {
     }
 
     /// SIGTERM or SIGHUP sent to leak-audit reaches its child only (as CI's timeout sends it; these
-    /// runs, a shell's background jobs, ignore SIGINT): a grandchild the child does not pass it to
-    /// (swift test's test bundle, in a process group of its own; here a shell's background job) is
-    /// killed once the child has ended, and the report, saying how the child ended, is written.
+    /// runs, a shell's background jobs, ignore SIGINT), and so does --timeout's SIGTERM: a
+    /// grandchild the child does not pass it to (swift test's test bundle, in a process group of
+    /// its own; here a shell's background job) is killed once the child has ended, and the report,
+    /// saying how the child ended, is written.
     func testAStoppedLeakAuditLeavesNoGrandchildRunningAndStillReports() throws {
         let fixture = try Harness.fixture("FaultEndings")
-        for signalNumber in [SIGTERM, SIGHUP] {
-            let run = try OrphanedRun(["run", "--", "sh", "-c", #""$0" hold & wait"#, fixture])
+        let script = #""$0" hold & wait"#
+        for (stop, options) in [("SIGTERM", []), ("SIGHUP", []), ("--timeout 1", ["--timeout", "1"])] {
+            let run = try OrphanedRun(["run"] + options + ["--", "sh", "-c", script, fixture])
             defer { run.end() }
             let grandchild = try run.holdingProcesses(1)
-            kill(run.leakAudit, signalNumber)
+            if stop == "SIGTERM" { kill(run.leakAudit, SIGTERM) }
+            if stop == "SIGHUP" { kill(run.leakAudit, SIGHUP) }
             let leakAuditEnded = OrphanedRun.waitUntilGone([run.leakAudit], within: 30)
-            XCTAssertNotNil(leakAuditEnded, "signal \(signalNumber): \(run.log)")
+            XCTAssertNotNil(leakAuditEnded, "\(stop): \(run.log)")
             XCTAssertNotNil(
                 OrphanedRun.waitUntilGone(grandchild, within: 3),
-                "signal \(signalNumber): the grandchild outlived leak-audit: \(grandchild), \(run.log)")
+                "\(stop): the grandchild outlived leak-audit: \(grandchild), \(run.log)")
+            let signalNumber = stop == "SIGHUP" ? SIGHUP : SIGTERM
+            XCTAssertTrue(run.standardError.contains("'sh' killed by signal \(signalNumber)"), "\(stop): \(run.log)")
             print(
-                "LeakAuditDeathTests: signal \(signalNumber): leak-audit and its grandchild gone \(Self.milliseconds(leakAuditEnded)) after it"
+                "LeakAuditDeathTests: \(stop): leak-audit ended \(Self.milliseconds(leakAuditEnded)) after the signal or the holder's start, its grandchild with it"
             )
-            XCTAssertTrue(
-                run.standardError.contains("'sh' killed by signal \(signalNumber)"), "signal \(signalNumber): \(run.log)")
         }
     }
 

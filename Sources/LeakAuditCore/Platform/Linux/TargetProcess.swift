@@ -10,11 +10,13 @@ import Synchronization
 private let forwardingTarget = Atomic<Int32>(0)
 /// The first signal leak-audit received and forwarded; 0 for none.
 private let forwardedSignal = Atomic<Int32>(0)
+/// leak-audit itself stopped the target (`--timeout`).
+private let stopSent = Atomic<Bool>(false)
 
 /// A child process started with the terminal's standard streams and the caller's environment plus
 /// the given variables, and with SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to leak-audit forwarded
 /// to it, so that the report is still written when a user or CI stops the run; once it has ended,
-/// the processes it left running are killed.
+/// stopped so or by `--timeout`, the processes it left running are killed.
 struct TargetProcess: RunningTarget {
     let pid: pid_t
     let executablePath: String
@@ -116,6 +118,7 @@ struct TargetProcess: RunningTarget {
     }
 
     func send(_ signal: Int32) {
+        stopSent.store(true, ordering: .relaxed)
         kill(pid, signal)
     }
 
@@ -150,10 +153,12 @@ struct TargetProcess: RunningTarget {
         if status & 0xFF == 0x7F { return nil }
         if endDescriptor >= 0 { close(endDescriptor) }
         forwardingTarget.store(0, ordering: .releasing)
-        // A signal stopped the run: it reached the target only, and what the target started in
-        // another process group (swift test's test bundle), or left behind when it ended, would
-        // run on after leak-audit. It is killed before the report is written.
-        if forwardedSignal.load(ordering: .relaxed) != 0 { ProcessGuard.killDescendants() }
+        // A signal or --timeout stopped the run: the signal reached the target only, and what the
+        // target started in another process group (swift test's test bundle), or left behind when
+        // it ended, would run on after leak-audit. It is killed before the report is written.
+        if forwardedSignal.load(ordering: .relaxed) != 0 || stopSent.load(ordering: .relaxed) {
+            ProcessGuard.killDescendants()
+        }
         for signalNumber in Self.forwardedSignals { ProcessGuard.endOn(signalNumber) }
         let terminatingSignal = status & 0x7F
         return terminatingSignal == 0 ? .exited(code: (status >> 8) & 0xFF) : .signaled(signal: terminatingSignal)
