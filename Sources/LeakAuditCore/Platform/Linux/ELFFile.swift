@@ -25,14 +25,14 @@ struct ELFFile: ~Copyable {
     /// The index of the section holding the sections' names.
     let namesIndex: Int
 
-    /// Opens `path`; nil when it is no regular file, or not a 64-bit little-endian ELF file with
-    /// section headers of the usual size.
-    init?(path: String) {
+    /// Opens `path`; nil when it is no regular file (or not the file `inode` names, when given),
+    /// or not a 64-bit little-endian ELF file with section headers of the usual size.
+    init?(path: String, inode: UInt64? = nil) {
         // The path may come from the target: a FIFO must not block open(), nor a device be read.
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { return nil }
         var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, inode.map({ UInt64(info.st_ino) == $0 }) ?? true,
             let header = Self.read(descriptor, 0, 64), header[0...3] == [0x7F, 0x45, 0x4C, 0x46], header[4] == 2,
             header[5] == 1
         else {
@@ -80,6 +80,25 @@ struct ELFFile: ~Copyable {
         var bytes = [UInt8](repeating: 0, count: count)
         let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) }
         return got == count ? bytes : nil
+    }
+
+    /// The link-time address and size of the symbol named `name` that the dynamic symbol table
+    /// defines (in a section of this file, not imported); nil when it defines none.
+    func dynamicDefinition(of name: String) -> (address: UInt64, size: UInt64)? {
+        let name = Array(name.utf8)
+        for section in sections where section.type == Self.dynamicSymbolTable && section.link < sections.count {
+            guard let names = bytes(of: sections[section.link], limit: 256 << 20),
+                let symbols = bytes(of: section, limit: 256 << 20)
+            else { continue }
+            for entry in stride(from: 0, to: symbols.count - 23, by: 24) where Self.u16(symbols, entry + 6) != 0 {
+                let start = Int(Self.u32(symbols, entry))
+                guard start + name.count < names.count, names[start + name.count] == 0,
+                    names[start..<start + name.count].elementsEqual(name)
+                else { continue }
+                return (Self.u64(symbols, entry + 8), Self.u64(symbols, entry + 16))
+            }
+        }
+        return nil
     }
 
     /// The value of every data object symbol (`STT_OBJECT`) of the symbol tables whose name

@@ -56,59 +56,9 @@ enum ShimStateLocator {
     }
 
     private static func readDefinition(_ key: FileKey) -> Definition? {
-        let descriptor = open(key.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, UInt64(info.st_ino) == key.inode else {
-            return nil
-        }
-        func read(_ offset: UInt64, _ count: Int) -> [UInt8]? {
-            guard count >= 0, count < 256 << 20 else { return nil }
-            var bytes = [UInt8](repeating: 0, count: count)
-            let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) }
-            return got == count ? bytes : nil
-        }
-        func u16(_ bytes: [UInt8], _ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
-        func u32(_ bytes: [UInt8], _ at: Int) -> UInt64 { (0..<4).reduce(0) { $0 | UInt64(bytes[at + $1]) << (8 * $1) } }
-        func u64(_ bytes: [UInt8], _ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(bytes[at + $1]) << (8 * $1) } }
-        guard let header = read(0, 64), header[0...3] == [0x7F, 0x45, 0x4C, 0x46], header[4] == 2, header[5] == 1 else {
-            return nil
-        }
-        // The dynamic symbol table and its strings.
-        let sectionOffset = u64(header, 0x28)
-        let sectionSize = u16(header, 0x3A)
-        let sectionCount = u16(header, 0x3C)
-        guard sectionSize == 64, sectionCount > 0, sectionCount < 65_280,
-            let table = read(sectionOffset, sectionSize * sectionCount)
+        guard let file = ELFFile(path: key.path, inode: key.inode), let (address, size) = file.dynamicDefinition(of: symbolName),
+            let headers = ProgramHeaders(path: key.path, inode: key.inode)
         else { return nil }
-        let name = Array(symbolName.utf8) + [0]
-        for index in 0..<sectionCount where u32(table, index * sectionSize + 4) == 11 {  // SHT_DYNSYM
-            let base = index * sectionSize
-            let link = Int(u32(table, base + 0x28))
-            guard link < sectionCount,
-                let strings = read(u64(table, link * sectionSize + 0x18), Int(u64(table, link * sectionSize + 0x20)))
-            else { continue }
-            // Every offset the name can be read at (a string table may share a longer name's tail).
-            var offsets = Set<UInt64>()
-            var position = 0
-            while position + name.count <= strings.count {
-                if strings[position] == name[0], strings[position..<position + name.count].elementsEqual(name) {
-                    offsets.insert(UInt64(position))
-                }
-                position += 1
-            }
-            guard !offsets.isEmpty, let symbols = read(u64(table, base + 0x18), Int(u64(table, base + 0x20))) else {
-                continue
-            }
-            for symbol in stride(from: 0, to: symbols.count - 23, by: 24)
-            where offsets.contains(u32(symbols, symbol)) && u16(symbols, symbol + 6) != 0 {  // defined here
-                guard let headers = ProgramHeaders(path: key.path, inode: key.inode) else { return nil }
-                return Definition(
-                    address: u64(symbols, symbol + 8), size: u64(symbols, symbol + 16),
-                    lowestSegment: headers.lowestAddress)
-            }
-        }
-        return nil
+        return Definition(address: address, size: size, lowestSegment: headers.lowestAddress)
     }
 }
