@@ -70,6 +70,10 @@ __attribute__((constructor)) static void la_lifecycle_start(void) {
     }
     // Under leak-audit no violation stops the process, whether or not it gets the channel.
     __atomic_store_n(&state->lifecycle.under_leak_audit, true, __ATOMIC_RELEASE);
+    // A copy linked through LeakMonitor says so before anything can stop it here: the unreachable
+    // check by default (`unreachable-default`) is for processes that link none, whether or not
+    // this copy gets the lock below (the preloaded copy's hooks or reader may hold it).
+    if (!preload) __atomic_store_n(&state->lifecycle.links_monitor, true, __ATOMIC_RELEASE);
     // At start-up nothing else holds the lock. A copy in a library loaded later runs this under
     // the dynamic linker's lock, which a thread holding the slow lock may be waiting for (dladdr,
     // dl_iterate_phdr): it then leaves attaching to the first type registration.
@@ -86,7 +90,6 @@ __attribute__((constructor)) static void la_lifecycle_start(void) {
             la_lifecycle_count(state, true);
         }
     } else if (!preload) {
-        state->lifecycle.links_monitor = true;
         la_lifecycle_attach_locked(state);
         la_channel_set_flag(LA_FLAG_INSTRUMENTED);
     } else {
@@ -117,7 +120,8 @@ __attribute__((destructor)) static void la_lifecycle_exit(void) {
     la_process_state *state = la_state();
     uint32_t unreachable = state->lifecycle.unreachable;
     bool checks_unreachable = unreachable == LA_UNREACHABLE_ALWAYS
-                              || (unreachable == LA_UNREACHABLE_DEFAULT && !state->lifecycle.links_monitor);
+                              || (unreachable == LA_UNREACHABLE_DEFAULT
+                                  && !__atomic_load_n(&state->lifecycle.links_monitor, __ATOMIC_ACQUIRE));
     if (!state->lifecycle.retainers && !state->lifecycle.exit_walk && !checks_unreachable) return;
     if (__atomic_exchange_n(&state->lifecycle.exit_walk_started, true, __ATOMIC_ACQ_REL)) return;
     if (checks_unreachable && !la_channel_active(state)) {
