@@ -123,6 +123,20 @@ final class UnreachableTests: XCTestCase {
         XCTAssertEqual(audit.status, 1, audit.stderr)
     }
 
+    /// A test case's property holds a Catalog whose dictionary's value is a small enum case
+    /// written over a large one that named the Catalog (Fixtures/Tests/ScreenTests/
+    /// StaleCaseTests.swift): the value is read by its case, so its stale word closes no cycle
+    /// that would keep the test case's search out, and nothing is unreachable.
+    func testAStaleWordOfAnEnumCaseClosesNoCycle() throws {
+        let audit = try Harness.audit(
+            "FixturesPackageTests.xctest", ["ScreenTests.CatalogTests"], extraOptions: ["--unreachable"])
+        let found = try XCTUnwrap(try unreachable(audit))
+        XCTAssertGreaterThan(found.processesChecked, 0)
+        XCTAssertEqual(found.types.filter { $0.name.hasPrefix("ScreenTests.") }.map(\.name), [], "\(found.groups)")
+        XCTAssertEqual(found.failingGroups.map { line($0.path) }, [])
+        XCTAssertEqual(audit.status, 0, audit.stderr)
+    }
+
     /// `--unreachable` checks a program that links LeakMonitor too; by default it is audited as
     /// it was, with no unreachable check.
     func testAProgramLinkingLeakMonitorIsCheckedOnlyWhenAsked() throws {

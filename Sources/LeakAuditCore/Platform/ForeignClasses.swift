@@ -8,4 +8,8 @@ struct ForeignClasses: Sendable, Hashable {
     /// `_NSConcreteMallocBlock`, in each loaded blocks runtime: the first word (`isa`) of every C
     /// block copied to the heap (a closure handed to Dispatch or another C API as a block).
     var mallocBlocks: [UInt64] = []
+    /// The `swift5_mpenum` section of each loaded image: a multi-payload enum's descriptor, with
+    /// the spare bits its tag takes, so that a value is read by its case (docs/retainers.md,
+    /// step 4).
+    var multiPayloadEnumSections: [Range<UInt64>] = []
 }

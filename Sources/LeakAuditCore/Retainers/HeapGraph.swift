@@ -6,6 +6,8 @@ extension RetainerSearch {
     /// Makes a node of every Swift object among malloc's blocks in use, so that objects no root
     /// reaches (tasks, cycles) are known too.
     mutating func enumerateHeap() {
+        // Before any type is read: a multi-payload enum's layout is in these sections.
+        layout.multiPayloadEnumSections = foreignClasses.multiPayloadEnumSections
         var ascending = true
         heapWalk = MallocHeap.forEachBlock(in: memory) { block in
             guard let typeIndex = layout.objectTypeIndex(at: block.address) else {
@@ -216,10 +218,29 @@ extension RetainerSearch {
             let fieldsEnd = Swift.min(type.instanceSize, end)
             var fieldIndex = -1
             var offset = 16
+            // The words a field of known layout (a multi-payload enum) holds references in.
+            var shapedField = -1
+            var shapedOffsets: [Int] = []
             while offset < fieldsEnd {
                 while fieldIndex + 1 < type.fields.count, type.fields[fieldIndex + 1].offset <= offset { fieldIndex += 1 }
                 if fieldIndex >= 0 {
                     let field = type.fields[fieldIndex]
+                    if field.ownership == .strong, let shape = field.shape {
+                        if shapedField != fieldIndex {
+                            shapedField = fieldIndex
+                            shapedOffsets = []
+                            let fieldEnd =
+                                fieldIndex + 1 < type.fields.count
+                                ? Swift.min(type.fields[fieldIndex + 1].offset, fieldsEnd) : fieldsEnd
+                            layout.referenceOffsets(
+                                shape, at: address &+ UInt64(field.offset), span: fieldEnd - field.offset, base: field.offset,
+                                into: &shapedOffsets)
+                        }
+                        if !shapedOffsets.contains(offset) {
+                            offset += 8
+                            continue
+                        }
+                    }
                     if field.ownership == .strong {
                         visit(
                             &self, offset: offset, hold: .property(field.name), enumDescriptor: field.enumDescriptor,
@@ -242,9 +263,9 @@ extension RetainerSearch {
                     guard let (words, interior) = valueWords(element, at: address &+ UInt64(start), opaque: opaque) else {
                         continue
                     }
-                    for word in 0..<words {
+                    for word in words {
                         visit(
-                            &self, offset: start + word * 8, hold: .element(index), closureAllowed: !interior,
+                            &self, offset: start + word, hold: .element(index), closureAllowed: !interior,
                             enumDescriptor: element.enumDescriptor, interior: interior)
                     }
                 }
@@ -256,16 +277,16 @@ extension RetainerSearch {
                         let (words, interior) = search.valueWords(value, at: address &+ UInt64(valueOffset), opaque: opaque)
                     {
                         let keyText = search.describeKey(at: address &+ UInt64(keyOffset), key)
-                        for word in 0..<words {
+                        for word in words {
                             visit(
-                                &search, offset: valueOffset + word * 8, hold: .value(key: keyText), closureAllowed: !interior,
+                                &search, offset: valueOffset + word, hold: .value(key: keyText), closureAllowed: !interior,
                                 interior: interior)
                         }
                     }
                     guard let (words, interior) = search.valueWords(key, at: address &+ UInt64(keyOffset), opaque: opaque)
                     else { return }
-                    for word in 0..<words {
-                        visit(&search, offset: keyOffset + word * 8, hold: .member, closureAllowed: !interior, interior: interior)
+                    for word in words {
+                        visit(&search, offset: keyOffset + word, hold: .member, closureAllowed: !interior, interior: interior)
                     }
                 }
             case nil:
@@ -281,6 +302,14 @@ extension RetainerSearch {
             }
         case .box:
             let valueEnd = type.boxedSize > 0 ? Swift.min(end, type.firstCapture + type.boxedSize) : end
+            if let shape = type.boxedShape {
+                var offsets: [Int] = []
+                layout.referenceOffsets(
+                    shape, at: address &+ UInt64(type.firstCapture), span: valueEnd - type.firstCapture,
+                    base: type.firstCapture, into: &offsets)
+                for offset in offsets { visit(&self, offset: offset, hold: .boxedValue) }
+                break
+            }
             var offset = type.firstCapture
             while offset + 8 <= valueEnd {
                 visit(&self, offset: offset, hold: .boxedValue)
@@ -295,16 +324,44 @@ extension RetainerSearch {
         }
     }
 
-    /// Which words of a collection's value at `address` (of `summary`'s type) are read, from its
-    /// first, and how (`reading`); nil: none. An opaque existential (`any P`) is read by the
-    /// type it holds (`SwiftLayout.existentialContents`): its buffer's first word when that
+    /// The byte offsets of the words of a collection's value at `address` (of `summary`'s type)
+    /// that are read, and how (`reading`); nil: none. An opaque existential (`any P`) is read by
+    /// the type it holds (`SwiftLayout.existentialContents`): its buffer's first word when that
     /// is a reference or a box, the inline value's words by what its type holds, never the
-    /// buffer's bytes past the value (stale) nor the metadata and witness tables after it.
-    private func valueWords(_ summary: SwiftLayout.TypeSummary, at address: UInt64, opaque: Bool) -> (Int, Bool)? {
+    /// buffer's bytes past the value (stale) nor the metadata and witness tables after it. A
+    /// value that may hold a strong reference is read by its shape when its layout is known (a
+    /// struct field by field, a multi-payload enum by its case), never its padding nor the bytes
+    /// its current case does not use.
+    private func valueWords(_ summary: SwiftLayout.TypeSummary, at address: UInt64, opaque: Bool) -> (WordOffsets, Bool)? {
         if summary.isOpaqueExistential, let contents = layout.existentialContents(at: address) {
-            return Self.reading(contents.holds, opaque: opaque).map { (contents.words, $0) }
+            return Self.reading(contents.holds, opaque: opaque).map { (WordOffsets(count: contents.words), $0) }
         }
-        return Self.reading(summary.holds, opaque: opaque).map { (summary.stride / 8, $0) }
+        guard let reading = Self.reading(summary.holds, opaque: opaque) else { return nil }
+        if summary.holds == .strong, let shape = summary.shape {
+            var offsets: [Int] = []
+            layout.referenceOffsets(shape, at: address, span: summary.stride, base: 0, into: &offsets)
+            return (WordOffsets(count: offsets.count, listed: offsets), reading)
+        }
+        return (WordOffsets(count: summary.stride / 8), reading)
+    }
+
+    /// The byte offsets of a value's words that are read: the first `count` words, or those
+    /// `listed` (a value read by its shape); no array for the first kind, the most frequent.
+    struct WordOffsets: Sequence, IteratorProtocol {
+        var count: Int
+        var listed: [Int]? = nil
+        private var index = 0
+
+        init(count: Int, listed: [Int]? = nil) {
+            self.count = count
+            self.listed = listed
+        }
+
+        mutating func next() -> Int? {
+            guard index < count else { return nil }
+            defer { index += 1 }
+            return listed?[index] ?? index * 8
+        }
     }
 
     /// Whether any of a collection's values of `summary`'s type may be read.

@@ -37,6 +37,8 @@ final class SwiftLayout {
         var collection: Collection?
         /// The size of a box's value (0: unknown).
         var boxedSize: Int = 0
+        /// How a box's value is read when its layout is known; nil: every word of it.
+        var boxedShape: ValueShape? = nil
         /// The class descends from XCTest's `XCTestCase`: XCTest keeps each such object until
         /// the run ends, so what it holds outlives its test.
         var isTestCase = false
@@ -54,6 +56,9 @@ final class SwiftLayout {
         var enumDescriptor: UInt64? = nil
         /// The declared type is a Swift closure (or an optional one): its code, then its context.
         var isFunction = false
+        /// How the property's value is read when its layout is known (a multi-payload enum, by
+        /// its case); nil: every word of it.
+        var shape: ValueShape? = nil
     }
 
     /// How a stored property holds what it points to.
@@ -94,6 +99,9 @@ final class SwiftLayout {
         /// The type is an opaque existential (`any P` of protocols not bound to classes): a
         /// three-word buffer, then the dynamic type's metadata and witness tables.
         var isOpaqueExistential = false
+        /// How a value is read when its layout is known (a struct field by field, a multi-payload
+        /// enum by its case); nil: every word of it.
+        var shape: ValueShape? = nil
     }
 
     /// Types read so far, by metadata address: an index into `typeTable`, or -1 for metadata that
@@ -103,6 +111,13 @@ final class SwiftLayout {
     private var descriptorNames: [UInt64: String?] = [:]
     /// What a value of a mangled type can hold, by the name's address (`referenceKind`).
     private var holdsReference: [UInt64: Ownership] = [:]
+    /// The loaded images' `swift5_mpenum` sections, where multi-payload enums keep their tags.
+    var multiPayloadEnumSections: [Range<UInt64>] = []
+    /// Each multi-payload enum's record in those sections, by the enum's context descriptor.
+    var multiPayloadEnumRecords: [UInt64: UInt64]? = nil
+    /// How values are read (ValueShapes.swift), by an enum's descriptor and by a type's metadata.
+    var enumShapes: [UInt64: ValueShape?] = [:]
+    var valueShapes: [UInt64: ValueShape?] = [:]
 
     init(memory: SnapshotMemory) {
         self.memory = memory
@@ -268,16 +283,17 @@ final class SwiftLayout {
             if owning == .strong { owning = referenceKind(ofMangledType: record.type) }
             var text = mangledCharacters(record.type) ?? ""
             while text.hasSuffix("Sg") { text.removeLast(2) }
+            let enumDescriptor = enumDescriptor(ofMangledType: record.type)
             fields.append(
                 Field(
-                    offset: Int(offset), name: record.name, ownership: owning,
-                    enumDescriptor: enumDescriptor(ofMangledType: record.type), isFunction: text.hasSuffix("c")))
+                    offset: Int(offset), name: record.name, ownership: owning, enumDescriptor: enumDescriptor,
+                    isFunction: text.hasSuffix("c"), shape: enumDescriptor.flatMap { shape(ofEnum: $0, depth: 0) }))
         }
         return fields
     }
 
     /// A field descriptor's records: (name, mangled type name address).
-    private func fieldRecords(_ descriptor: UInt64) -> [(name: String, type: UInt64?)] {
+    func fieldRecords(_ descriptor: UInt64) -> [(name: String, type: UInt64?)] {
         guard let sizes = memory.uint32(descriptor &+ 8), let count = memory.uint32(descriptor &+ 12), count < 4096
         else { return [] }
         let recordSize = UInt64(sizes >> 16)
@@ -379,7 +395,7 @@ final class SwiftLayout {
     }
 
     /// A mangled name's characters, each symbolic reference replaced by `#`.
-    private func mangledCharacters(_ address: UInt64?) -> String? {
+    func mangledCharacters(_ address: UInt64?) -> String? {
         guard let address else { return nil }
         var result: [UInt8] = []
         var position = address
@@ -403,7 +419,7 @@ final class SwiftLayout {
 
     /// The context descriptor a mangled type name refers to directly (a symbolic reference, then
     /// nothing or an optional's `Sg`), when it is an enum's.
-    private func enumDescriptor(ofMangledType address: UInt64?) -> UInt64? {
+    func enumDescriptor(ofMangledType address: UInt64?) -> UInt64? {
         guard let address, let marker = memory.byte(address), marker == 1 || marker == 2,
             let target = memory.relative(address &+ 1)
         else { return nil }
@@ -477,7 +493,7 @@ final class SwiftLayout {
     /// The bytes a closure capture of the mangled type at `address` takes, when known without
     /// its metadata: a reference (strong, weak, unowned, possibly optional; a symbolic reference
     /// only when it names a class) 8, a plain 64-bit integer or `Double` 8, a Swift closure 16.
-    private func captureSize(ofMangledType address: UInt64?) -> Int? {
+    func captureSize(ofMangledType address: UInt64?) -> Int? {
         guard let address, var text = mangledCharacters(address) else { return nil }
         if ["Si", "Su", "Sd", "s5Int64V", "s6UInt64V"].contains(text) { return 8 }
         if text.hasSuffix("Xw") || text.hasSuffix("Xo") || text.hasSuffix("Xu") { return 8 }
@@ -504,6 +520,7 @@ final class SwiftLayout {
         if let boxed = memory.word(metadata &+ 16), let summary = summary(ofTypeMetadata: boxed) {
             type.name = "captured \(summary.name)"
             type.boxedSize = summary.stride
+            type.boxedShape = summary.shape
         }
         return type
     }
@@ -568,7 +585,8 @@ final class SwiftLayout {
             isInteger: ["Swift.Int", "Swift.UInt", "Swift.Int64", "Swift.Int32", "Swift.UInt64", "Swift.UInt32"].contains(name),
             enumDescriptor: isEnum ? memory.word(metadata &+ 8) : nil,
             holds: referenceKind(ofValueMetadata: metadata, valueWitnesses: valueWitnesses),
-            isOpaqueExistential: isOpaqueExistential(metadata: metadata) && stride >= 32)
+            isOpaqueExistential: isOpaqueExistential(metadata: metadata) && stride >= 32,
+            shape: shape(ofValueMetadata: metadata))
     }
 
     /// Whether the metadata is an opaque existential's: kind 0x303, flags not class-bound (bit

@@ -9,6 +9,8 @@ struct ELFFile: ~Copyable {
     struct Section {
         var name: UInt64
         var type: UInt64
+        /// Where the section lies at run time, before the load bias (0: not loaded).
+        var address: UInt64
         var offset: UInt64
         var size: UInt64
         var link: Int
@@ -54,7 +56,8 @@ struct ELFFile: ~Copyable {
         sections = (0..<sectionCount).map { index in
             let base = index * sectionSize
             return Section(
-                name: Self.u32(table, base), type: Self.u32(table, base + 4), offset: Self.u64(table, base + 0x18),
+                name: Self.u32(table, base), type: Self.u32(table, base + 4), address: Self.u64(table, base + 0x10),
+                offset: Self.u64(table, base + 0x18),
                 size: Self.u64(table, base + 0x20), link: Int(Self.u32(table, base + 0x28)))
         }
     }
@@ -114,5 +117,14 @@ struct ELFFile: ~Copyable {
             }
         }
         return found
+    }
+
+    /// The link-time address range of the loaded section named `name`; nil when there is none.
+    func loadedRange(ofSection name: String) -> Range<UInt64>? {
+        guard let names = bytes(of: sections[namesIndex]) else { return nil }
+        for section in sections where section.address != 0 && Self.string(names, section.name) == name {
+            return section.address..<section.address &+ section.size
+        }
+        return nil
     }
 }

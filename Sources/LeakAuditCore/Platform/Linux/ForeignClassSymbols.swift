@@ -11,29 +11,35 @@ enum ForeignClassSymbols {
     /// it is ICU's (`lib_FoundationICU.so`, `libicuuc.so.72`), the address point of
     /// `UnicodeString`'s vtable (16 bytes into it, past the offset to top and the type info, as
     /// the Itanium C++ ABI lays a vtable out); in the blocks runtime (`libBlocksRuntime.so`),
-    /// `_NSConcreteMallocBlock`.
+    /// `_NSConcreteMallocBlock`; in every image, its `swift5_mpenum` section.
     static func classes(in modules: [ModuleImage]) -> ForeignClasses {
         var found = ForeignClasses()
         for module in modules {
-            let name = module.path.split(separator: "/").last.map { $0.lowercased() } ?? ""
-            guard name.contains("icu") || name.hasPrefix("libblocksruntime") else { continue }
             let linkTime = classesByPath.withLock { $0[module.path] } ?? read(module.path)
             found.unicodeStrings += linkTime.unicodeStrings.map { $0 &+ module.loadBias &+ 16 }
             found.mallocBlocks += linkTime.mallocBlocks.map { $0 &+ module.loadBias }
+            found.multiPayloadEnumSections += linkTime.multiPayloadEnumSections.map {
+                ($0.lowerBound &+ module.loadBias)..<($0.upperBound &+ module.loadBias)
+            }
         }
         return found
     }
 
     /// The classes the library at `path` defines, at link-time addresses, kept for the next walk.
     private static func read(_ path: String) -> ForeignClasses {
-        // `_ZTVN6icu_7613UnicodeStringE`: the namespace carries ICU's version, or is plain `icu` in
-        // a build without renaming.
         let file = ELFFile(path: path)
-        let classes = ForeignClasses(
-            unicodeStrings: file?.objectSymbols {
-                $0.hasPrefix("_ZTVN") && $0.hasSuffix("13UnicodeStringE") && $0.contains("icu")
-            } ?? [],
-            mallocBlocks: file?.objectSymbols { $0 == "_NSConcreteMallocBlock" } ?? [])
+        var classes = ForeignClasses(
+            multiPayloadEnumSections: file?.loadedRange(ofSection: "swift5_mpenum").map { [$0] } ?? [])
+        // `_ZTVN6icu_7613UnicodeStringE`: the namespace carries ICU's version, or is plain `icu` in
+        // a build without renaming. Only ICU's libraries and the blocks runtime are searched.
+        let name = path.split(separator: "/").last.map { $0.lowercased() } ?? ""
+        if name.contains("icu") || name.hasPrefix("libblocksruntime") {
+            classes.unicodeStrings =
+                file?.objectSymbols {
+                    $0.hasPrefix("_ZTVN") && $0.hasSuffix("13UnicodeStringE") && $0.contains("icu")
+                } ?? []
+            classes.mallocBlocks = file?.objectSymbols { $0 == "_NSConcreteMallocBlock" } ?? []
+        }
         classesByPath.withLock { $0[path] = classes }
         return classes
     }

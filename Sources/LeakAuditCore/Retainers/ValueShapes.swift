@@ -1,0 +1,254 @@
+// How the words of a value (a struct, a multi-payload enum) are read for references when its
+// layout is known: a struct field by field, a multi-payload enum by its case. A word that is no
+// part of the current case's payload holds nothing (the stale bytes of a larger case written
+// before), nor does a struct's field of a plain type, nor its padding. Where anything is not
+// known, every word is read, as any untyped value is (when in doubt, reachable).
+
+extension SwiftLayout {
+    /// How a value's bytes are read.
+    indirect enum ValueShape {
+        /// Every word may hold a reference: the layout is not known.
+        case words
+        /// The first `bytes` bytes, word by word (a reference, a `String`, a closure), nothing past.
+        case prefix(bytes: Int)
+        /// Nothing: a type that holds no reference.
+        case nothing
+        /// A struct's fields, by offset; each spans up to the next one (or the value's end).
+        case fields([(offset: Int, shape: ValueShape)])
+        /// A multi-payload enum, read by its case.
+        case cases(MultiPayloadEnum)
+    }
+
+    /// A multi-payload enum whose tag lies in its payload's spare bits (no extra tag bytes):
+    /// the `swift5_mpenum` record's mask, of which the payload tag takes the most significant bits
+    /// it needs, as Swift's RemoteMirror reads it (`MultiPayloadEnumTypeInfo`).
+    struct MultiPayloadEnum {
+        /// Where the tag's mask starts in the payload, and its bytes.
+        var tagMaskOffset: Int
+        var tagMask: [UInt8]
+        /// Each payload case's shape, in case order (payload cases come first).
+        var payloads: [ValueShape]
+    }
+
+    /// The byte offsets, from `base`, of the words that may hold a reference in the value of
+    /// `shape` at `address`, which spans `span` bytes (the value's own and what may follow it up
+    /// to the next field: a struct's padding, an enum's extra tag bytes).
+    func referenceOffsets(_ shape: ValueShape, at address: UInt64, span: Int, base: Int, into offsets: inout [Int]) {
+        switch shape {
+        case .nothing:
+            return
+        case .words:
+            appendWords(from: base, to: base + span, into: &offsets)
+        case .prefix(let bytes):
+            appendWords(from: base, to: base + Swift.min(bytes, span), into: &offsets)
+        case .fields(let fields):
+            for (index, field) in fields.enumerated() where field.offset < span {
+                let end = index + 1 < fields.count ? Swift.min(fields[index + 1].offset, span) : span
+                referenceOffsets(
+                    field.shape, at: address &+ UInt64(field.offset), span: end - field.offset, base: base + field.offset,
+                    into: &offsets)
+            }
+        case .cases(let layout):
+            guard let tag = payloadTag(layout, at: address, span: span) else {
+                appendWords(from: base, to: base + span, into: &offsets)
+                return
+            }
+            // A tag past the payload cases is a case without payload (or an optional's `nil`):
+            // its payload area holds the case's index, no reference.
+            guard tag < layout.payloads.count else { return }
+            referenceOffsets(layout.payloads[tag], at: address, span: span, base: base, into: &offsets)
+        }
+    }
+
+    /// The 8-aligned word offsets in `start..<end`.
+    private func appendWords(from start: Int, to end: Int, into offsets: inout [Int]) {
+        var offset = (start + 7) & ~7
+        while offset + 8 <= end {
+            offsets.append(offset)
+            offset += 8
+        }
+    }
+
+    /// The payload tag of the enum value at `address`: its mask's bits, least significant first;
+    /// nil when the mask does not fit in the value's span or cannot be read.
+    private func payloadTag(_ layout: MultiPayloadEnum, at address: UInt64, span: Int) -> Int? {
+        guard layout.tagMaskOffset + layout.tagMask.count <= span,
+            let bytes = memory.bytes(address &+ UInt64(layout.tagMaskOffset), count: layout.tagMask.count)
+        else { return nil }
+        var tag = 0
+        var bit = 0
+        for (index, mask) in layout.tagMask.enumerated() where mask != 0 {
+            for position in 0..<8 where mask & (1 << position) != 0 {
+                if bytes[index] & (1 << position) != 0 { tag |= 1 << bit }
+                bit += 1
+            }
+        }
+        return tag
+    }
+
+    // MARK: - Shapes from metadata and descriptors
+
+    /// The shape of a value of the type whose metadata is at `metadata`: a struct by its fields
+    /// (offsets from its metadata's field offset vector), a multi-payload enum by its case; nil
+    /// when neither is known (every word is read).
+    func shape(ofValueMetadata metadata: UInt64) -> ValueShape? {
+        if let known = valueShapes[metadata] { return known }
+        valueShapes[metadata] = .some(nil)
+        var result: ValueShape? = nil
+        if let kind = memory.word(metadata), let descriptor = memory.word(metadata &+ 8) {
+            if kind == 0x201 {
+                result = shape(ofEnum: descriptor, depth: 0)
+            } else if kind == 0x200 {
+                result = shape(ofStruct: descriptor, metadata: metadata)
+            }
+        }
+        valueShapes[metadata] = .some(result)
+        return result
+    }
+
+    /// A struct's fields: each field's offset (32 bits each, in the field offset vector, which
+    /// starts `FieldOffsetVectorOffset` words into the metadata) and its type's shape.
+    private func shape(ofStruct descriptor: UInt64, metadata: UInt64) -> ValueShape? {
+        guard let flags = memory.uint32(descriptor), flags & 0x1F == 17, let fieldDescriptor = memory.relative(descriptor &+ 16),
+            let count = memory.uint32(descriptor &+ 20), count > 0, count < 1024,
+            let vectorOffset = memory.uint32(descriptor &+ 24), vectorOffset > 0, vectorOffset < 1 << 16
+        else { return nil }
+        let records = fieldRecords(fieldDescriptor)
+        guard records.count == Int(count) else { return nil }
+        var fields: [(offset: Int, shape: ValueShape)] = []
+        for (index, record) in records.enumerated() {
+            guard let offset = memory.uint32(metadata &+ UInt64(vectorOffset) &* 8 &+ UInt64(index) &* 4), offset < 1 << 20
+            else { return nil }
+            fields.append((Int(offset), shape(ofMangledType: record.type, indirect: false, depth: 0)))
+        }
+        // Offsets must ascend (a field spans up to the next); else the layout is not understood.
+        guard zip(fields, fields.dropFirst()).allSatisfy({ $0.offset <= $1.offset }) else { return nil }
+        if fields.allSatisfy({ if case .words = $0.shape { return true } else { return false } }) { return nil }
+        return .fields(fields)
+    }
+
+    /// The shape of a stored value of the mangled type at `address`: nothing for a type that
+    /// holds no reference (or a weak or unowned one), one word for a reference (and an indirect
+    /// case's box), the bytes of a `String`, an array, a dictionary or set, a closure; a
+    /// multi-payload enum by its case; else every word.
+    private func shape(ofMangledType address: UInt64?, indirect: Bool, depth: Int) -> ValueShape {
+        if indirect { return .prefix(bytes: 8) }
+        guard let address else { return .words }
+        if referenceKind(ofMangledType: address) == .notOwning { return .nothing }
+        if let descriptor = enumDescriptor(ofMangledType: address), depth < 4,
+            let shape = shape(ofEnum: descriptor, depth: depth + 1)
+        {
+            return shape
+        }
+        if let size = captureSize(ofMangledType: address) { return .prefix(bytes: size) }
+        guard var text = mangledCharacters(address) else { return .words }
+        if text.hasSuffix("Sg") { text.removeLast(2) }
+        if text == "SS" { return .prefix(bytes: 16) }
+        // Array, Dictionary, Set: one reference to their storage.
+        if (text.hasPrefix("Say") || text.hasPrefix("SD") || text.hasPrefix("Sh")) && text.hasSuffix("G") {
+            return .prefix(bytes: 8)
+        }
+        return .words
+    }
+
+    /// A multi-payload enum's shape, when its `swift5_mpenum` record says its tag lies in its
+    /// payload's spare bits and nothing else is needed to read it: every payload case's payload
+    /// known not to be empty (an empty payload is not counted as one, which would move the
+    /// others' tags), no extra tag bytes (the mask holds every tag the cases need), and, with
+    /// cases without payload, enough payload bits besides the spare ones (at least 32) that one
+    /// tag value covers them all. Nil otherwise (every word is read).
+    func shape(ofEnum descriptor: UInt64, depth: Int) -> ValueShape? {
+        if let known = enumShapes[descriptor] { return known }
+        enumShapes[descriptor] = .some(nil)
+        let result = readEnumShape(descriptor, depth: depth)
+        enumShapes[descriptor] = .some(result)
+        return result
+    }
+
+    private func readEnumShape(_ descriptor: UInt64, depth: Int) -> ValueShape? {
+        guard let record = multiPayloadEnumRecord(of: descriptor), let flags = memory.uint32(descriptor),
+            flags & 0x1F == 18, let fieldDescriptor = memory.relative(descriptor &+ 16),
+            let payloadWord = memory.uint32(descriptor &+ 20), let emptyCases = memory.uint32(descriptor &+ 24),
+            let sizeFlags = memory.uint32(record &+ 4), sizeFlags & 1 != 0,
+            let maskPlace = memory.uint32(record &+ 8)
+        else { return nil }
+        let payloadCases = Int(payloadWord & 0xFF_FFFF)
+        let contentWords = Int(sizeFlags >> 16)
+        let maskOffset = Int(maskPlace >> 16)
+        let maskCount = Int(maskPlace & 0xFFFF)
+        guard payloadCases >= 2, payloadCases < 1 << 16, maskCount > 0, maskCount <= 256,
+            contentWords >= 2 + (maskCount + 3) / 4,
+            let mask = memory.bytes(record &+ 12, count: maskCount)
+        else { return nil }
+        // Field records: the payload cases first, then the others.
+        guard let sizes = memory.uint32(fieldDescriptor &+ 8), let count = memory.uint32(fieldDescriptor &+ 12),
+            Int(count) == payloadCases + Int(emptyCases), sizes >> 16 >= 12
+        else { return nil }
+        var payloads: [ValueShape] = []
+        for index in 0..<payloadCases {
+            let entry = fieldDescriptor &+ 16 &+ UInt64(index) &* UInt64(sizes >> 16)
+            guard let recordFlags = memory.uint32(entry), let type = memory.relative(entry &+ 4),
+                !isEmptyPayload(type)
+            else { return nil }
+            payloads.append(shape(ofMangledType: type, indirect: recordFlags & 1 != 0, depth: depth))
+        }
+        let spareBits = mask.reduce(0) { $0 + $1.nonzeroBitCount }
+        var tagValues = payloadCases - 1
+        if emptyCases > 0 {
+            // The payload's bits that are not spare number at least those of the mask's bytes.
+            guard (maskOffset + maskCount) * 8 - spareBits >= 32 else { return nil }
+            tagValues += 1
+        }
+        let tagBits = Int.bitWidth - tagValues.leadingZeroBitCount
+        guard tagBits <= spareBits, tagBits <= 16 else { return nil }
+        // The tag takes the most significant spare bits it needs.
+        var tagMask = mask
+        var kept = 0
+        for index in tagMask.indices.reversed() {
+            for position in (0..<8).reversed() where tagMask[index] & (1 << position) != 0 {
+                if kept < tagBits { kept += 1 } else { tagMask[index] &= ~(1 << position) }
+            }
+        }
+        if payloads.allSatisfy({ if case .words = $0 { return true } else { return false } }) { return nil }
+        return .cases(MultiPayloadEnum(tagMaskOffset: maskOffset, tagMask: tagMask, payloads: payloads))
+    }
+
+    /// Whether a payload's mangled type may be empty (zero-sized): `()`, or a struct without
+    /// stored properties. Such a case is no payload case to the tag.
+    private func isEmptyPayload(_ address: UInt64) -> Bool {
+        guard let text = mangledCharacters(address) else { return true }
+        if text == "yt" { return true }
+        guard text == "#", let marker = memory.byte(address), marker == 1 || marker == 2,
+            let target = memory.relative(address &+ 1), let descriptor = marker == 1 ? target : memory.word(target),
+            let flags = memory.uint32(descriptor)
+        else { return false }
+        guard flags & 0x1F == 17 else { return false }
+        return memory.uint32(descriptor &+ 20) == 0
+    }
+
+    /// The `swift5_mpenum` record of the enum described at `descriptor`: each record is a
+    /// mangled name (a symbolic reference to the enum's descriptor) and its contents, whose first
+    /// word gives their size in 32-bit words (upper half) and flags (lower half).
+    private func multiPayloadEnumRecord(of descriptor: UInt64) -> UInt64? {
+        if let records = multiPayloadEnumRecords { return records[descriptor] }
+        var records: [UInt64: UInt64] = [:]
+        for section in multiPayloadEnumSections {
+            var record = section.lowerBound
+            var seen = 0
+            while record &+ 8 <= section.upperBound, seen < 1 << 16, let sizeFlags = memory.uint32(record &+ 4) {
+                let contentWords = UInt64(sizeFlags >> 16)
+                guard contentWords > 0 else { break }
+                if let name = memory.relative(record), let marker = memory.byte(name), marker == 1 || marker == 2,
+                    memory.byte(name &+ 5) == 0, let target = memory.relative(name &+ 1),
+                    let enumDescriptor = marker == 1 ? target : memory.word(target)
+                {
+                    records[enumDescriptor] = record
+                }
+                record = record &+ 4 &+ contentWords &* 4
+                seen += 1
+            }
+        }
+        multiPayloadEnumRecords = records
+        return records[descriptor]
+    }
+}
