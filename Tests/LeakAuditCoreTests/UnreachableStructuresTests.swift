@@ -154,6 +154,20 @@ final class UnreachableStructuresTests: XCTestCase {
         XCTAssertEqual(edgesWithTheirStorageAddress(plain: false), ["overRetained 1×, 1 objects, 88 bytes:  [App.Edge]"])
     }
 
+    /// A closure context nothing holds, its capture a Model and its last word (past its capture,
+    /// where malloc rounded the block up) its own address: a context cannot hold itself (its
+    /// captures exist before it does; a closure that calls itself does so through a box), so it
+    /// is over-retained with what it holds, not a cycle through itself (OpenAPIKit's `closure
+    /// context → (captured) → closure context`).
+    func testAClosureContextNeverHoldsItself() {
+        var encoder = Encoder()
+        encoder.classType(name: Name.model)
+        encoder.typeSpec([Encoder.kind(.closureContext), 0, Name.onClose, 16, 1] + Encoder.symbolic(0))
+        encoder.chunks(
+            .heap, [(4, [Encoder.meta(1), Code.live] + Encoder.object(1) + [Code.inside]), (2, [Encoder.meta(0), Code.live])])
+        XCTAssertEqual(lines(unreachable(encoder)), ["overRetained 1×, 2 objects, 80 bytes:  closure context"])
+    }
+
     /// An array of `Any` (an opaque existential: a three-word buffer, the type's metadata, its
     /// witness tables) is read by the type each element holds: a class instance's reference in
     /// the buffer's first word, an inline value's words by what its type holds, never the

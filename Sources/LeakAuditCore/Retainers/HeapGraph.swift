@@ -185,8 +185,11 @@ extension RetainerSearch {
             guard let targetNode = interior ? search.node(atOrInside: target) : search.node(at: target) else { return }
             // A collection's storage never holds itself: a value that referred to it, stored into
             // it, would have made it shared, and the write would have copied it. Such a word is
-            // stale bytes of an element (padding, a smaller enum case's unused payload).
-            if targetNode == node, type.collection != nil { return }
+            // stale bytes of an element (padding, a smaller enum case's unused payload). Nor does a
+            // closure context: its captures are values computed before it was allocated, and a
+            // closure that refers to itself does so through a box or an object, never its own
+            // context; such a word is a stale one past its captures (malloc rounds a block up).
+            if targetNode == node, type.collection != nil || type.kind == .closureContext { return }
             var hold = hold
             if let enumDescriptor, let (type, name) = search.layout.payloadCase(ofEnum: enumDescriptor, holding: target) {
                 switch hold {
