@@ -1,17 +1,23 @@
-// A test case's property holds a Catalog whose dictionary's value is `.small(Crate)` written over
-// `.large(Crate, Crate, Catalog)` as generic code writes a case (the payload's word and the tag,
-// nothing else): the value's last word is still the Catalog's address. Read as a reference, it
-// would close a cycle Catalog → dictionary → Catalog, which the search from the test cases does
-// not enter (a cycle outlives its test case): a false unreachable cycle. Read by its case
-// (`.small` holds one word), it holds nothing, and the test case reaches both. Clean: nothing is
-// unreachable (Tests/EndToEndTests/UnreachableTests.swift).
+// A test case's property holds a Catalog whose dictionary's value, a struct, ends with an enum:
+// `.small(Crate)` written over `.large(Crate, Crate, Catalog)` as generic code writes a case (the
+// payload's word and the tag, nothing else), so the value's last word is still the Catalog's
+// address. Read as a reference, it would close a cycle Catalog → dictionary → Catalog, which the
+// search from the test cases does not enter (a cycle outlives its test case): a false unreachable
+// cycle. Read field by field and by its case (`.small` holds one word), it holds nothing, and the
+// test case reaches both. Clean: nothing is unreachable (Tests/EndToEndTests/UnreachableTests.swift).
 
 import XCTest
 
 final class Crate {}
 
 final class Catalog {
-    var entries: [String: Slot] = [:]
+    var entries: [String: Entry] = [:]
+}
+
+/// A dictionary's value: a struct, read field by field, whose last field is the enum.
+struct Entry {
+    var labels: [String]
+    var slot: Slot
 }
 
 /// A multi-payload enum whose cases' payloads differ in size: its tag lies in the spare bits of
@@ -43,7 +49,7 @@ final class CatalogTests: XCTestCase {
         }
         guard case .small(let read) = value else { return XCTFail("the value is not .small") }
         XCTAssertTrue(read === small)
-        catalog.entries["only"] = value
+        catalog.entries["only"] = Entry(labels: ["first"], slot: value)
         // The stale word must be in the dictionary's storage, after the payload's word: else the
         // test it serves cannot fail.
         let storage = unsafeBitCast(catalog.entries, to: UnsafeRawPointer.self)
