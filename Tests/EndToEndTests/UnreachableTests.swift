@@ -37,6 +37,9 @@ final class UnreachableTests: XCTestCase {
         Expected(
             shape: "freed-blocks", structures: 4, objects: 8, kind: .cycle,
             path: "Orphan / peer OrphanPeer / orphan Orphan"),
+        Expected(
+            shape: "capture-slack", structures: 2, objects: 4, kind: .cycle,
+            path: "Stray / partner StrayPartner / stray Stray"),
     ]
 
     /// The report's `unreachable`; the JSON always has the key (`null` where nothing was checked).

@@ -23,6 +23,11 @@
 //   freed-blocks   4 cycles Orphan.peer → OrphanPeer.orphan → Orphan whose only other "references"
 //                  are stale words in malloc blocks (88, 104 and 1000 bytes) that were then freed
 //                  (tcache, fastbins, and the unsorted bin for the large ones)         (8 objects)
+//   capture-slack  2 cycles Stray.partner → StrayPartner.stray → Stray whose only other
+//                  "reference" is a stale word past the last capture of a live closure context:
+//                  a 32-byte context (one captured closure) made in the 48-byte chunk that a
+//                  Carrier, whose last property held the stray, had just freed; a global array
+//                  keeps the closures                                                  (4 objects)
 //   all            every shape above, one after the other
 //
 // The clean twin builds the same structures with the back reference weak (pairs, closures,
@@ -30,7 +35,8 @@
 // what it retained (over-retained): nothing is left. For freed-blocks the clean twin keeps the
 // same cycles alive through live malloc blocks of the same sizes, interleaved with the freed ones
 // that hold the same stale words, and kept by a global raw pointer: reachable, so nothing to
-// report, whatever the freed blocks next to them hold.
+// report, whatever the freed blocks next to them hold. For capture-slack the clean twin makes the
+// same closures over the same stale words, with each stray's back reference weak.
 //
 // Prints one line when done and exits 0.
 
@@ -43,7 +49,9 @@ func fail(_ message: String) -> Never {
     exit(64)
 }
 
-let shapes = ["pairs", "closures", "families", "registry", "delegates", "enum-ring", "over-retained", "freed-blocks"]
+let shapes = [
+    "pairs", "closures", "families", "registry", "delegates", "enum-ring", "over-retained", "freed-blocks", "capture-slack",
+]
 let usage = "usage: UnreachableShapes [leaky|clean] [\((shapes + ["all"]).joined(separator: "|"))]"
 var arguments = Array(CommandLine.arguments.dropFirst())
 let leaky = arguments.first != "clean"
@@ -294,6 +302,59 @@ func makeFreedBlocks() -> Int {
     return cycles
 }
 
+// MARK: - capture-slack
+
+final class Stray {
+    var partner: StrayPartner?
+}
+
+final class StrayPartner {
+    var stray: Stray?
+    weak var weakStray: Stray?
+}
+
+/// 16 bytes of header and 3 references: malloc(40), the chunk size (48) of a closure context
+/// that captures one closure (16 bytes of header, 16 of capture: malloc(32)).
+final class Carrier {
+    var first: AnyObject?
+    var second: AnyObject?
+    var last: AnyObject?
+}
+
+/// The closures made over the carriers' chunks, kept to the end.
+var slackClosures: [() -> Int] = []
+
+@inline(never)
+func makeStray() -> Stray {
+    let stray = Stray()
+    let partner = StrayPartner()
+    stray.partner = partner
+    if leaky { partner.stray = stray } else { partner.weakStray = stray }
+    return stray
+}
+
+@inline(never)
+func wrapping(_ body: @escaping () -> Int) -> () -> Int {
+    { body() + 1 }
+}
+
+@inline(never)
+func makeCaptureSlack() -> Int {
+    let cycles = 2
+    slackClosures.reserveCapacity(cycles)
+    for _ in 0..<cycles {
+        var carrier: Carrier? = Carrier()
+        carrier?.last = makeStray()
+        // Freed: its chunk goes to the tcache with the stray's address still at offset 32.
+        carrier = nil
+        let body: () -> Int = { 1 }
+        // The next 48-byte chunk malloc hands out is the carrier's: the context's captures end at
+        // offset 32, and its slack keeps the stale word.
+        slackClosures.append(wrapping(body))
+    }
+    return slackClosures.reduce(0) { $0 + $1() } / 2
+}
+
 // MARK: - entry point
 
 /// Overwrites the dead stack below the caller with zeros (1 KiB a frame, 32 frames), so that no
@@ -317,6 +378,7 @@ let makers: [(String, () -> Int)] = [
     ("enum-ring", makeRings),
     ("over-retained", makeOverRetained),
     ("freed-blocks", makeFreedBlocks),
+    ("capture-slack", makeCaptureSlack),
 ]
 var made: [String] = []
 for (name, make) in makers where chosen == "all" || chosen == name {

@@ -296,8 +296,9 @@ extension RetainerSearch {
                 break
             }
         case .closureContext:
+            let capturesEnd = type.capturesEnd.map { Swift.min($0, end) } ?? end
             var offset = type.firstCapture
-            while offset + 8 <= end {
+            while offset + 8 <= capturesEnd {
                 if !type.captureExclusions.contains(where: { $0.contains(offset) }) {
                     visit(&self, offset: offset, hold: .capture)
                 }

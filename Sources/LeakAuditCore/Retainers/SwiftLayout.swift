@@ -33,6 +33,9 @@ final class SwiftLayout {
         /// Capture offsets that hold no strong reference (weak or unowned captures whose place
         /// is known); a non-owning capture whose place is not known is read as strong.
         var captureExclusions: [Range<Int>] = []
+        /// Where a closure context's captures end, when its capture descriptor gives every
+        /// capture's size; nil: unknown, the captures are read to the end of the malloc chunk.
+        var capturesEnd: Int? = nil
         /// Swift collection storage, read element by element.
         var collection: Collection?
         /// The size of a box's value (0: unknown).
@@ -468,7 +471,7 @@ final class SwiftLayout {
         var type = ObjectType(kind: .closureContext, name: "closure context", instanceSize: 0, fields: [])
         type.firstCapture = Int(offset)
         guard let descriptor = memory.word(metadata &+ 16), descriptor != 0,
-            let count = memory.uint32(descriptor), count < 1024
+            let count = memory.uint32(descriptor), count < 1024, let bindings = memory.uint32(descriptor &+ 8)
         else { return type }
         // Captures are laid out in order, each 8-byte aligned here: a reference or a plain
         // 64-bit integer takes 8 bytes, a Swift closure 16 (its code, then its context). Past the
@@ -487,6 +490,11 @@ final class SwiftLayout {
             }
             if placesKnown, let size { position += size } else { placesKnown = false }
         }
+        // The chunk's bytes past the last capture are malloc's slack, which keeps whatever the
+        // chunk's previous object left there: read as captures, a stale word would hold an object
+        // nothing holds (a leak missed, a false holder). The generic bindings a context may keep
+        // are not among the captures: with any, where the captures end is not known.
+        if placesKnown && count > 0 && bindings == 0 { type.capturesEnd = position }
         return type
     }
 
@@ -509,7 +517,21 @@ final class SwiftLayout {
         }
         // A thick function type (`yyc`, async `YAc`); a C or thin one ends otherwise (`XC`, `Xf`).
         if text.hasSuffix("c") { return 16 }
+        if isThickImplFunction(text) { return 16 }
         return nil
+    }
+
+    /// Whether `text` ends with the mangling of a SIL function type that a closure context
+    /// captures a Swift closure as (`SiIegd_`, `ytIeghHr_`): `I`, optionally `e` (escaping), a
+    /// thick callee convention (`g` guaranteed, `x` owned, `y` unowned), then parameter and
+    /// result conventions and `h` (sendable) or `H` (async) only, and `_`. A thin function (`t`),
+    /// a C function or block, a method or a witness (an upper-case representation) is not one.
+    private func isThickImplFunction(_ text: String) -> Bool {
+        guard text.hasSuffix("_"), let marker = text.lastIndex(of: "I") else { return false }
+        var attributes = text[text.index(after: marker)...].dropLast()
+        if attributes.first == "e" { attributes = attributes.dropFirst() }
+        guard let callee = attributes.first, "gxy".contains(callee) else { return false }
+        return attributes.allSatisfy { ("a"..."z").contains($0) || $0 == "H" }
     }
 
     /// HeapGenericLocalVariable (a box): kind, value offset (32 bits), boxed type's metadata.
