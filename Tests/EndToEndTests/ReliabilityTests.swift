@@ -338,6 +338,23 @@ final class ReliabilityTests: XCTestCase {
             }, "\(report.warnings)")
     }
 
+    /// A writer held 3 s between reserving a slot and committing it (as a loaded machine or a stop
+    /// holds one), while another attached process has ended: its process lives, so its slot is
+    /// waited for, not torn, and its record is counted.
+    func testAWriterHeldBetweenReservingAndCommittingWhileAnotherProcessEndedLosesNothing() throws {
+        let (result, report) = try audit([
+            try Harness.fixture("HostileWriter"), "slow-writer", try Harness.fixture("ExitNonZero"),
+        ])
+        XCTAssertTrue(result.stdout.contains("HostileWriter: wrote slow-writer"), result.log)
+        XCTAssertGreaterThanOrEqual(report.target.attachedProcesses, 2, result.log)
+        let type = try XCTUnwrap(report.types.first { $0.name == "Hostile.Thing" }, "\(report.types.map(\.name))")
+        XCTAssertEqual(type.allocatedTotal, 3, result.log)
+        XCTAssertEqual(report.tornRecords, 0)
+        XCTAssertEqual(report.damagedRecords, 0)
+        XCTAssertEqual(report.isIncomplete, false, result.log)
+        XCTAssertEqual(result.status, 1, "the type is over budget: \(result.log)")
+    }
+
     /// A process record naming an unrelated process, then a heap-walk request, with --retainers:
     /// leak-audit neither stops nor reads it, and says why.
     func testAWalkRequestNamingAnUnrelatedProcessIsRefused() throws {

@@ -629,6 +629,55 @@ final class RecordDecoderTests: XCTestCase {
             drain(&decoder, channel, targetFinished: false), [.allocated(typeID: 1, object: 0xB, stackID: 0, sequence: 65)])
     }
 
+    /// A writer of a live process held between reserving and committing for more than a second
+    /// (a loaded machine, a stop), while another attached process has ended (swift test's XCTest
+    /// bundle before its Swift Testing run): its reservation is waited for, and its record read.
+    func testALiveProcesssSlowWriterIsWaitedForWhileAnotherProcessHasEnded() throws {
+        let (channel, writer) = try makeChannel(slots: 64)
+        writer.announce(pid: 100)
+        let live = writer.announce(pid: 200)
+        writer.typeBlob(id: 1, name: "App.Model", max: Int64.max, process: live)
+        let slow = writer.reserve(1)
+        writer.allocated(typeID: 1, object: 0xB, stackID: 0, process: live)
+        let started = Date()
+        var committed = false
+        let target = ScriptedTarget(
+            until: { committed && writer.consumedSlot > slow }, ended: [100],
+            beforePass: { _ in
+                guard !committed, Date().timeIntervalSince(started) > 1.5 else { return }
+                XCTAssertEqual(writer.consumedSlot, slow, "the reservation is still waited for")
+                writer.allocated(typeID: 1, object: 0xA, stackID: 0, process: live, at: slow)
+                committed = true
+            })
+        let (_, received) = Reception.receive(from: channel, while: target, watch: WatchOptions())
+        XCTAssertTrue(committed)
+        XCTAssertEqual(received.ledgers[live]?.types[1]?.allocated, 2, "the slow writer's record is read")
+        XCTAssertEqual(received.tornSlots, 0)
+        XCTAssertEqual(received.damagedSlots, 0)
+    }
+
+    /// A writer that died between reserving and committing, in a process that has ended, while
+    /// a process that announced itself after the reservation writes on: abandoned after the
+    /// first second (the live process cannot own it), and the live process's records are read.
+    func testADeadProcesssReservationIsAbandonedWhileAProcessAnnouncedAfterItWritesOn() throws {
+        let (channel, writer) = try makeChannel(slots: 64)
+        writer.announce(pid: 100)
+        let torn = writer.reserve(1)
+        let live = writer.announce(pid: 200)
+        writer.typeBlob(id: 1, name: "App.Model", max: Int64.max, process: live)
+        writer.allocated(typeID: 1, object: 0xB, stackID: 0, process: live)
+        let started = Date()
+        var abandonedWhileRunning = false
+        let target = ScriptedTarget(
+            until: { abandonedWhileRunning || Date().timeIntervalSince(started) > 8 }, ended: [100],
+            beforePass: { _ in abandonedWhileRunning = writer.consumedSlot > torn })
+        let (_, received) = Reception.receive(from: channel, while: target, watch: WatchOptions())
+        XCTAssertTrue(abandonedWhileRunning, "given up before the ten seconds a live writer's slot waits")
+        XCTAssertEqual(received.ledgers[live]?.types[1]?.allocated, 1)
+        XCTAssertEqual(received.tornSlots, 1)
+        XCTAssertEqual(received.damagedSlots, 0)
+    }
+
     // MARK: - Hostile values
 
     func testAHugeNextSlotSizesNoLoopAndCountsAsDamage() throws {
@@ -694,21 +743,33 @@ final class RecordDecoderTests: XCTestCase {
     }
 }
 
-/// A target that runs `passes` passes of the reader, calling `beforePass` at the start of each (to
-/// write records), then exits; it keeps the pauses the reader asked for.
+/// A target that runs `passes` passes of the reader (or until `until` holds, pausing as asked),
+/// calling `beforePass` at the start of each (to write records), then exits; it keeps the pauses
+/// the reader asked for. The processes in `ended` have ended, the others run.
 private final class ScriptedTarget: RunningTarget {
     private let passes: Int
+    private let until: (() -> Bool)?
+    private let ended: Set<Int32>
     private let beforePass: (Int) -> Void
     private var pass = 0
     private(set) var pauses: [UInt32] = []
 
     init(passes: Int, beforePass: @escaping (Int) -> Void) {
         self.passes = passes
+        until = nil
+        ended = []
+        self.beforePass = beforePass
+    }
+
+    init(until: @escaping () -> Bool, ended: Set<Int32>, beforePass: @escaping (Int) -> Void) {
+        passes = Int.max
+        self.until = until
+        self.ended = ended
         self.beforePass = beforePass
     }
 
     func poll() -> TargetOutcome? {
-        guard pass < passes else { return .exited(code: 0) }
+        guard pass < passes, !(until?() ?? false) else { return .exited(code: 0) }
         beforePass(pass)
         pass += 1
         return nil
@@ -716,6 +777,9 @@ private final class ScriptedTarget: RunningTarget {
 
     func send(_ signal: Int32) {}
     var receivedSignal: Int32? { nil }
-    func hasEnded(process pid: Int32) -> Bool { false }
-    func pause(microseconds: UInt32) { pauses.append(microseconds) }
+    func hasEnded(process pid: Int32) -> Bool { ended.contains(pid) }
+    func pause(microseconds: UInt32) {
+        pauses.append(microseconds)
+        if until != nil { usleep(microseconds) }
+    }
 }

@@ -49,6 +49,19 @@ final class ChannelWriter {
             number | (atExit ? LA_WALK_AT_EXIT : 0) | (unreachable ? LA_WALK_UNREACHABLE : 0)
     }
 
+    /// Attaches as a process linking LeakMonitor does: takes the next process index (the header's
+    /// `attached_processes`), sets `attached_pid` if no process did, flags the channel attached and
+    /// instrumented, and writes that process's process record for `pid`; returns the index.
+    @discardableResult
+    func announce(pid: Int32) -> UInt8 {
+        let process = UInt8(header.pointee.attached_processes)
+        header.pointee.attached_processes += 1
+        if header.pointee.attached_pid == 0 { header.pointee.attached_pid = pid }
+        header.pointee.flags |= UInt32(LA_FLAG_ATTACHED) | UInt32(LA_FLAG_INSTRUMENTED)
+        blob(kind: Int(LA_BLOB_PROCESS), id: UInt64(UInt32(bitPattern: pid)), value: 0, payload: [], process: process)
+        return process
+    }
+
     /// The tag stored in slot `index`'s place in the ring.
     func tag(_ index: UInt64) -> UInt64 { words(index)[0] }
 
@@ -89,12 +102,15 @@ final class ChannelWriter {
         commit(index, tag: tag)
     }
 
-    /// Appends an allocation event; returns its slot index.
+    /// Appends an allocation event of process index `process` (into slot `index` when it was
+    /// reserved already); returns its slot index.
     @discardableResult
-    func allocated(typeID: UInt32, object: UInt64, stackID: UInt32) -> UInt64 {
-        let index = reserve(1)
+    func allocated(typeID: UInt32, object: UInt64, stackID: UInt32, process: UInt8 = 0, at index: UInt64? = nil)
+        -> UInt64
+    {
+        let index = index ?? reserve(1)
         write(
-            index, tag: RecordEncoder.eventTag(Int(LA_SLOT_ALLOC), id: typeID), object,
+            index, tag: RecordEncoder.eventTag(Int(LA_SLOT_ALLOC), id: typeID) | UInt64(process) << 16, object,
             UInt64(stackID) | RecordEncoder.timeWord << 32, 0)
         return index
     }
@@ -131,19 +147,21 @@ final class ChannelWriter {
 
     /// Appends a complete blob (continuations first, head last); returns the head's slot index.
     @discardableResult
-    func blob(kind: Int, id: UInt64, value: UInt64, payload: [UInt8]) -> UInt64 {
+    func blob(kind: Int, id: UInt64, value: UInt64, payload: [UInt8], process: UInt8 = 0) -> UInt64 {
         let total = 1 + RecordEncoder.continuationCount(payload.count)
         let head = reserve(total)
         writeContinuations(head: head, payload: payload)
-        write(head, tag: RecordEncoder.headTag(blobKind: kind, totalSlots: total), id, UInt64(payload.count), value)
+        write(
+            head, tag: RecordEncoder.headTag(blobKind: kind, totalSlots: total) | UInt64(process) << 16, id,
+            UInt64(payload.count), value)
         return head
     }
 
     @discardableResult
-    func typeBlob(id: UInt32, name: String, max: Int64) -> UInt64 {
+    func typeBlob(id: UInt32, name: String, max: Int64, process: UInt8 = 0) -> UInt64 {
         blob(
             kind: Int(LA_BLOB_TYPE), id: UInt64(id), value: UInt64(bitPattern: max),
-            payload: RecordEncoder.typePayload(name: name))
+            payload: RecordEncoder.typePayload(name: name), process: process)
     }
 
     @discardableResult

@@ -3,9 +3,10 @@
 // dropped records, a module that is a FIFO, stacks deeper than any capture and names as long as
 // it likes (`deep-stacks`); a truncation of the channel, its header written over or zeroed, a type
 // defined again, records of process indexes that never announced themselves, slots reserved and
-// never written, a walk request naming another process. It links no LeakMonitor and forges the
-// header's "attached" fields, as any process of the same user could. leak-audit must neither crash
-// nor hang, must never call such a run clean, and must keep what it had decoded. The mode is the
+// never written, a walk request naming another process; and a slot written seconds after it was
+// reserved (`slow-writer`), which is no damage. It links no LeakMonitor and forges the header's
+// "attached" fields, as any process of the same user could. leak-audit must neither crash nor
+// hang, must never call such a run clean, and must keep what it had decoded. The mode is the
 // first argument; offsets are docs/record-format.md's (docs/reliability.md lists every mode and
 // what leak-audit does).
 import Glibc
@@ -194,6 +195,36 @@ case "empty-reservation":
         }
         writeSlot(slot, tag: allocKind, 0x10_0000 + index * 16, UInt64(UInt32.max), 0)
     }
+case "slow-writer":
+    // `slow-writer PROGRAM`: a type of budget 1 and two instances; PROGRAM (a process that
+    // attaches and ends: another attached process) run to its end and read by leak-audit; then a
+    // slot reserved, and the third instance written into it 3 s later. A writer held between
+    // reserving and committing, as a loaded machine or a stop holds one, after another process of
+    // the run has ended (swift test's Swift Testing run after its XCTest bundle).
+    guard CommandLine.arguments.count > 2 else {
+        print("HostileWriter: slow-writer needs a program")
+        exit(64)
+    }
+    announce()
+    defineType()
+    let first = reserve(2)
+    for index in UInt64(0)..<2 { writeSlot(first + index, tag: allocKind, 0x1000 + index * 16, UInt64(UInt32.max), 0) }
+    var child: pid_t = 0
+    let program = CommandLine.arguments[2]
+    var argv: [UnsafeMutablePointer<CChar>?] = [strdup(program), strdup("clean"), nil]
+    guard posix_spawn(&child, program, nil, nil, &argv, environ) == 0 else {
+        print("HostileWriter: cannot start \(program)")
+        exit(1)
+    }
+    var status: Int32 = 0
+    _ = waitpid(child, &status, 0)
+    guard awaitReader() else {
+        print("HostileWriter: leak-audit read nothing")
+        exit(1)
+    }
+    let held = reserve(1)
+    sleep(3)
+    writeSlot(held, tag: allocKind, 0x1020, UInt64(UInt32.max), 0)
 case "walk-unrelated":
     // A process record naming another process (the second argument), a type over budget, then a
     // heap-walk request at exit (--retainers): leak-audit must not stop or read that process.

@@ -127,8 +127,10 @@ final class ProcessLedgers: RecordSink {
         Dictionary(uniqueKeysWithValues: byIndex.enumerated().compactMap { index, ledger in ledger.map { (UInt8(index), $0) } })
     }
 
-    /// The ledgers of the processes that wrote records.
-    var attached: [LifetimeLedger] { byIndex.compactMap { $0 } }
+    /// The index and pid of each process that announced itself, without copying a ledger.
+    var announced: [(index: UInt8, pid: Int32)] {
+        (0..<writtenBound.pointee).compactMap { index in ledgers[index].process.map { (UInt8(index), $0.pid) } }
+    }
 
     /// What a progress display shows of every process now.
     func progressTally() -> ProgressTally {

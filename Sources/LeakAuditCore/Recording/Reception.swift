@@ -229,7 +229,10 @@ struct Reception {
         var waitingSince: UInt64 = 0
         // The slots reserved when that wait began: all were reserved before it.
         var reservedWhenWaiting: UInt64 = 0
-        // Reservations abandoned while every attached process still ran.
+        // When the possible owners of that slot are looked at next (`ReservationOwners`: a pass
+        // of the ring's tags and a look at each process), in the channel's clock.
+        var nextOwnerCheck: UInt64 = 0
+        // Reservations abandoned while every process that may have made them still ran.
         var unfilledReservations: UInt64 = 0
         // The pause after the pass under way (`quietSlots`).
         var pause: UInt32
@@ -267,31 +270,40 @@ struct Reception {
                 reservedWhenWaiting = channel.reservedSlots
                 return false
             }
-            guard decoder.clock &- waitingSince > Reception.deadWriterMilliseconds else { return false }
-            // A record takes microseconds to write: its writer is taken for dead after a
-            // second once an attached process has ended; for stalled after ten once others
-            // wait behind it (the ring is full, or a later record is committed); and after
-            // 30 s whatever happened (one that died before it said who it is). Every slot
-            // reserved before the wait began and still empty is torn then: a reservation
-            // left empty (a dead writer's, or one forged) costs one wait, not one per slot.
-            // While no attached process has ended, its writer lives: a reservation it never
-            // fills is damage, not a death. A live writer that is only slow must not be
-            // passed over (its record would land in a slot the ring hands out again): a
-            // thread waits ten seconds for a core only when something stopped it.
             let waited = decoder.clock &- waitingSince
-            let ended = ledgers.attached.contains { $0.process.map { target.hasEnded(process: $0.pid) } ?? false }
-            guard
-                ended
-                    || (waited > Reception.stalledWriterMilliseconds
-                        && Reception.othersWaitBehind(decoder.cursor, in: channel))
-                    || waited > Reception.silentWriterMilliseconds
-            else { return false }
-            if !ended { unfilledReservations &+= 1 }
+            guard waited > Reception.deadWriterMilliseconds, decoder.clock >= nextOwnerCheck else { return false }
+            // A record takes microseconds to write: its writer is taken for dead after a second
+            // once every process that may have reserved the slot has ended
+            // (`ReservationOwners`); for stalled after ten once others wait behind it (the ring
+            // is full, or a later record is committed); and after 30 s whatever happened (one
+            // that died before it said who it is). A live writer that is only slow must not be
+            // passed over (its record would land in a slot the ring hands out again): on a
+            // loaded machine a thread can wait more than a second for a core, but ten only when
+            // something stopped it. Where a live process may own the slot, a reservation left
+            // empty costs the longer wait, and is damage unless one that may own it has ended.
+            nextOwnerCheck = decoder.clock &+ Reception.ownerCheckMilliseconds
+            let owners = ReservationOwners(
+                of: decoder.cursor, in: channel, announced: ledgers.announced,
+                hasEnded: { target.hasEnded(process: $0) })
+            let below: UInt64
+            if owners.allEnded {
+                // Every slot reserved before the wait began and still empty is torn, in one pass (a
+                // dead writer's reservation costs one wait, not one per slot), up to the first
+                // process that announced itself after the slot: those after it may be its own.
+                below = Swift.min(reservedWhenWaiting, owners.firstLaterAnnouncement ?? UInt64.max)
+            } else if (waited > Reception.stalledWriterMilliseconds
+                && Reception.othersWaitBehind(decoder.cursor, in: channel))
+                || waited > Reception.silentWriterMilliseconds
+            {
+                if !owners.someEnded { unfilledReservations &+= 1 }
+                below = reservedWhenWaiting
+            } else {
+                return false
+            }
             // At most a ring at a time: a `next_slot` further ahead is a damaged
             // header (counted once at the end), not slots to walk through each pass.
             decoder.abandonReservations(
-                below: Swift.min(
-                    Swift.max(reservedWhenWaiting, decoder.cursor &+ 1), decoder.cursor &+ channel.slotCapacity))
+                below: Swift.min(Swift.max(below, decoder.cursor &+ 1), decoder.cursor &+ channel.slotCapacity))
             waitingSlot = nil
             return true
         }
@@ -373,6 +385,8 @@ extension Reception {
     static let deadWriterMilliseconds: UInt64 = 1_000
     static let stalledWriterMilliseconds: UInt64 = 10_000
     static let silentWriterMilliseconds: UInt64 = 30_000
+    /// How often, past the first second of a wait, the possible owners of the slot are looked at.
+    static let ownerCheckMilliseconds: UInt64 = 100
 
     /// Slots after `cursor` that are looked at for a committed record (`othersWaitBehind`).
     static let committedLookahead: UInt64 = 64
