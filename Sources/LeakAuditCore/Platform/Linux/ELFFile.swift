@@ -22,6 +22,8 @@ struct ELFFile: ~Copyable {
     static let dynamicSymbolTable: UInt64 = 11
 
     private let descriptor: Int32
+    /// The file's size when it was opened: no section reaches past it.
+    private let size: UInt64
     /// The section headers, in the file's order.
     let sections: [Section]
     /// The index of the section holding the sections' names.
@@ -52,6 +54,7 @@ struct ELFFile: ~Copyable {
             return nil
         }
         self.descriptor = descriptor
+        size = UInt64(clamping: info.st_size)
         self.namesIndex = namesIndex
         sections = (0..<sectionCount).map { index in
             let base = index * sectionSize
@@ -64,9 +67,10 @@ struct ELFFile: ~Copyable {
 
     deinit { close(descriptor) }
 
-    /// The bytes of `section`, when it is smaller than `limit`.
+    /// The bytes of `section`, when it is smaller than `limit` and lies within the file.
     func bytes(of section: Section, limit: UInt64 = 64 << 20) -> [UInt8]? {
-        section.size < limit ? Self.read(descriptor, section.offset, Int(section.size)) : nil
+        guard section.size < limit, section.offset <= size, section.size <= size - section.offset else { return nil }
+        return Self.read(descriptor, section.offset, Int(section.size))
     }
 
     /// The NUL-terminated string at `offset` in a string table.
@@ -79,7 +83,10 @@ struct ELFFile: ~Copyable {
     static func u32(_ bytes: [UInt8], _ at: Int) -> UInt64 { (0..<4).reduce(0) { $0 | UInt64(bytes[at + $1]) << (8 * $1) } }
     static func u64(_ bytes: [UInt8], _ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(bytes[at + $1]) << (8 * $1) } }
 
-    private static func read(_ descriptor: Int32, _ offset: UInt64, _ count: Int) -> [UInt8]? {
+    /// `count` bytes of the file open as `descriptor` from `offset`; nil when the file ends before
+    /// them, or `offset` is beyond any file (an offset the file's headers give: any 64 bits).
+    static func read(_ descriptor: Int32, _ offset: UInt64, _ count: Int) -> [UInt8]? {
+        guard count >= 0, offset <= UInt64(Int64.max) - UInt64(count) else { return nil }
         var bytes = [UInt8](repeating: 0, count: count)
         let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) }
         return got == count ? bytes : nil

@@ -111,9 +111,7 @@ struct ProgramHeaders {
         else { return nil }
         func read(_ offset: UInt64, _ count: Int) -> [UInt8]? {
             guard count > 0, count <= 1 << 20 else { return nil }
-            var bytes = [UInt8](repeating: 0, count: count)
-            let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) }
-            return got == count ? bytes : nil
+            return ELFFile.read(descriptor, offset, count)
         }
         func u32(_ bytes: [UInt8], _ at: Int) -> UInt64 { (0..<4).reduce(0) { $0 | UInt64(bytes[at + $1]) << (8 * $1) } }
         func u64(_ bytes: [UInt8], _ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(bytes[at + $1]) << (8 * $1) } }

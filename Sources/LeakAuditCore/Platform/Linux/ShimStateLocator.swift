@@ -18,11 +18,12 @@ enum ShimStateLocator {
         var inode: UInt64
     }
     /// What an image file's dynamic symbols say of the state: its link-time address and size, and
-    /// the lowest link-time address of the file's segments, to place it.
+    /// the link-time range of the file's segments, to place it and to bound it.
     private struct Definition {
         var address: UInt64
         var size: UInt64
         var lowestSegment: UInt64
+        var highestSegment: UInt64
     }
     /// Each file's definition, or nil when it exports none: read once per file for the life of
     /// leak-audit.
@@ -40,10 +41,17 @@ enum ShimStateLocator {
             let key = FileKey(path: region.path, inode: region.inode)
             guard placed.insert(key).inserted, let definition = definition(of: key) else { continue }
             let bias = region.start &- definition.lowestSegment / pageSize * pageSize
+            // The file says where the state is and how large: a file made to lie (a symbol of that
+            // name past the address space, or larger than the image) must neither trap nor hide
+            // memory outside the image's own segments from the walk.
+            let imageStart = bias &+ definition.lowestSegment
+            let imageEnd = bias &+ definition.highestSegment
             let start = bias &+ definition.address
-            let first = (start + pageSize - 1) / pageSize * pageSize
-            let end = (start &+ definition.size) / pageSize * pageSize
-            if first < end { ranges.append(first..<end) }
+            guard imageStart < imageEnd, start >= imageStart, start < imageEnd else { continue }
+            let stateEnd = definition.size < imageEnd - start ? start + definition.size : imageEnd
+            let first = (start / pageSize * pageSize).addingReportingOverflow(start % pageSize == 0 ? 0 : pageSize)
+            let end = stateEnd / pageSize * pageSize
+            if !first.overflow && first.partialValue < end { ranges.append(first.partialValue..<end) }
         }
         return ranges.sorted { $0.lowerBound < $1.lowerBound }
     }
@@ -59,6 +67,7 @@ enum ShimStateLocator {
         guard let file = ELFFile(path: key.path, inode: key.inode), let (address, size) = file.dynamicDefinition(of: symbolName),
             let headers = ProgramHeaders(path: key.path, inode: key.inode)
         else { return nil }
-        return Definition(address: address, size: size, lowestSegment: headers.lowestAddress)
+        return Definition(
+            address: address, size: size, lowestSegment: headers.lowestAddress, highestSegment: headers.highestAddress)
     }
 }
