@@ -56,6 +56,11 @@ final class HeapSnapshotReplayTests: XCTestCase {
             ["1 cycle a cycle of 2 objects that nothing else holds:  App.Node / next App.Node / next App.Leaked"])
         XCTAssertEqual(
             try lines(seeds["array"]), ["3 global App.store: App.store App.Screen / items [App.Model] / [i] App.Leaked"])
+        // The struct's word that reads as the second instance's address holds nothing.
+        let existentials = try lines(seeds["existentials"])
+        XCTAssertEqual(existentials.first, "1 global App.store: App.store App.Screen / items [(existential)] / [0] App.Leaked")
+        XCTAssertEqual(existentials.count, 2)
+        XCTAssertTrue(existentials.last?.hasPrefix("1 unknown nothing: unreachable") ?? false, "\(existentials)")
         XCTAssertEqual(
             try lines(seeds["dictionary"]),
             [#"1 global App.store: App.store App.Session / cache [Swift.String: App.Model] / ["login"] App.Leaked"#])

@@ -657,9 +657,13 @@ package enum HeapSnapshotReplay {
             // Value witnesses: size, stride and flags, named by the word before the metadata. A
             // struct or enum of variant bit 0 is POD; any other type is not.
             let isValue = type.kind == .structure || type.kind == .enumeration
+            // A raw kind 0x303 is an existential; of variant bit 0, opaque (`any P`): a container
+            // of five words.
+            let isOpaqueExistential = type.kind == .raw && type.number == 0x303 && variant & 1 != 0
+            let stride: UInt64 = type.kind == .structure ? UInt64(type.number) : isOpaqueExistential ? 40 : 8
             draft.word(address(slot + 0x500), at: slot + 0x08)
-            draft.word(type.kind == .structure ? UInt64(type.number) : 8, at: slot + 0x500 + 64)
-            draft.word(type.kind == .structure ? UInt64(type.number) : 8, at: slot + 0x500 + 72)
+            draft.word(stride, at: slot + 0x500 + 64)
+            draft.word(stride, at: slot + 0x500 + 72)
             draft.uint32(isValue && type.variant & 1 != 0 ? 0 : SwiftLayout.nonPODFlag, at: slot + 0x500 + 80)
             // The descriptor's word, for indirect references.
             draft.word(address(descriptorOffset), at: descriptorOffset + 0x3F0)
@@ -752,6 +756,19 @@ package enum HeapSnapshotReplay {
                 kind = [0x501, 0x503][Int(type.number % 2)]
             case .raw:
                 kind = UInt64(type.number)
+                if kind == 0x303 {
+                    // Existential metadata: flags (bit 31: not bound to classes, when opaque; the
+                    // variant's bits 1...2 a special protocol, bit 3 a superclass constraint), then
+                    // how many protocols (the variant's bits 4...7), each this type's descriptor.
+                    let flags =
+                        (isOpaqueExistential ? 0x8000_0000 : 0) | UInt32((variant >> 1) & 3) << 24
+                        | (variant & 8 != 0 ? 0x4000_0000 : 0)
+                    draft.uint32(flags, at: metadataOffset + 8)
+                    draft.uint32(UInt32(variant >> 4), at: metadataOffset + 12)
+                    for position in 0..<Int(variant >> 4) {
+                        draft.word(address(descriptorOffset), at: metadataOffset + 16 + 8 * position)
+                    }
+                }
             case .structure, .enumeration:
                 kind = type.kind == .structure ? 0x200 : 0x201
                 draft.word(address(descriptorOffset), at: metadataOffset + 8)

@@ -3,10 +3,10 @@
 
 extension HeapSnapshotReplay {
     /// Well-formed inputs, by name: an instance held by a global (with a freed chunk that still
-    /// reads as its holder), a cycle of two objects, array storage holding objects, dictionary
-    /// storage with a String key, a closure context, a chain of 50,000 objects, objects in a
-    /// thread arena, in mmapped chunks and outside any heap, and stack, register, thread-local,
-    /// task, box and enum-payload holders.
+    /// reads as its holder), a cycle of two objects, array storage holding objects (and `any P`
+    /// elements, read by the type each holds), dictionary storage with a String key, a closure
+    /// context, a chain of 50,000 objects, objects in a thread arena, in mmapped chunks and
+    /// outside any heap, and stack, register, thread-local, task, box and enum-payload holders.
     package static var seeds: [String: [UInt8]] {
         var seeds: [String: [UInt8]] = [:]
 
@@ -54,6 +54,31 @@ extension HeapSnapshotReplay {
         array.globals(Encoder.object(0))
         array.instances(Encoder.object(2) + Encoder.object(3) + Encoder.object(4))
         seeds["array"] = array.bytes
+
+        // App.store → Screen.items → [0]: an array of `any P`, each element read by the type it
+        // holds: the first a class instance, the second a plain struct whose word reads as the
+        // address of another instance, which it does not hold.
+        var existentials = Encoder()
+        existentials.classType(name: Name.model)
+        existentials.typeSpec([Encoder.kind(.raw), 1 | 1 << 4, Name.items, 0x03, 0x03])
+        existentials.typeSpec([Encoder.kind(.array), 0, Name.items, 1])
+        existentials.classType(name: Name.screen, words: 1, fields: [(2, [15, 12] + Array("Say4main1PPG".utf8), Name.items)])
+        existentials.typeSpec([Encoder.kind(.structure), 1, Name.state, 8])
+        existentials.chunks(
+            .heap,
+            [
+                (2, [Encoder.meta(3), Code.live] + Encoder.object(1)),
+                (
+                    8,
+                    [Encoder.meta(2), Code.live, Code.small + 2, Code.small + 2]
+                        + Encoder.object(2) + [Code.zero, Code.zero, Encoder.meta(0), Code.zero]
+                        + Encoder.object(3) + [Code.zero, Code.zero, Encoder.meta(4), Code.zero]
+                ),
+                (2, [Encoder.meta(0), Code.live]), (2, [Encoder.meta(0), Code.live]),
+            ])
+        existentials.globals(Encoder.object(0))
+        existentials.instances(Encoder.object(2) + Encoder.object(3))
+        seeds["existentials"] = existentials.bytes
 
         // App.store → Session.cache → ["login"]: a native dictionary of 2 buckets, one occupied.
         var dictionary = Encoder()
