@@ -84,6 +84,9 @@ let package = Package(
         .executableTarget(
             name: "HeapGraphFuzzer", dependencies: ["FuzzDriver", "LeakAuditCore", "LeakAuditModel"],
             path: "Fuzz/HeapGraphFuzzer"),
+        // The image files' libFuzzer target (the target's executable and libraries, as the heap
+        // walk and `leak-audit run` read them), built and replayed the same way.
+        .executableTarget(name: "ELFFuzzer", dependencies: ["FuzzDriver", "LeakAuditCore"], path: "Fuzz/ELFFuzzer"),
         // The saved report's libFuzzer target (`leak-audit report`: the JSON reader, then every
         // renderer), built and replayed the same way.
         .executableTarget(

@@ -5,7 +5,8 @@
 # memory, registers and module records, through the malloc chunk walk, the reading of Swift
 # metadata, the retaining-path search and its naming (Fuzz/HeapGraphFuzzer, `--retainers`);
 # ReportFuzzer, a saved report's bytes, through the strict JSON report reader and every renderer
-# (Fuzz/ReportFuzzer, `leak-audit report`).
+# (Fuzz/ReportFuzzer, `leak-audit report`); ELFFuzzer, an image file's bytes, through the readers of
+# the target's executable and libraries (Fuzz/ELFFuzzer).
 # Builds each target with libFuzzer and AddressSanitizer in .build-fuzz/, starts from its
 # well-formed seeds plus the corpus of earlier runs (.build-fuzz/TARGET/corpus), and runs it for
 # RUNS inputs (default 200,000, about a minute each; docs/reliability.md gives longer runs), split
@@ -20,9 +21,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-200000}
 jobs=${2:-1}
-targets=(RecordStreamFuzzer HeapGraphFuzzer ReportFuzzer)
+targets=(RecordStreamFuzzer HeapGraphFuzzer ReportFuzzer ELFFuzzer)
 [[ $runs =~ ^[0-9]+$ && $jobs =~ ^[1-9][0-9]*$ && ( -z ${3:-} || " ${targets[*]} " == *" ${3:-} "* ) ]] || {
-    echo "usage: scripts/fuzz.sh [RUNS [JOBS [RecordStreamFuzzer|HeapGraphFuzzer|ReportFuzzer]]]" >&2
+    echo "usage: scripts/fuzz.sh [RUNS [JOBS [RecordStreamFuzzer|HeapGraphFuzzer|ReportFuzzer|ELFFuzzer]]]" >&2
     exit 64
 }
 [[ -z ${3:-} ]] || targets=("$3")

@@ -11,76 +11,7 @@ import XCTest
 /// string table without terminator, a symbol past the address space): ELFFile, ProgramHeaders and
 /// ShimStateLocator give a partial answer or none, and never trap.
 final class ELFFileTests: XCTestCase {
-    /// A small shared object: one PT_LOAD of 1 MiB at 0, a `.dynstr`, a `.dynsym` of the given
-    /// symbols (each an object, defined in section 1) and a `.shstrtab`; what `edit` changes in its
-    /// bytes after they are laid out (offsets below).
-    private struct Image {
-        var symbols: [(name: String, value: UInt64, size: UInt64)] = []
-        /// `.dynstr` as laid out, to lie about (every name NUL-terminated unless changed).
-        var strings: [UInt8]? = nil
-
-        static let programHeaders = 64
-        static let dynamicStrings = 120
-
-        func bytes(edit: (inout [UInt8], _ sectionHeaders: Int) -> Void = { _, _ in }) -> [UInt8] {
-            var names: [UInt8] = [0]
-            var symbolTable = [UInt8](repeating: 0, count: 24)
-            for symbol in symbols {
-                var entry = [UInt8](repeating: 0, count: 24)
-                Self.put(UInt64(names.count), 4, at: 0, in: &entry)
-                entry[4] = 0x11  // STB_GLOBAL, STT_OBJECT
-                Self.put(1, 2, at: 6, in: &entry)
-                Self.put(symbol.value, 8, at: 8, in: &entry)
-                Self.put(symbol.size, 8, at: 16, in: &entry)
-                symbolTable += entry
-                names += Array(symbol.name.utf8) + [0]
-            }
-            let dynamicStrings = strings ?? names
-            let symbolsAt = (Self.dynamicStrings + dynamicStrings.count + 7) / 8 * 8
-            let sectionNames = Array("\0.dynstr\0.dynsym\0.shstrtab\0".utf8)
-            let sectionNamesAt = symbolsAt + symbolTable.count
-            let sectionHeadersAt = (sectionNamesAt + sectionNames.count + 7) / 8 * 8
-            var file = [UInt8](repeating: 0, count: sectionHeadersAt + 4 * 64)
-            file.replaceSubrange(0..<8, with: [0x7F, 0x45, 0x4C, 0x46, 2, 1, 1, 0])
-            Self.put(3, 2, at: 0x10, in: &file)
-            Self.put(0x3E, 2, at: 0x12, in: &file)
-            Self.put(1, 4, at: 0x14, in: &file)
-            Self.put(UInt64(Self.programHeaders), 8, at: 0x20, in: &file)
-            Self.put(UInt64(sectionHeadersAt), 8, at: 0x28, in: &file)
-            Self.put(64, 2, at: 0x34, in: &file)
-            Self.put(56, 2, at: 0x36, in: &file)
-            Self.put(1, 2, at: 0x38, in: &file)
-            Self.put(64, 2, at: 0x3A, in: &file)
-            Self.put(4, 2, at: 0x3C, in: &file)
-            Self.put(3, 2, at: 0x3E, in: &file)
-            // PT_LOAD: the file's first page at 0, 1 MiB in memory.
-            Self.put(1, 4, at: Self.programHeaders, in: &file)
-            Self.put(0x1000, 8, at: Self.programHeaders + 0x20, in: &file)
-            Self.put(0x10_0000, 8, at: Self.programHeaders + 0x28, in: &file)
-            file.replaceSubrange(Self.dynamicStrings..<Self.dynamicStrings + dynamicStrings.count, with: dynamicStrings)
-            file.replaceSubrange(symbolsAt..<symbolsAt + symbolTable.count, with: symbolTable)
-            file.replaceSubrange(sectionNamesAt..<sectionNamesAt + sectionNames.count, with: sectionNames)
-            // Sections 1 to 3: name, type, offset, size, link.
-            for (index, section) in [
-                (1, 3, Self.dynamicStrings, dynamicStrings.count, 0), (9, 11, symbolsAt, symbolTable.count, 1),
-                (17, 3, sectionNamesAt, sectionNames.count, 0),
-            ].enumerated() {
-                let header = sectionHeadersAt + (index + 1) * 64
-                Self.put(UInt64(section.0), 4, at: header, in: &file)
-                Self.put(UInt64(section.1), 4, at: header + 4, in: &file)
-                Self.put(UInt64(section.2), 8, at: header + 0x18, in: &file)
-                Self.put(UInt64(section.3), 8, at: header + 0x20, in: &file)
-                Self.put(UInt64(section.4), 4, at: header + 0x28, in: &file)
-            }
-            edit(&file, sectionHeadersAt)
-            return file
-        }
-
-        /// Stores the low `width` bytes of `value`, little-endian, at `offset`.
-        static func put(_ value: UInt64, _ width: Int, at offset: Int, in bytes: inout [UInt8]) {
-            for byte in 0..<width { bytes[offset + byte] = UInt8(truncatingIfNeeded: value >> (8 * byte)) }
-        }
-    }
+    private typealias Image = ELFReplay.Image
 
     private var directory = ""
 
@@ -173,6 +104,35 @@ final class ELFFileTests: XCTestCase {
         XCTAssertEqual(cutFile.dynamicDefinition(of: "first")?.address, 0x1800)
         XCTAssertNil(cutFile.dynamicDefinition(of: Self.state))
         XCTAssertEqual(cutFile.objectSymbols { $0 == Self.state }, [0x2000], "the name as far as the table goes")
+    }
+
+    /// The fuzz target's seeds read as what they define, and thousands of their mutations (bytes
+    /// flipped, cut short, words of all ones) neither trap nor hang (Fuzz/ELFFuzzer runs longer).
+    func testTheFuzzersSeedsReadAndTheirMutationsNeverTrap() {
+        let seeds = ELFReplay.seeds.sorted { $0.key < $1.key }.map(\.value)
+        // Each has 4 sections and is an ELF file TargetKind reads (5); the ICU class: 6; the
+        // state's 48 whole pages and the malloc-block class: 54; a name without terminator: 5.
+        XCTAssertEqual(seeds.map { $0.withUnsafeBytes(ELFReplay.read) }, [6, 54, 5])
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func random() -> Int {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            return Int(truncatingIfNeeded: state >> 1)
+        }
+        for round in 0..<3_000 {
+            var input = seeds[round % seeds.count]
+            for _ in 0..<(1 + random() % 8) {
+                let at = random() % input.count
+                switch random() % 3 {
+                case 0: input[at] ^= UInt8(truncatingIfNeeded: random())
+                case 1: for offset in at..<Swift.min(at + 8, input.count) { input[offset] = 0xFF }
+                default: input.removeLast(random() % Swift.max(1, input.count / 4))
+                }
+                if input.isEmpty { break }
+            }
+            _ = input.withUnsafeBytes(ELFReplay.read)
+        }
     }
 
     /// An image whose shim state is said to lie at the top of the address space, or to be larger

@@ -27,20 +27,28 @@ enum ForeignClassSymbols {
 
     /// The classes the library at `path` defines, at link-time addresses, kept for the next walk.
     private static func read(_ path: String) -> ForeignClasses {
-        let file = ELFFile(path: path)
-        var classes = ForeignClasses(
-            multiPayloadEnumSections: file?.loadedRange(ofSection: "swift5_mpenum").map { [$0] } ?? [])
-        // `_ZTVN6icu_7613UnicodeStringE`: the namespace carries ICU's version, or is plain `icu` in
-        // a build without renaming. Only ICU's libraries and the blocks runtime are searched.
-        let name = path.split(separator: "/").last.map { $0.lowercased() } ?? ""
-        if name.contains("icu") || name.hasPrefix("libblocksruntime") {
-            classes.unicodeStrings =
-                file?.objectSymbols {
-                    $0.hasPrefix("_ZTVN") && $0.hasSuffix("13UnicodeStringE") && $0.contains("icu")
-                } ?? []
-            classes.mallocBlocks = file?.objectSymbols { $0 == "_NSConcreteMallocBlock" } ?? []
+        var classes = ForeignClasses()
+        if let file = ELFFile(path: path) {
+            // Only ICU's libraries and the blocks runtime define the classes searched by name.
+            let name = path.split(separator: "/").last.map { $0.lowercased() } ?? ""
+            classes = Self.classes(in: file, searchingSymbols: name.contains("icu") || name.hasPrefix("libblocksruntime"))
         }
         classesByPath.withLock { $0[path] = classes }
+        return classes
+    }
+
+    /// The classes `file` defines, at link-time addresses: its `swift5_mpenum` section, and, when
+    /// `searchingSymbols`, `UnicodeString`'s vtable (`_ZTVN6icu_7613UnicodeStringE`: the namespace
+    /// carries ICU's version, or is plain `icu` in a build without renaming) and
+    /// `_NSConcreteMallocBlock`.
+    static func classes(in file: borrowing ELFFile, searchingSymbols: Bool = true) -> ForeignClasses {
+        var classes = ForeignClasses(
+            multiPayloadEnumSections: file.loadedRange(ofSection: "swift5_mpenum").map { [$0] } ?? [])
+        guard searchingSymbols else { return classes }
+        classes.unicodeStrings = file.objectSymbols {
+            $0.hasPrefix("_ZTVN") && $0.hasSuffix("13UnicodeStringE") && $0.contains("icu")
+        }
+        classes.mallocBlocks = file.objectSymbols { $0 == "_NSConcreteMallocBlock" }
         return classes
     }
 }

@@ -39,21 +39,34 @@ enum ShimStateLocator {
         // ProcessInspection.modules places images).
         for region in regions where region.fileOffset == 0 && region.path.hasPrefix("/") && region.inode != 0 {
             let key = FileKey(path: region.path, inode: region.inode)
-            guard placed.insert(key).inserted, let definition = definition(of: key) else { continue }
-            let bias = region.start &- definition.lowestSegment / pageSize * pageSize
-            // The file says where the state is and how large: a file made to lie (a symbol of that
-            // name past the address space, or larger than the image) must neither trap nor hide
-            // memory outside the image's own segments from the walk.
-            let imageStart = bias &+ definition.lowestSegment
-            let imageEnd = bias &+ definition.highestSegment
-            let start = bias &+ definition.address
-            guard imageStart < imageEnd, start >= imageStart, start < imageEnd else { continue }
-            let stateEnd = definition.size < imageEnd - start ? start + definition.size : imageEnd
-            let first = (start / pageSize * pageSize).addingReportingOverflow(start % pageSize == 0 ? 0 : pageSize)
-            let end = stateEnd / pageSize * pageSize
-            if !first.overflow && first.partialValue < end { ranges.append(first.partialValue..<end) }
+            guard placed.insert(key).inserted, let definition = definition(of: key),
+                let pages = statePages(
+                    imageAt: region.start, address: definition.address, size: definition.size,
+                    segments: definition.lowestSegment..<definition.highestSegment, pageSize: pageSize)
+            else { continue }
+            ranges.append(pages)
         }
         return ranges.sorted { $0.lowerBound < $1.lowerBound }
+    }
+
+    /// The whole pages of a state that the image file says lies at link-time `address` and spans
+    /// `size` bytes, in an image whose first page is mapped at `start` and whose segments span
+    /// `segments` at link time; nil when no whole page is the state's. The file says where the
+    /// state is and how large: a file made to lie (a symbol of that name past the address space,
+    /// or larger than the image) must neither trap nor hide memory outside the image's own
+    /// segments from the walk.
+    static func statePages(
+        imageAt start: UInt64, address: UInt64, size: UInt64, segments: Range<UInt64>, pageSize: UInt64
+    ) -> Range<UInt64>? {
+        let bias = start &- segments.lowerBound / pageSize * pageSize
+        let imageStart = bias &+ segments.lowerBound
+        let imageEnd = bias &+ segments.upperBound
+        let state = bias &+ address
+        guard imageStart < imageEnd, state >= imageStart, state < imageEnd else { return nil }
+        let stateEnd = size < imageEnd - state ? state + size : imageEnd
+        let first = (state / pageSize * pageSize).addingReportingOverflow(state % pageSize == 0 ? 0 : pageSize)
+        let end = stateEnd / pageSize * pageSize
+        return !first.overflow && first.partialValue < end ? first.partialValue..<end : nil
     }
 
     private static func definition(of key: FileKey) -> Definition? {
