@@ -380,8 +380,8 @@ struct Reception {
 
 extension Reception {
     /// How long the reader waits on an empty reservation before it takes the writer for dead (once
-    /// an attached process has ended), for stalled (while others wait behind it), or for gone
-    /// (whatever happened), in milliseconds of the channel's clock.
+    /// every process that may own it has ended), for stalled (while others wait behind it), or for
+    /// gone (whatever happened), in milliseconds of the channel's clock.
     static let deadWriterMilliseconds: UInt64 = 1_000
     static let stalledWriterMilliseconds: UInt64 = 10_000
     static let silentWriterMilliseconds: UInt64 = 30_000
