@@ -658,22 +658,29 @@ final class RecordDecoderTests: XCTestCase {
 
     /// A writer that died between reserving and committing, in a process that has ended, while
     /// a process that announced itself after the reservation writes on: abandoned after the
-    /// first second (the live process cannot own it), and the live process's records are read.
+    /// first second (the live process cannot own it), and the live process's records are read,
+    /// its own slow reservation (after its announcement, still empty then) among them.
     func testADeadProcesssReservationIsAbandonedWhileAProcessAnnouncedAfterItWritesOn() throws {
         let (channel, writer) = try makeChannel(slots: 64)
         writer.announce(pid: 100)
         let torn = writer.reserve(1)
         let live = writer.announce(pid: 200)
         writer.typeBlob(id: 1, name: "App.Model", max: Int64.max, process: live)
+        let slow = writer.reserve(1)
         writer.allocated(typeID: 1, object: 0xB, stackID: 0, process: live)
         let started = Date()
         var abandonedWhileRunning = false
         let target = ScriptedTarget(
-            until: { abandonedWhileRunning || Date().timeIntervalSince(started) > 8 }, ended: [100],
-            beforePass: { _ in abandonedWhileRunning = writer.consumedSlot > torn })
+            until: { writer.consumedSlot > slow || Date().timeIntervalSince(started) > 8 }, ended: [100],
+            beforePass: { _ in
+                guard !abandonedWhileRunning, writer.consumedSlot > torn else { return }
+                abandonedWhileRunning = true
+                XCTAssertEqual(writer.consumedSlot, slow, "the live process's reservation is still waited for")
+                writer.allocated(typeID: 1, object: 0xA, stackID: 0, process: live, at: slow)
+            })
         let (_, received) = Reception.receive(from: channel, while: target, watch: WatchOptions())
         XCTAssertTrue(abandonedWhileRunning, "given up before the ten seconds a live writer's slot waits")
-        XCTAssertEqual(received.ledgers[live]?.types[1]?.allocated, 1)
+        XCTAssertEqual(received.ledgers[live]?.types[1]?.allocated, 2)
         XCTAssertEqual(received.tornSlots, 1)
         XCTAssertEqual(received.damagedSlots, 0)
     }
