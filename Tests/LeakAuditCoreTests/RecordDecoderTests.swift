@@ -629,27 +629,42 @@ final class RecordDecoderTests: XCTestCase {
             drain(&decoder, channel, targetFinished: false), [.allocated(typeID: 1, object: 0xB, stackID: 0, sequence: 65)])
     }
 
+    /// Announces process 200, which runs on, and its type `App.Model` (id 1); reserves a slot it
+    /// has not written yet, then writes an allocation after it. Returns its index and that slot.
+    private func announceSlowProcess(_ writer: ChannelWriter) -> (process: UInt8, slot: UInt64) {
+        let live = writer.announce(pid: 200)
+        writer.typeBlob(id: 1, name: "App.Model", max: Int64.max, process: live)
+        let slot = writer.reserve(1)
+        writer.allocated(typeID: 1, object: 0xB, stackID: 0, process: live)
+        return (live, slot)
+    }
+
+    /// What the reader receives from `channel` while process 100 has ended and the target runs
+    /// until `until` holds, calling `beforePass` at each pass.
+    private func receive(_ channel: RecordChannel, until: @escaping () -> Bool, beforePass: @escaping () -> Void)
+        -> Reception
+    {
+        let target = ScriptedTarget(until: until, ended: [100]) { _ in beforePass() }
+        return Reception.receive(from: channel, while: target, watch: WatchOptions()).received
+    }
+
     /// A writer of a live process held between reserving and committing for more than a second
     /// (a loaded machine, a stop), while another attached process has ended (swift test's XCTest
     /// bundle before its Swift Testing run): its reservation is waited for, and its record read.
     func testALiveProcesssSlowWriterIsWaitedForWhileAnotherProcessHasEnded() throws {
         let (channel, writer) = try makeChannel(slots: 64)
         writer.announce(pid: 100)
-        let live = writer.announce(pid: 200)
-        writer.typeBlob(id: 1, name: "App.Model", max: Int64.max, process: live)
-        let slow = writer.reserve(1)
-        writer.allocated(typeID: 1, object: 0xB, stackID: 0, process: live)
+        let (live, slow) = announceSlowProcess(writer)
         let started = Date()
         var committed = false
-        let target = ScriptedTarget(
-            until: { committed && writer.consumedSlot > slow }, ended: [100],
-            beforePass: { _ in
+        let received = receive(
+            channel, until: { committed && writer.consumedSlot > slow },
+            beforePass: {
                 guard !committed, Date().timeIntervalSince(started) > 1.5 else { return }
                 XCTAssertEqual(writer.consumedSlot, slow, "the reservation is still waited for")
                 writer.allocated(typeID: 1, object: 0xA, stackID: 0, process: live, at: slow)
                 committed = true
             })
-        let (_, received) = Reception.receive(from: channel, while: target, watch: WatchOptions())
         XCTAssertTrue(committed)
         XCTAssertEqual(received.ledgers[live]?.types[1]?.allocated, 2, "the slow writer's record is read")
         XCTAssertEqual(received.tornSlots, 0)
@@ -664,21 +679,17 @@ final class RecordDecoderTests: XCTestCase {
         let (channel, writer) = try makeChannel(slots: 64)
         writer.announce(pid: 100)
         let torn = writer.reserve(1)
-        let live = writer.announce(pid: 200)
-        writer.typeBlob(id: 1, name: "App.Model", max: Int64.max, process: live)
-        let slow = writer.reserve(1)
-        writer.allocated(typeID: 1, object: 0xB, stackID: 0, process: live)
+        let (live, slow) = announceSlowProcess(writer)
         let started = Date()
         var abandonedWhileRunning = false
-        let target = ScriptedTarget(
-            until: { writer.consumedSlot > slow || Date().timeIntervalSince(started) > 8 }, ended: [100],
-            beforePass: { _ in
+        let received = receive(
+            channel, until: { writer.consumedSlot > slow || Date().timeIntervalSince(started) > 8 },
+            beforePass: {
                 guard !abandonedWhileRunning, writer.consumedSlot > torn else { return }
                 abandonedWhileRunning = true
                 XCTAssertEqual(writer.consumedSlot, slow, "the live process's reservation is still waited for")
                 writer.allocated(typeID: 1, object: 0xA, stackID: 0, process: live, at: slow)
             })
-        let (_, received) = Reception.receive(from: channel, while: target, watch: WatchOptions())
         XCTAssertTrue(abandonedWhileRunning, "given up before the ten seconds a live writer's slot waits")
         XCTAssertEqual(received.ledgers[live]?.types[1]?.allocated, 2)
         XCTAssertEqual(received.tornSlots, 1)
