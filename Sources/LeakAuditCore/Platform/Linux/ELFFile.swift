@@ -47,14 +47,17 @@ struct ELFFile: ~Copyable {
         let sectionSize = Int(Self.u16(header, 0x3A))
         let sectionCount = Int(Self.u16(header, 0x3C))
         let namesIndex = Int(Self.u16(header, 0x3E))
+        // The table must lie within the file: a header's count is not an allocation's size.
+        let fileSize = UInt64(clamping: info.st_size)
         guard sectionSize == 64, sectionCount > 0, sectionCount < 65_280, namesIndex < sectionCount,
+            sectionOffset <= fileSize, UInt64(sectionSize * sectionCount) <= fileSize - sectionOffset,
             let table = Self.read(descriptor, sectionOffset, sectionSize * sectionCount)
         else {
             close(descriptor)
             return nil
         }
         self.descriptor = descriptor
-        size = UInt64(clamping: info.st_size)
+        size = fileSize
         self.namesIndex = namesIndex
         sections = (0..<sectionCount).map { index in
             let base = index * sectionSize
