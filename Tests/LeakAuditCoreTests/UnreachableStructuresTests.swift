@@ -168,6 +168,21 @@ final class UnreachableStructuresTests: XCTestCase {
         XCTAssertEqual(lines(unreachable(encoder)), ["overRetained 1×, 2 objects, 80 bytes:  closure context"])
     }
 
+    /// A word of an instance that runs past the end of its last field (a 17-byte instance whose
+    /// last field is one byte, as `ManagedAtomic<Bool>`: the other seven bytes are malloc's slack)
+    /// holds nothing, whatever stale address it spells: the Model holds the Holder, not the other
+    /// way round (hummingbird's false `ManagedAtomic<Bool>.__storage` edges).
+    func testAWordPastTheLastFieldIsNoReference() {
+        var encoder = Encoder()
+        encoder.classType(name: Name.model, words: 1, fields: [(2, Encoder.symbolic(1), Name.next)])
+        // Instance size 17: a field of one byte at offset 16, of a type read as holding references.
+        encoder.typeSpec([0, 0, Name.session, 0xFF, 0xFF, 1, 17, 0, 0, 0, 2] + Encoder.symbolic(0) + [Name.state])
+        encoder.chunks(
+            .heap,
+            [(2, [Encoder.meta(0), Code.live] + Encoder.object(1)), (2, [Encoder.meta(1), Code.live] + Encoder.object(0))])
+        XCTAssertEqual(lines(unreachable(encoder)), ["overRetained 1×, 2 objects, 48 bytes:  App.Model"])
+    }
+
     /// An array of `Any` (an opaque existential: a three-word buffer, the type's metadata, its
     /// witness tables) is read by the type each element holds: a class instance's reference in
     /// the buffer's first word, an inline value's words by what its type holds, never the

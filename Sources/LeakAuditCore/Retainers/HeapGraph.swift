@@ -228,13 +228,21 @@ extension RetainerSearch {
                 while fieldIndex + 1 < type.fields.count, type.fields[fieldIndex + 1].offset <= offset { fieldIndex += 1 }
                 if fieldIndex >= 0 {
                     let field = type.fields[fieldIndex]
+                    // Where the field ends (the next field's offset, or the instance's end): a
+                    // reference is a whole word of one field, so a word that runs past its field
+                    // (a Bool's word, a 17-byte instance's last) is bytes of another field, padding
+                    // or malloc's slack, never a reference.
+                    let fieldEnd =
+                        fieldIndex + 1 < type.fields.count
+                        ? Swift.min(type.fields[fieldIndex + 1].offset, fieldsEnd) : fieldsEnd
+                    if offset + 8 > fieldEnd {
+                        offset += 8
+                        continue
+                    }
                     if field.ownership == .strong, let shape = field.shape {
                         if shapedField != fieldIndex {
                             shapedField = fieldIndex
                             shapedOffsets = []
-                            let fieldEnd =
-                                fieldIndex + 1 < type.fields.count
-                                ? Swift.min(type.fields[fieldIndex + 1].offset, fieldsEnd) : fieldsEnd
                             layout.referenceOffsets(
                                 shape, at: address &+ UInt64(field.offset), span: fieldEnd - field.offset, base: field.offset,
                                 into: &shapedOffsets)
