@@ -87,10 +87,12 @@ final class HeapWalksTests: XCTestCase {
         let channel = try RecordChannel(slotCapacity: 64)
         let writer = try ChannelWriter(channel)
         writer.requestWalk(of: 0, number: 1, atExit: true)
+        var watch = WatchOptions()
+        watch.retainers = true
         var walks = HeapWalks()
         var searched = 0
         walks.answerRequests(
-            on: channel, ledgers: [ledgerOverBudget()], watch: WatchOptions(),
+            on: channel, ledgers: [ledgerOverBudget()], watch: watch,
             copyProcess: { _ in .failure(.processGone) },
             search: { _, _, _, _, _ in
                 searched += 1

@@ -360,6 +360,39 @@ final class TestAttributionTests: XCTestCase {
         replay.alloc(1, 0x300, test: 2)
         replay.free(1, 0x300)
         replay.phase(2, Int(LA_TEST_FINISHED))
-        XCTAssertEqual(HeapWalks.instancesToExplain(replay.ledger).sorted(), [0x100, 0x200])
+        var watch = WatchOptions()
+        watch.leaksPerTest = true
+        XCTAssertEqual(HeapWalks.instancesToExplain(replay.ledger, watch: watch).sorted(), [0x100, 0x200])
+    }
+
+    /// Without --retainers the walk at exit only tells apart what tests left of the types judged
+    /// per test: a run whose tests left only the toolchain's objects, and a type over budget
+    /// outside any test, needs no walk; with --retainers both are explained.
+    func testTheExitWalkWithoutRetainersExplainsOnlyWhatTestsAreJudgedBy() {
+        var replay = Replay()
+        replay.type(1, "App.Model", budget: .none)
+        replay.type(2, "Foundation.NSCache", budget: .none)
+        replay.apply(.typeDefined(id: 3, name: "App.Pool", max: 1, budget: .code))
+        replay.test(1, "AppTests.T/testCaches")
+        replay.alloc(3, 0x400, test: nil)
+        replay.alloc(3, 0x500, test: nil)
+        replay.phase(1, Int(LA_TEST_STARTED))
+        replay.alloc(2, 0x100, test: 1)
+        replay.alloc(1, 0x200, test: 1)
+        replay.free(1, 0x200)
+        replay.phase(1, Int(LA_TEST_FINISHED))
+        replay.phase(1, Int(LA_TEST_SETTLED))
+        var watch = WatchOptions()
+        watch.leaksPerTest = true
+        watch.watchesEveryClass = true
+        XCTAssertTrue(watch.walksAtExitForTestCases)
+        XCTAssertEqual(HeapWalks.instancesToExplain(replay.ledger, watch: watch), [])
+        replay.phase(1, Int(LA_TEST_STARTED))
+        replay.alloc(1, 0x300, test: 1)
+        replay.phase(1, Int(LA_TEST_FINISHED))
+        replay.phase(1, Int(LA_TEST_SETTLED))
+        XCTAssertEqual(HeapWalks.instancesToExplain(replay.ledger, watch: watch), [0x300])
+        watch.retainers = true
+        XCTAssertEqual(HeapWalks.instancesToExplain(replay.ledger, watch: watch).sorted(), [0x100, 0x300, 0x400, 0x500])
     }
 }

@@ -84,9 +84,9 @@ struct HeapWalks {
             }
             if request.atExit {
                 guard atExit[UInt8(index)] == nil else { continue }
-                // Nothing over budget, nothing a test left and no unreachable objects asked for:
-                // no copy is needed.
-                let instances = Self.instancesToExplain(ledger)
+                // Nothing the report explains and no unreachable objects asked for: no copy is
+                // needed.
+                let instances = Self.instancesToExplain(ledger, watch: watch)
                 guard !instances.isEmpty || request.unreachable else {
                     atExit[UInt8(index)] = .searched([:])
                     continue
@@ -154,13 +154,21 @@ struct HeapWalks {
         return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 
-    /// The live instances a report can show: of types over budget, and those tests left alive,
-    /// settled or not (a test whose grace period had not ended when its process exited is judged
-    /// by what it leaves alive at the end).
-    static func instancesToExplain(_ ledger: LifetimeLedger) -> [UInt64] {
+    /// The live instances whose paths the report reads: with `--retainers`, of types over budget
+    /// and those tests left alive, settled or not (a test whose grace period had not ended when
+    /// its process exited is judged by what it leaves alive at the end); without, only what tests
+    /// left of the types judged per test, which the walk tells apart as kept by a test case or
+    /// made by a global (nothing else shows a path then). Empty when no walk is needed for them.
+    static func instancesToExplain(_ ledger: LifetimeLedger, watch: WatchOptions) -> [UInt64] {
         let types = ledger.typeCounts
-        var instances = ledger.liveObjects { typeID in types[typeID].map { $0.peak > $0.max } ?? false }
-        for leak in ledger.leftAliveByTests() where ledger.isAlive(leak) { instances.append(leak.object) }
+        var instances: [UInt64] = []
+        if watch.retainers {
+            instances = ledger.liveObjects { typeID in types[typeID].map { $0.peak > $0.max } ?? false }
+        }
+        for leak in ledger.leftAliveByTests() where ledger.isAlive(leak) {
+            guard watch.retainers || types[leak.typeID]?.isJudgedPerTest(watch: watch) == true else { continue }
+            instances.append(leak.object)
+        }
         return Array(Set(instances))
     }
 }
