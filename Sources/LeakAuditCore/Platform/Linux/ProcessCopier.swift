@@ -206,10 +206,12 @@ enum ProcessCopier {
             }
             return nil
         }
-        let entriesPerRead = 65_536
-        var entries = [UInt64](repeating: 0, count: entriesPerRead)
         var page = start / pageSize
         let lastPage = (end - 1) / pageSize
+        // At most 512 KB of entries a read, and no more than the region has pages: the buffer is
+        // zeroed once a region, and most regions are a few pages.
+        let entriesPerRead = Int(Swift.min(65_536, lastPage - page + 1))
+        var entries = [UInt64](repeating: 0, count: entriesPerRead)
         var runStart: UInt64? = nil
         var copied: [Range<Int>] = []
         func copyRun(_ from: UInt64, _ to: UInt64) {
