@@ -53,9 +53,10 @@ public struct WatchOptions: Sendable, Hashable {
         budgets.indices.contains(index) ? budgets[index] : nil
     }
 
-    /// With `leaksPerTest` and without `retainers`: each process is walked once, at its exit, to
-    /// tell what only XCTest's test case objects keep (alive until the run ends) and what a
-    /// global's object made and keeps from the tests' leaks; no path is shown for the leaks.
+    /// With `leaksPerTest` and without `retainers`: each process whose tests left an instance of a
+    /// type judged per test alive is walked once, at its exit, to tell what only XCTest's test
+    /// case objects keep (alive until the run ends) and what a global's object made and keeps from
+    /// the tests' leaks; no path is shown for the leaks (`HeapWalks.instancesToExplain`).
     var walksAtExitForTestCases: Bool { leaksPerTest && !retainers && !failsOnTestCaseState }
 
     /// Processes wait for heap walks: after each settled test and at exit (`retainers`), or at
