@@ -754,10 +754,14 @@ public struct ReportPhrases: Sendable {
         return result
     }
 
-    /// True for the scalars `escaped` writes as escapes.
+    /// True for the scalars `escaped` writes as escapes: the C0 and C1 controls, DEL, and
+    /// `invisibleControls`, looked up only for a scalar within their range (most of a report's
+    /// text that is not ASCII is arrows and ellipses, which the set's hashing made costly).
     private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
-            || invisibleControls.contains(scalar.value)
+        let value = scalar.value
+        if value < 0x7F { return value < 0x20 }
+        if value <= 0x9F { return true }
+        return (0x061C...0x2069).contains(value) && invisibleControls.contains(value)
     }
 
     /// The bidirectional marks, embeddings, overrides and isolates, and the line and paragraph

@@ -199,6 +199,10 @@ final class RendererTests: XCTestCase {
             ReportPhrases.escaped("a\u{1B}[31mred\u{7}\n\t\u{7F}\u{85}é🦊"),
             "a\\u{1b}[31mred\\u{7}\\u{a}\\u{9}\\u{7f}\\u{85}é🦊")
         XCTAssertEqual(ReportPhrases.escaped("\u{0}"), "\\u{0}")
+        // The bidirectional controls and separators, and the scalars just around the escaped ranges.
+        XCTAssertEqual(
+            ReportPhrases.escaped("\u{1F}\u{20}~\u{9F}\u{A0}\u{61B}\u{61C}\u{200B}\u{202E}\u{2069}\u{206A}→…"),
+            "\\u{1f} ~\\u{9f}\u{A0}\u{61B}\\u{61c}\u{200B}\\u{202e}\\u{2069}\u{206A}→…")
 
         let hostile = report(
             path: "./evil\u{1B}]0;pwned\u{7}",
