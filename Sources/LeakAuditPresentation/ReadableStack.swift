@@ -165,8 +165,9 @@ package enum ReadableStack {
                     end += 2
                     continue
                 }
-                if "([<".contains(inner) { depth += 1 }
-                if ")]>".contains(inner) { depth -= 1 }
+                // Compared one by one: a string's `contains` walks its characters at every step.
+                if inner == "(" || inner == "[" || inner == "<" { depth += 1 }
+                if inner == ")" || inner == "]" || inner == ">" { depth -= 1 }
                 if depth == 0 { break }
                 if depth == 1 && inner == "," {
                     parameters.append(current)
