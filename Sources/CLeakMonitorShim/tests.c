@@ -41,11 +41,26 @@ uint32_t leakaudit_test_intern(const char *name, size_t name_length) {
 }
 
 void leakaudit_test_event(uint32_t test_id, uint32_t phase) {
+    if (phase == LA_TEST_SETTLED) {
+        leakaudit_test_settled(&test_id, 1);
+        return;
+    }
     if (test_id == LA_TEST_NONE || phase < LA_TEST_STARTED || phase > LA_TEST_SKIPPED) return;
     la_channel_event(la_state(), LA_SLOT_TEST, (uint8_t)phase, test_id, 0, 0, 0);
-    // Who holds what the test left is looked for now, while it is still there: the thread that
-    // settles the test waits while leak-audit copies the process (when something is left).
-    if (phase == LA_TEST_SETTLED && la_state()->lifecycle.retainers) la_channel_await_heap_walk(false, false);
+}
+
+void leakaudit_test_settled(const uint32_t *test_ids, size_t count) {
+    la_process_state *state = la_state();
+    bool recorded = false;
+    for (size_t index = 0; index < count; index++) {
+        if (test_ids[index] == LA_TEST_NONE) continue;
+        la_channel_event(state, LA_SLOT_TEST, LA_TEST_SETTLED, test_ids[index], 0, 0, 0);
+        recorded = true;
+    }
+    // Who holds what the tests left is looked for now, while it is still there: the thread that
+    // settles them waits while leak-audit copies the process (when something is left), once for
+    // them all.
+    if (recorded && state->lifecycle.retainers) la_channel_await_heap_walk(false, false);
 }
 
 void leakaudit_test_xctest_started(void) {

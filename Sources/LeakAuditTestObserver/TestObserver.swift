@@ -25,6 +25,7 @@ import XCTest
 private struct ShimTestAPI: Sendable {
     typealias Intern = @convention(c) (UnsafePointer<CChar>?, Int) -> UInt32
     typealias Event = @convention(c) (UInt32, UInt32) -> Void
+    typealias Settled = @convention(c) (UnsafePointer<UInt32>?, Int) -> Void
     typealias SetCurrent = @convention(c) (UInt32) -> Void
     typealias Announce = @convention(c) () -> Void
     typealias SetResolver = @convention(c) ((@convention(c) () -> UInt32)?) -> Void
@@ -35,6 +36,7 @@ private struct ShimTestAPI: Sendable {
 
     let intern: Intern
     let event: Event
+    let settled: Settled
     let setCurrent: SetCurrent
     let setResolver: SetResolver
     let observeScopes: ObserveScopes
@@ -43,6 +45,7 @@ private struct ShimTestAPI: Sendable {
 
     static let shared: ShimTestAPI? = {
         guard let intern = dlsym(nil, "leakaudit_test_intern"), let event = dlsym(nil, "leakaudit_test_event"),
+            let settled = dlsym(nil, "leakaudit_test_settled"),
             let setCurrent = dlsym(nil, "leakaudit_test_set_current"),
             let setResolver = dlsym(nil, "leakaudit_test_set_resolver"),
             let observeScopes = dlsym(nil, "leakaudit_test_observe_scopes"),
@@ -51,6 +54,7 @@ private struct ShimTestAPI: Sendable {
         else { return nil }
         return ShimTestAPI(
             intern: unsafeBitCast(intern, to: Intern.self), event: unsafeBitCast(event, to: Event.self),
+            settled: unsafeBitCast(settled, to: Settled.self),
             setCurrent: unsafeBitCast(setCurrent, to: SetCurrent.self),
             setResolver: unsafeBitCast(setResolver, to: SetResolver.self),
             observeScopes: unsafeBitCast(observeScopes, to: ObserveScopes.self),
@@ -109,24 +113,81 @@ private let gracePeriods = GracePeriods()
 
 /// Records that a test finished, and that it settled once its grace period is over; the process
 /// waits for pending grace periods when XCTest's bundle finishes and when it exits.
+///
+/// One thread of its own settles the tests, in the order they finished, every test whose grace
+/// period is over at once: under `--retainers` the settling thread waits while leak-audit copies
+/// the process. Settled from Dispatch's global queue, each waiting test held one of the pool's
+/// threads, and Swift's concurrency runs on that pool on Linux, which grows by about a thread a
+/// second: Swift Testing's tests then waited for threads (GraphQL's 881 tests took minutes).
 private final class GracePeriods: @unchecked Sendable {
-    let pending = DispatchGroup()
     let milliseconds = Atomic<UInt32>(0)
+    private let condition = NSCondition()
+    /// The finished tests not settled yet, in the order they finished (the grace period is the
+    /// same for all): when each settles (CLOCK_MONOTONIC, in nanoseconds), and its id.
+    private var waiting: [(deadline: UInt64, id: UInt32)] = []
+    /// Tests taken from `waiting` whose settling has not returned.
+    private var settling = 0
+    private var settler: Thread?
 
     func finished(_ id: UInt32, _ api: ShimTestAPI) {
         api.event(id, UInt32(LA_TEST_FINISHED))
         // What the test left running may still release its objects: judge after the grace period.
-        pending.enter()
-        let grace = DispatchTimeInterval.milliseconds(Int(milliseconds.load(ordering: .relaxed)))
-        DispatchQueue.global().asyncAfter(deadline: .now() + grace) { [pending] in
-            api.event(id, UInt32(LA_TEST_SETTLED))
-            pending.leave()
+        let grace = UInt64(milliseconds.load(ordering: .relaxed)) * 1_000_000
+        condition.lock()
+        defer { condition.unlock() }
+        waiting.append((Self.now() + grace, id))
+        if settler == nil {
+            let thread = Thread { [self] in settle(api) }
+            thread.name = "leak-audit settler"
+            settler = thread
+            thread.start()
+        }
+        condition.signal()
+    }
+
+    /// The settling thread: waits for the first grace period to end, then settles every test
+    /// whose grace period is over with one call.
+    private func settle(_ api: ShimTestAPI) {
+        var due: [UInt32] = []
+        condition.lock()
+        while true {
+            guard let first = waiting.first else {
+                condition.wait()
+                continue
+            }
+            let now = Self.now()
+            guard first.deadline <= now else {
+                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(first.deadline - now) / 1e9))
+                continue
+            }
+            let count = waiting.prefix { $0.deadline <= now }.count
+            due.removeAll(keepingCapacity: true)
+            for index in 0..<count { due.append(waiting[index].id) }
+            waiting.removeFirst(count)
+            settling = count
+            condition.unlock()
+            due.withUnsafeBufferPointer { api.settled($0.baseAddress, $0.count) }
+            condition.lock()
+            settling = 0
+            condition.broadcast()
         }
     }
 
     func waitForAll() {
-        let grace = DispatchTimeInterval.milliseconds(Int(milliseconds.load(ordering: .relaxed)))
-        _ = pending.wait(timeout: .now() + grace + .seconds(1))
+        let grace = Double(milliseconds.load(ordering: .relaxed)) / 1000
+        let limit = Date(timeIntervalSinceNow: grace + 1)
+        condition.lock()
+        defer { condition.unlock() }
+        while !waiting.isEmpty || settling > 0 {
+            guard condition.wait(until: limit) else { return }
+        }
+    }
+
+    /// CLOCK_MONOTONIC, in nanoseconds.
+    private static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 }
 

@@ -89,8 +89,14 @@ leakaudit_fast_track_result leakaudit_track_registered(const void *object);
 /// LA_TEST_NONE when it cannot be recorded.
 uint32_t leakaudit_test_intern(const char *name, size_t name_length);
 
-/// Records a phase (LA_TEST_STARTED, _FINISHED, _SETTLED, _SKIPPED) of test `test_id`.
+/// Records a phase (LA_TEST_STARTED, _FINISHED, _SETTLED, _SKIPPED) of test `test_id`; a settled
+/// test as leakaudit_test_settled records it.
 void leakaudit_test_event(uint32_t test_id, uint32_t phase);
+
+/// Records that the `count` tests `test_ids` settled (their grace periods over) and, when
+/// leak-audit looks for who holds what tests leave (`--retainers`), waits once while it copies the
+/// process: one heap walk for them all.
+void leakaudit_test_settled(const uint32_t *test_ids, size_t count);
 
 /// Says that XCTest's run started (the observer heard the test bundle start): from then on every
 /// XCTest test of this process is reported, and the process says so again (its process record).
