@@ -109,11 +109,13 @@ struct HeapWalks {
             // Foundation's): a test that left only those needs no copy.
             var instances: [Instance] = []
             var settled: [UInt32] = []
-            let types = ledger.typeCounts
+            // The types' table is built only for a test that left something: most leave nothing.
+            var types: [UInt32: LifetimeLedger.TypeLedger]? = nil
             for (id, test) in ledger.tests where walkedTests[UInt8(index), default: []].contains(id) == false {
                 guard let leaked = test.leaked else { continue }
                 settled.append(id)
-                for leak in leaked where types[leak.typeID]?.isJudgedPerTest(watch: watch) == true {
+                if !leaked.isEmpty && types == nil { types = ledger.typeCounts }
+                for leak in leaked where types?[leak.typeID]?.isJudgedPerTest(watch: watch) == true {
                     instances.append(Instance(object: leak.object, sequence: leak.sequence))
                 }
             }

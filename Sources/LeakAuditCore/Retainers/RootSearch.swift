@@ -106,14 +106,10 @@ extension RetainerSearch {
             queue.append(Int32(node))
         }
         breadthFirst(&queue, opaque: true)
-        // Malloc's blocks in use, in address order, as the enumerated objects are.
-        let buffers = stdioBuffers(modules: modules)
-        var next = 0
-        _ = MallocHeap.forEachBlock(in: memory) { block in
-            while next < enumeratedCount, objects[next] < block.address { next += 1 }
-            guard next >= enumeratedCount || objects[next] != block.address,
-                !freeBlocks.addresses.contains(block.address), !buffers.contains(block.address)
-            else { return }
+        // Malloc's blocks in use that are no object, gathered first, then read: a closure that
+        // read them would copy the whole search for each block (its tables' references retained
+        // and released).
+        for block in untypedBlocks(modules: modules) {
             scanWords(liveRange(of: block, modules: modules), &queue) { .memory(bytes: block.size, isMallocBlock: true) }
         }
         breadthFirst(&queue, opaque: true)
@@ -137,6 +133,22 @@ extension RetainerSearch {
             }
         }
         breadthFirst(&queue, opaque: true)
+    }
+
+    /// Malloc's blocks in use, in address order, but for the enumerated objects, the free blocks
+    /// that read as in use and the C library's stream buffers.
+    private func untypedBlocks(modules: [ModuleImage]) -> [MallocHeap.Block] {
+        let buffers = stdioBuffers(modules: modules)
+        var untyped: [MallocHeap.Block] = []
+        var next = 0
+        _ = MallocHeap.forEachBlock(in: memory) { block in
+            while next < enumeratedCount, objects[next] < block.address { next += 1 }
+            guard next >= enumeratedCount || objects[next] != block.address,
+                !freeBlocks.addresses.contains(block.address), !buffers.contains(block.address)
+            else { return }
+            untyped.append(block)
+        }
+        return untyped
     }
 
     /// `_IO_MAGIC`, the high half of every C library `FILE`'s first word (`_flags`).

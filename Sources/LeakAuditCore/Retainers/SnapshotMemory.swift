@@ -143,9 +143,16 @@ final class SnapshotMemory {
         return parts
     }
 
-    /// Whether `address` lies in a copied, writable region: where objects live.
+    /// Whether `address` lies in a copied, writable region: where objects live. The regions last
+    /// read stay as they were: the search asks this of words that mostly point elsewhere (code,
+    /// read-only data) while it reads a run of words in one region.
     func isWritable(_ address: UInt64) -> Bool {
-        guard pointer(address, 8) != nil else { return false }
-        return lastWritable
+        guard address <= UInt64.max - 8 else { return false }
+        if address >= lastStart, address + 8 <= lastEnd, lastBase != nil { return lastWritable }
+        if address >= otherStart, address + 8 <= otherEnd, otherBase != nil { return otherWritable }
+        guard let index = regionIndex(containing: address), bases[index] != nil, address >= starts[index],
+            address + 8 <= ends[index]
+        else { return false }
+        return writable[index]
     }
 }
