@@ -111,8 +111,11 @@ struct HeapWalks {
             var settled: [UInt32] = []
             // The types' table is built only for a test that left something: most leave nothing.
             var types: [UInt32: LifetimeLedger.TypeLedger]? = nil
-            for (id, test) in ledger.tests where walkedTests[UInt8(index), default: []].contains(id) == false {
-                guard let leaked = test.leaked else { continue }
+            // Only the tests not walked yet are read: each is a value of several tables, copied
+            // when read, and a suite of a thousand tests asks again at each pass while it waits.
+            let walked = walkedTests[UInt8(index)] ?? []
+            for id in ledger.tests.keys where !walked.contains(id) {
+                guard let leaked = ledger.tests[id]?.leaked else { continue }
                 settled.append(id)
                 if !leaked.isEmpty && types == nil { types = ledger.typeCounts }
                 for leak in leaked where types?[leak.typeID]?.isJudgedPerTest(watch: watch) == true {
