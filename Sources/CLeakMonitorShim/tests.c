@@ -50,6 +50,7 @@ void leakaudit_test_event(uint32_t test_id, uint32_t phase) {
 }
 
 void leakaudit_test_settled(const uint32_t *test_ids, size_t count) {
+    if (test_ids == NULL) return;
     la_process_state *state = la_state();
     bool recorded = false;
     for (size_t index = 0; index < count; index++) {
