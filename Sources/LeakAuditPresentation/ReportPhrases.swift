@@ -626,9 +626,13 @@ public struct ReportPhrases: Sendable {
         let gone = report.baseline?.gone.count ?? 0
         let notFailing = [(suppressed, "suppressed"), (baselined, "baselined"), (gone, "gone from the baseline")]
             .filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }.joined(separator: ", ")
-        // "No type over budget" would not be true with suppressed or baselined ones.
-        let nothing = suppressed + baselined > 0 ? "nothing failing" : "no type over budget"
-        let tracked = "\(report.types.count) tracked" + (notFailing.isEmpty ? "" : "; \(notFailing)")
+        // "No type over budget" would not be true with suppressed or baselined ones; a per-test
+        // run with no budget speaks of tests, not of "0 tracked" types it was never given.
+        let testsOnly = report.types.isEmpty && report.tests != nil
+        let nothing =
+            suppressed + baselined > 0 ? "nothing failing" : testsOnly ? "no test leaked" : "no type over budget"
+        let tracked = [testsOnly ? nil : "\(report.types.count) tracked", notFailing.isEmpty ? nil : notFailing]
+            .compactMap { $0 }.joined(separator: "; ")
         // What was exercised: the tests that ran under audit and the objects watched.
         var exercised: [String] = []
         if let testsRun = report.target.testsRun { exercised.append("\(counted(testsRun, "test")) ran") }
@@ -650,11 +654,12 @@ public struct ReportPhrases: Sendable {
                 report.unreachableFindings.isEmpty
                 ? "no unreachable object of the program's types (\(processes) checked)"
                 : "no failing unreachable object of the program's types (\(processes) checked)"
-            checked = report.types.isEmpty && report.tests == nil ? none : "\(tracked); \(none)"
+            checked = (report.types.isEmpty && report.tests == nil) || tracked.isEmpty ? none : "\(tracked); \(none)"
         }
         let nothingChecked =
             report.unreachable != nil && report.types.isEmpty && report.tests == nil
-            ? checked + (notFailing.isEmpty ? "" : "; \(notFailing)") : "\(nothing) (\(checked))"
+            ? checked + (notFailing.isEmpty ? "" : "; \(notFailing)")
+            : checked.isEmpty ? nothing : "\(nothing) (\(checked))"
         switch report.verdict {
         case .clean where report.target.kind == .inspectedProcess:
             // No budget to speak of: what the copy held.

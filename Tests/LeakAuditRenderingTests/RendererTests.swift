@@ -240,6 +240,10 @@ final class RendererTests: XCTestCase {
             "leak-audit: no type over budget (2 tracked); '.build/debug/App' exited with code 0"
         )
         XCTAssertEqual(lastLine(report()), "leak-audit: no type over budget (0 tracked); '.build/debug/App' exited with code 0")
+        // --leaks-per-test with no budget: the tests are what was judged, not "0 tracked" types.
+        var perTest = report()
+        perTest.tests = []
+        XCTAssertEqual(lastLine(perTest), "leak-audit: no test leaked; '.build/debug/App' exited with code 0")
         XCTAssertEqual(
             lastLine(leakyReport(outcome: .signaled(signal: 6))),
             "leak-audit: 1 of 2 tracked types over budget; '.build/debug/App' killed by signal 6 (SIGABRT)"
