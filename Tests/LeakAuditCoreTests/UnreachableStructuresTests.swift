@@ -183,6 +183,28 @@ final class UnreachableStructuresTests: XCTestCase {
         XCTAssertEqual(lines(unreachable(encoder)), ["overRetained 1×, 2 objects, 48 bytes:  App.Model"])
     }
 
+    /// A field of a tuple of plain types (an enum case's labelled payload is one: `case
+    /// constant(index: UInt32, flag: Bool)`) holds nothing, whatever its padding spells; a tuple
+    /// that names a class is still read (hummingbird's `TrieToken`, whose padding held a stale
+    /// pointer that read as the holder of a leaked channel).
+    func testATupleOfPlainTypesHoldsNothing() {
+        func found(_ tuple: String) -> [String] {
+            var encoder = Encoder()
+            encoder.classType(name: Name.model, words: 1, fields: [(2, Encoder.symbolic(1), Name.next)])
+            let mangled = [UInt8(15), UInt8(tuple.utf8.count)] + Array(tuple.utf8)
+            encoder.classType(name: Name.session, words: 1, fields: [(2, mangled, Name.state)])
+            encoder.chunks(
+                .heap,
+                [(2, [Encoder.meta(0), Code.live] + Encoder.object(1)), (2, [Encoder.meta(1), Code.live] + Encoder.object(0))])
+            return lines(unreachable(encoder))
+        }
+        XCTAssertEqual(found("s6UInt32V5index_Sb4flagt"), ["overRetained 1×, 2 objects, 48 bytes:  App.Model"])
+        XCTAssertEqual(found("s6UInt32V5index_Sb4flagtSg"), ["overRetained 1×, 2 objects, 48 bytes:  App.Model"])
+        // A String may hold a reference (its storage): the tuple is read.
+        XCTAssertEqual(
+            found("s6UInt32V5index_SS4namet"), ["cycle 1×, 2 objects, 48 bytes:  App.Model / next App.Session / state App.Model"])
+    }
+
     /// An array of `Any` (an opaque existential: a three-word buffer, the type's metadata, its
     /// witness tables) is read by the type each element holds: a class instance's reference in
     /// the buffer's first word, an inline value's words by what its type holds, never the

@@ -359,12 +359,72 @@ final class SwiftLayout {
         while text.hasSuffix("Sg") { text.removeLast(2) }
         if Self.plainStandardTypes.contains(text) || Self.isBuiltinNumber(text) { return .notOwning }
         if text.hasSuffix("XC") || text.hasSuffix("Xf") { return .notOwning }
+        if Self.isPlainTuple(text) { return .notOwning }
         // A nominal type by its descriptor: a struct by its fields, an enum by its payloads.
         guard text == "#", let marker = memory.byte(address), marker == 1 || marker == 2,
             let target = memory.relative(address &+ 1),
             let descriptor = marker == 1 ? target : memory.word(target)
         else { return .strong }
         return referenceKind(ofValueDescriptor: descriptor, depth: depth)
+    }
+
+    /// The standard library's types that hold no reference, as the demangler names them.
+    private static let plainDemangledTypes: Set<String> = [
+        "Swift.Bool", "Swift.Int", "Swift.UInt", "Swift.Double", "Swift.Float", "Swift.Int8", "Swift.Int16",
+        "Swift.Int32", "Swift.Int64", "Swift.UInt8", "Swift.UInt16", "Swift.UInt32", "Swift.UInt64", "Swift.Float16",
+        "Swift.Float80", "Swift.ObjectIdentifier", "Swift.Unicode.Scalar", "()",
+    ]
+
+    /// Whether a mangled tuple type (an enum case's labelled payload, `case constant(index:
+    /// UInt32)`, is one: `s6UInt32V5index_t`) names only types that hold no reference. Labels may be
+    /// spelt with word substitutions and element types with substitutions of earlier ones, so the
+    /// name is read by the runtime's demangler, never by hand; a name it cannot read, or with a
+    /// symbolic reference (`#`), is not known plain.
+    private static func isPlainTuple(_ text: String) -> Bool {
+        guard text.hasSuffix("t"), text.utf8.count <= 160,
+            text.utf8.allSatisfy({
+                $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
+            }),
+            let demangled = demangleSwiftSymbol("$s" + text + "D"), demangled.first == "("
+        else { return false }
+        return isPlainDemangledType(Substring(demangled))
+    }
+
+    /// A demangled type: a tuple of plain elements (each `label: Type` or `Type`), or a plain type,
+    /// optional or not.
+    private static func isPlainDemangledType(_ type: Substring) -> Bool {
+        var type = type
+        while type.hasSuffix("?") { type = type.dropLast() }
+        guard type.first == "(", type.last == ")" else { return plainDemangledTypes.contains(String(type)) }
+        let inside = type.dropFirst().dropLast()
+        if inside.isEmpty { return true }
+        // Elements are separated by ", " outside brackets.
+        var elements: [Substring] = []
+        var depth = 0
+        var start = inside.startIndex
+        var index = inside.startIndex
+        while index < inside.endIndex {
+            switch inside[index] {
+            case "(", "[", "<": depth += 1
+            case ")", "]", ">": depth -= 1
+            case "," where depth == 0:
+                elements.append(inside[start..<index])
+                start = inside.index(after: index)
+            default: break
+            }
+            index = inside.index(after: index)
+        }
+        elements.append(inside[start...])
+        return elements.allSatisfy { element in
+            var element = element.drop { $0 == " " }
+            // A label: an identifier, then ": ".
+            if let colon = element.firstRange(of: ": "),
+                element[..<colon.lowerBound].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" })
+            {
+                element = element[colon.upperBound...]
+            }
+            return isPlainDemangledType(element)
+        }
     }
 
     /// Builtin integers and floats (`Bi64_`, `Bf64_`, `Bw`): the stored values of the standard
