@@ -361,19 +361,14 @@ final class SwiftLayout {
         if text.hasSuffix("XC") || text.hasSuffix("Xf") { return .notOwning }
         if Self.isPlainTuple(text) { return .notOwning }
         // A nominal type by its descriptor: a struct by its fields, an enum by its payloads.
-        guard text == "#", let marker = memory.byte(address), marker == 1 || marker == 2,
-            let target = memory.relative(address &+ 1),
-            let descriptor = marker == 1 ? target : memory.word(target)
-        else { return .strong }
+        guard text == "#", let descriptor = symbolicReference(at: address) else { return .strong }
         return referenceKind(ofValueDescriptor: descriptor, depth: depth)
     }
 
-    /// The standard library's types that hold no reference, as the demangler names them.
-    private static let plainDemangledTypes: Set<String> = [
-        "Swift.Bool", "Swift.Int", "Swift.UInt", "Swift.Double", "Swift.Float", "Swift.Int8", "Swift.Int16",
-        "Swift.Int32", "Swift.Int64", "Swift.UInt8", "Swift.UInt16", "Swift.UInt32", "Swift.UInt64", "Swift.Float16",
-        "Swift.Float80", "Swift.ObjectIdentifier", "Swift.Unicode.Scalar", "()",
-    ]
+    /// The standard library's types that hold no reference, as the demangler names them: those of
+    /// `plainStandardTypes` (`Swift.Int`, `Swift.ObjectIdentifier` …), `Unicode.Scalar` and `()`.
+    private static let plainDemangledTypes: Set<String> = Set(
+        plainStandardTypes.compactMap { demangleSwiftSymbol("$s" + $0 + "D") } + ["Swift.Unicode.Scalar", "()"])
 
     /// Whether a mangled tuple type (an enum case's labelled payload, `case constant(index:
     /// UInt32)`, is one: `s6UInt32V5index_t`) names only types that hold no reference. Labels may be
@@ -483,14 +478,20 @@ final class SwiftLayout {
     /// The context descriptor a mangled type name refers to directly (a symbolic reference, then
     /// nothing or an optional's `Sg`), when it is an enum's.
     func enumDescriptor(ofMangledType address: UInt64?) -> UInt64? {
-        guard let address, let marker = memory.byte(address), marker == 1 || marker == 2,
-            let target = memory.relative(address &+ 1)
-        else { return nil }
+        guard let address else { return nil }
         let rest = [memory.byte(address &+ 5), memory.byte(address &+ 6), memory.byte(address &+ 7)]
-        guard rest[0] == 0 || (rest[0] == UInt8(ascii: "S") && rest[1] == UInt8(ascii: "g") && rest[2] == 0) else { return nil }
-        let descriptor = marker == 1 ? target : memory.word(target)
-        guard let descriptor, let flags = memory.uint32(descriptor), flags & 0x1F == 18 else { return nil }
+        guard rest[0] == 0 || (rest[0] == UInt8(ascii: "S") && rest[1] == UInt8(ascii: "g") && rest[2] == 0),
+            let descriptor = symbolicReference(at: address), let flags = memory.uint32(descriptor), flags & 0x1F == 18
+        else { return nil }
         return descriptor
+    }
+
+    /// The context descriptor that the symbolic reference at `address` refers to: 1 then a
+    /// relative pointer to the descriptor, or 2 then a relative pointer to a word holding it.
+    func symbolicReference(at address: UInt64) -> UInt64? {
+        guard let marker = memory.byte(address), marker == 1 || marker == 2, let target = memory.relative(address &+ 1)
+        else { return nil }
+        return marker == 1 ? target : memory.word(target)
     }
 
     /// The case of the enum described at `descriptor` whose payload is the class of `object` (or
@@ -511,11 +512,9 @@ final class SwiftLayout {
         guard let fields = memory.relative(descriptor &+ 16) else { return nil }
         var matches: [String] = []
         for record in fieldRecords(fields) {
-            guard let mangled = record.type, let marker = memory.byte(mangled), marker == 1 || marker == 2,
-                memory.byte(mangled &+ 5) == 0, let target = memory.relative(mangled &+ 1)
+            guard let mangled = record.type, memory.byte(mangled &+ 5) == 0, let payload = symbolicReference(at: mangled)
             else { continue }
-            let payload = marker == 1 ? target : memory.word(target)
-            if let payload, classes.contains(payload) { matches.append(record.name) }
+            if classes.contains(payload) { matches.append(record.name) }
         }
         guard matches.count == 1 else { return nil }
         return (qualifiedName(descriptor: descriptor), matches[0])
@@ -569,9 +568,7 @@ final class SwiftLayout {
         if text == "Bb" || text == "Bo" || (text.hasSuffix("C") && !text.contains("#")) { return 8 }
         if text == "#" {
             // A class's context descriptor (kind 16); a struct or enum has a size of its own.
-            guard let marker = memory.byte(address), marker == 1 || marker == 2, let target = memory.relative(address &+ 1),
-                let descriptor = marker == 1 ? target : memory.word(target), let flags = memory.uint32(descriptor),
-                flags & 0x1F == 16
+            guard let descriptor = symbolicReference(at: address), let flags = memory.uint32(descriptor), flags & 0x1F == 16
             else { return nil }
             return 8
         }

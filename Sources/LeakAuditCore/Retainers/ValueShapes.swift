@@ -218,9 +218,7 @@ extension SwiftLayout {
     private func isEmptyPayload(_ address: UInt64) -> Bool {
         guard let text = mangledCharacters(address) else { return true }
         if text == "yt" { return true }
-        guard text == "#", let marker = memory.byte(address), marker == 1 || marker == 2,
-            let target = memory.relative(address &+ 1), let descriptor = marker == 1 ? target : memory.word(target),
-            let flags = memory.uint32(descriptor)
+        guard text == "#", let descriptor = symbolicReference(at: address), let flags = memory.uint32(descriptor)
         else { return false }
         guard flags & 0x1F == 17 else { return false }
         return memory.uint32(descriptor &+ 20) == 0
@@ -238,9 +236,8 @@ extension SwiftLayout {
             while record &+ 8 <= section.upperBound, seen < 1 << 16, let sizeFlags = memory.uint32(record &+ 4) {
                 let contentWords = UInt64(sizeFlags >> 16)
                 guard contentWords > 0 else { break }
-                if let name = memory.relative(record), let marker = memory.byte(name), marker == 1 || marker == 2,
-                    memory.byte(name &+ 5) == 0, let target = memory.relative(name &+ 1),
-                    let enumDescriptor = marker == 1 ? target : memory.word(target)
+                if let name = memory.relative(record), memory.byte(name &+ 5) == 0,
+                    let enumDescriptor = symbolicReference(at: name)
                 {
                     records[enumDescriptor] = record
                 }
