@@ -32,23 +32,12 @@ struct ELFFile: ~Copyable {
     /// Opens `path`; nil when it is no regular file (or not the file `inode` names, when given),
     /// or not a 64-bit little-endian ELF file with section headers of the usual size.
     init?(path: String, inode: UInt64? = nil) {
-        // The path may come from the target: a FIFO must not block open(), nor a device be read.
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard descriptor >= 0 else { return nil }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, inode.map({ UInt64(info.st_ino) == $0 }) ?? true,
-            let header = Self.read(descriptor, 0, 64), header[0...3] == [0x7F, 0x45, 0x4C, 0x46], header[4] == 2,
-            header[5] == 1
-        else {
-            close(descriptor)
-            return nil
-        }
+        guard let (descriptor, header, fileSize) = Self.open(path, inode: inode) else { return nil }
         let sectionOffset = Self.u64(header, 0x28)
         let sectionSize = Int(Self.u16(header, 0x3A))
         let sectionCount = Int(Self.u16(header, 0x3C))
         let namesIndex = Int(Self.u16(header, 0x3E))
         // The table must lie within the file: a header's count is not an allocation's size.
-        let fileSize = UInt64(clamping: info.st_size)
         guard sectionSize == 64, sectionCount > 0, sectionCount < 65_280, namesIndex < sectionCount,
             sectionOffset <= fileSize, UInt64(sectionSize * sectionCount) <= fileSize - sectionOffset,
             let table = Self.read(descriptor, sectionOffset, sectionSize * sectionCount)
@@ -69,6 +58,23 @@ struct ELFFile: ~Copyable {
     }
 
     deinit { close(descriptor) }
+
+    /// Opens `path` for reading: its descriptor, its first 64 bytes (the ELF header) and its size;
+    /// nil when it is no regular file (or not the file `inode` names, when given), or not a 64-bit
+    /// little-endian ELF file. The caller closes the descriptor.
+    static func open(_ path: String, inode: UInt64?) -> (descriptor: Int32, header: [UInt8], size: UInt64)? {
+        // The path may come from the target: a FIFO must not block open(), nor a device be read.
+        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, inode.map({ UInt64(info.st_ino) == $0 }) ?? true,
+            let header = read(descriptor, 0, 64), header[0...3] == [0x7F, 0x45, 0x4C, 0x46], header[4] == 2, header[5] == 1
+        else {
+            close(descriptor)
+            return nil
+        }
+        return (descriptor, header, UInt64(clamping: info.st_size))
+    }
 
     /// The bytes of `section`, when it is smaller than `limit` and lies within the file.
     func bytes(of section: Section, limit: UInt64 = 64 << 20) -> [UInt8]? {

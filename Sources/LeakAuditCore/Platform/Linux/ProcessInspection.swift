@@ -103,24 +103,17 @@ struct ProgramHeaders {
     /// nil when the file is not a 64-bit little-endian ELF file with loadable segments, or not the
     /// inode that was mapped.
     init?(path: String, inode: UInt64) {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard descriptor >= 0 else { return nil }
+        guard let (descriptor, header, _) = ELFFile.open(path, inode: inode == 0 ? nil : inode) else { return nil }
         defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, inode == 0 || UInt64(info.st_ino) == inode
-        else { return nil }
         func read(_ offset: UInt64, _ count: Int) -> [UInt8]? {
             guard count > 0, count <= 1 << 20 else { return nil }
             return ELFFile.read(descriptor, offset, count)
         }
-        func u32(_ bytes: [UInt8], _ at: Int) -> UInt64 { (0..<4).reduce(0) { $0 | UInt64(bytes[at + $1]) << (8 * $1) } }
-        func u64(_ bytes: [UInt8], _ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(bytes[at + $1]) << (8 * $1) } }
-        guard let header = read(0, 64), header[0...3] == [0x7F, 0x45, 0x4C, 0x46], header[4] == 2, header[5] == 1 else {
-            return nil
-        }
+        let u32 = ELFFile.u32
+        let u64 = ELFFile.u64
         let tableOffset = u64(header, 0x20)
-        let entrySize = Int(header[0x36]) | Int(header[0x37]) << 8
-        let count = Int(header[0x38]) | Int(header[0x39]) << 8
+        let entrySize = Int(ELFFile.u16(header, 0x36))
+        let count = Int(ELFFile.u16(header, 0x38))
         guard entrySize >= 56, count > 0, let table = read(tableOffset, entrySize * count) else { return nil }
         for index in 0..<count {
             let base = index * entrySize
