@@ -40,6 +40,8 @@
 #   RUNS         runs of each mode per package (default 1); the ratios are of median wall times
 #   TIMEOUT      seconds allowed to each build and each run (default 1200)
 #   PACKAGES     the package copies (default /opt/swift-packages)
+#   FILTER       a `swift test --filter` pattern, for a suite too large to run whole (every run of
+#                every package then runs only the tests it matches; default none: all tests)
 # Prints the table on standard output and writes it as TSV to RESULTS/summary.tsv (one line per
 # package: a rerun of one package replaces its line). Progress goes to standard error.
 set -euo pipefail
@@ -50,6 +52,8 @@ RESULTS=${RESULTS:-$EVAL_DIR/results}
 RUNS=${RUNS:-1}
 TIMEOUT=${TIMEOUT:-1200}
 PACKAGES=${PACKAGES:-/opt/swift-packages}
+test_arguments=(--skip-build)
+if [[ -n ${FILTER:-} ]]; then test_arguments+=(--filter "$FILTER"); fi
 
 die() { echo "evaluate-packages: $*" >&2; exit 1; }
 say() { echo "evaluate-packages: $*" >&2; }
@@ -294,7 +298,7 @@ for entry in "${entries[@]}"; do
         say "$name: run $run of $RUNS: plain"
         started=$(now)
         plain_exit=0
-        (cd "$clone" && timeout -k 10 "$TIMEOUT" swift test --skip-build) >"$results/plain.log" 2>&1 || plain_exit=$?
+        (cd "$clone" && timeout -k 10 "$TIMEOUT" swift test "${test_arguments[@]}") >"$results/plain.log" 2>&1 || plain_exit=$?
         plain_times+=("$(echo "$(now) - $started" | bc)")
         ((plain_exit == 124)) && notes+=("plain run $run timed out")
 
@@ -304,7 +308,7 @@ for entry in "${entries[@]}"; do
         census_exit=0
         (cd "$clone" && timeout -k 10 "$TIMEOUT" "$LEAK_AUDIT" run --leaks-per-test --census \
             --output-json "$results/census-report.json" --output-html "$results/census-report.html" \
-            --output-text "$results/census-report.txt" -- swift test --skip-build) \
+            --output-text "$results/census-report.txt" -- swift test "${test_arguments[@]}") \
             >"$results/census.log" 2>"$results/census.stderr" || census_exit=$?
         census_times+=("$(echo "$(now) - $started" | bc)")
         ((census_exit == 124)) && notes+=("census run $run timed out")
@@ -315,7 +319,7 @@ for entry in "${entries[@]}"; do
         audited_exit=0
         (cd "$clone" && timeout -k 10 "$TIMEOUT" "$LEAK_AUDIT" run --leaks-per-test --retainers --census \
             --output-json "$results/report.json" --output-html "$results/report.html" \
-            --output-text "$results/report.txt" -- swift test --skip-build) \
+            --output-text "$results/report.txt" -- swift test "${test_arguments[@]}") \
             >"$results/audited.log" 2>"$results/leak-audit.stderr" || audited_exit=$?
         audited_times+=("$(echo "$(now) - $started" | bc)")
         ((audited_exit == 124)) && notes+=("audited run $run timed out")
@@ -358,7 +362,7 @@ for entry in "${entries[@]}"; do
     rm -f "$results"/default-report.{json,txt}
     default_exit=0
     (cd "$clone" && timeout -k 10 "$TIMEOUT" "$LEAK_AUDIT" run --output-json "$results/default-report.json" \
-        --output-text "$results/default-report.txt" -- swift test --skip-build) \
+        --output-text "$results/default-report.txt" -- swift test "${test_arguments[@]}") \
         >"$results/default.log" 2>"$results/default.stderr" || default_exit=$?
     ((default_exit == 124)) && notes+=("default run timed out")
     IFS=$'\t' read -r unreachable_groups unreachable_structures unreachable_checked \
