@@ -102,6 +102,11 @@ apply_fixes() {
             sed -i '/Checkit/d' Package.swift Package@swift-5.5.swift Tests/TOMLKitTests/TOMLKitTests.swift
             sed -i '/CollectionChecker.check(arr)/d' Tests/TOMLKitTests/TOMLKitTests.swift
             ;;
+        websocket-kit)
+            # Its tests' SSL helpers call BoringSSL by the prefixed names (CNIOBoringSSL_BN_new),
+            # which swift-nio-ssl 2.37's CNIOBoringSSL module no longer declares: the plain names.
+            sed -i 's/CNIOBoringSSL_\([A-Za-z0-9]\)/\1/g' Tests/WebSocketKitTests/SSLTestHelpers.swift
+            ;;
         swift-docc-symbolkit)
             # Its manifest for Swift 5.5 and later asks for swift-argument-parser 1.0.x only.
             sed -i 's/.upToNextMinor(from: "1.0.1")/from: "1.0.1"/' Package@swift-5.5.swift
