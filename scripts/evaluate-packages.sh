@@ -111,6 +111,11 @@ apply_fixes() {
             # Its manifest for Swift 5.5 and later asks for swift-argument-parser 1.0.x only.
             sed -i 's/.upToNextMinor(from: "1.0.1")/from: "1.0.1"/' Package@swift-5.5.swift
             ;;
+        benchmark)
+            # With Swift 6.3 on Linux its manifest adds ordo-one/swift-runtime-interposer, which the
+            # machine does not have; its sources use it only where they can import it.
+            sed -i 's/^#if os(Linux) && compiler(>=6.3) && compiler(<6.4)$/#if false/' Package.swift
+            ;;
     esac
 }
 
