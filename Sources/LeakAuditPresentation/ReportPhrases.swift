@@ -120,6 +120,14 @@ public struct ReportPhrases: Sendable {
                 "  nothing was audited (\(outcome)). leak-audit watches Swift class instances.",
             ]
         case .noTestsRan:
+            // With no filter, a bundle that failed or was killed ran none because it ended before
+            // its first test: a hint about filters would send the reader the wrong way.
+            if !Self.namesTests(report.target), let ended = Self.endedBeforeTests(report.target.outcome) {
+                return [
+                    "leak-audit: no test ran in \(target): it \(ended) before its first test, so nothing was",
+                    "  audited. No test filter was given: it failed as it started (its output says why).",
+                ]
+            }
             return [
                 "leak-audit: no test ran in \(target) (\(outcome)), so nothing was audited.",
                 "  Check the test names given (XCTest: Module.Class/testName; --list-tests lists them). A test",
@@ -128,6 +136,32 @@ public struct ReportPhrases: Sendable {
             ]
         case nil:
             return nil
+        }
+    }
+
+    /// True when `target`'s arguments choose tests: `--filter` or `--skip` (swift test, Swift
+    /// Testing), or for a test bundle an argument that is no option nor an option's value
+    /// (XCTest's `Module.Class/testName`).
+    static func namesTests(_ target: AuditReport.Target) -> Bool {
+        let options = ["--filter", "--skip"]
+        var previous: String? = nil
+        for argument in target.arguments {
+            defer { previous = argument }
+            if options.contains(where: { argument == $0 || argument.hasPrefix($0 + "=") }) { return true }
+            if target.kind == .swiftTestBundle, !argument.hasPrefix("-"), previous?.hasPrefix("-") != true {
+                return true
+            }
+        }
+        return false
+    }
+
+    /// How a target that failed ended, as "was killed by signal 11 (SIGSEGV)" or "exited with code
+    /// 1"; nil for one that succeeded.
+    static func endedBeforeTests(_ outcome: TargetOutcome) -> String? {
+        switch outcome {
+        case .signaled: "was \(outcome.phrase)"
+        case .exited(let code) where code != 0: outcome.phrase
+        case .exited, .running: nil
         }
     }
 

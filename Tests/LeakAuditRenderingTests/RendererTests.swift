@@ -273,10 +273,12 @@ final class RendererTests: XCTestCase {
     func testTextNotAuditedExplainsWhyAndListsNoTypes() {
         let renderer = TextReportRenderer(workingDirectory: "/")
         // The advice fits what the target is.
-        func explanation(_ path: String, _ kind: TargetKind?, _ reason: AuditReport.NotAuditedReason = .neverAttached)
-            -> [String]
-        {
-            var unaudited = report(path: path, attached: false, outcome: .exited(code: 1), notAudited: reason)
+        func explanation(
+            _ path: String, _ kind: TargetKind?, _ reason: AuditReport.NotAuditedReason = .neverAttached,
+            arguments: [String] = [], outcome: TargetOutcome = .exited(code: 1)
+        ) -> [String] {
+            var unaudited = report(
+                path: path, arguments: arguments, attached: false, outcome: outcome, notAudited: reason)
             unaudited.target.kind = kind
             return lines(renderer.render(unaudited))
         }
@@ -298,9 +300,33 @@ final class RendererTests: XCTestCase {
         XCTAssertEqual(
             explanation("run.sh", .other).first,
             "leak-audit: 'run.sh' started no Swift program whose types opted in, and no budget or census")
+        // A filter that matched nothing: the hint is about filters.
+        let filtered = explanation(
+            "AppPackageTests.xctest", .swiftTestBundle, .noTestsRan, arguments: ["AppTests.Missing/testNothing"])
         XCTAssertEqual(
-            explanation("AppPackageTests.xctest", .swiftTestBundle, .noTestsRan).first,
+            filtered.first,
             "leak-audit: no test ran in 'AppPackageTests.xctest' (it exited with code 1), so nothing was audited.")
+        XCTAssertTrue(filtered.contains { $0.contains("Check the test names given") }, "\(filtered)")
+        XCTAssertEqual(
+            explanation("swift", .other, .noTestsRan, arguments: ["test", "--filter", "Missing"]).first,
+            "leak-audit: no test ran in 'swift' (it exited with code 1), so nothing was audited.")
+        // No filter: a bundle that failed or was killed ended before its first test (WasmKit's).
+        let crashed = explanation("AppPackageTests.xctest", .swiftTestBundle, .noTestsRan, outcome: .signaled(signal: 11))
+        XCTAssertEqual(
+            Array(crashed.prefix(3)),
+            [
+                "leak-audit: no test ran in 'AppPackageTests.xctest': it was killed by signal 11 (SIGSEGV) before its first test, so nothing was",
+                "  audited. No test filter was given: it failed as it started (its output says why).",
+                "leak-audit: not audited; 'AppPackageTests.xctest' killed by signal 11 (SIGSEGV)",
+            ])
+        XCTAssertEqual(
+            explanation("swift", .other, .noTestsRan, arguments: ["test", "--skip-build"]).first,
+            "leak-audit: no test ran in 'swift': it exited with code 1 before its first test, so nothing was")
+        // A bundle that succeeded with no filter ran another testing library's tests: the hint stays.
+        XCTAssertTrue(
+            explanation("AppPackageTests.xctest", .swiftTestBundle, .noTestsRan, outcome: .exited(code: 0)).contains {
+                $0.contains("--testing-library swift-testing")
+            })
 
         let staticText = renderer.render(
             report(notAudited: .staticRuntime, types: [type("App.Hidden", max: 0, peak: 4, atExit: 4)])
