@@ -178,6 +178,13 @@ void la_channel_blob(uint8_t blob_kind, uint64_t id, uint64_t value, const void 
     }
     uint64_t first = la_channel_reserve(state, total);
     if (first == UINT64_MAX) return;
+    // Each slot says whose it is until it is written (LA_RESERVATION_MARK): if this process dies
+    // before the head is committed, leak-audit gives them up once it has ended, not ten seconds
+    // later while other processes write on.
+    for (uint64_t index = first; index < first + total; index++) {
+        uint64_t mark = ((uint64_t)LA_RESERVATION_MARK << 8) | state->channel.process_tag | (index << 32);
+        __atomic_store_n(la_channel_slot(state, index), mark, __ATOMIC_RELAXED);
+    }
     // Continuations first, head last: a reader that sees the head sees the whole blob.
     const uint8_t *bytes = payload;
     for (uint64_t index = 1; index <= continuation_slots; index++) {

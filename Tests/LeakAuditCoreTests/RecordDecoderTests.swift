@@ -696,6 +696,60 @@ final class RecordDecoderTests: XCTestCase {
         XCTAssertEqual(received.damagedSlots, 0)
     }
 
+    /// A blob's writer that died mid-blob (its slots marked with its process index, one
+    /// continuation committed), while a process announced before the blob runs and writes on:
+    /// the blob is given up after the first second, since the process its marks name has ended,
+    /// not after the ten seconds a slot any live process may own waits; the live process's
+    /// records are read.
+    func testABlobMarkedByAProcessThatEndedIsAbandonedWhileAnEarlierProcessWritesOn() throws {
+        let (channel, writer) = try makeChannel(slots: 64)
+        let dead = writer.announce(pid: 100)
+        let live = writer.announce(pid: 200)
+        writer.typeBlob(id: 1, name: "App.Model", max: Int64.max, process: live)
+        let torn = writer.reserve(3)
+        for index in torn..<torn + 3 { writer.mark(index, process: dead) }
+        writer.commit(torn + 1, tag: UInt64(LA_SLOT_BLOB_CONT) | 1 << 8)
+        writer.allocated(typeID: 1, object: 0xB, stackID: 0, process: live)
+        let started = Date()
+        var abandonedWhileRunning = false
+        let received = receive(
+            channel, until: { abandonedWhileRunning || Date().timeIntervalSince(started) > 8 },
+            beforePass: { if writer.consumedSlot > torn + 3 { abandonedWhileRunning = true } })
+        XCTAssertTrue(abandonedWhileRunning, "given up before the ten seconds a live process's slot waits")
+        XCTAssertEqual(received.ledgers[live]?.types[1]?.allocated, 1)
+        XCTAssertEqual(received.tornSlots, 3)
+        XCTAssertEqual(received.damagedSlots, 0)
+    }
+
+    /// A reservation mark says whose a slot is only when it is whole and names a process that
+    /// announced itself and has ended: one naming a live process, another slot's index, or a
+    /// process that never announced itself gives nothing up.
+    func testAReservationMarkNamesADeadWriterOnlyWhenWholeAndOfAnEndedProcess() throws {
+        let (channel, writer) = try makeChannel(slots: 64)
+        let dead = writer.announce(pid: 100)
+        let live = writer.announce(pid: 200)
+        let slot = writer.reserve(2)
+        writer.allocated(typeID: 1, object: 0xB, stackID: 0, process: live)
+        func owners() -> ReservationOwners {
+            ReservationOwners(
+                of: slot, in: channel, announced: [(index: dead, pid: 100), (index: live, pid: 200)],
+                hasEnded: { $0 == 100 })
+        }
+        XCTAssertFalse(owners().markedOwnerEnded, "not marked")
+        writer.mark(slot, process: dead)
+        writer.mark(slot + 1, process: dead)
+        XCTAssertTrue(owners().markedOwnerEnded)
+        XCTAssertEqual(owners().markedSlotsEnd, slot + 2, "the dead writer's two slots, not the live one's record")
+        XCTAssertFalse(owners().allEnded, "a live process may own it by the rule without marks")
+        writer.mark(slot, process: live)
+        XCTAssertFalse(owners().markedOwnerEnded, "its writer's process lives")
+        writer.mark(slot, process: dead, slotIndex: slot + 64)
+        XCTAssertFalse(owners().markedOwnerEnded, "a mark of the slot's place a ring later")
+        writer.mark(slot, process: 7)
+        XCTAssertFalse(owners().markedOwnerEnded, "a process that never announced itself")
+        XCTAssertNil(ReservationOwners.markedWriter(of: slot, tag: UInt64(LA_SLOT_ALLOC) | UInt64(LA_RESERVATION_MARK) << 8))
+    }
+
     // MARK: - Hostile values
 
     func testAHugeNextSlotSizesNoLoopAndCountsAsDamage() throws {

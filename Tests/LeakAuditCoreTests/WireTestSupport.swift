@@ -91,6 +91,14 @@ final class ChannelWriter {
         slot[3] = word3
     }
 
+    /// Marks reserved slot `index` as process `process`'s until it is written, as a blob's writer
+    /// does (LA_RESERVATION_MARK); `slotIndex` is the index the mark names (the slot's own unless
+    /// forged).
+    func mark(_ index: UInt64, process: UInt8, slotIndex: UInt64? = nil) {
+        words(index)[0] =
+            UInt64(LA_RESERVATION_MARK) << 8 | UInt64(process) << 16 | (slotIndex ?? index) << 32
+    }
+
     /// Commits slot `index` by storing its tag, which the shim stores last.
     func commit(_ index: UInt64, tag: UInt64) {
         words(index)[0] = tag

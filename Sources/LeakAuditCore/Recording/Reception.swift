@@ -273,8 +273,8 @@ struct Reception {
             let waited = decoder.clock &- waitingSince
             guard waited > Reception.deadWriterMilliseconds, decoder.clock >= nextOwnerCheck else { return false }
             // A record takes microseconds to write: its writer is taken for dead after a second
-            // once every process that may have reserved the slot has ended
-            // (`ReservationOwners`); for stalled after ten once others wait behind it (the ring
+            // once every process that may have reserved the slot has ended, or the process its
+            // writer marked it with (a blob's) has (`ReservationOwners`); for stalled after ten once others wait behind it (the ring
             // is full, or a later record is committed); and after 30 s whatever happened (one
             // that died before it said who it is). A live writer that is only slow must not be
             // passed over (its record would land in a slot the ring hands out again): on a
@@ -291,6 +291,10 @@ struct Reception {
                 // dead writer's reservation costs one wait, not one per slot), up to the first
                 // process that announced itself after the slot: those after it may be its own.
                 below = Swift.min(reservedWhenWaiting, owners.firstLaterAnnouncement ?? UInt64.max)
+            } else if owners.markedOwnerEnded {
+                // Its writer marked it (a blob's) and that process has ended: the blob's slots
+                // are never written, whoever else lives.
+                below = owners.markedSlotsEnd
             } else if (waited > Reception.stalledWriterMilliseconds
                 && Reception.othersWaitBehind(decoder.cursor, in: channel))
                 || waited > Reception.silentWriterMilliseconds

@@ -18,6 +18,14 @@ struct ReservationOwners {
     /// The first slot after the cursor that holds a committed process record: every slot between
     /// the cursor and it was reserved before that process announced itself.
     var firstLaterAnnouncement: UInt64?
+    /// The slot's writer marked it with its process index (`LA_RESERVATION_MARK`, a blob's
+    /// writer) and that process announced itself and has ended: the slot will never be written,
+    /// whoever else lives. A mark is only what the target wrote: one naming a process that did not
+    /// announce itself, or another slot's index, says nothing.
+    var markedOwnerEnded: Bool
+    /// With `markedOwnerEnded`, the end of that writer's blob: the slots from the cursor on that
+    /// are marked by the same process or are continuations it committed before it died.
+    var markedSlotsEnd: UInt64
 
     /// The possible owners of the uncommitted slot at `cursor` in `channel`, given the processes
     /// whose records were decoded (`announced`: index and pid) and `hasEnded`, which says whether
@@ -48,5 +56,23 @@ struct ReservationOwners {
         allEnded = !unseen && !ended.isEmpty && ended.allSatisfy { $0 }
         someEnded = ended.contains(true)
         firstLaterAnnouncement = firstLater
+        let marker = Self.markedWriter(of: cursor, tag: channel.slot(cursor).tag)
+        markedOwnerEnded = announced.indices.contains { announced[$0].index == marker && ended[$0] }
+        markedSlotsEnd = cursor &+ 1
+        while markedOwnerEnded && markedSlotsEnd < end {
+            let tag = channel.slot(markedSlotsEnd).tag
+            guard Self.markedWriter(of: markedSlotsEnd, tag: tag) == marker || tag & 0xFF == UInt64(LA_SLOT_BLOB_CONT)
+            else { break }
+            markedSlotsEnd &+= 1
+        }
+    }
+
+    /// The process index a reservation mark in `tag`, the tag of slot `cursor`, names; nil when
+    /// the tag is no whole mark for that slot (not committed and not marked, or committed since).
+    static func markedWriter(of cursor: UInt64, tag: UInt64) -> UInt8? {
+        guard tag & 0xFFFF == UInt64(LA_SLOT_EMPTY) | UInt64(LA_RESERVATION_MARK) << 8,
+            tag >> 32 == cursor & 0xFFFF_FFFF
+        else { return nil }
+        return UInt8(truncatingIfNeeded: tag >> 16)
     }
 }

@@ -10,9 +10,10 @@
 // waits until the reader has consumed the ring lap it would overwrite, fills the slots at
 // index % slot_capacity, and commits each by storing its first word (the tag) last, with release
 // ordering. The reader zeroes each slot's tag once decoded and publishes its progress in
-// `consumed_slot`, so pages are reused rather than faulted in fresh. A slot whose tag is zero is
-// reserved but not yet written (or was torn by the target's death). The slot index is the global
-// order of events.
+// `consumed_slot`, so pages are reused rather than faulted in fresh. A slot whose tag's kind (its
+// low 8 bits) is zero is reserved but not yet written (or was torn by the target's death); a blob's
+// writer marks its slots with its process index meanwhile (LA_RESERVATION_MARK). The slot index is
+// the global order of events.
 #ifndef LEAK_AUDIT_WIRE_H
 #define LEAK_AUDIT_WIRE_H
 
@@ -177,6 +178,14 @@ enum {
     /// w1 time word.
     LA_SLOT_TEST = 5,
 };
+
+/// A reserved slot not committed yet, marked by its writer once it had room: tag[0..7]
+/// LA_SLOT_EMPTY (still not committed), tag[8..15] this value, tag[16..23] the writer's process
+/// index, tag[32..63] the slot's index, low 32 bits. A blob's writer marks each of its slots before
+/// it writes any (a record of one slot is written within a few stores of its reservation and is
+/// not marked), so that leak-audit gives the slots of a writer that died mid-blob up as soon as its
+/// process has ended, while other processes write on. What a target writes here is only a hint.
+#define LA_RESERVATION_MARK 0x52u
 
 /// Test phases carried by LA_SLOT_TEST.
 enum {
