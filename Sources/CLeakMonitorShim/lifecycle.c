@@ -90,7 +90,11 @@ __attribute__((constructor)) static void la_lifecycle_start(void) {
             la_lifecycle_count(state, true);
         }
     } else if (!preload) {
+        // The preloaded copy may have attached first (a test bundle attaches at once), announcing
+        // a process that links no LeakMonitor: it is announced again, saying it does.
+        bool attached_before = state->lifecycle.attach_attempted;
         la_lifecycle_attach_locked(state);
+        if (attached_before && la_channel_active(state)) la_process_announce_locked(state, 0);
         la_channel_set_flag(LA_FLAG_INSTRUMENTED);
     } else {
         la_tests_install_locked(state);

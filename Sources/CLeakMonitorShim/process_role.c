@@ -173,6 +173,7 @@ void la_process_announce_locked(la_process_state *state, uint32_t flags) {
         if (observed) flags |= LA_PROCESS_TESTS_OBSERVED;
         if (observed && (!swift_testing || state->tests.swift_testing_skips_observed)) flags |= LA_PROCESS_SKIPS_OBSERVED;
     }
+    if (__atomic_load_n(&state->lifecycle.links_monitor, __ATOMIC_ACQUIRE)) flags |= LA_PROCESS_LINKS_MONITOR;
     // The parent's pid in the high half: a test bundle that another test bundle of the run started
     // (a crash test's or an exit test's child) runs tests its parent counts already.
     uint64_t value = (uint64_t)flags | ((uint64_t)(uint32_t)getppid() << 32);

@@ -683,11 +683,11 @@ public struct ReportPhrases: Sendable {
         let unreachableFound = structures > 0 ? ", \(counted(structures, "unreachable structure"))" : ""
         var checked = tracked
         if let unreachable = report.unreachable {
-            let processes = counted(unreachable.processesChecked, "process", plural: "processes")
+            let processes = Self.processesChecked(unreachable)
             let none =
                 report.unreachableFindings.isEmpty
-                ? "no unreachable object of the program's types (\(processes) checked)"
-                : "no failing unreachable object of the program's types (\(processes) checked)"
+                ? "no unreachable object of the program's types (\(processes))"
+                : "no failing unreachable object of the program's types (\(processes))"
             checked = (report.types.isEmpty && report.tests == nil) || tracked.isEmpty ? none : "\(tracked); \(none)"
         }
         let nothingChecked =

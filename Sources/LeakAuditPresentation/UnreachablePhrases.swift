@@ -62,6 +62,13 @@ extension ReportPhrases {
         }
     }
 
+    /// "1 process checked", or "2 processes checked, 1 not checked" when some could not be (each
+    /// named, and why, in `unreachableNotes`).
+    public static func processesChecked(_ unreachable: UnreachableObjects) -> String {
+        let checked = counted(unreachable.processesChecked, "process", plural: "processes") + " checked"
+        return unreachable.unavailable.isEmpty ? checked : "\(checked), \(unreachable.unavailable.count) not checked"
+    }
+
     /// Why some processes were not checked, and that no allocation was watched, as notes: what a
     /// reader of any format must know to trust an empty or stackless list.
     public static func unreachableNotes(_ unreachable: UnreachableObjects) -> [String] {
@@ -77,23 +84,23 @@ extension ReportPhrases {
     /// ones folded into one line, what could not be checked; or one line saying nothing was found.
     /// Suppressed and baselined groups are left to the lines of those sections.
     public func unreachableBlock(_ unreachable: UnreachableObjects, baseline: AuditReport.BaselineComparison?) -> [String] {
-        let processes = counted(unreachable.processesChecked, "process", plural: "processes")
+        let processes = Self.processesChecked(unreachable)
         let failing = unreachable.failingGroups
         let folded = unreachable.groups.filter(\.isInternal)
         let findings = unreachable.groups.count - folded.count
         var lines: [String] = []
         if findings == 0 {
-            lines += wrapped("unreachable: no object of the program's types is unreachable (\(processes) checked)")
+            lines += wrapped("unreachable: no object of the program's types is unreachable (\(processes))")
         } else if failing.isEmpty {
             // Suppressed or baselined, each listed in its section below.
             lines += wrapped(
-                "unreachable: \(counted(findings, "group")) of the program's types, none failing (\(processes) checked)")
+                "unreachable: \(counted(findings, "group")) of the program's types, none failing (\(processes))")
         } else {
             let structures = failing.reduce(0) { $0 + $1.count }
             let objects = failing.reduce(0) { $0 + $1.objects }
             let bytes = failing.reduce(0) { $0 + $1.bytes }
             lines += wrapped(
-                "unreachable: \(counted(objects, "object")) (\(Self.byteCount(bytes))) that nothing reaches, in \(counted(structures, "structure")) (\(processes) checked)"
+                "unreachable: \(counted(objects, "object")) (\(Self.byteCount(bytes))) that nothing reaches, in \(counted(structures, "structure")) (\(processes))"
             )
         }
         if let first = lines.first, first.hasPrefix("unreachable:") {

@@ -880,7 +880,7 @@ extension HTMLReportRenderer {
     private func unreachableSection(_ unreachable: UnreachableObjects, into page: inout HTMLPage) {
         page.line("<section id=\"unreachable\"><h2>Unreachable objects</h2>")
         let findings = unreachable.groups.filter { !$0.isInternal }
-        let processes = "\(unreachable.processesChecked) process\(unreachable.processesChecked == 1 ? "" : "es") checked"
+        let processes = ReportPhrases.processesChecked(unreachable)
         page.line(
             "<p class=\"unreachable-total\">\(unreachable.objects) objects (\(html(ReportPhrases.byteCount(unreachable.bytes)))) that nothing reaches; \(html(processes)).</p>"
         )

@@ -124,4 +124,54 @@ final class UnreachableRunTests: XCTestCase {
         run.plan.watch = WatchOptions()
         XCTAssertNil(builder.build(from: run).unreachable)
     }
+    /// By default the check is for the processes that link no LeakMonitor: one that never asked
+    /// at its exit (a test bundle that crashed) is named as not checked, and why; one that links
+    /// LeakMonitor (its process record says so, or it registered a type in code) was never to be
+    /// checked, and is not named.
+    func testByDefaultAProcessThatEndedBeforeItsCheckIsNamedAsNotChecked() throws {
+        let flags: [Int32: UInt32] = [100: 0, 101: 0, 102: UInt32(LA_PROCESS_LINKS_MONITOR), 103: 0]
+        var ledgers: [LifetimeLedger] = []
+        for pid: Int32 in [100, 101, 102, 103] {
+            var ledger = LifetimeLedger()
+            let commandLine = ["/app/AppPackageTests.xctest"]
+            ledger.apply(.processAttached(AttachedProcess(pid: pid, commandLine: commandLine, flags: flags[pid] ?? 0)))
+            if pid == 103 { ledger.apply(.typeDefined(id: 1, name: "App.Model", max: 10)) }
+            ledgers.append(ledger)
+        }
+        let channel = try RecordChannel(slotCapacity: 64)
+        let writer = try ChannelWriter(channel)
+        // Only process 100 reached its exit: 101 crashed; 102 and 103 link LeakMonitor and ask nothing.
+        writer.requestWalk(of: 0, number: 1, atExit: true, unreachable: true)
+        for index in 1..<4 { writer.requestWalk(of: index, number: 0, atExit: false) }
+        var walks = HeapWalks()
+        walks.answerRequests(
+            on: channel, ledgers: ledgers, watch: WatchOptions(),
+            copyProcess: { pid in .success(ProcessSnapshot(pid: pid, regions: [], threads: [])) },
+            search: { snapshot, instances, modules, retainedSizes, tracked in
+                RetainerSearch.walk(
+                    of: instances, in: snapshot, modules: modules, retainedSizes: retainedSizes, unreachable: tracked,
+                    foreignClasses: ForeignClasses())
+            })
+        var watch = WatchOptions()
+        watch.unreachableByDefault = true
+        let run = RecordedRun(
+            request: AuditRequest(target: "swift", arguments: ["test"]),
+            plan: RunPlan(executablePath: "/usr/bin/swift", watch: watch), outcome: .exited(code: 1),
+            received: Reception(
+                ledgers: Dictionary(uniqueKeysWithValues: ledgers.indices.map { (UInt8($0), ledgers[$0]) }),
+                channel: ChannelSummary(attached: true, attachedProcesses: 4, droppedRecords: 0, flags: [])))
+        var recorded = run
+        recorded.heapWalks = walks
+        let report = ReportBuilder(
+            toolVersion: "1", makeSymbolizer: { _ in HeapSnapshotReplay.FixedSymbolizer() },
+            inspectExecutable: { _ in .other }
+        ).build(from: recorded)
+        let unreachable = try XCTUnwrap(report.unreachable)
+        XCTAssertEqual(unreachable.processesChecked, 1)
+        XCTAssertEqual(
+            unreachable.unavailable,
+            [
+                "process 101 (AppPackageTests.xctest) did not exit normally (it crashed, was killed or called _exit): its heap was not checked"
+            ])
+    }
 }

@@ -676,6 +676,14 @@ final class RendererTests: XCTestCase {
             text.hasSuffix(
                 "leak-audit: no failing unreachable object of the program's types (1 process\n  checked); 1 suppressed, 1 baselined; './Service' exited with code 0\n"
             ), text)
+        // A process that could not be checked is counted in the verdict, and named with why.
+        report.unreachable?.unavailable = ["process 7 (ServiceTests.xctest) did not exit normally: its heap was not checked"]
+        let unchecked = TextReportRenderer(workingDirectory: "/").render(report)
+        XCTAssertTrue(
+            unchecked.contains(
+                "leak-audit: no failing unreachable object of the program's types (1 process checked, 1 not checked);"),
+            unchecked)
+        XCTAssertTrue(unchecked.contains("not checked: process 7 (ServiceTests.xctest) did not exit normally"), unchecked)
     }
 
     func testTrackedTypeExceededIsStrictlyOverBudget() {

@@ -46,6 +46,8 @@ struct AttachedProcess: Equatable {
     var testsObserved: Bool { flags & UInt32(LA_PROCESS_TESTS_OBSERVED) != 0 }
     /// Every test it skips is reported, so a count of 0 means that none was skipped.
     var skipsObserved: Bool { flags & UInt32(LA_PROCESS_SKIPS_OBSERVED) != 0 }
+    /// It links LeakMonitor: the unreachable check by default is not for it.
+    var linksMonitor: Bool { flags & UInt32(LA_PROCESS_LINKS_MONITOR) != 0 }
 }
 
 /// Where a type's budget came from, as the target recorded it.

@@ -93,12 +93,19 @@ struct ReportBuilder {
         guard run.plan.watch.unreachable || !walks.unreachable.isEmpty || !walks.unreachableUnavailable.isEmpty else {
             return nil
         }
+        // By default the check is for the processes that link no LeakMonitor: one that did not
+        // ask at its exit ended before it (it crashed, was killed or called _exit).
+        let watch = run.plan.watch
+        func isChecked(_ ledger: LifetimeLedger) -> Bool {
+            watch.unreachable
+                || (watch.unreachableByDefault && ledger.process?.linksMonitor == false && !ledger.definesTypesInCode)
+        }
         var unavailable: [String] = []
         for (index, ledger) in audited where walks.unreachable[index] == nil {
             let process = ledger.process.map { "process \($0.pid) (\(Self.programName($0.commandLine)))" } ?? "a process"
             if let reason = walks.unreachableUnavailable[index] {
                 unavailable.append("\(process): \(reason)")
-            } else if run.plan.watch.unreachable, walks.atExit[index] == nil {
+            } else if isChecked(ledger), walks.atExit[index] == nil {
                 unavailable.append(
                     "\(process) did not exit normally (it crashed, was killed or called _exit): its heap was not checked")
             }

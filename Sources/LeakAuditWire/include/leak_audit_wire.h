@@ -241,6 +241,10 @@ enum {
     /// its run is observed; Swift Testing's when the observer reads the run's event stream), so a
     /// skipped count of 0 means none was skipped.
     LA_PROCESS_SKIPS_OBSERVED = 1u << 3,
+    /// The process links LeakMonitor (not only the preloaded library): the unreachable check by
+    /// default (`unreachable-default`) is not for it. A process whose preloaded library attached
+    /// first says so again once LeakMonitor's copy has constructed.
+    LA_PROCESS_LINKS_MONITOR = 1u << 4,
 };
 
 /// Most return addresses a stack blob carries (LeakMonitor's capture stops there): a longer stack
