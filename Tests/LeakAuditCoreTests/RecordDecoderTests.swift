@@ -648,6 +648,26 @@ final class RecordDecoderTests: XCTestCase {
         return Reception.receive(from: channel, while: target, watch: WatchOptions()).received
     }
 
+    /// What the reader receives from `channel` while process 100 has ended, until `until` holds
+    /// once it has read past slot `slot` while the target ran, or for 8 s at most (less than the
+    /// ten seconds a slot a live process may own is waited for); and whether it read past `slot`
+    /// while the target ran. `then` runs once, at the first pass after that.
+    private func receiveGivingUp(
+        _ channel: RecordChannel, _ writer: ChannelWriter, past slot: UInt64, until: @escaping () -> Bool,
+        then: @escaping () -> Void = {}
+    ) -> (Reception, Bool) {
+        let started = Date()
+        var past = false
+        let received = receive(
+            channel, until: { (past && until()) || Date().timeIntervalSince(started) > 8 },
+            beforePass: {
+                guard !past, writer.consumedSlot > slot else { return }
+                past = true
+                then()
+            })
+        return (received, past)
+    }
+
     /// A writer of a live process held between reserving and committing for more than a second
     /// (a loaded machine, a stop), while another attached process has ended (swift test's XCTest
     /// bundle before its Swift Testing run): its reservation is waited for, and its record read.
@@ -680,13 +700,9 @@ final class RecordDecoderTests: XCTestCase {
         writer.announce(pid: 100)
         let torn = writer.reserve(1)
         let (live, slow) = announceSlowProcess(writer)
-        let started = Date()
-        var abandonedWhileRunning = false
-        let received = receive(
-            channel, until: { writer.consumedSlot > slow || Date().timeIntervalSince(started) > 8 },
-            beforePass: {
-                guard !abandonedWhileRunning, writer.consumedSlot > torn else { return }
-                abandonedWhileRunning = true
+        let (received, abandonedWhileRunning) = receiveGivingUp(
+            channel, writer, past: torn, until: { writer.consumedSlot > slow },
+            then: {
                 XCTAssertEqual(writer.consumedSlot, slow, "the live process's reservation is still waited for")
                 writer.allocated(typeID: 1, object: 0xA, stackID: 0, process: live, at: slow)
             })
@@ -709,12 +725,8 @@ final class RecordDecoderTests: XCTestCase {
         let torn = writer.reserve(3)
         for index in torn..<torn + 3 { writer.mark(index, process: dead) }
         writer.commit(torn + 1, tag: UInt64(LA_SLOT_BLOB_CONT) | 1 << 8)
-        writer.allocated(typeID: 1, object: 0xB, stackID: 0, process: live)
-        let started = Date()
-        var abandonedWhileRunning = false
-        let received = receive(
-            channel, until: { abandonedWhileRunning || Date().timeIntervalSince(started) > 8 },
-            beforePass: { if writer.consumedSlot > torn + 3 { abandonedWhileRunning = true } })
+        let read = writer.allocated(typeID: 1, object: 0xB, stackID: 0, process: live)
+        let (received, abandonedWhileRunning) = receiveGivingUp(channel, writer, past: read, until: { true })
         XCTAssertTrue(abandonedWhileRunning, "given up before the ten seconds a live process's slot waits")
         XCTAssertEqual(received.ledgers[live]?.types[1]?.allocated, 1)
         XCTAssertEqual(received.tornSlots, 3)
