@@ -69,9 +69,26 @@ public struct ReportPhrases: Sendable {
     /// Allocation sites shown per type or test.
     public static let sitesShown = 3
 
-    /// Why the target could not be audited and what to do, fitted to what the target is; nil when
-    /// it was audited.
+    /// Why the target could not be audited and what to do, fitted to what the target is, as one
+    /// paragraph wrapped at the width (one line when there is none); nil when it was audited.
     public func notAuditedExplanation(_ report: AuditReport) -> [String]? {
+        explanationLines(report).map(paragraph)
+    }
+
+    /// `lines`, a first line and the lines indented by two spaces that continue it, as one
+    /// paragraph fitted to the width: wrapped there with its continuation lines indented by two,
+    /// in verbose output too, or one line when there is no width (HTML, SARIF, JUnit and GitHub
+    /// flow it themselves). Lines broken by hand for the source's sake would be broken again by a
+    /// terminal narrower than them, leaving ragged lines.
+    func paragraph(_ lines: [String]) -> [String] {
+        let text = lines.map { String($0.drop { $0 == " " }) }.joined(separator: " ")
+        var fitted = self
+        fitted.verbose = false
+        return fitted.wrapped(text)
+    }
+
+    /// `notAuditedExplanation`'s words, broken where the source reads well.
+    private func explanationLines(_ report: AuditReport) -> [String]? {
         let target = "'\(Self.escaped(report.target.path))'"
         let outcome = "it \(report.target.outcome.phrase)"
         let optIn = [

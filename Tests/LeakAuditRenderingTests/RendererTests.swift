@@ -283,45 +283,48 @@ final class RendererTests: XCTestCase {
             return lines(renderer.render(unaudited))
         }
         let bundle = explanation("AppPackageTests.xctest", .swiftTestBundle)
-        XCTAssertEqual(
-            bundle.first,
-            "leak-audit: 'AppPackageTests.xctest' is a Swift test bundle, but none of its types opted in and no budget or")
+        XCTAssertTrue(
+            bundle.first?.hasPrefix(
+                "leak-audit: 'AppPackageTests.xctest' is a Swift test bundle, but none of its types opted in and no budget or census"
+            ) == true, "\(bundle)")
         XCTAssertTrue(bundle.contains { $0.contains("Run it with --census") }, "\(bundle)")
-        XCTAssertEqual(
-            explanation("App", .dynamicSwift).first,
-            "leak-audit: 'App' is a Swift program, but none of its types opted in and no budget or")
+        XCTAssertTrue(
+            explanation("App", .dynamicSwift).first?.hasPrefix(
+                "leak-audit: 'App' is a Swift program, but none of its types opted in and no budget or census") == true)
         let notSwift = explanation("/bin/true", .notSwift)
-        XCTAssertEqual(
-            notSwift.first, "leak-audit: '/bin/true' is not a Swift program (it does not load the Swift runtime) and started none"
-        )
+        XCTAssertTrue(
+            notSwift.first?.hasPrefix(
+                "leak-audit: '/bin/true' is not a Swift program (it does not load the Swift runtime) and started none that")
+                == true, "\(notSwift)")
         XCTAssertFalse(notSwift.joined().contains("--census"), "no advice to opt types in: \(notSwift)")
         XCTAssertTrue(explanation("/bin/true", .notSwift, .notSwift).first?.contains("is not a Swift program") == true)
         XCTAssertTrue(explanation("App", .staticSwift).first?.contains("links the Swift runtime statically") == true)
-        XCTAssertEqual(
-            explanation("run.sh", .other).first,
-            "leak-audit: 'run.sh' started no Swift program whose types opted in, and no budget or census")
+        XCTAssertTrue(
+            explanation("run.sh", .other).first?.hasPrefix(
+                "leak-audit: 'run.sh' started no Swift program whose types opted in, and no budget or census was") == true)
         // A filter that matched nothing: the hint is about filters.
         let filtered = explanation(
             "AppPackageTests.xctest", .swiftTestBundle, .noTestsRan, arguments: ["AppTests.Missing/testNothing"])
-        XCTAssertEqual(
-            filtered.first,
-            "leak-audit: no test ran in 'AppPackageTests.xctest' (it exited with code 1), so nothing was audited.")
+        XCTAssertTrue(
+            filtered.first?.hasPrefix(
+                "leak-audit: no test ran in 'AppPackageTests.xctest' (it exited with code 1), so nothing was audited. Check")
+                == true, "\(filtered)")
         XCTAssertTrue(filtered.contains { $0.contains("Check the test names given") }, "\(filtered)")
-        XCTAssertEqual(
-            explanation("swift", .other, .noTestsRan, arguments: ["test", "--filter", "Missing"]).first,
-            "leak-audit: no test ran in 'swift' (it exited with code 1), so nothing was audited.")
+        XCTAssertTrue(
+            explanation("swift", .other, .noTestsRan, arguments: ["test", "--filter", "Missing"]).first?.hasPrefix(
+                "leak-audit: no test ran in 'swift' (it exited with code 1), so nothing was audited. Check") == true)
         // No filter: a bundle that failed or was killed ended before its first test (WasmKit's).
         let crashed = explanation("AppPackageTests.xctest", .swiftTestBundle, .noTestsRan, outcome: .signaled(signal: 11))
         XCTAssertEqual(
-            Array(crashed.prefix(3)),
+            Array(crashed.prefix(2)),
             [
-                "leak-audit: no test ran in 'AppPackageTests.xctest': it was killed by signal 11 (SIGSEGV) before its first test, so nothing was",
-                "  audited. No test filter was given: it failed as it started (its output says why).",
+                "leak-audit: no test ran in 'AppPackageTests.xctest': it was killed by signal 11 (SIGSEGV) before its first test, so nothing was audited. No test filter was given: it failed as it started (its output says why).",
                 "leak-audit: not audited; 'AppPackageTests.xctest' killed by signal 11 (SIGSEGV)",
             ])
-        XCTAssertEqual(
-            explanation("swift", .other, .noTestsRan, arguments: ["test", "--skip-build"]).first,
-            "leak-audit: no test ran in 'swift': it exited with code 1 before its first test, so nothing was")
+        XCTAssertTrue(
+            explanation("swift", .other, .noTestsRan, arguments: ["test", "--skip-build"]).first?.hasPrefix(
+                "leak-audit: no test ran in 'swift': it exited with code 1 before its first test, so nothing was audited.")
+                == true)
         // A bundle that succeeded with no filter ran another testing library's tests: the hint stays.
         XCTAssertTrue(
             explanation("AppPackageTests.xctest", .swiftTestBundle, .noTestsRan, outcome: .exited(code: 0)).contains {
@@ -337,13 +340,37 @@ final class RendererTests: XCTestCase {
 
         let mismatch = renderer.render(report(attached: false, notAudited: .recordFormatMismatch))
         XCTAssertEqual(
-            Array(lines(mismatch).prefix(2)),
-            [
-                "leak-audit: '.build/debug/App' links a LeakMonitor that writes another record format than this",
-                "  leak-audit (\(leakAuditVersion)) reads; build it against the same leak-audit release.",
-            ]
+            lines(mismatch).first,
+            "leak-audit: '.build/debug/App' links a LeakMonitor that writes another record format than this leak-audit (\(leakAuditVersion)) reads; build it against the same leak-audit release."
         )
         XCTAssertEqual(lines(mismatch).dropLast().last, "leak-audit: not audited; '.build/debug/App' exited with code 0")
+    }
+
+    /// An explanation is one paragraph fitted to the terminal: every line within the width, each
+    /// after the first indented by two, every word in order; not lines broken by hand at about a
+    /// hundred columns that a narrower terminal breaks again.
+    func testTheNotAuditedExplanationIsOneParagraphFittedToTheWidth() {
+        var unaudited = report(path: "AppPackageTests.xctest", attached: false, notAudited: .neverAttached)
+        unaudited.target.kind = .swiftTestBundle
+        let unwrapped = lines(TextReportRenderer(workingDirectory: "/").render(unaudited))[0]
+        XCTAssertTrue(unwrapped.hasSuffix("MemoryLeakMonitor.validate(self) in init."), unwrapped)
+        for width in [80, 120] {
+            for verbose in [false, true] {
+                let rendered = lines(
+                    TextReportRenderer(workingDirectory: "/", width: width, verbose: verbose).render(unaudited))
+                let paragraph = Array(rendered.prefix { !$0.hasPrefix("leak-audit: not audited") })
+                XCTAssertGreaterThan(paragraph.count, 2, "\(width): \(rendered)")
+                XCTAssertTrue(paragraph.allSatisfy { $0.count <= width }, "\(width): \(paragraph)")
+                XCTAssertTrue(paragraph.dropFirst().allSatisfy { $0.hasPrefix("  ") && !$0.hasPrefix("   ") }, "\(paragraph)")
+                // Full lines: the next line's first word would not have fitted.
+                for (line, next) in zip(paragraph, paragraph.dropFirst()) {
+                    let word = next.dropFirst(2).prefix { $0 != " " }
+                    XCTAssertGreaterThan(line.count + 1 + word.count, width, "\(width): '\(line)' then '\(next)'")
+                }
+                XCTAssertEqual(
+                    paragraph.map { String($0.drop { $0 == " " }) }.joined(separator: " "), unwrapped, "\(width)")
+            }
+        }
     }
 
     func testTextWarningsAndTornNoteComeBeforeTheSummary() {
