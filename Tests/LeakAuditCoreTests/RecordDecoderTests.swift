@@ -668,6 +668,20 @@ final class RecordDecoderTests: XCTestCase {
         return (received, past)
     }
 
+    /// Asserts that `received` gave its empty reservation up while the target ran (before the ten
+    /// seconds a slot a live process may own waits), counting `torn` slots torn and none damaged,
+    /// and read `allocated` instances of process `live`'s type 1.
+    private func assertGivenUp(
+        _ received: (Reception, Bool), torn: UInt64, reading allocated: Int, of live: UInt8,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
+        let (reception, givenUpWhileRunning) = received
+        XCTAssertTrue(givenUpWhileRunning, "given up before the ten seconds", file: file, line: line)
+        XCTAssertEqual(reception.ledgers[live]?.types[1]?.allocated, allocated, file: file, line: line)
+        XCTAssertEqual(reception.tornSlots, torn, file: file, line: line)
+        XCTAssertEqual(reception.damagedSlots, 0, file: file, line: line)
+    }
+
     /// A writer of a live process held between reserving and committing for more than a second
     /// (a loaded machine, a stop), while another attached process has ended (swift test's XCTest
     /// bundle before its Swift Testing run): its reservation is waited for, and its record read.
@@ -700,16 +714,13 @@ final class RecordDecoderTests: XCTestCase {
         writer.announce(pid: 100)
         let torn = writer.reserve(1)
         let (live, slow) = announceSlowProcess(writer)
-        let (received, abandonedWhileRunning) = receiveGivingUp(
+        let received = receiveGivingUp(
             channel, writer, past: torn, until: { writer.consumedSlot > slow },
             then: {
                 XCTAssertEqual(writer.consumedSlot, slow, "the live process's reservation is still waited for")
                 writer.allocated(typeID: 1, object: 0xA, stackID: 0, process: live, at: slow)
             })
-        XCTAssertTrue(abandonedWhileRunning, "given up before the ten seconds a live writer's slot waits")
-        XCTAssertEqual(received.ledgers[live]?.types[1]?.allocated, 2)
-        XCTAssertEqual(received.tornSlots, 1)
-        XCTAssertEqual(received.damagedSlots, 0)
+        assertGivenUp(received, torn: 1, reading: 2, of: live)
     }
 
     /// A blob's writer that died mid-blob (its slots marked with its process index, one
@@ -726,11 +737,7 @@ final class RecordDecoderTests: XCTestCase {
         for index in torn..<torn + 3 { writer.mark(index, process: dead) }
         writer.commit(torn + 1, tag: UInt64(LA_SLOT_BLOB_CONT) | 1 << 8)
         let read = writer.allocated(typeID: 1, object: 0xB, stackID: 0, process: live)
-        let (received, abandonedWhileRunning) = receiveGivingUp(channel, writer, past: read, until: { true })
-        XCTAssertTrue(abandonedWhileRunning, "given up before the ten seconds a live process's slot waits")
-        XCTAssertEqual(received.ledgers[live]?.types[1]?.allocated, 1)
-        XCTAssertEqual(received.tornSlots, 3)
-        XCTAssertEqual(received.damagedSlots, 0)
+        assertGivenUp(receiveGivingUp(channel, writer, past: read, until: { true }), torn: 3, reading: 1, of: live)
     }
 
     /// A reservation mark says whose a slot is only when it is whole and names a process that
