@@ -73,6 +73,44 @@ final class AttributionTests: XCTestCase {
         XCTAssertEqual(tests(strict)["ScreenTests.ThemeTests/testUsesSharedTheme"]?.first?.count, 1)
     }
 
+    /// A lock made on one line by every specialization of a generic subscription: the first
+    /// test's is held by the subscription it leaked, the others' by subscriptions that later tests
+    /// replaced. Its line is one whose instances later tests replaced, yet the first test's lock
+    /// stays its leak, with its holder (combine-schedulers' `Publishers.Timer<RunLoop>.Inner`); the
+    /// clean twin leaves nothing but the replaced global state.
+    func testWhatATestsOwnLeakHoldsStaysItsLeakWhateverItsLineSays() throws {
+        let options = ["--leaks-per-test", "--retainers", "--grace-period", "20"]
+        let audit = try Harness.audit(bundle, ["ScreenTests.GenericTimerTests"], extraOptions: options)
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let reports = try XCTUnwrap(audit.report.tests)
+        let first = try XCTUnwrap(reports.first { $0.name == "ScreenTests.GenericTimerTests/testAKeepsATimerOnInts" })
+        XCTAssertEqual(
+            Dictionary(uniqueKeysWithValues: first.leaked.map { ($0.type, $0.count) }),
+            ["ScreenTests.TimerSubscription<Swift.Int>": 1, "ScreenTests.TimerLock": 1], audit.stderr)
+        XCTAssertEqual(first.globalState.map(\.type), [], audit.stderr)
+        let replaced = try XCTUnwrap(
+            reports.first { $0.name == "ScreenTests.GenericTimerTests/testBStartsATimerOnStrings" })
+        XCTAssertEqual(replaced.leaked.map(\.type), [], audit.stderr)
+        XCTAssertEqual(
+            Dictionary(uniqueKeysWithValues: replaced.globalState.map { ($0.type, $0.globalStateReason) }),
+            [
+                "ScreenTests.TimerSubscription<Swift.String>": .replacedByLaterTests,
+                "ScreenTests.TimerLock": .replacedByLaterTests,
+            ],
+            audit.stderr)
+        XCTAssertEqual(reports.filter { !$0.leaked.isEmpty }.map(\.name), [first.name], audit.stderr)
+
+        let clean = try Harness.audit(
+            bundle,
+            [
+                "ScreenTests.GenericTimerCleanTests,ScreenTests.GenericTimerTests/testBStartsATimerOnStrings,"
+                    + "ScreenTests.GenericTimerTests/testCStartsATimerOnStrings,ScreenTests.GenericTimerTests/testDStopsTheTimer"
+            ], extraOptions: options)
+        XCTAssertEqual(clean.report.target.testsRun, 4, clean.stderr)
+        XCTAssertEqual(clean.status, 0, clean.stderr)
+        XCTAssertEqual(clean.report.tests?.filter { !$0.leaked.isEmpty }.map(\.name), [], clean.stderr)
+    }
+
     func testWhatReplacedGlobalStateHeldIsGlobalStateButWhatOutlivesItIsALeak() throws {
         // Each test bootstraps a metrics registry that the next test's bootstrap replaces, 500 ms
         // in, well after the grace period: the first test's counter is alive when it is judged, and
