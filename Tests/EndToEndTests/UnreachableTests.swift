@@ -40,6 +40,9 @@ final class UnreachableTests: XCTestCase {
         Expected(
             shape: "capture-slack", structures: 2, objects: 4, kind: .cycle,
             path: "Stray / partner StrayPartner / stray Stray"),
+        Expected(
+            shape: "value-slack", structures: 6, objects: 12, kind: .cycle,
+            path: "Drifter / partner DrifterPartner / drifter Drifter"),
     ]
 
     /// The report's `unreachable`; the JSON always has the key (`null` where nothing was checked).
@@ -98,9 +101,14 @@ final class UnreachableTests: XCTestCase {
 
     /// Objects every holder of Fixtures/Sources/ReachableHolders keeps (a global, opaque retained
     /// pointers in C memory, multi-payload enum payloads, waiting threads' locals, a dictionary of
-    /// arrays and a `Set`) are reachable: nothing of the program's is reported.
+    /// arrays and a `Set`, values read by their layout) are reachable: nothing of the program's is
+    /// reported.
     func testEveryReachableHolderReportsNothing() throws {
-        for holder in ["global-cycle", "opaque-pointers", "enum-payloads", "sleeping-threads", "collections", "closure-queue"] {
+        let holders = [
+            "global-cycle", "opaque-pointers", "enum-payloads", "sleeping-threads", "collections", "closure-queue",
+            "value-layouts",
+        ]
+        for holder in holders {
             let audit = try Harness.audit("ReachableHolders", [holder])
             let found = try XCTUnwrap(try unreachable(audit), holder)
             XCTAssertEqual(found.processesChecked, 1, holder)

@@ -34,6 +34,14 @@
 //                     queue `unowned` and a TimerToken by a non-class-bound protocol (an
 //                     existential of 40 bytes before it, so the unowned capture's place is
 //                     not known without metadata): each token is held by its closure only
+//   value-layouts     cycles Keeper.partner → KeeperPartner.keeper → Keeper held only through
+//                     values read by their layout: the third word of a 3-word value inline in
+//                     an `any Keeping` inside struct elements of a global array, a boxed value's
+//                     box, a class instance in the same existential, a global object's struct
+//                     property holding one, a tuple payload of a generic struct and a struct
+//                     (`.shared(Labelled<Int>, Pin)`) in a global array, a generic class's
+//                     property of a generic struct of its argument, and an optional struct
+//                     property (7 cycles)
 //   all               every holder above
 //
 // Prints one line when done and exits 0.
@@ -47,7 +55,9 @@ func fail(_ message: String) -> Never {
     exit(64)
 }
 
-let holders = ["global-cycle", "opaque-pointers", "enum-payloads", "sleeping-threads", "collections", "closure-queue"]
+let holders = [
+    "global-cycle", "opaque-pointers", "enum-payloads", "sleeping-threads", "collections", "closure-queue", "value-layouts",
+]
 let usage = "usage: ReachableHolders [\((holders + ["all"]).joined(separator: "|"))]"
 let arguments = Array(CommandLine.arguments.dropFirst())
 let chosen = arguments.first ?? "all"
@@ -354,6 +364,105 @@ func holdClosureQueue() -> String {
     return "\(queue.work.count) timers in a global queue's closures"
 }
 
+// MARK: - value-layouts
+
+final class Keeper: Keeping {
+    var partner: KeeperPartner?
+    func keep() -> Int { 1 }
+}
+
+final class KeeperPartner {
+    var keeper: Keeper?
+}
+
+protocol Keeping {
+    func keep() -> Int
+}
+
+/// Three words, inline in an existential's buffer: the keeper is its last word.
+struct Inline: Keeping {
+    var first: Int
+    var second: Int
+    var keeper: Keeper?
+    func keep() -> Int { first }
+}
+
+/// Five words: an existential keeps it in a box, its buffer's first word the box.
+struct Boxed: Keeping {
+    var words: (Int, Int, Int, Int)
+    var keeper: Keeper
+    func keep() -> Int { words.0 }
+}
+
+struct Parameter {
+    var name: String
+    var keeping: any Keeping
+}
+
+final class Panel {
+    var parameter: Parameter
+    var pin: Pin?
+
+    init(parameter: Parameter) {
+        self.parameter = parameter
+    }
+}
+
+struct Labelled<Value> {
+    var value: Value
+    var label: String
+}
+
+struct Pin {
+    var keeper: AnyObject?
+    var count: Int
+}
+
+enum Share {
+    case shared(Labelled<Int>, Pin)
+    case plain(Labelled<Int>)
+}
+
+final class Holding<Value> {
+    var held: Labelled<Value>
+
+    init(held: Labelled<Value>) {
+        self.held = held
+    }
+}
+
+var parameters: [Parameter] = []
+var panel: Panel? = nil
+var shares: [Share] = []
+var holding: Holding<Keeper>? = nil
+
+@inline(never)
+func makeKeeper() -> Keeper {
+    let keeper = Keeper()
+    let partner = KeeperPartner()
+    keeper.partner = partner
+    partner.keeper = keeper
+    return keeper
+}
+
+@inline(never)
+func holdValueLayouts() -> String {
+    parameters = [
+        Parameter(name: "inline", keeping: Inline(first: 1, second: 2, keeper: makeKeeper())),
+        Parameter(name: "boxed", keeping: Boxed(words: (1, 2, 3, 4), keeper: makeKeeper())),
+        Parameter(name: "instance", keeping: makeKeeper()),
+    ]
+    let held = Panel(parameter: Parameter(name: "panel", keeping: makeKeeper()))
+    held.pin = Pin(keeper: makeKeeper(), count: 1)
+    panel = held
+    shares = [
+        .plain(Labelled(value: 0, label: "plain")),
+        .shared(Labelled(value: 1, label: "shared"), Pin(keeper: makeKeeper(), count: 2)),
+    ]
+    holding = Holding(held: Labelled(value: makeKeeper(), label: "held"))
+    return "7 keepers in values of known layout"
+}
+
 // MARK: - entry point
 
 let makers: [(String, () -> String)] = [
@@ -363,6 +472,7 @@ let makers: [(String, () -> String)] = [
     ("sleeping-threads", holdInSleepingThreads),
     ("collections", holdCollections),
     ("closure-queue", holdClosureQueue),
+    ("value-layouts", holdValueLayouts),
 ]
 var held: [String] = []
 for (name, hold) in makers where chosen == "all" || chosen == name {

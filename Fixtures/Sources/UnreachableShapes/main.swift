@@ -28,6 +28,15 @@
 //                  a 32-byte context (one captured closure) made in the 48-byte chunk that a
 //                  Carrier, whose last property held the stray, had just freed; a global array
 //                  keeps the closures                                                  (4 objects)
+//   value-slack    6 cycles Drifter.partner → DrifterPartner.drifter → Drifter whose only other
+//                  "references" are stale words in live values of known layout: the unused
+//                  third word of an `any Describer` buffer holding a one-word value, in 3 struct
+//                  elements of a global array and in a global object's struct property (the
+//                  fixture writes the address there, as a larger value written before leaves
+//                  it); and the words past a small case's payload of a multi-payload enum whose
+//                  payloads are a tuple of a generic struct and a struct, and a generic struct
+//                  (2 elements of a global array, each written `.reference` then `.fragment`)
+//                                                                                       (12 objects)
 //   all            every shape above, one after the other
 //
 // The clean twin builds the same structures with the back reference weak (pairs, closures,
@@ -36,7 +45,8 @@
 // same cycles alive through live malloc blocks of the same sizes, interleaved with the freed ones
 // that hold the same stale words, and kept by a global raw pointer: reachable, so nothing to
 // report, whatever the freed blocks next to them hold. For capture-slack the clean twin makes the
-// same closures over the same stale words, with each stray's back reference weak.
+// same closures over the same stale words, with each stray's back reference weak, and for
+// value-slack the same values over the same stale words, with each drifter's back reference weak.
 //
 // Prints one line when done and exits 0.
 
@@ -51,6 +61,7 @@ func fail(_ message: String) -> Never {
 
 let shapes = [
     "pairs", "closures", "families", "registry", "delegates", "enum-ring", "over-retained", "freed-blocks", "capture-slack",
+    "value-slack",
 ]
 let usage = "usage: UnreachableShapes [leaky|clean] [\((shapes + ["all"]).joined(separator: "|"))]"
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -355,6 +366,101 @@ func makeCaptureSlack() -> Int {
     return slackClosures.reduce(0) { $0 + $1() } / 2
 }
 
+// MARK: - value-slack
+
+final class Drifter {
+    var partner: DrifterPartner?
+}
+
+final class DrifterPartner {
+    var drifter: Drifter?
+    weak var weakDrifter: Drifter?
+}
+
+protocol Describer {
+    func describe() -> Int
+}
+
+/// One word: an `any Describer` keeps it inline, the buffer's other two words unused.
+struct Small: Describer {
+    var value: Int
+    func describe() -> Int { value }
+}
+
+/// A struct element whose existential lies after a String: its buffer is words 2...4.
+struct Argument {
+    var name: String
+    var describer: any Describer
+}
+
+final class Form {
+    var argument = Argument(name: "form", describer: Small(value: 0))
+}
+
+struct Wrapper<Value> {
+    var value: Value
+    var note: String
+}
+
+struct Tail {
+    var holder: AnyObject?
+    var count: Int
+}
+
+/// Payloads of 40 and 24 bytes: a `.fragment` written over a `.reference` leaves the
+/// reference's tail (its holder) in the value's last two words.
+enum Content {
+    case reference(Wrapper<Int>, Tail)
+    case fragment(Wrapper<Int>)
+}
+
+var slackArguments: [Argument] = []
+var slackForm = Form()
+var slackContents: [Content] = []
+
+@inline(never)
+func makeDrifter() -> Drifter {
+    let drifter = Drifter()
+    let partner = DrifterPartner()
+    drifter.partner = partner
+    if leaky { partner.drifter = drifter } else { partner.weakDrifter = drifter }
+    return drifter
+}
+
+/// Writes `drifter`'s address at `place`: bytes that no value uses, as a larger value written
+/// there before leaves them.
+@inline(never)
+func leaveStaleWord(of drifter: Drifter, at place: UnsafeMutableRawPointer) {
+    place.storeBytes(of: UInt(bitPattern: Unmanaged.passUnretained(drifter).toOpaque()), as: UInt.self)
+}
+
+@inline(never)
+func makeValueSlack() -> Int {
+    // The existential's buffer starts after the String; its third word is unused.
+    let unusedWord = (MemoryLayout<Argument>.offset(of: \Argument.describer) ?? 16) + 16
+    for index in 0..<3 {
+        slackArguments.append(Argument(name: "argument \(index)", describer: Small(value: index)))
+        slackArguments.withUnsafeMutableBytes { bytes in
+            let element = bytes.baseAddress! + index * MemoryLayout<Argument>.stride
+            leaveStaleWord(of: makeDrifter(), at: element + unusedWord)
+        }
+    }
+    withUnsafeMutablePointer(to: &slackForm.argument) { argument in
+        leaveStaleWord(of: makeDrifter(), at: UnsafeMutableRawPointer(argument) + unusedWord)
+    }
+    // A `.fragment` uses the payload's first 24 bytes: the tail's holder would be next.
+    let tailHolder = MemoryLayout<Wrapper<Int>>.stride
+    for index in 0..<2 {
+        slackContents.append(.reference(Wrapper(value: index, note: "reference"), Tail(holder: Drifter(), count: 1)))
+        slackContents[index] = .fragment(Wrapper(value: index, note: "fragment"))
+        slackContents.withUnsafeMutableBytes { bytes in
+            let element = bytes.baseAddress! + index * MemoryLayout<Content>.stride
+            leaveStaleWord(of: makeDrifter(), at: element + tailHolder)
+        }
+    }
+    return slackArguments.count + 1 + slackContents.count
+}
+
 // MARK: - entry point
 
 /// Overwrites the dead stack below the caller with zeros (1 KiB a frame, 32 frames), so that no
@@ -379,6 +485,7 @@ let makers: [(String, () -> Int)] = [
     ("over-retained", makeOverRetained),
     ("freed-blocks", makeFreedBlocks),
     ("capture-slack", makeCaptureSlack),
+    ("value-slack", makeValueSlack),
 ]
 var made: [String] = []
 for (name, make) in makers where chosen == "all" || chosen == name {

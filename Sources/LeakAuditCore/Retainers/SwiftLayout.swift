@@ -59,9 +59,12 @@ final class SwiftLayout {
         var enumDescriptor: UInt64? = nil
         /// The declared type is a Swift closure (or an optional one): its code, then its context.
         var isFunction = false
-        /// How the property's value is read when its layout is known (a multi-payload enum, by
-        /// its case); nil: every word of it.
+        /// How the property's value is read when its layout is known (a struct field by field,
+        /// a multi-payload enum by its case, an existential by the type it holds); nil: every
+        /// word of it.
         var shape: ValueShape? = nil
+        /// The size the value was lowered to (0: not lowered), which must fit in its place.
+        var shapeSize = 0
     }
 
     /// How a stored property holds what it points to.
@@ -121,6 +124,12 @@ final class SwiftLayout {
     /// How values are read (ValueShapes.swift), by an enum's descriptor and by a type's metadata.
     var enumShapes: [UInt64: ValueShape?] = [:]
     var valueShapes: [UInt64: ValueShape?] = [:]
+    /// How deep `shape(ofValueMetadata:)` is in generic arguments' metadata.
+    var valueShapeDepth = 0
+    /// Layouts lowered from mangled names (TypeLowering.swift), by the name's address and by a
+    /// struct's or enum's descriptor, for types without generic arguments.
+    var mangledLayouts: [UInt64: ValueLayout?] = [:]
+    var descriptorLayouts: [UInt64: ValueLayout?] = [:]
 
     init(memory: SnapshotMemory) {
         self.memory = memory
@@ -250,6 +259,12 @@ final class SwiftLayout {
             depth += 1
         }
         fields.sort { $0.offset < $1.offset }
+        // A property lowered larger than its place (up to the next property, or the instance's
+        // end) was lowered wrongly: read it word by word.
+        for index in fields.indices where fields[index].shapeSize > 0 {
+            let end = index + 1 < fields.count ? fields[index + 1].offset : instanceSize
+            if fields[index].offset + fields[index].shapeSize > end { fields[index].shape = nil }
+        }
         let name = typeName(classMetadata: metadata, descriptor: descriptor)
         var type = ObjectType(kind: .classInstance, name: name, instanceSize: instanceSize, fields: fields)
         type.isTestCase = isTestCase
@@ -279,6 +294,17 @@ final class SwiftLayout {
             ? metadata &+ UInt64(bitPattern: Int64((start &+ descriptor.fieldOffsetVectorOffset) &* 8))
             : metadata &+ UInt64(descriptor.fieldOffsetVectorOffset * 8)
         let records = fieldRecords(fieldDescriptor)
+        // The class's generic arguments, for properties of a generic parameter's type.
+        var arguments: [ValueLayout] = []
+        if descriptor.isGeneric {
+            for argument in genericArguments(classMetadata: metadata, descriptor: descriptor) {
+                guard let layout = layout(ofMetadata: argument) else {
+                    arguments = []
+                    break
+                }
+                arguments.append(layout)
+            }
+        }
         var fields: [Field] = []
         for (index, record) in records.enumerated() where index < descriptor.numFields {
             guard let offset = memory.word(vector &+ UInt64(index * 8)), offset < 1 << 24 else { continue }
@@ -287,10 +313,20 @@ final class SwiftLayout {
             var text = mangledCharacters(record.type) ?? ""
             while text.hasSuffix("Sg") { text.removeLast(2) }
             let enumDescriptor = enumDescriptor(ofMangledType: record.type)
-            fields.append(
-                Field(
-                    offset: Int(offset), name: record.name, ownership: owning, enumDescriptor: enumDescriptor,
-                    isFunction: text.hasSuffix("c"), shape: enumDescriptor.flatMap { shape(ofEnum: $0, depth: 0) }))
+            var field = Field(
+                offset: Int(offset), name: record.name, ownership: owning, enumDescriptor: enumDescriptor,
+                isFunction: text.hasSuffix("c"), shape: enumDescriptor.flatMap { shape(ofEnum: $0, depth: 0) })
+            // A struct, tuple, enum or existential value, by its layout.
+            if field.shape == nil, owning == .strong, let lowered = layout(ofMangledType: record.type, arguments: arguments) {
+                switch lowered.shape {
+                case .fields, .cases, .taggedCases, .existential, .nothing:
+                    field.shape = lowered.shape
+                    field.shapeSize = lowered.size
+                case .words, .prefix:
+                    break
+                }
+            }
+            fields.append(field)
         }
         return fields
     }
@@ -670,7 +706,7 @@ final class SwiftLayout {
 
     /// Whether the metadata is an opaque existential's: kind 0x303, flags not class-bound (bit
     /// 31) and no special protocol (bits 24...29: `any Error` is one reference to a box).
-    private func isOpaqueExistential(metadata: UInt64) -> Bool {
+    func isOpaqueExistential(metadata: UInt64) -> Bool {
         guard memory.word(metadata) == 0x303, let flags = memory.uint32(metadata &+ 8) else { return false }
         return flags & 0x8000_0000 != 0 && (flags >> 24) & 0x3F == 0
     }
@@ -702,7 +738,7 @@ final class SwiftLayout {
     /// for bit, destroyed by doing nothing, so it holds no strong reference) holds nothing when it
     /// is a struct or enum whose fields are known to be plain, else perhaps an `Unmanaged` or raw
     /// pointer (`.opaque`); any other type may hold a reference in any word.
-    private func referenceKind(ofValueMetadata metadata: UInt64, valueWitnesses: UInt64) -> Ownership {
+    func referenceKind(ofValueMetadata metadata: UInt64, valueWitnesses: UInt64) -> Ownership {
         guard let flags = memory.uint32(valueWitnesses &+ 80), flags & Self.nonPODFlag == 0, let kind = memory.word(metadata)
         else { return .strong }
         guard kind == 0x200 || kind == 0x201, let descriptor = memory.word(metadata &+ 8),

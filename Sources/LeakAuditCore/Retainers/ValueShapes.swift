@@ -17,6 +17,11 @@ extension SwiftLayout {
         case fields([(offset: Int, shape: ValueShape)])
         /// A multi-payload enum, read by its case.
         case cases(MultiPayloadEnum)
+        /// A multi-payload enum whose tag is in bytes after its largest payload: payload cases
+        /// take tags from 0, cases without payload the rest.
+        case taggedCases(tagOffset: Int, tagBytes: Int, payloads: [ValueShape])
+        /// An opaque existential (`any P`, `Any`): read by the type it holds (its fourth word).
+        case existential
     }
 
     /// A multi-payload enum whose tag lies in its payload's spare bits (no extra tag bytes):
@@ -57,6 +62,30 @@ extension SwiftLayout {
             // its payload area holds the case's index, no reference.
             guard tag < layout.payloads.count else { return }
             referenceOffsets(layout.payloads[tag], at: address, span: span, base: base, into: &offsets)
+        case .taggedCases(let tagOffset, let tagBytes, let payloads):
+            guard tagOffset + tagBytes <= span, let bytes = memory.bytes(address &+ UInt64(tagOffset), count: tagBytes) else {
+                appendWords(from: base, to: base + span, into: &offsets)
+                return
+            }
+            let tag = bytes.reversed().reduce(0) { $0 << 8 | Int($1) }
+            guard tag < payloads.count else { return }
+            referenceOffsets(payloads[tag], at: address, span: tagOffset, base: base, into: &offsets)
+        case .existential:
+            // The buffer's three words, of which the held value uses those its size needs; the
+            // type's metadata and witness tables after it are no heap objects. A nil optional
+            // has no metadata.
+            let buffer = Swift.min(span, 24)
+            guard span >= 32, let metadata = memory.word(address &+ 24) else {
+                appendWords(from: base, to: base + span, into: &offsets)
+                return
+            }
+            if metadata == 0 { return }
+            guard let contents = existentialContents(at: address) else {
+                appendWords(from: base, to: base + buffer, into: &offsets)
+                return
+            }
+            guard contents.holds != .notOwning else { return }
+            appendWords(from: base, to: base + Swift.min(buffer, contents.words * 8), into: &offsets)
         }
     }
 
@@ -94,21 +123,60 @@ extension SwiftLayout {
     func shape(ofValueMetadata metadata: UInt64) -> ValueShape? {
         if let known = valueShapes[metadata] { return known }
         valueShapes[metadata] = .some(nil)
+        // Generic arguments' metadata may nest (a hostile snapshot's, without end).
+        guard valueShapeDepth < Self.loweringDepth else { return nil }
+        valueShapeDepth += 1
+        defer { valueShapeDepth -= 1 }
         var result: ValueShape? = nil
-        if let kind = memory.word(metadata), let descriptor = memory.word(metadata &+ 8) {
+        if let kind = memory.word(metadata), let descriptor = memory.word(metadata &+ 8), kind == 0x200 || kind == 0x201,
+            let arguments = genericArgumentLayouts(valueMetadata: metadata, descriptor: descriptor)
+        {
             if kind == 0x201 {
-                result = shape(ofEnum: descriptor, depth: 0)
-            } else if kind == 0x200 {
-                result = shape(ofStruct: descriptor, metadata: metadata)
+                result = shape(ofEnum: descriptor, depth: 0, arguments: arguments)
+                // An enum the record does not read (its tag in bytes after its payloads), lowered
+                // from its cases when that gives the size its value witnesses say.
+                if result == nil, let lowered = layout(ofNominal: descriptor, arguments: arguments),
+                    lowered.size == valueSize(metadata)
+                {
+                    switch lowered.shape {
+                    case .words: break
+                    default: result = lowered.shape
+                    }
+                }
+            } else {
+                result = shape(ofStruct: descriptor, metadata: metadata, arguments: arguments)
             }
         }
         valueShapes[metadata] = .some(result)
         return result
     }
 
+    /// The size a type's value witnesses give its values.
+    func valueSize(_ metadata: UInt64) -> Int? {
+        guard let valueWitnesses = memory.word(metadata &- 8), let size = memory.word(valueWitnesses &+ 64), size < 1 << 20
+        else { return nil }
+        return Int(size)
+    }
+
+    /// The layouts of a generic struct's or enum's arguments, which follow its descriptor in
+    /// its metadata (none when it is not generic); nil when one is not known.
+    private func genericArgumentLayouts(valueMetadata metadata: UInt64, descriptor: UInt64) -> [ValueLayout]? {
+        guard let flags = memory.uint32(descriptor) else { return nil }
+        guard flags & 0x80 != 0 else { return [] }
+        guard let count = memory.uint16(descriptor &+ 28 &+ 8), count < 16 else { return nil }
+        var arguments: [ValueLayout] = []
+        for index in 0..<UInt64(count) {
+            guard let parameter = memory.byte(descriptor &+ 28 &+ 16 &+ index), parameter & 0x80 != 0,
+                let argument = memory.word(metadata &+ 16 &+ index &* 8), let layout = layout(ofMetadata: argument)
+            else { return nil }
+            arguments.append(layout)
+        }
+        return arguments
+    }
+
     /// A struct's fields: each field's offset (32 bits each, in the field offset vector, which
     /// starts `FieldOffsetVectorOffset` words into the metadata) and its type's shape.
-    private func shape(ofStruct descriptor: UInt64, metadata: UInt64) -> ValueShape? {
+    private func shape(ofStruct descriptor: UInt64, metadata: UInt64, arguments: [ValueLayout]) -> ValueShape? {
         guard let flags = memory.uint32(descriptor), flags & 0x1F == 17, let fieldDescriptor = memory.relative(descriptor &+ 16),
             let count = memory.uint32(descriptor &+ 20), count > 0, count < 1024,
             let vectorOffset = memory.uint32(descriptor &+ 24), vectorOffset > 0, vectorOffset < 1 << 16
@@ -116,13 +184,22 @@ extension SwiftLayout {
         let records = fieldRecords(fieldDescriptor)
         guard records.count == Int(count) else { return nil }
         var fields: [(offset: Int, shape: ValueShape)] = []
+        var sizes: [Int?] = []
         for (index, record) in records.enumerated() {
             guard let offset = memory.uint32(metadata &+ UInt64(vectorOffset) &* 8 &+ UInt64(index) &* 4), offset < 1 << 20
             else { return nil }
-            fields.append((Int(offset), shape(ofMangledType: record.type, indirect: false, depth: 0)))
+            fields.append((Int(offset), shape(ofMangledType: record.type, indirect: false, depth: 0, arguments: arguments)))
+            sizes.append(layout(ofMangledType: record.type, arguments: arguments)?.size)
         }
         // Offsets must ascend (a field spans up to the next); else the layout is not understood.
         guard zip(fields, fields.dropFirst()).allSatisfy({ $0.offset <= $1.offset }) else { return nil }
+        // A field lowered larger than its place (up to the next field, or the value's end) was
+        // lowered wrongly: read it word by word.
+        let end = valueSize(metadata) ?? Int.max
+        for index in fields.indices {
+            let place = (index + 1 < fields.count ? fields[index + 1].offset : end) - fields[index].offset
+            if let size = sizes[index], size > place { fields[index].shape = .words }
+        }
         if fields.allSatisfy({ if case .words = $0.shape { return true } else { return false } }) { return nil }
         return .fields(fields)
     }
@@ -131,7 +208,9 @@ extension SwiftLayout {
     /// holds no reference (or a weak or unowned one), one word for a reference (and an indirect
     /// case's box), the bytes of a `String`, an array, a dictionary or set, a closure; a
     /// multi-payload enum by its case; else every word.
-    private func shape(ofMangledType address: UInt64?, indirect: Bool, depth: Int) -> ValueShape {
+    private func shape(ofMangledType address: UInt64?, indirect: Bool, depth: Int, arguments: [ValueLayout] = [])
+        -> ValueShape
+    {
         if indirect { return .prefix(bytes: 8) }
         guard let address else { return .words }
         if referenceKind(ofMangledType: address) == .notOwning { return .nothing }
@@ -139,6 +218,14 @@ extension SwiftLayout {
             let shape = shape(ofEnum: descriptor, depth: depth + 1)
         {
             return shape
+        }
+        // A struct, tuple, enum or existential whose layout is known from its type's name (and
+        // the generic arguments of the value that holds it).
+        if let lowered = layout(ofMangledType: address, arguments: arguments) {
+            switch lowered.shape {
+            case .words: break
+            default: return lowered.shape
+            }
         }
         if let size = captureSize(ofMangledType: address) { return .prefix(bytes: size) }
         guard var text = mangledCharacters(address) else { return .words }
@@ -157,15 +244,29 @@ extension SwiftLayout {
     /// others' tags), no extra tag bytes (the mask holds every tag the cases need), and, with
     /// cases without payload, enough payload bits besides the spare ones (at least 32) that one
     /// tag value covers them all. Nil otherwise (every word is read).
-    func shape(ofEnum descriptor: UInt64, depth: Int) -> ValueShape? {
+    func shape(ofEnum descriptor: UInt64, depth: Int, arguments: [ValueLayout] = []) -> ValueShape? {
+        // A generic enum's payloads depend on its arguments: not kept by descriptor.
+        guard arguments.isEmpty else {
+            return multiPayloadShape(descriptor) { shape(ofMangledType: $0, indirect: $1, depth: depth, arguments: arguments) }
+        }
         if let known = enumShapes[descriptor] { return known }
         enumShapes[descriptor] = .some(nil)
-        let result = readEnumShape(descriptor, depth: depth)
+        let result = multiPayloadShape(descriptor) { shape(ofMangledType: $0, indirect: $1, depth: depth) }
         enumShapes[descriptor] = .some(result)
         return result
     }
 
-    private func readEnumShape(_ descriptor: UInt64, depth: Int) -> ValueShape? {
+    /// A multi-payload enum's shape by the record, each payload's shape from `payloadShape`
+    /// (its mangled type, and whether the case is indirect); nil when the record does not read
+    /// it or every payload is read word by word.
+    func multiPayloadShape(_ descriptor: UInt64, payloadShape: (UInt64, Bool) -> ValueShape) -> ValueShape? {
+        guard let layout = multiPayloadEnum(descriptor, payloadShape: payloadShape) else { return nil }
+        if layout.payloads.allSatisfy({ if case .words = $0 { return true } else { return false } }) { return nil }
+        return .cases(layout)
+    }
+
+    /// The record's reading of a multi-payload enum whose tag lies in its payloads' spare bits.
+    func multiPayloadEnum(_ descriptor: UInt64, payloadShape: (UInt64, Bool) -> ValueShape) -> MultiPayloadEnum? {
         guard let record = multiPayloadEnumRecord(of: descriptor), let flags = memory.uint32(descriptor),
             flags & 0x1F == 18, let fieldDescriptor = memory.relative(descriptor &+ 16),
             let payloadWord = memory.uint32(descriptor &+ 20), let emptyCases = memory.uint32(descriptor &+ 24),
@@ -190,7 +291,7 @@ extension SwiftLayout {
             guard let recordFlags = memory.uint32(entry), let type = memory.relative(entry &+ 4),
                 !isEmptyPayload(type)
             else { return nil }
-            payloads.append(shape(ofMangledType: type, indirect: recordFlags & 1 != 0, depth: depth))
+            payloads.append(payloadShape(type, recordFlags & 1 != 0))
         }
         let spareBits = mask.reduce(0) { $0 + $1.nonzeroBitCount }
         var tagValues = payloadCases - 1
@@ -209,8 +310,7 @@ extension SwiftLayout {
                 if kept < tagBits { kept += 1 } else { tagMask[index] &= ~(1 << position) }
             }
         }
-        if payloads.allSatisfy({ if case .words = $0 { return true } else { return false } }) { return nil }
-        return .cases(MultiPayloadEnum(tagMaskOffset: maskOffset, tagMask: tagMask, payloads: payloads))
+        return MultiPayloadEnum(tagMaskOffset: maskOffset, tagMask: tagMask, payloads: payloads)
     }
 
     /// Whether a payload's mangled type may be empty (zero-sized): `()`, or a struct without
@@ -227,7 +327,7 @@ extension SwiftLayout {
     /// The `swift5_mpenum` record of the enum described at `descriptor`: each record is a
     /// mangled name (a symbolic reference to the enum's descriptor) and its contents, whose first
     /// word gives their size in 32-bit words (upper half) and flags (lower half).
-    private func multiPayloadEnumRecord(of descriptor: UInt64) -> UInt64? {
+    func multiPayloadEnumRecord(of descriptor: UInt64) -> UInt64? {
         if let records = multiPayloadEnumRecords { return records[descriptor] }
         var records: [UInt64: UInt64] = [:]
         for section in multiPayloadEnumSections {

@@ -1,0 +1,562 @@
+// A value's layout from its type's mangled name, as Swift's RemoteMirror lowers a type from a
+// process's reflection records (TypeLowering.cpp): a struct's fields one after the other, each at
+// its alignment; a tuple's elements the same; an enum from its cases (a single payload's extra
+// inhabitants, a multi-payload enum's spare bits or extra tag bytes); references, strings,
+// collections, closures and existentials by their known sizes. A generic parameter (`x`, `q_`)
+// takes its argument's layout, from the metadata of the value that holds it or from the mangled
+// name's own arguments (`Foo<Int>`). Anything not known for certain (a type without reflection
+// records, a C type, a function inside a tuple, an extra inhabitant count that decides a size
+// and is not known) makes the whole value unknown: its words are read as before, every one
+// (when in doubt, reachable).
+
+extension SwiftLayout {
+    /// What is known of a type's extra inhabitants (bit patterns no value uses, which an enum
+    /// around it takes for its cases without payload, so that it needs no tag byte).
+    enum ExtraInhabitants: Equatable {
+        /// None: an enum around it adds tag bytes.
+        case none
+        case exactly(Int)
+        /// At least this many (a pointer's, a String's: more than any enum needs here).
+        case atLeast(Int)
+        case unknown
+
+        /// Whether `cases` cases without payload fit in them; nil when that is not known.
+        func hold(_ cases: Int) -> Bool? {
+            switch self {
+            case .none: return cases == 0
+            case .exactly(let count): return cases <= count
+            case .atLeast(let count): return cases <= count ? true : nil
+            case .unknown: return nil
+            }
+        }
+
+        /// Those left once `cases` of them are taken.
+        func removing(_ cases: Int) -> ExtraInhabitants {
+            switch self {
+            case .none, .unknown: return self
+            case .exactly(let count): return count > cases ? .exactly(count - cases) : .none
+            case .atLeast(let count): return count > cases ? .atLeast(count - cases) : .unknown
+            }
+        }
+
+        /// A struct's or tuple's: those of the field that has the most.
+        static func most(_ first: ExtraInhabitants, _ second: ExtraInhabitants) -> ExtraInhabitants {
+            switch (first, second) {
+            case (.unknown, _), (_, .unknown): return .unknown
+            case (.none, let other), (let other, .none): return other
+            case (.exactly(let a), .exactly(let b)): return .exactly(Swift.max(a, b))
+            case (.exactly(let a), .atLeast(let b)), (.atLeast(let a), .exactly(let b)), (.atLeast(let a), .atLeast(let b)):
+                return .atLeast(Swift.max(a, b))
+            }
+        }
+    }
+
+    /// A value's size, alignment, extra inhabitants and how its words are read.
+    struct ValueLayout {
+        var size: Int
+        var alignment: Int
+        var extraInhabitants: ExtraInhabitants
+        var shape: ValueShape
+
+        /// A strong reference (a class instance, an array, a dictionary, a set, an indirect
+        /// case's box). Pointers leave far more than 256 bit patterns unused.
+        static let reference = ValueLayout(size: 8, alignment: 8, extraInhabitants: .atLeast(256), shape: .prefix(bytes: 8))
+        /// A raw or `Unmanaged` pointer: may carry a retained reference, read as one.
+        static let pointer = ValueLayout(size: 8, alignment: 8, extraInhabitants: .unknown, shape: .prefix(bytes: 8))
+        /// A thick closure: its code, then its context.
+        static let closure = ValueLayout(size: 16, alignment: 8, extraInhabitants: .atLeast(256), shape: .prefix(bytes: 16))
+        /// A `String` or `Character`.
+        static let string = ValueLayout(size: 16, alignment: 8, extraInhabitants: .atLeast(256), shape: .prefix(bytes: 16))
+
+        static func plain(_ size: Int, extraInhabitants: ExtraInhabitants = .none) -> ValueLayout {
+            ValueLayout(size: size, alignment: Swift.max(1, size), extraInhabitants: extraInhabitants, shape: .nothing)
+        }
+    }
+
+    /// The most nested types one lowering reads, and the most nominal types it lowers.
+    static let loweringDepth = 8
+    static let loweringBudget = 512
+
+    /// The layout of a value of the mangled type at `address`, whose generic parameters (depth 0)
+    /// are `arguments`; nil when any part of it is not known.
+    func layout(ofMangledType address: UInt64?, arguments: [ValueLayout] = []) -> ValueLayout? {
+        var budget = Self.loweringBudget
+        return layout(ofMangledType: address, arguments: arguments, depth: 0, budget: &budget)
+    }
+
+    private func layout(ofMangledType address: UInt64?, arguments: [ValueLayout], depth: Int, budget: inout Int)
+        -> ValueLayout?
+    {
+        guard let address, depth < Self.loweringDepth else { return nil }
+        if arguments.isEmpty, let known = mangledLayouts[address] { return known }
+        let result = parseLayout(address, arguments: arguments, depth: depth, budget: &budget)
+        // Only a complete answer is kept: one cut short by the budget may be known elsewhere.
+        if arguments.isEmpty, result != nil || budget > 0 { mangledLayouts[address] = .some(result) }
+        return result
+    }
+
+    /// The layout of a value of the type whose metadata is at `metadata` (a generic argument):
+    /// size, alignment and extra inhabitants from its value witnesses, exact; read by its shape.
+    func layout(ofMetadata metadata: UInt64) -> ValueLayout? {
+        guard let valueWitnesses = memory.word(metadata &- 8), let size = memory.word(valueWitnesses &+ 64),
+            size < 1 << 20, let flags = memory.uint32(valueWitnesses &+ 80),
+            let extraInhabitants = memory.uint32(valueWitnesses &+ 84), let kind = memory.word(metadata)
+        else { return nil }
+        let count = Int(extraInhabitants)
+        var layout = ValueLayout(
+            size: Int(size), alignment: Int(flags & 0xFF) + 1, extraInhabitants: count == 0 ? .none : .exactly(count),
+            shape: .words)
+        switch kind {
+        case 0:
+            layout.shape = .prefix(bytes: 8)
+        case 0x200, 0x201:
+            if let shape = shape(ofValueMetadata: metadata) {
+                layout.shape = shape
+            } else if referenceKind(ofValueMetadata: metadata, valueWitnesses: valueWitnesses) == .notOwning {
+                layout.shape = .nothing
+            }
+        case 0x303 where isOpaqueExistential(metadata: metadata):
+            layout.shape = .existential
+        default:
+            break
+        }
+        return layout
+    }
+
+    // MARK: - Mangled names
+
+    /// What the parser keeps on its stack: mangled names are postfix, each operator taking what
+    /// came before it (Swift's Demangler works the same way).
+    private enum Term {
+        case type(ValueLayout)
+        /// A type whose layout is not known (a generic parameter without an argument): enough
+        /// for a collection's argument, which does not change its layout.
+        case unknownType
+        /// A nominal type's descriptor, its generic arguments (if any) still to come.
+        case nominal(UInt64)
+        /// One of the standard library's generic types, its arguments still to come.
+        case standardGeneric(StandardGeneric)
+        case protocolDescriptor(UInt64)
+        /// `y`: the start of a list of generic arguments, or an empty list.
+        case listStart
+        /// `_`: after a tuple's first element or a protocol list's first protocol.
+        case firstElement
+        /// A tuple element's label.
+        case label
+    }
+
+    private enum StandardGeneric {
+        /// Array, ContiguousArray, Dictionary, Set: one reference to their storage.
+        case collection
+        case optional
+        /// UnsafePointer, UnsafeMutablePointer, Unmanaged.
+        case pointer
+    }
+
+    /// The standard library's types that the parser knows by their `s<length><name><kind>` name.
+    private static let namedStandardTypes: [String: ValueLayout] = [
+        "4Int8V": .plain(1), "5UInt8V": .plain(1), "5Int16V": .plain(2), "6UInt16V": .plain(2), "5Int32V": .plain(4),
+        "6UInt32V": .plain(4), "5Int64V": .plain(8), "6UInt64V": .plain(8), "13OpaquePointerV": .pointer,
+    ]
+
+    private static let namedStandardGenerics: [String: StandardGeneric] = [
+        "15ContiguousArrayV": .collection, "9UnmanagedV": .pointer,
+    ]
+
+    private func parseLayout(_ address: UInt64, arguments: [ValueLayout], depth: Int, budget: inout Int) -> ValueLayout? {
+        // A thick closure (`yyc`, `SiSSYaKc`, optional or not): the function grammar is not read.
+        if captureSize(ofMangledType: address) == 16 { return .closure }
+        var stack: [Term] = []
+        var position = address
+        var steps = 0
+
+        func lowered(_ term: Term?) -> ValueLayout? {
+            switch term {
+            case .type(let layout)?: return layout
+            case .nominal(let descriptor)?:
+                return layout(ofNominal: descriptor, arguments: [], depth: depth + 1, budget: &budget)
+            default: return nil
+            }
+        }
+        func popType() -> ValueLayout? { lowered(stack.popLast()) }
+        func next() -> UInt8? { memory.byte(position).flatMap { $0 == 0 ? nil : $0 } }
+
+        while let byte = next() {
+            steps += 1
+            guard steps < 256 else { return nil }
+            position &+= 1
+            switch byte {
+            case 0x01, 0x02:
+                guard let descriptor = symbolicReference(at: position &- 1), let flags = memory.uint32(descriptor) else {
+                    return nil
+                }
+                position &+= 4
+                switch flags & 0x1F {
+                case 3: stack.append(.protocolDescriptor(descriptor))
+                case 16, 17, 18: stack.append(.nominal(descriptor))
+                default: return nil
+                }
+            case UInt8(ascii: "S"):
+                guard let code = next() else { return nil }
+                position &+= 1
+                switch code {
+                case UInt8(ascii: "i"), UInt8(ascii: "u"), UInt8(ascii: "d"): stack.append(.type(.plain(8)))
+                case UInt8(ascii: "f"): stack.append(.type(.plain(4)))
+                case UInt8(ascii: "b"): stack.append(.type(.plain(1, extraInhabitants: .exactly(254))))
+                case UInt8(ascii: "S"), UInt8(ascii: "J"): stack.append(.type(.string))
+                case UInt8(ascii: "a"), UInt8(ascii: "D"), UInt8(ascii: "h"): stack.append(.standardGeneric(.collection))
+                case UInt8(ascii: "q"): stack.append(.standardGeneric(.optional))
+                case UInt8(ascii: "p"), UInt8(ascii: "P"): stack.append(.standardGeneric(.pointer))
+                case UInt8(ascii: "v"), UInt8(ascii: "V"): stack.append(.type(.pointer))
+                case UInt8(ascii: "g"):
+                    guard let wrapped = popType(), let optional = singlePayload(wrapped, emptyCases: 1) else { return nil }
+                    stack.append(.type(optional))
+                default: return nil
+                }
+            case UInt8(ascii: "s"):
+                // `s<length><name><kind>`: a standard library type spelled out.
+                var length = 0
+                while let digit = next(), (0x30...0x39).contains(digit), length < 100 {
+                    length = length * 10 + Int(digit - 0x30)
+                    position &+= 1
+                }
+                guard length > 0, let bytes = memory.bytes(position, count: length + 1) else { return nil }
+                position &+= UInt64(length + 1)
+                let name = "\(length)" + String(decoding: bytes, as: UTF8.self)
+                if let known = Self.namedStandardTypes[name] {
+                    stack.append(.type(known))
+                } else if let generic = Self.namedStandardGenerics[name] {
+                    stack.append(.standardGeneric(generic))
+                } else {
+                    return nil
+                }
+            case UInt8(ascii: "y"):
+                stack.append(.listStart)
+            case UInt8(ascii: "_"):
+                stack.append(.firstElement)
+            case UInt8(ascii: "G"):
+                // The arguments back to the list's start; a nested type's parent arguments
+                // (`y…_…G`) are not read.
+                var terms: [Term] = []
+                argumentsLoop: while true {
+                    switch stack.last {
+                    case .listStart?: break argumentsLoop
+                    case .type?, .nominal?, .unknownType?:
+                        guard terms.count < 16, let term = stack.popLast() else { return nil }
+                        terms.append(term)
+                    default: return nil
+                    }
+                }
+                stack.removeLast()
+                terms.reverse()
+                switch stack.popLast() {
+                // A collection or pointer is one word whatever its arguments.
+                case .standardGeneric(.collection)?: stack.append(.type(.reference))
+                case .standardGeneric(.pointer)?: stack.append(.type(.pointer))
+                case .standardGeneric(.optional)?:
+                    guard terms.count == 1, let wrapped = lowered(terms[0]),
+                        let optional = singlePayload(wrapped, emptyCases: 1)
+                    else { return nil }
+                    stack.append(.type(optional))
+                case .nominal(let descriptor)?:
+                    var list: [ValueLayout] = []
+                    for term in terms {
+                        guard let argument = lowered(term) else { return nil }
+                        list.append(argument)
+                    }
+                    guard let layout = layout(ofNominal: descriptor, arguments: list, depth: depth + 1, budget: &budget)
+                    else { return nil }
+                    stack.append(.type(layout))
+                default: return nil
+                }
+            case UInt8(ascii: "t"):
+                guard let tuple = popTuple(&stack, lowered) else { return nil }
+                stack.append(.type(tuple))
+            case UInt8(ascii: "p"):
+                guard let existential = popExistential(&stack) else { return nil }
+                stack.append(.type(existential))
+            case UInt8(ascii: "x"):
+                stack.append(arguments.first.map { .type($0) } ?? .unknownType)
+            case UInt8(ascii: "q"):
+                // `q_` is the second parameter, `q<n>_` the (n+2)th; `qd…` (a nested depth) is not read.
+                var index = 1
+                if let digit = next(), (0x30...0x39).contains(digit) {
+                    var number = 0
+                    while let digit = next(), (0x30...0x39).contains(digit), number < 1000 {
+                        number = number * 10 + Int(digit - 0x30)
+                        position &+= 1
+                    }
+                    index = number + 2
+                }
+                guard next() == UInt8(ascii: "_") else { return nil }
+                position &+= 1
+                stack.append(index < arguments.count ? .type(arguments[index]) : .unknownType)
+            case UInt8(ascii: "X"):
+                guard let code = next() else { return nil }
+                position &+= 1
+                switch code {
+                case UInt8(ascii: "w"), UInt8(ascii: "o"):
+                    // weak, unowned: a reference that keeps nothing.
+                    guard stack.popLast() != nil else { return nil }
+                    stack.append(.type(ValueLayout(size: 8, alignment: 8, extraInhabitants: .unknown, shape: .nothing)))
+                case UInt8(ascii: "u"):
+                    // unowned(unsafe): may be a retained reference (`Unmanaged`), read as one.
+                    guard stack.popLast() != nil else { return nil }
+                    stack.append(.type(.pointer))
+                case UInt8(ascii: "l"):
+                    // AnyObject: `yXl`.
+                    guard case .listStart? = stack.popLast() else { return nil }
+                    stack.append(.type(.reference))
+                default: return nil
+                }
+            case UInt8(ascii: "B"):
+                guard let code = next() else { return nil }
+                position &+= 1
+                switch code {
+                case UInt8(ascii: "o"), UInt8(ascii: "b"): stack.append(.type(.reference))
+                case UInt8(ascii: "p"): stack.append(.type(.pointer))
+                case UInt8(ascii: "w"): stack.append(.type(.plain(8)))
+                default: return nil
+                }
+            case 0x31...0x39:
+                // A tuple element's label: `<length><name>`.
+                var length = Int(byte - 0x30)
+                while let digit = next(), (0x30...0x39).contains(digit), length < 1000 {
+                    length = length * 10 + Int(digit - 0x30)
+                    position &+= 1
+                }
+                position &+= UInt64(length)
+                stack.append(.label)
+            default:
+                return nil
+            }
+        }
+        guard stack.count == 1 else { return nil }
+        return popType()
+    }
+
+    /// `t`: a tuple's elements, last first, each a type and perhaps a label, the first one
+    /// followed by `_`; `yt` is the empty tuple.
+    private func popTuple(_ stack: inout [Term], _ lowered: (Term?) -> ValueLayout?) -> ValueLayout? {
+        if case .listStart? = stack.last {
+            stack.removeLast()
+            return ValueLayout(size: 0, alignment: 1, extraInhabitants: .none, shape: .nothing)
+        }
+        var elements: [ValueLayout] = []
+        var isFirst = false
+        while !isFirst {
+            if case .firstElement? = stack.last {
+                stack.removeLast()
+                isFirst = true
+            }
+            if case .label? = stack.last { stack.removeLast() }
+            guard elements.count < 64, let element = lowered(stack.popLast()) else { return nil }
+            elements.append(element)
+        }
+        return aggregate(elements.reversed())
+    }
+
+    /// `p`: an existential of the protocols before it (`yp` is `Any`). One not bound to classes
+    /// is a three-word buffer, the held type's metadata and a witness table per protocol; one
+    /// bound to classes is a reference and the witness tables. A special protocol (`Error`)
+    /// is not read.
+    private func popExistential(_ stack: inout [Term]) -> ValueLayout? {
+        var protocols: [UInt64] = []
+        if case .listStart? = stack.last {
+            stack.removeLast()
+        } else {
+            while case .protocolDescriptor(let descriptor)? = stack.last {
+                protocols.append(descriptor)
+                stack.removeLast()
+            }
+            guard case .firstElement? = stack.popLast(), case .protocolDescriptor(let first)? = stack.popLast() else {
+                return nil
+            }
+            protocols.append(first)
+        }
+        guard protocols.count < 16 else { return nil }
+        var classBound = false
+        for descriptor in protocols {
+            guard let flags = memory.uint32(descriptor) else { return nil }
+            let specific = flags >> 16
+            // Bit 0 clear: bound to classes; bits 2...7: a special protocol.
+            guard (specific >> 2) & 0x3F == 0 else { return nil }
+            if specific & 1 == 0 { classBound = true }
+        }
+        let tables = protocols.count * 8
+        if classBound {
+            return ValueLayout(size: 8 + tables, alignment: 8, extraInhabitants: .atLeast(256), shape: .prefix(bytes: 8))
+        }
+        return ValueLayout(size: 32 + tables, alignment: 8, extraInhabitants: .atLeast(256), shape: .existential)
+    }
+
+    /// Fields or elements laid out one after the other, each at its alignment.
+    private func aggregate(_ members: [ValueLayout]) -> ValueLayout {
+        var offset = 0
+        var alignment = 1
+        var extraInhabitants = ExtraInhabitants.none
+        var fields: [(offset: Int, shape: ValueShape)] = []
+        for member in members {
+            offset = (offset + member.alignment - 1) / member.alignment * member.alignment
+            fields.append((offset, member.shape))
+            offset += member.size
+            alignment = Swift.max(alignment, member.alignment)
+            extraInhabitants = .most(extraInhabitants, member.extraInhabitants)
+        }
+        let holdsNothing = fields.allSatisfy { if case .nothing = $0.shape { return true } else { return false } }
+        return ValueLayout(
+            size: offset, alignment: alignment, extraInhabitants: extraInhabitants,
+            shape: holdsNothing ? .nothing : .fields(fields))
+    }
+
+    // MARK: - Nominal types
+
+    /// The layout of a value of the struct or enum described at `descriptor`, of `arguments`.
+    func layout(ofNominal descriptor: UInt64, arguments: [ValueLayout]) -> ValueLayout? {
+        var budget = Self.loweringBudget
+        return layout(ofNominal: descriptor, arguments: arguments, depth: 0, budget: &budget)
+    }
+
+    private func layout(ofNominal descriptor: UInt64, arguments: [ValueLayout], depth: Int, budget: inout Int) -> ValueLayout? {
+        budget -= 1
+        guard budget > 0, depth < Self.loweringDepth, let flags = memory.uint32(descriptor) else { return nil }
+        let kind = flags & 0x1F
+        if kind == 16 { return .reference }
+        guard kind == 17 || kind == 18, genericParameterCount(descriptor, flags: flags) == arguments.count,
+            !qualifiedName(descriptor: descriptor).hasPrefix("__C.")
+        else { return nil }
+        if arguments.isEmpty, let known = descriptorLayouts[descriptor] { return known }
+        let result =
+            kind == 17
+            ? structLayout(descriptor, arguments: arguments, depth: depth, budget: &budget)
+            : enumLayout(descriptor, arguments: arguments, depth: depth, budget: &budget)
+        if arguments.isEmpty, result != nil || budget > 0 { descriptorLayouts[descriptor] = .some(result) }
+        return result
+    }
+
+    /// How many generic parameters a struct's or enum's descriptor has, all of them key
+    /// arguments (0 when it is not generic); nil when one is not.
+    private func genericParameterCount(_ descriptor: UInt64, flags: UInt32) -> Int? {
+        guard flags & 0x80 != 0 else { return 0 }
+        let header = descriptor &+ 28
+        guard let count = memory.uint16(header &+ 8), count < 16 else { return nil }
+        for index in 0..<UInt64(count) {
+            guard let parameter = memory.byte(header &+ 16 &+ index), parameter & 0x80 != 0 else { return nil }
+        }
+        return Int(count)
+    }
+
+    private func structLayout(_ descriptor: UInt64, arguments: [ValueLayout], depth: Int, budget: inout Int) -> ValueLayout? {
+        guard let fieldDescriptor = memory.relative(descriptor &+ 16), let count = memory.uint32(descriptor &+ 20),
+            count < 256
+        else { return nil }
+        let records = fieldRecords(fieldDescriptor)
+        guard records.count == Int(count) else { return nil }
+        var members: [ValueLayout] = []
+        for record in records {
+            guard let member = layout(ofMangledType: record.type, arguments: arguments, depth: depth + 1, budget: &budget)
+            else { return nil }
+            members.append(member)
+        }
+        return aggregate(members)
+    }
+
+    private func enumLayout(_ descriptor: UInt64, arguments: [ValueLayout], depth: Int, budget: inout Int) -> ValueLayout? {
+        guard let fieldDescriptor = memory.relative(descriptor &+ 16), let payloadWord = memory.uint32(descriptor &+ 20),
+            let emptyWord = memory.uint32(descriptor &+ 24), let sizes = memory.uint32(fieldDescriptor &+ 8),
+            let count = memory.uint32(fieldDescriptor &+ 12), sizes >> 16 >= 12
+        else { return nil }
+        let payloadCases = Int(payloadWord & 0xFF_FFFF)
+        let emptyCases = Int(emptyWord)
+        guard payloadCases < 256, emptyCases < 1 << 16, Int(count) == payloadCases + emptyCases else { return nil }
+        var payloads: [ValueLayout] = []
+        for index in 0..<payloadCases {
+            let entry = fieldDescriptor &+ 16 &+ UInt64(index) &* UInt64(sizes >> 16)
+            guard let recordFlags = memory.uint32(entry) else { return nil }
+            if recordFlags & 1 != 0 {
+                payloads.append(.reference)
+                continue
+            }
+            guard
+                let payload = layout(
+                    ofMangledType: memory.relative(entry &+ 4), arguments: arguments, depth: depth + 1, budget: &budget)
+            else { return nil }
+            payloads.append(payload)
+        }
+        switch payloads.count {
+        case 0:
+            switch emptyCases {
+            case 0: return nil
+            case 1: return ValueLayout(size: 0, alignment: 1, extraInhabitants: .none, shape: .nothing)
+            case 2...256: return .plain(1, extraInhabitants: .exactly(256 - emptyCases))
+            default: return .plain(2, extraInhabitants: .exactly(65536 - emptyCases))
+            }
+        case 1:
+            return singlePayload(payloads[0], emptyCases: emptyCases)
+        default:
+            return multiPayload(descriptor, payloads, emptyCases: emptyCases)
+        }
+    }
+
+    /// An enum of one payload case and `emptyCases` others (an optional: one): the payload's
+    /// extra inhabitants hold the others when there are enough, else tag bytes follow it.
+    private func singlePayload(_ payload: ValueLayout, emptyCases: Int) -> ValueLayout? {
+        guard emptyCases > 0 else { return payload }
+        switch payload.extraInhabitants.hold(emptyCases) {
+        case true?:
+            var layout = payload
+            layout.extraInhabitants = payload.extraInhabitants.removing(emptyCases)
+            return layout
+        case false?:
+            let used: Int
+            switch payload.extraInhabitants {
+            case .exactly(let count): used = count
+            case .none: used = 0
+            default: return nil
+            }
+            let tagBytes = Self.tagBytes(payloadSize: payload.size, emptyCases: emptyCases - used, payloadCases: 1)
+            // The payload is read whatever the tag says (its bytes under another case are read too).
+            return ValueLayout(
+                size: payload.size + tagBytes, alignment: payload.alignment, extraInhabitants: .unknown, shape: payload.shape)
+        case nil:
+            return nil
+        }
+    }
+
+    /// A multi-payload enum: the tag in its payloads' spare bits (the `swift5_mpenum` record says
+    /// which, and every tag fits), or in tag bytes after the largest payload.
+    private func multiPayload(_ descriptor: UInt64, _ payloads: [ValueLayout], emptyCases: Int) -> ValueLayout? {
+        let size = payloads.map(\.size).max() ?? 0
+        let alignment = payloads.map(\.alignment).max() ?? 1
+        guard let record = multiPayloadEnumRecord(of: descriptor), let sizeFlags = memory.uint32(record &+ 4) else {
+            return nil
+        }
+        // A payload of no bytes makes its case one without payload to the compiler: not read.
+        guard payloads.allSatisfy({ $0.size > 0 }) else { return nil }
+        if sizeFlags & 1 != 0 {
+            guard var layout = multiPayloadEnum(descriptor, payloadShape: { _, _ in .words }) else { return nil }
+            guard layout.tagMaskOffset + layout.tagMask.count <= size else { return nil }
+            layout.payloads = payloads.map(\.shape)
+            return ValueLayout(size: size, alignment: alignment, extraInhabitants: .unknown, shape: .cases(layout))
+        }
+        let tagBytes = Self.tagBytes(payloadSize: size, emptyCases: emptyCases, payloadCases: payloads.count)
+        return ValueLayout(
+            size: size + tagBytes, alignment: alignment, extraInhabitants: .unknown,
+            shape: .taggedCases(tagOffset: size, tagBytes: tagBytes, payloads: payloads.map(\.shape)))
+    }
+
+    /// The bytes of an enum's extra tag (Swift's `getEnumTagCounts`): a payload of 4 bytes or
+    /// more holds any number of cases without payload under one tag value.
+    static func tagBytes(payloadSize: Int, emptyCases: Int, payloadCases: Int) -> Int {
+        var tags = payloadCases
+        if emptyCases > 0 {
+            if payloadSize >= 4 {
+                tags += 1
+            } else {
+                let bits = payloadSize * 8
+                tags += (emptyCases + (1 << bits) - 1) >> bits
+            }
+        }
+        return tags <= 1 ? 0 : tags < 256 ? 1 : tags < 65536 ? 2 : 4
+    }
+}
