@@ -61,6 +61,12 @@ final class HeapSnapshotReplayTests: XCTestCase {
         XCTAssertEqual(existentials.first, "1 global App.store: App.store App.Screen / items [(existential)] / [0] App.Leaked")
         XCTAssertEqual(existentials.count, 2)
         XCTAssertTrue(existentials.last?.hasPrefix("1 unknown nothing: unreachable") ?? false, "\(existentials)")
+        // A struct property is read by its layout: its `Any` by the type it holds, never the
+        // buffer's word past a one-word integer.
+        let structValues = try lines(seeds["struct-values"])
+        XCTAssertEqual(structValues.count, 2)
+        XCTAssertTrue(structValues.first?.hasPrefix("1 unknown nothing: unreachable") ?? false, "\(structValues)")
+        XCTAssertEqual(structValues.last, "1 global App.Screen.shared: App.Screen.shared App.Screen / state App.Leaked")
         XCTAssertEqual(
             try lines(seeds["dictionary"]),
             [#"1 global App.store: App.store App.Session / cache [Swift.String: App.Model] / ["login"] App.Leaked"#])

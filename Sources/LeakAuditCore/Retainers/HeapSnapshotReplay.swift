@@ -347,6 +347,14 @@ package enum HeapSnapshotReplay {
             case .structure:
                 guard let stride = byte() else { return nil }
                 spec.number = UInt32(stride)
+                // Variant bit 6: field records follow (a count, then each a name and a type).
+                if variant & 0x40 != 0 {
+                    guard let count = byte() else { return nil }
+                    for _ in 0..<(count % 9) {
+                        guard let name = self.name(), let mangled = mangled() else { return nil }
+                        spec.fields.append(FieldSpec(offset: 0, mangled: mangled, name: name))
+                    }
+                }
             case .enumeration:
                 guard let count = byte() else { return nil }
                 for _ in 0..<(count % 9) {
@@ -778,6 +786,7 @@ package enum HeapSnapshotReplay {
                 draft.relative(to: address(fieldsOffset), at: descriptorOffset + 16, base: base)
                 draft.uint32(12 << 16, at: fieldsOffset + 8)
                 draft.uint32(UInt32(type.fields.count), at: fieldsOffset + 12)
+                if type.kind == .structure { draft.uint32(UInt32(type.fields.count), at: descriptorOffset + 20) }
                 for (position, field) in type.fields.enumerated() {
                     let record = fieldsOffset + 16 + position * 12
                     if field.mangled.choice != 13 { draft.relative(to: mangled(field.mangled), at: record + 4, base: base) }

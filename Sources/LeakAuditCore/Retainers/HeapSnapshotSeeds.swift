@@ -4,7 +4,8 @@
 extension HeapSnapshotReplay {
     /// Well-formed inputs, by name: an instance held by a global (with a freed chunk that still
     /// reads as its holder), a cycle of two objects, array storage holding objects (and `any P`
-    /// elements, read by the type each holds), dictionary storage with a String key, a closure
+    /// elements, read by the type each holds), a struct property read by its lowered layout (its
+    /// `Any` by the type it holds), dictionary storage with a String key, a closure
     /// context, a chain of 50,000 objects, objects in a thread arena, in mmapped chunks and
     /// outside any heap, and stack, register, thread-local, task, box and enum-payload holders.
     package static var seeds: [String: [UInt8]] {
@@ -79,6 +80,29 @@ extension HeapSnapshotReplay {
         existentials.globals(Encoder.object(0))
         existentials.instances(Encoder.object(2) + Encoder.object(3))
         seeds["existentials"] = existentials.bytes
+
+        // App.store → Screen.state → App.Leaked: a struct property (a String, then an `Any`) read
+        // by its layout, lowered from its field records. The first Screen's `Any` holds a
+        // one-word integer whose buffer's third word reads as the first instance's address,
+        // which it does not hold; the second's holds the second instance.
+        var structValues = Encoder()
+        structValues.classType(name: Name.model)
+        structValues.typeSpec([Encoder.kind(.structure), 1, Name.int, 8])
+        structValues.typeSpec(
+            [Encoder.kind(.structure), 0x40, Name.state, 48, 2, Name.string, 15, 2] + Array("SS".utf8)
+                + [Name.modelProperty, 15, 2] + Array("yp".utf8))
+        structValues.classType(name: Name.screen, words: 6, fields: [(2, Encoder.symbolic(2), Name.state)])
+        let text = [Code.smallStringLow, Code.smallStringHigh]
+        structValues.chunks(
+            .heap,
+            [
+                (5, [Encoder.meta(3), Code.live] + text + [Code.small + 1, Code.zero] + Encoder.object(2) + [Encoder.meta(1)]),
+                (5, [Encoder.meta(3), Code.live] + text + Encoder.object(3) + [Code.zero, Code.zero, Encoder.meta(0)]),
+                (2, [Encoder.meta(0), Code.live]), (2, [Encoder.meta(0), Code.live]),
+            ])
+        structValues.globals(Encoder.object(0) + Encoder.object(1))
+        structValues.instances(Encoder.object(2) + Encoder.object(3))
+        seeds["struct-values"] = structValues.bytes
 
         // App.store → Session.cache → ["login"]: a native dictionary of 2 buckets, one occupied.
         var dictionary = Encoder()
@@ -364,6 +388,7 @@ extension HeapSnapshotReplay {
         static let state: UInt8 = 8
         static let cache: UInt8 = 11
         static let string: UInt8 = 12
+        static let int: UInt8 = 13
         static let loading: UInt8 = 14
         static let idle: UInt8 = 15
     }
