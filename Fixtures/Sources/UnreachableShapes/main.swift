@@ -33,9 +33,10 @@
 //                  third word of an `any Describer` buffer holding a one-word value, in 3 struct
 //                  elements of a global array and in a global object's struct property (the
 //                  fixture writes the address there, as a larger value written before leaves
-//                  it); and the words past a small case's payload of a multi-payload enum whose
+//                  it); and the word past a small case's payload of a multi-payload enum whose
 //                  payloads are a tuple of a generic struct and a struct, and a generic struct
-//                  (2 elements of a global array, each written `.reference` then `.fragment`)
+//                  (2 elements of a global array, each written `.reference` then `.fragment`,
+//                  the address written where the reference's holder was)
 //                                                                                       (12 objects)
 //   all            every shape above, one after the other
 //
@@ -407,8 +408,8 @@ struct Tail {
     var count: Int
 }
 
-/// Payloads of 40 and 24 bytes: a `.fragment` written over a `.reference` leaves the
-/// reference's tail (its holder) in the value's last two words.
+/// Payloads of 40 and 24 bytes, the tag in a byte after them: a `.fragment` uses the first 24,
+/// and the word after them is where a `.reference` keeps its tail's holder.
 enum Content {
     case reference(Wrapper<Int>, Tail)
     case fragment(Wrapper<Int>)
