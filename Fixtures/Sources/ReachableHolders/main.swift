@@ -408,10 +408,15 @@ final class Panel {
     }
 }
 
-struct Labelled<Value> {
-    var value: Value
-    var label: String
+/// A namespace: a generic type nested in it is named with its parent's (empty) arguments.
+enum Labels {
+    struct Labelled<Value> {
+        var value: Value
+        var label: String
+    }
 }
+
+typealias Labelled = Labels.Labelled
 
 struct Pin {
     var keeper: AnyObject?

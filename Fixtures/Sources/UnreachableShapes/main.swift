@@ -34,9 +34,9 @@
 //                  elements of a global array and in a global object's struct property (the
 //                  fixture writes the address there, as a larger value written before leaves
 //                  it); and the word past a small case's payload of a multi-payload enum whose
-//                  payloads are a tuple of a generic struct and a struct, and a generic struct
-//                  (2 elements of a global array, each written `.reference` then `.fragment`,
-//                  the address written where the reference's holder was)
+//                  payloads are a tuple of a nested generic struct and a struct, and the same
+//                  generic struct (2 elements of a global array, each written `.reference` then
+//                  `.fragment`, the address written where the reference's holder was)
 //                                                                                       (12 objects)
 //   all            every shape above, one after the other
 //
@@ -398,10 +398,15 @@ final class Form {
     var argument = Argument(name: "form", describer: Small(value: 0))
 }
 
-struct Wrapper<Value> {
-    var value: Value
-    var note: String
+/// A namespace: a generic type nested in it is named with its parent's (empty) arguments.
+enum Slack {
+    struct Wrapper<Value> {
+        var value: Value
+        var note: String
+    }
 }
+
+typealias Wrapper = Slack.Wrapper
 
 struct Tail {
     var holder: AnyObject?

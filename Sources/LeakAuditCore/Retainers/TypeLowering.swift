@@ -235,12 +235,14 @@ extension SwiftLayout {
             case UInt8(ascii: "_"):
                 stack.append(.firstElement)
             case UInt8(ascii: "G"):
-                // The arguments back to the list's start; a nested type's parent arguments
-                // (`y…_…G`) are not read.
+                // The arguments back to the list's start, a nested type's parents' first, each
+                // level after `_` (`JSONSchema.CoreContext<Format>` is `…y_…G`): its descriptor
+                // counts them all, and its fields name the outermost level's by `x`, `q_`.
                 var terms: [Term] = []
                 argumentsLoop: while true {
                     switch stack.last {
                     case .listStart?: break argumentsLoop
+                    case .firstElement?: stack.removeLast()
                     case .type?, .nominal?, .unknownType?:
                         guard terms.count < 16, let term = stack.popLast() else { return nil }
                         terms.append(term)
