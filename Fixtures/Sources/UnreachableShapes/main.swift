@@ -33,10 +33,11 @@
 //                  third word of an `any Describer` buffer holding a one-word value, in 3 struct
 //                  elements of a global array and in a global object's struct property (the
 //                  fixture writes the address there, as a larger value written before leaves
-//                  it); and the word past a small case's payload of a multi-payload enum whose
-//                  payloads are a tuple of a nested generic struct and a struct, and the same
-//                  generic struct (2 elements of a global array, each written `.reference` then
-//                  `.fragment`, the address written where the reference's holder was)
+//                  it); and the word past a small case's payload of a generic multi-payload
+//                  enum whose payloads are a tuple of a nested generic struct and a struct, and
+//                  the same generic struct (2 elements of a global array, each written
+//                  `.reference` then `.fragment`, the address written where the reference's
+//                  holder was)
 //                                                                                       (12 objects)
 //   all            every shape above, one after the other
 //
@@ -413,16 +414,17 @@ struct Tail {
     var count: Int
 }
 
-/// Payloads of 40 and 24 bytes, the tag in a byte after them: a `.fragment` uses the first 24,
-/// and the word after them is where a `.reference` keeps its tail's holder.
-enum Content {
-    case reference(Wrapper<Int>, Tail)
-    case fragment(Wrapper<Int>)
+/// Payloads of 40 and 24 bytes, the tag in a byte after them (a generic enum, laid out by the
+/// runtime without spare bits): a `.fragment` uses the first 24, and the word after them is
+/// where a `.reference` keeps its tail's holder.
+enum Content<Value> {
+    case reference(Wrapper<Value>, Tail)
+    case fragment(Wrapper<Value>)
 }
 
 var slackArguments: [Argument] = []
 var slackForm = Form()
-var slackContents: [Content] = []
+var slackContents: [Content<Int>] = []
 
 @inline(never)
 func makeDrifter() -> Drifter {
@@ -460,7 +462,7 @@ func makeValueSlack() -> Int {
         slackContents.append(.reference(Wrapper(value: index, note: "reference"), Tail(holder: Drifter(), count: 1)))
         slackContents[index] = .fragment(Wrapper(value: index, note: "fragment"))
         slackContents.withUnsafeMutableBytes { bytes in
-            let element = bytes.baseAddress! + index * MemoryLayout<Content>.stride
+            let element = bytes.baseAddress! + index * MemoryLayout<Content<Int>>.stride
             leaveStaleWord(of: makeDrifter(), at: element + tailHolder)
         }
     }

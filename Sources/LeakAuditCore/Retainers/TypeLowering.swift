@@ -526,15 +526,18 @@ extension SwiftLayout {
     }
 
     /// A multi-payload enum: the tag in its payloads' spare bits (the `swift5_mpenum` record says
-    /// which, and every tag fits), or in tag bytes after the largest payload.
+    /// which, and every tag fits), or in tag bytes after the largest payload (the record says
+    /// no spare bits are used, or the enum is generic).
     private func multiPayload(_ descriptor: UInt64, _ payloads: [ValueLayout], emptyCases: Int) -> ValueLayout? {
         let size = payloads.map(\.size).max() ?? 0
         let alignment = payloads.map(\.alignment).max() ?? 1
-        guard let record = multiPayloadEnumRecord(of: descriptor), let sizeFlags = memory.uint32(record &+ 4) else {
-            return nil
-        }
+        let sizeFlags = multiPayloadEnumRecord(of: descriptor).flatMap { memory.uint32($0 &+ 4) }
         // A payload of no bytes makes its case one without payload to the compiler: not read.
         guard payloads.allSatisfy({ $0.size > 0 }) else { return nil }
+        // Without a record, only a generic enum is known to keep its tag in bytes: the runtime
+        // lays it out, whatever its arguments, without spare bits (`Either<A, B>` of two
+        // references takes 9 bytes).
+        guard let sizeFlags = sizeFlags ?? ((memory.uint32(descriptor) ?? 0) & 0x80 != 0 ? 0 : nil) else { return nil }
         if sizeFlags & 1 != 0 {
             guard var layout = multiPayloadEnum(descriptor, payloadShape: { _, _ in .words }) else { return nil }
             guard layout.tagMaskOffset + layout.tagMask.count <= size else { return nil }
