@@ -41,6 +41,11 @@ struct HeapWalks {
     /// length after it ended, so that walks after tests take at most half of leak-audit's time
     /// however fast tests settle, each taking every test settled meanwhile.
     private var nextWalkAfterTests: [UInt8: UInt64] = [:]
+    /// The request of each process held until its next walk may start, by process index: asked
+    /// again at every pass of the reader (about a thousand a second) while it waits, it is held
+    /// again without reading its tests' leftovers anew. The process that waits settles no test
+    /// meanwhile (its settling thread is the one waiting).
+    private var heldRequests: [UInt8: UInt32] = [:]
 
     /// How a copy is searched: `RetainerSearch.walk` (the instances, the process's modules,
     /// whether to find retained sizes, and for the unreachable objects the addresses the ledger
@@ -105,27 +110,34 @@ struct HeapWalks {
                 }
                 continue
             }
+            if heldRequests[UInt8(index)] == request.number, let next = nextWalkAfterTests[UInt8(index)], now() < next {
+                held = true
+                continue
+            }
             // Only the instances the report judges (not the harness's, the runtime's or
             // Foundation's): a test that left only those needs no copy.
             var instances: [Instance] = []
             var settled: [UInt32] = []
-            // The types' table is built only for a test that left something: most leave nothing.
-            var types: [UInt32: LifetimeLedger.TypeLedger]? = nil
+            // Which types are judged, looked up once a type: built only for a test that left
+            // something (most leave nothing).
+            var judged: JudgedTypes? = nil
             // Only the tests not walked yet are read: each is a value of several tables, copied
             // when read, and a suite of a thousand tests asks again at each pass while it waits.
             let walked = walkedTests[UInt8(index)] ?? []
             for id in ledger.tests.keys where !walked.contains(id) {
                 guard let leaked = ledger.tests[id]?.leaked else { continue }
                 settled.append(id)
-                if !leaked.isEmpty && types == nil { types = ledger.typeCounts }
-                for leak in leaked where types?[leak.typeID]?.isJudgedPerTest(watch: watch) == true {
+                if !leaked.isEmpty && judged == nil { judged = JudgedTypes(ledger.typeCounts, watch: watch) }
+                for leak in leaked where judged?.contains(leak.typeID) == true {
                     instances.append(Instance(object: leak.object, sequence: leak.sequence))
                 }
             }
             if !instances.isEmpty, let next = nextWalkAfterTests[UInt8(index)], now() < next {
                 held = true
+                heldRequests[UInt8(index)] = request.number
                 continue
             }
+            heldRequests[UInt8(index)] = nil
             walkedTests[UInt8(index), default: []].formUnion(settled)
             guard !instances.isEmpty else { continue }
             let started = now()
@@ -170,10 +182,32 @@ struct HeapWalks {
         if watch.retainers {
             instances = ledger.liveObjects { typeID in types[typeID].map { $0.peak > $0.max } ?? false }
         }
+        var judged = JudgedTypes(types, watch: watch)
         for leak in ledger.leftAliveByTests() where ledger.isAlive(leak) {
-            guard watch.retainers || types[leak.typeID]?.isJudgedPerTest(watch: watch) == true else { continue }
+            guard watch.retainers || judged.contains(leak.typeID) else { continue }
             instances.append(leak.object)
         }
         return Array(Set(instances))
+    }
+
+    /// Which types of a ledger a test is judged by (`isJudgedPerTest`), each told once: the
+    /// answer reads the type's name, and a test may leave thousands of instances of one type.
+    struct JudgedTypes {
+        private let types: [UInt32: LifetimeLedger.TypeLedger]
+        private let watch: WatchOptions
+        private var known: [UInt32: Bool] = [:]
+
+        init(_ types: [UInt32: LifetimeLedger.TypeLedger], watch: WatchOptions) {
+            self.types = types
+            self.watch = watch
+        }
+
+        /// True when the type of id `typeID` is defined and judged per test.
+        mutating func contains(_ typeID: UInt32) -> Bool {
+            if let answer = known[typeID] { return answer }
+            let answer = types[typeID]?.isJudgedPerTest(watch: watch) == true
+            known[typeID] = answer
+            return answer
+        }
     }
 }
