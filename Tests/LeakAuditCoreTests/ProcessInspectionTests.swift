@@ -81,6 +81,33 @@ final class ProcessInspectionTests: XCTestCase {
         XCTAssertLessThanOrEqual(found.upperBound, module.end)
     }
 
+    /// The memory a copy of an anonymous region is written to is made before the process stops,
+    /// with a page faulted in for each page the process holds, and only for those: all zeros
+    /// until the copy.
+    func testACopysDestinationIsFaultedInBeforehandForThePagesTheProcessHolds() throws {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        // 64 pages between two inaccessible ones, so that no neighbouring mapping merges with it.
+        let mapping = try XCTUnwrap(mmap(nil, 66 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
+        XCTAssertNotEqual(mapping, MAP_FAILED)
+        defer { munmap(mapping, 66 * page) }
+        XCTAssertEqual(mprotect(mapping, page, PROT_NONE), 0)
+        XCTAssertEqual(mprotect(mapping + 65 * page, page, PROT_NONE), 0)
+        let region = mapping + page
+        let held = Set([0, 1, 2, 7, 40])
+        for index in held { region.storeBytes(of: 0xAB, toByteOffset: index * page, as: UInt8.self) }
+        let start = UInt64(UInt(bitPattern: region))
+        let mappings = try XCTUnwrap(ProcessCopier.readMappings(getpid()))
+        XCTAssertTrue(mappings.contains { $0.start == start && $0.end == start + UInt64(64 * page) })
+        let destinations = ProcessCopier.prepareDestinations(getpid(), mappings: mappings, skipping: [])
+        let bytes = try XCTUnwrap(destinations[start..<start + UInt64(64 * page)]).bytes
+        let base = try XCTUnwrap(bytes.buffer.baseAddress)
+        var resident = [UInt8](repeating: 0, count: 64)
+        XCTAssertEqual(mincore(UnsafeMutableRawPointer(mutating: base), 64 * page, &resident), 0)
+        XCTAssertEqual(Set(resident.indices.filter { resident[$0] & 1 != 0 }), held)
+        XCTAssertTrue(bytes.buffer.allSatisfy { $0 == 0 })
+        XCTAssertNil(bytes.writtenRanges)
+    }
+
     /// A process that is gone or not Swift is refused before it is stopped (end to end, with each
     /// refusal's line and exit code: InspectTests); this test bundle is Swift, and described.
     func testAProcessIsDescribedFromProcBeforeAnythingStopsIt() throws {
