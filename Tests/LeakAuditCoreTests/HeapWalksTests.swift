@@ -187,6 +187,50 @@ final class HeapWalksTests: XCTestCase {
         XCTAssertEqual(searched, [[0x5555_1000_0010], [0x5555_1000_0020, 0x5555_1000_0030]])
         XCTAssertNil(channel.pendingWalk(of: 0))
     }
+
+    /// Holding a request spaces the walks while tests run; a process whose tests are over waits at
+    /// its end for nothing: once no process has written a record for 10 ms, the request held is
+    /// walked, before the last walk's length has passed.
+    func testAHeldRequestIsWalkedOnceNoProcessHasWrittenForTenMilliseconds() throws {
+        var tests = try SettlingTests()
+        let (channel, writer, watch) = (tests.channel, tests.writer, tests.watch)
+        var walks = HeapWalks()
+        let millisecond: UInt64 = 1_000_000
+        var clock: UInt64 = 1_000 * millisecond
+        var searched = 0
+        func answer() {
+            walks.answerRequests(
+                on: channel, ledgers: [tests.ledger], watch: watch,
+                copyProcess: { pid in .success(ProcessSnapshot(pid: pid, regions: [], threads: [])) },
+                search: { _, _, _, _, _ in
+                    clock += 1_000 * millisecond  // a walk of a second
+                    searched += 1
+                    return ([:], nil)
+                },
+                now: { clock })
+        }
+        tests.run(1, leaving: [0x5555_1000_0010])
+        writer.requestWalk(of: 0, number: 1, atExit: false)
+        answer()
+        XCTAssertEqual(searched, 1)
+        tests.run(2, leaving: [0x5555_1000_0020])
+        writer.requestWalk(of: 0, number: 2, atExit: false)
+        clock += millisecond
+        answer()
+        XCTAssertNotNil(channel.pendingWalk(of: 0), "held: records were written a moment ago")
+        // A record written 4 ms later: the process is busy, and the wait for quiet starts again.
+        clock += 4 * millisecond
+        _ = writer.reserve(1)
+        answer()
+        clock += 9 * millisecond
+        answer()
+        XCTAssertEqual(searched, 1)
+        XCTAssertNotNil(channel.pendingWalk(of: 0), "9 ms without a record: still held")
+        clock += 1 * millisecond
+        answer()
+        XCTAssertEqual(searched, 2, "10 ms without a record: walked, 15 ms after the last walk of a second ended")
+        XCTAssertNil(channel.pendingWalk(of: 0))
+    }
 }
 
 /// The unreachable check at exit: a process that asks is copied even when no instance needs

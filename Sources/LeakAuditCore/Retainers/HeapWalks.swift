@@ -44,8 +44,21 @@ struct HeapWalks {
     /// The request of each process held until its next walk may start, by process index: asked
     /// again at every pass of the reader (about a thousand a second) while it waits, it is held
     /// again without reading its tests' leftovers anew. The process that waits settles no test
-    /// meanwhile (its settling thread is the one waiting).
-    private var heldRequests: [UInt8: UInt32] = [:]
+    /// meanwhile (its settling thread is the one waiting), so holding it only spaces the walks
+    /// while tests run; once no process has written a record for `idleNanoseconds` (its tests
+    /// are over, it waits at its end for this walk), it is walked at once.
+    private var heldRequests: [UInt8: HeldRequest] = [:]
+
+    /// A request held, and since when (`now`'s clock) the ring's writers have reserved
+    /// `reservedSlots`.
+    private struct HeldRequest {
+        var number: UInt32
+        var reservedSlots: UInt64
+        var since: UInt64
+    }
+
+    /// How long no process may have written a record before a held request is walked.
+    static let idleNanoseconds: UInt64 = 10_000_000
 
     /// How a copy is searched: `RetainerSearch.walk` (the instances, the process's modules,
     /// whether to find retained sizes, and for the unreachable objects the addresses the ledger
@@ -57,8 +70,8 @@ struct HeapWalks {
     /// Answers every process that waits: one exiting is copied and searched for every instance
     /// the report may show; one whose test settled is copied only if a test settled since its last
     /// walk left instances alive, and searched for those, but not before its last walk's length
-    /// has passed since that walk ended (it waits until then, and its walk takes every test
-    /// settled meanwhile). Each process is answered (and goes on) as soon as its copy is taken,
+    /// has passed since that walk ended (it waits until then, and its next walk takes every test
+    /// settled meanwhile), unless no process has written a record for `idleNanoseconds`. Each process is answered (and goes on) as soon as its copy is taken,
     /// before `search` runs on it. `now` is a monotonic clock in nanoseconds.
     mutating func answerRequests(
         on channel: RecordChannel, ledgers: [LifetimeLedger?], watch: WatchOptions,
@@ -110,9 +123,20 @@ struct HeapWalks {
                 }
                 continue
             }
-            if heldRequests[UInt8(index)] == request.number, let next = nextWalkAfterTests[UInt8(index)], now() < next {
-                held = true
-                continue
+            var idle = false
+            if let waiting = heldRequests[UInt8(index)], waiting.number == request.number,
+                let next = nextWalkAfterTests[UInt8(index)]
+            {
+                let clock = now()
+                let reserved = channel.reservedSlots
+                if reserved != waiting.reservedSlots {
+                    heldRequests[UInt8(index)] = HeldRequest(number: request.number, reservedSlots: reserved, since: clock)
+                }
+                idle = reserved == waiting.reservedSlots && clock &- waiting.since >= Self.idleNanoseconds
+                if clock < next && !idle {
+                    held = true
+                    continue
+                }
             }
             // Only the instances the report judges (not the harness's, the runtime's or
             // Foundation's): a test that left only those needs no copy.
@@ -132,9 +156,12 @@ struct HeapWalks {
                     instances.append(Instance(object: leak.object, sequence: leak.sequence))
                 }
             }
-            if !instances.isEmpty, let next = nextWalkAfterTests[UInt8(index)], now() < next {
+            if !instances.isEmpty, !idle, let next = nextWalkAfterTests[UInt8(index)], now() < next {
                 held = true
-                heldRequests[UInt8(index)] = request.number
+                if heldRequests[UInt8(index)]?.number != request.number {
+                    heldRequests[UInt8(index)] = HeldRequest(
+                        number: request.number, reservedSlots: channel.reservedSlots, since: now())
+                }
                 continue
             }
             heldRequests[UInt8(index)] = nil
