@@ -32,7 +32,9 @@ typedef struct leakaudit_thread_registers {
 /// Stops threads `tids` of another process (ptrace seize and interrupt, all at once, then waits
 /// until each is stopped, at most `timeout_ms` in all). `results[i]` is 0 for a stopped thread,
 /// else an errno value: EPERM when tracing is not allowed, ESRCH when the thread is gone,
-/// ETIMEDOUT (the thread was let go). Returns 0.
+/// ETIMEDOUT when it did not stop in time: a thread that is not stopped cannot be detached, and its
+/// interrupt is still pending, so it stops later and must then be let go
+/// (leakaudit_host_reap_thread). Returns 0.
 int leakaudit_host_stop_threads(const pid_t *tids, int count, int *results, int timeout_ms);
 
 /// Reads the registers of a thread that leakaudit_host_stop_threads stopped. Returns 0 or an errno.
@@ -45,7 +47,8 @@ int leakaudit_host_resume_thread(pid_t tid);
 /// Reaps a thread that was killed while stopped (leakaudit_host_resume_thread said ESRCH), waiting
 /// at most `timeout_ms` for it to die: a traced thread stays a zombie until its tracer reaps it,
 /// and until then its process's end is reported to no one. Not for a process's leader, which is
-/// reaped with its process. One found stopped again instead is let go.
+/// reaped with its process. One found stopped again instead is let go: so is a thread that
+/// leakaudit_host_stop_threads did not see stop in time, once it stops.
 void leakaudit_host_reap_thread(pid_t tid, int timeout_ms);
 
 /// Copies `length` bytes at `address` in process `pid` into `buffer`; returns the bytes copied

@@ -21,11 +21,18 @@ enum ProcessCopier {
     static let stopTimeoutMilliseconds: Int32 = 2_000
     /// How long a thread killed while stopped may take to die before it is reaped.
     static let reapTimeoutMilliseconds: Int32 = 1_000
+    /// How long a thread that did not stop in time is waited for, to be let go once it stops: its
+    /// interrupt is still pending (a thread blocked where it cannot stop, such as a parent waiting
+    /// for its vfork child to exec, stops when it returns), and a thread left seized would wait in
+    /// that stop for as long as leak-audit runs, its process hung (seen once in hummingbird's
+    /// suite at load 23, a thread stopping 15 s after its interrupt). The shim's own wait for a walk.
+    static let stragglerTimeoutMilliseconds: Int32 = 30_000
 
     /// The copy, and how long the process was stopped: from the first thread seized to the last
     /// let go, in nanoseconds (`ProcessSnapshot.stoppedNanoseconds`).
     static func copy(_ pid: Int32) -> Result<ProcessSnapshot, SnapshotFailure> {
         var stopped: [Int32] = []
+        var stragglers: [Int32] = []
         // Where the shim's state is, found before anything stops: each image file is read for it
         // once a run (the first walk), not while the process waits. So are the memory the copies
         // of its anonymous regions go to, its pages faulted in already.
@@ -34,13 +41,14 @@ enum ProcessCopier {
             destinations = prepareDestinations(pid, mappings: mappings, skipping: ShimStateLocator.pages(in: mappings))
         }
         let started = monotonicNanoseconds()
-        var result = copyStopping(pid, stopped: &stopped, destinations: destinations)
+        var result = copyStopping(pid, stopped: &stopped, stragglers: &stragglers, destinations: destinations)
         // Every thread stopped goes on first, whatever went wrong with another; then a thread
         // killed meanwhile (the process ended: a thread let go first called exit) is reaped, or
         // the process's end is never reported.
         let killed = stopped.filter { leakaudit_host_resume_thread($0) == ESRCH && $0 != pid }
         let stoppedFor = monotonicNanoseconds() &- started
         for thread in killed { leakaudit_host_reap_thread(thread, reapTimeoutMilliseconds) }
+        for thread in stragglers { leakaudit_host_reap_thread(thread, stragglerTimeoutMilliseconds) }
         if case .success(var snapshot) = result {
             snapshot.stoppedNanoseconds = stoppedFor
             result = .success(snapshot)
@@ -54,10 +62,11 @@ enum ProcessCopier {
         return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
     }
 
-    /// Stops every thread of `pid` (appending each to `stopped`, which the caller lets go) and
+    /// Stops every thread of `pid` (appending each to `stopped`, which the caller lets go, and each
+    /// that did not stop in time to `stragglers`, which the caller lets go once they stop) and
     /// copies the process.
     private static func copyStopping(
-        _ pid: Int32, stopped: inout [Int32], destinations: [Range<UInt64>: Destination]
+        _ pid: Int32, stopped: inout [Int32], stragglers: inout [Int32], destinations: [Range<UInt64>: Destination]
     ) -> Result<ProcessSnapshot, SnapshotFailure> {
         // Threads may start while others are being stopped: list them until a pass finds no new one.
         var seen = Set<Int32>()
@@ -70,7 +79,10 @@ enum ProcessCopier {
             var results = [Int32](repeating: 0, count: new.count)
             leakaudit_host_stop_threads(new, Int32(new.count), &results, stopTimeoutMilliseconds)
             // Every thread stopped is let go again (by `copy`), whatever went wrong with another.
-            for (thread, error) in zip(new, results) where error == 0 { stopped.append(thread) }
+            for (thread, error) in zip(new, results) {
+                if error == 0 { stopped.append(thread) }
+                if error == ETIMEDOUT { stragglers.append(thread) }
+            }
             if results.contains(EPERM) {
                 return .failure(
                     .notPermitted(
