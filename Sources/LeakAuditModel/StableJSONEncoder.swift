@@ -19,10 +19,10 @@ import FoundationEssentials
 struct StableJSONEncoding {
     /// Encodes `value`; throws for what `JSONEncoder` would write otherwise (above) or reject.
     static func encode(_ value: some Encodable) throws -> [UInt8] {
-        let encoder = NodeEncoder(codingPath: [])
+        let encoder = NodeEncoder(parent: Path(owner: nil, keys: []), key: nil)
         try encoder.encodeValue(value)
         var writer = Writer()
-        writer.write(encoder.node ?? .object(Container(isObject: true)), indent: 0)
+        writer.write(encoder.node ?? .object(Container()), indent: 0)
         return writer.bytes
     }
 
@@ -39,18 +39,11 @@ struct StableJSONEncoding {
 
     /// An array's or an object's elements, filled by containers after it is placed in its parent.
     fileprivate final class Container {
-        let isObject: Bool
-        /// The objects' keys, one a value.
-        var keys: [String] = []
-        var values: [Node] = []
-
-        init(isObject: Bool) {
-            self.isObject = isObject
-        }
+        /// Its elements in the order they were encoded, with their keys (an array's are empty).
+        var entries: [(key: String, node: Node)] = []
 
         func append(_ node: Node, forKey key: some CodingKey) {
-            keys.append(key.stringValue)
-            values.append(node)
+            entries.append((key.stringValue, node))
         }
     }
 
@@ -60,20 +53,27 @@ struct StableJSONEncoding {
 
     /// The encoder handed to each value's `encode(to:)`: it holds what that value encodes.
     fileprivate final class NodeEncoder: Encoder {
-        let codingPath: [any CodingKey]
+        /// Where the container that holds this value is, and its key there (nil at the top).
+        let parent: Path
+        let key: (any CodingKey)?
         var userInfo: [CodingUserInfoKey: Any] { [:] }
         var node: Node?
 
-        init(codingPath: [any CodingKey]) {
-            self.codingPath = codingPath
+        init(parent: Path, key: (any CodingKey)?) {
+            self.parent = parent
+            self.key = key
         }
 
+        /// Worked out when asked (no value asks, in leak-audit's files), not at each value.
+        var codingPath: [any CodingKey] { key.map { parent.codingPath + [$0] } ?? parent.codingPath }
+
         func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-            KeyedEncodingContainer(KeyedContainer<Key>(container: container(isObject: true), codingPath: codingPath))
+            KeyedEncodingContainer(
+                KeyedContainer<Key>(container: container(isObject: true), path: Path(owner: self, keys: [])))
         }
 
         func unkeyedContainer() -> any UnkeyedEncodingContainer {
-            UnkeyedContainer(container: container(isObject: false), codingPath: codingPath)
+            UnkeyedContainer(container: container(isObject: false), path: Path(owner: self, keys: []))
         }
 
         func singleValueContainer() -> any SingleValueEncodingContainer { SingleValueContainer(encoder: self) }
@@ -85,7 +85,7 @@ struct StableJSONEncoding {
             case .object(let container) where isObject: return container
             case .array(let container) where !isObject: return container
             default:
-                let container = Container(isObject: isObject)
+                let container = Container()
                 node = isObject ? .object(container) : .array(container)
                 return container
             }
@@ -112,21 +112,39 @@ struct StableJSONEncoding {
             return nil
         }
 
-        /// The node for a value encoded at `key` (or an unkeyed container's next element): built
-        /// directly when it can be, otherwise by a nested encoder that `value` fills.
-        static func node<Value: Encodable>(
-            of value: Value, codingPath: [any CodingKey], key: (any CodingKey)?
-        ) throws -> Node {
+        /// The node for a value encoded at `key` of the container at `parent`: built directly when
+        /// it can be, otherwise by a nested encoder that `value` fills (an empty object when it
+        /// encodes nothing, as `JSONEncoder` writes it).
+        static func node<Value: Encodable>(of value: Value, parent: Path, key: any CodingKey) throws -> Node {
             if let node = try directNode(value) { return node }
-            let nested = NodeEncoder(codingPath: key.map { codingPath + [$0] } ?? codingPath)
+            let nested = NodeEncoder(parent: parent, key: key)
             try value.encode(to: nested)
-            return .nested(nested)
+            return nested.node ?? .object(Container())
         }
+
+        /// An encoder for a value that its caller encodes later (`superEncoder`): its node is read
+        /// when the tree is written. Its path is whole, so that it keeps no encoder alive.
+        static func deferred(parent: Path, key: any CodingKey) -> NodeEncoder {
+            NodeEncoder(parent: Path(owner: nil, keys: parent.codingPath), key: key)
+        }
+    }
+
+    /// Where a container is: within the value of `owner` (nil at the top), under `keys` (nested
+    /// containers' keys). A coding path is made only when asked for.
+    fileprivate struct Path {
+        let owner: NodeEncoder?
+        let keys: [any CodingKey]
+
+        var codingPath: [any CodingKey] { (owner?.codingPath ?? []) + keys }
+
+        func appending(_ key: any CodingKey) -> Path { Path(owner: owner, keys: keys + [key]) }
     }
 
     fileprivate struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         let container: Container
-        let codingPath: [any CodingKey]
+        let path: Path
+
+        var codingPath: [any CodingKey] { path.codingPath }
 
         mutating func encodeNil(forKey key: Key) throws { container.append(.literal("null"), forKey: key) }
         mutating func encode(_ value: Bool, forKey key: Key) throws {
@@ -156,21 +174,21 @@ struct StableJSONEncoding {
             container.append(.literal(String(value)), forKey: key)
         }
         mutating func encode<Value: Encodable>(_ value: Value, forKey key: Key) throws {
-            container.append(try NodeEncoder.node(of: value, codingPath: codingPath, key: key), forKey: key)
+            container.append(try NodeEncoder.node(of: value, parent: path, key: key), forKey: key)
         }
 
         mutating func nestedContainer<NestedKey: CodingKey>(
             keyedBy keyType: NestedKey.Type, forKey key: Key
         ) -> KeyedEncodingContainer<NestedKey> {
-            let nested = Container(isObject: true)
+            let nested = Container()
             container.append(.object(nested), forKey: key)
-            return KeyedEncodingContainer(KeyedContainer<NestedKey>(container: nested, codingPath: codingPath + [key]))
+            return KeyedEncodingContainer(KeyedContainer<NestedKey>(container: nested, path: path.appending(key)))
         }
 
         mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-            let nested = Container(isObject: false)
+            let nested = Container()
             container.append(.array(nested), forKey: key)
-            return UnkeyedContainer(container: nested, codingPath: codingPath + [key])
+            return UnkeyedContainer(container: nested, path: path.appending(key))
         }
 
         mutating func superEncoder() -> any Encoder { superEncoder(named: SuperKey.super) }
@@ -178,7 +196,7 @@ struct StableJSONEncoding {
         mutating func superEncoder(forKey key: Key) -> any Encoder { superEncoder(named: key) }
 
         private func superEncoder(named key: some CodingKey) -> any Encoder {
-            let nested = NodeEncoder(codingPath: codingPath + [key])
+            let nested = NodeEncoder.deferred(parent: path, key: key)
             container.append(.nested(nested), forKey: key)
             return nested
         }
@@ -186,34 +204,36 @@ struct StableJSONEncoding {
 
     fileprivate struct UnkeyedContainer: UnkeyedEncodingContainer, NodeSink {
         let container: Container
-        let codingPath: [any CodingKey]
+        let path: Path
 
-        var count: Int { container.values.count }
+        var codingPath: [any CodingKey] { path.codingPath }
 
-        func put(_ node: Node) { container.values.append(node) }
+        var count: Int { container.entries.count }
+
+        func put(_ node: Node) { container.entries.append(("", node)) }
 
         mutating func encode<Value: Encodable>(_ value: Value) throws {
-            put(try NodeEncoder.node(of: value, codingPath: codingPath, key: IndexKey(intValue: count)))
+            put(try NodeEncoder.node(of: value, parent: path, key: IndexKey(intValue: count)))
         }
 
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type)
             -> KeyedEncodingContainer<NestedKey>
         {
-            let nested = Container(isObject: true)
-            let path = codingPath + [IndexKey(intValue: count)]
+            let nested = Container()
+            let nestedPath = path.appending(IndexKey(intValue: count))
             put(.object(nested))
-            return KeyedEncodingContainer(KeyedContainer<NestedKey>(container: nested, codingPath: path))
+            return KeyedEncodingContainer(KeyedContainer<NestedKey>(container: nested, path: nestedPath))
         }
 
         mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
-            let nested = Container(isObject: false)
-            let path = codingPath + [IndexKey(intValue: count)]
+            let nested = Container()
+            let nestedPath = path.appending(IndexKey(intValue: count))
             put(.array(nested))
-            return UnkeyedContainer(container: nested, codingPath: path)
+            return UnkeyedContainer(container: nested, path: nestedPath)
         }
 
         mutating func superEncoder() -> any Encoder {
-            let nested = NodeEncoder(codingPath: codingPath + [IndexKey(intValue: count)])
+            let nested = NodeEncoder.deferred(parent: path, key: IndexKey(intValue: count))
             put(.nested(nested))
             return nested
         }
@@ -270,7 +290,7 @@ struct StableJSONEncoding {
             case .string(let text): writeString(text)
             case .array(let container): writeArray(container, indent: indent)
             case .object(let container): writeObject(container, indent: indent)
-            case .nested(let encoder): write(encoder.node ?? .object(Container(isObject: true)), indent: indent)
+            case .nested(let encoder): write(encoder.node ?? .object(Container()), indent: indent)
             }
         }
 
@@ -286,10 +306,11 @@ struct StableJSONEncoding {
         private mutating func writeArray(_ container: Container, indent: Int) {
             bytes.append(UInt8(ascii: "["))
             bytes.append(UInt8(ascii: "\n"))
-            for (index, value) in container.values.enumerated() {
+            let entries = container.entries
+            for index in entries.indices {
                 if index > 0 { bytes.append(contentsOf: [UInt8(ascii: ","), UInt8(ascii: "\n")]) }
                 writeIndent(indent + 1)
-                write(value, indent: indent + 1)
+                write(entries[index].node, indent: indent + 1)
             }
             bytes.append(UInt8(ascii: "\n"))
             writeIndent(indent)
@@ -299,20 +320,21 @@ struct StableJSONEncoding {
         private mutating func writeObject(_ container: Container, indent: Int) {
             bytes.append(UInt8(ascii: "{"))
             bytes.append(UInt8(ascii: "\n"))
-            let keys = container.keys
+            let entries = container.entries
             // By key, then by when it was encoded: of a key encoded twice, the last is written.
-            let order = keys.indices.sorted { left, right in
-                keys[left] == keys[right] ? left < right : keys[left].utf8.lexicographicallyPrecedes(keys[right].utf8)
+            let order = entries.indices.sorted { left, right in
+                let (leftKey, rightKey) = (entries[left].key, entries[right].key)
+                return leftKey == rightKey ? left < right : leftKey.utf8.lexicographicallyPrecedes(rightKey.utf8)
             }
             var first = true
             for (place, index) in order.enumerated() {
-                if place + 1 < order.count && keys[order[place + 1]] == keys[index] { continue }
+                if place + 1 < order.count && entries[order[place + 1]].key == entries[index].key { continue }
                 if !first { bytes.append(contentsOf: [UInt8(ascii: ","), UInt8(ascii: "\n")]) }
                 first = false
                 writeIndent(indent + 1)
-                writeString(keys[index])
+                writeString(entries[index].key)
                 bytes.append(contentsOf: [UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: " ")])
-                write(container.values[index], indent: indent + 1)
+                write(entries[index].node, indent: indent + 1)
             }
             bytes.append(UInt8(ascii: "\n"))
             writeIndent(indent)
