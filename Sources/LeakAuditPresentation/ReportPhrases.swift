@@ -701,10 +701,14 @@ public struct ReportPhrases: Sendable {
         var checked = tracked
         if let unreachable = report.unreachable {
             let processes = Self.processesChecked(unreachable)
-            let none =
+            var none =
                 report.unreachableFindings.isEmpty
                 ? "no unreachable object of the program's types (\(processes))"
                 : "no failing unreachable object of the program's types (\(processes))"
+            // No process checked: nothing is known either way.
+            if unreachable.processesChecked == 0 && report.unreachableFindings.isEmpty {
+                none = "the unreachable check was not made (no process could be checked)"
+            }
             checked = (report.types.isEmpty && report.tests == nil) || tracked.isEmpty ? none : "\(tracked); \(none)"
         }
         let nothingChecked =

@@ -89,7 +89,10 @@ extension ReportPhrases {
         let folded = unreachable.groups.filter(\.isInternal)
         let findings = unreachable.groups.count - folded.count
         var lines: [String] = []
-        if findings == 0 {
+        if findings == 0 && unreachable.processesChecked == 0 {
+            // No process checked: nothing is known either way (the notes below say why).
+            lines += wrapped("unreachable: not checked")
+        } else if findings == 0 {
             lines += wrapped("unreachable: no object of the program's types is unreachable (\(processes))")
         } else if failing.isEmpty {
             // Suppressed or baselined, each listed in its section below.

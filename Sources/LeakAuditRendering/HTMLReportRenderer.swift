@@ -884,7 +884,11 @@ extension HTMLReportRenderer {
         page.line(
             "<p class=\"unreachable-total\">\(unreachable.objects) objects (\(html(ReportPhrases.byteCount(unreachable.bytes)))) that nothing reaches; \(html(processes)).</p>"
         )
-        if findings.isEmpty { page.line("<p class=\"unreachable-none\">No object of the program's types is unreachable.</p>") }
+        if findings.isEmpty && unreachable.processesChecked == 0 {
+            page.line("<p class=\"unreachable-none\">Not checked.</p>")
+        } else if findings.isEmpty {
+            page.line("<p class=\"unreachable-none\">No object of the program's types is unreachable.</p>")
+        }
         for (index, group) in findings.prefix(Self.unreachableGroupLimit).enumerated() {
             let status = group.status.fails ? "failing" : group.status.name
             page.line(

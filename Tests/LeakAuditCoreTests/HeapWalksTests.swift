@@ -75,7 +75,7 @@ final class HeapWalksTests: XCTestCase {
             search: { _, instances, _, _, _ in
                 waitingDuringSearch.append(channel.pendingWalk(of: 0) != nil)
                 XCTAssertEqual(instances, [0x5555_1000_0010])
-                return ([:], nil)
+                return ([:], nil, nil)
             })
         XCTAssertEqual(copied, [4242])
         XCTAssertEqual(waitingDuringSearch, [false])
@@ -96,7 +96,7 @@ final class HeapWalksTests: XCTestCase {
             copyProcess: { _ in .failure(.processGone) },
             search: { _, _, _, _, _ in
                 searched += 1
-                return ([:], nil)
+                return ([:], nil, nil)
             })
         XCTAssertNil(channel.pendingWalk(of: 0))
         XCTAssertEqual(searched, 0)
@@ -125,7 +125,7 @@ final class HeapWalksTests: XCTestCase {
                     XCTAssertNil(unreachable)
                     searched.append(instances.sorted())
                     let path = RetainerSearch.Path(root: .unreferenced, steps: [])
-                    return (instances.first.map { [$0: path] } ?? [:], nil)
+                    return (instances.first.map { [$0: path] } ?? [:], nil, nil)
                 })
             XCTAssertNil(channel.pendingWalk(of: 0), "request \(number) answered")
         }
@@ -164,7 +164,7 @@ final class HeapWalksTests: XCTestCase {
                 search: { _, instances, _, _, _ in
                     clock += 20
                     searched.append(instances.sorted())
-                    return ([:], nil)
+                    return ([:], nil, nil)
                 },
                 now: { clock })
         }
@@ -253,7 +253,7 @@ final class HeapWalksUnreachableTests: XCTestCase {
             search: { _, instances, _, _, tracked in
                 XCTAssertEqual(instances, [])
                 trackedSeen.append(tracked)
-                return ([:], UnreachableStructures(groups: [], types: [], objects: 0, bytes: 0))
+                return ([:], UnreachableStructures(groups: [], types: [], objects: 0, bytes: 0), nil)
             })
         XCTAssertEqual(trackedSeen, [[0x5555_1000_0020]])
         XCTAssertNotNil(walks.unreachable[0])
@@ -275,7 +275,7 @@ final class HeapWalksUnreachableTests: XCTestCase {
             },
             search: { _, _, _, _, _ in
                 XCTFail("nothing to search")
-                return ([:], nil)
+                return ([:], nil, nil)
             })
         XCTAssertEqual(copied, [4243])
         XCTAssertNil(walks.unreachable[0])

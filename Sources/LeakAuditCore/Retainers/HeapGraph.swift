@@ -58,7 +58,7 @@ extension RetainerSearch {
     }
 
     /// The enumerated node at `address`, by binary search; nil when none starts there.
-    private func enumeratedNode(at address: UInt64) -> Int32? {
+    func enumeratedNode(at address: UInt64) -> Int32? {
         let low = firstEnumerated(above: address, including: true)
         return low < enumeratedCount && objects[low] == address ? Int32(low) : nil
     }

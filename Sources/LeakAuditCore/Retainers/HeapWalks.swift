@@ -62,9 +62,9 @@ struct HeapWalks {
 
     /// How a copy is searched: `RetainerSearch.walk` (the instances, the process's modules,
     /// whether to find retained sizes, and for the unreachable objects the addresses the ledger
-    /// watched).
+    /// watched); `layoutNotUnderstood` says why nothing was searched.
     typealias Search = (ProcessSnapshot, [UInt64], [ModuleImage], Bool, Set<UInt64>?) -> (
-        paths: [UInt64: RetainerSearch.Path], unreachable: UnreachableStructures?
+        paths: [UInt64: RetainerSearch.Path], unreachable: UnreachableStructures?, layoutNotUnderstood: String?
     )
 
     /// Answers every process that waits: one exiting is copied and searched for every instance
@@ -115,6 +115,11 @@ struct HeapWalks {
                 case .success(let snapshot):
                     let tracked = request.unreachable ? Set(ledger.liveObjects { _ in true }) : nil
                     let found = search(snapshot, instances, ledger.modules, watch.retainers, tracked)
+                    if let reason = found.layoutNotUnderstood {
+                        atExit[UInt8(index)] = .failed(reason)
+                        if request.unreachable { unreachableUnavailable[UInt8(index)] = reason }
+                        continue
+                    }
                     atExit[UInt8(index)] = .searched(found.paths)
                     if let structures = found.unreachable { unreachable[UInt8(index)] = structures }
                 case .failure(let failure):
@@ -176,9 +181,11 @@ struct HeapWalks {
             answer()
             switch copy {
             case .success(let snapshot):
-                let paths = search(snapshot, instances.map(\.object), ledger.modules, true, nil).paths
+                let found = search(snapshot, instances.map(\.object), ledger.modules, true, nil)
                 for instance in instances {
-                    if let path = paths[instance.object] {
+                    if let reason = found.layoutNotUnderstood {
+                        afterTestsUnavailable[UInt8(index), default: [:]][instance] = reason
+                    } else if let path = found.paths[instance.object] {
                         afterTests[UInt8(index), default: [:]][instance] = path
                     } else {
                         afterTestsUnavailable[UInt8(index), default: [:]][instance] =

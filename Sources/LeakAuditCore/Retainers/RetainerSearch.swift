@@ -80,16 +80,22 @@ struct RetainerSearch {
     /// `paths(of:in:modules:retainedSizes:)`, and, given `unreachable` (the addresses whose
     /// allocation the process's ledger watched), the structures that no root reaches, from the
     /// same search. The foreign classes are the platform's, found in `modules`, unless given.
+    /// When the objects known alive (the instances and the watched addresses) are not where the
+    /// heap walk finds objects, nothing is searched and `layoutNotUnderstood` says why
+    /// (HeapLayoutCheck.swift).
     static func walk(
         of instances: [UInt64], in snapshot: ProcessSnapshot, modules: [ModuleImage], retainedSizes: Bool,
         unreachable tracked: Set<UInt64>?, foreignClasses: ForeignClasses? = nil
-    ) -> (paths: [UInt64: Path], unreachable: UnreachableStructures?) {
+    ) -> (paths: [UInt64: Path], unreachable: UnreachableStructures?, layoutNotUnderstood: String?) {
         var search = RetainerSearch(snapshot: snapshot)
         search.foreignClasses = foreignClasses ?? currentPlatform().foreignClasses(in: modules)
         search.enumerateHeap()
+        if let reason = search.heapLayoutNotUnderstood(knownLive: instances + (tracked.map(Array.init) ?? [])) {
+            return ([:], nil, reason)
+        }
         search.reachFromRoots(modules: modules)
         let unreachable = tracked.map { search.unreachableStructures(tracked: $0) }
-        return (search.paths(of: instances, retainedSizes: retainedSizes), unreachable)
+        return (search.paths(of: instances, retainedSizes: retainedSizes), unreachable, nil)
     }
 
     /// The paths of `instances` once the search from the roots is done, with their retained sizes

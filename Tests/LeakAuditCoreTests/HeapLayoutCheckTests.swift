@@ -1,0 +1,68 @@
+import XCTest
+
+@testable import LeakAuditCore
+
+/// The check that the heap walk understood the heap: the objects known alive must be at the start
+/// of malloc's blocks, or the walk says why its answers are not to be trusted.
+final class HeapLayoutCheckTests: XCTestCase {
+    private let heapStart: UInt64 = 0x5555_1000_0000
+    private let chunkSize: UInt64 = 0x40
+    private let chunks = 10
+
+    /// A `[heap]` of `chunks` chunks in use (zeroed, so no Swift object), then the top chunk.
+    private func snapshot() -> ProcessSnapshot {
+        let size = 4096
+        var words = [UInt64](repeating: 0, count: size / 8)
+        for chunk in 0..<chunks { words[(chunk * Int(chunkSize) + 8) / 8] = chunkSize | 1 }
+        let top = chunks * Int(chunkSize)
+        words[(top + 8) / 8] = UInt64(size - top) | 1
+        let region = ProcessSnapshot.Region(
+            start: heapStart, end: heapStart + UInt64(size), isWritable: true, isExecutable: false, path: "[heap]",
+            copiedStart: heapStart, bytes: RegionBytes(copying: words.withUnsafeBytes { Array($0) }))
+        return ProcessSnapshot(pid: 1, regions: [region], threads: [])
+    }
+
+    /// The user address of each chunk's block, plus `offset`.
+    private func blocks(offset: UInt64) -> [UInt64] {
+        (0..<chunks).map { heapStart + UInt64($0) * chunkSize + 16 + offset }
+    }
+
+    private func check(_ knownLive: [UInt64]) -> String? {
+        var search = RetainerSearch(snapshot: snapshot())
+        search.enumerateHeap()
+        return search.heapLayoutNotUnderstood(knownLive: knownLive)
+    }
+
+    func testObjectsKnownAliveAtOneOffsetInsideTheBlocksAreNotUnderstood() throws {
+        let reason = try XCTUnwrap(check(blocks(offset: 16)))
+        XCTAssertTrue(reason.contains("the heap's layout was not understood"), reason)
+        XCTAssertTrue(reason.contains("lie 16 bytes into malloc's blocks"), reason)
+        // One such object is enough: its offset is the interposer's header.
+        XCTAssertNotNil(check([blocks(offset: 16)[3]]))
+    }
+
+    func testAFewObjectsKnownAliveThatAreNotThereAreNotTheLayouts() {
+        // At a block's start (freed, its block reused) or in the top chunk: the ledger behind.
+        XCTAssertNil(check(Array(blocks(offset: 0).prefix(2))))
+        XCTAssertNil(check([heapStart + 0x800]))
+        // Outside every walked heap: the search meets them from the roots.
+        XCTAssertNil(check([0x7f00_0000_1000, 0x7f00_0000_2000]))
+        XCTAssertNil(check([]))
+    }
+
+    func testManyObjectsKnownAliveNotFoundAreNotUnderstoodWhateverTheirOffsets() throws {
+        let scattered = blocks(offset: 0).enumerated().map { $0.element + UInt64($0.offset % 3) * 8 }
+        let reason = try XCTUnwrap(check(scattered))
+        XCTAssertTrue(reason.contains("10 of 10 objects known alive were not found"), reason)
+    }
+
+    func testTheWalkSearchesNothingWhenTheLayoutIsNotUnderstood() {
+        let instances = blocks(offset: 16)
+        let walk = RetainerSearch.walk(
+            of: instances, in: snapshot(), modules: [], retainedSizes: true, unreachable: Set(instances),
+            foreignClasses: ForeignClasses())
+        XCTAssertTrue(walk.paths.isEmpty, "\(walk.paths)")
+        XCTAssertNil(walk.unreachable)
+        XCTAssertNotNil(walk.layoutNotUnderstood)
+    }
+}
