@@ -72,6 +72,11 @@ let package = Package(
         .executableTarget(name: "UnreachableShapes"),
         .executableTarget(name: "ReachableHolders"),
         .executableTarget(name: "LeakingService"),
+        // A malloc that puts a 16-byte header before every block (an interposer's), replacing the
+        // process's: the heap walk must say it did not understand the heap, never "no longer alive"
+        // or "nothing unreachable".
+        .target(name: "CHeaderedMalloc"),
+        scenario("HeaderedMalloc", ["CHeaderedMalloc", leakMonitor]),
         // An XCTest bundle: one leaky test and its clean twin.
         .testTarget(name: "ScreenTests", dependencies: [leakMonitor]),
     ],
