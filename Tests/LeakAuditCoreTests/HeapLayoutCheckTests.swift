@@ -39,6 +39,10 @@ final class HeapLayoutCheckTests: XCTestCase {
         XCTAssertTrue(reason.contains("lie 16 bytes into malloc's blocks"), reason)
         // One such object is enough: its offset is the interposer's header.
         XCTAssertNotNil(check([blocks(offset: 16)[3]]))
+        // Three in four at one offset name it (the others freed since, or aligned blocks).
+        let mostly = Array(blocks(offset: 16).prefix(8)) + Array(blocks(offset: 0).suffix(2))
+        let named = try XCTUnwrap(check(mostly))
+        XCTAssertTrue(named.contains("lie 16 bytes into malloc's blocks"), named)
     }
 
     func testAFewObjectsKnownAliveThatAreNotThereAreNotTheLayouts() {

@@ -10,8 +10,8 @@ extension RetainerSearch {
 
     /// Why the walk's answers are not to be trusted, nil when they are: when fewer than half of
     /// `knownLive` (addresses the process's records say hold live objects) that lie in the walked
-    /// heaps are objects there, and those missed either all lie at one offset inside malloc's
-    /// blocks or are at least eight (a freed object or two, at a block's start or in free space,
+    /// heaps are objects there, and those missed either lie at one offset inside malloc's blocks
+    /// (three in four of them at least) or are at least eight (a freed object or two, at a block's start or in free space,
     /// is the ledger being behind, not the heap misread). With none of them in the walked heaps,
     /// when no Swift object starts a block there but some start at one offset inside blocks
     /// (`offsetOfObjectsInsideBlocks`). No heap walked (another allocator, whose objects the
@@ -31,9 +31,16 @@ extension RetainerSearch {
         let missed = sample.filter { enumeratedNode(at: $0) == nil }
         guard missed.count * 2 > sample.count else { return nil }
         let offsets = Self.offsetsInsideBlocks(of: missed, in: memory)
-        // One offset for every missed object, past the block's start: a header before each block.
+        // One offset, past the block's start, for at least three in four of the missed objects (a
+        // header before each block; the others freed after the ledger's last record, or aligned
+        // blocks, which an interposer may leave without a header).
         var offset: UInt64? = nil
-        if offsets.count == missed.count, Set(offsets).count == 1, let only = offsets.first, only > 0 { offset = only }
+        let tally = Dictionary(offsets.map { ($0, 1) }, uniquingKeysWith: +)
+        if let (common, count) = tally.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }), common > 0,
+            count * 4 >= missed.count * 3
+        {
+            offset = common
+        }
         guard offset != nil || missed.count >= 8 else { return nil }
         return Self.notUnderstood(
             offset.map { "the objects known alive lie \($0) bytes into malloc's blocks, not at their start" }
