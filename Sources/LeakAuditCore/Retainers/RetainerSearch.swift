@@ -90,7 +90,8 @@ struct RetainerSearch {
         var search = RetainerSearch(snapshot: snapshot)
         search.foreignClasses = foreignClasses ?? currentPlatform().foreignClasses(in: modules)
         search.enumerateHeap()
-        if let reason = search.heapLayoutNotUnderstood(knownLive: instances + (tracked.map(Array.init) ?? [])) {
+        let knownLive = instances + (tracked.map { Array($0.prefix(4 * layoutCheckSample)) } ?? [])
+        if let reason = search.heapLayoutNotUnderstood(knownLive: knownLive) {
             return ([:], nil, reason)
         }
         search.reachFromRoots(modules: modules)
