@@ -92,9 +92,24 @@ private func swiftTestingID(of test: Test, _ api: ShimTestAPI) -> UInt32 {
     return id
 }
 
+/// True once a case of a Swift Testing test started running in this process: the runner has
+/// finished planning (`Runner.Plan` is built before `Runner.run` starts any test).
+private let swiftTestingCasesStarted = Atomic<Bool>(false)
+
 /// Names the calling task's Swift Testing test, for the shim's allocation records.
+///
+/// While the runner plans the run, it sets `Test.current` to each test function in turn, with no
+/// case, to prepare its traits and evaluate its `arguments:` expressions; the plan keeps the
+/// arguments until the run ends. What the planning allocates is not the test's: it is the
+/// runner's, made before the test started. Planning is over when the first case starts, and the
+/// test's own code always runs inside a case (`Test.Case.current`), so this needs no name or
+/// symbol of the runner: an allocation of a test function's task with no case, before any case
+/// started, names no test.
 private let resolveSwiftTestingTest: @convention(c) () -> UInt32 = {
     guard let test = Test.current, let api = ShimTestAPI.shared else { return LA_TEST_NONE }
+    if !swiftTestingCasesStarted.load(ordering: .acquiring), !test.isSuite, Test.Case.current == nil {
+        return LA_TEST_NONE
+    }
     return swiftTestingID(of: test, api)
 }
 
@@ -197,6 +212,7 @@ private let swiftTestingScopeChanged: @convention(c) (UInt32, UInt32) -> Void = 
     if phase == UInt32(LA_TEST_FINISHED) {
         gracePeriods.finished(id, api)
     } else {
+        if phase == UInt32(LA_TEST_STARTED) { swiftTestingCasesStarted.store(true, ordering: .releasing) }
         api.event(id, phase)
     }
 }

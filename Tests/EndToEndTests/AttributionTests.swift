@@ -167,22 +167,30 @@ final class AttributionTests: XCTestCase {
         XCTAssertEqual(leaky.value.first?.count, 3)
         let clean = try XCTUnwrap(tests.first { $0.key == "ScreenTests.ProfileSwiftTests/releasesSettings()" })
         XCTAssertEqual(clean.value.count, 0, "never blamed for the other test's objects")
+        // A parameterized test's arguments are made while the runner plans the run, and its plan
+        // keeps them until the run ends: they are not the test's. Its leaky twin keeps an invoice
+        // of its own from each of its two cases, and is blamed for both.
+        let arguments = try XCTUnwrap(tests["ScreenTests.ParameterizedSwiftTests/checksInvoice(_:)"], "\(tests.keys)")
+        XCTAssertEqual(arguments.count, 0, "never blamed for the arguments the runner keeps")
+        let archived = try XCTUnwrap(tests["ScreenTests.ParameterizedSwiftTests/archivesInvoice(amount:)"], "\(tests.keys)")
+        XCTAssertEqual(archived.map(\.type), ["ScreenTests.Invoice"])
+        XCTAssertEqual(archived.first?.count, 2)
         // Every Swift Testing test that ran is counted, though it has no observer API:
-        // ProfileSwiftTests' two and SkippedTests.swift's two.
-        XCTAssertEqual(audit.report.target.testsRun, 4)
+        // ProfileSwiftTests' two, ParameterizedSwiftTests' two and SkippedTests.swift's two.
+        XCTAssertEqual(audit.report.target.testsRun, 6)
         let processes = audit.report.target.processes
         XCTAssertEqual(processes.map(\.testingLibrary), [.swiftTesting, .swiftTesting])
     }
 
     func testSkippedTestsAndExitTestsAreCountedAsTheRunnersCountThem() throws {
-        // Swift Testing: 7 tests, as its runner says ("Test run with 7 tests"): 4 ran (one of
+        // Swift Testing: 9 tests, as its runner says ("Test run with 9 tests"): 6 ran (one of
         // them an exit test, whose child process is not counted again), 3 skipped without running.
         // They pass as they do plainly: reading the event stream changes nothing in the run (a
         // test sees the warning it records).
         let swiftTesting = try Harness.audit(bundle, ["--testing-library", "swift-testing"], extraOptions: ["--leaks-per-test"])
         XCTAssertTrue(
-            (swiftTesting.stdout + swiftTesting.stderr).contains("Test run with 7 tests in 3 suites passed"), swiftTesting.stderr)
-        XCTAssertEqual(swiftTesting.report.target.testsRun, 4)
+            (swiftTesting.stdout + swiftTesting.stderr).contains("Test run with 9 tests in 4 suites passed"), swiftTesting.stderr)
+        XCTAssertEqual(swiftTesting.report.target.testsRun, 6)
         XCTAssertEqual(swiftTesting.report.target.testsSkipped, 3)
         let processes = swiftTesting.report.target.processes
         XCTAssertEqual(
@@ -196,7 +204,7 @@ final class AttributionTests: XCTestCase {
         // Read unwrapped: the report wraps its lines at 80 columns.
         let swiftTestingText = Harness.run([Harness.leakAudit, "report", swiftTesting.jsonPath]).stdout
             .replacingOccurrences(of: "\n  ", with: " ")
-        XCTAssertTrue(swiftTestingText.contains("(Swift Testing, 4 tests, 3 skipped)"), swiftTestingText)
+        XCTAssertTrue(swiftTestingText.contains("(Swift Testing, 6 tests, 3 skipped)"), swiftTestingText)
 
         // XCTest counts a test that threw XCTSkip as executed and as skipped: so does leak-audit.
         let xctest = try Harness.audit(bundle, ["ScreenTests.SkippedXCTests"], extraOptions: ["--leaks-per-test"])
@@ -214,7 +222,7 @@ final class AttributionTests: XCTestCase {
         let own = try Harness.audit(
             bundle, ["--testing-library", "swift-testing", "--event-stream-output-path", stream, "--event-stream-version", "0"],
             extraOptions: ["--leaks-per-test"])
-        XCTAssertEqual(own.report.target.testsRun, 4)
+        XCTAssertEqual(own.report.target.testsRun, 6)
         XCTAssertNil(own.report.target.testsSkipped, "\(own.report.target)")
         XCTAssertTrue(try String(contentsOfFile: stream, encoding: .utf8).contains("\"testSkipped\""))
     }
