@@ -205,7 +205,7 @@ final class HeapWalksTests: XCTestCase {
                 search: { _, _, _, _, _ in
                     clock += 1_000 * millisecond  // a walk of a second
                     searched += 1
-                    return ([:], nil)
+                    return ([:], nil, nil)
                 },
                 now: { clock })
         }
