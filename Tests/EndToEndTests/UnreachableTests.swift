@@ -148,6 +148,19 @@ final class UnreachableTests: XCTestCase {
         XCTAssertEqual(audit.status, 0, audit.stderr)
     }
 
+    /// A nil optional's stale words (a struct of an existential and a `UInt64`, nil by the
+    /// existential's metadata word 0, the other words the instance's own address): read by the
+    /// value's layout, they hold nothing, and no cycle Reactor → Reactor is reported.
+    func testANilOptionalsStaleWordsCloseNoCycle() throws {
+        let audit = try Harness.audit(
+            "FixturesPackageTests.xctest", ["ScreenTests.NilOptionalTests"], extraOptions: ["--unreachable"])
+        let found = try XCTUnwrap(try unreachable(audit))
+        XCTAssertGreaterThan(found.processesChecked, 0)
+        XCTAssertEqual(found.types.filter { $0.name.hasPrefix("ScreenTests.") }.map(\.name), [], "\(found.groups)")
+        XCTAssertEqual(found.failingGroups.map { line($0.path) }, [])
+        XCTAssertEqual(audit.status, 0, audit.stderr)
+    }
+
     /// `--unreachable` checks a program that links LeakMonitor too; by default it is audited as
     /// it was, with no unreachable check.
     func testAProgramLinkingLeakMonitorIsCheckedOnlyWhenAsked() throws {

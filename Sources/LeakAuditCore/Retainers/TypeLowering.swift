@@ -318,6 +318,20 @@ extension SwiftLayout {
                 case UInt8(ascii: "o"), UInt8(ascii: "b"): stack.append(.type(.reference))
                 case UInt8(ascii: "p"): stack.append(.type(.pointer))
                 case UInt8(ascii: "w"): stack.append(.type(.plain(8)))
+                case UInt8(ascii: "i"), UInt8(ascii: "f"):
+                    // `Bi<bits>_`, `Bf<bits>_`: the builtin number a standard library number
+                    // stores (`UInt64._value`), reached when a field names `UInt64` by its
+                    // descriptor (from another module, a symbolic reference, not `s6UInt64V`).
+                    var bits = 0
+                    while let digit = next(), (0x30...0x39).contains(digit), bits < 1000 {
+                        bits = bits * 10 + Int(digit - 0x30)
+                        position &+= 1
+                    }
+                    guard next() == UInt8(ascii: "_"),
+                        let number = Self.builtinNumber(bits: bits, float: code != UInt8(ascii: "i"))
+                    else { return nil }
+                    position &+= 1
+                    stack.append(.type(number))
                 default: return nil
                 }
             case 0x31...0x39:
@@ -335,6 +349,23 @@ extension SwiftLayout {
         }
         guard stack.count == 1 else { return nil }
         return popType()
+    }
+
+    /// A builtin integer of `bits` bits (`Builtin.Int1`, `Bool`'s, leaves 254 byte values
+    /// unused) or float (`Builtin.FPIEEE80`: 10 bytes, aligned to 16); nil for a width Swift has not.
+    private static func builtinNumber(bits: Int, float: Bool) -> ValueLayout? {
+        if float {
+            switch bits {
+            case 16, 32, 64: return .plain(bits / 8)
+            case 80: return ValueLayout(size: 10, alignment: 16, extraInhabitants: .none, shape: .nothing)
+            default: return nil
+            }
+        }
+        switch bits {
+        case 1: return .plain(1, extraInhabitants: .exactly(254))
+        case 8, 16, 32, 64, 128: return .plain(bits / 8)
+        default: return nil
+        }
     }
 
     /// `t`: a tuple's elements, last first, each a type and perhaps a label, the first one
