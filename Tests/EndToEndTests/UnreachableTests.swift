@@ -139,26 +139,26 @@ final class UnreachableTests: XCTestCase {
     /// StaleCaseTests.swift): the value is read by its case, so its stale word closes no cycle
     /// that would keep the test case's search out, and nothing is unreachable.
     func testAStaleWordOfAnEnumCaseClosesNoCycle() throws {
-        let audit = try Harness.audit(
-            "FixturesPackageTests.xctest", ["ScreenTests.CatalogTests"], extraOptions: ["--unreachable"])
-        let found = try XCTUnwrap(try unreachable(audit))
-        XCTAssertGreaterThan(found.processesChecked, 0)
-        XCTAssertEqual(found.types.filter { $0.name.hasPrefix("ScreenTests.") }.map(\.name), [], "\(found.groups)")
-        XCTAssertEqual(found.failingGroups.map { line($0.path) }, [])
-        XCTAssertEqual(audit.status, 0, audit.stderr)
+        try assertNothingUnreachable(inTestCase: "ScreenTests.CatalogTests")
     }
 
     /// A nil optional's stale words (a struct of an existential and a `UInt64`, nil by the
     /// existential's metadata word 0, the other words the instance's own address): read by the
     /// value's layout, they hold nothing, and no cycle Reactor → Reactor is reported.
     func testANilOptionalsStaleWordsCloseNoCycle() throws {
-        let audit = try Harness.audit(
-            "FixturesPackageTests.xctest", ["ScreenTests.NilOptionalTests"], extraOptions: ["--unreachable"])
-        let found = try XCTUnwrap(try unreachable(audit))
-        XCTAssertGreaterThan(found.processesChecked, 0)
-        XCTAssertEqual(found.types.filter { $0.name.hasPrefix("ScreenTests.") }.map(\.name), [], "\(found.groups)")
-        XCTAssertEqual(found.failingGroups.map { line($0.path) }, [])
-        XCTAssertEqual(audit.status, 0, audit.stderr)
+        try assertNothingUnreachable(inTestCase: "ScreenTests.NilOptionalTests")
+    }
+
+    /// Runs the fixture bundle's test case with `--unreachable`: no object of the fixture's
+    /// types is unreachable, no group fails, and the audit exits 0.
+    private func assertNothingUnreachable(inTestCase testCase: String, line: UInt = #line) throws {
+        let audit = try Harness.audit("FixturesPackageTests.xctest", [testCase], extraOptions: ["--unreachable"])
+        let found = try XCTUnwrap(try unreachable(audit), line: line)
+        XCTAssertGreaterThan(found.processesChecked, 0, line: line)
+        XCTAssertEqual(
+            found.types.filter { $0.name.hasPrefix("ScreenTests.") }.map(\.name), [], "\(found.groups)", line: line)
+        XCTAssertEqual(found.failingGroups.map { self.line($0.path) }, [], line: line)
+        XCTAssertEqual(audit.status, 0, audit.stderr, line: line)
     }
 
     /// `--unreachable` checks a program that links LeakMonitor too; by default it is audited as
