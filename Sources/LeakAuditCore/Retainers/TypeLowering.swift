@@ -73,9 +73,15 @@ extension SwiftLayout {
         }
     }
 
-    /// The most nested types one lowering reads, and the most nominal types it lowers.
-    static let loweringDepth = 8
+    /// The most nested types one lowering reads, and the most nominal types it lowers. Each
+    /// struct a field's type nests takes two steps (its name, then its descriptor), and a
+    /// standard library number named by descriptor two more (`UInt8`, then `Builtin.Int8`):
+    /// swift-nio's `NIOPooledRecvBufferAllocator` reaches `_UInt24._backing`'s `Builtin.Int8` at
+    /// depth 10.
+    static let loweringDepth = 24
     static let loweringBudget = 512
+    /// The most generic arguments' metadata nested in one value's, read for their shapes.
+    static let metadataDepth = 8
 
     /// The layout of a value of the mangled type at `address`, whose generic parameters (depth 0)
     /// are `arguments`; nil when any part of it is not known.

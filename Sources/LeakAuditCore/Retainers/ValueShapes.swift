@@ -124,7 +124,7 @@ extension SwiftLayout {
         if let known = valueShapes[metadata] { return known }
         valueShapes[metadata] = .some(nil)
         // Generic arguments' metadata may nest (a hostile snapshot's, without end).
-        guard valueShapeDepth < Self.loweringDepth else { return nil }
+        guard valueShapeDepth < Self.metadataDepth else { return nil }
         valueShapeDepth += 1
         defer { valueShapeDepth -= 1 }
         var result: ValueShape? = nil
