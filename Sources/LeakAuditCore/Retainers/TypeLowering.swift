@@ -186,6 +186,17 @@ extension SwiftLayout {
         }
         func popType() -> ValueLayout? { lowered(stack.popLast()) }
         func next() -> UInt8? { memory.byte(position).flatMap { $0 == 0 ? nil : $0 } }
+        func isDigit(_ byte: UInt8?) -> Bool { byte.map { (0x30...0x39).contains($0) } ?? false }
+        /// The decimal number whose digits follow, `initial` its value so far, read while it is
+        /// below `limit` (a hostile name's digits do not overflow it).
+        func number(from initial: Int = 0, below limit: Int) -> Int {
+            var value = initial
+            while let digit = next(), isDigit(digit), value < limit {
+                value = value * 10 + Int(digit - 0x30)
+                position &+= 1
+            }
+            return value
+        }
 
         while let byte = next() {
             steps += 1
@@ -221,11 +232,7 @@ extension SwiftLayout {
                 }
             case UInt8(ascii: "s"):
                 // `s<length><name><kind>`: a standard library type spelled out.
-                var length = 0
-                while let digit = next(), (0x30...0x39).contains(digit), length < 100 {
-                    length = length * 10 + Int(digit - 0x30)
-                    position &+= 1
-                }
+                let length = number(below: 100)
                 guard length > 0, let bytes = memory.bytes(position, count: length + 1) else { return nil }
                 position &+= UInt64(length + 1)
                 let name = "\(length)" + String(decoding: bytes, as: UTF8.self)
@@ -287,15 +294,7 @@ extension SwiftLayout {
                 stack.append(arguments.first.map { .type($0) } ?? .unknownType)
             case UInt8(ascii: "q"):
                 // `q_` is the second parameter, `q<n>_` the (n+2)th; `qd…` (a nested depth) is not read.
-                var index = 1
-                if let digit = next(), (0x30...0x39).contains(digit) {
-                    var number = 0
-                    while let digit = next(), (0x30...0x39).contains(digit), number < 1000 {
-                        number = number * 10 + Int(digit - 0x30)
-                        position &+= 1
-                    }
-                    index = number + 2
-                }
+                let index = isDigit(next()) ? number(below: 1000) + 2 : 1
                 guard next() == UInt8(ascii: "_") else { return nil }
                 position &+= 1
                 stack.append(index < arguments.count ? .type(arguments[index]) : .unknownType)
@@ -328,11 +327,7 @@ extension SwiftLayout {
                     // `Bi<bits>_`, `Bf<bits>_`: the builtin number a standard library number
                     // stores (`UInt64._value`), reached when a field names `UInt64` by its
                     // descriptor (from another module, a symbolic reference, not `s6UInt64V`).
-                    var bits = 0
-                    while let digit = next(), (0x30...0x39).contains(digit), bits < 1000 {
-                        bits = bits * 10 + Int(digit - 0x30)
-                        position &+= 1
-                    }
+                    let bits = number(below: 1000)
                     guard next() == UInt8(ascii: "_"),
                         let number = Self.builtinNumber(bits: bits, float: code != UInt8(ascii: "i"))
                     else { return nil }
@@ -342,11 +337,7 @@ extension SwiftLayout {
                 }
             case 0x31...0x39:
                 // A tuple element's label: `<length><name>`.
-                var length = Int(byte - 0x30)
-                while let digit = next(), (0x30...0x39).contains(digit), length < 1000 {
-                    length = length * 10 + Int(digit - 0x30)
-                    position &+= 1
-                }
+                let length = number(from: Int(byte - 0x30), below: 1000)
                 position &+= UInt64(length)
                 stack.append(.label)
             default:

@@ -269,7 +269,7 @@ enum ProcessCopier {
     ) -> [Range<Int>]? {
         guard let base = bytes.buffer.baseAddress, start < end else { return [] }
         let destination = UnsafeMutableRawPointer(mutating: base)
-        let pageSize = UInt64(sysconf(Int32(_SC_PAGESIZE)))
+        let pageSize = UInt64(Self.pageSize)
         // Reads `from..<to` of the process into the copy; a page that cannot be read (beyond its
         // file's end) is skipped, not the rest.
         func copy(_ from: UInt64, _ to: UInt64) {
