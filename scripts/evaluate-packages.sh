@@ -40,6 +40,7 @@
 #   RUNS         runs of each mode per package (default 1); the ratios are of median wall times
 #   TIMEOUT      seconds allowed to each build and each run (default 1200)
 #   PACKAGES     the package copies (default /opt/swift-packages)
+#   BUILD_ONLY   set to 1 to clone and build the suites and stop there (to build ahead of a run)
 #   FILTER       a `swift test --filter` pattern, for a suite too large to run whole (every run of
 #                every package then runs only the tests it matches; default none: all tests)
 # Prints the table on standard output and writes it as TSV to RESULTS/summary.tsv (one line per
@@ -297,6 +298,10 @@ for entry in "${entries[@]}"; do
         say "$name: no test bundle was built (the package has no test target)"
         record "$name" "$version" - - - - - - - - - - - - - - - - - "no test target" - - -
         printf '%-28s no test target\n' "$name"
+        continue
+    fi
+    if [[ ${BUILD_ONLY:-} == 1 ]]; then
+        printf '%-28s built\n' "$name"
         continue
     fi
 
