@@ -29,20 +29,40 @@ final class HeapLayoutCheckTests: XCTestCase {
 
     private func check(_ knownLive: [UInt64]) -> String? {
         var search = RetainerSearch(snapshot: snapshot())
-        search.enumerateHeap()
-        return search.heapLayoutNotUnderstood(knownLive: knownLive)
+        return search.enumerateCheckingLayout(knownLive: knownLive)
     }
 
-    func testObjectsKnownAliveAtOneOffsetInsideTheBlocksAreNotUnderstood() throws {
-        let reason = try XCTUnwrap(check(blocks(offset: 16)))
-        XCTAssertTrue(reason.contains("the heap's layout was not understood"), reason)
-        XCTAssertTrue(reason.contains("lie 16 bytes into malloc's blocks"), reason)
+    /// The finding of the first enumeration, before any offset is tried.
+    private func finding(_ knownLive: [UInt64]) -> RetainerSearch.LayoutFinding {
+        var search = RetainerSearch(snapshot: snapshot())
+        let sampled = RetainerSearch.layoutSample(knownLive)
+        search.enumerateHeap(sampled: sampled)
+        return search.layoutFinding(sampled: sampled)
+    }
+
+    func testObjectsKnownAliveAtOneHeaderOffsetInsideTheBlocksAreLookedForThere() throws {
+        XCTAssertEqual(finding(blocks(offset: 16)), .objectsInsideBlocks(16))
+        XCTAssertEqual(finding(blocks(offset: 48)), .objectsInsideBlocks(48))
         // One such object is enough: its offset is the interposer's header.
-        XCTAssertNotNil(check([blocks(offset: 16)[3]]))
+        XCTAssertEqual(finding([blocks(offset: 16)[3]]), .objectsInsideBlocks(16))
         // Three in four at one offset name it (the others freed since, or aligned blocks).
         let mostly = Array(blocks(offset: 16).prefix(8)) + Array(blocks(offset: 0).suffix(2))
-        let named = try XCTUnwrap(check(mostly))
-        XCTAssertTrue(named.contains("lie 16 bytes into malloc's blocks"), named)
+        XCTAssertEqual(finding(mostly), .objectsInsideBlocks(16))
+        // No object there either (these blocks are zeros): not understood, and said where it looked.
+        let reason = try XCTUnwrap(check(blocks(offset: 16)))
+        XCTAssertTrue(reason.contains("the heap's layout was not understood"), reason)
+        XCTAssertTrue(
+            reason.contains(
+                "10 of 10 objects known alive were not found in malloc's blocks, neither at their start nor 16 bytes into them"),
+            reason)
+        // A single object known alive not found there either is enough: the sample must be found.
+        XCTAssertNotNil(check([blocks(offset: 16)[3]]))
+    }
+
+    func testObjectsKnownAliveAtAnOffsetNoHeaderTakesAreNotUnderstood() throws {
+        let reason = try XCTUnwrap(check(blocks(offset: 24)))
+        XCTAssertTrue(reason.contains("the heap's layout was not understood"), reason)
+        XCTAssertTrue(reason.contains("lie 24 bytes into malloc's blocks, not at their start"), reason)
     }
 
     func testAFewObjectsKnownAliveThatAreNotThereAreNotTheLayouts() {
@@ -57,7 +77,8 @@ final class HeapLayoutCheckTests: XCTestCase {
     func testManyObjectsKnownAliveNotFoundAreNotUnderstoodWhateverTheirOffsets() throws {
         let scattered = blocks(offset: 0).enumerated().map { $0.element + UInt64($0.offset % 3) * 8 }
         let reason = try XCTUnwrap(check(scattered))
-        XCTAssertTrue(reason.contains("10 of 10 objects known alive were not found"), reason)
+        XCTAssertTrue(
+            reason.contains("10 of 10 objects known alive were not found in malloc's blocks, not at their start"), reason)
     }
 
     func testTheWalkSearchesNothingWhenTheLayoutIsNotUnderstood() {

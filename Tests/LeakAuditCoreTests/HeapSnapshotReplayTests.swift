@@ -85,6 +85,15 @@ final class HeapSnapshotReplayTests: XCTestCase {
                 "1 task closure #1 in App.Screen.init(): closure #1 in App.Screen.init() async task / (in its memory) captured App.Model / captured var App.Leaked",
                 "1 threadLocal thread-local storage: thread-local storage App.Leaked",
             ])
+        // Behind a malloc interposer's 16-byte header, objects are read 16 bytes into their blocks,
+        // and the untyped block's words after its header.
+        XCTAssertEqual(
+            try lines(seeds["interposed-malloc"]),
+            [
+                "1 global App.store: App.store App.Session / model App.Leaked",
+                "1 memory a malloc block of 40 bytes: a malloc block of 40 bytes App.Leaked",
+                "1 cycle a cycle of 2 objects that nothing else holds:  App.Node / next App.Node / next App.Leaked",
+            ])
         // The last of 50,000 nodes, each held by the one before, and the second, which holds the
         // other 49,998 (the last among them: its bytes are counted there).
         let chain = retainers(try XCTUnwrap(seeds["deep-chain"])).retainers

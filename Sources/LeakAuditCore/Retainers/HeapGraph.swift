@@ -4,26 +4,55 @@
 
 extension RetainerSearch {
     /// Makes a node of every Swift object among malloc's blocks in use, so that objects no root
-    /// reaches (tasks, cycles) are known too.
-    mutating func enumerateHeap() {
+    /// reaches (tasks, cycles) are known too: at each block's start, or with `objectOffset` (a
+    /// malloc interposer's header before each block, `checkHeapLayout`) that many bytes into it,
+    /// or else at one of the other `headerOffsets` (the interposer's aligned blocks). Each of
+    /// `sampled` (sorted) that lies in a block has its offset from the block's start kept in
+    /// `sampleOffsets`, for the layout's check. Enumerating again replaces what it made.
+    mutating func enumerateHeap(objectOffset: UInt64 = 0, sampled: [UInt64] = []) {
         // Before any type is read: a multi-payload enum's layout is in these sections.
         layout.multiPayloadEnumSections = foreignClasses.multiPayloadEnumSections
+        self.objectOffset = objectOffset
+        (objects, nodeTypeIndexes, nodeSizes, largeSizes, streams, sampleOffsets) = ([], [], [], [:], [], [:])
+        let offsets = objectOffset == 0 ? [0] : [objectOffset] + Self.headerOffsets.filter { $0 != objectOffset }
+        // With a header, each object's block (its address less its offset): a free one is no object.
+        var blockStarts: [UInt64] = []
         var ascending = true
+        var nextSampled = 0
         heapWalk = MallocHeap.forEachBlock(in: memory) { block in
-            guard let typeIndex = layout.objectTypeIndex(at: block.address) else {
-                if let flags = memory.uint32(block.address), flags >> 16 == Self.stdioMagic { streams.append(block.address) }
+            while nextSampled < sampled.count, sampled[nextSampled] < block.address { nextSampled += 1 }
+            while nextSampled < sampled.count, sampled[nextSampled] - block.address < UInt64(block.size) {
+                sampleOffsets[sampled[nextSampled]] = sampled[nextSampled] - block.address
+                nextSampled += 1
+            }
+            var found: (offset: UInt64, typeIndex: Int32)? = nil
+            for offset in offsets where offset + 16 <= UInt64(block.size) {
+                if let typeIndex = layout.objectTypeIndex(at: block.address + offset) {
+                    found = (offset, typeIndex)
+                    break
+                }
+            }
+            guard let (offset, typeIndex) = found else {
+                let start = block.address + objectOffset
+                if objectOffset + 4 <= UInt64(block.size), let flags = memory.uint32(start), flags >> 16 == Self.stdioMagic {
+                    streams.append(start)
+                }
                 return
             }
-            if let last = objects.last, last >= block.address { ascending = false }
-            objects.append(block.address)
+            if let last = objects.last, last >= block.address + offset { ascending = false }
+            objects.append(block.address + offset)
             nodeTypeIndexes.append(typeIndex)
-            appendSize(block.size)
+            appendSize(block.size - Int(offset))
+            if objectOffset != 0 { blockStarts.append(block.address) }
         }
         walkedHeaps = heapWalk.walked
         freeBlocks = MallocHeap.freeBlocks(in: memory, walk: heapWalk)
-        if !freeBlocks.addresses.isEmpty, objects.contains(where: freeBlocks.addresses.contains) {
+        func isFree(_ node: Int) -> Bool {
+            freeBlocks.addresses.contains(objectOffset == 0 ? objects[node] : blockStarts[node])
+        }
+        if !freeBlocks.addresses.isEmpty, objects.indices.contains(where: isFree) {
             // A free block whose stale words still read as an object: not one.
-            let kept = objects.indices.filter { !freeBlocks.addresses.contains(objects[$0]) }
+            let kept = objects.indices.filter { !isFree($0) }
             let sizes = kept.map { size(of: Int32($0)) }
             objects = kept.map { objects[$0] }
             nodeTypeIndexes = kept.map { nodeTypeIndexes[$0] }

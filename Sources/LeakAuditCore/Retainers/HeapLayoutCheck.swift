@@ -1,65 +1,107 @@
 // Whether the heap walk understood the heap: the objects the process's records say are alive must
-// be found at the start of malloc's blocks. A malloc that puts a header before each block (an
-// interposer over glibc's, such as ordo-one/malloc-interposer) hands out addresses inside glibc's
-// chunks: every object then lies some bytes into a block, none is found, and the walk's answers
-// ("no longer alive", "nothing unreachable") would be claims about memory it did not read.
+// be found where the walk looks for objects, at the start of malloc's blocks. A malloc that puts a
+// header before each block (an interposer over glibc's, such as ordo-one/malloc-interposer) hands
+// out addresses inside glibc's chunks: every object then lies some bytes into a block. When they
+// lie at one such offset, the heap is enumerated again with objects read there; otherwise the
+// walk's answers ("no longer alive", "nothing unreachable") would be claims about memory it did
+// not read, and none is given.
 
 extension RetainerSearch {
     /// At most this many of the addresses known alive are checked.
     static let layoutCheckSample = 256
 
-    /// Why the walk's answers are not to be trusted, nil when they are: when fewer than half of
-    /// `knownLive` (addresses the process's records say hold live objects) that lie in the walked
-    /// heaps are objects there, and those missed either lie at one offset inside malloc's blocks
-    /// (three in four of them at least) or are at least eight (a freed object or two, at a block's start or in free space,
-    /// is the ledger being behind, not the heap misread). With none of them in the walked heaps,
-    /// when no Swift object starts a block there but some start at one offset inside blocks
-    /// (`offsetOfObjectsInsideBlocks`). No heap walked (another allocator, whose objects the
-    /// search meets from the roots alone) is not this.
-    func heapLayoutNotUnderstood(knownLive: some Sequence<UInt64>) -> String? {
-        // The first of them in the walked heaps, enough to sample: a census's millions cost nothing.
-        var firstInHeaps: Set<UInt64> = []
-        for address in knownLive where inWalkedHeap(address) {
-            firstInHeaps.insert(address)
-            if firstInHeaps.count == 4 * Self.layoutCheckSample { break }
+    /// The offsets a header before each block may take.
+    static let headerOffsets: [UInt64] = [16, 32, 48, 64]
+
+    /// The addresses known alive whose offsets `enumerateHeap` keeps for the check: the first
+    /// `4 * layoutCheckSample` of them, sorted, so that a census's millions cost nothing.
+    static func layoutSample(_ knownLive: [UInt64]) -> [UInt64] {
+        Array(Set(knownLive.prefix(4 * layoutCheckSample))).sorted()
+    }
+
+    /// Enumerates the heap (`enumerateHeap`) and checks that the walk understood it: when the
+    /// objects `knownLive` names (addresses the process's records say hold live objects) lie at
+    /// one offset inside malloc's blocks, or, with none of them in the walked heaps, when no Swift
+    /// object starts a block there but some start at one offset inside blocks, the heap is
+    /// enumerated again with objects read at that offset (`objectOffset`). Returns why the walk's
+    /// answers are not to be trusted, nil when they are.
+    mutating func enumerateCheckingLayout(knownLive: [UInt64]) -> String? {
+        let sampled = Self.layoutSample(knownLive)
+        enumerateHeap(sampled: sampled)
+        switch layoutFinding(sampled: sampled) {
+        case .understood: return nil
+        case .notUnderstood(let reason): return reason
+        case .objectsInsideBlocks(let offset):
+            enumerateHeap(objectOffset: offset, sampled: sampled)
+            switch layoutFinding(sampled: sampled) {
+            case .understood: return nil
+            case .notUnderstood(let reason): return reason
+            case .objectsInsideBlocks:
+                return Self.notUnderstood("no Swift object was found in malloc's blocks, \(lookedAt)")
+            }
         }
-        let inHeaps = firstInHeaps.sorted()
+    }
+
+    /// What the last enumeration tells of the heap's layout.
+    enum LayoutFinding: Equatable {
+        /// The objects known alive are where the walk looked.
+        case understood
+        /// They lie at this offset into malloc's blocks, where it did not look.
+        case objectsInsideBlocks(UInt64)
+        /// Why the walk's answers are not to be trusted.
+        case notUnderstood(String)
+    }
+
+    /// What the last enumeration tells of the heap's layout, from `sampled` (the addresses known
+    /// alive, sorted) and the offsets `enumerateHeap` kept of them: understood unless fewer than
+    /// half of those that lie in the walked heaps are objects there; then inside blocks when
+    /// those missed lie at one of `headerOffsets` past where the walk looked (three in four of
+    /// them at least: the others freed since, or aligned blocks, which an interposer may place
+    /// otherwise), and not understood when they lie at another offset or are at least eight (a
+    /// freed object or two, at a block's start or in free space, is the ledger being behind, not
+    /// the heap misread). With none of them in the walked heaps, inside blocks when no Swift object
+    /// lies where the walk looked but some start at one offset inside blocks
+    /// (`offsetOfObjectsInsideBlocks`). No heap walked (another allocator, whose objects the
+    /// search meets from the roots alone) is understood.
+    func layoutFinding(sampled: [UInt64]) -> LayoutFinding {
+        let inHeaps = sampled.filter(inWalkedHeap)
         guard !inHeaps.isEmpty else {
             // Nothing known alive to look up: a heap where no Swift object starts a block but some
             // lie at one offset inside them is read the same way.
-            guard !walkedHeaps.isEmpty, !objects.prefix(enumeratedCount).contains(where: inWalkedHeap),
+            guard objectOffset == 0, !walkedHeaps.isEmpty, !objects.prefix(enumeratedCount).contains(where: inWalkedHeap),
                 let offset = offsetOfObjectsInsideBlocks()
-            else { return nil }
-            return Self.notUnderstood("Swift objects lie \(offset) bytes into malloc's blocks, not at their start")
+            else { return .understood }
+            return .objectsInsideBlocks(offset)
         }
         let stride = Swift.max(1, (inHeaps.count + Self.layoutCheckSample - 1) / Self.layoutCheckSample)
         let sample = Swift.stride(from: 0, to: inHeaps.count, by: stride).map { inHeaps[$0] }
         let missed = sample.filter { enumeratedNode(at: $0) == nil }
-        guard missed.count * 2 > sample.count else { return nil }
-        let offsets = Self.offsetsInsideBlocks(of: missed, in: memory)
-        // One offset, past the block's start, for at least three in four of the missed objects (a
-        // header before each block; the others freed after the ledger's last record, or aligned
-        // blocks, which an interposer may leave without a header).
-        var offset: UInt64? = nil
-        let tally = Dictionary(offsets.map { ($0, 1) }, uniquingKeysWith: +)
-        if let (common, count) = tally.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }), common > 0,
+        guard missed.count * 2 > sample.count else { return .understood }
+        // One offset, past where the walk looked, for at least three in four of the missed objects.
+        let tally = Dictionary(missed.compactMap { sampleOffsets[$0] }.map { ($0, 1) }, uniquingKeysWith: +)
+        if let (common, count) = tally.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }), common > objectOffset,
             count * 4 >= missed.count * 3
         {
-            offset = common
+            if objectOffset == 0, Self.headerOffsets.contains(common) { return .objectsInsideBlocks(common) }
+            return .notUnderstood(
+                Self.notUnderstood("the objects known alive lie \(common) bytes into malloc's blocks, \(lookedAt)"))
         }
-        guard offset != nil || missed.count >= 8 else { return nil }
-        return Self.notUnderstood(
-            offset.map { "the objects known alive lie \($0) bytes into malloc's blocks, not at their start" }
-                ?? "\(missed.count) of \(sample.count) objects known alive were not found at the start of malloc's blocks")
+        // Read past a header, the sample must be found: a few missed are not the ledger behind.
+        guard missed.count >= 8 || objectOffset != 0 else { return .understood }
+        return .notUnderstood(
+            Self.notUnderstood(
+                "\(missed.count) of \(sample.count) objects known alive were not found in malloc's blocks, \(lookedAt)"))
+    }
+
+    /// Where the walk looked for objects in malloc's blocks, for the report's sentence.
+    private var lookedAt: String {
+        objectOffset == 0 ? "not at their start" : "neither at their start nor \(objectOffset) bytes into them"
     }
 
     /// The report's sentence, with what was found.
     private static func notUnderstood(_ found: String) -> String {
         "the heap's layout was not understood (\(found): a malloc replaced by an interposer?), so retaining paths and the unreachable check are not available for this process"
     }
-
-    /// The offsets a header before each block may take.
-    static let headerOffsets: [UInt64] = [16, 32, 48, 64]
 
     /// The offset inside malloc's blocks in use at which most Swift objects start, among
     /// `headerOffsets`; nil when none does at any.
@@ -72,21 +114,5 @@ extension RetainerSearch {
         }
         guard let best = counts.indices.max(by: { counts[$0] < counts[$1] }), counts[best] > 0 else { return nil }
         return Self.headerOffsets[best]
-    }
-
-    /// For each of `addresses` (sorted) that lies inside a block in use, its offset from the
-    /// block's start; those in no block are left out.
-    static func offsetsInsideBlocks(of addresses: [UInt64], in memory: SnapshotMemory) -> [UInt64] {
-        var offsets: [UInt64] = []
-        var next = 0
-        _ = MallocHeap.forEachBlock(in: memory) { block in
-            while next < addresses.count, addresses[next] < block.address { next += 1 }
-            var index = next
-            while index < addresses.count, addresses[index] - block.address < UInt64(block.size) {
-                offsets.append(addresses[index] - block.address)
-                index += 1
-            }
-        }
-        return offsets
     }
 }

@@ -20,7 +20,8 @@ import LeakAuditModel
 ///
 /// Layout: one byte of flags (bit 0: the outside region starts where `[heap]` ends; bit 1: the
 /// thread arena's heap is its arena's first, with a `malloc_state`; bit 2: type metadata is
-/// writable), then sections until the input ends, each an opcode byte (modulo 10): 0 a type, 1 a
+/// writable; bit 3: each object lies 16 bytes into its chunk's block, after a header of the block's
+/// address and the object's size, as a malloc interposer lays them out), then sections until the input ends, each an opcode byte (modulo 10): 0 a type, 1 a
 /// group of malloc chunks, 2 globals, 3 stack words, 4 a thread, 5 instances to search for, 6 word
 /// patches, 7 32-bit patches, 8 a module record, 9 thread-local words. `Encoder` below writes it.
 package enum HeapSnapshotReplay {
@@ -562,9 +563,13 @@ package enum HeapSnapshotReplay {
                 outsideStart = HeapSnapshotReplay.starts[Area.heap.rawValue] + UInt64((heapEnd + 0xFFF) & ~0xFFF)
             }
             for (index, placement) in placements.enumerated() {
-                objects[index] = start(Area.allCases[Int(placement.area)]) + UInt64(placement.offset) + 16
+                objects[index] = start(Area.allCases[Int(placement.area)]) + UInt64(placement.offset) + 16 + objectOffset
             }
         }
+
+        /// How many bytes into its chunk's block each object lies: 16 after a malloc interposer's
+        /// header (flag bit 3), else 0.
+        var objectOffset: UInt64 { description.flags & 8 != 0 ? 16 : 0 }
 
         mutating func writeChunks() {
             var previousInUse = [Bool](repeating: true, count: Area.allCases.count)
@@ -584,9 +589,15 @@ package enum HeapSnapshotReplay {
                 if let token = chunk.header { header = value(of: token, object: index) }
                 drafts[area].word(header, at: offset + 8)
                 // A chunk in use also has the next one's first word (its prev_size), unless mmapped.
-                let usable = Area.allCases[area] == .mmapped ? size - 16 : size - 8
+                var usable = Area.allCases[area] == .mmapped ? size - 16 : size - 8
+                if objectOffset != 0 {
+                    // The interposer's header: the block's address and the size asked for.
+                    usable -= Int(objectOffset)
+                    drafts[area].word(objects[index] - objectOffset, at: offset + 16)
+                    drafts[area].word(UInt64(usable), at: offset + 24)
+                }
                 for (word, token) in chunk.tokens.prefix(usable / 8).enumerated() {
-                    drafts[area].word(value(of: token, object: index), at: offset + 16 + 8 * word)
+                    drafts[area].word(value(of: token, object: index), at: offset + 16 + Int(objectOffset) + 8 * word)
                 }
                 ends[area] = offset + size
             }

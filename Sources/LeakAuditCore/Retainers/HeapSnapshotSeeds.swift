@@ -7,7 +7,8 @@ extension HeapSnapshotReplay {
     /// elements, read by the type each holds), a struct property read by its lowered layout (its
     /// `Any` by the type it holds), dictionary storage with a String key, a closure
     /// context, a chain of 50,000 objects, objects in a thread arena, in mmapped chunks and
-    /// outside any heap, and stack, register, thread-local, task, box and enum-payload holders.
+    /// outside any heap, stack, register, thread-local, task, box and enum-payload holders, and
+    /// objects behind a malloc interposer's header.
     package static var seeds: [String: [UInt8]] {
         var seeds: [String: [UInt8]] = [:]
 
@@ -186,6 +187,27 @@ extension HeapSnapshotReplay {
         roots.threadLocal([Code.zero, Code.zero] + Encoder.object(5))
         roots.instances(Encoder.object(1) + Encoder.object(4) + Encoder.object(5))
         seeds["roots"] = roots.bytes
+
+        // Behind a malloc interposer's header (each object 16 bytes into its block): App.store →
+        // Session.model → the first instance; a malloc block holds the second; the third is on a
+        // cycle of two nodes that nothing else holds.
+        var interposed = Encoder(flags: 8)
+        interposed.classType(name: Name.model)
+        interposed.classType(name: Name.session, words: 1, fields: [(2, Encoder.symbolic(0), Name.modelProperty)])
+        interposed.classType(name: Name.node, words: 1, fields: [(2, Encoder.symbolic(2), Name.next)])
+        interposed.chunks(
+            .heap,
+            [
+                (4, [Encoder.meta(1), Code.live] + Encoder.object(1), free: false),
+                (4, [Encoder.meta(0), Code.live], free: false),
+                (4, [Code.small + 7] + Encoder.object(3), free: false),
+                (4, [Encoder.meta(0), Code.live], free: false),
+                (4, [Encoder.meta(2), Code.live] + Encoder.object(5), free: false),
+                (4, [Encoder.meta(2), Code.live] + Encoder.object(4), free: false),
+            ])
+        interposed.globals(Encoder.object(0))
+        interposed.instances(Encoder.object(1) + Encoder.object(3) + Encoder.object(4))
+        seeds["interposed-malloc"] = interposed.bytes
         untypedMemorySeeds(&seeds)
         return seeds
     }

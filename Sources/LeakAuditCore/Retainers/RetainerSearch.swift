@@ -16,6 +16,12 @@ struct RetainerSearch {
     /// search. Other addresses (objects outside walked heaps, and what is no object) by hash.
     var enumeratedCount = 0
     var walkedHeaps: [Range<UInt64>] = []
+    /// How many bytes into malloc's blocks objects start: 0, or a malloc interposer's header
+    /// (HeapLayoutCheck.swift).
+    var objectOffset: UInt64 = 0
+    /// The offset into its block of each address known alive that the heap walk sampled and
+    /// found inside a block (HeapLayoutCheck.swift).
+    var sampleOffsets: [UInt64: UInt64] = [:]
     /// What the heap walk found besides the objects, and the free blocks that read as in use.
     var heapWalk = MallocHeap.Walk()
     var freeBlocks = MallocHeap.FreeBlocks()
@@ -80,18 +86,17 @@ struct RetainerSearch {
     /// `paths(of:in:modules:retainedSizes:)`, and, given `unreachable` (the addresses whose
     /// allocation the process's ledger watched), the structures that no root reaches, from the
     /// same search. The foreign classes are the platform's, found in `modules`, unless given.
-    /// When the objects known alive (the instances and the watched addresses) are not where the
-    /// heap walk finds objects, nothing is searched and `layoutNotUnderstood` says why
-    /// (HeapLayoutCheck.swift).
+    /// When the objects known alive (the instances and the watched addresses) lie at one offset
+    /// into malloc's blocks, they are read there; when they are elsewhere, nothing is searched and
+    /// `layoutNotUnderstood` says why (HeapLayoutCheck.swift).
     static func walk(
         of instances: [UInt64], in snapshot: ProcessSnapshot, modules: [ModuleImage], retainedSizes: Bool,
         unreachable tracked: Set<UInt64>?, foreignClasses: ForeignClasses? = nil
     ) -> (paths: [UInt64: Path], unreachable: UnreachableStructures?, layoutNotUnderstood: String?) {
         var search = RetainerSearch(snapshot: snapshot)
         search.foreignClasses = foreignClasses ?? currentPlatform().foreignClasses(in: modules)
-        search.enumerateHeap()
         let knownLive = instances + (tracked.map { Array($0.prefix(4 * layoutCheckSample)) } ?? [])
-        if let reason = search.heapLayoutNotUnderstood(knownLive: knownLive) {
+        if let reason = search.enumerateCheckingLayout(knownLive: knownLive) {
             return ([:], nil, reason)
         }
         search.reachFromRoots(modules: modules)

@@ -136,17 +136,19 @@ extension RetainerSearch {
     }
 
     /// Malloc's blocks in use, in address order, but for the enumerated objects, the free blocks
-    /// that read as in use and the C library's stream buffers.
+    /// that read as in use and the C library's stream buffers; past a malloc interposer's header
+    /// (`objectOffset`), where what the program allocated starts.
     private func untypedBlocks(modules: [ModuleImage]) -> [MallocHeap.Block] {
         let buffers = stdioBuffers(modules: modules)
         var untyped: [MallocHeap.Block] = []
         var next = 0
         _ = MallocHeap.forEachBlock(in: memory) { block in
             while next < enumeratedCount, objects[next] < block.address { next += 1 }
-            guard next >= enumeratedCount || objects[next] != block.address,
+            guard next >= enumeratedCount || objects[next] - block.address >= UInt64(block.size),
                 !freeBlocks.addresses.contains(block.address), !buffers.contains(block.address)
             else { return }
-            untyped.append(block)
+            guard objectOffset < UInt64(block.size) else { return }
+            untyped.append(MallocHeap.Block(address: block.address + objectOffset, size: block.size - Int(objectOffset)))
         }
         return untyped
     }
@@ -159,13 +161,15 @@ extension RetainerSearch {
     /// words past what it wrote are a freed block's stale ones (stdout's buffer, allocated at the
     /// first print, often reuses what a program freed just before). A stream is read as glibc
     /// lays out `struct _IO_FILE`: `_flags` with `_IO_MAGIC`, then its read, write and buffer
-    /// pointers; it counts only when they are in order within one block in use.
+    /// pointers; it counts only when they are in order within one block in use (past a malloc
+    /// interposer's header, `objectOffset`). The blocks' addresses, as malloc's walk gives them.
     private func stdioBuffers(modules: [ModuleImage]) -> Set<UInt64> {
         var buffers: Set<UInt64> = []
         func add(stream: UInt64) {
             guard stream <= UInt64.max - 72, let base = memory.word(stream &+ 56), let end = memory.word(stream &+ 64),
-                base < end, base & 15 == 0, inWalkedHeap(base), let header = memory.word(base &- 8),
-                header & 2 == 0, header & ~7 >= 32, end - base <= (header & ~7) - 8
+                base < end, base & 15 == 0, base >= objectOffset, inWalkedHeap(base - objectOffset),
+                let header = memory.word(base - objectOffset &- 8), header & 2 == 0, header & ~7 >= 32 + objectOffset,
+                end - base <= (header & ~7) - 8 - objectOffset
             else { return }
             // The read and write pointers (read_ptr, read_end, read_base, write_base, write_ptr,
             // write_end) are null or within the buffer.
@@ -173,7 +177,7 @@ extension RetainerSearch {
                 guard let pointer = memory.word(stream &+ offset), pointer == 0 || (pointer >= base && pointer <= end)
                 else { return }
             }
-            buffers.insert(base)
+            buffers.insert(base - objectOffset)
         }
         for stream in streams { add(stream: stream) }
         for data in imageData(modules) {
