@@ -65,6 +65,8 @@ let package = Package(
         // --budget or --census it watches their allocations.
         .executableTarget(name: "Uninstrumented"),
         .executableTarget(name: "UninstrumentedGallery"),
+        // A thread that cannot stop while it spawns, for a heap walk's copy (ProcessCopierTests).
+        .executableTarget(name: "SpawnBlocked"),
         // Issue 31's unreachable check, with no setup (none of them links LeakMonitor): every shape
         // of leak that nothing reaches at exit, each with a clean twin (`clean`); holders that keep
         // objects reachable where only a precise or conservative walk sees it (clean only); and a

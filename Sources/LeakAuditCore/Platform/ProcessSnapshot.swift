@@ -76,6 +76,9 @@ enum SnapshotFailure: Error, Equatable {
     case processGone
     /// Another system call failed.
     case failed(call: String, errno: Int32)
+    /// A thread did not stop within the copy's time (blocked where it cannot stop, such as a
+    /// parent waiting for its vfork child to exec): its stack and registers, roots, were not read.
+    case threadDidNotStop(thread: Int32, milliseconds: Int32)
     /// The pid the channel named is no process leak-audit started (not the target nor one of its
     /// descendants): it was neither stopped nor read.
     case notStartedByLeakAudit
@@ -86,6 +89,8 @@ enum SnapshotFailure: Error, Equatable {
         case .notPermitted(let detail): "leak-audit may not stop the process to copy its memory (\(detail))"
         case .processGone: "the process ended before its memory could be copied"
         case .failed(let call, let errno): "\(call) failed (\(systemErrorMessage(errno)))"
+        case .threadDidNotStop(let thread, let milliseconds):
+            "its thread \(thread) did not stop within \(milliseconds) ms (blocked where it cannot stop), so its roots could not be read"
         case .notStartedByLeakAudit:
             "the pid its process record names is not the target's nor a descendant's, so leak-audit did not stop or read it"
         }

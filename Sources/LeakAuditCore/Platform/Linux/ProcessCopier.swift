@@ -29,8 +29,11 @@ enum ProcessCopier {
     static let stragglerTimeoutMilliseconds: Int32 = 30_000
 
     /// The copy, and how long the process was stopped: from the first thread seized to the last
-    /// let go, in nanoseconds (`ProcessSnapshot.stoppedNanoseconds`).
-    static func copy(_ pid: Int32) -> Result<ProcessSnapshot, SnapshotFailure> {
+    /// let go, in nanoseconds (`ProcessSnapshot.stoppedNanoseconds`). A thread that does not stop
+    /// within `stopTimeoutMilliseconds` is left out, and let go once it stops.
+    static func copy(_ pid: Int32, stopTimeoutMilliseconds: Int32 = stopTimeoutMilliseconds) -> Result<
+        ProcessSnapshot, SnapshotFailure
+    > {
         var stopped: [Int32] = []
         var stragglers: [Int32] = []
         // Where the shim's state is, found before anything stops: each image file is read for it
@@ -41,7 +44,9 @@ enum ProcessCopier {
             destinations = prepareDestinations(pid, mappings: mappings, skipping: ShimStateLocator.pages(in: mappings))
         }
         let started = monotonicNanoseconds()
-        var result = copyStopping(pid, stopped: &stopped, stragglers: &stragglers, destinations: destinations)
+        var result = copyStopping(
+            pid, stopped: &stopped, stragglers: &stragglers, destinations: destinations,
+            stopTimeoutMilliseconds: stopTimeoutMilliseconds)
         // Every thread stopped goes on first, whatever went wrong with another; then a thread
         // killed meanwhile (the process ended: a thread let go first called exit) is reaped, or
         // the process's end is never reported.
@@ -66,7 +71,8 @@ enum ProcessCopier {
     /// that did not stop in time to `stragglers`, which the caller lets go once they stop) and
     /// copies the process.
     private static func copyStopping(
-        _ pid: Int32, stopped: inout [Int32], stragglers: inout [Int32], destinations: [Range<UInt64>: Destination]
+        _ pid: Int32, stopped: inout [Int32], stragglers: inout [Int32], destinations: [Range<UInt64>: Destination],
+        stopTimeoutMilliseconds: Int32
     ) -> Result<ProcessSnapshot, SnapshotFailure> {
         // Threads may start while others are being stopped: list them until a pass finds no new one.
         var seen = Set<Int32>()
@@ -89,6 +95,9 @@ enum ProcessCopier {
                         detail:
                             "ptrace: \(systemErrorMessage(EPERM)); allow tracing descendants: kernel.yama.ptrace_scope 0 or 1, and CAP_SYS_PTRACE or a seccomp profile that permits ptrace in a container"
                     ))
+            }
+            if let index = results.firstIndex(of: ETIMEDOUT) {
+                return .failure(.threadDidNotStop(thread: new[index], milliseconds: stopTimeoutMilliseconds))
             }
             if let error = results.first(where: { $0 != 0 && $0 != ESRCH }) {
                 return .failure(.failed(call: "ptrace", errno: error))

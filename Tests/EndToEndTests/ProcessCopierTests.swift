@@ -1,0 +1,131 @@
+import Foundation
+import XCTest
+
+@testable import LeakAuditCore
+
+/// The copy of a real process for a heap walk (ProcessCopier): a thread that does not stop within
+/// the copy's time fails the copy, and is let go once it stops: its process runs on.
+final class ProcessCopierTests: XCTestCase {
+    /// Fixtures/Sources/SpawnBlocked: a thread waits in posix_spawn's vfork until
+    /// this test opens a FIFO, so that it cannot stop within the copy's 100 ms: the copy fails, the
+    /// threads that stopped go on, and that one stops once the FIFO is opened and must then be let
+    /// go: left seized, it would wait in that stop for as long as its tracer's thread lives, and
+    /// the process would never end.
+    func testAThreadThatStopsAfterTheCopysTimeIsLetGoAndItsProcessEnds() throws {
+        let folder = try Harness.scratchFolder("straggler")
+        let fifo = folder + "/fifo"
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0, String(cString: strerror(errno)))
+        let output = folder + "/output"
+        let pid = try spawn([try Harness.fixture("SpawnBlocked"), fifo], output: output)
+        var ended = false
+        defer {
+            if !ended {
+                kill(pid, SIGKILL)
+                var status: Int32 = 0
+                waitpid(pid, &status, 0)
+            }
+        }
+        // The spawning thread: the one with a child (blocked in opening the FIFO).
+        let spawner = try XCTUnwrap(
+            poll { self.threads(of: pid).first { !self.children(of: pid, thread: $0).isEmpty } },
+            "no thread of the process is spawning: \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")")
+        XCTAssertNotEqual(spawner, pid)
+
+        // The copy runs on a thread that lives until the process has ended: a tracer's thread
+        // that ends detaches its tracees, which would hide a thread left seized.
+        let copier = Copier(pid: pid)
+        let thread = Thread { copier.run() }
+        thread.start()
+        defer { copier.finish.signal() }
+        // Once the threads that stopped are let go (the process's main thread, seized first, no
+        // longer traced) while the spawner is still seized, it did not stop in time.
+        // (A tracer is named by its thread's id: the copier's.)
+        let straggling = poll {
+            (self.tracer(of: pid, thread: spawner) ?? 0) != 0 && self.tracer(of: pid, thread: pid) == 0 ? true : nil
+        }
+        XCTAssertEqual(straggling, true, "the spawning thread was never left seized while the others ran on")
+        // The spawn goes on: the spawner returns from the vfork, stops at its interrupt and must be let go.
+        // Not blocking: with no reader (the spawn's child gone), the test fails rather than waits.
+        let writer = open(fifo, O_WRONLY | O_NONBLOCK)
+        XCTAssertGreaterThanOrEqual(writer, 0, String(cString: strerror(errno)))
+        if writer >= 0 { close(writer) }
+
+        // Without that thread's stack and registers (roots) the walk is not made, and says why.
+        let copied = try XCTUnwrap(poll { copier.result }, "the copy did not return")
+        if case .failure(let failure) = copied {
+            XCTAssertEqual(failure, .threadDidNotStop(thread: spawner, milliseconds: 100))
+        } else {
+            XCTFail("the copy succeeded without the spawning thread's roots")
+        }
+        let status = try XCTUnwrap(
+            poll { () -> Int32? in
+                var status: Int32 = 0
+                return waitpid(pid, &status, WNOHANG) == pid ? status : nil
+            }, "the process never ended: its spawning thread was left stopped")
+        ended = true
+        XCTAssertEqual(status, 0)
+        let text = try String(contentsOfFile: output, encoding: .utf8)
+        XCTAssertTrue(text.contains("SpawnBlocked: the spawn returned 0, its child ended with status 0"), text)
+    }
+
+    /// Runs `arguments` with its output into the file `output`; returns its pid.
+    private func spawn(_ arguments: [String], output: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
+        guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EIO) }
+        return pid
+    }
+
+    /// `body`'s first answer that is not nil, asked every 10 ms for at most 60 s (a loaded machine).
+    private func poll<T>(_ body: () -> T?) -> T? {
+        for _ in 0..<6_000 {
+            if let answer = body() { return answer }
+            usleep(10_000)
+        }
+        return nil
+    }
+
+    private func threads(of pid: pid_t) -> [pid_t] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []).compactMap { pid_t($0) }
+    }
+
+    private func children(of pid: pid_t, thread: pid_t) -> String {
+        ((try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/children", encoding: .utf8)) ?? "")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The thread's tracer (0 for none), from /proc; nil when it cannot be read.
+    private func tracer(of pid: pid_t, thread: pid_t) -> pid_t? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/status", encoding: .utf8) else {
+            return nil
+        }
+        let line = status.split(separator: "\n").first { $0.hasPrefix("TracerPid:") }
+        return line.flatMap { pid_t($0.dropFirst("TracerPid:".count).trimmingCharacters(in: .whitespaces)) }
+    }
+}
+
+/// A copy taken on a thread of its own, which stays alive until told.
+private final class Copier: @unchecked Sendable {
+    let pid: pid_t
+    let finish = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var copied: Result<ProcessSnapshot, SnapshotFailure>? = nil
+
+    init(pid: pid_t) { self.pid = pid }
+
+    var result: Result<ProcessSnapshot, SnapshotFailure>? { lock.withLock { copied } }
+
+    func run() {
+        let copy = ProcessCopier.copy(pid, stopTimeoutMilliseconds: 100)
+        lock.withLock { copied = copy }
+        finish.wait()
+    }
+}
