@@ -312,6 +312,26 @@ final class RetainersTests: XCTestCase {
         XCTAssertFalse(clean.stderr.contains("kept by test case"), clean.stderr)
     }
 
+    /// A static `any Error`'s box of a case without payload holds nothing, whatever its stale
+    /// bytes past the value read as: what the test case keeps is kept by it, not blamed on a global.
+    /// A global error whose case holds the test's object still holds it: the test's leak.
+    func testAnErrorBoxHoldsOnlyWhatItsValueHolds() throws {
+        let (kept, keptTest) = try auditedTests("LinkErrorTests")
+        XCTAssertEqual(kept.status, 0, kept.stderr)
+        let keeps = try keptTest("testKeepsALinkBesideAStaleErrorBox")
+        XCTAssertEqual(keeps.leaked.map(\.type), [], "\(keeps)")
+        let link = try XCTUnwrap(keeps.keptByTestCase.first { $0.type == "ScreenTests.Link" }, "\(keeps)")
+        XCTAssertEqual(link.retainers?.first?.root.kind, .testCase, "\(link)")
+
+        let (leaky, leakyTest) = try auditedTests("LinkFailureTests")
+        XCTAssertEqual(leaky.status, 1, leaky.stderr)
+        let hands = try leakyTest("testKeepsTheRefusedLinkInAGlobalError")
+        XCTAssertEqual(hands.leaked.map(\.type), ["ScreenTests.Link"], "\(hands)")
+        let path = try XCTUnwrap(hands.leaked.first?.retainers?.first, "\(hands)")
+        XCTAssertEqual(path.root.name, "ScreenTests.LinkErrors.lastFailure", "\(path)")
+        XCTAssertEqual(path.path.map(\.type).last, "ScreenTests.Link", "\(path)")
+    }
+
     func testWhatAGlobalRegistryMadeIsGlobalStateButWhatATestHandedToAGlobalIsItsLeak() throws {
         let (audit, test) = try auditedTests("RegistryTests")
         XCTAssertEqual(audit.status, 1, audit.stderr)

@@ -357,6 +357,30 @@ extension RetainerSearch {
                 offset += 8
             }
         case .task, .other:
+            if type.isErrorBox, let value = layout.errorBoxValue(at: address) {
+                // Its value's words only, read by what its type holds: past its size lie stale
+                // bytes (a case without payload is a few bytes, malloc's block is larger).
+                let valueEnd = Swift.min(end, value.offset + value.size)
+                guard valueEnd > value.offset else { break }
+                switch value.type.holds {
+                case .notOwning:
+                    break
+                case .opaque:
+                    guard opaque else { break }
+                    var offset = value.offset
+                    while offset + 8 <= valueEnd {
+                        visit(&self, offset: offset, hold: .word, closureAllowed: false, interior: true)
+                        offset += 8
+                    }
+                case .strong:
+                    var offsets: [Int] = []
+                    layout.referenceOffsets(
+                        value.type.shape ?? .words, at: address &+ UInt64(value.offset), span: valueEnd - value.offset,
+                        base: value.offset, into: &offsets)
+                    for offset in offsets { visit(&self, offset: offset, hold: .word) }
+                }
+                break
+            }
             var offset = 16
             while offset + 8 <= end {
                 visit(&self, offset: offset, hold: .word)

@@ -48,6 +48,9 @@ final class SwiftLayout {
         /// A stored property is `Unmanaged` or a raw pointer (`Ownership.opaque`), or the
         /// collection's elements are POD values that may be (`TypeSummary.holds`).
         var hasOpaqueFields = false
+        /// An error box (`swift_allocError`), whose value's type each box names: read by
+        /// `errorBoxValue(at:)`.
+        var isErrorBox = false
     }
 
     struct Field {
@@ -124,6 +127,8 @@ final class SwiftLayout {
     /// How values are read (ValueShapes.swift), by an enum's descriptor and by a type's metadata.
     var enumShapes: [UInt64: ValueShape?] = [:]
     var valueShapes: [UInt64: ValueShape?] = [:]
+    /// Error boxes' values' types, by their metadata (nil: not readable).
+    var errorValueTypes: [UInt64: TypeSummary?] = [:]
     /// How deep `shape(ofValueMetadata:)` is in generic arguments' metadata.
     var valueShapeDepth = 0
     /// Layouts lowered from mangled names (TypeLowering.swift), by the name's address and by a
@@ -184,7 +189,10 @@ final class SwiftLayout {
         case 0: return readClass(metadata: metadata)
         case 0x400: return readClosureContext(metadata: metadata)
         case 0x500: return readBox(metadata: metadata)
-        case 0x501: return ObjectType(kind: .other, name: "Swift.Error box", instanceSize: 0, fields: [])
+        case 0x501:
+            var type = ObjectType(kind: .other, name: "Swift.Error box", instanceSize: 0, fields: [])
+            type.isErrorBox = true
+            return type
         case 0x502: return ObjectType(kind: .task, name: "async task", instanceSize: 0, fields: [])
         case 0x503: return ObjectType(kind: .other, name: "job", instanceSize: 0, fields: [])
         default: return nil
@@ -709,6 +717,28 @@ final class SwiftLayout {
     func isOpaqueExistential(metadata: UInt64) -> Bool {
         guard memory.word(metadata) == 0x303, let flags = memory.uint32(metadata &+ 8) else { return false }
         return flags & 0x8000_0000 != 0 && (flags >> 24) & 0x3F == 0
+    }
+
+    /// The value in the error box at `address` (`swift_allocError`, without Objective-C: the heap
+    /// object's header, the value's type and its `Error` witness table, then the value at the next
+    /// multiple of its alignment): where it starts, its size and what its type holds. Nil when
+    /// its type cannot be read. Past its size lie its padding and malloc's slack, stale bytes (a
+    /// static `any Error` of a case without payload, swift-nio's `ChannelError._outputClosed`).
+    func errorBoxValue(at address: UInt64) -> (offset: Int, size: Int, type: TypeSummary)? {
+        guard let metadata = memory.word(address &+ 16), metadata & 7 == 0, metadata > 0xFFFF,
+            let valueWitnesses = memory.word(metadata &- 8), let flags = memory.uint32(valueWitnesses &+ 80),
+            let size = valueSize(metadata)
+        else { return nil }
+        let type: TypeSummary?
+        if let known = errorValueTypes[metadata] {
+            type = known
+        } else {
+            type = summary(ofTypeMetadata: metadata)
+            errorValueTypes[metadata] = .some(type)
+        }
+        guard let type else { return nil }
+        let alignMask = Int(flags & 0xFF)
+        return ((32 + alignMask) & ~alignMask, size, type)
     }
 
     /// `ValueWitnessFlags.IsNonInline`: a value too large for an existential's buffer, kept in a
