@@ -332,6 +332,9 @@ __attribute__((visibility("default"))) void leakaudit_hook_destroy(void *object)
 /// Deepest backtrace captured per allocation.
 #define LA_MAX_FRAMES LA_WIRE_MAX_FRAMES
 #define LA_STACK_TABLE_CAPACITY (1u << 18)
+/// The table taken on when the first one is full (a large suite's: GRDB's 2,777 tests made more
+/// than its 196,608 stacks), mapped only then: a process with fewer stacks pays nothing for it.
+#define LA_STACK_OVERFLOW_CAPACITY (1u << 20)
 
 typedef struct la_stack_entry {
     uint64_t hash;  // atomic; 0 = empty. Published last, so readers see id and frames.
@@ -344,6 +347,8 @@ typedef struct la_stack_entry {
 /// added to under the slow lock.
 typedef struct la_stacks_state {
     uint32_t total;
+    /// LA_STACK_OVERFLOW_CAPACITY entries, NULL until the first table is full; atomic.
+    la_stack_entry *overflow;
     la_stack_entry table[LA_STACK_TABLE_CAPACITY];
 } la_stacks_state;
 

@@ -6,11 +6,14 @@
 #include <stdlib.h>
 #include <malloc.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+// Each table is filled to three quarters at most, so that a probe always ends at an empty entry.
 #define LA_STACK_TABLE_LIMIT (LA_STACK_TABLE_CAPACITY / 4 * 3)
+#define LA_STACK_OVERFLOW_LIMIT (LA_STACK_OVERFLOW_CAPACITY / 4 * 3)
 
 // The calling thread's stack, found once per thread. The initial-exec model reads them at a fixed
 // offset from the thread pointer: in the preloaded copy of the shim (a shared library) the default
@@ -104,23 +107,58 @@ static bool la_entry_matches(const la_stack_entry *entry, const uintptr_t *frame
     return true;
 }
 
+/// The entry of `table` (of `mask + 1` entries) that holds the `count` return addresses of
+/// `frames`, or NULL with `*empty` the first empty entry on the way. A table is never full, so the
+/// probe ends.
+static la_stack_entry *la_stack_probe(la_stack_entry *table, size_t mask, const uintptr_t *frames, int count,
+                                      uint64_t hash, la_stack_entry **empty) {
+    for (size_t index = la_probe_first(hash, mask);; index = la_probe_next(index, mask)) {
+        la_stack_entry *entry = &table[index];
+        uint64_t seen = __atomic_load_n(&entry->hash, __ATOMIC_ACQUIRE);
+        if (seen == 0) {
+            *empty = entry;
+            return NULL;
+        }
+        if (seen == hash && la_entry_matches(entry, frames, count)) return entry;
+    }
+}
+
+/// The overflow table, mapped under the slow lock when the first table fills; NULL when the
+/// mapping failed. Its pages are touched only as its entries are used.
+static la_stack_entry *la_stack_overflow(la_process_state *state) {
+    la_stack_entry *overflow = __atomic_load_n(&state->stacks.overflow, __ATOMIC_ACQUIRE);
+    if (overflow != NULL) return overflow;
+    void *mapping = mmap(NULL, (size_t)LA_STACK_OVERFLOW_CAPACITY * sizeof(la_stack_entry), PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mapping == MAP_FAILED) return NULL;
+    __atomic_store_n(&state->stacks.overflow, (la_stack_entry *)mapping, __ATOMIC_RELEASE);
+    return mapping;
+}
+
 /// Adds a stack under the slow lock: writes its record (and any module it reaches that the map does
 /// not have yet) before publishing it, so that no allocation record can refer to an unwritten stack.
-/// Returns its entry, or NULL when the table is full or memory ran out.
+/// Returns its entry, or NULL when both tables are full or memory ran out. A stack goes into the
+/// first table until it holds LA_STACK_TABLE_LIMIT, then into the overflow table.
 static const la_stack_entry *la_stack_insert(la_process_state *state, const uintptr_t *frames, int count,
                                              bool truncated, uint64_t hash) {
     pthread_mutex_lock(&state->slow_lock);
-    size_t mask = LA_STACK_TABLE_CAPACITY - 1;
-    const la_stack_entry *result = NULL;
     // Probed again under the lock: another thread may have added the stack since the lookup.
-    for (size_t index = la_probe_first(hash, mask);; index = la_probe_next(index, mask)) {
-        la_stack_entry *entry = &state->stacks.table[index];
-        uint64_t seen = __atomic_load_n(&entry->hash, __ATOMIC_ACQUIRE);
-        if (seen == hash && la_entry_matches(entry, frames, count)) { result = entry; break; }
-        if (seen == 0) {
-            if (state->stacks.total >= LA_STACK_TABLE_LIMIT) { la_channel_set_flag(LA_FLAG_STACK_TABLE_FULL); break; }
-            uintptr_t *copy = malloc((size_t)(count > 0 ? count : 1) * sizeof(uintptr_t));
-            if (copy == NULL) break;
+    la_stack_entry *empty = NULL;
+    la_stack_entry *result = la_stack_probe(state->stacks.table, LA_STACK_TABLE_CAPACITY - 1, frames, count, hash, &empty);
+    if (result == NULL && state->stacks.total >= LA_STACK_TABLE_LIMIT) {
+        la_stack_entry *overflow = la_stack_overflow(state);
+        empty = NULL;
+        if (overflow != NULL) {
+            result = la_stack_probe(overflow, LA_STACK_OVERFLOW_CAPACITY - 1, frames, count, hash, &empty);
+        }
+        if (result == NULL && (overflow == NULL || state->stacks.total >= LA_STACK_TABLE_LIMIT + LA_STACK_OVERFLOW_LIMIT)) {
+            la_channel_set_flag(LA_FLAG_STACK_TABLE_FULL);
+            empty = NULL;
+        }
+    }
+    if (result == NULL && empty != NULL) {
+        uintptr_t *copy = malloc((size_t)(count > 0 ? count : 1) * sizeof(uintptr_t));
+        if (copy != NULL) {
             // The copy lives in malloc's heap, which leak-audit's search for what holds an object
             // reads word by word: its frames are kept complemented (no return address reads as
             // a reference) and the block's slack past them is cleared (a 16-byte copy gets 24
@@ -133,12 +171,11 @@ static const la_stack_entry *la_stack_insert(la_process_state *state, const uint
             }
             uint32_t id = state->stacks.total++;
             la_channel_blob(LA_BLOB_STACK, id, truncated ? 1 : 0, frames, (size_t)count * sizeof(uintptr_t));
-            entry->id = id;
-            entry->frame_count = (uint32_t)count;
-            entry->frames = copy;
-            __atomic_store_n(&entry->hash, hash, __ATOMIC_RELEASE);
-            result = entry;
-            break;
+            empty->id = id;
+            empty->frame_count = (uint32_t)count;
+            empty->frames = copy;
+            __atomic_store_n(&empty->hash, hash, __ATOMIC_RELEASE);
+            result = empty;
         }
     }
     pthread_mutex_unlock(&state->slow_lock);
@@ -147,16 +184,19 @@ static const la_stack_entry *la_stack_insert(la_process_state *state, const uint
 
 /// The table's entry for the `count` return addresses in `frames`, added when missing; NULL when
 /// it could not be added. The lookup takes no lock: entries are never removed or moved once
-/// published.
+/// published, and the overflow table, once mapped, stays.
 static const la_stack_entry *la_stack_intern(const uintptr_t *frames, int count, bool truncated, uint64_t hash) {
     la_process_state *state = la_state();
-    size_t mask = LA_STACK_TABLE_CAPACITY - 1;
-    for (size_t index = la_probe_first(hash, mask);; index = la_probe_next(index, mask)) {
-        const la_stack_entry *entry = &state->stacks.table[index];
-        uint64_t seen = __atomic_load_n(&entry->hash, __ATOMIC_ACQUIRE);
-        if (seen == 0) return la_stack_insert(state, frames, count, truncated, hash);
-        if (seen == hash && la_entry_matches(entry, frames, count)) return entry;
+    la_stack_entry *empty = NULL;
+    const la_stack_entry *entry =
+        la_stack_probe(state->stacks.table, LA_STACK_TABLE_CAPACITY - 1, frames, count, hash, &empty);
+    if (entry != NULL) return entry;
+    la_stack_entry *overflow = __atomic_load_n(&state->stacks.overflow, __ATOMIC_ACQUIRE);
+    if (overflow != NULL) {
+        entry = la_stack_probe(overflow, LA_STACK_OVERFLOW_CAPACITY - 1, frames, count, hash, &empty);
+        if (entry != NULL) return entry;
     }
+    return la_stack_insert(state, frames, count, truncated, hash);
 }
 
 /// Makes `entry` the thread's recent stack for `hint`, found by a walk from `entry_frame` (NULL:

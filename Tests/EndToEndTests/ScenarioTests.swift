@@ -149,6 +149,19 @@ final class ScenarioTests: XCTestCase {
 
     func testStackVarietyCleanTwin() throws { try assertCleanTwin("StackVariety") }
 
+    /// More distinct stacks than the shim's first table holds (262,144 from one recursion, before
+    /// the leaky run's sessions): the sessions kept after them still have their stacks, grouped as
+    /// without them, and no warning says stacks were lost.
+    func testStacksPastTheFirstStackTableAreStillRecorded() throws {
+        let audit = try Harness.audit("StackVariety", ["flood"])
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        XCTAssertFalse(audit.report.warnings.contains { $0.contains("allocation stacks") }, "\(audit.report.warnings)")
+        let session = try audit.trackedType(".Session")
+        XCTAssertEqual(session.allocatedTotal, (1 << 18) + 20)
+        XCTAssertEqual(session.allocations.map { $0.count }, [15, 3, 2])
+        XCTAssertFalse(session.allocations.contains { $0.frames.isEmpty }, "\(session.allocations)")
+    }
+
     func testHundredThousandLeakedInstancesAreCountedExactly() throws {
         let audit = try Harness.audit("LargeLeak")
         XCTAssertEqual(audit.status, 1)

@@ -3,7 +3,9 @@
 // counted apart, except the deep ones, alike over their first 48 frames, which count together.
 // The stacks follow each other so that every way a stack can differ from the one before (at its
 // first frame, in its middle, past the deepest capture) is taken. The clean twin lets each session
-// go as soon as it is made.
+// go as soon as it is made. With the argument `flood`, it first makes and lets go 262,144 sessions,
+// each from a stack of its own (more than the shim's first stack table holds), then keeps the
+// sessions the leaky run keeps: their stacks must still be recorded.
 import LeakMonitor
 
 final class Session: MemoryLeakMonitorable {
@@ -24,6 +26,23 @@ nonisolated(unsafe) var levels = 0
     return session
 }
 
+/// A session from one of 2^depth stacks, which `path`'s low `depth` bits choose: each level calls
+/// the next from one of two lines.
+@inline(never) func openBranch(_ path: Int, _ depth: Int) -> Session {
+    guard depth > 0 else { return Session() }
+    let session: Session
+    if (path >> (depth - 1)) & 1 == 0 {
+        session = openBranch(path, depth - 1)
+    } else {
+        session = openBranch(path, depth - 1)
+    }
+    levels += 1
+    return session
+}
+
+if CommandLine.arguments.dropFirst().first == "flood" {
+    for path in 0..<(1 << 18) { _ = openBranch(path, 18) }
+}
 let leaky = CommandLine.arguments.dropFirst().first != "clean"
 var kept: [Session] = []
 var opened = 0

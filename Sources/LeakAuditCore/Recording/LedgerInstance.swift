@@ -7,7 +7,7 @@ extension LifetimeLedger {
     /// One live instance, whole: 16 bytes, as the full table keeps those allocated during a test
     /// (and the rare ones `CompactInstance` cannot hold), with their slot's sequence number. Its
     /// type, stack and test share one word: a type id is below `typeIDLimit` (2^16), and the shim
-    /// hands out fewer than 2^18 stack ids and numbers tests from 0, so 24 bits each hold every
+    /// hands out fewer than 2^20 stack ids and numbers tests from 0, so 24 bits each hold every
     /// real value; a larger one, which only a damaged stream has, is stored as none (and counted
     /// as damage).
     struct Instance: AddressTableValue {
@@ -78,7 +78,8 @@ extension LifetimeLedger {
 
         /// Type ids below it fit (the shim hands out at most 16,384).
         static let typeIDLimit: UInt32 = 1 << 14
-        /// Stack ids below it fit (the shim's stack table holds at most 2^18).
+        /// Stack ids below it fit (the shim's first stack table holds fewer than 2^18; the later
+        /// ids of a process with more stacks are kept whole).
         static let stackIDLimit: UInt32 = (1 << 18) - 1
 
         init(word: UInt64) { self.word = word }

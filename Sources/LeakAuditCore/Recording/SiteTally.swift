@@ -5,8 +5,9 @@ struct SiteTally {
     private var byStack: [Int] = []
     private var others: [LifetimeLedger.Site: Int] = [:]
 
-    /// Stack ids below it are counted in the array: the shim's stack table holds 2^18 stacks, and
-    /// a damaged id beyond costs a hash, not a large array.
+    /// Stack ids below it are counted in the array: the shim's first stack table holds fewer than
+    /// 2^18 stacks, and a later id (a large suite's) or a damaged one costs a hash, not a large
+    /// array.
     private static let denseStackIDs: UInt32 = 1 << 18
 
     /// The tally of `sites`.
