@@ -158,6 +158,23 @@ final class AttributionTests: XCTestCase {
         XCTAssertEqual(bad.status, 64)
     }
 
+    /// What Dispatch releases for a freed queue (its specific values), in a block queued on its
+    /// default global queue whose threads are busy past the grace period, is released before the
+    /// test is judged: the test leaks nothing. A test that also hands that value to a global leaks it.
+    func testWhatDispatchReleasesForAFreedQueueIsNotTheTestsLeak() throws {
+        let released = try Harness.audit(bundle, ["ScreenTests.SchedulerQueueTests"], extraOptions: ["--leaks-per-test"])
+        XCTAssertEqual(released.status, 0, released.stderr)
+        XCTAssertEqual(
+            tests(released).mapValues(\.count),
+            ["ScreenTests.SchedulerQueueTests/testLetsAQueueWithASpecificValueGoWhileTheGlobalQueueIsBusy": 0])
+
+        let kept = try Harness.audit(bundle, ["ScreenTests.SchedulerRegistryTests"], extraOptions: ["--leaks-per-test"])
+        XCTAssertEqual(kept.status, 1, kept.stderr)
+        XCTAssertEqual(
+            tests(kept)["ScreenTests.SchedulerRegistryTests/testRegistersTheQueuesWatchdog"]?.map(\.type),
+            ["ScreenTests.SchedulingWatchdog"])
+    }
+
     func testSwiftTestingTestsRunningInParallelAreAttributedExactly() throws {
         let audit = try Harness.audit(bundle, ["--testing-library", "swift-testing"], extraOptions: ["--leaks-per-test"])
         XCTAssertEqual(audit.status, 1)
