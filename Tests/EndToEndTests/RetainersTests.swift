@@ -332,6 +332,24 @@ final class RetainersTests: XCTestCase {
         XCTAssertEqual(path.path.map(\.type).last, "ScreenTests.Link", "\(path)")
     }
 
+    /// What a test case keeps and a thread still running also holds on its stack is kept by the
+    /// test case, which keeps it after the thread ends; what only the running thread holds is
+    /// the test's leak, held by the thread's stack.
+    func testATestCaseIsNamedBeforeARunningThreadsStack() throws {
+        let (kept, keptTest) = try auditedTests("WindingDownTests")
+        XCTAssertEqual(kept.status, 0, kept.stderr)
+        let keeps = try keptTest("testKeepsAWorkerThatARunningThreadHolds")
+        XCTAssertEqual(keeps.leaked.map(\.type), [], "\(keeps)")
+        let worker = try XCTUnwrap(keeps.keptByTestCase.first { $0.type == "ScreenTests.Worker" }, "\(keeps)")
+        XCTAssertEqual(worker.retainers?.first?.root.kind, .testCase, "\(worker)")
+
+        let (runaway, runawayTest) = try auditedTests("RunawayWorkerTests")
+        XCTAssertEqual(runaway.status, 1, runaway.stderr)
+        let leaves = try runawayTest("testLeavesAWorkerToARunningThread")
+        XCTAssertEqual(leaves.leaked.map(\.type), ["ScreenTests.Worker"], "\(leaves)")
+        XCTAssertEqual(leaves.leaked.first?.retainers?.first?.root.kind, .stack, "\(leaves)")
+    }
+
     func testWhatAGlobalRegistryMadeIsGlobalStateButWhatATestHandedToAGlobalIsItsLeak() throws {
         let (audit, test) = try auditedTests("RegistryTests")
         XCTAssertEqual(audit.status, 1, audit.stderr)

@@ -1,11 +1,14 @@
-// The search from the roots: globals and thread-local storage, then thread stacks and registers,
-// then async tasks, then XCTest's test cases, then untyped memory (malloc blocks that are no Swift
-// object, memory no heap walk enumerated), breadth first, keeping for each object reached the
-// object it was reached from; and the path to an instance, built from those links.
+// The search from the roots: globals and thread-local storage, then XCTest's test cases, then
+// thread stacks and registers, then async tasks, then untyped memory (malloc blocks that are no
+// Swift object, memory no heap walk enumerated), breadth first, keeping for each object reached the
+// object it was reached from; and the path to an instance, built from those links. An object is
+// named by the root that keeps it longest: a global for the process's life, a test case until the
+// run ends, a thread's stack or a task only while it runs.
 
 extension RetainerSearch {
-    /// Reaches every object from the roots, globals and thread-locals first, then stacks and
-    /// registers, recording for each the shortest path from the first kind of root to reach it.
+    /// Reaches every object from the roots, globals and thread-locals first, then test cases, then
+    /// stacks and registers, recording for each the shortest path from the first kind of root to
+    /// reach it.
     /// A word of a root that points at or into an object reaches it (an interior pointer: an
     /// element's address that a buffer pointer over an array's storage holds).
     mutating func reachFromRoots(modules: [ModuleImage]) {
@@ -41,7 +44,11 @@ extension RetainerSearch {
             }
         }
         breadthFirst(&queue)
-        // 2. Thread stacks, frame by frame, and registers.
+        // 2. What XCTest's test cases keep, before what a thread's stack holds: an event loop's
+        // thread still winding down from a test's tearDown holds what the test case keeps too
+        // (swift-nio's DatagramChannelTests), and the test case keeps it after the thread ends.
+        reachFromTestCases(&queue)
+        // 3. Thread stacks, frame by frame, and registers.
         for thread in snapshot.threads {
             let frames = self.frames(of: thread).frames
             for register in thread.registers {
@@ -66,7 +73,7 @@ extension RetainerSearch {
             }
         }
         breadthFirst(&queue)
-        // 3. Async tasks no stack or global reaches: running or suspended, held by the executor.
+        // 4. Async tasks no stack or global reaches: running or suspended, held by the executor.
         for node in objects.indices where nodeType(Int32(node)).kind == .task && parent[node] == Int32.min {
             roots.append(.task(functions: taskFunctions(Int32(node))))
             parent[node] = -Int32(roots.count)
@@ -74,7 +81,6 @@ extension RetainerSearch {
             queue.append(Int32(node))
         }
         breadthFirst(&queue)
-        reachFromTestCases(&queue)
         reachFromUntypedMemory(&queue, modules: modules)
     }
 
@@ -308,14 +314,17 @@ extension RetainerSearch {
         return (bits << 3) & SwiftLayout.pointerMask == slot
     }
 
-    /// 4. What only XCTest's test case objects hold: XCTest keeps every test case until the run
-    /// ends, so a test's property outlives its test without any code leaking it. The roots
-    /// above never search through a test case; from here each test case is a root of its own,
-    /// except for what a cycle of other objects holds (that cycle outlives the test case: a leak).
+    /// 2. What XCTest's test case objects hold that no global does: XCTest keeps every test case
+    /// until the run ends, so a test's property outlives its test without any code leaking it.
+    /// The other roots never search through a test case; from here each test case is a root of
+    /// its own, except for what a cycle of other objects holds (that cycle outlives the test case:
+    /// a leak) and for async tasks (a task holds what it holds while it runs, and is named as
+    /// the root of what it holds).
     private mutating func reachFromTestCases(_ queue: inout [Int32]) {
         let testCases = objects.indices.map(Int32.init).filter { nodeType($0).isTestCase }
         guard !testCases.isEmpty else { return }
-        let heldByCycles = unreachedHeldByCycles()
+        var heldByCycles = unreachedHeldByCycles()
+        for node in objects.indices where nodeType(Int32(node)).kind == .task { heldByCycles.insert(Int32(node)) }
         for node in testCases {
             if parent[Int(node)] == Int32.min {
                 roots.append(.testCase)
