@@ -312,22 +312,32 @@ final class RetainersTests: XCTestCase {
         XCTAssertFalse(clean.stderr.contains("kept by test case"), clean.stderr)
     }
 
+    /// Asserts that `testClass`'s `test` passes and that its test case keeps its `type`.
+    private func assertKeptByTestCase(_ testClass: String, _ test: String, _ type: String) throws {
+        let (audit, report) = try auditedTests(testClass)
+        XCTAssertEqual(audit.status, 0, audit.stderr)
+        let entry = try report(test)
+        XCTAssertEqual(entry.leaked.map(\.type), [], "\(entry)")
+        let kept = try XCTUnwrap(entry.keptByTestCase.first { $0.type == type }, "\(entry)")
+        XCTAssertEqual(kept.retainers?.first?.root.kind, .testCase, "\(kept)")
+    }
+
+    /// `testClass`'s `test`, asserted to fail for leaking exactly one `type`, with its paths.
+    private func leakingTest(_ testClass: String, _ test: String, _ type: String) throws -> AuditReport.TestReport.LeakedType {
+        let (audit, report) = try auditedTests(testClass)
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let entry = try report(test)
+        XCTAssertEqual(entry.leaked.map(\.type), [type], "\(entry)")
+        return try XCTUnwrap(entry.leaked.first, "\(entry)")
+    }
+
     /// A static `any Error`'s box of a case without payload holds nothing, whatever its stale
     /// bytes past the value read as: what the test case keeps is kept by it, not blamed on a global.
     /// A global error whose case holds the test's object still holds it: the test's leak.
     func testAnErrorBoxHoldsOnlyWhatItsValueHolds() throws {
-        let (kept, keptTest) = try auditedTests("LinkErrorTests")
-        XCTAssertEqual(kept.status, 0, kept.stderr)
-        let keeps = try keptTest("testKeepsALinkBesideAStaleErrorBox")
-        XCTAssertEqual(keeps.leaked.map(\.type), [], "\(keeps)")
-        let link = try XCTUnwrap(keeps.keptByTestCase.first { $0.type == "ScreenTests.Link" }, "\(keeps)")
-        XCTAssertEqual(link.retainers?.first?.root.kind, .testCase, "\(link)")
-
-        let (leaky, leakyTest) = try auditedTests("LinkFailureTests")
-        XCTAssertEqual(leaky.status, 1, leaky.stderr)
-        let hands = try leakyTest("testKeepsTheRefusedLinkInAGlobalError")
-        XCTAssertEqual(hands.leaked.map(\.type), ["ScreenTests.Link"], "\(hands)")
-        let path = try XCTUnwrap(hands.leaked.first?.retainers?.first, "\(hands)")
+        try assertKeptByTestCase("LinkErrorTests", "testKeepsALinkBesideAStaleErrorBox", "ScreenTests.Link")
+        let link = try leakingTest("LinkFailureTests", "testKeepsTheRefusedLinkInAGlobalError", "ScreenTests.Link")
+        let path = try XCTUnwrap(link.retainers?.first, "\(link)")
         XCTAssertEqual(path.root.name, "ScreenTests.LinkErrors.lastFailure", "\(path)")
         XCTAssertEqual(path.path.map(\.type).last, "ScreenTests.Link", "\(path)")
     }
@@ -336,18 +346,9 @@ final class RetainersTests: XCTestCase {
     /// test case, which keeps it after the thread ends; what only the running thread holds is
     /// the test's leak, held by the thread's stack.
     func testATestCaseIsNamedBeforeARunningThreadsStack() throws {
-        let (kept, keptTest) = try auditedTests("WindingDownTests")
-        XCTAssertEqual(kept.status, 0, kept.stderr)
-        let keeps = try keptTest("testKeepsAWorkerThatARunningThreadHolds")
-        XCTAssertEqual(keeps.leaked.map(\.type), [], "\(keeps)")
-        let worker = try XCTUnwrap(keeps.keptByTestCase.first { $0.type == "ScreenTests.Worker" }, "\(keeps)")
-        XCTAssertEqual(worker.retainers?.first?.root.kind, .testCase, "\(worker)")
-
-        let (runaway, runawayTest) = try auditedTests("RunawayWorkerTests")
-        XCTAssertEqual(runaway.status, 1, runaway.stderr)
-        let leaves = try runawayTest("testLeavesAWorkerToARunningThread")
-        XCTAssertEqual(leaves.leaked.map(\.type), ["ScreenTests.Worker"], "\(leaves)")
-        XCTAssertEqual(leaves.leaked.first?.retainers?.first?.root.kind, .stack, "\(leaves)")
+        try assertKeptByTestCase("WindingDownTests", "testKeepsAWorkerThatARunningThreadHolds", "ScreenTests.Worker")
+        let worker = try leakingTest("RunawayWorkerTests", "testLeavesAWorkerToARunningThread", "ScreenTests.Worker")
+        XCTAssertEqual(worker.retainers?.first?.root.kind, .stack, "\(worker)")
     }
 
     func testWhatAGlobalRegistryMadeIsGlobalStateButWhatATestHandedToAGlobalIsItsLeak() throws {
