@@ -69,6 +69,27 @@ final class UnreachableStructuresTests: XCTestCase {
         XCTAssertEqual(found.types.map { "\($0.name) \($0.count) \($0.bytes)" }, ["App.Node 4 160", "App.Model 1 24"])
     }
 
+    /// Two rings of two nodes of one type, each node holding the other by another field (`next`
+    /// one way, `parent` back, as a pipeline's head and tail contexts hold each other by `next`
+    /// and `prev`): in the first ring the node holding `next` lies lower in memory, in the second
+    /// the one holding `parent`. One shape, one group, drawn from the same field either way.
+    func testACycleThroughMembersOfOneTypeIsOneGroupWhicheverOfThemLiesLowest() {
+        var encoder = Encoder()
+        encoder.classType(
+            name: Name.node, words: 2,
+            fields: [(2, Encoder.symbolic(0), Name.next), (3, Encoder.symbolic(0), Name.parent)])
+        encoder.chunks(
+            .heap,
+            [
+                (3, [Encoder.meta(0), Code.live] + Encoder.object(1) + [Code.zero]),
+                (3, [Encoder.meta(0), Code.live, Code.zero] + Encoder.object(0)),
+                (3, [Encoder.meta(0), Code.live, Code.zero] + Encoder.object(3)),
+                (3, [Encoder.meta(0), Code.live] + Encoder.object(2) + [Code.zero]),
+            ])
+        let found = unreachable(encoder)
+        XCTAssertEqual(lines(found), ["cycle 2×, 4 objects, 160 bytes:  App.Node / next App.Node / parent App.Node"])
+    }
+
     func testAnObjectNothingHoldsOnNoCycleIsOverRetainedWithWhatItHolds() {
         var encoder = Encoder()
         encoder.classType(name: Name.model)

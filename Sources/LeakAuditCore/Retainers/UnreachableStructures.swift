@@ -202,10 +202,13 @@ extension RetainerSearch {
                 }
                 cycle.append(node)
                 cycle.reverse()
+                let holds: [(Hold, UInt64?)]?
+                (cycle, holds) = canonicalRotation(of: cycle)
+                let first = cycle[0]
                 path = Path.kept(count: cycle.count + 1) { index in
-                    guard index > 0 else { return Step(hold: .property(""), type: nodeType(node).name) }
-                    let (from, to) = (cycle[index - 1], index < cycle.count ? cycle[index] : node)
-                    let (hold, closure) = reference(from: from, to: to)
+                    guard index > 0 else { return Step(hold: .property(""), type: nodeType(first).name) }
+                    let (from, to) = (cycle[index - 1], index < cycle.count ? cycle[index] : first)
+                    let (hold, closure) = holds?[index - 1] ?? reference(from: from, to: to)
                     return Step(
                         hold: hold, type: nodeType(to).name, closure: closure,
                         isCollectionStorage: index < cycle.count && nodeType(to).collection != nil)
@@ -248,6 +251,46 @@ extension RetainerSearch {
         .map(\.element)
         types.sort { ($1.count, $0.name) < ($0.count, $1.name) }
         return UnreachableStructures(groups: groups, types: types, objects: members.count, bytes: totalBytes)
+    }
+
+    /// The cycle `cycle` (its objects in order, each holding the next, the last the first) from
+    /// the member of the first one's type whose steps read first, by field, then by type, with
+    /// how each member holds the next when they were read: one shape is one group whichever of its
+    /// members of that type lies lowest in memory (a channel pipeline's head and tail contexts,
+    /// `next → prev` or `prev → next`). Cycles longer than `rotatedAtMost` keep their start
+    /// (comparing every rotation costs the square of the length).
+    private mutating func canonicalRotation(of cycle: [Int32]) -> ([Int32], [(Hold, UInt64?)]?) {
+        let type = nodeTypeIndexes[Int(cycle[0])]
+        let starts = cycle.indices.filter { nodeTypeIndexes[Int(cycle[$0])] == type }
+        guard starts.count > 1, cycle.count <= Self.rotatedAtMost else { return (cycle, nil) }
+        let holds = cycle.indices.map { reference(from: cycle[$0], to: cycle[($0 + 1) % cycle.count]) }
+        let steps = cycle.indices.map { index in
+            (Self.order(holds[index].0), nodeType(cycle[(index + 1) % cycle.count]).name)
+        }
+        let first =
+            starts.min { one, other in
+                (steps[one...] + steps[..<one]).lexicographicallyPrecedes(steps[other...] + steps[..<other]) {
+                    ($0.0.0, $0.0.1, $0.0.2, $0.1) < ($1.0.0, $1.0.1, $1.0.2, $1.1)
+                }
+            } ?? 0
+        return (Array(cycle[first...] + cycle[..<first]), Array(holds[first...] + holds[..<first]))
+    }
+
+    /// The longest cycle `canonicalRotation(of:)` turns.
+    static let rotatedAtMost = 64
+
+    /// Where a hold comes in the order `canonicalRotation(of:)` reads steps in: by kind, then by
+    /// the property's name, then by the enum case's.
+    private static func order(_ hold: Hold) -> (Int, String, String) {
+        switch hold {
+        case .property(let name, let enumCase): return (0, name, enumCase?.name ?? "")
+        case .element(_, let enumCase): return (1, "", enumCase?.name ?? "")
+        case .value: return (2, "", "")
+        case .member: return (3, "", "")
+        case .capture: return (4, "", "")
+        case .boxedValue: return (5, "", "")
+        case .word: return (6, "", "")
+        }
     }
 
     /// How `from` holds `to`: the first of its references to it.
