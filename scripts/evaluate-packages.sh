@@ -112,6 +112,12 @@ apply_fixes() {
             # Its manifest for Swift 5.5 and later asks for swift-argument-parser 1.0.x only.
             sed -i 's/.upToNextMinor(from: "1.0.1")/from: "1.0.1"/' Package@swift-5.5.swift
             ;;
+        TextTable)
+            # Its test data parses "8/14/2016" with the short date style of the current locale, which
+            # swift-corelibs-foundation makes dd/MM/y here whatever LANG says (every test crashes on
+            # the nil): the US locale its expected tables are written in.
+            sed -i 's/dateFormatter.dateStyle = .short/dateFormatter.locale = Locale(identifier: "en_US"); &/' Tests/TextTableTests/TestUtil.swift
+            ;;
         benchmark)
             # With Swift 6.3 on Linux its manifest adds ordo-one/swift-runtime-interposer, which the
             # machine does not have; its sources use it only where they can import it.
