@@ -10,7 +10,9 @@
 #   1. clones /opt/swift-packages/OWNER/NAME.git into EVAL_DIR/NAME at the tag VERSION (once: an
 #      existing clone at that tag is kept), applies the small local changes the suite needs to build
 #      with Swift 6.3 on Linux (apply_fixes below, data only: none for most packages), and builds its
-#      tests once (`swift build --build-tests`; skipped when the clone was already built);
+#      tests once (`swift build --build-tests`; skipped when the clone was already built; a build
+#      that failed or ran out of time goes on where it stopped the next time: delete the clone to
+#      have changed local changes applied);
 #   2. runs `swift test --skip-build` in the clone RUNS times, plain, under `leak-audit run
 #      --leaks-per-test --census` and under `leak-audit run --leaks-per-test --census --retainers`,
 #      interleaved (plain, census, retainers, plain, ...), timing each run; both audited modes write
@@ -277,13 +279,17 @@ for entry in "${entries[@]}"; do
     notes=()
 
     # 1. Clone and build, once.
-    # A clone not built (new, or its build failed) is made afresh, so that apply_fixes applies to it.
-    if [[ ! -f $clone/.evaluate-built ]] || [[ $(git -C "$clone" describe --tags --exact-match 2>/dev/null) != "$version" ]]; then
+    # A clone at another tag, or one whose local changes were not all applied, is made afresh, so
+    # that apply_fixes applies to it once; a clone whose build failed or ran out of time is kept,
+    # and its build goes on where it stopped (the first builds of the largest suites take longer
+    # than TIMEOUT on a loaded machine).
+    if { [[ ! -f $clone/.evaluate-built ]] && [[ ! -f $clone/.evaluate-fixed ]]; } ||
+        [[ $(git -C "$clone" describe --tags --exact-match 2>/dev/null) != "$version" ]]; then
         rm -rf "$clone"
         git clone -q "$PACKAGES/$owner/$name.git" "$clone" 2>"$results/clone.log" || die "cannot clone $slug: $(cat "$results/clone.log")"
         git -C "$clone" -c advice.detachedHead=false checkout -q "$version" 2>>"$results/clone.log" || die "no tag $version in $slug"
         (cd "$clone" && apply_fixes "$name")
-        rm -f "$clone/.evaluate-built"
+        touch "$clone/.evaluate-fixed"
     fi
     if [[ ! -f $clone/.evaluate-built ]]; then
         say "$name: building its tests"
