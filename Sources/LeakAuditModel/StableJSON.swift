@@ -1,15 +1,15 @@
 import FoundationEssentials
 
 /// Pretty-printed JSON with sorted keys and a final newline: the form of every JSON file leak-audit
-/// writes (report, SARIF log, baseline), so that the same content is always the same bytes. The
-/// bytes are those of Foundation's `JSONEncoder` with `[.prettyPrinted, .sortedKeys,
-/// .withoutEscapingSlashes]`, written by `StableJSONEncoding` at a fraction of its cost.
+/// writes (report, SARIF log, baseline), so that the same content is always the same bytes.
 ///
 /// Encoding the plain value types these files are made of cannot fail; a failure would be a bug
 /// worth a trap, named by `what`.
 package func stableJSON(_ value: some Encodable, what: String) -> String {
-    guard let bytes = try? StableJSONEncoding.encode(value) else { preconditionFailure("\(what) could not be encoded") }
-    return String(decoding: bytes, as: UTF8.self) + "\n"
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    guard let data = try? encoder.encode(value) else { preconditionFailure("\(what) could not be encoded") }
+    return String(decoding: data, as: UTF8.self) + "\n"
 }
 
 /// An optional that a JSON file writes as `null` when absent instead of leaving its key out (what

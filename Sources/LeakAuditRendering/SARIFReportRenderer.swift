@@ -45,8 +45,7 @@ public struct SARIFReportRenderer: ReportRenderer {
 
     private var phrases: ReportPhrases { ReportPhrases(workingDirectory: workingDirectory) }
 
-    /// The log of `report`, before it is written (internal for StableJSONTests).
-    func log(_ report: AuditReport) -> SARIFLog {
+    private func log(_ report: AuditReport) -> SARIFLog {
         var notifications: [SARIFLog.Notification] = []
         if let explanation = phrases.notAuditedExplanation(report) {
             notifications.append(.init(level: "error", message: .init(explanation.joined(separator: "\n"))))
