@@ -1,6 +1,8 @@
+import Dispatch
 import LeakAuditCore
 import LeakAuditModel
 import LeakAuditRendering
+import Synchronization
 
 /// Every report one run writes: the primary report and each `--output-FORMAT` file, opened before
 /// the target runs so that a bad path costs no run, and written after it.
@@ -37,14 +39,26 @@ struct ReportOutputs {
     /// Renders the report in each format and writes it; every destination is tried, and the
     /// failures are returned. With `--quiet`, a clean run's report is not written to the standard
     /// stream (files are).
+    ///
+    /// The formats are rendered at once, on as many cores as there are (the target has ended),
+    /// then written in their order: the HTML report takes about as long as the text and JSON
+    /// reports together (Swinject's census run: 59, 12 and 26 ms of leak-audit's CPU).
     func write(_ report: AuditReport) -> [SinkError] {
+        let written = outputs.filter { !(quiet && report.verdict == .clean && $0.sink.path == nil) }
+        let renderings = written.map { format, sink in
+            let colored = color.colorsText(destinationIsTerminal: sink.isTerminal, environment: environment)
+            return (format, RenderingOptions(width: sink.columns, verbose: verbose, colored: colored))
+        }
+        let texts = Mutex([String](repeating: "", count: renderings.count))
+        DispatchQueue.concurrentPerform(iterations: renderings.count) { index in
+            let (format, options) = renderings[index]
+            let text = format.renderer(options).render(report)
+            texts.withLock { $0[index] = text }
+        }
         var failures: [SinkError] = []
-        for (format, sink) in outputs {
-            if quiet && report.verdict == .clean && sink.path == nil { continue }
+        for (output, text) in zip(written, texts.withLock { $0 }) {
             do {
-                let colored = color.colorsText(destinationIsTerminal: sink.isTerminal, environment: environment)
-                let renderer = format.renderer(RenderingOptions(width: sink.columns, verbose: verbose, colored: colored))
-                try sink.write(renderer.render(report))
+                try output.sink.write(text)
             } catch {
                 failures.append(error)
             }
