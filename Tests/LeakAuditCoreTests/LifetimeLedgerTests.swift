@@ -667,6 +667,37 @@ final class LifetimeLedgerTests: XCTestCase {
         ]
         for frame in userFrames { XCTAssertFalse(ReportBuilder.isMonitorFrame(frame), "\(frame)") }
     }
+
+    func testModulesWithoutDebugInformationAreTheProgramsOwnWithNoFrameThatHasAFileInAnyGroup() {
+        func frame(_ module: String?, file: String? = nil) -> SymbolizedFrame {
+            SymbolizedFrame(address: 1, module: module, file: file, line: file == nil ? nil : 1)
+        }
+        let groups = [
+            AuditReport.AllocationGroup(
+                count: 1,
+                frames: [
+                    frame("/app/libStripped.so"), frame("/app/app"), frame("/usr/lib/swift/linux/libswiftCore.so"),
+                    frame(nil),
+                ],
+                truncated: false),
+            AuditReport.AllocationGroup(
+                count: 2,
+                frames: [
+                    frame("/app/libPlugin.so"), frame("/app/app", file: "/app/Sources/App/main.swift"),
+                    frame("/lib/x86_64-linux-gnu/libc.so.6"), frame("/app/libStripped.so"),
+                ],
+                truncated: false, test: "AppTests.A/testB"),
+            AuditReport.AllocationGroup(
+                count: 1, frames: [frame("/app/libPlugin.so"), frame("[vdso]"), frame("/app/libLate.so")],
+                truncated: false),
+        ]
+        // The app has a frame with a file in the second group; the system's libraries never count;
+        // the others in the order the stacks first name them.
+        XCTAssertEqual(
+            ReportBuilder.modulesWithoutDebugInformation(in: groups),
+            ["/app/libStripped.so", "/app/libPlugin.so", "/app/libLate.so"])
+        XCTAssertEqual(ReportBuilder.modulesWithoutDebugInformation(in: []), [])
+    }
 }
 
 final class MergedByNameTests: XCTestCase {
