@@ -106,7 +106,7 @@ final class UnreachableTests: XCTestCase {
     func testEveryReachableHolderReportsNothing() throws {
         let holders = [
             "global-cycle", "opaque-pointers", "enum-payloads", "sleeping-threads", "collections", "closure-queue",
-            "value-layouts",
+            "value-layouts", "tagged-payloads",
         ]
         for holder in holders {
             let audit = try Harness.audit("ReachableHolders", [holder])

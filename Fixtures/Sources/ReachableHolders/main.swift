@@ -42,6 +42,15 @@
 //                     (`.shared(Labelled<Int>, Pin)`) in a global array, a generic class's
 //                     property of a generic struct of its argument, and an optional struct
 //                     property (7 cycles)
+//   tagged-payloads   cycles Keeper.partner → KeeperPartner.keeper → Keeper held only through
+//                     the boxes of an indirect enum case (`ShapeKind.object`, its `Facet`'s
+//                     `Any?`), laid out as OpenAPIKit30's `JSONSchema.Schema`: the `Any?` makes
+//                     the compiler keep the tag in a byte after the payloads, though the enum's
+//                     `swift5_mpenum` record lists spare bits (`.counted`'s `Int?` tag byte),
+//                     which an `.object` leaves 0, the first case's (`.measure`, a number
+//                     where `.object` keeps its box); in a global dictionary's values, one
+//                     nested in another's box, a global array and a global object's property
+//                     (4 cycles)
 //   all               every holder above
 //
 // Prints one line when done and exits 0.
@@ -57,6 +66,7 @@ func fail(_ message: String) -> Never {
 
 let holders = [
     "global-cycle", "opaque-pointers", "enum-payloads", "sleeping-threads", "collections", "closure-queue", "value-layouts",
+    "tagged-payloads",
 ]
 let usage = "usage: ReachableHolders [\((holders + ["all"]).joined(separator: "|"))]"
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -468,6 +478,61 @@ func holdValueLayouts() -> String {
     return "7 keepers in values of known layout"
 }
 
+// MARK: - tagged-payloads
+
+enum FacetFormat {
+    case other(String)
+    case generic
+}
+
+/// The `Any?` keeps the compiler from putting `ShapeKind`'s tag in its payloads' spare bits.
+struct Facet {
+    var format: FacetFormat
+    var required: Bool
+    var title: String?
+    var example: Any?
+}
+
+struct Shape {
+    var value: ShapeKind
+    var notes: [String: Int]
+}
+
+enum ShapeKind {
+    /// Case 0: a number in the word where `.object` keeps its box.
+    case measure(Double, Facet)
+    case counted(Facet, Int?)
+    indirect case object(Facet, [String: Shape])
+}
+
+final class Catalog {
+    var shape: Shape
+
+    init(shape: Shape) {
+        self.shape = shape
+    }
+}
+
+var shapes: [String: Shape] = [:]
+var shapeKinds: [ShapeKind] = []
+var catalog: Catalog? = nil
+
+@inline(never)
+func holdTaggedPayloads() -> String {
+    func object(_ keeper: Keeper?, _ inner: [String: Shape] = [:]) -> ShapeKind {
+        .object(Facet(format: .generic, required: false, title: nil, example: keeper), inner)
+    }
+    let plain = Facet(format: .other("plain"), required: true, title: "plain", example: nil)
+    shapes = [
+        "first": Shape(value: object(makeKeeper()), notes: [:]),
+        "outer": Shape(value: object(nil, ["inner": Shape(value: object(makeKeeper()), notes: [:])]), notes: ["n": 1]),
+        "measure": Shape(value: .measure(1.5, plain), notes: [:]),
+    ]
+    shapeKinds = [.counted(plain, 3), object(makeKeeper())]
+    catalog = Catalog(shape: Shape(value: object(makeKeeper()), notes: [:]))
+    return "4 keepers in the boxes of an enum tagged by a byte of its own"
+}
+
 // MARK: - entry point
 
 let makers: [(String, () -> String)] = [
@@ -478,6 +543,7 @@ let makers: [(String, () -> String)] = [
     ("collections", holdCollections),
     ("closure-queue", holdClosureQueue),
     ("value-layouts", holdValueLayouts),
+    ("tagged-payloads", holdTaggedPayloads),
 ]
 var held: [String] = []
 for (name, hold) in makers where chosen == "all" || chosen == name {

@@ -12,4 +12,8 @@ struct ForeignClasses: Sendable, Hashable {
     /// the spare bits its tag takes, so that a value is read by its case (docs/retainers.md,
     /// step 4).
     var multiPayloadEnumSections: [Range<UInt64>] = []
+    /// The `swift5_builtin` section of each loaded image: the size of each value type whose layout
+    /// the compiler fixed and reflection alone does not give (a multi-payload enum's among them),
+    /// which tells whether its tag takes bytes of its own (docs/retainers.md, step 4).
+    var builtinTypeSections: [Range<UInt64>] = []
 }

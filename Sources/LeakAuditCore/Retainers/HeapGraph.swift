@@ -12,6 +12,7 @@ extension RetainerSearch {
     mutating func enumerateHeap(objectOffset: UInt64 = 0, sampled: [UInt64] = []) {
         // Before any type is read: a multi-payload enum's layout is in these sections.
         layout.multiPayloadEnumSections = foreignClasses.multiPayloadEnumSections
+        layout.builtinTypeSections = foreignClasses.builtinTypeSections
         self.objectOffset = objectOffset
         (objects, nodeTypeIndexes, nodeSizes, largeSizes, streams, sampleOffsets) = ([], [], [], [:], [], [:])
         let offsets = objectOffset == 0 ? [0] : [objectOffset] + Self.headerOffsets.filter { $0 != objectOffset }
@@ -334,6 +335,14 @@ extension RetainerSearch {
             }
         case .closureContext:
             let capturesEnd = type.capturesEnd.map { Swift.min($0, end) } ?? end
+            if let shape = type.captureShape {
+                var offsets: [Int] = []
+                layout.referenceOffsets(
+                    shape, at: address &+ UInt64(type.firstCapture), span: capturesEnd - type.firstCapture,
+                    base: type.firstCapture, into: &offsets)
+                for offset in offsets { visit(&self, offset: offset, hold: .capture) }
+                break
+            }
             var offset = type.firstCapture
             while offset + 8 <= capturesEnd {
                 if !type.captureExclusions.contains(where: { $0.contains(offset) }) {

@@ -36,6 +36,10 @@ final class SwiftLayout {
         /// Where a closure context's captures end, when its capture descriptor gives every
         /// capture's size; nil: unknown, the captures are read to the end of the malloc chunk.
         var capturesEnd: Int? = nil
+        /// How the captures are read, from `firstCapture`, when every capture's type is lowered
+        /// (an indirect enum case's box holds its payload so: `JSONSchema.Schema.object`'s
+        /// tuple); nil: word by word, save the exclusions.
+        var captureShape: ValueShape? = nil
         /// Swift collection storage, read element by element.
         var collection: Collection?
         /// The size of a box's value (0: unknown).
@@ -124,6 +128,10 @@ final class SwiftLayout {
     var multiPayloadEnumSections: [Range<UInt64>] = []
     /// Each multi-payload enum's record in those sections, by the enum's context descriptor.
     var multiPayloadEnumRecords: [UInt64: UInt64]? = nil
+    /// The loaded images' `swift5_builtin` sections, and each record's size and alignment there
+    /// by its type's context descriptor.
+    var builtinTypeSections: [Range<UInt64>] = []
+    var builtinTypeLayouts: [UInt64: (size: Int, alignment: Int)]? = nil
     /// How values are read (ValueShapes.swift), by an enum's descriptor and by a type's metadata.
     var enumShapes: [UInt64: ValueShape?] = [:]
     var valueShapes: [UInt64: ValueShape?] = [:]
@@ -135,6 +143,11 @@ final class SwiftLayout {
     /// struct's or enum's descriptor, for types without generic arguments.
     var mangledLayouts: [UInt64: ValueLayout?] = [:]
     var descriptorLayouts: [UInt64: ValueLayout?] = [:]
+    /// The types without generic arguments being lowered, and how many lowerings met one of
+    /// them inside itself (a type that holds itself only through a box or a phantom argument:
+    /// `JSONSchema`'s `JSONReference<JSONSchema>`); an answer cut so is not kept.
+    var loweringInProgress: Set<UInt64> = []
+    var loweringCuts = 0
 
     init(memory: SnapshotMemory) {
         self.memory = memory
@@ -598,6 +611,28 @@ final class SwiftLayout {
         // nothing holds (a leak missed, a false holder). The generic bindings a context may keep
         // are not among the captures: with any, where the captures end is not known.
         if placesKnown && count > 0 && bindings == 0 { type.capturesEnd = position }
+        // Captures of any type (a struct, a tuple: an indirect case's payload), each at its
+        // alignment, when every one's layout is known: read by it, never its padding, its
+        // unused words nor the chunk's slack.
+        if count > 0, count < 64, bindings == 0 {
+            var fields: [(offset: Int, shape: ValueShape)] = []
+            var end = 0
+            for index in 0..<UInt64(count) {
+                guard let capture = layout(ofMangledType: memory.relative(descriptor &+ 12 &+ index &* 4)),
+                    capture.alignment > 0
+                else {
+                    fields = []
+                    break
+                }
+                end = (end + capture.alignment - 1) / capture.alignment * capture.alignment
+                fields.append((end, capture.shape))
+                end += capture.size
+            }
+            if fields.count == Int(count) {
+                type.captureShape = .fields(fields)
+                type.capturesEnd = type.firstCapture + end
+            }
+        }
         return type
     }
 

@@ -65,8 +65,17 @@ extension SwiftLayout {
         static let pointer = ValueLayout(size: 8, alignment: 8, extraInhabitants: .unknown, shape: .prefix(bytes: 8))
         /// A thick closure: its code, then its context.
         static let closure = ValueLayout(size: 16, alignment: 8, extraInhabitants: .atLeast(256), shape: .prefix(bytes: 16))
-        /// A `String` or `Character`.
-        static let string = ValueLayout(size: 16, alignment: 8, extraInhabitants: .atLeast(256), shape: .prefix(bytes: 16))
+        /// A `String` or `Character`: its count and flags, never a reference, then its object
+        /// (a small string's bytes, or its storage). A case of an enum around it that does not
+        /// use it (`case other(String)`, `case generic`) writes only the object word's extra
+        /// inhabitant and leaves the first word as it was.
+        static let string = ValueLayout(size: 16, alignment: 8, extraInhabitants: .atLeast(256), shape: stringShape)
+        static let stringShape = ValueShape.fields([(offset: 0, shape: .nothing), (offset: 8, shape: .prefix(bytes: 8))])
+
+        /// A generic argument whose layout is not known (one that refers to the type being
+        /// lowered): a field or payload of its type is not known either, a collection of it is.
+        static let unknownArgument = ValueLayout(size: -1, alignment: 1, extraInhabitants: .unknown, shape: .words)
+        var isUnknownArgument: Bool { size < 0 }
 
         static func plain(_ size: Int, extraInhabitants: ExtraInhabitants = .none) -> ValueLayout {
             ValueLayout(size: size, alignment: Swift.max(1, size), extraInhabitants: extraInhabitants, shape: .nothing)
@@ -95,9 +104,11 @@ extension SwiftLayout {
     {
         guard let address, depth < Self.loweringDepth else { return nil }
         if arguments.isEmpty, let known = mangledLayouts[address] { return known }
+        let cuts = loweringCuts
         let result = parseLayout(address, arguments: arguments, depth: depth, budget: &budget)
-        // Only a complete answer is kept: one cut short by the budget may be known elsewhere.
-        if arguments.isEmpty, result != nil || budget > 0 { mangledLayouts[address] = .some(result) }
+        // Only a complete answer is kept: one cut short by the budget, or by a type met inside
+        // itself, may be known elsewhere.
+        if arguments.isEmpty, loweringCuts == cuts, result != nil || budget > 0 { mangledLayouts[address] = .some(result) }
         return result
     }
 
@@ -151,6 +162,9 @@ extension SwiftLayout {
         case label
     }
 
+    /// The most copies one repeated substitution pushes (`S2S`, `A3B`).
+    private static let maximumRepeats = 64
+
     private enum StandardGeneric {
         /// Array, ContiguousArray, Dictionary, Set: one reference to their storage.
         case collection
@@ -173,6 +187,10 @@ extension SwiftLayout {
         // A thick closure (`yyc`, `SiSSYaKc`, optional or not): the function grammar is not read.
         if captureSize(ofMangledType: address) == 16 { return .closure }
         var stack: [Term] = []
+        // What Swift's demangler registers as it goes, for `A…` to refer back to: symbolic
+        // references, bound generic types, optionals, named standard library types and every
+        // identifier (a tuple label too), in that order (Demangler.cpp's `addSubstitution`).
+        var substitutions: [Term] = []
         var position = address
         var steps = 0
 
@@ -185,6 +203,40 @@ extension SwiftLayout {
             }
         }
         func popType() -> ValueLayout? { lowered(stack.popLast()) }
+        /// Pushes `term` `count` times; false when that is too many.
+        func push(_ term: Term, count: Int) -> Bool {
+            guard count >= 1, count <= Self.maximumRepeats, stack.count + count <= 256 else { return false }
+            stack.append(contentsOf: repeatElement(term, count: count))
+            return true
+        }
+        /// `A`: substitutions by index, each a letter (lower case: more follow), a count of
+        /// repeats before it, or `<n>_` for an index past 25 (Demangler.cpp's
+        /// `demangleMultiSubstitutions`).
+        func pushSubstitutions() -> Bool {
+            var repeats = 1
+            var counted: Int? = nil
+            while let code = next() {
+                position &+= 1
+                switch code {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
+                    let isLast = code <= UInt8(ascii: "Z")
+                    let index = Int(code - (isLast ? UInt8(ascii: "A") : UInt8(ascii: "a")))
+                    guard index < substitutions.count, push(substitutions[index], count: repeats) else { return false }
+                    if isLast { return true }
+                    repeats = 1
+                    counted = nil
+                case UInt8(ascii: "_"):
+                    let index = (counted ?? -1) + 27
+                    return index < substitutions.count && push(substitutions[index], count: 1)
+                case 0x30...0x39:
+                    counted = number(from: Int(code - 0x30), below: 10_000)
+                    repeats = counted ?? 1
+                default:
+                    return false
+                }
+            }
+            return false
+        }
         func next() -> UInt8? { memory.byte(position).flatMap { $0 == 0 ? nil : $0 } }
         func isDigit(_ byte: UInt8?) -> Bool { byte.map { (0x30...0x39).contains($0) } ?? false }
         /// The decimal number whose digits follow, `initial` its value so far, read while it is
@@ -208,41 +260,56 @@ extension SwiftLayout {
                     return nil
                 }
                 position &+= 4
+                let term: Term
                 switch flags & 0x1F {
-                case 3: stack.append(.protocolDescriptor(descriptor))
-                case 16, 17, 18: stack.append(.nominal(descriptor))
+                case 3: term = .protocolDescriptor(descriptor)
+                case 16, 17, 18: term = .nominal(descriptor)
                 default: return nil
                 }
+                stack.append(term)
+                substitutions.append(term)
             case UInt8(ascii: "S"):
+                // `S<count><type>` pushes a standard type `count` times (`S2S`: two Strings).
+                let count = isDigit(next()) ? number(below: 10_000) : 1
                 guard let code = next() else { return nil }
                 position &+= 1
+                let term: Term
                 switch code {
-                case UInt8(ascii: "i"), UInt8(ascii: "u"), UInt8(ascii: "d"): stack.append(.type(.plain(8)))
-                case UInt8(ascii: "f"): stack.append(.type(.plain(4)))
-                case UInt8(ascii: "b"): stack.append(.type(.plain(1, extraInhabitants: .exactly(254))))
-                case UInt8(ascii: "S"), UInt8(ascii: "J"): stack.append(.type(.string))
-                case UInt8(ascii: "a"), UInt8(ascii: "D"), UInt8(ascii: "h"): stack.append(.standardGeneric(.collection))
-                case UInt8(ascii: "q"): stack.append(.standardGeneric(.optional))
-                case UInt8(ascii: "p"), UInt8(ascii: "P"): stack.append(.standardGeneric(.pointer))
-                case UInt8(ascii: "v"), UInt8(ascii: "V"): stack.append(.type(.pointer))
-                case UInt8(ascii: "g"):
+                case UInt8(ascii: "i"), UInt8(ascii: "u"), UInt8(ascii: "d"): term = .type(.plain(8))
+                case UInt8(ascii: "f"): term = .type(.plain(4))
+                case UInt8(ascii: "b"): term = .type(.plain(1, extraInhabitants: .exactly(254)))
+                case UInt8(ascii: "S"), UInt8(ascii: "J"): term = .type(.string)
+                case UInt8(ascii: "a"), UInt8(ascii: "D"), UInt8(ascii: "h"): term = .standardGeneric(.collection)
+                case UInt8(ascii: "q"): term = .standardGeneric(.optional)
+                case UInt8(ascii: "p"), UInt8(ascii: "P"): term = .standardGeneric(.pointer)
+                case UInt8(ascii: "v"), UInt8(ascii: "V"): term = .type(.pointer)
+                case UInt8(ascii: "g") where count == 1:
                     guard let wrapped = popType(), let optional = singlePayload(wrapped, emptyCases: 1) else { return nil }
-                    stack.append(.type(optional))
+                    term = .type(optional)
+                    substitutions.append(term)
                 default: return nil
                 }
+                guard push(term, count: count) else { return nil }
+            case UInt8(ascii: "A"):
+                guard pushSubstitutions() else { return nil }
             case UInt8(ascii: "s"):
                 // `s<length><name><kind>`: a standard library type spelled out.
                 let length = number(below: 100)
                 guard length > 0, let bytes = memory.bytes(position, count: length + 1) else { return nil }
                 position &+= UInt64(length + 1)
                 let name = "\(length)" + String(decoding: bytes, as: UTF8.self)
+                let term: Term
                 if let known = Self.namedStandardTypes[name] {
-                    stack.append(.type(known))
+                    term = .type(known)
                 } else if let generic = Self.namedStandardGenerics[name] {
-                    stack.append(.standardGeneric(generic))
+                    term = .standardGeneric(generic)
                 } else {
                     return nil
                 }
+                stack.append(term)
+                // The name's identifier, then the type.
+                substitutions.append(.label)
+                substitutions.append(term)
             case UInt8(ascii: "y"):
                 stack.append(.listStart)
             case UInt8(ascii: "_"):
@@ -264,26 +331,26 @@ extension SwiftLayout {
                 }
                 stack.removeLast()
                 terms.reverse()
+                let bound: ValueLayout
                 switch stack.popLast() {
                 // A collection or pointer is one word whatever its arguments.
-                case .standardGeneric(.collection)?: stack.append(.type(.reference))
-                case .standardGeneric(.pointer)?: stack.append(.type(.pointer))
+                case .standardGeneric(.collection)?: bound = .reference
+                case .standardGeneric(.pointer)?: bound = .pointer
                 case .standardGeneric(.optional)?:
                     guard terms.count == 1, let wrapped = lowered(terms[0]),
                         let optional = singlePayload(wrapped, emptyCases: 1)
                     else { return nil }
-                    stack.append(.type(optional))
+                    bound = optional
                 case .nominal(let descriptor)?:
-                    var list: [ValueLayout] = []
-                    for term in terms {
-                        guard let argument = lowered(term) else { return nil }
-                        list.append(argument)
-                    }
+                    // An argument not known is an error only where a field or payload has its type.
+                    let list = terms.map { lowered($0) ?? .unknownArgument }
                     guard let layout = layout(ofNominal: descriptor, arguments: list, depth: depth + 1, budget: &budget)
                     else { return nil }
-                    stack.append(.type(layout))
+                    bound = layout
                 default: return nil
                 }
+                stack.append(.type(bound))
+                substitutions.append(.type(bound))
             case UInt8(ascii: "t"):
                 guard let tuple = popTuple(&stack, lowered) else { return nil }
                 stack.append(.type(tuple))
@@ -291,13 +358,13 @@ extension SwiftLayout {
                 guard let existential = popExistential(&stack) else { return nil }
                 stack.append(.type(existential))
             case UInt8(ascii: "x"):
-                stack.append(arguments.first.map { .type($0) } ?? .unknownType)
+                stack.append(Self.term(arguments.first))
             case UInt8(ascii: "q"):
                 // `q_` is the second parameter, `q<n>_` the (n+2)th; `qd…` (a nested depth) is not read.
                 let index = isDigit(next()) ? number(below: 1000) + 2 : 1
                 guard next() == UInt8(ascii: "_") else { return nil }
                 position &+= 1
-                stack.append(index < arguments.count ? .type(arguments[index]) : .unknownType)
+                stack.append(Self.term(index < arguments.count ? arguments[index] : nil))
             case UInt8(ascii: "X"):
                 guard let code = next() else { return nil }
                 position &+= 1
@@ -340,12 +407,19 @@ extension SwiftLayout {
                 let length = number(from: Int(byte - 0x30), below: 1000)
                 position &+= UInt64(length)
                 stack.append(.label)
+                substitutions.append(.label)
             default:
                 return nil
             }
         }
         guard stack.count == 1 else { return nil }
         return popType()
+    }
+
+    /// A generic parameter's term: its argument's layout, when known.
+    private static func term(_ argument: ValueLayout?) -> Term {
+        guard let argument, !argument.isUnknownArgument else { return .unknownType }
+        return .type(argument)
     }
 
     /// A builtin integer of `bits` bits (`Builtin.Int1`, `Bool`'s, leaves 254 byte values
@@ -455,12 +529,24 @@ extension SwiftLayout {
         guard kind == 17 || kind == 18, genericParameterCount(descriptor, flags: flags) == arguments.count,
             !qualifiedName(descriptor: descriptor).hasPrefix("__C.")
         else { return nil }
-        if arguments.isEmpty, let known = descriptorLayouts[descriptor] { return known }
+        if arguments.isEmpty {
+            if let known = descriptorLayouts[descriptor] { return known }
+            // A value cannot hold itself (only a box or a collection of it): met inside itself,
+            // as a generic argument that no field may use (`JSONReference<JSONSchema>` inside
+            // `JSONSchema`), it is not known there.
+            guard !loweringInProgress.contains(descriptor) else {
+                loweringCuts += 1
+                return nil
+            }
+            loweringInProgress.insert(descriptor)
+        }
+        defer { if arguments.isEmpty { loweringInProgress.remove(descriptor) } }
+        let cuts = loweringCuts
         let result =
             kind == 17
             ? structLayout(descriptor, arguments: arguments, depth: depth, budget: &budget)
             : enumLayout(descriptor, arguments: arguments, depth: depth, budget: &budget)
-        if arguments.isEmpty, result != nil || budget > 0 { descriptorLayouts[descriptor] = .some(result) }
+        if arguments.isEmpty, loweringCuts == cuts, result != nil || budget > 0 { descriptorLayouts[descriptor] = .some(result) }
         return result
     }
 
@@ -555,7 +641,11 @@ extension SwiftLayout {
 
     /// A multi-payload enum: the tag in its payloads' spare bits (the `swift5_mpenum` record says
     /// which, and every tag fits), or in tag bytes after the largest payload (the record says
-    /// no spare bits are used, or the enum is generic).
+    /// no spare bits are used, or the enum is generic). The size the image's `swift5_builtin`
+    /// record gives a fixed enum decides: a size past the payloads means tag bytes of its own,
+    /// which the compiler adds only when it uses no spare bits for the tag, whatever the record
+    /// says of them (`OpenAPIKit30.JSONSchema.Schema`: 265 bytes, the tag at 264, its record's
+    /// spare bits unused), or when they are too few (then the tag is split: not read).
     private func multiPayload(_ descriptor: UInt64, _ payloads: [ValueLayout], emptyCases: Int) -> ValueLayout? {
         let size = payloads.map(\.size).max() ?? 0
         let alignment = payloads.map(\.alignment).max() ?? 1
@@ -566,16 +656,36 @@ extension SwiftLayout {
         // lays it out, whatever its arguments, without spare bits (`Either<A, B>` of two
         // references takes 9 bytes).
         guard let sizeFlags = sizeFlags ?? ((memory.uint32(descriptor) ?? 0) & 0x80 != 0 ? 0 : nil) else { return nil }
+        let fixed = builtinTypeLayout(of: descriptor)
         if sizeFlags & 1 != 0 {
             guard var layout = multiPayloadEnum(descriptor, payloadShape: { _, _ in .words }) else { return nil }
             guard layout.tagMaskOffset + layout.tagMask.count <= size else { return nil }
+            if let fixed, fixed.size != size {
+                // The record's spare bits hold every tag, yet the tag has bytes of its own.
+                guard let tagOffset = Self.tagOffset(enumSize: fixed.size, payloadSize: size, alignment: fixed.alignment)
+                else { return nil }
+                return ValueLayout(
+                    size: fixed.size, alignment: alignment, extraInhabitants: .unknown,
+                    shape: .taggedCases(
+                        tagOffset: tagOffset, tagBytes: fixed.size - tagOffset, payloads: payloads.map(\.shape)))
+            }
             layout.payloads = payloads.map(\.shape)
             return ValueLayout(size: size, alignment: alignment, extraInhabitants: .unknown, shape: .cases(layout))
         }
         let tagBytes = Self.tagBytes(payloadSize: size, emptyCases: emptyCases, payloadCases: payloads.count)
+        if let fixed, fixed.size != size + tagBytes { return nil }
         return ValueLayout(
             size: size + tagBytes, alignment: alignment, extraInhabitants: .unknown,
             shape: .taggedCases(tagOffset: size, tagBytes: tagBytes, payloads: payloads.map(\.shape)))
+    }
+
+    /// Where a fixed multi-payload enum of `enumSize` bytes keeps its tag bytes (1, 2 or 4 of
+    /// them): right after its largest payload, or at the next multiple of its alignment; nil
+    /// when neither, or both, fit.
+    static func tagOffset(enumSize: Int, payloadSize: Int, alignment: Int) -> Int? {
+        let aligned = alignment > 0 ? (payloadSize + alignment - 1) / alignment * alignment : payloadSize
+        let fitting = Set([payloadSize, aligned]).filter { [1, 2, 4].contains(enumSize - $0) }
+        return fitting.count == 1 ? fitting.first : nil
     }
 
     /// The bytes of an enum's extra tag (Swift's `getEnumTagCounts`): a payload of 4 bytes or

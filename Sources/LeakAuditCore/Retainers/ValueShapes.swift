@@ -230,7 +230,7 @@ extension SwiftLayout {
         if let size = captureSize(ofMangledType: address) { return .prefix(bytes: size) }
         guard var text = mangledCharacters(address) else { return .words }
         if text.hasSuffix("Sg") { text.removeLast(2) }
-        if text == "SS" { return .prefix(bytes: 16) }
+        if text == "SS" { return ValueLayout.stringShape }
         // Array, Dictionary, Set: one reference to their storage.
         if (text.hasPrefix("Say") || text.hasPrefix("SD") || text.hasPrefix("Sh")) && text.hasSuffix("G") {
             return .prefix(bytes: 8)
@@ -247,7 +247,9 @@ extension SwiftLayout {
     func shape(ofEnum descriptor: UInt64, depth: Int, arguments: [ValueLayout] = []) -> ValueShape? {
         // A generic enum's payloads depend on its arguments: not kept by descriptor.
         guard arguments.isEmpty else {
-            return multiPayloadShape(descriptor) { shape(ofMangledType: $0, indirect: $1, depth: depth, arguments: arguments) }
+            return multiPayloadShape(descriptor, arguments: arguments) {
+                shape(ofMangledType: $0, indirect: $1, depth: depth, arguments: arguments)
+            }
         }
         if let known = enumShapes[descriptor] { return known }
         enumShapes[descriptor] = .some(nil)
@@ -259,7 +261,19 @@ extension SwiftLayout {
     /// A multi-payload enum's shape by the record, each payload's shape from `payloadShape`
     /// (its mangled type, and whether the case is indirect); nil when the record does not read
     /// it or every payload is read word by word.
-    func multiPayloadShape(_ descriptor: UInt64, payloadShape: (UInt64, Bool) -> ValueShape) -> ValueShape? {
+    func multiPayloadShape(
+        _ descriptor: UInt64, arguments: [ValueLayout] = [], payloadShape: (UInt64, Bool) -> ValueShape
+    ) -> ValueShape? {
+        // An enum whose size its image records is read by the record only when that size agrees
+        // with it (its lowering says): else its tag takes bytes of its own (`multiPayload`).
+        if builtinTypeLayout(of: descriptor) != nil {
+            guard let lowered = layout(ofNominal: descriptor, arguments: arguments) else { return nil }
+            switch lowered.shape {
+            case .cases: break
+            case .words: return nil
+            default: return lowered.shape
+            }
+        }
         guard let layout = multiPayloadEnum(descriptor, payloadShape: payloadShape) else { return nil }
         if layout.payloads.allSatisfy({ if case .words = $0 { return true } else { return false } }) { return nil }
         return .cases(layout)
@@ -322,6 +336,29 @@ extension SwiftLayout {
         else { return false }
         guard flags & 0x1F == 17 else { return false }
         return memory.uint32(descriptor &+ 20) == 0
+    }
+
+    /// The size and alignment the image's `swift5_builtin` record gives the type described at
+    /// `descriptor` (each record: its mangled name, a symbolic reference to the descriptor, then
+    /// size, alignment and flags, stride and extra inhabitants, 32 bits each); nil without one.
+    func builtinTypeLayout(of descriptor: UInt64) -> (size: Int, alignment: Int)? {
+        if let layouts = builtinTypeLayouts { return layouts[descriptor] }
+        var layouts: [UInt64: (size: Int, alignment: Int)] = [:]
+        for section in builtinTypeSections {
+            var record = section.lowerBound
+            var seen = 0
+            while record &+ 20 <= section.upperBound, seen < 1 << 16 {
+                if let name = memory.relative(record), memory.byte(name &+ 5) == 0, let type = symbolicReference(at: name),
+                    let size = memory.uint32(record &+ 4), size < 1 << 20, let flags = memory.uint32(record &+ 8)
+                {
+                    layouts[type] = (Int(size), Int(flags & 0xFFFF))
+                }
+                record = record &+ 20
+                seen += 1
+            }
+        }
+        builtinTypeLayouts = layouts
+        return layouts[descriptor]
     }
 
     /// The `swift5_mpenum` record of the enum described at `descriptor`: each record is a

@@ -11,7 +11,7 @@ enum ForeignClassSymbols {
     /// it is ICU's (`lib_FoundationICU.so`, `libicuuc.so.72`), the address point of
     /// `UnicodeString`'s vtable (16 bytes into it, past the offset to top and the type info, as
     /// the Itanium C++ ABI lays a vtable out); in the blocks runtime (`libBlocksRuntime.so`),
-    /// `_NSConcreteMallocBlock`; in every image, its `swift5_mpenum` section.
+    /// `_NSConcreteMallocBlock`; in every image, its `swift5_mpenum` and `swift5_builtin` sections.
     static func classes(in modules: [ModuleImage]) -> ForeignClasses {
         var found = ForeignClasses()
         for module in modules {
@@ -19,6 +19,9 @@ enum ForeignClassSymbols {
             found.unicodeStrings += linkTime.unicodeStrings.map { $0 &+ module.loadBias &+ 16 }
             found.mallocBlocks += linkTime.mallocBlocks.map { $0 &+ module.loadBias }
             found.multiPayloadEnumSections += linkTime.multiPayloadEnumSections.map {
+                ($0.lowerBound &+ module.loadBias)..<($0.upperBound &+ module.loadBias)
+            }
+            found.builtinTypeSections += linkTime.builtinTypeSections.map {
                 ($0.lowerBound &+ module.loadBias)..<($0.upperBound &+ module.loadBias)
             }
         }
@@ -37,13 +40,15 @@ enum ForeignClassSymbols {
         return classes
     }
 
-    /// The classes `file` defines, at link-time addresses: its `swift5_mpenum` section, and, when
+    /// The classes `file` defines, at link-time addresses: its `swift5_mpenum` and `swift5_builtin`
+    /// sections, and, when
     /// `searchingSymbols`, `UnicodeString`'s vtable (`_ZTVN6icu_7613UnicodeStringE`: the namespace
     /// carries ICU's version, or is plain `icu` in a build without renaming) and
     /// `_NSConcreteMallocBlock`.
     static func classes(in file: borrowing ELFFile, searchingSymbols: Bool = true) -> ForeignClasses {
         var classes = ForeignClasses(
-            multiPayloadEnumSections: file.loadedRange(ofSection: "swift5_mpenum").map { [$0] } ?? [])
+            multiPayloadEnumSections: file.loadedRange(ofSection: "swift5_mpenum").map { [$0] } ?? [],
+            builtinTypeSections: file.loadedRange(ofSection: "swift5_builtin").map { [$0] } ?? [])
         guard searchingSymbols else { return classes }
         classes.unicodeStrings = file.objectSymbols {
             $0.hasPrefix("_ZTVN") && $0.hasSuffix("13UnicodeStringE") && $0.contains("icu")
