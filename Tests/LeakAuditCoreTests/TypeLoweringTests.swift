@@ -7,8 +7,8 @@ import XCTest
 /// compiler lays them out: substitutions resolved as Swift's demangler does, a `String`'s words,
 /// and a multi-payload enum's tag where its fixed size puts it.
 final class TypeLoweringTests: XCTestCase {
-    /// One image's read-only data, built at `base`: each piece appended, its relative pointers
-    /// patched once the target's place is known.
+    /// One image's read-only data, built at `base`, each piece appended after the ones it
+    /// points to.
     private struct Image {
         static let base: UInt64 = 0x5555_0000_0000
         var bytes: [UInt8] = []
@@ -39,8 +39,8 @@ final class TypeLoweringTests: XCTestCase {
             return address
         }
 
-        /// A mangled name: text, with `\u{1}` followed by four placeholder bytes standing for a
-        /// direct symbolic reference to each of `references`, in order.
+        /// A mangled name: its text, each symbolic reference a 1 and a relative pointer to the
+        /// descriptor.
         mutating func mangled(_ parts: [MangledPart]) -> UInt64 {
             let address = end
             for part in parts {
@@ -102,13 +102,6 @@ final class TypeLoweringTests: XCTestCase {
                 relative(record.name)
             }
             return address
-        }
-
-        /// Patches a 32-bit relative pointer at `address` to `target`.
-        mutating func patch(_ address: UInt64, to target: UInt64) {
-            let index = Int(address - Self.base)
-            let value = UInt32(bitPattern: Int32(truncatingIfNeeded: Int64(bitPattern: target &- address)))
-            for byte in 0..<4 { bytes[index + byte] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(byte))) }
         }
 
         func layout(

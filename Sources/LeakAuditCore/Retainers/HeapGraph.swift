@@ -336,11 +336,9 @@ extension RetainerSearch {
         case .closureContext:
             let capturesEnd = type.capturesEnd.map { Swift.min($0, end) } ?? end
             if let shape = type.captureShape {
-                var offsets: [Int] = []
-                layout.referenceOffsets(
-                    shape, at: address &+ UInt64(type.firstCapture), span: capturesEnd - type.firstCapture,
-                    base: type.firstCapture, into: &offsets)
-                for offset in offsets { visit(&self, offset: offset, hold: .capture) }
+                for offset in shapedOffsets(shape, of: address, from: type.firstCapture, to: capturesEnd) {
+                    visit(&self, offset: offset, hold: .capture)
+                }
                 break
             }
             var offset = type.firstCapture
@@ -353,11 +351,9 @@ extension RetainerSearch {
         case .box:
             let valueEnd = type.boxedSize > 0 ? Swift.min(end, type.firstCapture + type.boxedSize) : end
             if let shape = type.boxedShape {
-                var offsets: [Int] = []
-                layout.referenceOffsets(
-                    shape, at: address &+ UInt64(type.firstCapture), span: valueEnd - type.firstCapture,
-                    base: type.firstCapture, into: &offsets)
-                for offset in offsets { visit(&self, offset: offset, hold: .boxedValue) }
+                for offset in shapedOffsets(shape, of: address, from: type.firstCapture, to: valueEnd) {
+                    visit(&self, offset: offset, hold: .boxedValue)
+                }
                 break
             }
             var offset = type.firstCapture
@@ -396,6 +392,14 @@ extension RetainerSearch {
                 offset += 8
             }
         }
+    }
+
+    /// The byte offsets, from the object at `address`, of the words that may hold a reference in
+    /// the value of `shape` that starts `start` bytes into it and spans to `end`.
+    private func shapedOffsets(_ shape: SwiftLayout.ValueShape, of address: UInt64, from start: Int, to end: Int) -> [Int] {
+        var offsets: [Int] = []
+        layout.referenceOffsets(shape, at: address &+ UInt64(start), span: end - start, base: start, into: &offsets)
+        return offsets
     }
 
     /// The byte offsets of the words of a collection's value at `address` (of `summary`'s type)
