@@ -28,7 +28,7 @@
 //                  a 32-byte context (one captured closure) made in the 48-byte chunk that a
 //                  Carrier, whose last property held the stray, had just freed; a global array
 //                  keeps the closures                                                  (4 objects)
-//   value-slack    6 cycles Drifter.partner → DrifterPartner.drifter → Drifter whose only other
+//   value-slack    cycles Drifter.partner → DrifterPartner.drifter → Drifter whose only other
 //                  "references" are stale words in live values of known layout: the unused
 //                  third word of an `any Describer` buffer holding a one-word value, in 3 struct
 //                  elements of a global array and in a global object's struct property (the
@@ -37,7 +37,9 @@
 //                  enum whose payloads are a tuple of a nested generic struct and a struct, and
 //                  the same generic struct (2 elements of a global array, each written
 //                  `.reference` then `.fragment`, the address written where the reference's
-//                  holder was)
+//                  holder was); and the first word (count and flags) of a `String` payload
+//                  that a case without payload leaves as it was (2 `SlackLabel.generic`
+//                  elements of a global array): 8 cycles
 //                                                                                       (12 objects)
 //   all            every shape above, one after the other
 //
@@ -422,9 +424,17 @@ enum Content<Value> {
     case fragment(Wrapper<Value>)
 }
 
+/// A `String` payload's first word is its count and flags, never a reference: `.generic` writes
+/// only the second word's extra inhabitant (OpenAPIKit's `BooleanFormat`).
+enum SlackLabel {
+    case other(String)
+    case generic
+}
+
 var slackArguments: [Argument] = []
 var slackForm = Form()
 var slackContents: [Content<Int>] = []
+var slackLabels: [SlackLabel] = []
 
 @inline(never)
 func makeDrifter() -> Drifter {
@@ -466,7 +476,13 @@ func makeValueSlack() -> Int {
             leaveStaleWord(of: makeDrifter(), at: element + tailHolder)
         }
     }
-    return slackArguments.count + 1 + slackContents.count
+    for index in 0..<2 {
+        slackLabels.append(.generic)
+        slackLabels.withUnsafeMutableBytes { bytes in
+            leaveStaleWord(of: makeDrifter(), at: bytes.baseAddress! + index * MemoryLayout<SlackLabel>.stride)
+        }
+    }
+    return slackArguments.count + 1 + slackContents.count + slackLabels.count
 }
 
 // MARK: - entry point
