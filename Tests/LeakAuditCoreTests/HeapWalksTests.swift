@@ -231,6 +231,79 @@ final class HeapWalksTests: XCTestCase {
         XCTAssertEqual(searched, 2, "10 ms without a record: walked, 15 ms after the last walk of a second ended")
         XCTAssertNil(channel.pendingWalk(of: 0))
     }
+
+    /// Issue 32: the walk at exit costs no copy when the walks after tests found the path of
+    /// every instance the report reads, which it reads from them first; one instance without
+    /// (a test not walked since it settled, a walk that failed) and the walk at exit searches
+    /// every instance it did before.
+    func testTheWalkAtExitIsSkippedOnlyWhenEveryInstanceTestsLeftHasItsPathFromWhenItsTestSettled() throws {
+        for (notWalked, failedWalk) in [(false, false), (true, false), (false, true)] {
+            var tests = try SettlingTests()
+            let (channel, writer, watch) = (tests.channel, tests.writer, tests.watch)
+            var walks = HeapWalks()
+            var copied = 0
+            var searched: [[UInt64]] = []
+            func answer(_ number: UInt32, atExit: Bool, copyFails: Bool = false) {
+                writer.requestWalk(of: 0, number: number, atExit: atExit)
+                walks.answerRequests(
+                    on: channel, ledgers: [tests.ledger], watch: watch,
+                    copyProcess: { pid in
+                        copied += 1
+                        return copyFails ? .failure(.processGone) : .success(ProcessSnapshot(pid: pid, regions: [], threads: []))
+                    },
+                    search: { _, instances, _, _, _ in
+                        searched.append(instances.sorted())
+                        let path = RetainerSearch.Path(root: .unreferenced, steps: [])
+                        return (Dictionary(uniqueKeysWithValues: instances.map { ($0, path) }), nil, nil)
+                    })
+                XCTAssertNil(channel.pendingWalk(of: 0))
+            }
+            tests.run(1, leaving: [0x5555_1000_0010, 0x5555_1000_0020])
+            answer(1, atExit: false, copyFails: failedWalk)
+            if notWalked { tests.run(2, leaving: [0x5555_1000_0030]) }
+            let walksAfterTests = searched.count
+            answer(2, atExit: true)
+            let label = "not walked: \(notWalked), failed walk: \(failedWalk)"
+            if notWalked || failedWalk {
+                XCTAssertEqual(copied, 2, label)
+                XCTAssertEqual(
+                    searched.dropFirst(walksAfterTests).first,
+                    notWalked ? [0x5555_1000_0010, 0x5555_1000_0020, 0x5555_1000_0030] : [0x5555_1000_0010, 0x5555_1000_0020],
+                    label)
+                guard case .searched(let paths)? = walks.atExit[0] else { return XCTFail(label) }
+                XCTAssertEqual(paths.count, notWalked ? 3 : 2, label)
+            } else {
+                XCTAssertEqual(copied, 1, "the walk after the test only")
+                XCTAssertEqual(searched, [[0x5555_1000_0010, 0x5555_1000_0020]])
+                guard case .searched(let paths)? = walks.atExit[0] else { return XCTFail(label) }
+                XCTAssertEqual(paths.count, 0)
+                XCTAssertEqual(walks.afterTests[0]?.count, 2)
+            }
+        }
+    }
+
+    /// An instance alive of a type over its budget has its path only from the walk at exit.
+    func testTheWalkAtExitStillRunsForATypeOverItsBudget() throws {
+        var tests = try SettlingTests()
+        let (channel, writer, watch) = (tests.channel, tests.writer, tests.watch)
+        tests.ledger.apply(.typeDefined(id: 2, name: "App.Cache", max: 0))
+        tests.ledger.apply(.allocated(typeID: 2, object: 0x5555_1000_0100, stackID: 1, sequence: 100, test: nil))
+        var walks = HeapWalks()
+        var searched: [[UInt64]] = []
+        tests.run(1, leaving: [0x5555_1000_0010])
+        for (number, atExit) in [(UInt32(1), false), (2, true)] {
+            writer.requestWalk(of: 0, number: number, atExit: atExit)
+            walks.answerRequests(
+                on: channel, ledgers: [tests.ledger], watch: watch,
+                copyProcess: { .success(ProcessSnapshot(pid: $0, regions: [], threads: [])) },
+                search: { _, instances, _, _, _ in
+                    searched.append(instances.sorted())
+                    let path = RetainerSearch.Path(root: .unreferenced, steps: [])
+                    return (Dictionary(uniqueKeysWithValues: instances.map { ($0, path) }), nil, nil)
+                })
+        }
+        XCTAssertEqual(searched, [[0x5555_1000_0010], [0x5555_1000_0010, 0x5555_1000_0100]])
+    }
 }
 
 /// The unreachable check at exit: a process that asks is copied even when no instance needs

@@ -3,7 +3,8 @@
 #endif
 
 /// The heap walks of a run (`--retainers`, `--unreachable`). A process that exits waits until
-/// leak-audit has copied it (the platform's `copyProcess`), and so does a test process each time
+/// leak-audit has copied it (the platform's `copyProcess`), unless the walks after its tests found
+/// every path the report reads of it, and so does a test process each time
 /// one of its tests settles (its grace period over), copied then only if the test left instances
 /// alive, and no sooner after its last walk than that walk lasted: one copy serves every test
 /// settled since. Each copy is searched at once for who holds the instances the report will show
@@ -68,7 +69,8 @@ struct HeapWalks {
     )
 
     /// Answers every process that waits: one exiting is copied and searched for every instance
-    /// the report may show; one whose test settled is copied only if a test settled since its last
+    /// the report may show, unless each already has its path from when its test settled
+    /// (`explainedWhenTestsSettled`); one whose test settled is copied only if a test settled since its last
     /// walk left instances alive, and searched for those, but not before its last walk's length
     /// has passed since that walk ended (it waits until then, and its next walk takes every test
     /// settled meanwhile), unless no process has written a record for `idleNanoseconds`. Each process is answered (and goes on) as soon as its copy is taken,
@@ -103,9 +105,15 @@ struct HeapWalks {
             if request.atExit {
                 guard atExit[UInt8(index)] == nil else { continue }
                 // Nothing the report explains and no unreachable objects asked for: no copy is
-                // needed.
+                // needed. Nor when every path the report would read from this walk was found when
+                // its test settled (the last test's walk took them all, as tests end before
+                // their process): the report reads those first.
                 let instances = Self.instancesToExplain(ledger, watch: watch)
-                guard !instances.isEmpty || request.unreachable else {
+                guard
+                    request.unreachable
+                        || (!instances.isEmpty
+                            && !Self.explainedWhenTestsSettled(ledger, watch: watch, paths: afterTests[UInt8(index)] ?? [:]))
+                else {
                     atExit[UInt8(index)] = .searched([:])
                     continue
                 }
@@ -222,6 +230,27 @@ struct HeapWalks {
             instances.append(leak.object)
         }
         return Array(Set(instances))
+    }
+
+    /// True when the report reads no path from a walk at exit (`RetainerNaming`): no type over
+    /// its budget has an instance alive, and every instance alive that a test left of a type it is
+    /// judged by has its path from when its test settled, which the report reads first. What
+    /// tests left of other types (`instancesToExplain` with `--retainers`) is searched with them
+    /// but never shown. When false, the walk at exit searches all of `instancesToExplain` as
+    /// before: the retained sizes depend on which instances are searched together.
+    static func explainedWhenTestsSettled(
+        _ ledger: LifetimeLedger, watch: WatchOptions, paths: [Instance: RetainerSearch.Path]
+    ) -> Bool {
+        let types = ledger.typeCounts
+        if watch.retainers {
+            let overBudget = Set(types.compactMap { $0.value.peak > $0.value.max ? $0.key : nil })
+            if !overBudget.isEmpty && !ledger.liveObjects(wanted: { overBudget.contains($0) }).isEmpty { return false }
+        }
+        var judged = JudgedTypes(types, watch: watch)
+        for leak in ledger.leftAliveByTests() where judged.contains(leak.typeID) && ledger.isAlive(leak) {
+            guard paths[Instance(object: leak.object, sequence: leak.sequence)] != nil else { return false }
+        }
+        return true
     }
 
     /// Which types of a ledger a test is judged by (`isJudgedPerTest`), each told once: the
