@@ -82,20 +82,22 @@ extension RetainerSearch {
     }
 
     /// The node's size in bytes.
-    func size(of node: Int32) -> Int {
+    // Inlined, as are the lookups below (`node(at:)`'s): the search's mutating methods call them
+    // for most words they read, and each call copied the whole search (272 bytes) to pass it.
+    @inline(__always) func size(of node: Int32) -> Int {
         let size = nodeSizes[Int(node)]
         return size == UInt32.max ? largeSizes[node] ?? Int(size) : Int(size)
     }
 
     /// The enumerated node at `address`, by binary search; nil when none starts there.
-    func enumeratedNode(at address: UInt64) -> Int32? {
+    @inline(__always) func enumeratedNode(at address: UInt64) -> Int32? {
         let low = firstEnumerated(above: address, including: true)
         return low < enumeratedCount && objects[low] == address ? Int32(low) : nil
     }
 
     /// The index of the first enumerated node (in address order) that starts above `address`, or
     /// at it when `including`: `enumeratedCount` when none does.
-    private func firstEnumerated(above address: UInt64, including: Bool) -> Int {
+    @inline(__always) private func firstEnumerated(above address: UInt64, including: Bool) -> Int {
         var low = 0
         var high = enumeratedCount
         while low < high {
@@ -118,7 +120,7 @@ extension RetainerSearch {
 
     /// The enumerated node outside the walked heaps (a chunk malloc mapped on its own) at
     /// `address`, by binary search among those few; nil when none starts there.
-    private func enumeratedNodeOutsideHeaps(at address: UInt64) -> Int32? {
+    @inline(__always) private func enumeratedNodeOutsideHeaps(at address: UInt64) -> Int32? {
         var low = 0
         var high = enumeratedOutsideHeaps.count
         while low < high {
@@ -131,7 +133,7 @@ extension RetainerSearch {
     }
 
     /// Whether `address` lies in a heap whose chunks were walked.
-    func inWalkedHeap(_ address: UInt64) -> Bool {
+    @inline(__always) func inWalkedHeap(_ address: UInt64) -> Bool {
         MallocHeap.contains(walkedHeaps, address)
     }
 
