@@ -116,6 +116,37 @@ final class RetainerSearchTests: XCTestCase {
         XCTAssertEqual(memory.copiedParts(of: start + 16_384..<start + 16_392), [])
     }
 
+    /// `isWritable` answers what the regions say whatever was read or asked before it (it keeps
+    /// the regions last read and last asked about): a writable region, a read-only one, a stack
+    /// copied from its stack pointer up, an empty copy, and the gaps between them.
+    func testIsWritableAnswersAsTheRegionsSayWhateverWasAskedBefore() {
+        var random = SplitMix64(state: 0x5EED_0A11)
+        func region(_ start: UInt64, _ size: Int, writable: Bool, copiedFrom offset: UInt64 = 0) -> ProcessSnapshot.Region {
+            ProcessSnapshot.Region(
+                start: start, end: start + UInt64(size), isWritable: writable, isExecutable: false, path: "",
+                copiedStart: start + offset,
+                bytes: RegionBytes(copying: [UInt8](repeating: 1, count: size - Int(offset))))
+        }
+        let regions = [
+            region(0x5555_0000_0000, 8192, writable: false), region(0x5555_0000_2000, 4096, writable: true),
+            region(0x5555_0000_4000, 4096, writable: false), region(0x7ffe_0000_0000, 16_384, writable: true, copiedFrom: 4096),
+            region(0x7fff_0000_0000, 4096, writable: true, copiedFrom: 4096),
+        ]
+        let memory = SnapshotMemory(ProcessSnapshot(pid: 1, regions: regions, threads: []))
+        func expected(_ address: UInt64) -> Bool {
+            regions.first { !$0.bytes.isEmpty && $0.copiedStart <= address && address + 8 <= $0.copiedEnd }?.isWritable ?? false
+        }
+        for _ in 0..<20_000 {
+            let region = regions[Int(random.next() % UInt64(regions.count))]
+            let address = region.start &- 64 &+ random.next() % (region.end - region.start + 128)
+            if random.next() % 3 == 0 {
+                _ = memory.word(address)
+            } else {
+                XCTAssertEqual(memory.isWritable(address), expected(address), "0x\(String(address, radix: 16))")
+            }
+        }
+    }
+
     func testAnEmptySnapshotExplainsNothing() {
         let snapshot = ProcessSnapshot(pid: 1, regions: [], threads: [])
         XCTAssertTrue(RetainerSearch.paths(of: [0x1000, 0xFFFF_FFFF_FFFF_FFF0], in: snapshot, modules: []).isEmpty)

@@ -23,6 +23,12 @@ final class SnapshotMemory {
     private var otherEnd: UInt64 = 0
     private var otherBase: UnsafeRawPointer? = nil
     private var otherWritable = false
+    /// The copied region, or the gap between two mappings, that `isWritable` last found by binary
+    /// search: the words a search asks it about, which point away from the region being read,
+    /// often point into the same image's code or data, or are numbers, one after another.
+    private var askedStart: UInt64 = 1
+    private var askedEnd: UInt64 = 0
+    private var askedWritable = false
 
     init(_ snapshot: ProcessSnapshot) {
         self.snapshot = snapshot
@@ -36,13 +42,20 @@ final class SnapshotMemory {
 
     /// The region holding `address`, by binary search, as ProcessSnapshot.regionIndex finds it.
     private func regionIndex(containing address: UInt64) -> Int? {
+        let low = firstRegion(endingAbove: address)
+        guard low < regionEnds.count, regionStarts[low] <= address, address < regionEnds[low] else { return nil }
+        return low
+    }
+
+    /// The index of the first region that ends above `address`, by binary search: the region
+    /// holding it, or the first one above it (`regionEnds.count` when none).
+    private func firstRegion(endingAbove address: UInt64) -> Int {
         var low = 0
         var high = regionEnds.count
         while low < high {
             let middle = (low + high) / 2
             if regionEnds[middle] <= address { low = middle + 1 } else { high = middle }
         }
-        guard low < regionEnds.count, regionStarts[low] <= address, address < regionEnds[low] else { return nil }
         return low
     }
 
@@ -150,9 +163,17 @@ final class SnapshotMemory {
         guard address <= UInt64.max - 8 else { return false }
         if address >= lastStart, address + 8 <= lastEnd, lastBase != nil { return lastWritable }
         if address >= otherStart, address + 8 <= otherEnd, otherBase != nil { return otherWritable }
-        guard let index = regionIndex(containing: address), bases[index] != nil, address >= starts[index],
-            address + 8 <= ends[index]
-        else { return false }
+        if address >= askedStart, address + 8 <= askedEnd { return askedWritable }
+        let index = firstRegion(endingAbove: address)
+        guard index < regionEnds.count, regionStarts[index] <= address else {
+            // Between two mappings (a number, not an address): so is every address of the gap.
+            (askedStart, askedEnd, askedWritable) = (
+                index > 0 ? regionEnds[index - 1] : 0, index < regionStarts.count ? regionStarts[index] : UInt64.max, false
+            )
+            return false
+        }
+        guard bases[index] != nil, address >= starts[index], address + 8 <= ends[index] else { return false }
+        (askedStart, askedEnd, askedWritable) = (starts[index], ends[index], writable[index])
         return writable[index]
     }
 }
