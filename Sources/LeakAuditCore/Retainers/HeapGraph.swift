@@ -380,11 +380,9 @@ extension RetainerSearch {
                         offset += 8
                     }
                 case .strong:
-                    var offsets: [Int] = []
-                    layout.referenceOffsets(
-                        value.type.shape ?? .words, at: address &+ UInt64(value.offset), span: valueEnd - value.offset,
-                        base: value.offset, into: &offsets)
-                    for offset in offsets { visit(&self, offset: offset, hold: .word) }
+                    for offset in shapedOffsets(value.type.shape ?? .words, of: address, from: value.offset, to: valueEnd) {
+                        visit(&self, offset: offset, hold: .word)
+                    }
                 }
                 break
             }
