@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -145,6 +146,25 @@ int leakaudit_host_thread_registers(pid_t tid, leakaudit_thread_registers *regis
     (void)tid;
     return ENOSYS;
 #endif
+}
+
+struct own_thread_body {
+    void (*body)(void *context);
+    void *context;
+};
+
+static void *run_own_thread_body(void *argument) {
+    struct own_thread_body *run = argument;
+    run->body(run->context);
+    return NULL;
+}
+
+int leakaudit_host_run_on_own_thread(void (*body)(void *context), void *context) {
+    struct own_thread_body run = {.body = body, .context = context};
+    pthread_t thread;
+    int error = pthread_create(&thread, NULL, run_own_thread_body, &run);
+    if (error != 0) return error;
+    return pthread_join(thread, NULL);
 }
 
 int leakaudit_host_resume_thread(pid_t tid) { return ptrace(PTRACE_DETACH, tid, NULL, NULL) == 0 ? 0 : errno; }

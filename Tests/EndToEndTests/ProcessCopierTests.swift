@@ -4,14 +4,14 @@ import XCTest
 @testable import LeakAuditCore
 
 /// The copy of a real process for a heap walk (ProcessCopier): a thread that does not stop within
-/// the copy's time fails the copy, and is let go once it stops: its process runs on.
+/// the copy's time fails the copy and is no longer traced once the copy returns: its process runs on.
 final class ProcessCopierTests: XCTestCase {
-    /// Fixtures/Sources/SpawnBlocked: a thread waits in posix_spawn's vfork until
-    /// this test opens a FIFO, so that it cannot stop within the copy's 100 ms: the copy fails, the
-    /// threads that stopped go on, and that one stops once the FIFO is opened and must then be let
-    /// go: left seized, it would wait in that stop for as long as its tracer's thread lives, and
-    /// the process would never end.
-    func testAThreadThatStopsAfterTheCopysTimeIsLetGoAndItsProcessEnds() throws {
+    /// Fixtures/Sources/SpawnBlocked: a thread waits in posix_spawn's vfork until this test opens a
+    /// FIFO, so that it cannot stop within the copy's 100 ms: the copy fails, and when it returns no
+    /// thread of the process is traced, that one included, though it never stopped: left seized
+    /// with its interrupt pending, it would stop once the FIFO is opened and wait in that stop for
+    /// as long as its tracer's thread lives, and the process would never end.
+    func testAThreadThatDoesNotStopInTheCopysTimeIsNoLongerTracedOnceTheCopyReturns() throws {
         let folder = try Harness.scratchFolder("straggler")
         let fifo = folder + "/fifo"
         XCTAssertEqual(mkfifo(fifo, 0o600), 0, String(cString: strerror(errno)))
@@ -31,25 +31,12 @@ final class ProcessCopierTests: XCTestCase {
             "no thread of the process is spawning: \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")")
         XCTAssertNotEqual(spawner, pid)
 
-        // The copy runs on a thread that lives until the process has ended: a tracer's thread
-        // that ends detaches its tracees, which would hide a thread left seized.
+        // The copy is asked for on a thread that lives until the process has ended: a thread left
+        // seized by a ptrace call made on it would stay so.
         let copier = Copier(pid: pid)
         let thread = Thread { copier.run() }
         thread.start()
         defer { copier.finish.signal() }
-        // Once the threads that stopped are let go (the process's main thread, seized first, no
-        // longer traced) while the spawner is still seized, it did not stop in time.
-        // (A tracer is named by its thread's id: the copier's.)
-        let straggling = poll {
-            (self.tracer(of: pid, thread: spawner) ?? 0) != 0 && self.tracer(of: pid, thread: pid) == 0 ? true : nil
-        }
-        XCTAssertEqual(straggling, true, "the spawning thread was never left seized while the others ran on")
-        // The spawn goes on: the spawner returns from the vfork, stops at its interrupt and must be let go.
-        // Not blocking: with no reader (the spawn's child gone), the test fails rather than waits.
-        let writer = open(fifo, O_WRONLY | O_NONBLOCK)
-        XCTAssertGreaterThanOrEqual(writer, 0, String(cString: strerror(errno)))
-        if writer >= 0 { close(writer) }
-
         // Without that thread's stack and registers (roots) the walk is not made, and says why.
         let copied = try XCTUnwrap(poll { copier.result }, "the copy did not return")
         if case .failure(let failure) = copied {
@@ -57,6 +44,17 @@ final class ProcessCopierTests: XCTestCase {
         } else {
             XCTFail("the copy succeeded without the spawning thread's roots")
         }
+        // No thread is traced any more, the spawner included, still in its vfork (its child has
+        // not opened the FIFO). (A tracer is named by its thread's id; 0 is none.)
+        let released = poll { self.threads(of: pid).allSatisfy { self.tracer(of: pid, thread: $0) == 0 } ? true : nil }
+        XCTAssertEqual(released, true, "a thread of the process is still traced after the copy returned")
+        XCTAssertFalse(children(of: pid, thread: spawner).isEmpty, "the spawner left its vfork before the FIFO was opened")
+
+        // The spawn goes on: the spawner returns from the vfork, and must not stop.
+        // Not blocking: with no reader (the spawn's child gone), the test fails rather than waits.
+        let writer = open(fifo, O_WRONLY | O_NONBLOCK)
+        XCTAssertGreaterThanOrEqual(writer, 0, String(cString: strerror(errno)))
+        if writer >= 0 { close(writer) }
         let status = try XCTUnwrap(
             poll { () -> Int32? in
                 var status: Int32 = 0

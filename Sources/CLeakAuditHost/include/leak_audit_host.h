@@ -29,12 +29,19 @@ typedef struct leakaudit_thread_registers {
     uint32_t general_count;
 } leakaudit_thread_registers;
 
+/// Runs `body(context)` on a thread of its own and returns once that thread has ended: the ptrace
+/// calls of one copy are made there, so that when it ends the kernel detaches every thread it
+/// still traces and cancels their pending interrupts (a thread that did not stop in time runs on,
+/// never to stop for a tracer that is gone). Returns 0, or the error of pthread_create (body not
+/// run) or of pthread_join.
+int leakaudit_host_run_on_own_thread(void (*body)(void *context), void *context);
+
 /// Stops threads `tids` of another process (ptrace seize and interrupt, all at once, then waits
 /// until each is stopped, at most `timeout_ms` in all). `results[i]` is 0 for a stopped thread,
 /// else an errno value: EPERM when tracing is not allowed, ESRCH when the thread is gone,
 /// ETIMEDOUT when it did not stop in time: a thread that is not stopped cannot be detached, and its
-/// interrupt is still pending, so it stops later and must then be let go
-/// (leakaudit_host_reap_thread). Returns 0.
+/// interrupt is still pending until the calling thread ends (leakaudit_host_run_on_own_thread).
+/// Returns 0.
 int leakaudit_host_stop_threads(const pid_t *tids, int count, int *results, int timeout_ms);
 
 /// Reads the registers of a thread that leakaudit_host_stop_threads stopped. Returns 0 or an errno.
@@ -47,8 +54,7 @@ int leakaudit_host_resume_thread(pid_t tid);
 /// Reaps a thread that was killed while stopped (leakaudit_host_resume_thread said ESRCH), waiting
 /// at most `timeout_ms` for it to die: a traced thread stays a zombie until its tracer reaps it,
 /// and until then its process's end is reported to no one. Not for a process's leader, which is
-/// reaped with its process. One found stopped again instead is let go: so is a thread that
-/// leakaudit_host_stop_threads did not see stop in time, once it stops.
+/// reaped with its process. One found stopped again instead is let go.
 void leakaudit_host_reap_thread(pid_t tid, int timeout_ms);
 
 /// Copies `length` bytes at `address` in process `pid` into `buffer`; returns the bytes copied

@@ -21,21 +21,52 @@ enum ProcessCopier {
     static let stopTimeoutMilliseconds: Int32 = 2_000
     /// How long a thread killed while stopped may take to die before it is reaped.
     static let reapTimeoutMilliseconds: Int32 = 1_000
-    /// How long a thread that did not stop in time is waited for, to be let go once it stops: its
-    /// interrupt is still pending (a thread blocked where it cannot stop, such as a parent waiting
-    /// for its vfork child to exec, stops when it returns), and a thread left seized would wait in
-    /// that stop for as long as leak-audit runs, its process hung (seen once in hummingbird's
-    /// suite at load 23, a thread stopping 15 s after its interrupt). The shim's own wait for a walk.
-    static let stragglerTimeoutMilliseconds: Int32 = 30_000
 
     /// The copy, and how long the process was stopped: from the first thread seized to the last
     /// let go, in nanoseconds (`ProcessSnapshot.stoppedNanoseconds`). A thread that does not stop
-    /// within `stopTimeoutMilliseconds` is left out, and let go once it stops.
+    /// within `stopTimeoutMilliseconds` is left out and fails the copy. The copy is made on a
+    /// thread of its own, which ends with it: the kernel then detaches what that thread still
+    /// traces and cancels its pending interrupts, so a thread that did not stop in time (blocked
+    /// where an interrupt cannot stop it, such as a parent waiting for its vfork child to exec)
+    /// runs on whenever it returns, and nothing waits for it. Left seized, it would stop later and
+    /// wait in that stop for as long as its tracer's thread lived, its process hung (seen in
+    /// hummingbird's suite at load 23, a thread stopping 15 s after its interrupt).
     static func copy(_ pid: Int32, stopTimeoutMilliseconds: Int32 = stopTimeoutMilliseconds) -> Result<
         ProcessSnapshot, SnapshotFailure
     > {
+        let copying = CopyOnOwnThread(pid: pid, stopTimeoutMilliseconds: stopTimeoutMilliseconds)
+        let context = Unmanaged.passRetained(copying)
+        defer { context.release() }
+        let error = leakaudit_host_run_on_own_thread(
+            { context in
+                guard let context else { return }
+                Unmanaged<CopyOnOwnThread>.fromOpaque(context).takeUnretainedValue().run()
+            }, context.toOpaque())
+        guard error == 0 else { return .failure(.failed(call: "pthread_create", errno: error)) }
+        return copying.result ?? .failure(.processGone)
+    }
+
+    /// One copy's arguments and result, for the thread that makes it.
+    private final class CopyOnOwnThread {
+        let pid: Int32
+        let stopTimeoutMilliseconds: Int32
+        /// Written by that thread before it ends; read after it has.
+        var result: Result<ProcessSnapshot, SnapshotFailure>? = nil
+
+        init(pid: Int32, stopTimeoutMilliseconds: Int32) {
+            self.pid = pid
+            self.stopTimeoutMilliseconds = stopTimeoutMilliseconds
+        }
+
+        func run() { result = ProcessCopier.copyOnThisThread(pid, stopTimeoutMilliseconds: stopTimeoutMilliseconds) }
+    }
+
+    /// The copy, made with this thread as the tracer: every thread it stopped is let go before it
+    /// returns; one that did not stop in time stays seized until this thread ends.
+    private static func copyOnThisThread(_ pid: Int32, stopTimeoutMilliseconds: Int32) -> Result<
+        ProcessSnapshot, SnapshotFailure
+    > {
         var stopped: [Int32] = []
-        var stragglers: [Int32] = []
         // Where the shim's state is, found before anything stops: each image file is read for it
         // once a run (the first walk), not while the process waits. So are the memory the copies
         // of its anonymous regions go to, its pages faulted in already.
@@ -45,15 +76,13 @@ enum ProcessCopier {
         }
         let started = monotonicNanoseconds()
         var result = copyStopping(
-            pid, stopped: &stopped, stragglers: &stragglers, destinations: destinations,
-            stopTimeoutMilliseconds: stopTimeoutMilliseconds)
+            pid, stopped: &stopped, destinations: destinations, stopTimeoutMilliseconds: stopTimeoutMilliseconds)
         // Every thread stopped goes on first, whatever went wrong with another; then a thread
         // killed meanwhile (the process ended: a thread let go first called exit) is reaped, or
         // the process's end is never reported.
         let killed = stopped.filter { leakaudit_host_resume_thread($0) == ESRCH && $0 != pid }
         let stoppedFor = monotonicNanoseconds() &- started
         for thread in killed { leakaudit_host_reap_thread(thread, reapTimeoutMilliseconds) }
-        for thread in stragglers { leakaudit_host_reap_thread(thread, stragglerTimeoutMilliseconds) }
         if case .success(var snapshot) = result {
             snapshot.stoppedNanoseconds = stoppedFor
             result = .success(snapshot)
@@ -67,12 +96,10 @@ enum ProcessCopier {
         return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
     }
 
-    /// Stops every thread of `pid` (appending each to `stopped`, which the caller lets go, and each
-    /// that did not stop in time to `stragglers`, which the caller lets go once they stop) and
+    /// Stops every thread of `pid` (appending each to `stopped`, which the caller lets go) and
     /// copies the process.
     private static func copyStopping(
-        _ pid: Int32, stopped: inout [Int32], stragglers: inout [Int32], destinations: [Range<UInt64>: Destination],
-        stopTimeoutMilliseconds: Int32
+        _ pid: Int32, stopped: inout [Int32], destinations: [Range<UInt64>: Destination], stopTimeoutMilliseconds: Int32
     ) -> Result<ProcessSnapshot, SnapshotFailure> {
         // Threads may start while others are being stopped: list them until a pass finds no new one.
         var seen = Set<Int32>()
@@ -87,7 +114,6 @@ enum ProcessCopier {
             // Every thread stopped is let go again (by `copy`), whatever went wrong with another.
             for (thread, error) in zip(new, results) {
                 if error == 0 { stopped.append(thread) }
-                if error == ETIMEDOUT { stragglers.append(thread) }
             }
             if results.contains(EPERM) {
                 return .failure(
