@@ -382,6 +382,24 @@ final class RetainersTests: XCTestCase {
         XCTAssertEqual(returns.leaked.count + returns.globalState.count, 0, "\(returns)")
     }
 
+    /// What a closure of a static's initializer made on a Dispatch queue, and the static keeps, is
+    /// global state, though no one-time initializer is on its stack; what a test hands to that
+    /// static is its leak.
+    func testWhatAGlobalsInitializerMadeOnAQueueIsGlobalStateButWhatATestAddsIsItsLeak() throws {
+        let (audit, test) = try auditedTests("TrustRootTests")
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let loads = try test("testLoadsTheTrustRoots")
+        XCTAssertEqual(loads.leaked.count, 0, "\(loads)")
+        let roots = try XCTUnwrap(loads.globalState.first { $0.type == "ScreenTests.TrustRoot" }, "\(loads)")
+        XCTAssertEqual(roots.count, 3)
+        XCTAssertEqual(roots.globalStateReason, .madeByItsGlobalHolder)
+        XCTAssertEqual(roots.retainers?.first?.root.name, "ScreenTests.TrustStore.cachedRoots", "\(roots)")
+        let trusts = try test("testTrustsAnExtraRoot")
+        XCTAssertEqual(trusts.leaked.map(\.type), ["ScreenTests.TrustRoot"], "\(trusts)")
+        XCTAssertEqual(trusts.leaked.first?.count, 1, "\(trusts)")
+        XCTAssertEqual(trusts.globalState.count, 0, "\(trusts)")
+    }
+
     func testHeavyLeaksAmongALargeHeapAreFoundWithWhatTheyKeep() throws {
         let audit = try Harness.audit("LargeHeapRetention", ["leaky"], extraOptions: ["--retainers"])
         XCTAssertEqual(audit.status, 1, audit.stderr)

@@ -109,6 +109,26 @@ extension ReportBuilder {
         }
     }
 
+    /// True when `frames`, the instance's allocation stack, runs code of the initializer
+    /// expression of `global`, the global its path starts at: a closure that initializer handed to
+    /// another thread made it, and the global keeps it (a cache a static fills on a Dispatch queue
+    /// the first time it is read: `static let roots = queue.loading { … }`). Only that global's
+    /// expression counts: on Linux every XCTest test runs under a closure of SwiftPM's generated
+    /// test list (`variable initialization expression of static Module.Tests.__allTests__Tests`),
+    /// and a closure of another global's initializer may hand the test's objects anywhere.
+    static func isMadeByItsGlobalsInitializer(global: String, frames: [SymbolizedFrame]) -> Bool {
+        // `closure #1 … in variable initialization expression of static Module.Type.name : Type`.
+        frames.contains { frame in
+            guard let function = frame.function.map(SwiftName.withoutPrivateDiscriminators),
+                let expression = function.firstRange(of: "variable initialization expression of ")
+            else { return false }
+            var variable = function[expression.upperBound...]
+            if variable.hasPrefix("static ") { variable = variable.dropFirst("static ".count) }
+            if let type = variable.firstRange(of: " : ") { variable = variable[..<type.lowerBound] }
+            return variable == global
+        }
+    }
+
     /// True when `path` runs from a global whose object (the path's first) is of one of
     /// `globalsMadeFirst`, the types of the globals' objects whose one-time initializers ran during
     /// `test`, and the instance was made on a thread of its own with none of the test's code on it:

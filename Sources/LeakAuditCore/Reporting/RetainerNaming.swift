@@ -255,6 +255,12 @@ struct RetainerNaming {
     }
 
     /// `App.router` for the variable whose storage holds `slot`, else the image and offset.
+    /// The name of the global `path` starts at; nil when it starts elsewhere.
+    func globalName(of path: RetainerSearch.Path) -> String? {
+        guard case .global(let slot) = path.root else { return nil }
+        return variableName(at: slot)
+    }
+
     private func variableName(at slot: UInt64) -> String {
         if let name = symbolizer.variable(at: slot) {
             // `App.router : App.AppRouter` names the variable and then its type.
