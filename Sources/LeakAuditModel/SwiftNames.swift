@@ -24,6 +24,12 @@ package enum SwiftName {
     /// `M.Store.(_cache in _5A3C40C2646077B8D814F0D76D84FE01)` → `M.Store._cache`: a private
     /// declaration's name carries its file's discriminator, which means nothing to a reader.
     package static func withoutPrivateDiscriminators(_ name: String) -> String {
+        guard let bytes = PrintableASCIIName.bytes(of: name) else { return withoutPrivateDiscriminatorsByCharacter(name) }
+        return PrintableASCIIName.string(PrintableASCIIName.withoutPrivateDiscriminators(bytes))
+    }
+
+    /// `withoutPrivateDiscriminators`, a Character at a time: for any name.
+    package static func withoutPrivateDiscriminatorsByCharacter(_ name: String) -> String {
         var result = ""
         var rest = Substring(name)
         while let open = rest.firstIndex(of: "(") {
@@ -55,6 +61,12 @@ package enum SwiftName {
     /// (closure parameters) and the signatures of closures and thunks (`closure #1 () -> () in
     /// A.f() -> ()`) are kept up to their enclosing function.
     package static func withoutReturnType(_ function: String) -> String {
+        guard let bytes = PrintableASCIIName.bytes(of: function) else { return withoutReturnTypeByCharacter(function) }
+        return PrintableASCIIName.string(PrintableASCIIName.withoutReturnType(bytes))
+    }
+
+    /// `withoutReturnType`, a Character at a time: for any name.
+    package static func withoutReturnTypeByCharacter(_ function: String) -> String {
         var depth = 0
         var lastTopLevelArrow: String.Index?
         var index = function.startIndex

@@ -116,15 +116,35 @@ package enum ReadableStack {
     /// What `readableFunction` made of each function so far.
     private static let readableFunctions = TextMemo()
 
-    private static func makeReadable(_ function: String) -> String {
+    /// `readableFunction`'s making: over the bytes of a printable ASCII name (nearly every name),
+    /// a Character at a time for any other (PrintableASCIIName says why).
+    package static func makeReadable(_ function: String) -> String {
+        guard var bytes = PrintableASCIIName.bytes(of: function) else { return makeReadableByCharacter(function) }
+        for marker in partialFunctionMarkers {
+            if let found = PrintableASCIIName.firstIndex(of: Array(marker.utf8), in: bytes) {
+                bytes.removeFirst(found + marker.utf8.count)
+            }
+        }
+        let result = PrintableASCIIName.withoutPrivateDiscriminators(bytes)
+        // The same steps, in the same order, as makeReadableByCharacter's.
+        return PrintableASCIIName.string(
+            PrintableASCIIName.compactSignatures(
+                PrintableASCIIName.replacingUnknownContexts(PrintableASCIIName.withoutReturnType(result))))
+    }
+
+    /// What marks an async function's continuation, before the function's name.
+    private static let partialFunctionMarkers = ["suspend resume partial function for ", "await resume partial function for "]
+
+    /// `readableFunction`'s making, a Character at a time: for any name.
+    package static func makeReadableByCharacter(_ function: String) -> String {
         var text = function
-        for marker in ["suspend resume partial function for ", "await resume partial function for "] {
+        for marker in partialFunctionMarkers {
             if let range = text.firstRange(of: marker) { text = String(text[range.upperBound...]) }
         }
-        let result = SwiftName.withoutPrivateDiscriminators(text)
+        let result = SwiftName.withoutPrivateDiscriminatorsByCharacter(text)
         // After the discriminators: a return type naming a private type (`-> App.(Box in _0A…)`)
         // reads as a closure's ` in `, and would be kept.
-        return compactSignatures(SwiftName.withoutReturnType(result).replacingUnknownContexts())
+        return compactSignatures(SwiftName.withoutReturnTypeByCharacter(result).replacingUnknownContexts())
     }
 
     /// `closure #1` for `closure #1 ` and `closure #1 @Sendable `: a name so far that a closure's
