@@ -567,19 +567,39 @@ public struct HTMLReportRenderer: ReportRenderer {
         // The type's name is the section's, once: not repeated in every box.
         let instances = "\(node.count) instance\(node.count == 1 ? "" : "s")"
         if let frame = node.frame {
-            let function = frame.function.map { ReadableStack.readableFunction($0) } ?? "??"
-            label = ReportPhrases.shortTypeName(function)
-            detail = "\(phrases.describe(frame)) — \(instances)"
-            kind = Self.frameKind(frame)
+            let text = flameBoxText(frame, into: &page)
+            label = text.label
+            // Escaping works character by character, so the frame's escaped description followed
+            // by the count (nothing in it to escape) is the escaped detail, unless the detail is
+            // long enough to be cut.
+            let suffix = " — \(instances)"
+            detail =
+                text.description.utf8.count + suffix.utf8.count <= Self.longestText
+                ? text.escapedDescription + suffix : html("\(text.description)\(suffix)")
+            kind = text.kind
         } else {
-            label = "all \(node.count)"
-            detail = "all \(instances)"
+            label = html("all \(node.count)")
+            detail = html("all \(instances)")
             kind = "root"
         }
         let percent = { (value: Double) in String((value * 100_000).rounded() / 1000) }
         page.line(
-            "<div class=\"frame \(kind)\" style=\"left:\(percent(x))%;width:\(percent(share))%;top:\(node.depth * 20)px\" data-x=\"\(x)\" data-w=\"\(share)\" data-depth=\"\(node.depth)\" data-count=\"\(node.count)\" title=\"\(html(detail))\">\(html(label))</div>"
+            "<div class=\"frame \(kind)\" style=\"left:\(percent(x))%;width:\(percent(share))%;top:\(node.depth * 20)px\" data-x=\"\(x)\" data-w=\"\(share)\" data-depth=\"\(node.depth)\" data-count=\"\(node.count)\" title=\"\(detail)\">\(label)</div>"
         )
+    }
+
+    /// What a flame box shows of its frame, made once for each distinct frame of the page: a
+    /// frame recurs in many boxes (under other callers, in each test's graph), and its name's
+    /// readable form, short form and escaping each cost a pass over a long Swift name.
+    private func flameBoxText(_ frame: SymbolizedFrame, into page: inout HTMLPage) -> HTMLPage.FlameBoxText {
+        if let known = page.flameBoxTexts[frame] { return known }
+        let function = frame.function.map { ReadableStack.readableFunction($0) } ?? "??"
+        let description = phrases.describe(frame)
+        let text = HTMLPage.FlameBoxText(
+            label: html(ReportPhrases.shortTypeName(function)), description: description,
+            escapedDescription: html(description), kind: Self.frameKind(frame))
+        page.flameBoxTexts[frame] = text
+        return text
     }
 
     /// `user` for the program's own code (a frame with a source line outside the system's
@@ -717,8 +737,10 @@ public struct HTMLReportRenderer: ReportRenderer {
             shown = String(scalars[..<end])
         }
         // Byte by byte: the characters HTML reads as markup are ASCII, and any other byte is
-        // copied as it is.
-        let escaped = ReportPhrases.escaped(shown).utf8
+        // copied as it is. Most texts have none of them, and are kept whole.
+        let escapedText = ReportPhrases.escaped(shown)
+        let escaped = escapedText.utf8
+        guard escaped.contains(where: Self.isMarkup) else { return cut > 0 ? escapedText + Self.cutNote(cut) : escapedText }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(escaped.count)
         for byte in escaped {
@@ -734,6 +756,12 @@ public struct HTMLReportRenderer: ReportRenderer {
         var result = String(decoding: bytes, as: UTF8.self)
         if cut > 0 { result += Self.cutNote(cut) }
         return result
+    }
+
+    /// True for the bytes `html` writes as entities.
+    private static func isMarkup(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: "&") || byte == UInt8(ascii: "<") || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "\"")
+            || byte == UInt8(ascii: "'")
     }
 
     /// What follows a text cut at `longest`: how many characters were left out.
@@ -966,6 +994,15 @@ extension HTMLReportRenderer {
 
 private struct HTMLPage {
     var text = ""
+    /// What a flame box shows of a frame: its label and its description, escaped, and its kind.
+    struct FlameBoxText {
+        var label: String
+        var description: String
+        var escapedDescription: String
+        var kind: String
+    }
+    /// The flame boxes' texts so far, by frame (`HTMLReportRenderer.flameBoxText`).
+    var flameBoxTexts: [SymbolizedFrame: FlameBoxText] = [:]
 
     mutating func line(_ line: String) {
         text += line
