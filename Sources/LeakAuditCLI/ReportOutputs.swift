@@ -40,30 +40,52 @@ struct ReportOutputs {
     /// failures are returned. With `--quiet`, a clean run's report is not written to the standard
     /// stream (files are).
     ///
-    /// The formats are rendered at once, on as many cores as there are (the target has ended),
-    /// then written in their order: the HTML report takes about as long as the text and JSON
-    /// reports together (Swinject's census run: 59, 12 and 26 ms of leak-audit's CPU).
+    /// Each distinct rendering is made once (the text report for standard error and for a file,
+    /// both 80 columns without color, is one), the renderings at once on as many cores as there
+    /// are (the target has ended), the costliest first, then written in their order.
     func write(_ report: AuditReport) -> [SinkError] {
         let written = outputs.filter { !(quiet && report.verdict == .clean && $0.sink.path == nil) }
-        let renderings = written.map { format, sink in
+        var distinct: [(format: ReportFormat, options: RenderingOptions)] = []
+        let renderingOfOutput = written.map { format, sink in
             let colored = color.colorsText(destinationIsTerminal: sink.isTerminal, environment: environment)
-            return (format, RenderingOptions(width: sink.columns, verbose: verbose, colored: colored))
+            let options = RenderingOptions(width: sink.columns, verbose: verbose, colored: colored)
+            if let same = distinct.firstIndex(where: { $0.format == format && $0.options == options }) { return same }
+            distinct.append((format, options))
+            return distinct.count - 1
         }
+        let renderings = distinct
+        // Dispatch hands the iterations out in order: the longest rendering starts first, and the
+        // shorter ones fill the other cores meanwhile.
+        let order = renderings.indices.sorted { Self.costRank(renderings[$0].format) < Self.costRank(renderings[$1].format) }
         let texts = Mutex([String](repeating: "", count: renderings.count))
-        DispatchQueue.concurrentPerform(iterations: renderings.count) { index in
-            let (format, options) = renderings[index]
+        DispatchQueue.concurrentPerform(iterations: order.count) { iteration in
+            let (format, options) = renderings[order[iteration]]
             let text = format.renderer(options).render(report)
-            texts.withLock { $0[index] = text }
+            texts.withLock { $0[order[iteration]] = text }
         }
+        let rendered = texts.withLock { $0 }
         var failures: [SinkError] = []
-        for (output, text) in zip(written, texts.withLock { $0 }) {
+        for (output, rendering) in zip(written, renderingOfOutput) {
             do {
-                try output.sink.write(text)
+                try output.sink.write(rendered[rendering])
             } catch {
                 failures.append(error)
             }
         }
         return failures
+    }
+
+    /// The formats from the costliest to render to the cheapest, in leak-audit's instructions on
+    /// Swinject's `--leaks-per-test --census` report: HTML, JSON, text (docs/benchmarks.md).
+    private static func costRank(_ format: ReportFormat) -> Int {
+        switch format {
+        case .html: 0
+        case .json: 1
+        case .sarif: 2
+        case .text: 3
+        case .junit: 4
+        case .github: 5
+        }
     }
 
     /// Writes `text`, already rendered (a comparison of two reports), to every destination; every

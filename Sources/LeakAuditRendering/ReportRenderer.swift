@@ -57,7 +57,7 @@ public enum ReportFormat: String, CaseIterable, Sendable {
 
 /// How the renderers of one run are set up: where paths are shown relative to, and how the text
 /// report is laid out.
-public struct RenderingOptions: Sendable {
+public struct RenderingOptions: Sendable, Equatable {
     /// Paths under this directory are shown relative to it; nil for the process's.
     public var workingDirectory: String?
     /// The widest a line of the text report may be; nil for no limit.
