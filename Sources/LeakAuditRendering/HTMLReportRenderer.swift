@@ -740,7 +740,10 @@ public struct HTMLReportRenderer: ReportRenderer {
         // copied as it is. Most texts have none of them, and are kept whole.
         let escapedText = ReportPhrases.escaped(shown)
         let escaped = escapedText.utf8
-        guard escaped.contains(where: Self.isMarkup) else { return cut > 0 ? escapedText + Self.cutNote(cut) : escapedText }
+        let hasMarkup =
+            escaped.withContiguousStorageIfAvailable { $0.contains(where: Self.isMarkup) }
+            ?? escaped.contains(where: Self.isMarkup)
+        guard hasMarkup else { return cut > 0 ? escapedText + Self.cutNote(cut) : escapedText }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(escaped.count)
         for byte in escaped {
