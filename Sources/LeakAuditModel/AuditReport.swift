@@ -157,6 +157,9 @@ public struct AuditReport: Sendable {
             public var status: FindingStatus = .failing
             /// For instances reported as global state, why they are.
             public var globalStateReason: GlobalStateReason? = nil
+            /// For instances released later in the run (`releasedLater`), how long after the test
+            /// finished the last of them was released, in milliseconds.
+            public var releasedAfterMilliseconds: Int? = nil
             /// With `--retainers`: who holds those still alive at exit; nil when not asked.
             public var retainers: [Retainer]? = nil
             /// With `--retainers`: why some instances have no retainers (their process could not
@@ -229,6 +232,11 @@ public struct AuditReport: Sendable {
         /// `Thread.threadDictionary`), as a per-thread cache is: it lives as long as the thread,
         /// and the test that first ran on that thread made it.
         case heldByThreadStorage
+        /// Alive when the test settled, and released later while the process's tests still ran
+        /// (before its last test finished): work the test left in flight (a timer, an event
+        /// loop's task) released it after the grace period. A longer `--grace-period` waits for
+        /// it (`LeakedType.releasedAfterMilliseconds`).
+        case releasedLater
     }
 
     /// Where a type's budget came from.

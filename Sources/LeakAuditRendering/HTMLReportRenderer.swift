@@ -668,8 +668,11 @@ public struct HTMLReportRenderer: ReportRenderer {
                     phrases.readableFrames(group.frames).first.map { html(phrases.describe($0)) }
                 }
                 let global =
-                    test.globalState.contains(leakedType)
-                    ? " (global state)" : test.keptByTestCase.contains(leakedType) ? " (kept by the test case)" : ""
+                    !test.globalState.contains(leakedType)
+                    ? (test.keptByTestCase.contains(leakedType) ? " (kept by the test case)" : "")
+                    : leakedType.globalStateReason == .releasedLater
+                        ? " (released later\(leakedType.releasedAfterMilliseconds.map { ", \($0) ms after the test finished" } ?? ""))"
+                        : " (global state)"
                 let held = (leakedType.retainers ?? []).prefix(3).map { retainer in
                     "<li class=\"held\">held by \(html(ReportPhrases.retainerRoot(retainer.root))): \(html(ReportPhrases.retainerChain(retainer)))</li>"
                 }

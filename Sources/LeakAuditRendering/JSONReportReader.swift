@@ -619,6 +619,9 @@ private struct ReportFromWire {
                     globalStateReason: try named(
                         global.reason, among: AuditReport.GlobalStateReason.allCases, \.rawValue, at: at + ".reason"))
                 type.retainers = try global.retainers.map { try retainers($0, at: at + ".retainers") }
+                type.releasedAfterMilliseconds = try global.releasedAfterMilliseconds.map {
+                    try time($0, at: at + ".releasedAfterMilliseconds")
+                }
                 return type
             },
             ran: test.ran)

@@ -206,6 +206,9 @@ struct JSONReportWire: Codable, Equatable {
         var allocations: [Allocation]
         /// Only with --retainers (absent otherwise).
         var retainers: [Retainer]? = nil
+        /// Only for `releasedLater` (absent otherwise): how long after the test finished the last
+        /// of them was released.
+        var releasedAfterMilliseconds: Int? = nil
     }
     /// Instances only a test case object held (`TestReport.keptByTestCase`).
     struct KeptByTestCase: Codable, Equatable {
@@ -521,7 +524,8 @@ extension JSONReportWire.Test {
             globalState: test.globalState.map {
                 JSONReportWire.GlobalState(
                     type: $0.type, count: $0.count, reason: ($0.globalStateReason ?? .oneTimeInitializer).rawValue,
-                    allocations: table.allocations($0.allocations), retainers: $0.retainers?.map(JSONReportWire.Retainer.init))
+                    allocations: table.allocations($0.allocations), retainers: $0.retainers?.map(JSONReportWire.Retainer.init),
+                    releasedAfterMilliseconds: $0.releasedAfterMilliseconds)
             },
             keptByTestCase: test.keptByTestCase.map {
                 JSONReportWire.KeptByTestCase(

@@ -155,13 +155,13 @@ public struct TextReportRenderer: ReportRenderer {
             }
         }
         lines += briefLeakLines(Array(groups.dropFirst(detailed.count)))
-        let creators = tests.filter { !$0.globalState.isEmpty }
+        let creators = tests.filter { $0.globalState.contains { $0.globalStateReason != .releasedLater } }
         if !creators.isEmpty {
             lines += headed(
                 phrases.wrapped("global state (reported, not failing; --fail-on-global-state fails for it):"), "global state",
                 as: .heading)
             for test in creators {
-                let summary = test.globalState.map { type in
+                let summary = test.globalState.filter { $0.globalStateReason != .releasedLater }.map { type in
                     let why =
                         switch type.globalStateReason {
                         case .oneTimeInitializer, nil: "a global or static's one-time initializer"
@@ -169,6 +169,7 @@ public struct TextReportRenderer: ReportRenderer {
                         case .releasedWithGlobalState: "released with the test's global state"
                         case .madeByItsGlobalHolder: "made and kept by the global that holds it"
                         case .heldByThreadStorage: "kept in a thread's own storage"
+                        case .releasedLater: "released later in the run"
                         }
                     return "\(type.count) \(ReportPhrases.escaped(type.type)) (\(why))"
                 }
@@ -176,14 +177,51 @@ public struct TextReportRenderer: ReportRenderer {
                 var entry = phrases.wrapped("  GLOBAL STATE first created by \(name): \(summary.joined(separator: ", "))")
                 entry[0] = phrases.emphasizedHeadline(entry[0], label: "GLOBAL STATE first created by", as: .caution, name: name)
                 lines.append(contentsOf: entry)
-                for type in test.globalState {
+                for type in test.globalState where type.globalStateReason != .releasedLater {
                     guard let retainers = type.retainers, !retainers.isEmpty else { continue }
                     lines.append(contentsOf: phrases.retainerLines(retainers, unavailable: [], indent: "    "))
                 }
             }
         }
+        lines += releasedLaterLines(tests)
         lines += keptByTestCaseLines(tests)
         lines.append("")
+        return lines
+    }
+
+    /// What tests left alive that the run released later, while tests still ran: per test, the
+    /// types and how long after the test finished, with their paths; then the grace period that
+    /// would wait for the slowest.
+    private func releasedLaterLines(_ tests: [AuditReport.TestReport]) -> [String] {
+        let released = tests.compactMap { test -> (String, [AuditReport.TestReport.LeakedType])? in
+            let types = test.globalState.filter { $0.globalStateReason == .releasedLater }
+            return types.isEmpty ? nil : (test.name, types)
+        }
+        guard !released.isEmpty else { return [] }
+        var lines = headed(
+            phrases.wrapped("released later in the run (reported, not failing; --fail-on-global-state fails for it):"),
+            "released later in the run", as: .heading)
+        var longest = 0
+        for (test, types) in released {
+            let summary = types.map { type in
+                let after = type.releasedAfterMilliseconds.map { " (\($0) ms after the test finished)" } ?? ""
+                longest = Swift.max(longest, type.releasedAfterMilliseconds ?? 0)
+                return "\(type.count) \(ReportPhrases.escaped(type.type))\(after)"
+            }
+            let name = ReportPhrases.escaped(test)
+            var entry = phrases.wrapped("  RELEASED LATER, left by \(name): \(summary.joined(separator: ", "))")
+            entry[0] = phrases.emphasizedHeadline(entry[0], label: "RELEASED LATER, left by", as: .caution, name: name)
+            lines.append(contentsOf: entry)
+            for type in types {
+                guard let retainers = type.retainers, !retainers.isEmpty else { continue }
+                lines.append(contentsOf: phrases.retainerLines(retainers, unavailable: [], indent: "    "))
+            }
+        }
+        // Rounded up to the next 100 ms: the records' times are the reader's, a few ms late.
+        let grace = (longest / 100 + 1) * 100
+        lines += phrases.wrapped(
+            "  Work each test left in flight (a timer, an event loop's task) released these after its grace period, while later tests ran: --grace-period \(grace) waits for them."
+        )
         return lines
     }
 

@@ -158,6 +158,45 @@ final class AttributionTests: XCTestCase {
         XCTAssertEqual(bad.status, 64)
     }
 
+    /// What work a test left in flight releases after the grace period, while later tests run, is
+    /// reported apart as released later, not failing, with how long after the test finished; what
+    /// nothing releases before the process ends is the test's leak.
+    func testWhatWorkLeftInFlightReleasesWhileTestsRunIsReleasedLaterNotALeak() throws {
+        let options = ["--leaks-per-test", "--grace-period", "20"]
+        let audit = try Harness.audit(bundle, ["ScreenTests.LateReleaseTests"], extraOptions: options)
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let reports = try XCTUnwrap(audit.report.tests)
+        func test(_ name: String) throws -> AuditReport.TestReport {
+            try XCTUnwrap(reports.first { $0.name == "ScreenTests.LateReleaseTests/\(name)" }, "\(reports.map(\.name))")
+        }
+        let timer = try test("testALeavesAJobToATimer")
+        XCTAssertEqual(timer.leaked.map(\.type), [], audit.stderr)
+        XCTAssertEqual(timer.globalState.map(\.type), ["ScreenTests.PendingJob"], audit.stderr)
+        XCTAssertEqual(timer.globalState.first?.globalStateReason, .releasedLater)
+        XCTAssertNotNil(timer.globalState.first?.releasedAfterMilliseconds)
+        let kept = try test("testBLeavesAJobThatNothingReleases")
+        XCTAssertEqual(kept.leaked.map(\.type), ["ScreenTests.PendingJob"], audit.stderr)
+        XCTAssertEqual(kept.globalState.map(\.type), [], audit.stderr)
+        XCTAssertEqual(reports.filter { !$0.leaked.isEmpty }.map(\.name), [kept.name], audit.stderr)
+
+        let text = Harness.run(
+            [Harness.leakAudit, "run"] + options + [try Harness.fixture(bundle), "ScreenTests.LateReleaseTests"])
+        let unwrapped = text.stderr.replacingOccurrences(of: "\n    ", with: " ")
+        XCTAssertTrue(
+            unwrapped.contains(
+                "RELEASED LATER, left by ScreenTests.LateReleaseTests/testALeavesAJobToATimer: 1 ScreenTests.PendingJob ("),
+            text.stderr)
+        XCTAssertTrue(text.stderr.contains("--grace-period "), text.stderr)
+
+        // Without a later test to run on, the job goes after the process's last test finished (or
+        // not at all): the process's end, when XCTest releases its test case objects, is no
+        // release of the run's, and the job is the test's leak.
+        let alone = try Harness.audit(bundle, ["ScreenTests.LateReleaseTests/testALeavesAJobToATimer"], extraOptions: options)
+        XCTAssertEqual(alone.status, 1, alone.stderr)
+        let lone = try XCTUnwrap(alone.report.tests?.first { $0.name == timer.name }, alone.stderr)
+        XCTAssertEqual(lone.leaked.map(\.type), ["ScreenTests.PendingJob"], alone.stderr)
+    }
+
     /// What Dispatch releases for a freed queue (its specific values), in a block queued on its
     /// default global queue whose threads are busy past the grace period, is released before the
     /// test is judged: the test leaks nothing. A test that also hands that value to a global leaks it.

@@ -331,6 +331,22 @@ final class RetainersTests: XCTestCase {
         return try XCTUnwrap(entry.leaked.first, "\(entry)")
     }
 
+    /// A cycle its test case also keeps, which a word of a malloc block in use points into, is
+    /// held by the cycle: the block is read conservatively (its word may be stale) and is named
+    /// beside it, not as the holder. One node that the test case keeps and such a word points at
+    /// is kept by the test case.
+    func testAWordOfUntypedMemoryIntoACycleIsNamedBesideTheCycle() throws {
+        let ring = try leakingTest("UntypedWordCycleTests", "testKeepsARingThatAnUntypedWordPointsAt", "ScreenTests.RingNode")
+        XCTAssertEqual(ring.count, 2, "\(ring)")
+        let paths = try XCTUnwrap(ring.retainers, "\(ring)")
+        XCTAssertEqual(paths.map(\.root.kind), [.cycle], "\(paths)")
+        let root = paths.first?.root.name ?? ""
+        XCTAssertTrue(
+            root.hasPrefix("a cycle of 2 objects that nothing else holds but a word in untyped memory (a malloc block of "),
+            root)
+        try assertKeptByTestCase("UntypedWordNodeTests", "testKeepsANodeThatAnUntypedWordPointsAt", "ScreenTests.RingNode")
+    }
+
     /// A static `any Error`'s box of a case without payload holds nothing, whatever its stale
     /// bytes past the value read as: what the test case keeps is kept by it, not blamed on a global.
     /// A global error whose case holds the test's object still holds it: the test's leak.

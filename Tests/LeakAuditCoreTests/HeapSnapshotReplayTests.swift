@@ -119,6 +119,13 @@ final class HeapSnapshotReplayTests: XCTestCase {
         XCTAssertEqual(
             try lines(seeds["opaque-retained"]),
             ["1 memory a malloc block of 24 bytes: a malloc block of 24 bytes App.Node / next App.Leaked"])
+        // A word of the same block that holds no count of its own (stale, or never retained):
+        // the cycle holds the node, and the word is named beside it.
+        XCTAssertEqual(
+            try lines(seeds["stale-word-into-cycle"]),
+            [
+                "1 cycle a cycle of 2 objects that nothing else holds but a word in untyped memory (a malloc block of 24 bytes):  App.Node / next App.Node / next App.Leaked"
+            ])
         // Pointers into array storage (its count, its first element) hold it.
         XCTAssertEqual(
             try lines(seeds["interior-pointers"]),

@@ -343,6 +343,60 @@ final class TestAttributionTests: XCTestCase {
                 duringC: { $0.free(1, 0x180, time: 900) }), leaked)
     }
 
+    /// What a test left alive when it settled and the run released while its process's tests still
+    /// ran is set apart (`releasedLater`), with how long after the test finished it went; so is what
+    /// the walk made for the test did not find alive, and whose death the ledger records. What died
+    /// only after the last test finished (XCTest releases its test case objects then), or never,
+    /// stays the test's leak.
+    func testWhatTheRunReleasesIsReleasedLaterAndWhatItKeepsToItsEndIsALeak() {
+        var replay = Replay()
+        replay.type(0, "App.Job")
+        replay.test(0, "AppTests.T/testA")
+        replay.test(1, "AppTests.T/testB")
+        replay.phase(0, Int(LA_TEST_STARTED))
+        for object: UInt64 in [0x100, 0x200, 0x300, 0x400, 0x500] { replay.alloc(0, object, test: 0) }
+        replay.apply(.testPhase(id: 0, phase: UInt32(LA_TEST_FINISHED), sequence: replay.sequence, time: 1000))
+        replay.phase(0, Int(LA_TEST_SETTLED))
+        replay.phase(1, Int(LA_TEST_STARTED))
+        replay.free(0, 0x100, time: 1300)  // a timer's: released 300 ms after testA finished
+        replay.free(0, 0x400, time: 1010)
+        replay.phase(1, Int(LA_TEST_FINISHED))
+        replay.free(0, 0x200, time: 9000)  // released at the process's end; 0x300 never
+        replay.free(0, 0x500, time: 9000)  // likewise, but the walk for testA found it dead already
+        var watch = WatchOptions()
+        watch.leaksPerTest = true
+        watch.watchesEveryClass = true
+        func report(deadWhenSettled: Set<UInt64>, watch: WatchOptions) -> AuditReport.TestReport? {
+            let leaks = replay.ledger.leaksByTest().first { $0.name == "AppTests.T/testA" }?.leaks ?? []
+            let dead = Set(
+                leaks.filter { deadWhenSettled.contains($0.object) }.map {
+                    HeapWalks.Instance(object: $0.object, sequence: $0.sequence)
+                })
+            let naming = RetainerNaming(
+                symbolizer: HeapSnapshotReplay.FixedSymbolizer(), modules: [], walk: .searched([:]),
+                deadWhenTestsSettled: dead)
+            let grouping = AllocationGrouping(
+                ledger: replay.ledger, symbolizer: HeapSnapshotReplay.FixedSymbolizer(), progress: nil)
+            let process = ProcessReport(ledger: replay.ledger, watch: watch, grouping: grouping, naming: naming)
+            return process.tests().first { $0.name == "AppTests.T/testA" }
+        }
+        // The walk found 0x300 dead too, which the ledger never saw die: a walk that missed a live
+        // object does not clear it.
+        let test = report(deadWhenSettled: [0x300, 0x400, 0x500], watch: watch)
+        XCTAssertEqual(test?.leaked.map(\.count), [2], "0x200 and 0x300: \(String(describing: test))")
+        XCTAssertEqual(test?.globalState.map(\.globalStateReason), [.releasedLater])
+        XCTAssertEqual(test?.globalState.map(\.count), [3])
+        XCTAssertEqual(test?.globalState.first?.releasedAfterMilliseconds, 8000)
+        // Without the walk's word, only what died while tests ran.
+        let unwalked = report(deadWhenSettled: [], watch: watch)
+        XCTAssertEqual(unwalked?.leaked.map(\.count), [3])
+        XCTAssertEqual(unwalked?.globalState.map(\.count), [2])
+        XCTAssertEqual(unwalked?.globalState.first?.releasedAfterMilliseconds, 300)
+        // --fail-on-global-state fails for it.
+        watch.failsOnGlobalState = true
+        XCTAssertEqual(report(deadWhenSettled: [0x400], watch: watch)?.leaked.map(\.count), [5])
+    }
+
     /// The walk at a process's exit explains what every test leaves alive, settled or not: a test
     /// whose grace period had not ended when its process exited is judged by what it leaves then,
     /// and its instances were left out of the walk ("no longer alive when the heap was walked").

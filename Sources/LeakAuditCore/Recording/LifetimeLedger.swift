@@ -64,6 +64,10 @@ struct LifetimeLedger {
     /// allocation's sequence number: what global state held dies right after it
     /// (ReportBuilder.globalState).
     private(set) var settledLeakDeaths: [UInt64: LateDeath] = [:]
+    /// How many deaths of tests' instances came before the latest record of a test finishing:
+    /// when the process has ended, those before its last test finished. A death after it is the
+    /// process's end (XCTest releases its test case objects then), not the run's work.
+    private(set) var testInstanceDeathsWhenATestLastFinished: UInt64 = 0
     /// The process that wrote these events, as it described itself when it attached.
     private(set) var process: AttachedProcess?
 
@@ -157,6 +161,7 @@ struct LifetimeLedger {
                 test.running = Swift.max(0, test.running - 1)
                 test.unsettled += 1
                 test.finishedAt = time
+                testInstanceDeathsWhenATestLastFinished = testInstanceDeaths
                 if test.running == 0 { test.outlived = aliveNow(test) }
             case UInt32(LA_TEST_SETTLED):
                 test.unsettled = Swift.max(0, test.unsettled - 1)

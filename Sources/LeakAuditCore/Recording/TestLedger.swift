@@ -67,6 +67,14 @@ extension LifetimeLedger {
         settledLeakDeaths[leak.sequence]
     }
 
+    /// The death of `leak`, which its test left alive when it settled, when it came while the
+    /// process's tests still ran: before the latest record of a test finishing (when the process
+    /// has ended, its last test). Nil while it lives, and for a death at the process's end.
+    func deathWhileTestsRan(of leak: Leak) -> LateDeath? {
+        guard let death = lateDeath(of: leak), death.order <= testInstanceDeathsWhenATestLastFinished else { return nil }
+        return death
+    }
+
     /// The instances `test` allocated that are alive now.
     func aliveNow(_ test: TestLedger) -> [Leak] {
         test.live.entries.compactMap { object, typeID in

@@ -35,7 +35,8 @@ struct ReportBuilder {
         let processes = indexed.map {
             report(
                 of: $0.value, walk: walks.atExit[$0.key], afterTests: walks.afterTests[$0.key] ?? [:],
-                afterTestsUnavailable: walks.afterTestsUnavailable[$0.key] ?? [:], unreachable: walks.unreachable[$0.key],
+                afterTestsUnavailable: walks.afterTestsUnavailable[$0.key] ?? [:],
+                deadWhenTestsSettled: walks.deadWhenTestsSettled[$0.key] ?? [], unreachable: walks.unreachable[$0.key],
                 watch: watch)
         }
         var target = AuditReport.Target(
@@ -164,12 +165,13 @@ struct ReportBuilder {
     /// census and tests.
     private func report(
         of ledger: LifetimeLedger, walk: HeapWalks.Outcome?, afterTests: [HeapWalks.Instance: RetainerSearch.Path],
-        afterTestsUnavailable: [HeapWalks.Instance: String], unreachable: UnreachableStructures?, watch: WatchOptions
+        afterTestsUnavailable: [HeapWalks.Instance: String], deadWhenTestsSettled: Set<HeapWalks.Instance>,
+        unreachable: UnreachableStructures?, watch: WatchOptions
     ) -> ProcessFindings {
         let symbolizer = makeSymbolizer(ledger.modules)
         let naming = RetainerNaming(
             symbolizer: symbolizer, modules: ledger.modules, walk: walk, afterTests: afterTests,
-            afterTestsUnavailable: afterTestsUnavailable)
+            afterTestsUnavailable: afterTestsUnavailable, deadWhenTestsSettled: deadWhenTestsSettled)
         let grouping = AllocationGrouping(ledger: ledger, symbolizer: symbolizer, progress: progress)
         let process = ProcessReport(ledger: ledger, watch: watch, grouping: grouping, naming: naming)
         let (types, census, unknownBudgets) = process.typesAndCensus()

@@ -14,6 +14,14 @@ struct RetainerNaming {
     var afterTests: [HeapWalks.Instance: RetainerSearch.Path] = [:]
     /// Why instances tests left have no path from when their tests settled.
     var afterTestsUnavailable: [HeapWalks.Instance: String] = [:]
+    /// The instances tests left that the walk when their test settled did not find alive.
+    var deadWhenTestsSettled: Set<HeapWalks.Instance> = []
+
+    /// True when the walk made when `leak`'s test settled did not find it among the live objects
+    /// of its copy: it was released by then.
+    func wasDeadWhenItsTestSettled(_ leak: LifetimeLedger.Leak) -> Bool {
+        deadWhenTestsSettled.contains(HeapWalks.Instance(object: leak.object, sequence: leak.sequence))
+    }
 
     /// The retainers of the instances a test left: from the walk when it settled, else from the
     /// walk at exit for those still alive then; and why the others have none, with how many.
@@ -158,11 +166,15 @@ struct RetainerNaming {
             root = Retainer.Root(kind: .testCase, name: path.steps.first?.type ?? "")
         case .heldByCycle(let members):
             root = Retainer.Root(
-                kind: .cycle, name: "a cycle of \(members) object\(members == 1 ? "" : "s") that nothing else holds, through")
+                kind: .cycle,
+                name:
+                    "a cycle of \(members) object\(members == 1 ? "" : "s") that nothing else holds\(Self.untypedWord(path)), through"
+            )
         case .cycle:
             let objects = Swift.max(1, path.steps.count + path.omittedSteps - 1)
             root = Retainer.Root(
-                kind: .cycle, name: "a cycle of \(objects) object\(objects == 1 ? "" : "s") that nothing else holds")
+                kind: .cycle,
+                name: "a cycle of \(objects) object\(objects == 1 ? "" : "s") that nothing else holds\(Self.untypedWord(path))")
         case .memory(let bytes, let isMallocBlock):
             root = Retainer.Root(
                 kind: .memory,
@@ -184,6 +196,14 @@ struct RetainerNaming {
         return Retainer(
             count: 1, root: root, path: steps, retainedBytes: path.insideAnotherInstance ? 0 : path.retainedBytes,
             omittedSteps: path.omittedSteps, omittedAfter: omittedAfter)
+    }
+
+    /// ` but a word in untyped memory (a malloc block of 40 bytes)` for a cycle that only untyped
+    /// memory also reaches, whose word may be stale: the cycle keeps it whatever that word is.
+    private static func untypedWord(_ path: RetainerSearch.Path) -> String {
+        guard case .memory(let bytes, let isMallocBlock)? = path.alsoPointedAtFrom else { return "" }
+        let memory = isMallocBlock ? "a malloc block of \(bytes) bytes" : "a mapping of \(bytes) bytes outside malloc's heap"
+        return " but a word in untyped memory (\(memory))"
     }
 
     /// The variable a closure captured that holds an object of type `type`: the closure's one

@@ -218,17 +218,21 @@ extension HeapSnapshotReplay {
     /// fastbins) and of a side table, which hold nothing.
     private static func untypedMemorySeeds(_ seeds: inout [String: [UInt8]]) {
         let heap = HeapSnapshotReplay.starts[Area.heap.rawValue]
-        // A C block of 24 bytes holds the first of a cycle of two nodes.
-        var opaque = Encoder()
-        opaque.classType(name: Name.node, words: 1, fields: [(2, Encoder.symbolic(0), Name.next)])
-        opaque.chunks(
-            .heap,
-            [
-                (2, [Encoder.meta(0), Code.live] + Encoder.object(1)), (2, [Encoder.meta(0), Code.live] + Encoder.object(0)),
-                (2, [Code.small + 5] + Encoder.object(0)),
-            ])
-        opaque.instances(Encoder.object(1))
-        seeds["opaque-retained"] = opaque.bytes
+        // A C block of 24 bytes holds the first of a cycle of two nodes, retained (its strong
+        // count is one more than the other node's reference); the same block's word, when it
+        // holds no count of its own, points into the cycle that holds it.
+        for (name, counts) in [("opaque-retained", Code.liveStrong), ("stale-word-into-cycle", Code.live)] {
+            var opaque = Encoder()
+            opaque.classType(name: Name.node, words: 1, fields: [(2, Encoder.symbolic(0), Name.next)])
+            opaque.chunks(
+                .heap,
+                [
+                    (2, [Encoder.meta(0), counts] + Encoder.object(1)), (2, [Encoder.meta(0), Code.live] + Encoder.object(0)),
+                    (2, [Code.small + 5] + Encoder.object(0)),
+                ])
+            opaque.instances(Encoder.object(1))
+            seeds[name] = opaque.bytes
+        }
 
         // Two arrays' storage, each of one model: a C block points at the first's count, a stack
         // slot at the second's first element.

@@ -36,6 +36,9 @@ struct HeapWalks {
     /// Why an instance a test left has no path from when its test settled, by process index: its
     /// process could not be copied, or it was not among the copy's live objects.
     private(set) var afterTestsUnavailable: [UInt8: [Instance: String]] = [:]
+    /// The instances tests left that the walk when their test settled did not find among the
+    /// copy's live objects, by process index: released by the time the copy was taken.
+    private(set) var deadWhenTestsSettled: [UInt8: Set<Instance>] = [:]
     /// Tests whose leaks were looked for, by process index.
     private var walkedTests: [UInt8: Set<UInt32>] = [:]
     /// When each process's next walk after its tests may start (`now`'s clock): a walk's own
@@ -198,6 +201,7 @@ struct HeapWalks {
                     } else {
                         afterTestsUnavailable[UInt8(index), default: [:]][instance] =
                             "its object was not among the live Swift objects of its process's copy when its test settled"
+                        deadWhenTestsSettled[UInt8(index), default: []].insert(instance)
                     }
                 }
             case .failure(let failure):

@@ -51,6 +51,18 @@ struct RetainerSearch {
     /// The nodes each root phase started from, for the dominator tree.
     var seeds: [Int32] = []
 
+    /// `parent` as it was before malloc blocks and unwalked memory were read
+    /// (`reachFromUntypedMemory`): what only untyped memory reaches was unreached then. A path
+    /// from untyped memory to an object a cycle holds names the cycle (`path(to:)`).
+    var parentBeforeUntypedMemory: [Int32]? = nil
+    /// `unreachedGraph` and `onUnreachedCycle` of the objects unreached before untyped memory was
+    /// read, built on first need.
+    var unreachedGraphBeforeUntypedMemory: (forward: [Int32: [Edge]], backward: [Int32: [Edge]])? = nil
+    var onUnreachedCycleBeforeUntypedMemory: Set<Int32> = []
+    /// For each object a word of untyped memory reached first: how many strong references the
+    /// objects hold to it, counted in one pass over the heap on first need.
+    var typedHoldsOfUntypedSeeds: [Int32: Int]? = nil
+
     // The objects no root reaches (UnreachedCycles.swift).
     /// Strong references among the objects no root reaches, both ways, built on first need.
     var unreachedGraph: (forward: [Int32: [Edge]], backward: [Int32: [Edge]])? = nil

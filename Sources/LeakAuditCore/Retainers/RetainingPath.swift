@@ -87,6 +87,9 @@ extension RetainerSearch {
         var retainedBytes = 0
         /// Another of the instances searched dominates this one: its bytes are in that one's.
         var insideAnotherInstance = false
+        /// For a path round (or from) a cycle that only untyped memory reaches: that memory's
+        /// root (`.memory`), whose word points into the cycle, stale or not.
+        var alsoPointedAtFrom: Root? = nil
 
         init(root: Root, steps: [Step], omittedSteps: Int = 0) {
             self.root = root

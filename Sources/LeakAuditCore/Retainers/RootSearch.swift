@@ -112,6 +112,7 @@ extension RetainerSearch {
             queue.append(Int32(node))
         }
         breadthFirst(&queue, opaque: true)
+        parentBeforeUntypedMemory = parent
         // Malloc's blocks in use that are no object, gathered first, then read: a closure that
         // read them would copy the whole search for each block (its tables' references retained
         // and released).
@@ -485,10 +486,85 @@ extension RetainerSearch {
             } else {
                 path.root = roots[Int(-parent[Int(top)] - 1)]
             }
+            if case .memory = path.root, !isRetainedByUntypedMemory(top), var held = pathIgnoringUntypedMemory(to: target) {
+                held.alsoPointedAtFrom = path.root
+                return held
+            }
             return path
         }
         if let cycle = cycle(through: target) { return Path(root: .cycle, steps: cycle) }
         return heldFromOutside(target)
+    }
+
+    /// For an instance that only untyped memory reaches: the cycle it lies on, or the cycle that
+    /// holds it, among the objects no root reached before untyped memory was read; nil when none
+    /// does (only untyped memory holds it: a C structure, an `Unmanaged` pointer kept there).
+    /// Untyped memory is read conservatively, every word of a block in use, its earlier owner's
+    /// stale words among them: the first block whose word points into a cycle would otherwise be
+    /// named as the holder of what the cycle holds (a channel's pipeline that its test case also
+    /// keeps, which the search from the test cases leaves to the cycle). The cycle is the
+    /// structure that keeps it whatever that word is; the word is named beside it. What is
+    /// reachable does not change.
+    private mutating func pathIgnoringUntypedMemory(to target: Int32) -> Path? {
+        // A node met since (an object first met through a word read later) was unreached then.
+        guard var before = parentBeforeUntypedMemory, Int(target) >= before.count || before[Int(target)] == Int32.min
+        else { return nil }
+        before += repeatElement(Int32.min, count: Swift.max(0, parent.count - before.count))
+        // The searches of unreached objects read `parent` and their cached graph: both as they
+        // were before untyped memory was read, then put back, with the nodes those searches met
+        // (unreached either way).
+        let after = (parent, unreachedGraph, onUnreachedCycle)
+        parent = before
+        unreachedGraph = unreachedGraphBeforeUntypedMemory
+        onUnreachedCycle = onUnreachedCycleBeforeUntypedMemory
+        let path = cycle(through: target).map { Path(root: .cycle, steps: $0) } ?? heldFromOutside(target)
+        unreachedGraphBeforeUntypedMemory = unreachedGraph
+        onUnreachedCycleBeforeUntypedMemory = onUnreachedCycle
+        parentBeforeUntypedMemory = parent
+        var restored = after.0
+        restored += repeatElement(Int32.min, count: Swift.max(0, parent.count - restored.count))
+        (parent, unreachedGraph, onUnreachedCycle) = (restored, after.1, after.2)
+        switch path.root {
+        case .cycle, .heldByCycle: return path
+        default: return nil
+        }
+    }
+
+    /// Whether untyped memory holds a retain of `node`, an object one of its words reached first:
+    /// its strong count is more than the strong references objects hold to it. An object handed
+    /// to C as an opaque retained pointer (`Unmanaged.passRetained`) is; a word that merely
+    /// points at it (stale, left by a block's earlier owner, or unretained) adds no count. True
+    /// when the count cannot be read (immortal, unreadable): the word is then taken as a holder.
+    private mutating func isRetainedByUntypedMemory(_ node: Int32) -> Bool {
+        guard let strong = strongCount(of: node) else { return true }
+        if typedHoldsOfUntypedSeeds == nil {
+            var counts: [Int32: Int] = [:]
+            for candidate in objects.indices where parent[candidate] < 0 && parent[candidate] != Int32.min {
+                if case .memory = roots[Int(-parent[candidate] - 1)] { counts[Int32(candidate)] = 0 }
+            }
+            if !counts.isEmpty {
+                for holder in objects.indices {
+                    forEachReference(of: Int32(holder)) { _, target, _, _ in
+                        if let count = counts[target] { counts[target] = count + 1 }
+                    }
+                }
+            }
+            typedHoldsOfUntypedSeeds = counts
+        }
+        return strong > typedHoldsOfUntypedSeeds?[node] ?? 0
+    }
+
+    /// The strong reference count of the object at `node` (RefCount.h on 64-bit: the extra strong
+    /// count in bits 33 to 62, in its side table's counts when it has one), or nil when it is
+    /// immortal or cannot be read.
+    private func strongCount(of node: Int32) -> Int? {
+        guard var bits = memory.word(objects[Int(node)] &+ 8) else { return nil }
+        if bits == UInt64.max || bits & 0x7FFF_FFFF_FFFF_FFFF == 0x7FFF_FFFF_FFFF_FFFF { return nil }
+        if bits & (1 << 63) != 0 {
+            guard let counts = memory.word(((bits << 3) & SwiftLayout.pointerMask) &+ 8) else { return nil }
+            bits = counts
+        }
+        return Int((bits >> 33) & 0x3FFF_FFFF) + 1
     }
 
     private func step(to node: Int32) -> Step {
