@@ -11,7 +11,11 @@ extension ReportBuilder {
         // The same type left alive by the same test in two processes is one entry.
         func merging(_ types: [AuditReport.TestReport.LeakedType], into existing: inout [AuditReport.TestReport.LeakedType]) {
             for leaked in types {
-                if let index = existing.firstIndex(where: { $0.type == leaked.type }) {
+                // What was released later stays apart from the same type's other global state.
+                let late = leaked.globalStateReason == .releasedLater
+                if let index = existing.firstIndex(where: {
+                    $0.type == leaked.type && ($0.globalStateReason == .releasedLater) == late
+                }) {
                     existing[index].count += leaked.count
                     existing[index].allocations = mergedGroups(existing[index].allocations + leaked.allocations)
                     if existing[index].retainers != nil || leaked.retainers != nil {
@@ -19,6 +23,9 @@ extension ReportBuilder {
                             (existing[index].retainers ?? []) + (leaked.retainers ?? []))
                     }
                     existing[index].retainersUnavailable += leaked.retainersUnavailable
+                    existing[index].releasedAfterMilliseconds = [
+                        existing[index].releasedAfterMilliseconds, leaked.releasedAfterMilliseconds,
+                    ].compactMap { $0 }.max()
                 } else {
                     existing.append(leaked)
                 }
