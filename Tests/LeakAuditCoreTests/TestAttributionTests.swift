@@ -397,6 +397,27 @@ final class TestAttributionTests: XCTestCase {
         XCTAssertEqual(report(deadWhenSettled: [0x400], watch: watch)?.leaked.map(\.count), [5])
     }
 
+    /// One test's reports of two processes: what each released later is one entry, with the longer
+    /// delay, apart from the same type's other global state.
+    func testMergedTestsKeepWhatWasReleasedLaterApartWithTheLongerDelay() {
+        func entry(_ reason: AuditReport.GlobalStateReason, after: Int?) -> AuditReport.TestReport.LeakedType {
+            var type = AuditReport.TestReport.LeakedType(
+                type: "App.Job", count: 1, allocations: [], globalStateReason: reason)
+            type.releasedAfterMilliseconds = after
+            return type
+        }
+        let merged = ReportBuilder.mergedTests([
+            .init(name: "T/a", leaked: [], globalState: [entry(.releasedLater, after: 300)]),
+            .init(
+                name: "T/a", leaked: [],
+                globalState: [entry(.oneTimeInitializer, after: nil), entry(.releasedLater, after: 800)]),
+        ])
+        let global = merged.first?.globalState ?? []
+        XCTAssertEqual(global.map(\.globalStateReason), [.releasedLater, .oneTimeInitializer])
+        XCTAssertEqual(global.map(\.count), [2, 1])
+        XCTAssertEqual(global.map(\.releasedAfterMilliseconds), [800, nil])
+    }
+
     /// The walk at a process's exit explains what every test leaves alive, settled or not: a test
     /// whose grace period had not ended when its process exited is judged by what it leaves then,
     /// and its instances were left out of the walk ("no longer alive when the heap was walked").
