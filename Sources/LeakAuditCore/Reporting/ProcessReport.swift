@@ -164,9 +164,9 @@ struct ProcessReport {
         guard !watch.failsOnGlobalState else { return [:] }
         var globalState = heldGlobalStateReasons(byTest)
         // What no rule above sets apart and the run released was left in flight, not leaked
-        // (docs/design.md, "Released later"): its death came while the process's tests still ran
-        // (a leak the run keeps dies at its end, or never), or the walk made for its test, before
-        // the process went on, did not find it alive.
+        // (docs/design.md, "Global state"): its death came while the process's tests still ran
+        // (a leak the run keeps dies at its end, or never), or the walk made for its test (before
+        // the process ended) did not find it alive.
         for (_, _, leaks) in byTest {
             for leak in leaks where globalState[leak] == nil {
                 if ledger.deathWhileTestsRan(of: leak) != nil
