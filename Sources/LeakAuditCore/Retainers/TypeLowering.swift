@@ -646,6 +646,11 @@ extension SwiftLayout {
     /// which the compiler adds only when it uses no spare bits for the tag, whatever the record
     /// says of them (`OpenAPIKit30.JSONSchema.Schema`: 265 bytes, the tag at 264, its record's
     /// spare bits unused), or when they are too few (then the tag is split: not read).
+    /// Its extra inhabitants are the tag values no case uses (`MultiPayloadEnumImplStrategy::
+    /// getFixedExtraInhabitantCount`, the runtime's `swift_initEnumMetadataMultiPayload`): of
+    /// the spare bits' values when the tag is in them, of the tag bytes' when it has its own,
+    /// so that an optional of it (swift-nio's `NIOAny?`) is lowered, its `nil` a tag that
+    /// names no case.
     private func multiPayload(_ descriptor: UInt64, _ payloads: [ValueLayout], emptyCases: Int) -> ValueLayout? {
         let size = payloads.map(\.size).max() ?? 0
         let alignment = payloads.map(\.alignment).max() ?? 1
@@ -661,22 +666,51 @@ extension SwiftLayout {
             guard var layout = multiPayloadEnum(descriptor, payloadShape: { _, _ in .words }) else { return nil }
             guard layout.tagMaskOffset + layout.tagMask.count <= size else { return nil }
             if let fixed, fixed.size != size {
-                // The record's spare bits hold every tag, yet the tag has bytes of its own.
+                // The record's spare bits hold every tag, yet the tag has bytes of its own. Those
+                // bytes' unused values are extra inhabitants, and spare bits the compiler kept for
+                // the tag would add more (at least as many).
                 guard let tagOffset = Self.tagOffset(enumSize: fixed.size, payloadSize: size, alignment: fixed.alignment)
                 else { return nil }
+                let tagBytes = fixed.size - tagOffset
+                let unused = Self.unusedTagValues(
+                    tagBits: 8 * tagBytes, payloadBits: 8 * size, emptyCases: emptyCases, payloadCases: payloads.count)
                 return ValueLayout(
-                    size: fixed.size, alignment: alignment, extraInhabitants: .unknown,
+                    size: fixed.size, alignment: alignment, extraInhabitants: unused > 0 ? .atLeast(unused) : .unknown,
                     shape: .taggedCases(
                         tagOffset: tagOffset, tagBytes: fixed.size - tagOffset, payloads: payloads.map(\.shape)))
             }
             layout.payloads = payloads.map(\.shape)
-            return ValueLayout(size: size, alignment: alignment, extraInhabitants: .unknown, shape: .cases(layout))
+            // The record's mask is the payloads' common spare bits, every one of which an extra
+            // inhabitant sets (counting down from all ones), the bits besides them left zero.
+            let unused = Self.unusedTagValues(
+                tagBits: layout.spareBits, payloadBits: 8 * size - layout.spareBits, emptyCases: emptyCases,
+                payloadCases: payloads.count)
+            return ValueLayout(
+                size: size, alignment: alignment, extraInhabitants: unused > 0 ? .exactly(unused) : .none,
+                shape: .cases(layout))
         }
         let tagBytes = Self.tagBytes(payloadSize: size, emptyCases: emptyCases, payloadCases: payloads.count)
         if let fixed, fixed.size != size + tagBytes { return nil }
+        let unused = Self.unusedTagValues(
+            tagBits: 8 * tagBytes, payloadBits: 8 * size, emptyCases: emptyCases, payloadCases: payloads.count)
         return ValueLayout(
-            size: size + tagBytes, alignment: alignment, extraInhabitants: .unknown,
+            size: size + tagBytes, alignment: alignment, extraInhabitants: unused > 0 ? .exactly(unused) : .none,
             shape: .taggedCases(tagOffset: size, tagBytes: tagBytes, payloads: payloads.map(\.shape)))
+    }
+
+    /// The most extra inhabitants a value witness table records.
+    static let maximumExtraInhabitants = 0x7FFF_FFFF
+
+    /// The values of a multi-payload enum's `tagBits` tag bits that no case takes: each payload
+    /// case takes one, and the cases without payload one for each `2^payloadBits` of them (the
+    /// payload bits besides the tag number them; 32 or more such bits number any count).
+    static func unusedTagValues(tagBits: Int, payloadBits: Int, emptyCases: Int, payloadCases: Int) -> Int {
+        guard tagBits < 32 else { return maximumExtraInhabitants }
+        var used = payloadCases
+        if emptyCases > 0 {
+            used += payloadBits >= 32 ? 1 : (emptyCases + (1 << payloadBits) - 1) >> payloadBits
+        }
+        return Swift.max(0, Swift.min((1 << tagBits) - used, maximumExtraInhabitants))
     }
 
     /// Where a fixed multi-payload enum of `enumSize` bytes keeps its tag bytes (1, 2 or 4 of

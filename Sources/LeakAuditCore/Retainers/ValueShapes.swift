@@ -33,6 +33,9 @@ extension SwiftLayout {
         var tagMask: [UInt8]
         /// Each payload case's shape, in case order (payload cases come first).
         var payloads: [ValueShape]
+        /// The payloads' common spare bits, the record's whole mask: the tag takes some, and
+        /// the enum's extra inhabitants set them all.
+        var spareBits = 0
     }
 
     /// The byte offsets, from `base`, of the words that may hold a reference in the value of
@@ -324,7 +327,7 @@ extension SwiftLayout {
                 if kept < tagBits { kept += 1 } else { tagMask[index] &= ~(1 << position) }
             }
         }
-        return MultiPayloadEnum(tagMaskOffset: maskOffset, tagMask: tagMask, payloads: payloads)
+        return MultiPayloadEnum(tagMaskOffset: maskOffset, tagMask: tagMask, payloads: payloads, spareBits: spareBits)
     }
 
     /// Whether a payload's mangled type may be empty (zero-sized): `()`, or a struct without
