@@ -43,6 +43,9 @@ final class UnreachableTests: XCTestCase {
         Expected(
             shape: "value-slack", structures: 8, objects: 16, kind: .cycle,
             path: "Drifter / partner DrifterPartner / drifter Drifter"),
+        Expected(
+            shape: "optional-slack", structures: 3, objects: 6, kind: .cycle,
+            path: "Drifter / partner DrifterPartner / drifter Drifter"),
     ]
 
     /// The report's `unreachable`; the JSON always has the key (`null` where nothing was checked).

@@ -74,6 +74,27 @@ struct OptionalHolders {
     var last: Int
 }
 
+/// A struct whose extra inhabitants are its `String`'s (the first field with the most): a `nil`
+/// of its optional writes that word only.
+struct Labelled {
+    var count: Int
+    var label: String
+    var holder: CompiledReference?
+}
+
+/// A struct whose extra inhabitants are its optional reference's, less the one its `nil` takes.
+struct OptionalFirst {
+    var holder: CompiledReference?
+    var count: Int
+}
+
+/// A struct whose extra inhabitants are its `Bool`'s (254, more than the enum's 253).
+struct Flagged {
+    var flag: Bool
+    var state: TaggedIntegersWithEmpty
+    var holder: CompiledReference
+}
+
 /// OpenAPIKit's `JSONSchema` in small: a struct of warnings and a multi-payload enum whose large
 /// cases are indirect, their boxes capturing a tuple of a nested generic struct and a struct
 /// that holds an optional of the schema and an optional generic multi-payload enum of it.
@@ -223,5 +244,88 @@ final class CompiledLayoutTests: XCTestCase {
             if case .object = value { XCTAssertEqual(type.capturesEnd, size) }
             withExtendedLifetime(value) {}
         }
+    }
+
+    func testAStructsExtraInhabitantsAreItsFieldsWithTheMost() throws {
+        let layout = try Self.ownLayout()
+        let types: [(Any.Type, Int)] = [
+            (Labelled.self, MemoryLayout<Labelled>.size), (OptionalFirst.self, MemoryLayout<OptionalFirst>.size),
+            (Flagged.self, MemoryLayout<Flagged>.size), (MirrorSchema.self, MemoryLayout<MirrorSchema>.size),
+        ]
+        for (type, size) in types {
+            let found = try lowered(type, layout)
+            XCTAssertEqual(found.size, size, "\(type)")
+            XCTAssertNotNil(found.inhabitants, "\(type)")
+            assertAgrees(found.extraInhabitants, Self.extraInhabitants(type), "\(type)")
+        }
+    }
+
+    /// The words read of two optionals written over stale words (each the address of a live
+    /// object): none of the `nil`, whose case writes only its payload's extra inhabitant, and
+    /// the reference of the other.
+    private func assertNilReadsNothing<Payload>(_ value: Payload, holderAt holder: Int, _ layout: SwiftLayout) throws {
+        let optional = try XCTUnwrap(
+            layout.layout(ofNominal: Self.descriptor(Optional<Int>.self), arguments: [try lowered(Payload.self, layout)]))
+        XCTAssertEqual(optional.size, MemoryLayout<Payload?>.size, "\(Payload.self)")
+        let stride = MemoryLayout<Payload?>.stride
+        let stale = CompiledReference()
+        let slots = UnsafeMutableRawPointer.allocate(byteCount: 2 * stride, alignment: 16)
+        defer { slots.deallocate() }
+        for word in 0..<(2 * stride / 8) {
+            slots.storeBytes(
+                of: UInt(bitPattern: Unmanaged.passUnretained(stale).toOpaque()), toByteOffset: word * 8, as: UInt.self)
+        }
+        let typed = slots.bindMemory(to: Payload?.self, capacity: 2)
+        typed.initialize(to: nil)
+        (typed + 1).initialize(to: value)
+        defer { typed.deinitialize(count: 2) }
+        let address = UInt64(UInt(bitPattern: slots))
+        var offsets: [Int] = []
+        layout.referenceOffsets(optional.shape, at: address, span: optional.size, base: 0, into: &offsets)
+        XCTAssertEqual(offsets, [], "\(Payload.self)")
+        offsets = []
+        layout.referenceOffsets(optional.shape, at: address + UInt64(stride), span: optional.size, base: 0, into: &offsets)
+        XCTAssertTrue(offsets.contains(holder), "\(Payload.self): \(offsets)")
+        // The same read by the optional's metadata (its own kind, 0x202), as an array's elements are.
+        let summary = try XCTUnwrap(layout.summary(ofTypeMetadata: Self.metadata(Payload?.self)), "\(Payload.self)")
+        let shape = try XCTUnwrap(summary.shape, "\(Payload.self)")
+        offsets = []
+        layout.referenceOffsets(shape, at: address, span: optional.size, base: 0, into: &offsets)
+        XCTAssertEqual(offsets, [], "\(Payload.self) by its metadata")
+        offsets = []
+        layout.referenceOffsets(shape, at: address + UInt64(stride), span: optional.size, base: 0, into: &offsets)
+        XCTAssertTrue(offsets.contains(holder), "\(Payload.self) by its metadata: \(offsets)")
+    }
+
+    private static func descriptor(_ type: Any.Type) -> UInt64 {
+        let metadata = UnsafeRawPointer(bitPattern: UInt(metadata(type)))!
+        return UInt64(UInt(bitPattern: metadata.load(fromByteOffset: 8, as: UnsafeRawPointer.self)))
+    }
+
+    func testANilOptionalOfAStructReadsNothingOfTheWordsItLeaves() throws {
+        let layout = try Self.ownLayout()
+        let reference = CompiledReference()
+        try assertNilReadsNothing(
+            Labelled(count: 1, label: "label", holder: reference), holderAt: MemoryLayout<Labelled>.offset(of: \.holder)!,
+            layout)
+        try assertNilReadsNothing(OptionalFirst(holder: reference, count: 2), holderAt: 0, layout)
+        try assertNilReadsNothing(
+            Flagged(flag: true, state: .none, holder: reference), holderAt: MemoryLayout<Flagged>.offset(of: \.holder)!,
+            layout)
+        try assertNilReadsNothing(AnyBox(storage: .reference(reference)), holderAt: 0, layout)
+        try assertNilReadsNothing(
+            MirrorSchema(
+                warnings: ["warning"],
+                value: .fragment(
+                    MirrorSchema.Core(
+                        format: .generic, title: nil, required: true,
+                        definitions: [
+                            "a": MirrorSchema(
+                                warnings: [],
+                                value: .fragment(
+                                    MirrorSchema.Core(format: .other, title: nil, required: true, definitions: [:], examples: []))
+                            )
+                        ],
+                        examples: []))), holderAt: 0, layout)
     }
 }

@@ -41,6 +41,14 @@
 //                  that a case without payload leaves as it was (2 `SlackLabel.generic`
 //                  elements of a global array): 8 cycles
 //                                                                                       (12 objects)
+//   optional-slack cycles Drifter.partner → DrifterPartner.drifter → Drifter whose only other
+//                  "references" are stale words in the payload of a nil optional of a
+//                  multi-payload enum, which its nil leaves unwritten (it writes only the tag
+//                  byte): in 2 nil slots of a global `ContiguousArray<Message?>` (swift-nio's
+//                  `CircularBuffer<NIOAny>`: a struct of a multi-payload enum one of whose payloads
+//                  holds an optional of a struct of another multi-payload enum), and in the nil
+//                  `Either<Bool, Leaf>?` of 1 indirect case's box that a global array holds
+//                  (OpenAPIKit's `ObjectContext.additionalProperties`): 3 cycles       (6 objects)
 //   all            every shape above, one after the other
 //
 // The clean twin builds the same structures with the back reference weak (pairs, closures,
@@ -50,7 +58,8 @@
 // that hold the same stale words, and kept by a global raw pointer: reachable, so nothing to
 // report, whatever the freed blocks next to them hold. For capture-slack the clean twin makes the
 // same closures over the same stale words, with each stray's back reference weak, and for
-// value-slack the same values over the same stale words, with each drifter's back reference weak.
+// value-slack and optional-slack the same values over the same stale words, with each drifter's
+// back reference weak.
 //
 // Prints one line when done and exits 0.
 
@@ -65,7 +74,7 @@ func fail(_ message: String) -> Never {
 
 let shapes = [
     "pairs", "closures", "families", "registry", "delegates", "enum-ring", "over-retained", "freed-blocks", "capture-slack",
-    "value-slack",
+    "value-slack", "optional-slack",
 ]
 let usage = "usage: UnreachableShapes [leaky|clean] [\((shapes + ["all"]).joined(separator: "|"))]"
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -485,6 +494,100 @@ func makeValueSlack() -> Int {
     return slackArguments.count + 1 + slackContents.count + slackLabels.count
 }
 
+// MARK: - optional-slack
+
+final class Packet {
+    var bytes = [UInt8](repeating: 1, count: 4)
+}
+
+/// A multi-payload enum of references (its tag in their spare bits): swift-nio's `SocketAddress`.
+enum Address {
+    case local(Packet)
+    case remote(Drifter)
+}
+
+struct PacketInfo {
+    var address: Address
+    var index: Int
+}
+
+struct EnvelopeMetadata {
+    var info: PacketInfo?
+}
+
+struct Envelope {
+    var address: Address
+    var data: Packet
+    var metadata: EnvelopeMetadata?
+}
+
+/// swift-nio's `_NIOAnyStorage`: its tag in a byte after the largest payload (an `Any`'s 32
+/// bytes leave no spare bits), so a `nil` of an optional of it writes that byte only.
+enum MessageStorage {
+    case packet(Packet)
+    case envelope(Envelope)
+    case other(Any)
+}
+
+struct Message {
+    var storage: MessageStorage
+}
+
+/// A generic multi-payload enum: its tag in a byte of its own.
+enum Either<A, B> {
+    case first(A)
+    case second(B)
+}
+
+struct Leaf {
+    var name: String
+    var holder: Packet?
+    var count: Int
+}
+
+struct NodeContext {
+    var limit: Int?
+    var additional: Either<Bool, Leaf>?
+}
+
+/// One indirect case: its value is its box, whose one capture is the tuple of the case's payload.
+indirect enum Node {
+    case branch(Leaf, NodeContext)
+    case end
+}
+
+var slackMessages = ContiguousArray<Message?>()
+var slackNodes: [Node] = []
+
+@inline(never)
+func makeOptionalSlack() -> Int {
+    slackMessages.reserveCapacity(8)
+    slackMessages.append(Message(storage: .packet(Packet())))
+    slackMessages.append(nil)
+    slackMessages.append(Message(storage: .other(7)))
+    slackMessages.append(nil)
+    // A nil slot's tag byte follows the payload; the payload's first word is where a packet's
+    // reference would be.
+    for index in [1, 3] {
+        slackMessages.withUnsafeMutableBytes { bytes in
+            leaveStaleWord(of: makeDrifter(), at: bytes.baseAddress! + index * MemoryLayout<Message?>.stride)
+        }
+    }
+    let node = Node.branch(
+        Leaf(name: "branch", holder: Packet(), count: 1), NodeContext(limit: 3, additional: nil))
+    slackNodes.append(node)
+    // The box: the enum's one word. The nil `Either<Bool, Leaf>?` leaves its payload (a `Leaf`,
+    // whose `holder` is a reference) unwritten.
+    let box = unsafeBitCast(node, to: UnsafeMutableRawPointer.self)
+    let context =
+        (MemoryLayout<Leaf>.size + MemoryLayout<NodeContext>.alignment - 1) / MemoryLayout<NodeContext>.alignment
+        * MemoryLayout<NodeContext>.alignment
+    let additional = context + MemoryLayout<NodeContext>.offset(of: \NodeContext.additional)!
+    let holder = MemoryLayout<Leaf>.offset(of: \Leaf.holder)!
+    leaveStaleWord(of: makeDrifter(), at: box + 16 + additional + holder)
+    return slackMessages.count + slackNodes.count
+}
+
 // MARK: - entry point
 
 /// Overwrites the dead stack below the caller with zeros (1 KiB a frame, 32 frames), so that no
@@ -510,6 +613,7 @@ let makers: [(String, () -> Int)] = [
     ("freed-blocks", makeFreedBlocks),
     ("capture-slack", makeCaptureSlack),
     ("value-slack", makeValueSlack),
+    ("optional-slack", makeOptionalSlack),
 ]
 var made: [String] = []
 for (name, make) in makers where chosen == "all" || chosen == name {

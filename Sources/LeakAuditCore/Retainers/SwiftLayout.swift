@@ -340,7 +340,7 @@ final class SwiftLayout {
             // A struct, tuple, enum or existential value, by its layout.
             if field.shape == nil, owning == .strong, let lowered = layout(ofMangledType: record.type, arguments: arguments) {
                 switch lowered.shape {
-                case .fields, .cases, .taggedCases, .existential, .nothing:
+                case .fields, .cases, .taggedCases, .existential, .nothing, .unlessInhabitant:
                     field.shape = lowered.shape
                     field.shapeSize = lowered.size
                 case .words, .prefix:

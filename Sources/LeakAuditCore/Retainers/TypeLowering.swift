@@ -12,7 +12,7 @@
 extension SwiftLayout {
     /// What is known of a type's extra inhabitants (bit patterns no value uses, which an enum
     /// around it takes for its cases without payload, so that it needs no tag byte).
-    enum ExtraInhabitants: Equatable {
+    enum ExtraInhabitants: Equatable, Sendable {
         /// None: an enum around it adds tag bytes.
         case none
         case exactly(Int)
@@ -52,24 +52,37 @@ extension SwiftLayout {
     }
 
     /// A value's size, alignment, extra inhabitants and how its words are read.
-    struct ValueLayout {
+    struct ValueLayout: Sendable {
         var size: Int
         var alignment: Int
         var extraInhabitants: ExtraInhabitants
         var shape: ValueShape
+        /// Where its extra inhabitants lie, when known: an enum's case without payload (an
+        /// optional's `nil`) stored there is told from a value, whose other bytes it leaves as
+        /// they were.
+        var inhabitants: InhabitantPlace? = nil
 
         /// A strong reference (a class instance, an array, a dictionary, a set, an indirect
-        /// case's box). Pointers leave far more than 256 bit patterns unused.
-        static let reference = ValueLayout(size: 8, alignment: 8, extraInhabitants: .atLeast(256), shape: .prefix(bytes: 8))
+        /// case's box): the words below 4096 are its extra inhabitants (Linux's least valid
+        /// pointer), extra inhabitant `i` the word `i`.
+        static let reference = ValueLayout(
+            size: 8, alignment: 8, extraInhabitants: .exactly(pointerInhabitants), shape: .prefix(bytes: 8),
+            inhabitants: InhabitantPlace(offset: 0, kind: .pointer))
         /// A raw or `Unmanaged` pointer: may carry a retained reference, read as one.
         static let pointer = ValueLayout(size: 8, alignment: 8, extraInhabitants: .unknown, shape: .prefix(bytes: 8))
-        /// A thick closure: its code, then its context.
-        static let closure = ValueLayout(size: 16, alignment: 8, extraInhabitants: .atLeast(256), shape: .prefix(bytes: 16))
+        /// A thick closure: its code (whose pointer has a reference's extra inhabitants), then
+        /// its context.
+        static let closure = ValueLayout(
+            size: 16, alignment: 8, extraInhabitants: .exactly(pointerInhabitants), shape: .prefix(bytes: 16),
+            inhabitants: InhabitantPlace(offset: 0, kind: .pointer))
         /// A `String` or `Character`: its count and flags, never a reference, then its object
-        /// (a small string's bytes, or its storage). A case of an enum around it that does not
-        /// use it (`case other(String)`, `case generic`) writes only the object word's extra
-        /// inhabitant and leaves the first word as it was.
-        static let string = ValueLayout(size: 16, alignment: 8, extraInhabitants: .atLeast(256), shape: stringShape)
+        /// (a small string's bytes, or its storage), which has a reference's extra inhabitants.
+        /// A case of an enum around it that does not use it (`case other(String)`, `case
+        /// generic`) writes only the object word's extra inhabitant and leaves the first word as
+        /// it was.
+        static let string = ValueLayout(
+            size: 16, alignment: 8, extraInhabitants: .exactly(pointerInhabitants), shape: stringShape,
+            inhabitants: InhabitantPlace(offset: 8, kind: .pointer))
         static let stringShape = ValueShape.fields([(offset: 0, shape: .nothing), (offset: 8, shape: .prefix(bytes: 8))])
 
         /// A generic argument whose layout is not known (one that refers to the type being
@@ -80,6 +93,37 @@ extension SwiftLayout {
         static func plain(_ size: Int, extraInhabitants: ExtraInhabitants = .none) -> ValueLayout {
             ValueLayout(size: size, alignment: Swift.max(1, size), extraInhabitants: extraInhabitants, shape: .nothing)
         }
+
+        /// A `Bool`, or an enum of `cases` cases without payload: its byte (or two) counts its
+        /// cases, and the values from `cases` on are its extra inhabitants.
+        static func counting(_ size: Int, cases: Int) -> ValueLayout {
+            var layout = plain(size, extraInhabitants: .exactly((1 << (8 * size)) - cases))
+            layout.inhabitants = InhabitantPlace(offset: 0, kind: .counting(bytes: size, first: cases))
+            return layout
+        }
+    }
+
+    /// A pointer's extra inhabitants (a reference's, a function's, a type's metadata's): the
+    /// values below Linux's least valid pointer, 4096, as the compiler counts them.
+    static let pointerInhabitants = 4096
+
+    /// Where a value keeps its extra inhabitants, how they are told from its values, and how
+    /// many of them the enums it is made of took (an optional's `nil` takes the first).
+    struct InhabitantPlace: Sendable {
+        enum Kind: Sendable {
+            /// A pointer's word: extra inhabitant `i` is the value `i`, below 4096.
+            case pointer
+            /// A little-endian number of `bytes` bytes whose values from `first` on are extra
+            /// inhabitants (`first + i`): a `Bool`'s byte, an enum's without payload.
+            case counting(bytes: Int, first: Int)
+            /// A multi-payload enum's tag bytes, whose values from `tags` on are extra
+            /// inhabitants, counting down from all ones (`~i`).
+            case tag(bytes: Int, tags: Int)
+        }
+
+        var offset: Int
+        var kind: Kind
+        var taken = 0
     }
 
     /// The most nested types one lowering reads, and the most nominal types it lowers. Each
@@ -126,14 +170,25 @@ extension SwiftLayout {
         switch kind {
         case 0:
             layout.shape = .prefix(bytes: 8)
-        case 0x200, 0x201:
+            layout.inhabitants = InhabitantPlace(offset: 0, kind: .pointer)
+        case 0x200, 0x201, 0x202:
             if let shape = shape(ofValueMetadata: metadata) {
                 layout.shape = shape
             } else if referenceKind(ofValueMetadata: metadata, valueWitnesses: valueWitnesses) == .notOwning {
                 layout.shape = .nothing
             }
+            // Where its extra inhabitants lie, from its lowering when that agrees with its
+            // value witnesses (an optional of it is then told `nil` by them).
+            if let descriptor = memory.word(metadata &+ 8),
+                let arguments = genericArgumentLayouts(valueMetadata: metadata, descriptor: descriptor),
+                let lowered = self.layout(ofNominal: descriptor, arguments: arguments), lowered.size == layout.size,
+                lowered.extraInhabitants == layout.extraInhabitants
+            {
+                layout.inhabitants = lowered.inhabitants
+            }
         case 0x303 where isOpaqueExistential(metadata: metadata):
             layout.shape = .existential
+            layout.inhabitants = InhabitantPlace(offset: 24, kind: .pointer)
         default:
             break
         }
@@ -277,7 +332,7 @@ extension SwiftLayout {
                 switch code {
                 case UInt8(ascii: "i"), UInt8(ascii: "u"), UInt8(ascii: "d"): term = .type(.plain(8))
                 case UInt8(ascii: "f"): term = .type(.plain(4))
-                case UInt8(ascii: "b"): term = .type(.plain(1, extraInhabitants: .exactly(254)))
+                case UInt8(ascii: "b"): term = .type(.counting(1, cases: 2))
                 case UInt8(ascii: "S"), UInt8(ascii: "J"): term = .type(.string)
                 case UInt8(ascii: "a"), UInt8(ascii: "D"), UInt8(ascii: "h"): term = .standardGeneric(.collection)
                 case UInt8(ascii: "q"): term = .standardGeneric(.optional)
@@ -433,7 +488,7 @@ extension SwiftLayout {
             }
         }
         switch bits {
-        case 1: return .plain(1, extraInhabitants: .exactly(254))
+        case 1: return .counting(1, cases: 2)
         case 8, 16, 32, 64, 128: return .plain(bits / 8)
         default: return nil
         }
@@ -488,21 +543,39 @@ extension SwiftLayout {
             if specific & 1 == 0 { classBound = true }
         }
         let tables = protocols.count * 8
+        // The reference's word, or the held type's metadata's, has a pointer's extra inhabitants.
         if classBound {
-            return ValueLayout(size: 8 + tables, alignment: 8, extraInhabitants: .atLeast(256), shape: .prefix(bytes: 8))
+            return ValueLayout(
+                size: 8 + tables, alignment: 8, extraInhabitants: .exactly(Self.pointerInhabitants),
+                shape: .prefix(bytes: 8), inhabitants: InhabitantPlace(offset: 0, kind: .pointer))
         }
-        return ValueLayout(size: 32 + tables, alignment: 8, extraInhabitants: .atLeast(256), shape: .existential)
+        return ValueLayout(
+            size: 32 + tables, alignment: 8, extraInhabitants: .exactly(Self.pointerInhabitants), shape: .existential,
+            inhabitants: InhabitantPlace(offset: 24, kind: .pointer))
     }
 
-    /// Fields or elements laid out one after the other, each at its alignment.
+    /// Fields or elements laid out one after the other, each at its alignment. Its extra
+    /// inhabitants are those of the member that has the most, the first of those that have as
+    /// many (the compiler's `getFixedExtraInhabitantProvidingField`): known where every
+    /// member's count is.
     private func aggregate(_ members: [ValueLayout]) -> ValueLayout {
         var offset = 0
         var alignment = 1
         var extraInhabitants = ExtraInhabitants.none
         var fields: [(offset: Int, shape: ValueShape)] = []
+        var most = 0
+        var place: InhabitantPlace? = nil
+        var countsKnown = true
         for member in members {
             offset = (offset + member.alignment - 1) / member.alignment * member.alignment
             fields.append((offset, member.shape))
+            switch member.extraInhabitants {
+            case .exactly(let count) where count > most:
+                most = count
+                place = member.inhabitants.map { InhabitantPlace(offset: $0.offset + offset, kind: $0.kind, taken: $0.taken) }
+            case .exactly, .none: break
+            case .atLeast, .unknown: countsKnown = false
+            }
             offset += member.size
             alignment = Swift.max(alignment, member.alignment)
             extraInhabitants = .most(extraInhabitants, member.extraInhabitants)
@@ -510,7 +583,7 @@ extension SwiftLayout {
         let holdsNothing = fields.allSatisfy { if case .nothing = $0.shape { return true } else { return false } }
         return ValueLayout(
             size: offset, alignment: alignment, extraInhabitants: extraInhabitants,
-            shape: holdsNothing ? .nothing : .fields(fields))
+            shape: holdsNothing ? .nothing : .fields(fields), inhabitants: countsKnown ? place : nil)
     }
 
     // MARK: - Nominal types
@@ -604,8 +677,8 @@ extension SwiftLayout {
             switch emptyCases {
             case 0: return nil
             case 1: return ValueLayout(size: 0, alignment: 1, extraInhabitants: .none, shape: .nothing)
-            case 2...256: return .plain(1, extraInhabitants: .exactly(256 - emptyCases))
-            default: return .plain(2, extraInhabitants: .exactly(65536 - emptyCases))
+            case 2...256: return .counting(1, cases: emptyCases)
+            default: return .counting(2, cases: emptyCases)
             }
         case 1:
             return singlePayload(payloads[0], emptyCases: emptyCases)
@@ -622,6 +695,12 @@ extension SwiftLayout {
         case true?:
             var layout = payload
             layout.extraInhabitants = payload.extraInhabitants.removing(emptyCases)
+            layout.inhabitants?.taken += emptyCases
+            // A case without payload writes its extra inhabitant only: a struct's other fields
+            // keep what was there before. Told by that place, it is read as nothing.
+            if let place = payload.inhabitants, case .fields = payload.shape {
+                layout.shape = .unlessInhabitant(place, payload.shape)
+            }
             return layout
         case false?:
             let used: Int
@@ -693,9 +772,12 @@ extension SwiftLayout {
         if let fixed, fixed.size != size + tagBytes { return nil }
         let unused = Self.unusedTagValues(
             tagBits: 8 * tagBytes, payloadBits: 8 * size, emptyCases: emptyCases, payloadCases: payloads.count)
+        let tags = tagBytes < 4 ? (1 << (8 * tagBytes)) - unused : Int.max
         return ValueLayout(
             size: size + tagBytes, alignment: alignment, extraInhabitants: unused > 0 ? .exactly(unused) : .none,
-            shape: .taggedCases(tagOffset: size, tagBytes: tagBytes, payloads: payloads.map(\.shape)))
+            shape: .taggedCases(tagOffset: size, tagBytes: tagBytes, payloads: payloads.map(\.shape)),
+            inhabitants: tagBytes > 0 && tagBytes < 4
+                ? InhabitantPlace(offset: size, kind: .tag(bytes: tagBytes, tags: tags)) : nil)
     }
 
     /// The most extra inhabitants a value witness table records.

@@ -6,7 +6,7 @@
 
 extension SwiftLayout {
     /// How a value's bytes are read.
-    indirect enum ValueShape {
+    indirect enum ValueShape: Sendable {
         /// Every word may hold a reference: the layout is not known.
         case words
         /// The first `bytes` bytes, word by word (a reference, a `String`, a closure), nothing past.
@@ -22,12 +22,16 @@ extension SwiftLayout {
         case taggedCases(tagOffset: Int, tagBytes: Int, payloads: [ValueShape])
         /// An opaque existential (`any P`, `Any`): read by the type it holds (its fourth word).
         case existential
+        /// An enum of one payload whose cases without payload lie in the payload's extra
+        /// inhabitants (an optional of a struct): nothing when the place holds one the payload
+        /// itself does not use, else the payload's shape.
+        case unlessInhabitant(InhabitantPlace, ValueShape)
     }
 
     /// A multi-payload enum whose tag lies in its payload's spare bits (no extra tag bytes):
     /// the `swift5_mpenum` record's mask, of which the payload tag takes the most significant bits
     /// it needs, as Swift's RemoteMirror reads it (`MultiPayloadEnumTypeInfo`).
-    struct MultiPayloadEnum {
+    struct MultiPayloadEnum: Sendable {
         /// Where the tag's mask starts in the payload, and its bytes.
         var tagMaskOffset: Int
         var tagMask: [UInt8]
@@ -73,6 +77,9 @@ extension SwiftLayout {
             let tag = bytes.reversed().reduce(0) { $0 << 8 | Int($1) }
             guard tag < payloads.count else { return }
             referenceOffsets(payloads[tag], at: address, span: tagOffset, base: base, into: &offsets)
+        case .unlessInhabitant(let place, let payload):
+            if holdsExtraInhabitant(place, at: address, span: span) { return }
+            referenceOffsets(payload, at: address, span: span, base: base, into: &offsets)
         case .existential:
             // The buffer's three words, of which the held value uses those its size needs; the
             // type's metadata and witness tables after it are no heap objects. A nil optional
@@ -90,6 +97,33 @@ extension SwiftLayout {
             guard contents.holds != .notOwning else { return }
             appendWords(from: base, to: base + Swift.min(buffer, contents.words * 8), into: &offsets)
         }
+    }
+
+    /// Whether the value at `address` holds, at `place`, an extra inhabitant its own type does
+    /// not take: a case without payload of the enum around it. False when that cannot be read.
+    private func holdsExtraInhabitant(_ place: InhabitantPlace, at address: UInt64, span: Int) -> Bool {
+        let bytes: Int
+        switch place.kind {
+        case .pointer: bytes = 8
+        case .counting(let count, _), .tag(let count, _): bytes = count
+        }
+        guard place.offset >= 0, place.offset + bytes <= span, bytes <= 8,
+            let read = memory.bytes(address &+ UInt64(place.offset), count: bytes)
+        else { return false }
+        let value = read.reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let index: UInt64
+        switch place.kind {
+        case .pointer:
+            guard value < UInt64(Self.pointerInhabitants) else { return false }
+            index = value
+        case .counting(_, let first):
+            guard value >= UInt64(first) else { return false }
+            index = value - UInt64(first)
+        case .tag(let count, let tags):
+            guard value >= UInt64(tags) else { return false }
+            index = (UInt64(1) << (8 * UInt64(count))) - 1 - value
+        }
+        return index >= UInt64(place.taken)
     }
 
     /// The 8-aligned word offsets in `start..<end`.
@@ -131,10 +165,13 @@ extension SwiftLayout {
         valueShapeDepth += 1
         defer { valueShapeDepth -= 1 }
         var result: ValueShape? = nil
-        if let kind = memory.word(metadata), let descriptor = memory.word(metadata &+ 8), kind == 0x200 || kind == 0x201,
+        // An optional's metadata is an enum's of a kind of its own (0x202): `ContiguousArray<NIOAny?>`'s
+        // elements are read by it.
+        if let kind = memory.word(metadata), let descriptor = memory.word(metadata &+ 8),
+            kind == 0x200 || kind == 0x201 || kind == 0x202,
             let arguments = genericArgumentLayouts(valueMetadata: metadata, descriptor: descriptor)
         {
-            if kind == 0x201 {
+            if kind != 0x200 {
                 result = shape(ofEnum: descriptor, depth: 0, arguments: arguments)
                 // An enum the record does not read (its tag in bytes after its payloads), lowered
                 // from its cases when that gives the size its value witnesses say.
@@ -163,7 +200,7 @@ extension SwiftLayout {
 
     /// The layouts of a generic struct's or enum's arguments, which follow its descriptor in
     /// its metadata (none when it is not generic); nil when one is not known.
-    private func genericArgumentLayouts(valueMetadata metadata: UInt64, descriptor: UInt64) -> [ValueLayout]? {
+    func genericArgumentLayouts(valueMetadata metadata: UInt64, descriptor: UInt64) -> [ValueLayout]? {
         guard let flags = memory.uint32(descriptor) else { return nil }
         guard flags & 0x80 != 0 else { return [] }
         guard let count = memory.uint16(descriptor &+ 28 &+ 8), count < 16 else { return nil }
