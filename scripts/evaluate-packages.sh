@@ -125,6 +125,18 @@ apply_fixes() {
             # machine does not have; its sources use it only where they can import it.
             sed -i 's/^#if os(Linux) && compiler(>=6.3) && compiler(<6.4)$/#if false/' Package.swift
             ;;
+        swift-identified-collections)
+            # Its benchmark executable needs apple/swift-collections-benchmark, which the machine
+            # does not have; the tests do not use it.
+            sed -i '/swift-collections-benchmark", from/d' Package.swift Package@swift-6.0.swift
+            sed -i '/\.executableTarget($/,/^    ),$/d' Package.swift Package@swift-6.0.swift
+            ;;
+        Quick)
+            # QuickLintTests needs Quick/swift-fakes, which the machine does not have; the other two
+            # test targets do not.
+            sed -i '/Quick\/swift-fakes.git/d' Package.swift Package@swift-5.9.swift
+            sed -i '/^ *\.testTarget($/{N;/"QuickLintTests"/{N;N;N;N;N;N;N;d}}' Package.swift Package@swift-5.9.swift
+            ;;
     esac
 }
 
