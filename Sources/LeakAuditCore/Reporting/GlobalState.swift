@@ -115,10 +115,12 @@ extension ReportBuilder {
     /// the first time it is read: `static let roots = queue.loading { … }`). Only that global's
     /// expression counts: on Linux every XCTest test runs under a closure of SwiftPM's generated
     /// test list (`variable initialization expression of static Module.Tests.__allTests__Tests`),
-    /// and a closure of another global's initializer may hand the test's objects anywhere.
-    static func isMadeByItsGlobalsInitializer(global: String, frames: [SymbolizedFrame]) -> Bool {
+    /// and a closure of another global's initializer may hand the test's objects anywhere. False
+    /// when the path starts at no global (`global` nil).
+    static func isMadeByItsGlobalsInitializer(global: String?, frames: [SymbolizedFrame]) -> Bool {
+        guard let global else { return false }
         // `closure #1 … in variable initialization expression of static Module.Type.name : Type`.
-        frames.contains { frame in
+        return frames.contains { frame in
             guard let function = frame.function.map(SwiftName.withoutPrivateDiscriminators),
                 let expression = function.firstRange(of: "variable initialization expression of ")
             else { return false }

@@ -195,9 +195,8 @@ struct ProcessReport {
             for leak in leaks where globalState[leak] == nil {
                 guard let path = naming.path(of: leak, aliveAtExit: ledger.isAlive) else { continue }
                 let frames = grouping.frames(ofStack: leak.site.stackID)
-                let global = naming.globalName(of: path)
                 if ReportBuilder.isMadeByItsGlobalHolder(path, frames: frames)
-                    || (global.map { name in ReportBuilder.isMadeByItsGlobalsInitializer(global: name, frames: frames) } ?? false)
+                    || ReportBuilder.isMadeByItsGlobalsInitializer(global: naming.globalName(of: path), frames: frames)
                     || ReportBuilder.isMadeOnAThreadOfANewGlobal(
                         path, frames: frames, complete: !ledger.truncatedStacks.contains(leak.site.stackID),
                         globalsMadeFirst: madeFirst, test: name)

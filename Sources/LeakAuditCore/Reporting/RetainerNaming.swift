@@ -176,9 +176,7 @@ struct RetainerNaming {
                 kind: .cycle,
                 name: "a cycle of \(objects) object\(objects == 1 ? "" : "s") that nothing else holds\(Self.untypedWord(path))")
         case .memory(let bytes, let isMallocBlock):
-            root = Retainer.Root(
-                kind: .memory,
-                name: isMallocBlock ? "a malloc block of \(bytes) bytes" : "a mapping of \(bytes) bytes outside malloc's heap")
+            root = Retainer.Root(kind: .memory, name: Self.untypedMemory(bytes: bytes, isMallocBlock: isMallocBlock))
         case .unreferenced:
             root = Retainer.Root(
                 kind: .unknown,
@@ -202,8 +200,12 @@ struct RetainerNaming {
     /// memory also reaches, whose word may be stale: the cycle keeps it whatever that word is.
     private static func untypedWord(_ path: RetainerSearch.Path) -> String {
         guard case .memory(let bytes, let isMallocBlock)? = path.alsoPointedAtFrom else { return "" }
-        let memory = isMallocBlock ? "a malloc block of \(bytes) bytes" : "a mapping of \(bytes) bytes outside malloc's heap"
-        return " but a word in untyped memory (\(memory))"
+        return " but a word in untyped memory (\(untypedMemory(bytes: bytes, isMallocBlock: isMallocBlock)))"
+    }
+
+    /// `a malloc block of 40 bytes`, or `a mapping of 8388608 bytes outside malloc's heap`.
+    private static func untypedMemory(bytes: Int, isMallocBlock: Bool) -> String {
+        isMallocBlock ? "a malloc block of \(bytes) bytes" : "a mapping of \(bytes) bytes outside malloc's heap"
     }
 
     /// The variable a closure captured that holds an object of type `type`: the closure's one
@@ -274,13 +276,13 @@ struct RetainerNaming {
         return name
     }
 
-    /// `App.router` for the variable whose storage holds `slot`, else the image and offset.
     /// The name of the global `path` starts at; nil when it starts elsewhere.
     func globalName(of path: RetainerSearch.Path) -> String? {
         guard case .global(let slot) = path.root else { return nil }
         return variableName(at: slot)
     }
 
+    /// `App.router` for the variable whose storage holds `slot`, else the image and offset.
     private func variableName(at slot: UInt64) -> String {
         if let name = symbolizer.variable(at: slot) {
             // `App.router : App.AppRouter` names the variable and then its type.

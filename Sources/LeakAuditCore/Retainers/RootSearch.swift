@@ -311,8 +311,8 @@ extension RetainerSearch {
     /// Whether `slot` is the first word of `node`'s side table: the object's reference counts
     /// name it (a weak reference's target, which holds the object's address without keeping it).
     private func isSideTable(_ slot: UInt64, of node: Int32) -> Bool {
-        guard let bits = memory.word(objects[Int(node)] &+ 8), bits & (1 << 63) != 0 else { return false }
-        return (bits << 3) & SwiftLayout.pointerMask == slot
+        guard let bits = memory.word(objects[Int(node)] &+ 8) else { return false }
+        return SwiftLayout.sideTable(refCounts: bits) == slot
     }
 
     /// 2. What XCTest's test case objects hold that no global does: XCTest keeps every test case
@@ -558,10 +558,9 @@ extension RetainerSearch {
     /// count in bits 33 to 62, in its side table's counts when it has one), or nil when it is
     /// immortal or cannot be read.
     private func strongCount(of node: Int32) -> Int? {
-        guard var bits = memory.word(objects[Int(node)] &+ 8) else { return nil }
-        if bits == UInt64.max || bits & 0x7FFF_FFFF_FFFF_FFFF == 0x7FFF_FFFF_FFFF_FFFF { return nil }
-        if bits & (1 << 63) != 0 {
-            guard let counts = memory.word(((bits << 3) & SwiftLayout.pointerMask) &+ 8) else { return nil }
+        guard var bits = memory.word(objects[Int(node)] &+ 8), !SwiftLayout.isImmortal(refCounts: bits) else { return nil }
+        if let sideTable = SwiftLayout.sideTable(refCounts: bits) {
+            guard let counts = memory.word(sideTable &+ 8) else { return nil }
             bits = counts
         }
         return Int((bits >> 33) & 0x3FFF_FFFF) + 1

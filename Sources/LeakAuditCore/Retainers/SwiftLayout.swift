@@ -185,15 +185,23 @@ final class SwiftLayout {
     /// A live object's reference counts: not deinitializing, an unowned count of at least one,
     /// and a side table (when there is one) that points back at the object.
     private func refCountsAreLive(_ bits: UInt64, object: UInt64) -> Bool {
-        if bits == UInt64.max || bits & 0x7FFF_FFFF_FFFF_FFFF == 0x7FFF_FFFF_FFFF_FFFF { return true }  // immortal
-        if bits & (1 << 63) != 0 {
-            // UseSlowRC: the rest is the side table's address, shifted right by 3.
-            let sideTable = (bits << 3) & Self.pointerMask
-            return memory.word(sideTable) == object
-        }
+        if Self.isImmortal(refCounts: bits) { return true }
+        if let sideTable = Self.sideTable(refCounts: bits) { return memory.word(sideTable) == object }
         let isDeiniting = bits & (1 << 32) != 0
         let unowned = (bits >> 1) & 0x7FFF_FFFF
         return !isDeiniting && unowned >= 1
+    }
+
+    /// Whether an object's reference-count word (RefCount.h, 64-bit) marks it immortal.
+    static func isImmortal(refCounts bits: UInt64) -> Bool {
+        bits == UInt64.max || bits & 0x7FFF_FFFF_FFFF_FFFF == 0x7FFF_FFFF_FFFF_FFFF
+    }
+
+    /// The side table an object's reference-count word names when its counts live there
+    /// (UseSlowRC: the rest of the word is the table's address, shifted right by 3); nil when
+    /// they are inline.
+    static func sideTable(refCounts bits: UInt64) -> UInt64? {
+        bits & (1 << 63) != 0 ? (bits << 3) & pointerMask : nil
     }
 
     private func readType(metadata: UInt64) -> ObjectType? {
