@@ -55,8 +55,9 @@ static bool la_is_preload_copy(void) {
 /// a thread holding the slow lock may be waiting for). A program linking LeakMonitor attaches at
 /// once, so that it is audited even if it never validates; the preloaded copy attaches only when
 /// this process first tracks something, so that the many processes a run may start (compilers
-/// under `swift test`) do not each take a process index. The variable stays set: instrumented
-/// processes this one starts attach too.
+/// under `swift test`) do not each take a process index. The variables stay set, or, in the
+/// toolchain's programs, hidden and given back to what they start: instrumented processes this
+/// one starts attach too.
 __attribute__((constructor)) static void la_lifecycle_start(void) {
     la_process_state *state = la_state();
     bool preload = la_is_preload_copy();
@@ -82,6 +83,8 @@ __attribute__((constructor)) static void la_lifecycle_start(void) {
     if (spec[0] == '\0' && strlen(value) < sizeof state->lifecycle.channel_spec) strcpy(spec, value);
     uint32_t role = la_process_role_locked(state);
     la_watch_parse_locked(state);
+    // SwiftPM must not see leak-audit's variables (preload.c says why); what it starts gets them.
+    if (preload && role == LA_ROLE_TOOLCHAIN && la_environment_hide != NULL) la_environment_hide();
     if (role != LA_ROLE_AUDITED) {
         // Not the user's process: nothing is watched or attached. SwiftPM's and the build's Swift
         // processes are counted, so that the report can say they were left out.

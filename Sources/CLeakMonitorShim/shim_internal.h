@@ -57,6 +57,11 @@ enum {
 /// slow lock.
 LA_HIDDEN void la_lifecycle_attach_locked(la_process_state *state);
 
+/// Defined only in the preloaded library (preload.c): in a toolchain program, takes leak-audit's
+/// variables out of the environment and gives them back to the programs it starts, so that
+/// SwiftPM's manifest cache, keyed on the environment, serves audited runs as it serves plain ones.
+LA_HIDDEN __attribute__((weak)) void la_environment_hide(void);
+
 // process_role.c — which processes of a run are audited -------------------------------------------
 
 /// What a process of the run is: only LA_ROLE_AUDITED processes attach or watch.

@@ -201,10 +201,12 @@ final class WatchTests: XCTestCase {
         // `swift test` also runs the manifest, the toolchain's programs and build helpers: none of
         // them is audited, and the report says which processes were.
         _ = try Harness.fixturesBinDirectory.get()
+        // A variable no run had yet: SwiftPM, whose manifest cache is keyed on its environment,
+        // evaluates the manifest again.
         let audit = try Harness.audit(
             path: "swift",
             ["test", "--skip-build", "--package-path", Harness.fixturesRoot.path, "--filter", "ScreenTests.ScreenTests"],
-            extraOptions: ["--census"])
+            extraOptions: ["--census"], environment: ["LEAK_AUDIT_TESTS_RUN_ID": UUID().uuidString])
         XCTAssertEqual(audit.status, 1, audit.stderr)
         let names = (audit.report.census?.entries ?? []).map(\.name)
         XCTAssertFalse(names.contains { $0.hasPrefix("PackageDescription.") }, "\(names)")
@@ -219,9 +221,29 @@ final class WatchTests: XCTestCase {
                 Harness.leakAudit, "run", "--census", "swift", "test", "--skip-build", "--package-path",
                 Harness.fixturesRoot.path,
                 "--filter", "ScreenTests.ScreenTests",
-            ])
+            ], environment: ProcessInfo.processInfo.environment.merging(["LEAK_AUDIT_TESTS_RUN_ID": UUID().uuidString]) { $1 })
         XCTAssertTrue(text.stderr.contains("audited: FixturesPackageTests.xctest (XCTest, 2 tests)"), text.stderr)
         XCTAssertTrue(text.stderr.replacingOccurrences(of: "\n  ", with: " ").contains("left out"), text.stderr)
+    }
+
+    func testSwiftTestUnderLeakAuditUsesThePlainRunsManifestCache() throws {
+        // SwiftPM keys its cache of evaluated manifests on its whole environment: the toolchain's
+        // programs do not see leak-audit's variables (the test bundle still gets them), so an
+        // audited run after a plain one evaluates no manifest again.
+        _ = try Harness.fixturesBinDirectory.get()
+        let environment = ProcessInfo.processInfo.environment.merging(["LEAK_AUDIT_TESTS_RUN_ID": UUID().uuidString]) { $1 }
+        let swiftTest = [
+            "test", "--skip-build", "--package-path", Harness.fixturesRoot.path, "--filter",
+            "ScreenTests.ScreenTests/testReleasesScreens",
+        ]
+        let plain = Harness.run(["swift"] + swiftTest, environment: environment)
+        XCTAssertEqual(plain.status, 0, plain.log)
+        let audit = try Harness.audit(path: "swift", swiftTest, extraOptions: ["--leaks-per-test"], environment: environment)
+        XCTAssertEqual(audit.status, 0, audit.stderr)
+        XCTAssertEqual(audit.report.target.skippedProcesses, 0, "the manifest was evaluated again: \(audit.stderr)")
+        XCTAssertEqual(audit.report.target.processes.map(\.testingLibrary), [.xctest, .swiftTesting])
+        XCTAssertEqual(audit.report.target.testsRun, 1)
+        XCTAssertEqual(try audit.trackedType(".ProfileScreen").peakLive, 1)
     }
 
     func testTargetsThatCannotBeWatched() throws {
