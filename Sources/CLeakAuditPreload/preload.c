@@ -6,7 +6,7 @@
 // And one thing only this image does, because only it is in the toolchain's processes: it keeps
 // leak-audit's variables out of their sight. SwiftPM keys its cache of evaluated manifests on its
 // whole environment, so a `swift test` that saw LD_PRELOAD and this run's LEAK_AUDIT_CHANNEL
-// would compile and run every manifest of the package graph again, on every audited run (2.4 s
+// would compile and run every manifest of the package graph again, on every audited run (1.6 s
 // for a package of 11 manifests). A toolchain program's constructor hides the variables from its
 // environment (la_environment_hide), so that SwiftPM sees what a plain run sees, and every
 // program it starts gets them back (the exec and posix_spawn functions below), so that the test
