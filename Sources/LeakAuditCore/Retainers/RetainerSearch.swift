@@ -40,8 +40,9 @@ struct RetainerSearch {
     // The search from the roots (RootSearch.swift).
     /// For each node reached: the node it was reached from (or -1 - the root's index), and how.
     var parent: [Int32] = []
-    /// How each node's parent holds it, as an index into `holds` (-1: not reached): most holds
-    /// repeat (a property's name), so a node costs 4 bytes, not a `Hold`.
+    /// How each node's parent holds it, as an index into `holds` (-1: not reached, or a word; an
+    /// array element's index `i` as `-2 - i`): most holds repeat (a property's name), so a node
+    /// costs 4 bytes, not a `Hold`.
     var parentHold: [Int32] = []
     var holds: [Hold] = []
     var holdIndexes: [Hold: Int32] = [:]

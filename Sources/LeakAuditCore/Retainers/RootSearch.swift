@@ -442,8 +442,13 @@ extension RetainerSearch {
         queue.removeAll(keepingCapacity: true)
     }
 
-    /// `hold`'s index in `holds`, added on first sight.
+    /// `hold`'s index in `holds`, added on first sight; an array element with no enum case is
+    /// kept as `-2 - its index` instead (`hold(of:)`): an array of a million objects would add a
+    /// million holds, each with its dictionary entry, about 250 bytes an element.
     private mutating func holdIndex(_ hold: Hold) -> Int32 {
+        if case .element(let element, enumCase: nil) = hold, element >= 0, element <= Int(Int32.max) - 2 {
+            return -2 - Int32(element)
+        }
         if let index = holdIndexes[hold] { return index }
         let index = Int32(holds.count)
         holds.append(hold)
@@ -566,9 +571,17 @@ extension RetainerSearch {
         return Int((bits >> 33) & 0x3FFF_FFFF) + 1
     }
 
+    /// How `node`'s parent holds it (`parentHold`: an index into `holds`, an element's index
+    /// below -1, or -1 for a word).
+    private func hold(of node: Int32) -> Hold {
+        let index = parentHold[Int(node)]
+        if index >= 0 { return holds[Int(index)] }
+        return index == -1 ? .word : .element(Int(-2 - index))
+    }
+
     private func step(to node: Int32) -> Step {
         Step(
-            hold: parentHold[Int(node)] >= 0 ? holds[Int(parentHold[Int(node)])] : .word, type: nodeType(node).name,
+            hold: hold(of: node), type: nodeType(node).name,
             closure: parentClosure[node],
             isCollectionStorage: nodeType(node).collection != nil)
     }
