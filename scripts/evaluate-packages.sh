@@ -416,6 +416,10 @@ for entry in "${entries[@]}"; do
 
     # 6. The report.
     IFS=$'\t' read -r audited failing with_path without_path text_kb text_lines widest html_kb < <(analyse "$results")
+    # A test the report counts that the runner does not (a test run inside another test, as Quick's
+    # nested specs) or the other way round: each one to explain in the triage.
+    [[ $audited =~ ^[0-9]+$ && $runner =~ ^[0-9]+$ ]] && ((audited != runner)) &&
+        notes+=("tests counted differ: runner $runner, leak-audit $audited")
     trouble=$(traps "$results/leak-audit.stderr" "$results/audited.log")
     [[ -n $trouble ]] && notes+=("audited: $trouble")
     trouble=$(traps "$results/plain.log")
