@@ -72,7 +72,7 @@ enum MallocHeap {
                 let arena = memory.word(region.start) ?? 0
                 var starts: [UInt64] = []
                 if heapInfoSizes.contains(arena &- region.start) {
-                    starts = Array(stride(from: arena + 0x800, through: region.start + 0x1000, by: 16))
+                    starts = firstChunkCandidates(arena: arena, heapStart: region.start)
                 } else {
                     starts = heapInfoSizes.map { region.start + $0 }
                 }
@@ -101,6 +101,21 @@ enum MallocHeap {
         walked.sort { $0.lowerBound < $1.lowerBound }
         result.walked = walked
         return result
+    }
+
+    /// Where the first chunk of a thread arena's first heap may start, most likely first: right
+    /// after the arena's `malloc_state` (`mallocStateSize` bytes, where glibc's `_int_new_arena`
+    /// puts its first chunk, aligned so that its block is 16-byte aligned), then nearer the arena
+    /// (an older, smaller `malloc_state`), then further on, up to the heap's first 4 KiB. A chain
+    /// read from inside `malloc_state` can hold too, and must not be tried first: a word of its
+    /// bin map, which changes as the arena's bins fill and empty, read as a chunk's size (0x2000)
+    /// jumps onto a real chunk, and the chain goes on to the top chunk, leaving out every block
+    /// before that one (a thread's event loop made there, then taken for a test's leak).
+    static func firstChunkCandidates(arena: UInt64, heapStart: UInt64) -> [UInt64] {
+        let all = Array(stride(from: arena + 0x800, through: heapStart + 0x1000, by: 16))
+        let expected = ((arena + mallocStateSize + 16 + 15) & ~15) - 16
+        let first = all.firstIndex { $0 >= expected } ?? all.count
+        return Array(all[first...].prefix(1)) + all[..<first].reversed() + all[first...].dropFirst()
     }
 
     /// Walks the chunk chain from `start`, and only when it ends exactly at `end` (the top
