@@ -526,7 +526,9 @@ public struct ReportPhrases: Sendable {
     private static func chain(_ path: ArraySlice<Retainer.Step>) -> String {
         let path = Array(path)
         guard let first = path.first else { return "" }
-        var text = first.isCollectionStorage ? "" : shortTypeName(first.type)
+        // A collection's storage reads as the step after it, unless it is all there is (an
+        // over-retained dictionary's storage).
+        var text = first.isCollectionStorage && path.count > 1 ? "" : shortTypeName(first.type)
         for (index, step) in path.enumerated().dropFirst() {
             let isLast = index == path.count - 1
             if step.via.hasPrefix(".") {

@@ -32,6 +32,21 @@ final class ReadableTextTests: XCTestCase {
         text.split(separator: "\n").map(String.init).filter { $0.hasPrefix("      ") || $0.hasPrefix("  … and") }
     }
 
+    func testAPathOfACollectionsStorageAloneNamesIt() {
+        // An over-retained dictionary's storage is the whole structure: it has a name to show.
+        let alone = Retainer(
+            count: 5, root: Retainer.Root(kind: .cycle, name: ""),
+            path: [.init(via: "", type: "[Swift.String: Logging.Logger.MetadataValue]", isCollectionStorage: true)])
+        XCTAssertEqual(ReportPhrases.retainerChain(alone), "[String: Logger.MetadataValue]")
+        // Before an element, storage still reads as the step after it.
+        let folded = Retainer(
+            count: 1, root: Retainer.Root(kind: .cycle, name: ""),
+            path: [
+                .init(via: "", type: "[App.Node]", isCollectionStorage: true), .init(via: "[0]", type: "App.Node"),
+            ])
+        XCTAssertEqual(ReportPhrases.retainerChain(folded), "[0] Node")
+    }
+
     func testRecursionIsCollapsedAndTheRuntimeFolded() {
         let frames =
             [frame("App.Node.__allocating_init() -> App.Node")]
