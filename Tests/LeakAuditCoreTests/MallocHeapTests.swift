@@ -14,9 +14,12 @@ final class MallocHeapTests: XCTestCase {
     /// A thread arena's first heap: `heap_info` (its arena, its size), the arena's
     /// `malloc_state` with `binMapWord` at arena+0x868 (in its bin map), then a chunk of
     /// `firstChunkSize` bytes, ten of 0x40, and the top chunk up to the heap's end.
-    private func snapshot(binMapWord: UInt64, firstChunkSize: UInt64 = 0x1FC0) -> ProcessSnapshot {
-        var words = [UInt64](repeating: 0, count: heapSize / 8)
-        func set(_ address: UInt64, _ value: UInt64) { words[Int(address - heapStart) / 8] = value }
+    /// `before` bytes of other memory in the same region precede the heap (the kernel shows
+    /// adjacent mappings with the same permissions as one).
+    private func snapshot(binMapWord: UInt64, firstChunkSize: UInt64 = 0x1FC0, before: Int = 0) -> ProcessSnapshot {
+        let regionStart = heapStart - UInt64(before)
+        var words = [UInt64](repeating: 0, count: (before + heapSize) / 8)
+        func set(_ address: UInt64, _ value: UInt64) { words[Int(address - regionStart) / 8] = value }
         set(heapStart, arena)
         set(heapStart + 16, UInt64(heapSize))
         set(arena + 0x868, binMapWord)
@@ -27,8 +30,8 @@ final class MallocHeapTests: XCTestCase {
         }
         set(chunk + 8, (heapStart + UInt64(heapSize) - chunk) | 1)
         let region = ProcessSnapshot.Region(
-            start: heapStart, end: heapStart + UInt64(heapSize), isWritable: true, isExecutable: false, path: "",
-            copiedStart: heapStart, bytes: RegionBytes(copying: words.withUnsafeBytes { Array($0) }))
+            start: regionStart, end: heapStart + UInt64(heapSize), isWritable: true, isExecutable: false, path: "",
+            copiedStart: regionStart, bytes: RegionBytes(copying: words.withUnsafeBytes { Array($0) }))
         return ProcessSnapshot(pid: 1, regions: [region], threads: [])
     }
 
@@ -45,6 +48,16 @@ final class MallocHeapTests: XCTestCase {
         // onto the second real chunk, and that chain ends at the top chunk too: it is not the
         // heap's, and the first chunk's block is still found.
         XCTAssertEqual(blocks(snapshot(binMapWord: 0x2000)), expected)
+    }
+
+    func testAHeapInsideALargerRegionIsWalked() {
+        // The heap begins at its 64 MiB boundary, a page into the region: its blocks are still
+        // found (a region that does not begin at a heap was read as untyped memory).
+        let expected = [firstChunk + 16] + (0..<10).map { firstChunk + 0x1FC0 + UInt64($0) * 0x40 + 16 }
+        XCTAssertEqual(blocks(snapshot(binMapWord: 0, before: 0x1000)), expected)
+        let walk = MallocHeap.forEachBlock(in: SnapshotMemory(snapshot(binMapWord: 0, before: 0x1000))) { _ in }
+        XCTAssertEqual(walk.walked, [heapStart..<(heapStart + UInt64(heapSize))])
+        XCTAssertEqual(walk.threadArenas, [arena])
     }
 
     func testTheFirstChunksStartIsTriedFirstThenNearerTheArena() {

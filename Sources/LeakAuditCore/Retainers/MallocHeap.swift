@@ -63,24 +63,10 @@ enum MallocHeap {
                     result.mainHeapTop = top
                     break
                 }
-            } else if region.path.isEmpty, region.start % arenaHeapAlignment == 0,
-                let size = memory.word(region.start + 16), size > 64, size <= region.copiedEnd - region.start
-            {
-                // A thread arena's heap: heap_info, then (in the arena's first heap, which its
-                // arena pointer names) the arena's malloc_state, then chunks.
-                let end = region.start + size
-                let arena = memory.word(region.start) ?? 0
-                var starts: [UInt64] = []
-                if heapInfoSizes.contains(arena &- region.start) {
-                    starts = firstChunkCandidates(arena: arena, heapStart: region.start)
-                } else {
-                    starts = heapInfoSizes.map { region.start + $0 }
-                }
-                for first in starts where walk(memory, from: first, to: end, visit) != nil {
-                    walked.append(region.start..<end)
-                    if heapInfoSizes.contains(arena &- region.start) { result.threadArenas.append(arena) }
-                    break
-                }
+            } else if region.path.isEmpty, let heaps = walkThreadArenaHeaps(in: region, memory, visit) {
+                // Thread arenas' heaps, each at a multiple of HEAP_MAX_SIZE inside the region.
+                walked += heaps.walked
+                result.threadArenas += heaps.arenas
             } else if region.path.isEmpty, let header = memory.word(region.start + 8), header & 2 != 0 {
                 // Chunks mmapped on their own, one per mapping (the kernel shows adjacent ones as
                 // one region): each starts at its alignment slack and its size (with IS_MMAPPED)
@@ -101,6 +87,36 @@ enum MallocHeap {
         walked.sort { $0.lowerBound < $1.lowerBound }
         result.walked = walked
         return result
+    }
+
+    /// Walks the thread arenas' heaps in `region`: one at each multiple of HEAP_MAX_SIZE in it
+    /// whose `heap_info` gives a size that fits. The kernel shows adjacent mappings with the same
+    /// permissions as one region, so one region may hold two heaps grown whole (128 MiB), or begin
+    /// before its first heap. A heap is `heap_info`, then (in the arena's first heap, which its
+    /// arena pointer names) the arena's `malloc_state`, then chunks. Returns the heaps walked and
+    /// the arenas whose first heap was among them; nil when no heap was found.
+    private static func walkThreadArenaHeaps(
+        in region: ProcessSnapshot.Region, _ memory: SnapshotMemory, _ visit: (Block) -> Void
+    ) -> (walked: [Range<UInt64>], arenas: [UInt64])? {
+        var walked: [Range<UInt64>] = []
+        var arenas: [UInt64] = []
+        var heapStart = (region.start &+ arenaHeapAlignment &- 1) / arenaHeapAlignment &* arenaHeapAlignment
+        while heapStart >= region.start, heapStart < region.copiedEnd {
+            defer { heapStart &+= arenaHeapAlignment }
+            guard let size = memory.word(heapStart + 16), size > 64, size <= arenaHeapAlignment,
+                size <= region.copiedEnd - heapStart
+            else { continue }
+            let end = heapStart + size
+            let arena = memory.word(heapStart) ?? 0
+            let isFirstHeap = heapInfoSizes.contains(arena &- heapStart)
+            let starts = isFirstHeap ? firstChunkCandidates(arena: arena, heapStart: heapStart) : heapInfoSizes.map { heapStart + $0 }
+            for first in starts where walk(memory, from: first, to: end, visit) != nil {
+                walked.append(heapStart..<end)
+                if isFirstHeap { arenas.append(arena) }
+                break
+            }
+        }
+        return walked.isEmpty ? nil : (walked, arenas)
     }
 
     /// Where the first chunk of a thread arena's first heap may start, most likely first: right
