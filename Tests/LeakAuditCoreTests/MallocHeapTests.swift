@@ -16,7 +16,11 @@ final class MallocHeapTests: XCTestCase {
     /// `firstChunkSize` bytes, ten of 0x40, and the top chunk up to the heap's end.
     /// `before` bytes of other memory in the same region precede the heap (the kernel shows
     /// adjacent mappings with the same permissions as one).
-    private func snapshot(binMapWord: UInt64, firstChunkSize: UInt64 = 0x1FC0, before: Int = 0) -> ProcessSnapshot {
+    /// With `fenceposts`, the heap ends as one its arena left for a new one: the last chunk
+    /// free, then a 16-byte chunk and a header of size 0, 32 bytes before the end.
+    private func snapshot(
+        binMapWord: UInt64, firstChunkSize: UInt64 = 0x1FC0, before: Int = 0, fenceposts: Bool = false
+    ) -> ProcessSnapshot {
         let regionStart = heapStart - UInt64(before)
         var words = [UInt64](repeating: 0, count: (before + heapSize) / 8)
         func set(_ address: UInt64, _ value: UInt64) { words[Int(address - regionStart) / 8] = value }
@@ -28,7 +32,15 @@ final class MallocHeapTests: XCTestCase {
             set(chunk + 8, size | 1)
             chunk += size
         }
-        set(chunk + 8, (heapStart + UInt64(heapSize) - chunk) | 1)
+        if fenceposts {
+            let end = heapStart + UInt64(heapSize)
+            set(chunk + 8, (end - 32 - chunk) | 1)
+            // The free last chunk cleared the fencepost's PREV_INUSE (it went to a bin).
+            set(end - 32 + 8, 16)
+            set(end - 16 + 8, 0 | 1)
+        } else {
+            set(chunk + 8, (heapStart + UInt64(heapSize) - chunk) | 1)
+        }
         let region = ProcessSnapshot.Region(
             start: regionStart, end: heapStart + UInt64(heapSize), isWritable: true, isExecutable: false, path: "",
             copiedStart: regionStart, bytes: RegionBytes(copying: words.withUnsafeBytes { Array($0) }))
@@ -58,6 +70,12 @@ final class MallocHeapTests: XCTestCase {
         let walk = MallocHeap.forEachBlock(in: SnapshotMemory(snapshot(binMapWord: 0, before: 0x1000))) { _ in }
         XCTAssertEqual(walk.walked, [heapStart..<(heapStart + UInt64(heapSize))])
         XCTAssertEqual(walk.threadArenas, [arena])
+    }
+
+    func testAHeapItsArenaLeftEndsInFencepostsAndIsWalked() {
+        // A full heap, left for a new one: its chain ends at glibc's fenceposts, not at its end.
+        let expected = [firstChunk + 16] + (0..<10).map { firstChunk + 0x1FC0 + UInt64($0) * 0x40 + 16 }
+        XCTAssertEqual(blocks(snapshot(binMapWord: 0, fenceposts: true)), expected)
     }
 
     func testTheFirstChunksStartIsTriedFirstThenNearerTheArena() {

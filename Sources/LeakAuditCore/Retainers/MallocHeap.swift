@@ -109,7 +109,8 @@ enum MallocHeap {
             let end = heapStart + size
             let arena = memory.word(heapStart) ?? 0
             let isFirstHeap = heapInfoSizes.contains(arena &- heapStart)
-            let starts = isFirstHeap ? firstChunkCandidates(arena: arena, heapStart: heapStart) : heapInfoSizes.map { heapStart + $0 }
+            let starts =
+                isFirstHeap ? firstChunkCandidates(arena: arena, heapStart: heapStart) : heapInfoSizes.map { heapStart + $0 }
             for first in starts where walk(memory, from: first, to: end, visit) != nil {
                 walked.append(heapStart..<end)
                 if isFirstHeap { arenas.append(arena) }
@@ -146,7 +147,8 @@ enum MallocHeap {
     }
 
     /// One pass over the chunk chain from `start`: the top chunk's address when the chain ends
-    /// exactly at `end`, else nil; `body` hears each block in use.
+    /// exactly at `end` (or the first fencepost's, in a heap its arena left), else nil; `body`
+    /// hears each block in use.
     private static func chain(_ memory: SnapshotMemory, from start: UInt64, to end: UInt64, _ body: (Block) -> Void)
         -> UInt64?
     {
@@ -154,6 +156,11 @@ enum MallocHeap {
         while chunk < end {
             guard let header = memory.word(chunk + 8) else { return nil }
             let size = header & ~7
+            // A heap its arena left for a new one ends in fenceposts (glibc's sysmalloc): a
+            // 16-byte chunk, then a header of size 0, in the last MINSIZE bytes and a header.
+            if size < 32, end - chunk <= 48, size == 0 || (size == 16 && memory.word(chunk + 24).map { $0 & ~7 } == 0) {
+                return chunk
+            }
             guard size >= 32, size & 15 == 0, size <= end - chunk, header & 2 == 0 else { return nil }
             let next = chunk + size
             if next == end { break }  // the top chunk: free
