@@ -193,16 +193,6 @@ int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t 
     LA_WITH_ENVIRONMENT(envp, la_real_posix_spawnp(pid, file, actions, attributes, argv, la_environment));
 }
 
-/// The arguments of an `execl`-style call, from `first` to the NULL that ends them, into `argv`
-/// (room for `count` + 1); `count` is what la_count_arguments returned.
-#define LA_COLLECT_ARGUMENTS(first, argv, count, list)                     \
-    do {                                                                   \
-        (argv)[0] = (char *)(first);                                       \
-        for (size_t la_index = 1; la_index <= (count); la_index++) {        \
-            (argv)[la_index] = va_arg(list, char *);                       \
-        }                                                                  \
-    } while (0)
-
 /// How many arguments follow `first` up to the NULL that ends them, that included.
 static size_t la_count_arguments(const char *first, va_list list) {
     size_t count = 0;
@@ -211,38 +201,35 @@ static size_t la_count_arguments(const char *first, va_list list) {
     return count + 1;
 }
 
+/// In a function called like `execl`: starts `list` and collects the arguments, from `first` to
+/// the NULL that ends them, into a NULL-terminated `argv` on the stack, leaving `list` after
+/// that NULL (where `execle`'s environment follows). The caller ends `list`.
+#define LA_EXECL_ARGUMENTS(first, list, argv)                    \
+    va_list list, la_copy;                                       \
+    va_start(list, first);                                       \
+    va_copy(la_copy, list);                                      \
+    size_t la_count = la_count_arguments(first, la_copy);        \
+    va_end(la_copy);                                             \
+    char *argv[la_count + 1];                                    \
+    argv[0] = (char *)(first);                                   \
+    for (size_t la_index = 1; la_index <= la_count; la_index++) { \
+        argv[la_index] = va_arg(list, char *);                   \
+    }
+
 int execl(const char *path, const char *first, ...) {
-    va_list list, copy;
-    va_start(list, first);
-    va_copy(copy, list);
-    size_t count = la_count_arguments(first, copy);
-    va_end(copy);
-    char *argv[count + 1];
-    LA_COLLECT_ARGUMENTS(first, argv, count, list);
+    LA_EXECL_ARGUMENTS(first, list, argv);
     va_end(list);
     return execve(path, argv, environ);
 }
 
 int execlp(const char *file, const char *first, ...) {
-    va_list list, copy;
-    va_start(list, first);
-    va_copy(copy, list);
-    size_t count = la_count_arguments(first, copy);
-    va_end(copy);
-    char *argv[count + 1];
-    LA_COLLECT_ARGUMENTS(first, argv, count, list);
+    LA_EXECL_ARGUMENTS(first, list, argv);
     va_end(list);
     return execvpe(file, argv, environ);
 }
 
 int execle(const char *path, const char *first, ...) {
-    va_list list, copy;
-    va_start(list, first);
-    va_copy(copy, list);
-    size_t count = la_count_arguments(first, copy);
-    va_end(copy);
-    char *argv[count + 1];
-    LA_COLLECT_ARGUMENTS(first, argv, count, list);
+    LA_EXECL_ARGUMENTS(first, list, argv);
     char *const *envp = va_arg(list, char *const *);
     va_end(list);
     return execve(path, argv, envp);
