@@ -364,22 +364,27 @@ bool la_channel_map_locked(la_process_state *state, const char *spec) {
     return true;
 }
 
-void la_channel_await_heap_walk(bool at_exit, bool unreachable) {
-    la_process_state *state = la_state();
-    if (!la_channel_active(state)) return;
+/// Stores a request (its number, numbered here, with `flags`) in this process's walk handshake
+/// and waits until leak-audit answers it; returns the answer's flags (the bits of `answered`
+/// above the number), or `unanswered` when no answer came: leak-audit ended, or did not answer
+/// within LA_WIRE_WALK_TIMEOUT_MS.
+static uint32_t la_channel_request(la_process_state *state, uint32_t flags, uint32_t unanswered) {
     la_wire_header *header = state->channel.header;
     la_wire_walk *walk = la_wire_walk_slot(header, (uint32_t)(state->channel.process_tag >> 16));
+    const uint32_t answer_flags = LA_WALK_GRACE_NEEDED;
     pthread_mutex_lock(&state->channel.walk_lock);
-    uint32_t number = ++state->channel.walk_requests & ~LA_WALK_AT_EXIT;
-    number &= ~LA_WALK_UNREACHABLE;
-    uint32_t flags = at_exit ? LA_WALK_AT_EXIT | (unreachable ? LA_WALK_UNREACHABLE : 0) : 0;
+    uint32_t number = ++state->channel.walk_requests & (LA_WALK_GRACE_QUESTION - 1);
     __atomic_store_n(&walk->requested, number | flags, __ATOMIC_RELEASE);
+    uint32_t result = unanswered;
     // Wake up every LA_WIRE_READER_CHECK_MS to see whether leak-audit is still there: a shared
     // futex on the mapped channel, which leak-audit wakes once it has answered. (The wait's
     // result says nothing the loop does not read again: an answer, a timeout or a signal.)
     for (uint32_t waited = 0; waited < LA_WIRE_WALK_TIMEOUT_MS; waited += LA_WIRE_READER_CHECK_MS) {
         uint32_t answered = __atomic_load_n(&walk->answered, __ATOMIC_ACQUIRE);
-        if (answered == number) break;
+        if ((answered & ~answer_flags) == number) {
+            result = answered & answer_flags;
+            break;
+        }
         struct timespec interval = {.tv_sec = 0, .tv_nsec = (long)LA_WIRE_READER_CHECK_MS * 1000 * 1000};
         (void)syscall(SYS_futex, &walk->answered, FUTEX_WAIT, answered, &interval, NULL, 0);
         uint32_t status = la_channel_reader_status(state);
@@ -387,4 +392,19 @@ void la_channel_await_heap_walk(bool at_exit, bool unreachable) {
         if (status == LA_READER_ENDED) break;
     }
     pthread_mutex_unlock(&state->channel.walk_lock);
+    return result;
+}
+
+void la_channel_await_heap_walk(bool at_exit, bool unreachable) {
+    la_process_state *state = la_state();
+    if (!la_channel_active(state)) return;
+    uint32_t flags = at_exit ? LA_WALK_AT_EXIT | (unreachable ? LA_WALK_UNREACHABLE : 0) : 0;
+    (void)la_channel_request(state, flags, 0);
+}
+
+bool la_channel_finished_tests_left_alive(void) {
+    la_process_state *state = la_state();
+    // Unattached, nothing was recorded and no grace period matters; the caller waits as before.
+    if (!la_channel_active(state)) return true;
+    return la_channel_request(state, LA_WALK_GRACE_QUESTION, LA_WALK_GRACE_NEEDED) != 0;
 }

@@ -175,6 +175,10 @@ LA_HIDDEN __attribute__((noreturn)) void la_channel_reader_died(la_process_state
 /// `unreachable`, to report the objects nothing reaches too) and waits until it answers, at most
 /// LA_WIRE_WALK_TIMEOUT_MS, and not once leak-audit is gone. Does nothing unattached.
 LA_HIDDEN void la_channel_await_heap_walk(bool at_exit, bool unreachable);
+/// Asks leak-audit whether the tests that finished and have not settled still have instances
+/// alive that its report judges, and waits for the answer (as la_channel_await_heap_walk waits);
+/// true when they do, or when it cannot tell (unattached, no answer).
+LA_HIDDEN bool la_channel_finished_tests_left_alive(void);
 
 // modules.c — the module map: which images are loaded where ---------------------------------------
 

@@ -64,6 +64,8 @@ void leakaudit_test_settled(const uint32_t *test_ids, size_t count) {
     if (recorded && state->lifecycle.retainers) la_channel_await_heap_walk(false, false);
 }
 
+bool leakaudit_test_finished_left_alive(void) { return la_channel_finished_tests_left_alive(); }
+
 void leakaudit_test_xctest_started(void) {
     la_process_state *state = la_state();
     pthread_mutex_lock(&state->slow_lock);

@@ -28,6 +28,7 @@ private struct ShimTestAPI: Sendable {
     typealias Settled = @convention(c) (UnsafePointer<UInt32>?, Int) -> Void
     typealias SetCurrent = @convention(c) (UInt32) -> Void
     typealias Announce = @convention(c) () -> Void
+    typealias Question = @convention(c) () -> Bool
     typealias SetResolver = @convention(c) ((@convention(c) () -> UInt32)?) -> Void
     typealias ObserveScopes =
         @convention(c) (
@@ -42,6 +43,9 @@ private struct ShimTestAPI: Sendable {
     let observeScopes: ObserveScopes
     let xctestStarted: Announce
     let swiftTestingSkipsObserved: Announce
+    /// Whether the finished tests not settled still have instances alive (leak-audit answers);
+    /// nil from a preloaded library that cannot ask.
+    let finishedLeftAlive: Question?
 
     static let shared: ShimTestAPI? = {
         guard let intern = dlsym(nil, "leakaudit_test_intern"), let event = dlsym(nil, "leakaudit_test_event"),
@@ -59,7 +63,8 @@ private struct ShimTestAPI: Sendable {
             setResolver: unsafeBitCast(setResolver, to: SetResolver.self),
             observeScopes: unsafeBitCast(observeScopes, to: ObserveScopes.self),
             xctestStarted: unsafeBitCast(xctestStarted, to: Announce.self),
-            swiftTestingSkipsObserved: unsafeBitCast(swiftTestingSkipsObserved, to: Announce.self))
+            swiftTestingSkipsObserved: unsafeBitCast(swiftTestingSkipsObserved, to: Announce.self),
+            finishedLeftAlive: dlsym(nil, "leakaudit_test_finished_left_alive").map { unsafeBitCast($0, to: Question.self) })
     }()
 
     func id(of name: String) -> UInt32 {
@@ -123,11 +128,12 @@ private let probeSwiftTestingTest: @convention(c) () -> UInt32 = {
     return swiftTestingID(of: test, api)
 }
 
-/// Grace periods after finished tests, waited for before the process exits.
+/// Grace periods after finished tests, waited for before the process exits when something is left.
 private let gracePeriods = GracePeriods()
 
 /// Records that a test finished, and that it settled once its grace period is over; the process
-/// waits for pending grace periods when XCTest's bundle finishes and when it exits.
+/// waits for pending grace periods when XCTest's bundle finishes and when it exits, if leak-audit
+/// says those tests still have instances alive (else they settle at once).
 ///
 /// One thread of its own settles the tests, in the order they finished, every test whose grace
 /// period is over at once: under `--retainers` the settling thread waits while leak-audit copies
@@ -205,11 +211,24 @@ private final class GracePeriods: @unchecked Sendable {
         _ = ran.wait(timeout: .now() + dispatchWaitSeconds)
     }
 
-    func waitForAll() {
+    /// Waits until every finished test settled: at once when leak-audit says that none of them
+    /// has an instance alive (nothing is left for work in flight to release), else after their
+    /// grace periods.
+    func waitForAll(_ api: ShimTestAPI) {
         let grace = Double(milliseconds.load(ordering: .relaxed)) / 1000
         let limit = Date(timeIntervalSinceNow: grace + 1 + Self.dispatchWaitSeconds)
         condition.lock()
         defer { condition.unlock() }
+        if !waiting.isEmpty, let ask = api.finishedLeftAlive {
+            // Not asked under the lock: the settling thread takes it while leak-audit answers.
+            condition.unlock()
+            let leftAlive = ask()
+            condition.lock()
+            if !leftAlive {
+                for index in waiting.indices { waiting[index].deadline = 0 }
+                condition.broadcast()
+            }
+        }
         while !waiting.isEmpty || settling > 0 {
             guard condition.wait(until: limit) else { return }
         }
@@ -269,7 +288,7 @@ private final class XCTestPhases: NSObject, XCTestObservation, @unchecked Sendab
 
     /// The last tests get their grace periods too.
     func testBundleDidFinish(_ testBundle: Bundle) {
-        gracePeriods.waitForAll()
+        gracePeriods.waitForAll(api)
     }
 }
 
@@ -286,7 +305,7 @@ public func leakauditObserverInstall(_ graceMilliseconds: UInt32) {
     // the rest of its event stream read.
     atexit {
         SkippedTestStream.drain()
-        gracePeriods.waitForAll()
+        if let api = ShimTestAPI.shared { gracePeriods.waitForAll(api) }
     }
 }
 

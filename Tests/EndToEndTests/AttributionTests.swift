@@ -158,6 +158,22 @@ final class AttributionTests: XCTestCase {
         XCTAssertEqual(bad.status, 64)
     }
 
+    /// A process waits at its end for its last tests' grace periods only when they left an instance
+    /// alive that work in flight may release (`testGracePeriodCoversWorkThatFinishesAsynchronously`):
+    /// clean tests under a ten-minute grace period end at once, in XCTest and in Swift Testing,
+    /// where they waited the grace period out (until `--timeout` stopped them).
+    func testAProcessWaitsForItsLastGracePeriodsOnlyWhenItsTestsLeftSomethingAlive() throws {
+        let options = ["--leaks-per-test", "--grace-period", "600000", "--timeout", "120"]
+        let xctest = try Harness.audit(bundle, ["ScreenTests.ScreenTests/testReleasesScreens"], extraOptions: options)
+        XCTAssertEqual(xctest.status, 0, xctest.stderr)
+        XCTAssertEqual(tests(xctest).mapValues(\.count), ["ScreenTests.ScreenTests/testReleasesScreens": 0])
+
+        let swiftTesting = try Harness.audit(
+            bundle, ["--testing-library", "swift-testing", "--filter", "releasesSettings"], extraOptions: options)
+        XCTAssertEqual(swiftTesting.status, 0, swiftTesting.stderr)
+        XCTAssertEqual(tests(swiftTesting).mapValues(\.count), ["ScreenTests.ProfileSwiftTests/releasesSettings()": 0])
+    }
+
     /// What work a test left in flight releases after the grace period, while later tests run, is
     /// reported apart as released later, not failing, with how long after the test finished; what
     /// nothing releases before the process ends is the test's leak.

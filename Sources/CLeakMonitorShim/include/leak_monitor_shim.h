@@ -98,6 +98,12 @@ void leakaudit_test_event(uint32_t test_id, uint32_t phase);
 /// process: one heap walk for them all.
 void leakaudit_test_settled(const uint32_t *test_ids, size_t count);
 
+/// True when the tests that finished and have not settled (their grace periods still run) have
+/// instances alive that leak-audit's report judges, or when that cannot be told: the process then
+/// waits for their grace periods before it exits; false when nothing of theirs is left to release,
+/// and they can settle at once. Asks leak-audit, and waits for its answer.
+bool leakaudit_test_finished_left_alive(void);
+
 /// Says that XCTest's run started (the observer heard the test bundle start): from then on every
 /// XCTest test of this process is reported, and the process says so again (its process record).
 /// A bundle whose own main never starts XCTest's run is then audited as a program, not as a test

@@ -59,6 +59,10 @@ public struct WatchOptions: Sendable, Hashable {
     /// the tests' leaks; no path is shown for the leaks (`HeapWalks.instancesToExplain`).
     var walksAtExitForTestCases: Bool { leaksPerTest && !retainers && !failsOnTestCaseState }
 
+    /// Test processes say when each test starts, finishes and settles (LEAK_AUDIT_WATCH's `tests`
+    /// line), and ask before they exit whether their finished tests still have instances alive.
+    var observesTests: Bool { attributesTests || leaksPerTest }
+
     /// Processes wait for heap walks: after each settled test and at exit (`retainers`), or at
     /// exit only (`walksAtExitForTestCases`, `unreachable`, `unreachableByDefault`).
     var walksHeaps: Bool { retainers || walksAtExitForTestCases || checksUnreachable }
@@ -70,7 +74,7 @@ public struct WatchOptions: Sendable, Hashable {
     func environmentValue(targetPath: String) -> String {
         var lines = budgets.map { "budget \($0.max) \($0.pattern)" }
         if census || watchesEveryClass { lines.append("census \(targetPath)") }
-        if attributesTests || leaksPerTest { lines.append("tests \(testGraceMilliseconds)") }
+        if observesTests { lines.append("tests \(testGraceMilliseconds)") }
         if retainers {
             lines.append("retainers")
         } else if walksAtExitForTestCases {

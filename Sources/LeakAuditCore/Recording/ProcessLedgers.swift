@@ -122,6 +122,13 @@ final class ProcessLedgers: RecordSink {
         return (0..<Self.count).map { written[$0] ? ledgers[$0] : nil }
     }
 
+    /// `LifetimeLedger.finishedTestsLeaveInstances` of process `index`, without copying its
+    /// ledger; true (as if they did) when no record named it.
+    func finishedTestsLeaveInstances(inProcess index: Int, watch: WatchOptions) -> Bool {
+        guard index >= 0, index < Self.count, written[index] else { return true }
+        return ledgers[index].finishedTestsLeaveInstances(watch: watch)
+    }
+
     /// The ledgers of the processes that wrote records, by process index.
     var byProcess: [UInt8: LifetimeLedger] {
         Dictionary(uniqueKeysWithValues: byIndex.enumerated().compactMap { index, ledger in ledger.map { (UInt8(index), $0) } })

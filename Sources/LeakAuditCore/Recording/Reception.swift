@@ -180,8 +180,9 @@ struct Reception {
     /// Decodes `channel` into one ledger per process while `target` runs (a pass every
     /// `pollMicroseconds`, longer while the target writes little, or at once after a pass that
     /// found a backlog), and once more after it ended, so that every committed record is read.
-    /// With `--retainers`, `walkHeaps` answers the processes that wait for a heap walk, given each
-    /// process's ledger by index. `progress` hears the counts at most every
+    /// With `--retainers` (or another walk), `walkHeaps` answers the processes that wait for a heap
+    /// walk, given each process's ledger by index, and in a test run those that ask whether their
+    /// finished tests still have instances alive. `progress` hears the counts at most every
     /// `ProgressReporter.interval`.
     static func receive(
         from channel: RecordChannel, while target: any RunningTarget, watch: WatchOptions, timeoutSeconds: Int? = nil,
@@ -200,7 +201,7 @@ struct Reception {
             let decodedSlots = reader.decodePass()
             if reader.abandonsStalledReservation() { continue }
             reader.stopOnTimeout()
-            if watch.walksHeaps && channel.hasPendingWalk { reader.answerWalks(walkHeaps) }
+            if (watch.walksHeaps || watch.observesTests) && channel.hasPendingWalk { reader.answerWalks(walkHeaps) }
             // Once per pass, never per record: the tally is made only when a snapshot is due.
             if let progress, progress.isDue() {
                 progress.recording(reader.ledgers.progressTally(), attachedProcesses: channel.attachedProcesses)
@@ -323,15 +324,27 @@ struct Reception {
             }
         }
 
-        /// Answers the processes that wait for a heap walk.
+        /// Answers the processes that wait for a heap walk or ask a grace question.
         mutating func answerWalks(_ walkHeaps: (RecordChannel, [LifetimeLedger?]) -> Void) {
             // A process asks only once its records are written: decoding again now puts all of
             // them in its ledger before its heap is searched.
             decoder.decode(channel, targetFinished: false, into: &ledgers)
-            walkHeaps(channel, ledgers.byIndex)
+            answerGraceQuestions()
+            if watch.walksHeaps { walkHeaps(channel, ledgers.byIndex) }
             // The target was stopped while its memory was copied: a writer it stopped between
             // reserving and writing a record has not stalled. Its wait starts again.
             waitingSlot = nil
+        }
+
+        /// Tells each test process that asks before it exits (`LA_WALK_GRACE_QUESTION`) whether
+        /// its finished tests still have instances alive: it waits for their grace periods only
+        /// then. A process whose ledger is unknown is told yes, and waits as it would unasked.
+        mutating func answerGraceQuestions() {
+            for index in 0..<Swift.min(channel.attachedProcesses, Int(LA_WIRE_MAX_PROCESSES)) {
+                guard let request = channel.pendingWalk(of: index), request.graceQuestion else { continue }
+                let needed = ledgers.finishedTestsLeaveInstances(inProcess: index, watch: watch)
+                channel.answerWalk(of: index, number: request.number, graceNeeded: needed)
+            }
         }
 
         /// Pauses before the next pass, for longer while the target writes little.

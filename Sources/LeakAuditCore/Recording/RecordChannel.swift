@@ -140,22 +140,25 @@ public final class RecordChannel {
         mapping + Int(LA_WIRE_WALKS_OFFSET) + index * MemoryLayout<la_wire_walk>.stride
     }
 
-    /// The heap-walk request process `index` waits on, if any: its number, whether the process is
-    /// exiting (else a test of it settled), and whether, exiting, it asks for its unreachable
-    /// objects.
-    func pendingWalk(of index: Int) -> (number: UInt32, atExit: Bool, unreachable: Bool)? {
+    /// The request process `index` waits on, if any: its number, whether the process is exiting
+    /// (else a test of it settled), whether, exiting, it asks for its unreachable objects, and
+    /// whether it asks no walk but whether its finished tests still have instances alive
+    /// (`LA_WALK_GRACE_QUESTION`).
+    func pendingWalk(of index: Int) -> (number: UInt32, atExit: Bool, unreachable: Bool, graceQuestion: Bool)? {
         let requested = la_wire_load_acquire_u32(walk(index))
-        let number = requested & ~UInt32(LA_WALK_AT_EXIT | LA_WALK_UNREACHABLE)
+        let number = requested & (UInt32(LA_WALK_GRACE_QUESTION) - 1)
         let answered = la_wire_load_acquire_u32(walk(index) + MemoryLayout<UInt32>.stride)
-        guard number != 0, number != answered else { return nil }
+        guard number != 0, number != answered & ~UInt32(LA_WALK_GRACE_NEEDED) else { return nil }
         let atExit = requested & UInt32(LA_WALK_AT_EXIT) != 0
-        return (number, atExit, atExit && requested & UInt32(LA_WALK_UNREACHABLE) != 0)
+        let question = !atExit && requested & UInt32(LA_WALK_GRACE_QUESTION) != 0
+        return (number, atExit, atExit && requested & UInt32(LA_WALK_UNREACHABLE) != 0, question)
     }
 
-    /// Answers request `number` of process `index`, which then goes on, and wakes it.
-    func answerWalk(of index: Int, number: UInt32) {
+    /// Answers request `number` of process `index`, which then goes on, and wakes it; `graceNeeded`
+    /// answers a grace question yes.
+    func answerWalk(of index: Int, number: UInt32, graceNeeded: Bool = false) {
         let answered = walk(index) + MemoryLayout<UInt32>.stride
-        la_wire_store_release_u32(answered, number)
+        la_wire_store_release_u32(answered, number | (graceNeeded ? UInt32(LA_WALK_GRACE_NEEDED) : 0))
         leakaudit_host_futex_wake(answered.assumingMemoryBound(to: UInt32.self))
     }
 

@@ -84,6 +84,23 @@ extension LifetimeLedger {
         }
     }
 
+    /// True when a test that finished and has not settled (its grace period runs) has an
+    /// instance alive of a type it is judged by (`isJudgedPerTest`): what a test process asks
+    /// before it exits (`LA_WALK_GRACE_QUESTION`), so that it waits for those grace periods only
+    /// when work still in flight has something to release.
+    func finishedTestsLeaveInstances(watch: WatchOptions) -> Bool {
+        var judged: [UInt32: Bool] = [:]
+        return tests.values.contains { test in
+            test.unsettled > 0
+                && test.live.entries.contains { _, typeID in
+                    if let known = judged[typeID] { return known }
+                    let answer = typeCounts[typeID]?.isJudgedPerTest(watch: watch) == true
+                    judged[typeID] = answer
+                    return answer
+                }
+        }
+    }
+
     /// What each test leaves alive now: what it left when it settled, or, for a test that has not
     /// settled, everything it allocated that is still alive (the report judges it so at the end).
     func leftAliveByTests() -> [Leak] {

@@ -71,7 +71,7 @@ struct HeapWalks {
         paths: [UInt64: RetainerSearch.Path], unreachable: UnreachableStructures?, layoutNotUnderstood: String?
     )
 
-    /// Answers every process that waits: one exiting is copied and searched for every instance
+    /// Answers every process that waits for a walk: one exiting is copied and searched for every instance
     /// the report may show, unless each already has its path from when its test settled
     /// (`explainedWhenTestsSettled`); one whose test settled is copied only if a test settled since its last
     /// walk left instances alive, and searched for those, but not before its last walk's length
@@ -87,6 +87,8 @@ struct HeapWalks {
         let processes = Swift.min(channel.attachedProcesses, ledgers.count)
         for index in 0..<processes {
             guard let request = channel.pendingWalk(of: index) else { continue }
+            // A question, no walk: the reader answers those (`Reception.answerGraceQuestions`).
+            if request.graceQuestion { continue }
             // The process goes on once answered: as soon as its copy is taken, before the search
             // (which may take seconds on a large heap), or when no copy is needed; a request held
             // until its walk may start is answered by a later call.

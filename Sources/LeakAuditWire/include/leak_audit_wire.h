@@ -124,8 +124,10 @@ enum {
 /// LA_WIRE_WALK_TIMEOUT_MS per request, and not at all once leak-audit is gone (or a zombie, or
 /// its pid another process's: the writer tests the channel's descriptor in leak-audit's /proc).
 typedef struct la_wire_walk {
-    uint32_t requested;  ///< atomic: the request's number, | LA_WALK_AT_EXIT (| LA_WALK_UNREACHABLE); written by the target.
-    uint32_t answered;   ///< atomic futex word: the number of the last request answered.
+    uint32_t requested;  ///< atomic: the request's number, | LA_WALK_AT_EXIT (| LA_WALK_UNREACHABLE), or
+                         ///< | LA_WALK_GRACE_QUESTION; written by the target.
+    uint32_t answered;   ///< atomic futex word: the number of the last request answered (with
+                         ///< LA_WALK_GRACE_NEEDED for a question whose answer is yes).
 } la_wire_walk;
 
 /// Where the walk handshakes start in the header page: LA_WIRE_MAX_PROCESSES of them fill its
@@ -145,12 +147,22 @@ typedef struct la_wire_walk {
 #define LA_WIRE_MOST_RINGS_AHEAD ((uint64_t)1 << 32)
 
 /// Set in la_wire_walk.requested when the process asks at exit; the request's number is in the
-/// bits below LA_WALK_UNREACHABLE.
+/// bits below LA_WALK_GRACE_QUESTION.
 #define LA_WALK_AT_EXIT 0x80000000u
 /// Set with LA_WALK_AT_EXIT when the process asks for the objects nothing reaches to be reported
 /// (LEAK_AUDIT_WATCH's `unreachable`, or `unreachable-default` in a process that links no
 /// LeakMonitor).
 #define LA_WALK_UNREACHABLE 0x40000000u
+/// Set alone in la_wire_walk.requested (no LA_WALK_AT_EXIT) when the process asks no walk but a
+/// question, at its exit or at the end of XCTest's run: do the tests that finished and have not
+/// settled (their grace periods run) still have instances alive that the report judges? leak-audit
+/// answers with the request's number in `answered`, with LA_WALK_GRACE_NEEDED set when they do
+/// (the process then waits for their grace periods) and clear when they do not (it settles them
+/// at once). The request's number is in the bits below this one.
+#define LA_WALK_GRACE_QUESTION 0x20000000u
+/// Set in la_wire_walk.answered, with the number of an LA_WALK_GRACE_QUESTION request: the tests
+/// still have instances alive, and their grace periods are waited for.
+#define LA_WALK_GRACE_NEEDED 0x80000000u
 
 /// The walk handshake of process `index` in the header page at `header`.
 static inline la_wire_walk *la_wire_walk_slot(void *header, uint32_t index) {
