@@ -211,22 +211,34 @@ private final class GracePeriods: @unchecked Sendable {
         _ = ran.wait(timeout: .now() + dispatchWaitSeconds)
     }
 
-    /// Waits until every finished test settled: at once when leak-audit says that none of them
-    /// has an instance alive (nothing is left for work in flight to release), else after their
-    /// grace periods.
+    /// How often the process asks leak-audit, while its last grace periods run, whether the tests
+    /// still have instances alive.
+    private static let askIntervalNanoseconds: UInt64 = 10_000_000
+
+    /// Waits until every finished test settled. While their grace periods run, leak-audit is
+    /// asked every `askIntervalNanoseconds` whether those tests still have instances alive: once
+    /// none has (nothing is left for work in flight to release, or it was released), they settle
+    /// at once; else the grace periods are waited out.
     func waitForAll(_ api: ShimTestAPI) {
         let grace = Double(milliseconds.load(ordering: .relaxed)) / 1000
         let limit = Date(timeIntervalSinceNow: grace + 1 + Self.dispatchWaitSeconds)
         condition.lock()
         defer { condition.unlock() }
-        if !waiting.isEmpty, let ask = api.finishedLeftAlive {
-            // Not asked under the lock: the settling thread takes it while leak-audit answers.
-            condition.unlock()
-            let leftAlive = ask()
-            condition.lock()
-            if !leftAlive {
-                for index in waiting.indices { waiting[index].deadline = 0 }
-                condition.broadcast()
+        if let ask = api.finishedLeftAlive {
+            while let last = waiting.last?.deadline, Self.now() < last {
+                // Not asked under the lock: the settling thread takes it while leak-audit answers.
+                condition.unlock()
+                let leftAlive = ask()
+                condition.lock()
+                guard leftAlive else {
+                    for index in waiting.indices { waiting[index].deadline = 0 }
+                    condition.broadcast()
+                    break
+                }
+                let now = Self.now()
+                guard now < last else { break }
+                let pause = Swift.min(Self.askIntervalNanoseconds, last - now)
+                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(pause) / 1e9))
             }
         }
         while !waiting.isEmpty || settling > 0 {
