@@ -46,6 +46,9 @@ final class UnreachableTests: XCTestCase {
         Expected(
             shape: "optional-slack", structures: 3, objects: 6, kind: .cycle,
             path: "Drifter / partner DrifterPartner / drifter Drifter"),
+        Expected(
+            shape: "tail-elements", structures: 2, objects: 6, kind: .cycle,
+            path: "Ledger / [0] LedgerLine / ledger Ledger"),
     ]
 
     /// The report's `unreachable`; the JSON always has the key (`null` where nothing was checked).
@@ -109,7 +112,7 @@ final class UnreachableTests: XCTestCase {
     func testEveryReachableHolderReportsNothing() throws {
         let holders = [
             "global-cycle", "opaque-pointers", "enum-payloads", "sleeping-threads", "collections", "closure-queue",
-            "value-layouts", "tagged-payloads",
+            "value-layouts", "tagged-payloads", "tail-elements",
         ]
         for holder in holders {
             let audit = try Harness.audit("ReachableHolders", [holder])
@@ -120,6 +123,32 @@ final class UnreachableTests: XCTestCase {
             XCTAssertEqual(found.failingGroups, [], holder)
             XCTAssertEqual(audit.status, 0, "\(holder): \(audit.stderr)")
         }
+    }
+
+    /// A `ManagedBuffer`'s elements, allocated past its header, hold what they store: a cycle
+    /// through them is one cycle (`Ledger → [0] LedgerLine.ledger → Ledger`, not lines
+    /// over-retained), its clean twin leaves nothing, and what only the elements of a global
+    /// buffer or of an `AsyncStream`'s pending events hold is reachable (an exit test's spans
+    /// and log records that swift-otel's tracer and log processor had yielded to streams that
+    /// no service consumed read as over-retained).
+    func testManagedBufferElementsHoldWhatTheyStore() throws {
+        let leaky = try Harness.audit("UnreachableShapes", ["leaky", "tail-elements"])
+        let found = try XCTUnwrap(try unreachable(leaky))
+        XCTAssertEqual(
+            found.groups.map { "\($0.count) × \($0.shape): \(line($0.path))" },
+            [
+                "2 × cycle: Ledger / [0] LedgerLine / ledger Ledger"
+            ])
+        XCTAssertEqual(found.objects, 6)
+        XCTAssertEqual(leaky.status, 1, leaky.stderr)
+        let clean = try Harness.audit("UnreachableShapes", ["clean", "tail-elements"])
+        XCTAssertEqual(try XCTUnwrap(try unreachable(clean)).groups, [])
+        XCTAssertEqual(clean.status, 0, clean.stderr)
+        let held = try Harness.audit("ReachableHolders", ["tail-elements"])
+        let reachable = try XCTUnwrap(try unreachable(held))
+        XCTAssertEqual(reachable.processesChecked, 1)
+        XCTAssertEqual(reachable.types.filter { $0.name.hasPrefix("ReachableHolders.") }.map(\.name), [], "\(reachable.groups)")
+        XCTAssertEqual(held.status, 0, held.stderr)
     }
 
     /// A test bundle's processes are checked at their exit: what XCTest keeps (its observers, its

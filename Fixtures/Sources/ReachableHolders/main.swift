@@ -51,6 +51,14 @@
 //                     where `.object` keeps its box); in a global dictionary's values, one
 //                     nested in another's box, a global array and a global object's property
 //                     (4 cycles)
+//   tail-elements     objects held only as the elements a ManagedBuffer allocates past its
+//                     header: 3 Anchor ↔ Partner cycles in a global ManagedBuffer subclass's
+//                     elements (a ring buffer: the header counts them, 8 slots), 2 in
+//                     `ManagedBuffer<Int, Anchor?>` itself, and 3 Payloads (each holding a cycle)
+//                     yielded to an `AsyncStream` that nothing iterates: the stream and its
+//                     continuation, in a global, keep them in the concurrency library's deque, a ManagedBuffer too
+//                     (swift-otel's tracer keeps the spans it starts so when its service never
+//                     runs)
 //   all               every holder above
 //
 // Prints one line when done and exits 0.
@@ -66,7 +74,7 @@ func fail(_ message: String) -> Never {
 
 let holders = [
     "global-cycle", "opaque-pointers", "enum-payloads", "sleeping-threads", "collections", "closure-queue", "value-layouts",
-    "tagged-payloads",
+    "tagged-payloads", "tail-elements",
 ]
 let usage = "usage: ReachableHolders [\((holders + ["all"]).joined(separator: "|"))]"
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -533,6 +541,59 @@ func holdTaggedPayloads() -> String {
     return "4 keepers in the boxes of an enum tagged by a byte of its own"
 }
 
+// MARK: - tail-elements
+
+/// A ring of Anchors in a ManagedBuffer's elements; the header counts them.
+final class AnchorRing: ManagedBuffer<Int, Anchor> {}
+
+enum StreamEvent {
+    case started(Payload, tag: Int)
+    case ended(Int, Int, Int, Int)
+    case flushed
+}
+
+final class Payload {
+    var anchor: Anchor?
+}
+
+var anchorRing: AnchorRing? = nil
+var optionalAnchors: ManagedBuffer<Int, Anchor?>? = nil
+/// The stream and its continuation, as a producer keeps them for a consumer that never comes
+/// (a stream dropped is cancelled, and drops what is yielded to it).
+var events: (AsyncStream<StreamEvent>, AsyncStream<StreamEvent>.Continuation)? = nil
+
+/// An Anchor in a cycle with its Partner, held by nothing else yet.
+func makeAnchoredPair() -> Anchor {
+    let anchor = Anchor()
+    let partner = Partner()
+    anchor.partner = partner
+    partner.anchor = anchor
+    return anchor
+}
+
+@inline(never)
+func holdTailElements() -> String {
+    let ring = AnchorRing.create(minimumCapacity: 8) { _ in 0 } as! AnchorRing
+    ring.withUnsafeMutablePointers { count, elements in
+        for index in 0..<3 { (elements + index).initialize(to: makeAnchoredPair()) }
+        count.pointee = 3
+    }
+    anchorRing = ring
+    let optionals = ManagedBuffer<Int, Anchor?>.create(minimumCapacity: 2) { _ in 2 }
+    optionals.withUnsafeMutablePointerToElements { elements in
+        for index in 0..<2 { (elements + index).initialize(to: makeAnchoredPair()) }
+    }
+    optionalAnchors = optionals
+    let (stream, continuation) = AsyncStream<StreamEvent>.makeStream()
+    for tag in 0..<3 {
+        let payload = Payload()
+        payload.anchor = makeAnchoredPair()
+        continuation.yield(.started(payload, tag: tag))
+    }
+    events = (stream, continuation)
+    return "8 anchors in the elements of 2 managed buffers and of a stream's pending events"
+}
+
 // MARK: - entry point
 
 let makers: [(String, () -> String)] = [
@@ -544,6 +605,7 @@ let makers: [(String, () -> String)] = [
     ("closure-queue", holdClosureQueue),
     ("value-layouts", holdValueLayouts),
     ("tagged-payloads", holdTaggedPayloads),
+    ("tail-elements", holdTailElements),
 ]
 var held: [String] = []
 for (name, hold) in makers where chosen == "all" || chosen == name {

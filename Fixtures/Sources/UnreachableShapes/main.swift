@@ -49,6 +49,8 @@
 //                  holds an optional of a struct of another multi-payload enum), and in the nil
 //                  `Either<Bool, Leaf>?` of 1 indirect case's box that a global array holds
 //                  (OpenAPIKit's `ObjectContext.additionalProperties`): 3 cycles       (6 objects)
+//   tail-elements  2 Ledgers (a ManagedBuffer subclass) whose elements, past the header, are 2
+//                  LedgerLines each, every LedgerLine.ledger strong                    (6 objects)
 //   all            every shape above, one after the other
 //
 // The clean twin builds the same structures with the back reference weak (pairs, closures,
@@ -59,6 +61,7 @@
 // report, whatever the freed blocks next to them hold. For capture-slack the clean twin makes the
 // same closures over the same stale words, with each stray's back reference weak, and for
 // value-slack and optional-slack the same values over the same stale words, with each drifter's
+// back reference weak. For tail-elements the clean twin makes the same ledgers with each line's
 // back reference weak.
 //
 // Prints one line when done and exits 0.
@@ -74,7 +77,7 @@ func fail(_ message: String) -> Never {
 
 let shapes = [
     "pairs", "closures", "families", "registry", "delegates", "enum-ring", "over-retained", "freed-blocks", "capture-slack",
-    "value-slack", "optional-slack",
+    "value-slack", "optional-slack", "tail-elements",
 ]
 let usage = "usage: UnreachableShapes [leaky|clean] [\((shapes + ["all"]).joined(separator: "|"))]"
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -588,6 +591,37 @@ func makeOptionalSlack() -> Int {
     return slackMessages.count + slackNodes.count
 }
 
+// MARK: - tail-elements
+
+/// A ledger's lines are its elements, allocated past its header (the line count).
+final class Ledger: ManagedBuffer<Int, LedgerLine> {
+    // ManagedBuffer leaves its elements' lifetime to its subclass.
+    deinit {
+        withUnsafeMutablePointers { count, lines in _ = lines.deinitialize(count: count.pointee) }
+    }
+}
+
+final class LedgerLine {
+    var ledger: Ledger?
+    weak var weakLedger: Ledger?
+}
+
+@inline(never)
+func makeLedgers() -> Int {
+    for _ in 0..<2 {
+        let ledger = Ledger.create(minimumCapacity: 2) { _ in 0 } as! Ledger
+        ledger.withUnsafeMutablePointers { count, lines in
+            for index in 0..<2 {
+                let line = LedgerLine()
+                if leaky { line.ledger = ledger } else { line.weakLedger = ledger }
+                (lines + index).initialize(to: line)
+            }
+            count.pointee = 2
+        }
+    }
+    return 2
+}
+
 // MARK: - entry point
 
 /// Overwrites the dead stack below the caller with zeros (1 KiB a frame, 32 frames), so that no
@@ -614,6 +648,7 @@ let makers: [(String, () -> Int)] = [
     ("capture-slack", makeCaptureSlack),
     ("value-slack", makeValueSlack),
     ("optional-slack", makeOptionalSlack),
+    ("tail-elements", makeLedgers),
 ]
 var made: [String] = []
 for (name, make) in makers where chosen == "all" || chosen == name {

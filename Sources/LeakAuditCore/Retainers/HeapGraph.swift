@@ -335,6 +335,20 @@ extension RetainerSearch {
             case nil:
                 break
             }
+            if let (element, start) = type.tailElements, Self.isRead(element, opaque: opaque) {
+                var index = 0
+                while start + (index + 1) * element.stride <= end {
+                    let slot = start + index * element.stride
+                    if let (words, interior) = valueWords(element, at: address &+ UInt64(slot), opaque: opaque) {
+                        for word in words {
+                            visit(
+                                &self, offset: slot + word, hold: .element(index), closureAllowed: !interior,
+                                enumDescriptor: element.enumDescriptor, interior: interior)
+                        }
+                    }
+                    index += 1
+                }
+            }
         case .closureContext:
             let capturesEnd = type.capturesEnd.map { Swift.min($0, end) } ?? end
             if let shape = type.captureShape {

@@ -42,6 +42,12 @@ final class SwiftLayout {
         var captureShape: ValueShape? = nil
         /// Swift collection storage, read element by element.
         var collection: Collection?
+        /// A `ManagedBuffer` (or a subclass's) elements, allocated past its header: the
+        /// element's type and where the first one starts. The buffer does not record how many
+        /// are initialized (its header, whose meaning the subclass chooses, may), so every slot
+        /// that fits in the malloc block is read by the element's type: a slot never written, or
+        /// one deinitialized, reads what was there before (when in doubt, reachable).
+        var tailElements: (element: TypeSummary, start: Int)? = nil
         /// The size of a box's value (0: unknown).
         var boxedSize: Int = 0
         /// How a box's value is read when its layout is known; nil: every word of it.
@@ -274,10 +280,17 @@ final class SwiftLayout {
         guard instanceSize >= 16, instanceSize < 1 << 24 else { return nil }
         var fields: [Field] = []
         var isTestCase = false
+        var tailElements: (element: TypeSummary, start: Int)? = nil
         var current: UInt64? = metadata
         var depth = 0
         while let classMetadata = current, depth < 32, let classDescriptor = self.classDescriptor(ofMetadata: classMetadata) {
             fields += storedProperties(of: classDescriptor, metadata: classMetadata)
+            if tailElements == nil, classDescriptor.isGeneric, classDescriptor.name == "ManagedBuffer",
+                isStandardLibrary(classDescriptor)
+            {
+                tailElements = managedBufferElements(
+                    classMetadata: classMetadata, descriptor: classDescriptor, instanceSize: instanceSize)
+            }
             // By the harness's class itself, never by the name of a test's class.
             if depth > 0, !classDescriptor.isGeneric, classDescriptor.name == "XCTestCase",
                 qualifiedName(descriptor: classDescriptor.address) == "XCTest.XCTestCase"
@@ -297,7 +310,8 @@ final class SwiftLayout {
         let name = typeName(classMetadata: metadata, descriptor: descriptor)
         var type = ObjectType(kind: .classInstance, name: name, instanceSize: instanceSize, fields: fields)
         type.isTestCase = isTestCase
-        type.hasOpaqueFields = fields.contains { $0.ownership == .opaque }
+        type.hasOpaqueFields = fields.contains { $0.ownership == .opaque } || tailElements?.element.holds == .opaque
+        type.tailElements = tailElements
         type.collection = collection(of: descriptor, metadata: metadata)
         // A collection's storage is named as the collection it stores.
         switch type.collection {
@@ -711,6 +725,24 @@ final class SwiftLayout {
         default:
             return nil
         }
+    }
+
+    /// The element type of a `ManagedBuffer<Header, Element>` (its second generic argument) and
+    /// where its elements start: past the instance (the header, the last stored property; a
+    /// subclass may add none), at the element's alignment, as `ManagedBuffer` places them. The
+    /// standard library's own buffers are such subclasses (the concurrency library's deque, which
+    /// keeps an `AsyncStream`'s elements not yet consumed), and so are other packages' deques and
+    /// ring buffers: what only their elements hold would otherwise read as retained by nothing.
+    private func managedBufferElements(classMetadata: UInt64, descriptor: ClassDescriptor, instanceSize: Int) -> (
+        element: TypeSummary, start: Int
+    )? {
+        let arguments = genericArguments(classMetadata: classMetadata, descriptor: descriptor)
+        guard arguments.count == 2, let valueWitnesses = memory.word(arguments[1] &- 8),
+            let flags = memory.uint32(valueWitnesses &+ 80), let element = summary(ofTypeMetadata: arguments[1]),
+            element.stride > 0
+        else { return nil }
+        let alignment = Int(flags & 0xFF) + 1
+        return (element, (instanceSize + alignment - 1) / alignment * alignment)
     }
 
     private func isStandardLibrary(_ descriptor: ClassDescriptor) -> Bool {
