@@ -123,6 +123,14 @@ final class RetainersTests: XCTestCase {
         let spoolerTypes = spoolers.path.map(\.type)
         XCTAssertTrue(spoolerTypes.contains("FalseHolders.SinkBox<any FalseHolders.PrintSink>"), "\(spoolerTypes)")
 
+        // Of three tickets yielded to a stream a global keeps, a task took two: only the third is
+        // held by the stream's deque, in its first slot; the slots the two were taken from keep
+        // their stale words, which hold nothing.
+        let tickets = try retainers(audit, ".Ticket")
+        let throughStream = tickets.filter { $0.2 == "FalseHolders.tickets" }
+        XCTAssertEqual(throughStream.map(\.0), [1], "\(tickets)")
+        XCTAssertEqual(throughStream.first?.3.last, "[0]", "\(tickets)")
+
         let clean = try Harness.audit("FalseHolders", ["clean"], extraOptions: ["--retainers"])
         XCTAssertEqual(clean.status, 0, clean.stderr)
     }

@@ -5,6 +5,11 @@
 // `printer` field, with no closure on the way. Three receipts are made (budget 1). The clean twin
 // releases each receipt and leaves its address in the ledger all the same. Spoolers are held
 // through a generic box of an existential (`SinkBox<any PrintSink>`), which the path names.
+// Tickets are yielded to an `AsyncStream` a global keeps; a task takes the first two, keeps them
+// in its frame and sleeps: the stream's deque (a ring in a ManagedBuffer's elements) keeps the
+// third, and its first two slots keep the stale words of the two taken, which hold nothing. The
+// clean twin yields one ticket, which the task takes and lets go.
+import Dispatch
 import Foundation
 import LeakMonitor
 
@@ -60,7 +65,14 @@ final class Sinks {
     var boxes: [SinkBox<any PrintSink>] = []
 }
 
+final class Ticket: MemoryLeakMonitorable {
+    var max: Int { 1 }
+    init() { MemoryLeakMonitor.validate(self) }
+}
+
 let leaky = CommandLine.arguments.dropFirst().first != "clean"
+/// The stream and its continuation, as a producer keeps them.
+let tickets = AsyncStream<Ticket>.makeStream()
 let ledger = Ledger()
 let sinks = Sinks()
 
@@ -81,3 +93,19 @@ for serial in 1...3 {
     }
 }
 print("FalseHolders: \(ledger.entries.count) ledger entries, serial \(ledger.entries.last?.serial ?? 0 > 0)")
+
+for _ in 1...(leaky ? 3 : 1) { tickets.continuation.yield(Ticket()) }
+let taken = DispatchSemaphore(value: 0)
+let counter = Task.detached { [leaky] in
+    var iterator = tickets.stream.makeAsyncIterator()
+    var kept: [Ticket] = []
+    for _ in 1...(leaky ? 2 : 1) {
+        if let ticket = await iterator.next() { kept.append(ticket) }
+    }
+    if !leaky { kept.removeAll() }
+    taken.signal()
+    try? await Task.sleep(for: .seconds(3600))
+    print("FalseHolders: the counter kept \(kept.count) tickets")
+}
+taken.wait()
+print("FalseHolders: tickets taken")

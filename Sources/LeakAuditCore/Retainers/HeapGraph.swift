@@ -335,10 +335,22 @@ extension RetainerSearch {
             case nil:
                 break
             }
-            if let (element, start) = type.tailElements, Self.isRead(element, opaque: opaque) {
-                var index = 0
-                while start + (index + 1) * element.stride <= end {
-                    let slot = start + index * element.stride
+            if let tail = type.tailElements, Self.isRead(tail.element, opaque: opaque) {
+                let (element, start) = (tail.element, tail.start)
+                // A deque's ring: its `count` slots from its first slot, round the ring, when the
+                // header says so within the block; every slot of the block otherwise.
+                let slots = end > start ? (end - start) / element.stride : 0
+                var ring: (first: Int, count: Int, capacity: Int)? = nil
+                if let header = tail.dequeHeader, let capacity = memory.word(address &+ UInt64(header)),
+                    let count = memory.word(address &+ UInt64(header + 8)),
+                    let first = memory.word(address &+ UInt64(header + 16)), capacity > 0, capacity <= slots,
+                    count <= capacity, first < capacity
+                {
+                    ring = (Int(first), Int(count), Int(capacity))
+                }
+                for index in 0..<(ring?.count ?? slots) {
+                    let position = ring.map { ($0.first + index) % $0.capacity } ?? index
+                    let slot = start + position * element.stride
                     if let (words, interior) = valueWords(element, at: address &+ UInt64(slot), opaque: opaque) {
                         for word in words {
                             visit(
@@ -346,7 +358,6 @@ extension RetainerSearch {
                                 enumDescriptor: element.enumDescriptor, interior: interior)
                         }
                     }
-                    index += 1
                 }
             }
         case .closureContext:

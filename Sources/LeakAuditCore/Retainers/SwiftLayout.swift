@@ -47,7 +47,7 @@ final class SwiftLayout {
         /// are initialized (its header, whose meaning the subclass chooses, may), so every slot
         /// that fits in the malloc block is read by the element's type: a slot never written, or
         /// one deinitialized, reads what was there before (when in doubt, reachable).
-        var tailElements: (element: TypeSummary, start: Int)? = nil
+        var tailElements: TailElements? = nil
         /// The size of a box's value (0: unknown).
         var boxedSize: Int = 0
         /// How a box's value is read when its layout is known; nil: every word of it.
@@ -61,6 +61,19 @@ final class SwiftLayout {
         /// An error box (`swift_allocError`), whose value's type each box names: read by
         /// `errorBoxValue(at:)`.
         var isErrorBox = false
+    }
+
+    /// A `ManagedBuffer`'s elements, allocated past its header.
+    struct TailElements {
+        var element: TypeSummary
+        /// Where the first slot starts in the object.
+        var start: Int
+        /// Where a deque's header lies in the object, when the buffer is a ring of slots
+        /// (`_DequeBufferHeader`: its capacity, its count and its first slot, one word each, as the
+        /// concurrency library's deque and swift-collections' `Deque` keep them): then only its
+        /// `count` slots from its first slot on, round the ring, hold elements; the others hold
+        /// the stale bytes of elements removed, which would name false holders.
+        var dequeHeader: Int? = nil
     }
 
     struct Field {
@@ -280,16 +293,18 @@ final class SwiftLayout {
         guard instanceSize >= 16, instanceSize < 1 << 24 else { return nil }
         var fields: [Field] = []
         var isTestCase = false
-        var tailElements: (element: TypeSummary, start: Int)? = nil
+        var tailElements: TailElements? = nil
         var current: UInt64? = metadata
         var depth = 0
         while let classMetadata = current, depth < 32, let classDescriptor = self.classDescriptor(ofMetadata: classMetadata) {
-            fields += storedProperties(of: classDescriptor, metadata: classMetadata)
+            let properties = storedProperties(of: classDescriptor, metadata: classMetadata)
+            fields += properties
             if tailElements == nil, classDescriptor.isGeneric, classDescriptor.name == "ManagedBuffer",
                 isStandardLibrary(classDescriptor)
             {
                 tailElements = managedBufferElements(
-                    classMetadata: classMetadata, descriptor: classDescriptor, instanceSize: instanceSize)
+                    classMetadata: classMetadata, descriptor: classDescriptor, instanceSize: instanceSize,
+                    header: properties.first { $0.name == "header" }?.offset)
             }
             // By the harness's class itself, never by the name of a test's class.
             if depth > 0, !classDescriptor.isGeneric, classDescriptor.name == "XCTestCase",
@@ -733,16 +748,24 @@ final class SwiftLayout {
     /// standard library's own buffers are such subclasses (the concurrency library's deque, which
     /// keeps an `AsyncStream`'s elements not yet consumed), and so are other packages' deques and
     /// ring buffers: what only their elements hold would otherwise read as retained by nothing.
-    private func managedBufferElements(classMetadata: UInt64, descriptor: ClassDescriptor, instanceSize: Int) -> (
-        element: TypeSummary, start: Int
-    )? {
+    /// A header of type `_DequeBufferHeader` (at `header`, the offset of `ManagedBuffer`'s
+    /// `header` property) marks a deque's ring of slots (`TailElements.dequeHeader`).
+    private func managedBufferElements(
+        classMetadata: UInt64, descriptor: ClassDescriptor, instanceSize: Int, header: Int?
+    ) -> TailElements? {
         let arguments = genericArguments(classMetadata: classMetadata, descriptor: descriptor)
         guard arguments.count == 2, let valueWitnesses = memory.word(arguments[1] &- 8),
             let flags = memory.uint32(valueWitnesses &+ 80), let element = summary(ofTypeMetadata: arguments[1]),
             element.stride > 0
         else { return nil }
         let alignment = Int(flags & 0xFF) + 1
-        return (element, (instanceSize + alignment - 1) / alignment * alignment)
+        var elements = TailElements(element: element, start: (instanceSize + alignment - 1) / alignment * alignment)
+        if let header, let headerType = summary(ofTypeMetadata: arguments[0]), headerType.stride == 24,
+            headerType.name == "_DequeBufferHeader" || headerType.name.hasSuffix("._DequeBufferHeader")
+        {
+            elements.dequeHeader = header
+        }
+        return elements
     }
 
     private func isStandardLibrary(_ descriptor: ClassDescriptor) -> Bool {
