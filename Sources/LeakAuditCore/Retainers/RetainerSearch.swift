@@ -60,6 +60,10 @@ struct RetainerSearch {
     /// read, built on first need.
     var unreachedGraphBeforeUntypedMemory: (forward: [Int32: [Edge]], backward: [Int32: [Edge]])? = nil
     var onUnreachedCycleBeforeUntypedMemory: Set<Int32> = []
+    /// The malloc blocks that are slabs of an async task's allocator, each with the part that
+    /// holds its frames in use (`slabFrames(of:modules:)`), by address: a task holds what its
+    /// frames in them hold (`reachFromRoots`).
+    var taskSlabs: [UInt64: Range<UInt64>] = [:]
     /// For each object a word of untyped memory reached first: how many strong references the
     /// objects hold to it, counted in one pass over the heap on first need.
     var typedHoldsOfUntypedSeeds: [Int32: Int]? = nil

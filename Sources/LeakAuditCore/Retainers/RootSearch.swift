@@ -14,6 +14,12 @@ extension RetainerSearch {
     mutating func reachFromRoots(modules: [ModuleImage]) {
         let snapshot = memory.snapshot
         var queue: [Int32] = []
+        let untyped = untypedBlocks(modules: modules)
+        if objects.indices.contains(where: { nodeType(Int32($0)).kind == .task }) {
+            for block in untyped {
+                if let frames = slabFrames(of: block, modules: modules) { taskSlabs[block.address] = frames }
+            }
+        }
         func seed(_ search: inout Self, _ value: UInt64, _ root: Root, _ queue: inout [Int32]) {
             search.seed(value, root, &queue)
         }
@@ -81,7 +87,43 @@ extension RetainerSearch {
             queue.append(Int32(node))
         }
         breadthFirst(&queue)
-        reachFromUntypedMemory(&queue, modules: modules)
+        // What tasks' frames hold in the slabs their allocators took from malloc, once the first
+        // slab (inside the task) filled: the task holds it, as it holds what its own words name.
+        if !taskSlabs.isEmpty {
+            for node in objects.indices where nodeType(Int32(node)).kind == .task {
+                let root = Root.task(functions: taskFunctions(Int32(node)))
+                for frames in slabs(of: Int32(node)) {
+                    var slot = frames.lowerBound &+ 32
+                    while slot &+ 8 <= frames.upperBound {
+                        if let value = memory.word(slot) { seed(&self, value, root, &queue) }
+                        slot &+= 8
+                    }
+                }
+            }
+            breadthFirst(&queue)
+        }
+        reachFromUntypedMemory(&queue, untyped: untyped, modules: modules)
+    }
+
+    /// The frames in use of the slabs task `node`'s allocator took from malloc (`taskSlabs`): its
+    /// words name the first (the slab inside the task names the next), and each slab the one
+    /// after it (its second word).
+    private func slabs(of node: Int32) -> [Range<UInt64>] {
+        let address = objects[Int(node)]
+        var pending: [UInt64] = []
+        var offset: UInt64 = 16
+        while offset + 8 <= UInt64(size(of: node)) {
+            if let word = memory.word(address &+ offset), taskSlabs[word] != nil { pending.append(word) }
+            offset += 8
+        }
+        var read: Set<UInt64> = []
+        var frames: [Range<UInt64>] = []
+        while let slab = pending.popLast() {
+            guard let range = taskSlabs[slab], read.insert(slab).inserted else { continue }
+            frames.append(range)
+            if let next = memory.word(slab &+ 8), taskSlabs[next] != nil { pending.append(next) }
+        }
+        return frames
     }
 
     /// Makes the object `value` points at or into (spare bits masked) a root's, unless reached.
@@ -105,7 +147,9 @@ extension RetainerSearch {
     /// blocks malloc keeps free (tcache, fastbins) and C stream buffers, whose stale words would
     /// name false holders, and a Swift side table, whose first word points back at its object
     /// without holding it.
-    private mutating func reachFromUntypedMemory(_ queue: inout [Int32], modules: [ModuleImage]) {
+    private mutating func reachFromUntypedMemory(
+        _ queue: inout [Int32], untyped: [MallocHeap.Block], modules: [ModuleImage]
+    ) {
         // The `Unmanaged` and raw-pointer properties of the objects reached: from here on, every
         // object reached is read with them.
         for node in objects.indices where parent[node] != Int32.min && nodeType(Int32(node)).hasOpaqueFields {
@@ -116,7 +160,7 @@ extension RetainerSearch {
         // Malloc's blocks in use that are no object, gathered first, then read: a closure that
         // read them would copy the whole search for each block (its tables' references retained
         // and released).
-        for block in untypedBlocks(modules: modules) {
+        for block in untyped {
             scanWords(liveRange(of: block, modules: modules), &queue) { .memory(bytes: block.size, isMallocBlock: true) }
         }
         breadthFirst(&queue, opaque: true)
@@ -222,15 +266,20 @@ extension RetainerSearch {
     /// that offset: above it lie the stale words of frames already popped; and for a C block
     /// copied to the heap, which ends at its size (`cBlockSize(at:)`).
     private func liveRange(of block: MallocHeap.Block, modules: [ModuleImage]) -> Range<UInt64> {
-        let end = block.address &+ UInt64(block.size)
         if let size = cBlockSize(at: block.address), size <= block.size { return block.address..<(block.address &+ UInt64(size)) }
+        return slabFrames(of: block, modules: modules) ?? block.address..<(block.address &+ UInt64(block.size))
+    }
+
+    /// For a slab of an async task's allocator (`liveRange(of:modules:)`): its header and the
+    /// frames in use; nil for another block.
+    private func slabFrames(of block: MallocHeap.Block, modules: [ModuleImage]) -> Range<UInt64>? {
         let header: UInt64 = 32
         guard block.size >= Int(header), let metadata = memory.word(block.address),
             let capacity = memory.uint32(block.address &+ 16), let used = memory.uint32(block.address &+ 20),
             UInt64(capacity) + header <= UInt64(block.size), UInt64(capacity) + header + 32 > UInt64(block.size),
             used <= capacity, used % 16 == 0,
             modules.contains(where: { $0.start <= metadata && metadata < $0.end && $0.path.contains("libswift_Concurrency") })
-        else { return block.address..<end }
+        else { return nil }
         return block.address..<(block.address &+ header &+ UInt64(used))
     }
 
