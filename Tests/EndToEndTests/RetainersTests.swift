@@ -133,6 +133,8 @@ final class RetainersTests: XCTestCase {
         // The two taken are held by the task that took them, in its frames: they outgrew the
         // slab inside the task, and lie in a slab its allocator took from malloc.
         XCTAssertEqual(tickets.filter { $0.1 == "task" }.map(\.0).reduce(0, +), 2, "\(tickets)")
+        // Named by the closure it runs, whose frame lies there too.
+        XCTAssertTrue(tickets.filter { $0.1 == "task" }.allSatisfy { $0.2.contains("closure #") }, "\(tickets)")
 
         let clean = try Harness.audit("FalseHolders", ["clean"], extraOptions: ["--retainers"])
         XCTAssertEqual(clean.status, 0, clean.stderr)

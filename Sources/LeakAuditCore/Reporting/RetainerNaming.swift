@@ -240,7 +240,7 @@ struct RetainerNaming {
             guard var name = symbolizer.symbolize(address + 1).last?.function, !name.includes("thunk") else { continue }
             let parts = name.components(separatedBy: "partial function for ")
             if parts.count > 1 { name = parts.dropFirst().joined(separator: "partial function for ") }
-            return ReadableStack.readableFunction(name)
+            return ReadableStack.readableFunction(Self.withoutPartialApply(name))
         }
         return ""
     }

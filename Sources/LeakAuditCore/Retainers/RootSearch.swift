@@ -409,12 +409,19 @@ extension RetainerSearch {
     private func taskFunctions(_ node: Int32) -> [UInt64] {
         let address = objects[Int(node)]
         var found: [UInt64] = []
-        for offset in stride(from: 16, to: Swift.min(size(of: node), 1 << 16), by: 8) {
-            guard let word = memory.word(address &+ UInt64(offset)), isCode(word),
-                let index = memory.snapshot.regionIndex(containing: word)
-            else { continue }
+        func look(at slot: UInt64) {
+            guard let word = memory.word(slot), isCode(word), let index = memory.snapshot.regionIndex(containing: word)
+            else { return }
             let path = memory.snapshot.regions[index].path
             if !path.contains("libswift_Concurrency") && !path.contains("libswiftCore") { found.append(word) }
+        }
+        for offset in stride(from: 16, to: Swift.min(size(of: node), 1 << 16), by: 8) { look(at: address &+ UInt64(offset)) }
+        // Then its frames in the slabs its allocator took from malloc: inner ones, once the first
+        // slab, inside the task, filled.
+        if !taskSlabs.isEmpty {
+            for frames in slabs(of: node) {
+                for slot in stride(from: frames.lowerBound &+ 32, to: frames.upperBound, by: 8) { look(at: slot) }
+            }
         }
         return found
     }
