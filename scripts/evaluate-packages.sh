@@ -144,6 +144,12 @@ apply_fixes() {
             sed -i '/Quick\/swift-fakes.git/d' Package.swift Package@swift-5.9.swift
             sed -i '/^ *\.testTarget($/{N;/"QuickLintTests"/{N;N;N;N;N;N;N;d}}' Package.swift Package@swift-5.9.swift
             ;;
+        swift-async-algorithms)
+            # Two copies of Locking.swift are symlinks upstream, which the machine's copy of the
+            # package lacks: without them ManagedCriticalState is missing.
+            cp Sources/AsyncAlgorithms/Locking.swift Sources/AsyncSequenceValidation/
+            cp Sources/AsyncAlgorithms/Locking.swift Tests/AsyncAlgorithmsTests/Support/
+            ;;
     esac
 }
 
