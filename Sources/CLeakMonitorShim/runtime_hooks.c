@@ -63,6 +63,45 @@ void *leakaudit_hook_swift_allocObject(const void *metadata, size_t size, size_t
     return la_hook_allocate_watched(metadata, size, align_mask, decision, frame[0], frame[1]);
 }
 
+// `ManagedBuffer.create(minimumCapacity:makingHeaderWith:)`, the standard library's own code: an
+// unoptimized build (every `swift test`) calls it rather than inlining it, and it allocates with
+// the runtime's entry point directly, which no table routes. So the objects of a ManagedBuffer
+// subclass (a lock box, a ring buffer) were never watched. The hook calls it through Swift's
+// calling convention (the metatype in the self register, an error register for what the header's
+// factory throws) and watches the object it returns.
+#define LA_MANAGED_BUFFER_CREATE "$ss13ManagedBufferC6create15minimumCapacity16makingHeaderWithAByxq_GSi_xAFKXEtKFZ"
+
+typedef __attribute__((swiftcall)) void *(*la_managed_create_fn)(intptr_t minimum_capacity, void *factory,
+                                                                  void *factory_context,
+                                                                  __attribute__((swift_context)) void *metatype,
+                                                                  __attribute__((swift_error_result)) void **error);
+
+/// The standard library's function, resolved once (the same for every copy of the shim).
+static la_managed_create_fn la_real_managed_create;
+
+__attribute__((visibility("default"), swiftcall)) void *leakaudit_hook_managed_buffer_create(
+    intptr_t minimum_capacity, void *factory, void *factory_context, __attribute__((swift_context)) void *metatype,
+    __attribute__((swift_error_result)) void **error);
+
+__attribute__((swiftcall)) void *leakaudit_hook_managed_buffer_create(intptr_t minimum_capacity, void *factory,
+                                                                      void *factory_context,
+                                                                      __attribute__((swift_context)) void *metatype,
+                                                                      __attribute__((swift_error_result)) void **error) {
+    const uintptr_t *frame = __builtin_frame_address(0);
+    uintptr_t hook_frame[2] = {frame[0], frame[1]};
+    void *object = la_real_managed_create(minimum_capacity, factory, factory_context, metatype, error);
+    la_process_state *state = la_state_if_resolved();
+    if (object == NULL || *error != NULL || state == NULL) return object;
+    const void *metadata = *(const void *const *)object;
+    int32_t decision = la_watch_cached(state, metadata);
+    if (decision == -2) decision = la_watch_decide(state, metadata);
+    if (decision >= 0) {
+        int64_t live = 0;
+        la_registry_track(state, object, decision, hook_frame, true, &live);
+    }
+    return object;
+}
+
 /// A class whose init failed (after validate, or after a watched allocation) is freed here,
 /// without its destroy function.
 void leakaudit_hook_swift_deallocPartialClassInstance(void *object, const void *metadata, size_t size,
@@ -272,6 +311,13 @@ static bool la_hook_for(la_process_state *state, la_patch_set set, const char *n
         if (!state->watch.allocations) return false;
         *hook = (void *)leakaudit_hook_swift_allocObject;
         *real = (void *)state->hooks.real_alloc;
+    } else if (name[0] == '$' && strcmp(name, LA_MANAGED_BUFFER_CREATE) == 0) {
+        if (!state->watch.allocations) return false;
+        if (la_real_managed_create == NULL) {
+            la_real_managed_create = (la_managed_create_fn)dlsym(RTLD_DEFAULT, LA_MANAGED_BUFFER_CREATE);
+        }
+        *hook = (void *)leakaudit_hook_managed_buffer_create;
+        *real = (void *)la_real_managed_create;
     } else if (strcmp(name, "swift_deallocPartialClassInstance") == 0) {
         *hook = (void *)leakaudit_hook_swift_deallocPartialClassInstance;
         *real = (void *)state->hooks.real_dealloc_partial;
@@ -307,9 +353,10 @@ static uint32_t la_patch_image(la_process_state *state, const struct dl_phdr_inf
             size_t symbol_index = ELF64_R_SYM(relocation->r_info);
             if (symbol_index == 0) continue;
             const char *name = tables.strings + tables.symbols[symbol_index].st_name;
-            // Every routed entry point is a swift_ function: most names fail on their first bytes
-            // (a Swift image's are mangled, `$s…`), without a call.
-            if (name[0] != 's' || name[1] != 'w' || name[2] != 'i') continue;
+            // Every routed entry point is a swift_ function or ManagedBuffer.create (`$ss13…`): most
+            // names fail on their first bytes (a Swift image's are mangled, `$s…`), without a call.
+            if ((name[0] != 's' || name[1] != 'w' || name[2] != 'i') && (name[0] != '$' || name[1] != 's' || name[2] != 's' || name[3] != '1'))
+                continue;
             void *hook = NULL, *real = NULL;
             if (!la_hook_for(state, set, name, &hook, &real)) continue;
             void **slot = (void **)(info->dlpi_addr + relocation->r_offset);

@@ -150,6 +150,14 @@ final class WatchTests: XCTestCase {
             Array(names.prefix(2)), ["UninstrumentedGallery.ThumbnailLoader", "UninstrumentedGallery.GalleryViewModel"])
         XCTAssertTrue(names.contains("UninstrumentedGallery.Navigator"), "\(names)")
         XCTAssertEqual((audit.report.census?.entries ?? []).first?.liveAtExit, 12)
+        // A ManagedBuffer subclass's objects, which the standard library allocates in an
+        // unoptimized build, are counted, from the line that created them.
+        let caches = try XCTUnwrap(
+            audit.report.census?.entries.first { $0.name == "UninstrumentedGallery.ThumbnailCache" }, "\(names)")
+        XCTAssertEqual(caches.liveAtExit, 2)
+        let cacheLine = try Harness.line(
+            of: "ThumbnailCache.create(", inFixtureSource: "Sources/UninstrumentedGallery/main.swift")
+        XCTAssertTrue(caches.allocations.contains { $0.frames.contains { $0.line == cacheLine } }, "\(caches.allocations)")
         XCTAssertFalse((audit.report.census?.entries ?? []).contains(where: \.isInternal), "internals are folded")
         XCTAssertGreaterThan(audit.report.census?.foldedTypes ?? 0, 0)
         let line = try Harness.line(of: "ThumbnailLoader(index: $0)", inFixtureSource: "Sources/UninstrumentedGallery/main.swift")

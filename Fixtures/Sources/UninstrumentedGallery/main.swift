@@ -30,6 +30,9 @@ final class Navigator {
     }
 }
 
+/// A ManagedBuffer subclass: an unoptimized build allocates it inside the standard library.
+final class ThumbnailCache: ManagedBuffer<Int, Int> {}
+
 /// A type declared inside a function: the runtime names it by an address that changes every run.
 func makeSessionToken() -> AnyObject {
     final class SessionToken {}
@@ -37,6 +40,7 @@ func makeSessionToken() -> AnyObject {
 }
 
 let token = makeSessionToken()
+let caches = (0..<2).map { _ in ThumbnailCache.create(minimumCapacity: 4) { _ in 0 } }
 let leaky = CommandLine.arguments.dropFirst().first != "clean"
 let navigator = Navigator(keepsHistory: leaky)
 for album in ["Holidays", "Family", "Work"] { navigator.show(album) }
@@ -47,4 +51,4 @@ child.arguments = ["-c", "echo child process ran"]
 try child.run()
 child.waitUntilExit()
 print("UninstrumentedGallery: showed 3 albums; child exited \(child.terminationStatus)")
-withExtendedLifetime(token) {}
+withExtendedLifetime((token, caches)) {}
