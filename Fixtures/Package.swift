@@ -71,7 +71,9 @@ let package = Package(
         // of leak that nothing reaches at exit, each with a clean twin (`clean`); holders that keep
         // objects reachable where only a precise or conservative walk sees it (clean only); and a
         // service that leaks while it runs, for `leak-audit inspect PID`.
-        .executableTarget(name: "UnreachableShapes"),
+        .executableTarget(name: "UnreachableShapes", dependencies: ["_ShapeParts"]),
+        // A package module whose name starts with an underscore: its types are the package's.
+        .target(name: "_ShapeParts"),
         .executableTarget(name: "ReachableHolders"),
         .executableTarget(name: "LeakingService"),
         // A malloc that puts a 16-byte header before every block (an interposer's), replacing the

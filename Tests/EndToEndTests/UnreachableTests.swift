@@ -49,6 +49,9 @@ final class UnreachableTests: XCTestCase {
         Expected(
             shape: "tail-elements", structures: 2, objects: 6, kind: .cycle,
             path: "Ledger / [0] LedgerLine / ledger Ledger"),
+        Expected(
+            shape: "private-module", structures: 2, objects: 4, kind: .cycle,
+            path: "_ShapeParts.Axle / gear _ShapeParts.Gear / axle _ShapeParts.Axle"),
     ]
 
     /// The report's `unreachable`; the JSON always has the key (`null` where nothing was checked).

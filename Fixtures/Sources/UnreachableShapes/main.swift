@@ -51,6 +51,8 @@
 //                  (OpenAPIKit's `ObjectContext.additionalProperties`): 3 cycles       (6 objects)
 //   tail-elements  2 Ledgers (a ManagedBuffer subclass) whose elements, past the header, are 2
 //                  LedgerLines each, every LedgerLine.ledger strong                    (6 objects)
+//   private-module 2 cycles Gear.axle → Axle.gear → Gear of the module `_ShapeParts`, a package
+//                  module whose name starts with an underscore                         (4 objects)
 //   all            every shape above, one after the other
 //
 // The clean twin builds the same structures with the back reference weak (pairs, closures,
@@ -62,9 +64,11 @@
 // same closures over the same stale words, with each stray's back reference weak, and for
 // value-slack and optional-slack the same values over the same stale words, with each drifter's
 // back reference weak. For tail-elements the clean twin makes the same ledgers with each line's
-// back reference weak.
+// back reference weak, and for private-module the same gears with each axle's back reference weak.
 //
 // Prints one line when done and exits 0.
+
+import _ShapeParts
 
 #if canImport(Glibc)
     import Glibc
@@ -77,7 +81,7 @@ func fail(_ message: String) -> Never {
 
 let shapes = [
     "pairs", "closures", "families", "registry", "delegates", "enum-ring", "over-retained", "freed-blocks", "capture-slack",
-    "value-slack", "optional-slack", "tail-elements",
+    "value-slack", "optional-slack", "tail-elements", "private-module",
 ]
 let usage = "usage: UnreachableShapes [leaky|clean] [\((shapes + ["all"]).joined(separator: "|"))]"
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -638,6 +642,7 @@ func scrubStack(depth: Int = 32) {
 
 let makers: [(String, () -> Int)] = [
     ("pairs", makePairs),
+    ("private-module", { makeGearCycles(2, leaky: leaky) }),
     ("closures", makeClosures),
     ("families", makeFamilies),
     ("registry", makeRegistry),

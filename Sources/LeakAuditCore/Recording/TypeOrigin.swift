@@ -8,7 +8,8 @@ enum TypeOrigin {
         "Swift", "_Concurrency", "_StringProcessing", "_RegexParser", "Foundation", "FoundationEssentials",
         "FoundationInternationalization", "FoundationNetworking", "FoundationXML", "CoreFoundation", "XCTest",
         "Testing", "_Testing_Foundation", "Dispatch", "Synchronization", "Observation", "Distributed", "RegexBuilder",
-        "__C", "_SwiftConcurrencyShims",
+        "__C", "_SwiftConcurrencyShims", "_Builtin_float", "_Differentiation", "_FoundationCollections", "_FoundationCShims",
+        "_TestDiscovery", "_TestingInterop", "_Volatile", "Cxx", "CxxStdlib", "Glibc", "Runtime",
     ]
 
     /// Modules of the test harnesses, whose objects (test cases, runners, locks) live as long as
@@ -21,9 +22,10 @@ enum TypeOrigin {
     }
 
     /// True for a module of the toolchain: one of `internalModules`, or one whose name starts
-    /// with an underscore.
+    /// with two underscores (the runtime's own names). A package's module whose name starts with
+    /// one (`_CryptoExtras`, `_NIOFileSystem`) is the package's.
     private static func isToolchainModule(_ module: Substring) -> Bool {
-        internalModules.contains(String(module)) || module.hasPrefix("_")
+        internalModules.contains(String(module)) || module.hasPrefix("__")
     }
 
     /// True for a name that mentions a type of the program: a module-qualified type whose module
