@@ -393,6 +393,15 @@ final class RetainersTests: XCTestCase {
         let formats = try test("testFormatsWithThePerThreadFormatter")
         XCTAssertEqual(formats.leaked.count, 0, "\(formats)")
         XCTAssertEqual(formats.globalState.map(\.globalStateReason), [.heldByThreadStorage])
+        // Work a test left on a loop that a thread keeps in its storage is the test's: what it
+        // holds is its leak. The loop itself is the thread's storage.
+        let leaves = try test("testLeavesWorkOnThePerThreadLoop")
+        XCTAssertEqual(leaves.leaked.map(\.type), ["ScreenTests.LoopSession"], "\(leaves)")
+        XCTAssertEqual(
+            leaves.globalState.first { $0.type == "ScreenTests.ThreadLoop" }?.globalStateReason, .heldByThreadStorage,
+            "\(leaves)")
+        let runs = try test("testRunsItsWorkOnThePerThreadLoop")
+        XCTAssertEqual(runs.leaked.count, 0, "\(runs)")
         let unsubscribes = try test("testUnsubscribesAFeed")
         XCTAssertEqual(unsubscribes.leaked.count, 0, "\(unsubscribes)")
         // A lazily made pool's threads, started through another type's function, made its workers

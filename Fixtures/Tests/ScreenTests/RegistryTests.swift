@@ -8,7 +8,10 @@
 // threads, started through another type's function, each make the worker the pool keeps: global
 // state. RegistryTests/testPoolTakesAWorkerFromAThread hands a worker made on another thread to
 // that pool, which an earlier test made: its leak; RegistryTests/testPoolTakesAndReleasesAWorker
-// is its clean twin.
+// is its clean twin. RegistryTests/testLeavesWorkOnThePerThreadLoop leaves a closure that holds
+// its session on a per-thread loop kept in the thread's dictionary (as an event loop keeps a
+// timer's work): its leak, work it left, not the thread's storage; the loop itself is global
+// state. RegistryTests/testRunsItsWorkOnThePerThreadLoop is its clean twin.
 import XCTest
 
 final class MetricCounter {
@@ -41,6 +44,27 @@ final class ThreadFormatter {
         Thread.current.threadDictionary["ThreadFormatter"] = made
         return made
     }
+}
+
+/// A per-thread loop with the work scheduled on it, kept in the thread's dictionary.
+final class ThreadLoop {
+    var scheduled: [() -> Void] = []
+
+    static var current: ThreadLoop {
+        if let known = Thread.current.threadDictionary["ThreadLoop"] as? ThreadLoop { return known }
+        let made = ThreadLoop()
+        Thread.current.threadDictionary["ThreadLoop"] = made
+        return made
+    }
+
+    /// Runs the work scheduled last (the test's own), and lets it go.
+    func runLast() {
+        scheduled.removeLast()()
+    }
+}
+
+final class LoopSession {
+    var pings = 0
 }
 
 final class FeedHub {
@@ -105,6 +129,22 @@ final class RegistryTests: XCTestCase {
 
     func testFormatsWithThePerThreadFormatter() {
         XCTAssertTrue(ThreadFormatter.current === ThreadFormatter.current)
+    }
+
+    func testLeavesWorkOnThePerThreadLoop() {
+        let session = LoopSession()
+        let increment = 1
+        ThreadLoop.current.scheduled.append { session.pings += increment }
+        XCTAssertEqual(ThreadLoop.current.scheduled.count, 1)
+    }
+
+    func testRunsItsWorkOnThePerThreadLoop() {
+        let session = LoopSession()
+        let loop = ThreadLoop.current
+        let increment = 1
+        loop.scheduled.append { session.pings += increment }
+        loop.runLast()
+        XCTAssertEqual(session.pings, 1)
     }
 
     func testSubscribesAFeed() {

@@ -166,8 +166,11 @@ extension ReportBuilder {
 
     /// True when `path` holds the instance from a thread's own storage only: its root is a
     /// thread's thread-local storage, or the path goes through a thread's dictionary
-    /// (`Foundation.Thread.threadDictionary`), where a library keeps a per-thread cache.
+    /// (`Foundation.Thread.threadDictionary`), where a library keeps a per-thread cache. Not
+    /// through a closure: work scheduled on what the thread keeps (an event loop's timer) is the
+    /// work of whoever left it, not the thread's storage.
     static func isHeldByThreadStorage(_ path: RetainerSearch.Path) -> Bool {
+        if path.steps.contains(where: { $0.closure != nil || $0.type == "closure context" }) { return false }
         if case .threadLocal = path.root { return true }
         return path.steps.contains { step in
             guard case .property("threadDictionary", _) = step.hold else { return false }
