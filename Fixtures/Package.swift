@@ -76,6 +76,10 @@ let package = Package(
         .target(name: "_ShapeParts"),
         .executableTarget(name: "ReachableHolders"),
         .executableTarget(name: "LeakingService"),
+        // Objects the optimizer frees inline where it made them (no destroy word read), whose
+        // blocks untyped memory then takes: their deaths must be seen, or the heap walk finds the
+        // objects the ledger calls alive nowhere and checks nothing.
+        .executableTarget(name: "InlinedDeaths"),
         // A malloc that puts a 16-byte header before every block (an interposer's), replacing the
         // process's: the heap walk must say it did not understand the heap, never "no longer alive"
         // or "nothing unreachable".

@@ -3,8 +3,14 @@
 // each tracked type, the shim points that word of its metadata at a hook, which records the death
 // and calls the type's own function. So the death of an instance of a tracked type costs a type
 // lookup, and every other object dies exactly as it would without the shim. A class whose init
-// fails is freed by swift_deallocPartialClassInstance instead (rare); and watch mode sees every
-// allocation through swift_allocObject. Every loaded image reaches those two through its global
+// fails is freed by swift_deallocPartialClassInstance instead (rare). An object the optimizer saw
+// die where it was made (allocated and released in one function, never escaping, but of a size
+// only known at run time, so not on the stack) is not released at all: the compiled code marks it
+// with swift_setDeallocating, runs its deinit's body inline and frees it with
+// swift_deallocClassInstance, and no destroy word is read. swift_setDeallocating is routed too:
+// compiled code calls it for such deaths (a release goes through the runtime, which calls its own
+// directly), so an ordinary death pays nothing for it. Watch mode sees every allocation through
+// swift_allocObject. Every loaded image reaches these through its global
 // offset table (the runtime is a shared library), so rewriting those table entries routes them
 // through hooks too, as heaptrack's runtime injection does for malloc. The hooks forward to the
 // runtime's own functions.
@@ -27,6 +33,8 @@ __attribute__((visibility("default"))) void leakaudit_hook_swift_deallocPartialC
                                                                                             const void *metadata,
                                                                                             size_t size,
                                                                                             size_t align_mask);
+
+__attribute__((visibility("default"))) void leakaudit_hook_swift_setDeallocating(void *object);
 
 __attribute__((visibility("default"))) void *leakaudit_hook_swift_allocObject(const void *metadata, size_t size,
                                                                               size_t align_mask);
@@ -110,6 +118,16 @@ void leakaudit_hook_swift_deallocPartialClassInstance(void *object, const void *
     int32_t type_id = object != NULL ? la_type_lookup_in(state, *(const void *const *)object) : -1;
     if (type_id >= 0) la_registry_on_dealloc(state, object, type_id);
     state->hooks.real_dealloc_partial(object, metadata, size, align_mask);
+}
+
+/// An object whose deinit the compiled code is about to run inline, then free it: its death,
+/// recorded before it is deinitialized and freed, as the destroy hook records one. (Were the destroy
+/// word read after all, the object is out of the set by then, and no second death is written.)
+void leakaudit_hook_swift_setDeallocating(void *object) {
+    la_process_state *state = la_state();
+    int32_t type_id = object != NULL ? la_type_lookup_in(state, *(const void *const *)object) : -1;
+    if (type_id >= 0) la_registry_on_dealloc(state, object, type_id);
+    state->hooks.real_set_deallocating(object);
 }
 
 __attribute__((visibility("default"))) void leakaudit_hook_swift_task_localValuePush(const void *key, void *value,
@@ -321,6 +339,9 @@ static bool la_hook_for(la_process_state *state, la_patch_set set, const char *n
     } else if (strcmp(name, "swift_deallocPartialClassInstance") == 0) {
         *hook = (void *)leakaudit_hook_swift_deallocPartialClassInstance;
         *real = (void *)state->hooks.real_dealloc_partial;
+    } else if (strcmp(name, "swift_setDeallocating") == 0) {
+        *hook = (void *)leakaudit_hook_swift_setDeallocating;
+        *real = (void *)state->hooks.real_set_deallocating;
     } else {
         return false;
     }
@@ -420,6 +441,7 @@ bool la_hooks_check(void) {
         hooks->checked = true;
         hooks->real_dealloc_partial = (la_dealloc_partial_fn)dlsym(RTLD_DEFAULT, "swift_deallocPartialClassInstance");
         hooks->real_alloc = (la_alloc_fn)dlsym(RTLD_DEFAULT, "swift_allocObject");
+        hooks->real_set_deallocating = (la_set_deallocating_fn)dlsym(RTLD_DEFAULT, "swift_setDeallocating");
         bool found = hooks->real_dealloc_partial != NULL && hooks->real_alloc != NULL;
         if (found) {
             // With -static-stdlib the runtime lives in the main program, whose calls to it are

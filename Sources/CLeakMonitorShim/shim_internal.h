@@ -207,6 +207,7 @@ LA_HIDDEN void la_modules_sync(void);
 typedef void *(*la_alloc_fn)(const void *metadata, size_t size, size_t align_mask);
 typedef void (*la_destroy_fn)(void *object);
 typedef void (*la_dealloc_partial_fn)(void *object, const void *metadata, size_t size, size_t align_mask);
+typedef void (*la_set_deallocating_fn)(void *object);
 typedef void (*la_task_local_push_fn)(const void *key, void *value, const void *value_type);
 typedef void (*la_task_local_pop_fn)(void);
 
@@ -217,6 +218,7 @@ typedef struct la_hooks_state {
     bool checked;
     bool usable;  // atomic
     la_dealloc_partial_fn real_dealloc_partial;
+    la_set_deallocating_fn real_set_deallocating;  // NULL: objects freed inline die unseen
     la_alloc_fn real_alloc;
     la_task_local_push_fn real_task_local_push;
     la_task_local_pop_fn real_task_local_pop;

@@ -154,6 +154,34 @@ final class UnreachableTests: XCTestCase {
         XCTAssertEqual(held.status, 0, held.stderr)
     }
 
+    /// Objects the optimizer frees where it made them (their deinit's body run in place, then
+    /// swift_deallocClassInstance, no destroy word read: Fixtures/Sources/InlinedDeaths, built
+    /// with -O) are seen to die: the census counts none of the 64 locks made and dropped, and the
+    /// heap walk, which finds none of them, checks the process and finds the leaky twin's cycle.
+    /// Unseen, they stayed alive in the ledger, and "64 of 64 objects known alive were not found
+    /// in malloc's blocks" left the process unchecked (as every Swift Testing process with few
+    /// objects alive at exit was: its cancellation handling drops such a lock for each test).
+    func testObjectsFreedInlineAreSeenToDie() throws {
+        let path = try Harness.releaseFixture("InlinedDeaths")
+        func alive(_ audit: Harness.Audit) -> [String] {
+            (audit.report.census?.entries ?? []).filter { $0.liveAtExit > 0 }.map(\.name)
+        }
+        let clean = try Harness.audit(path: path, ["clean"], extraOptions: ["--census", "--unreachable"])
+        XCTAssertEqual(alive(clean), [], clean.stderr)
+        let checked = try XCTUnwrap(try unreachable(clean), clean.stderr)
+        XCTAssertEqual(checked.processesChecked, 1, clean.stderr)
+        XCTAssertEqual(checked.groups, [])
+        XCTAssertEqual(clean.status, 0, clean.stderr)
+        let leaky = try Harness.audit(path: path, ["leaky"], extraOptions: ["--census", "--unreachable"])
+        XCTAssertEqual(alive(leaky), ["InlinedDeaths.Node"], leaky.stderr)
+        let found = try XCTUnwrap(try unreachable(leaky), leaky.stderr)
+        XCTAssertEqual(found.processesChecked, 1, leaky.stderr)
+        XCTAssertEqual(
+            found.groups.map { "\($0.count) × \($0.shape): \(line($0.path))" },
+            ["1 × cycle: InlinedDeaths.Node / next InlinedDeaths.Node / next InlinedDeaths.Node"])
+        XCTAssertEqual(leaky.status, 1, leaky.stderr)
+    }
+
     /// A test bundle's processes are checked at their exit: what XCTest keeps (its observers, its
     /// test cases, leak-audit's own observer among them) is reachable or the harness's, and only
     /// the cycle a test leaves fails.
