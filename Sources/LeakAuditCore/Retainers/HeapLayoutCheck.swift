@@ -53,7 +53,8 @@ extension RetainerSearch {
     }
 
     /// What the last enumeration tells of the heap's layout, from `sampled` (the addresses known
-    /// alive, sorted) and the offsets `enumerateHeap` kept of them: understood unless fewer than
+    /// alive, sorted, but those whose blocks are on malloc's free lists: dead) and the offsets
+    /// `enumerateHeap` kept of them: understood unless fewer than
     /// half of those that lie in the walked heaps are objects there; then inside blocks when
     /// those missed lie at one of `headerOffsets` past where the walk looked (three in four of
     /// them at least: the others freed since, or aligned blocks, which an interposer may place
@@ -64,7 +65,10 @@ extension RetainerSearch {
     /// (`offsetOfObjectsInsideBlocks`). No heap walked (another allocator, whose objects the
     /// search meets from the roots alone) is understood.
     func layoutFinding(sampled: [UInt64]) -> LayoutFinding {
-        let inHeaps = sampled.filter(inWalkedHeap)
+        // An object known alive whose block is on malloc's free lists is dead: the ledger is
+        // behind (its death recorded after the records were read for this copy, while other
+        // threads still ran, or freed where no hook saw it), the heap is not misread.
+        let inHeaps = sampled.filter { inWalkedHeap($0) && !freeBlocks.addresses.contains($0 &- objectOffset) }
         guard !inHeaps.isEmpty else {
             // Nothing known alive to look up: a heap where no Swift object starts a block but some
             // lie at one offset inside them is read the same way.
