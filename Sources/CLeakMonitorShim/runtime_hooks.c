@@ -39,6 +39,18 @@ __attribute__((visibility("default"))) void leakaudit_hook_swift_setDeallocating
 __attribute__((visibility("default"))) void *leakaudit_hook_swift_allocObject(const void *metadata, size_t size,
                                                                               size_t align_mask);
 
+/// Tracks `object`, just allocated by a hooked entry point, when its class is watched: `decision`
+/// is the cached one (la_watch_cached), -2 when not decided yet. `hook_frame` is the hook's frame
+/// record, where the stack capture starts.
+static void la_watch_allocated(la_process_state *state, void *object, const void *metadata, int32_t decision,
+                               const uintptr_t hook_frame[2]) {
+    if (decision == -2) decision = la_watch_decide(state, metadata);
+    if (decision >= 0) {
+        int64_t live = 0;
+        la_registry_track(state, object, decision, hook_frame, true, &live);
+    }
+}
+
 /// The allocation hook's slow way: a class watched, or not decided yet (`decision` -2).
 /// `caller_frame` and `return_address` are the hook's frame record (the allocating code's frame
 /// pointer and the hook's return address into that code): the capture starts from a copy of them,
@@ -49,12 +61,7 @@ static __attribute__((noinline)) void *la_hook_allocate_watched(const void *meta
     la_process_state *state = la_state();
     uintptr_t hook_frame[2] = {caller_frame, return_address};
     void *object = state->hooks.real_alloc(metadata, size, align_mask);
-    if (object == NULL) return NULL;
-    if (decision == -2) decision = la_watch_decide(state, metadata);
-    if (decision >= 0) {
-        int64_t live = 0;
-        la_registry_track(state, object, decision, hook_frame, true, &live);
-    }
+    if (object != NULL) la_watch_allocated(state, object, metadata, decision, hook_frame);
     return object;
 }
 
@@ -101,13 +108,14 @@ __attribute__((swiftcall)) void *leakaudit_hook_managed_buffer_create(intptr_t m
     la_process_state *state = la_state_if_resolved();
     if (object == NULL || *error != NULL || state == NULL) return object;
     const void *metadata = *(const void *const *)object;
-    int32_t decision = la_watch_cached(state, metadata);
-    if (decision == -2) decision = la_watch_decide(state, metadata);
-    if (decision >= 0) {
-        int64_t live = 0;
-        la_registry_track(state, object, decision, hook_frame, true, &live);
-    }
+    la_watch_allocated(state, object, metadata, la_watch_cached(state, metadata), hook_frame);
     return object;
+}
+
+/// Records the death of `object`, freed without its destroy function, when its type is tracked.
+static void la_record_death_without_destroy(la_process_state *state, void *object) {
+    int32_t type_id = object != NULL ? la_type_lookup_in(state, *(const void *const *)object) : -1;
+    if (type_id >= 0) la_registry_on_dealloc(state, object, type_id);
 }
 
 /// A class whose init failed (after validate, or after a watched allocation) is freed here,
@@ -115,8 +123,7 @@ __attribute__((swiftcall)) void *leakaudit_hook_managed_buffer_create(intptr_t m
 void leakaudit_hook_swift_deallocPartialClassInstance(void *object, const void *metadata, size_t size,
                                                       size_t align_mask) {
     la_process_state *state = la_state();
-    int32_t type_id = object != NULL ? la_type_lookup_in(state, *(const void *const *)object) : -1;
-    if (type_id >= 0) la_registry_on_dealloc(state, object, type_id);
+    la_record_death_without_destroy(state, object);
     state->hooks.real_dealloc_partial(object, metadata, size, align_mask);
 }
 
@@ -125,8 +132,7 @@ void leakaudit_hook_swift_deallocPartialClassInstance(void *object, const void *
 /// word read after all, the object is out of the set by then, and no second death is written.)
 void leakaudit_hook_swift_setDeallocating(void *object) {
     la_process_state *state = la_state();
-    int32_t type_id = object != NULL ? la_type_lookup_in(state, *(const void *const *)object) : -1;
-    if (type_id >= 0) la_registry_on_dealloc(state, object, type_id);
+    la_record_death_without_destroy(state, object);
     state->hooks.real_set_deallocating(object);
 }
 

@@ -89,15 +89,9 @@ extension LifetimeLedger {
     /// before it exits (`LA_WALK_GRACE_QUESTION`), so that it waits for those grace periods only
     /// when work still in flight has something to release.
     func finishedTestsLeaveInstances(watch: WatchOptions) -> Bool {
-        var judged: [UInt32: Bool] = [:]
+        var judged = JudgedTypes(typeCounts, watch: watch)
         return tests.values.contains { test in
-            test.unsettled > 0
-                && test.live.entries.contains { _, typeID in
-                    if let known = judged[typeID] { return known }
-                    let answer = typeCounts[typeID]?.isJudgedPerTest(watch: watch) == true
-                    judged[typeID] = answer
-                    return answer
-                }
+            test.unsettled > 0 && test.live.entries.contains { judged.contains($0.value) }
         }
     }
 

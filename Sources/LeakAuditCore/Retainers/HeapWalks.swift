@@ -258,25 +258,4 @@ struct HeapWalks {
         }
         return true
     }
-
-    /// Which types of a ledger a test is judged by (`isJudgedPerTest`), each told once: the
-    /// answer reads the type's name, and a test may leave thousands of instances of one type.
-    struct JudgedTypes {
-        private let types: [UInt32: LifetimeLedger.TypeLedger]
-        private let watch: WatchOptions
-        private var known: [UInt32: Bool] = [:]
-
-        init(_ types: [UInt32: LifetimeLedger.TypeLedger], watch: WatchOptions) {
-            self.types = types
-            self.watch = watch
-        }
-
-        /// True when the type of id `typeID` is defined and judged per test.
-        mutating func contains(_ typeID: UInt32) -> Bool {
-            if let answer = known[typeID] { return answer }
-            let answer = types[typeID]?.isJudgedPerTest(watch: watch) == true
-            known[typeID] = answer
-            return answer
-        }
-    }
 }

@@ -15,7 +15,8 @@ extension RetainerSearch {
         let snapshot = memory.snapshot
         var queue: [Int32] = []
         let untyped = untypedBlocks(modules: modules)
-        if objects.indices.contains(where: { nodeType(Int32($0)).kind == .task }) {
+        let tasks = objects.indices.map(Int32.init).filter { nodeType($0).kind == .task }
+        if !tasks.isEmpty {
             for block in untyped {
                 if let frames = slabFrames(of: block, modules: modules) { taskSlabs[block.address] = frames }
             }
@@ -80,19 +81,21 @@ extension RetainerSearch {
         }
         breadthFirst(&queue)
         // 4. Async tasks no stack or global reaches: running or suspended, held by the executor.
-        for node in objects.indices where nodeType(Int32(node)).kind == .task && parent[node] == Int32.min {
-            roots.append(.task(functions: taskFunctions(Int32(node))))
-            parent[node] = -Int32(roots.count)
-            seeds.append(Int32(node))
-            queue.append(Int32(node))
+        for node in tasks where parent[Int(node)] == Int32.min {
+            roots.append(.task(functions: taskFunctions(node)))
+            parent[Int(node)] = -Int32(roots.count)
+            seeds.append(node)
+            queue.append(node)
         }
         breadthFirst(&queue)
         // What tasks' frames hold in the slabs their allocators took from malloc, once the first
         // slab (inside the task) filled: the task holds it, as it holds what its own words name.
         if !taskSlabs.isEmpty {
-            for node in objects.indices where nodeType(Int32(node)).kind == .task {
-                let root = Root.task(functions: taskFunctions(Int32(node)))
-                for frames in slabs(of: Int32(node)) {
+            for node in tasks {
+                let frames = slabs(of: node)
+                guard !frames.isEmpty else { continue }
+                let root = Root.task(functions: taskFunctions(node))
+                for frames in frames {
                     var slot = frames.lowerBound &+ 32
                     while slot &+ 8 <= frames.upperBound {
                         if let value = memory.word(slot) { seed(&self, value, root, &queue) }

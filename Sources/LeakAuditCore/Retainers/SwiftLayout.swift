@@ -43,10 +43,11 @@ final class SwiftLayout {
         /// Swift collection storage, read element by element.
         var collection: Collection?
         /// A `ManagedBuffer` (or a subclass's) elements, allocated past its header: the
-        /// element's type and where the first one starts. The buffer does not record how many
-        /// are initialized (its header, whose meaning the subclass chooses, may), so every slot
-        /// that fits in the malloc block is read by the element's type: a slot never written, or
-        /// one deinitialized, reads what was there before (when in doubt, reachable).
+        /// element's type and where the first one starts. A deque's are read in its live slots
+        /// (`TailElements.dequeHeader`); any other buffer does not record how many are
+        /// initialized (its header, whose meaning the subclass chooses, may), so every slot that
+        /// fits in the malloc block is read by the element's type: a slot never written, or one
+        /// deinitialized, reads what was there before (when in doubt, reachable).
         var tailElements: TailElements? = nil
         /// The size of a box's value (0: unknown).
         var boxedSize: Int = 0
