@@ -12,8 +12,13 @@ import LeakAuditCore
 import LeakAuditModel
 
 /// Searches one input's snapshot and names the paths, then groups what no root reaches into
-/// structures; returns the steps named.
+/// structures; returns the steps named. A search that ends once it has reached the instances
+/// (the walk at exit without `--retainers`) must find the paths a whole search finds: a finding
+/// when it does not.
 func replay(_ bytes: UnsafeRawBufferPointer) -> Int {
+    guard HeapSnapshotReplay.earlyEndKeepsPaths(from: bytes) else {
+        fatalError("the search that ends once it reached the instances found other paths than the whole search")
+    }
     let (retainers, unavailable) = HeapSnapshotReplay.retainers(from: bytes)
     let unreachable = HeapSnapshotReplay.unreachable(from: bytes)
     return retainers.reduce(unavailable.count) { $0 + $1.path.count } + unreachable.groups.reduce(0) { $0 + $1.path.count }

@@ -214,6 +214,29 @@ final class HeapSnapshotReplayTests: XCTestCase {
         }
     }
 
+    /// The walk at exit without `--retainers` reads only the instances' paths, and its search ends
+    /// once it has reached them all: on every seed (the deep chain's instance is found first of
+    /// its 50,000 objects), the fuzzer's findings and mutated seeds, the paths are those of the
+    /// whole search.
+    func testASearchThatEndsOnceItReachedTheInstancesFindsTheSamePaths() throws {
+        var inputs = HeapSnapshotReplay.seeds.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        for file in try FileManager.default.contentsOfDirectory(atPath: Self.corpus.path).sorted() {
+            inputs.append((file, try [UInt8](Data(contentsOf: Self.corpus.appendingPathComponent(file)))))
+        }
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        let mutable = inputs.filter { $0.0 != "deep-chain" }
+        for round in 0..<300 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            var input = mutable[round % mutable.count].1
+            guard !input.isEmpty else { continue }
+            input[Int((state >> 33) % UInt64(input.count))] = UInt8(truncatingIfNeeded: state >> 13)
+            inputs.append(("\(mutable[round % mutable.count].0), mutation \(round)", input))
+        }
+        for (name, input) in inputs {
+            XCTAssertTrue(input.withUnsafeBytes(HeapSnapshotReplay.earlyEndKeepsPaths(from:)), name)
+        }
+    }
+
     func testRandomAndMutatedSnapshotsNeverTrap() {
         var state: UInt64 = 0x2545_F491_4F6C_DD1D
         func random() -> UInt64 {

@@ -17,6 +17,21 @@ extension HeapSnapshotReplay {
 }
 
 extension HeapSnapshotReplay {
+    /// Whether the search that ends once it has reached every instance (a walk that reads nothing
+    /// else: `RetainerSearch.walk`) finds the paths that searching everything finds.
+    package static func earlyEndKeepsPaths(from bytes: UnsafeRawBufferPointer) -> Bool {
+        let decoded = decode(bytes)
+        func paths(searchingEverything: Bool) -> [UInt64: RetainerSearch.Path] {
+            RetainerSearch.walk(
+                of: decoded.instances, in: decoded.snapshot, modules: decoded.modules, retainedSizes: false,
+                unreachable: nil, foreignClasses: foreignClasses, searchesEverything: searchingEverything
+            ).paths
+        }
+        return paths(searchingEverything: false) == paths(searchingEverything: true)
+    }
+}
+
+extension HeapSnapshotReplay {
     /// The unreachable objects of the process the input describes, as a report would show them;
     /// the instances the input names stand for those whose allocation was watched, each group's
     /// allocations one group of their count with no frames.

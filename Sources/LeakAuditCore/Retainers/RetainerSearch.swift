@@ -51,6 +51,13 @@ struct RetainerSearch {
     var roots: [Root] = []
     /// The nodes each root phase started from, for the dominator tree.
     var seeds: [Int32] = []
+    /// The nodes of the instances searched for, when nothing but their paths is read from the
+    /// search (no retained sizes, no unreachable objects): it ends once it has reached them all.
+    /// An object's path is fixed when the search reaches it, so searching on changes none of
+    /// theirs (`reachedEveryInstance()`). Empty: the search reaches everything.
+    var stopsOnceReached: [Int32] = []
+    /// How many of `stopsOnceReached`, in order, are known reached.
+    var reachedInstances = 0
 
     /// `parent` as it was before malloc blocks and unwalked memory were read
     /// (`reachFromUntypedMemory`): what only untyped memory reaches was unreached then. A path
@@ -86,6 +93,21 @@ struct RetainerSearch {
         layout = SwiftLayout(memory: memory)
     }
 
+    /// The nodes of `instances`, when each is an enumerated object or lies in a walked heap (where
+    /// every object is enumerated: there is none there); nil when one lies elsewhere, where only
+    /// the search adds objects (`node(at:)`), so that none can be told apart before it.
+    func enumeratedNodes(of instances: [UInt64]) -> [Int32]? {
+        var nodes: [Int32] = []
+        for instance in instances {
+            if let node = enumeratedNode(at: instance) {
+                nodes.append(node)
+            } else if !inWalkedHeap(instance) {
+                return nil
+            }
+        }
+        return nodes
+    }
+
     /// The paths of `instances` (object addresses), searched in `snapshot`; `modules` say where
     /// each loaded image's data is. `retainedSizes` also finds what each instance alone keeps
     /// alive (the dominator tree of the whole heap, the costliest step), which only the report's
@@ -105,16 +127,21 @@ struct RetainerSearch {
     /// same search. The foreign classes are the platform's, found in `modules`, unless given.
     /// When the objects known alive (the instances and the watched addresses) lie at one offset
     /// into malloc's blocks, they are read there; when they are elsewhere, nothing is searched and
-    /// `layoutNotUnderstood` says why (HeapLayoutCheck.swift).
+    /// `layoutNotUnderstood` says why (HeapLayoutCheck.swift). Without retained sizes and
+    /// unreachable objects, the search ends once it has reached every instance, unless
+    /// `searchesEverything` (which finds the same paths: the heap walk's fuzz target compares).
     static func walk(
         of instances: [UInt64], in snapshot: ProcessSnapshot, modules: [ModuleImage], retainedSizes: Bool,
-        unreachable tracked: Set<UInt64>?, foreignClasses: ForeignClasses? = nil
+        unreachable tracked: Set<UInt64>?, foreignClasses: ForeignClasses? = nil, searchesEverything: Bool = false
     ) -> (paths: [UInt64: Path], unreachable: UnreachableStructures?, layoutNotUnderstood: String?) {
         var search = RetainerSearch(snapshot: snapshot)
         search.foreignClasses = foreignClasses ?? currentPlatform().foreignClasses(in: modules)
         let knownLive = instances + (tracked.map { Array($0.prefix(4 * layoutCheckSample)) } ?? [])
         if let reason = search.enumerateCheckingLayout(knownLive: knownLive) {
             return ([:], nil, reason)
+        }
+        if !retainedSizes && tracked == nil && !searchesEverything {
+            search.stopsOnceReached = search.enumeratedNodes(of: instances) ?? []
         }
         search.reachFromRoots(modules: modules)
         let unreachable = tracked.map { search.unreachableStructures(tracked: $0) }

@@ -71,7 +71,7 @@ extension RetainerSearch {
         var isCollectionStorage = false
     }
 
-    struct Path {
+    struct Path: Equatable {
         /// The steps a path keeps at each end: a longer one keeps its first and last this many,
         /// and counts the objects between (`omittedSteps`), so that a list of millions of nodes
         /// costs a report a thousand steps.

@@ -51,10 +51,12 @@ extension RetainerSearch {
             }
         }
         breadthFirst(&queue)
+        if reachedEveryInstance() { return }
         // 2. What XCTest's test cases keep, before what a thread's stack holds: an event loop's
         // thread still winding down from a test's tearDown holds what the test case keeps too
         // (swift-nio's DatagramChannelTests), and the test case keeps it after the thread ends.
         reachFromTestCases(&queue)
+        if reachedEveryInstance() { return }
         // 3. Thread stacks, frame by frame, and registers.
         for thread in snapshot.threads {
             let frames = self.frames(of: thread).frames
@@ -80,6 +82,7 @@ extension RetainerSearch {
             }
         }
         breadthFirst(&queue)
+        if reachedEveryInstance() { return }
         // 4. Async tasks no stack or global reaches: running or suspended, held by the executor.
         for node in tasks where parent[Int(node)] == Int32.min {
             roots.append(.task(functions: taskFunctions(node)))
@@ -105,6 +108,7 @@ extension RetainerSearch {
             }
             breadthFirst(&queue)
         }
+        if reachedEveryInstance() { return }
         reachFromUntypedMemory(&queue, untyped: untyped, modules: modules)
     }
 
@@ -487,6 +491,8 @@ extension RetainerSearch {
     ) {
         var head = 0
         while head < queue.count {
+            // Every thousand objects, whether the instances searched for are all reached.
+            if head & 1023 == 0 && !stopsOnceReached.isEmpty && reachedEveryInstance() { break }
             let node = queue[head]
             head += 1
             guard throughTestCases || !nodeType(node).isTestCase else { continue }
@@ -499,6 +505,15 @@ extension RetainerSearch {
             }
         }
         queue.removeAll(keepingCapacity: true)
+    }
+
+    /// True when the search may end (`stopsOnceReached`): every instance searched for is reached.
+    private mutating func reachedEveryInstance() -> Bool {
+        guard !stopsOnceReached.isEmpty else { return false }
+        while reachedInstances < stopsOnceReached.count, parent[Int(stopsOnceReached[reachedInstances])] != Int32.min {
+            reachedInstances += 1
+        }
+        return reachedInstances == stopsOnceReached.count
     }
 
     /// `hold`'s index in `holds`, added on first sight; an array element with no enum case is
