@@ -14,22 +14,43 @@ extension RetainerSearch {
     mutating func reachFromRoots(modules: [ModuleImage]) {
         let snapshot = memory.snapshot
         var queue: [Int32] = []
-        let untyped = untypedBlocks(modules: modules)
+        // The tasks among the objects the heap walk found (the search adds objects it meets
+        // outside the walked heaps: they are not among them).
         let tasks = objects.indices.map(Int32.init).filter { nodeType($0).kind == .task }
-        if !tasks.isEmpty {
-            for block in untyped {
-                if let frames = slabFrames(of: block, modules: modules) { taskSlabs[block.address] = frames }
+        // Malloc's blocks that are no object, and the slabs among them (what a task's frames
+        // hold, and what names a task): found once, when a phase or a path needs them, after the
+        // first three phases (a search that ends there needs them only for a path through a task).
+        var untyped: [MallocHeap.Block]? = nil
+        var streamsInImages: [UInt64] = []
+        func untypedFound(_ search: inout Self) -> [MallocHeap.Block] {
+            if let untyped { return untyped }
+            let found = search.untypedBlocks(modules: modules, streamsInImages: streamsInImages)
+            if !tasks.isEmpty {
+                for block in found {
+                    if let frames = search.slabFrames(of: block, modules: modules) { search.taskSlabs[block.address] = frames }
+                }
             }
+            untyped = found
+            return found
+        }
+        func endsHere(_ search: inout Self) -> Bool {
+            guard search.reachedEveryInstance() else { return false }
+            if !tasks.isEmpty && search.stopsOnceReached.contains(where: search.isHeldThroughATask) {
+                _ = untypedFound(&search)
+            }
+            return true
         }
         func seed(_ search: inout Self, _ value: UInt64, _ root: Root, _ queue: inout [Int32]) {
             search.seed(value, root, &queue)
         }
-        // 1. Globals: the writable data of every loaded image.
+        // 1. Globals: the writable data of every loaded image. A word whose high half of its low
+        // half is `_IO_MAGIC` may start a C library `FILE` (`stdioBuffers`).
         for data in imageData(modules) {
             var slot = data.lowerBound
             while slot + 8 <= data.upperBound {
-                if let value = memory.word(slot), !isMallocState(slot) {
-                    seed(&self, value, .global(slot: slot), &queue)
+                if let value = memory.word(slot) {
+                    if UInt32(truncatingIfNeeded: value) >> 16 == Self.stdioMagic { streamsInImages.append(slot) }
+                    if !isMallocState(slot) { seed(&self, value, .global(slot: slot), &queue) }
                 }
                 slot += 8
             }
@@ -51,12 +72,12 @@ extension RetainerSearch {
             }
         }
         breadthFirst(&queue)
-        if reachedEveryInstance() { return }
+        if endsHere(&self) { return }
         // 2. What XCTest's test cases keep, before what a thread's stack holds: an event loop's
         // thread still winding down from a test's tearDown holds what the test case keeps too
         // (swift-nio's DatagramChannelTests), and the test case keeps it after the thread ends.
         reachFromTestCases(&queue)
-        if reachedEveryInstance() { return }
+        if endsHere(&self) { return }
         // 3. Thread stacks, frame by frame, and registers.
         for thread in snapshot.threads {
             let frames = self.frames(of: thread).frames
@@ -82,7 +103,8 @@ extension RetainerSearch {
             }
         }
         breadthFirst(&queue)
-        if reachedEveryInstance() { return }
+        if endsHere(&self) { return }
+        let untypedBlocks = untypedFound(&self)
         // 4. Async tasks no stack or global reaches: running or suspended, held by the executor.
         for node in tasks where parent[Int(node)] == Int32.min {
             roots.append(.task(functions: taskFunctions(node)))
@@ -109,7 +131,7 @@ extension RetainerSearch {
             breadthFirst(&queue)
         }
         if reachedEveryInstance() { return }
-        reachFromUntypedMemory(&queue, untyped: untyped, modules: modules)
+        reachFromUntypedMemory(&queue, untyped: untypedBlocks, modules: modules)
     }
 
     /// The frames in use of the slabs task `node`'s allocator took from malloc (`taskSlabs`): its
@@ -196,8 +218,8 @@ extension RetainerSearch {
     /// Malloc's blocks in use, in address order, but for the enumerated objects, the free blocks
     /// that read as in use and the C library's stream buffers; past a malloc interposer's header
     /// (`objectOffset`), where what the program allocated starts.
-    private func untypedBlocks(modules: [ModuleImage]) -> [MallocHeap.Block] {
-        let buffers = stdioBuffers(modules: modules)
+    private func untypedBlocks(modules: [ModuleImage], streamsInImages: [UInt64]) -> [MallocHeap.Block] {
+        let buffers = stdioBuffers(streamsInImages: streamsInImages)
         var untyped: [MallocHeap.Block] = []
         var next = 0
         _ = MallocHeap.forEachBlock(in: memory) { block in
@@ -221,7 +243,9 @@ extension RetainerSearch {
     /// lays out `struct _IO_FILE`: `_flags` with `_IO_MAGIC`, then its read, write and buffer
     /// pointers; it counts only when they are in order within one block in use (past a malloc
     /// interposer's header, `objectOffset`). The blocks' addresses, as malloc's walk gives them.
-    private func stdioBuffers(modules: [ModuleImage]) -> Set<UInt64> {
+    /// `streamsInImages`: the words of the images' data whose `_flags` read as a stream's, found
+    /// as the search read them for globals.
+    private func stdioBuffers(streamsInImages: [UInt64]) -> Set<UInt64> {
         var buffers: Set<UInt64> = []
         func add(stream: UInt64) {
             guard stream <= UInt64.max - 72, let base = memory.word(stream &+ 56), let end = memory.word(stream &+ 64),
@@ -238,13 +262,7 @@ extension RetainerSearch {
             buffers.insert(base - objectOffset)
         }
         for stream in streams { add(stream: stream) }
-        for data in imageData(modules) {
-            var slot = data.lowerBound
-            while slot + 8 <= data.upperBound {
-                if let flags = memory.uint32(slot), flags >> 16 == Self.stdioMagic { add(stream: slot) }
-                slot += 8
-            }
-        }
+        for stream in streamsInImages { add(stream: stream) }
         return buffers
     }
 
@@ -505,6 +523,18 @@ extension RetainerSearch {
             }
         }
         queue.removeAll(keepingCapacity: true)
+    }
+
+    /// Whether the path of `target`, reached, starts at a task other than itself (`path(to:)`),
+    /// which is named by its frames, those in its allocator's slabs included.
+    func isHeldThroughATask(_ target: Int32) -> Bool {
+        var current = target
+        while parent[Int(current)] >= 0,
+            current == target || (nodeType(current).kind != .task && !nodeType(current).isTestCase)
+        {
+            current = parent[Int(current)]
+        }
+        return current != target && nodeType(current).kind == .task
     }
 
     /// True when the search may end (`stopsOnceReached`): every instance searched for is reached.
