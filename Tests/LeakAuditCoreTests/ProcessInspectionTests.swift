@@ -29,6 +29,27 @@ final class ProcessInspectionTests: XCTestCase {
         throw XCTSkip("no \(symbol) in \(path)")
     }
 
+    /// A maps file is read field by field as the kernel writes it: a path with spaces kept whole
+    /// (leading spaces dropped), an unreadable region and a line that is no mapping left out.
+    func testAMapsFileReadsAsItsRegions() {
+        let text = """
+            55d0c0a00000-55d0c0a21000 r-xp 00001000 08:01 1234567                    /opt/my app/bin/tool (deleted)
+            7f00000000-7f00021000 rw-p 00000000 00:00 0 \n7f00021000-7f04000000 ---p 00000000 00:00 0
+            7ffc10000000-7ffc10021000 rw-p 00000000 00:00 0                          [stack]
+            not a mapping at all
+            7ffc20000000-7ffc10000000 r--p 00000000 00:00 0
+            7ffc30000000-7ffc30001000 r--s 0000a000 00:05 42 /dev/zero
+            """
+        let regions = ProcessCopier.mappings(fromMaps: Array(text.utf8))
+        XCTAssertEqual(regions.map(\.start), [0x55d0_c0a0_0000, 0x7f_0000_0000, 0x7ffc_1000_0000, 0x7ffc_3000_0000])
+        XCTAssertEqual(regions.map(\.end), [0x55d0_c0a2_1000, 0x7f_0002_1000, 0x7ffc_1002_1000, 0x7ffc_3000_1000])
+        XCTAssertEqual(regions.map(\.path), ["/opt/my app/bin/tool (deleted)", "", "[stack]", "/dev/zero"])
+        XCTAssertEqual(regions.map(\.isWritable), [false, true, true, false])
+        XCTAssertEqual(regions.map(\.isExecutable), [true, false, false, false])
+        XCTAssertEqual(regions.map(\.fileOffset), [0x1000, 0, 0, 0xa000])
+        XCTAssertEqual(regions.map(\.inode), [1_234_567, 0, 0, 42])
+    }
+
     /// Each image's load bias and range, derived from this process's mappings and its files'
     /// program headers, agree with where the loader put a symbol of it: its runtime address (dlsym)
     /// less its link-time value (nm) is the bias, and it lies in the range.
