@@ -17,29 +17,10 @@ extension RetainerSearch {
         // The tasks among the objects the heap walk found (the search adds objects it meets
         // outside the walked heaps: they are not among them).
         let tasks = objects.indices.map(Int32.init).filter { nodeType($0).kind == .task }
-        // Malloc's blocks that are no object, and the slabs among them (what a task's frames
-        // hold, and what names a task): found once, when a phase or a path needs them, after the
-        // first three phases (a search that ends there needs them only for a path through a task).
-        var untyped: [MallocHeap.Block]? = nil
+        // Malloc's blocks that are no object (and the slabs among them) are found after the
+        // first three phases, only when the search goes on or a path runs through a task
+        // (`endsWithEveryInstanceReached`); the images' streams are noted as phase 1 reads them.
         var streamsInImages: [UInt64] = []
-        func untypedFound(_ search: inout Self) -> [MallocHeap.Block] {
-            if let untyped { return untyped }
-            let found = search.untypedBlocks(modules: modules, streamsInImages: streamsInImages)
-            if !tasks.isEmpty {
-                for block in found {
-                    if let frames = search.slabFrames(of: block, modules: modules) { search.taskSlabs[block.address] = frames }
-                }
-            }
-            untyped = found
-            return found
-        }
-        func endsHere(_ search: inout Self) -> Bool {
-            guard search.reachedEveryInstance() else { return false }
-            if !tasks.isEmpty && search.stopsOnceReached.contains(where: search.isHeldThroughATask) {
-                _ = untypedFound(&search)
-            }
-            return true
-        }
         func seed(_ search: inout Self, _ value: UInt64, _ root: Root, _ queue: inout [Int32]) {
             search.seed(value, root, &queue)
         }
@@ -72,12 +53,12 @@ extension RetainerSearch {
             }
         }
         breadthFirst(&queue)
-        if endsHere(&self) { return }
+        if endsWithEveryInstanceReached(tasks: tasks, modules: modules, streamsInImages: streamsInImages) { return }
         // 2. What XCTest's test cases keep, before what a thread's stack holds: an event loop's
         // thread still winding down from a test's tearDown holds what the test case keeps too
         // (swift-nio's DatagramChannelTests), and the test case keeps it after the thread ends.
         reachFromTestCases(&queue)
-        if endsHere(&self) { return }
+        if endsWithEveryInstanceReached(tasks: tasks, modules: modules, streamsInImages: streamsInImages) { return }
         // 3. Thread stacks, frame by frame, and registers.
         for thread in snapshot.threads {
             let frames = self.frames(of: thread).frames
@@ -103,8 +84,8 @@ extension RetainerSearch {
             }
         }
         breadthFirst(&queue)
-        if endsHere(&self) { return }
-        let untypedBlocks = untypedFound(&self)
+        if endsWithEveryInstanceReached(tasks: tasks, modules: modules, streamsInImages: streamsInImages) { return }
+        let untypedBlocks = untypedBlocksAndSlabs(tasks: tasks, modules: modules, streamsInImages: streamsInImages)
         // 4. Async tasks no stack or global reaches: running or suspended, held by the executor.
         for node in tasks where parent[Int(node)] == Int32.min {
             roots.append(.task(functions: taskFunctions(node)))
@@ -523,6 +504,32 @@ extension RetainerSearch {
             }
         }
         queue.removeAll(keepingCapacity: true)
+    }
+
+    /// True when every instance searched for is reached (`stopsOnceReached`): the search ends,
+    /// and finds the task slabs first when a path runs through a task (which its frames name).
+    private mutating func endsWithEveryInstanceReached(
+        tasks: [Int32], modules: [ModuleImage], streamsInImages: [UInt64]
+    ) -> Bool {
+        guard reachedEveryInstance() else { return false }
+        if !tasks.isEmpty && stopsOnceReached.contains(where: isHeldThroughATask) {
+            _ = untypedBlocksAndSlabs(tasks: tasks, modules: modules, streamsInImages: streamsInImages)
+        }
+        return true
+    }
+
+    /// Malloc's blocks in use that are no object (`untypedBlocks`), noting the slabs of tasks'
+    /// allocators among them when there are tasks (`taskSlabs`).
+    private mutating func untypedBlocksAndSlabs(
+        tasks: [Int32], modules: [ModuleImage], streamsInImages: [UInt64]
+    ) -> [MallocHeap.Block] {
+        let found = untypedBlocks(modules: modules, streamsInImages: streamsInImages)
+        if !tasks.isEmpty {
+            for block in found {
+                if let frames = slabFrames(of: block, modules: modules) { taskSlabs[block.address] = frames }
+            }
+        }
+        return found
     }
 
     /// Whether the path of `target`, reached, starts at a task other than itself (`path(to:)`),
