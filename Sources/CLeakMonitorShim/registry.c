@@ -122,7 +122,7 @@ void leakaudit_reset_peaks(void) {
 //
 // One bit per 16-byte granule of the address space, in a radix tree: a root of 2^16 entries (bits
 // 40 to 55 of an address), directories of 2^16 leaves (bits 24 to 39), and leaves of 2^20 bits
-// (128 KiB) that each cover 16 MiB, after a word that names their window (la_thread_leaf). Two live objects never share a granule (a Swift object is at
+// (128 KiB) that each cover 16 MiB. Two live objects never share a granule (a Swift object is at
 // least 16 bytes), so an address's bit says whether it is tracked. Every level is mapped on first
 // use, without reserve, so only the pages touched take memory: one 4 KiB page of bits covers 512
 // KiB of heap, however many objects live there. Nodes are published with a compare-and-swap and
@@ -146,15 +146,13 @@ static void *la_address_map_node(size_t size) {
 }
 
 /// The node in `*slot`, mapped and published there first when `create` is set and it is missing;
-/// NULL when missing (or when mapping failed). A leaf (`window` not 0) gets its window in its first
-/// word before it is published.
-static void *la_address_node(void **slot, size_t size, bool create, uint64_t window) {
+/// NULL when missing (or when mapping failed).
+static void *la_address_node(void **slot, size_t size, bool create) {
     void *node = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (node != NULL || !create) return node;
     void *fresh = la_address_map_node(size);
     // Another thread may have published one meanwhile.
     if (fresh == NULL) return __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-    if (window != 0) *(uint64_t *)fresh = window;
     if (__atomic_compare_exchange_n(slot, &node, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return fresh;
     munmap(fresh, size);  // another thread published one first: `node` holds it
     return node;
@@ -167,38 +165,10 @@ static inline uint64_t la_address_bits(uintptr_t object) {
     return (uint64_t)object & (((uint64_t)1 << (LA_ADDRESS_ROOT_SHIFT + LA_ADDRESS_ROOT_BITS)) - 1);
 }
 
-/// `address`'s word in `leaf` (its bits follow its window word).
+/// `address`'s word in `leaf`.
 static inline uint64_t *la_address_word_in(uint64_t *leaf, uint64_t address) {
     uint64_t granule = (address >> LA_ADDRESS_GRANULE_BITS) & ((1u << LA_ADDRESS_LEAF_BITS) - 1);
-    return &leaf[1 + (granule >> 6)];
-}
-
-/// A leaf's size: its window word and its bits.
-#define LA_ADDRESS_LEAF_SIZE (sizeof(uint64_t) + ((size_t)1 << (LA_ADDRESS_LEAF_BITS - 3)))
-
-/// The window of a leaf, its first word: the bits of an address above the leaf's (the top byte
-/// included, which the tree ignores, so a tagged address finds no leaf of its window and takes
-/// the tree). Never UINT64_MAX, which no address's is.
-static inline uint64_t la_address_window(uintptr_t object) { return (uint64_t)object >> LA_ADDRESS_LEAF_SHIFT; }
-
-/// What la_thread_leaf points at before the thread found a leaf: a window no address has.
-static const uint64_t la_no_leaf = UINT64_MAX;
-
-/// The leaf the thread found last. A thread nearly always tracks and frees objects of its own
-/// heap's few 16 MiB windows: comparing the window word of the leaf it points at finds the leaf with
-/// one comparison, where the tree takes three dependent loads and their checks (about 8
-/// instructions of each validate and tracked death). One word, so that a signal handler that
-/// changes it between two of the thread's steps leaves it pointing at a whole leaf. Leaves are
-/// never freed or moved once published (their window written before), and the thread loaded this
-/// one with acquire, so reading the set through it is as safe as through the tree. Each copy of
-/// the shim has its own, of the process's one tree.
-static __thread __attribute__((tls_model("initial-exec"))) uint64_t *la_thread_leaf = (uint64_t *)&la_no_leaf;
-
-/// True when `object` lies in the window of the thread's last leaf: its word is then
-/// la_address_word_in(la_thread_leaf, object). The hot paths branch on it themselves, so that the
-/// word they take from the leaf needs no check for NULL.
-static inline __attribute__((always_inline)) bool la_address_in_last_leaf(uintptr_t object) {
-    return __builtin_expect(*la_thread_leaf == la_address_window(object), 1);
+    return &leaf[granule >> 6];
 }
 
 /// `object`'s bit in its word: computed apart from the word, so that the compiler sees a single
@@ -207,10 +177,9 @@ static inline uint64_t la_address_bit(uintptr_t object) {
     return (uint64_t)1 << ((object >> LA_ADDRESS_GRANULE_BITS) & 63);
 }
 
-/// la_address_word_existing's way through the tree, when the object is not in the thread's last
-/// leaf's window; that leaf becomes the thread's last.
-static inline __attribute__((always_inline)) uint64_t *la_address_word_looked_up(la_process_state *state,
-                                                                                  uintptr_t object) {
+/// The word holding `object`'s bit when its leaf exists; NULL otherwise. Inline, and creates
+/// nothing: every validate and tracked deallocation comes here, and the leaf nearly always exists.
+static inline uint64_t *la_address_word_existing(la_process_state *state, uintptr_t object) {
     uint64_t address = la_address_bits(object);
     void **root = __atomic_load_n((void ***)&state->registry.address_root, __ATOMIC_ACQUIRE);
     if (root == NULL) return NULL;
@@ -219,17 +188,7 @@ static inline __attribute__((always_inline)) uint64_t *la_address_word_looked_up
     uint64_t *leaf = __atomic_load_n(
         (uint64_t **)&directory[(address >> LA_ADDRESS_LEAF_SHIFT) & ((1u << LA_ADDRESS_DIRECTORY_BITS) - 1)],
         __ATOMIC_ACQUIRE);
-    if (leaf == NULL) return NULL;
-    la_thread_leaf = leaf;
-    return la_address_word_in(leaf, address);
-}
-
-/// The word holding `object`'s bit when its leaf exists; NULL otherwise. Inline, and creates
-/// nothing: every validate and tracked deallocation comes here, and the leaf nearly always exists,
-/// nearly always the thread's last.
-static inline uint64_t *la_address_word_existing(la_process_state *state, uintptr_t object) {
-    if (la_address_in_last_leaf(object)) return la_address_word_in(la_thread_leaf, object);
-    return la_address_word_looked_up(state, object);
+    return leaf != NULL ? la_address_word_in(leaf, address) : NULL;
 }
 
 /// The word holding `object`'s bit, mapping the nodes on its way that are missing; NULL when one
@@ -237,17 +196,15 @@ static inline uint64_t *la_address_word_existing(la_process_state *state, uintpt
 static __attribute__((noinline)) uint64_t *la_address_word_created(la_process_state *state, uintptr_t object) {
     uint64_t address = la_address_bits(object);
     void **root = la_address_node((void **)&state->registry.address_root,
-                                  sizeof(void *) << LA_ADDRESS_ROOT_BITS, true, 0);
+                                  sizeof(void *) << LA_ADDRESS_ROOT_BITS, true);
     if (root == NULL) return NULL;
     void **directory = la_address_node(&root[address >> LA_ADDRESS_ROOT_SHIFT],
-                                       sizeof(void *) << LA_ADDRESS_DIRECTORY_BITS, true, 0);
+                                       sizeof(void *) << LA_ADDRESS_DIRECTORY_BITS, true);
     if (directory == NULL) return NULL;
     uint64_t *leaf = la_address_node(
         &directory[(address >> LA_ADDRESS_LEAF_SHIFT) & ((1u << LA_ADDRESS_DIRECTORY_BITS) - 1)],
-        LA_ADDRESS_LEAF_SIZE, true, la_address_window(object));
-    if (leaf == NULL) return NULL;
-    la_thread_leaf = leaf;
-    return la_address_word_in(leaf, address);
+        (size_t)1 << (LA_ADDRESS_LEAF_BITS - 3), true);
+    return leaf != NULL ? la_address_word_in(leaf, address) : NULL;
 }
 
 /// What la_set_insert did.
@@ -279,16 +236,10 @@ static bool la_set_remove(la_process_state *state, uintptr_t object) {
 
 // Tracking ----------------------------------------------------------------------------------------
 
-/// The result leakaudit_track_registered returns for `object` just counted: `live` instances of a
+/// The result leakaudit_track_registered returns for an object just counted: `live` instances of a
 /// type whose budget is `max`.
-static inline __attribute__((always_inline)) leakaudit_fast_track_result la_counted(const void *object, int64_t live,
-                                                                                    int64_t max) {
-    return (leakaudit_fast_track_result){.live_over_budget = live > max ? live : 0, .object = object};
-}
-
-/// The result leakaudit_track_registered returns when the caller must take the slow way.
-static inline __attribute__((always_inline)) leakaudit_fast_track_result la_declined(const void *object) {
-    return (leakaudit_fast_track_result){.live_over_budget = -1, .object = object};
+static inline __attribute__((always_inline)) leakaudit_fast_track_result la_counted(int64_t live, int64_t max) {
+    return (leakaudit_fast_track_result){.live_over_budget = live > max ? live : 0, .max = max};
 }
 
 /// Adds one to `type`'s live count, and its peak with it; returns the live count.
@@ -363,7 +314,7 @@ static __attribute__((noinline)) leakaudit_fast_track_result la_track_registered
     int64_t live = la_count_one(type);
     la_channel_event_in(state, slots, LA_SLOT_ALLOC, 0, (uint32_t)type_id, (uint64_t)(uintptr_t)object, stack,
                         state->tests.requested ? la_test_tag(state) : 0);
-    return la_counted(object, live, type->max);
+    return la_counted(live, type->max);
 }
 
 /// The record of an object already counted and its stack found, written the general way: leak-audit
@@ -381,21 +332,24 @@ static __attribute__((noinline)) leakaudit_fast_track_result la_track_registered
         la_channel_write_event(state, state->channel.slots, header, state->channel.slot_capacity, index,
                                LA_SLOT_ALLOC, 0, (uint32_t)type_id, (uint64_t)(uintptr_t)object, stack, 0);
     }
-    return la_counted(object, live, state->registry.types[type_id].max);
+    return la_counted(live, state->registry.types[type_id].max);
 }
 
 /// leakaudit_track_registered's way where its common way stops: the shim's state not found yet, or
 /// the set's page for the object not mapped yet (la_track maps it).
 static __attribute__((noinline)) leakaudit_fast_track_result la_track_registered_slowly(const void *object,
                                                                                         const void *entry_frame) {
+    leakaudit_fast_track_result result = {.live_over_budget = -1, .max = 0};
     la_process_state *state = la_state();
     int32_t type_id = la_type_lookup_in(state, *(const void *const *)object);
-    if (type_id < 0) return la_declined(object);
+    if (type_id < 0) return result;
     la_type *type = &state->registry.types[type_id];
-    if (__atomic_load_n(&type->budget_source, __ATOMIC_ACQUIRE) != LA_BUDGET_CODE) return la_declined(object);
+    if (__atomic_load_n(&type->budget_source, __ATOMIC_ACQUIRE) != LA_BUDGET_CODE) return result;
     int64_t live = 0;
     bool inserted = la_track(state, object, type_id, entry_frame, false, &live);
-    return la_counted(object, inserted ? live : 0, type->max);
+    result.max = type->max;
+    result.live_over_budget = inserted && live > result.max ? live : 0;
+    return result;
 }
 
 /// la_track's steps for a registered type with its code's budget, with every call on a way of its
@@ -406,24 +360,21 @@ leakaudit_fast_track_result leakaudit_track_registered(const void *object) {
     if (__builtin_expect(state == NULL, 0)) return la_track_registered_slowly(object, entry_frame);
     // An object's first word is its dynamic type's metadata, as type(of:) reads it.
     int32_t type_id = la_type_lookup_in(state, *(const void *const *)object);
-    if (type_id < 0) return la_declined(object);
+    if (type_id < 0) return (leakaudit_fast_track_result){.live_over_budget = -1, .max = 0};
     la_type *type = &state->registry.types[type_id];
-    if (__atomic_load_n(&type->budget_source, __ATOMIC_ACQUIRE) != LA_BUDGET_CODE) return la_declined(object);
-    uint64_t *word;
-    if (la_address_in_last_leaf((uintptr_t)object)) {
-        word = la_address_word_in(la_thread_leaf, (uintptr_t)object);
-    } else {
-        word = la_address_word_looked_up(state, (uintptr_t)object);
-        if (__builtin_expect(word == NULL, 0)) return la_track_registered_slowly(object, entry_frame);
+    if (__atomic_load_n(&type->budget_source, __ATOMIC_ACQUIRE) != LA_BUDGET_CODE) {
+        return (leakaudit_fast_track_result){.live_over_budget = -1, .max = 0};
     }
+    uint64_t *word = la_address_word_existing(state, (uintptr_t)object);
+    if (__builtin_expect(word == NULL, 0)) return la_track_registered_slowly(object, entry_frame);
     uint64_t bit = la_address_bit((uintptr_t)object);
     // Tracked already (validate called again for it): counted once.
     if (__atomic_fetch_or(word, bit, __ATOMIC_ACQ_REL) & bit) {
-        return la_counted(object, 0, type->max);
+        return (leakaudit_fast_track_result){.live_over_budget = 0, .max = type->max};
     }
     // Capture and record only for leak-audit: on its own the library needs counts, not stacks.
     uint8_t *slots = la_channel_mapped_slots(state);
-    if (slots == NULL) return la_counted(object, la_count_one(type), type->max);
+    if (slots == NULL) return la_counted(la_count_one(type), type->max);
     // The thread's recent stack for this type, when the walk from here matches it to its end
     // (la_stack_capture's inline way); anything else is captured the general way.
     const la_recent_stack *recent = &la_thread_recent_stacks[(uint32_t)type_id & (LA_RECENT_STACKS - 1)];
@@ -449,7 +400,7 @@ leakaudit_fast_track_result leakaudit_track_registered(const void *object) {
     }
     la_channel_write_event(state, slots, header, capacity, index, LA_SLOT_ALLOC, 0, (uint32_t)type_id,
                            (uint64_t)(uintptr_t)object, stack, 0);
-    return la_counted(object, live, type->max);
+    return la_counted(live, type->max);
 }
 
 /// Counts the death of `object`, of type `type_id`, when it was tracked, and writes its record.
@@ -534,19 +485,7 @@ void leakaudit_hook_destroy(void *object) {
         la_hook_destroy_slowly(object);
         return;
     }
-    // la_set_remove, with the thread's last leaf apart (la_address_in_last_leaf).
-    uint64_t *word;
-    if (la_address_in_last_leaf((uintptr_t)object)) {
-        word = la_address_word_in(la_thread_leaf, (uintptr_t)object);
-    } else {
-        word = la_address_word_looked_up(state, (uintptr_t)object);
-        if (word == NULL) {
-            original(object);
-            return;
-        }
-    }
-    uint64_t bit = la_address_bit((uintptr_t)object);
-    if ((__atomic_fetch_and(word, ~bit, __ATOMIC_ACQ_REL) & bit) == 0) {
+    if (!la_set_remove(state, (uintptr_t)object)) {
         original(object);
         return;
     }
