@@ -532,16 +532,27 @@ extension RetainerSearch {
         return found
     }
 
-    /// Whether the path of `target`, reached, starts at a task other than itself (`path(to:)`),
-    /// which is named by its frames, those in its allocator's slabs included.
-    func isHeldThroughATask(_ target: Int32) -> Bool {
+    /// The object the path of `target`, reached, starts from (`path(to:)`), after `visit` saw each
+    /// object on the way up from `target` to it. A task on the way is the root that matters: what
+    /// keeps the task (its executor, the thread running it) is the runtime's, not the program's.
+    /// So is a test case: XCTest keeps it, and only through it is the object reached. The
+    /// instance itself is neither: its path goes on to what holds it.
+    func pathTop(of target: Int32, _ visit: (Int32) -> Void = { _ in }) -> Int32 {
         var current = target
         while parent[Int(current)] >= 0,
             current == target || (nodeType(current).kind != .task && !nodeType(current).isTestCase)
         {
+            visit(current)
             current = parent[Int(current)]
         }
-        return current != target && nodeType(current).kind == .task
+        return current
+    }
+
+    /// Whether the path of `target`, reached, starts at a task other than itself (`path(to:)`),
+    /// which is named by its frames, those in its allocator's slabs included.
+    func isHeldThroughATask(_ target: Int32) -> Bool {
+        let top = pathTop(of: target)
+        return top != target && nodeType(top).kind == .task
     }
 
     /// True when the search may end (`stopsOnceReached`): every instance searched for is reached.
@@ -574,18 +585,7 @@ extension RetainerSearch {
             // The objects from the instance up (a list of millions may lead to it): only the
             // steps a path keeps are made.
             var chain: [Int32] = []
-            var current = target
-            // A task on the way is the root that matters: what keeps the task (its executor, the
-            // thread running it) is the runtime's, not the program's.
-            // So is a test case: XCTest keeps it, and only through it is the object reached. The
-            // instance itself is neither: its path goes on to what holds it.
-            while parent[Int(current)] >= 0,
-                current == target || (nodeType(current).kind != .task && !nodeType(current).isTestCase)
-            {
-                chain.append(current)
-                current = parent[Int(current)]
-            }
-            let top = current
+            let top = pathTop(of: target) { chain.append($0) }
             var path = Path.kept(count: chain.count + 1) { index in
                 guard index == 0 else { return step(to: chain[chain.count - index]) }
                 if nodeType(top).kind == .task && top != target { return step(to: top) }
