@@ -258,6 +258,31 @@ final class WatchTests: XCTestCase {
         XCTAssertEqual(try audit.trackedType(".ProfileScreen").peakLive, 1)
     }
 
+    func testSwiftTestStartedFromAShellUsesThePlainRunsManifestCache() throws {
+        // A shell puts the path of each program it starts in `_`: `swift`'s for a plain `swift
+        // test`, leak-audit's for `leak-audit run swift test`. SwiftPM's manifest cache keys on
+        // `_` too: the target gets the path the shell would have given it.
+        _ = try Harness.fixturesBinDirectory.get()
+        let which = Harness.run(["sh", "-c", "command -v swift"])
+        let swift = which.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertTrue(swift.hasPrefix("/"), which.log)
+        var environment = ProcessInfo.processInfo.environment.merging(["LEAK_AUDIT_TESTS_RUN_ID": UUID().uuidString]) { $1 }
+        let swiftTest = [
+            "test", "--skip-build", "--package-path", Harness.fixturesRoot.path, "--filter",
+            "ScreenTests.ScreenTests/testReleasesScreens",
+        ]
+        environment["_"] = swift
+        for _ in 0..<2 {
+            let plain = Harness.run(["swift"] + swiftTest, environment: environment)
+            XCTAssertEqual(plain.status, 0, plain.log)
+        }
+        environment["_"] = Harness.leakAudit
+        let audit = try Harness.audit(path: "swift", swiftTest, extraOptions: ["--leaks-per-test"], environment: environment)
+        XCTAssertEqual(audit.status, 0, audit.stderr)
+        XCTAssertEqual(audit.report.target.skippedProcesses, 0, "the manifest was evaluated again: \(audit.stderr)")
+        XCTAssertEqual(audit.report.target.testsRun, 1)
+    }
+
     func testTargetsThatCannotBeWatched() throws {
         let notSwift = try Harness.audit(path: "/bin/true", extraOptions: ["--budget", "A.B=1"])
         XCTAssertEqual(notSwift.status, 3)

@@ -54,6 +54,7 @@ struct RunPlan {
             // A value inherited from an enclosing run would name patterns this run does not have.
             environment[LA_WIRE_ENV_WATCH] = watch.walksHeaps ? watch.environmentValue(targetPath: path) : ""
         }
+        environment.merge(platform.shellVariables(starting: path, inherited: inherited)) { _, shell in shell }
         var channelWatchLines: [UInt8]? = nil
         if let value = environment[LA_WIRE_ENV_WATCH],
             LA_WIRE_ENV_WATCH.utf8.count + 1 + value.utf8.count + 1 > Self.mostEnvironmentStringBytes

@@ -27,6 +27,11 @@ protocol AuditPlatform {
     /// keeping what `inherited` already asks to load.
     func environment(preloading library: String, inherited: [String: String]) -> [String: String]
 
+    /// The variables a shell gives a program it starts that would otherwise name leak-audit in
+    /// the target's environment: `_`, the program's path as the shell found it (`path`), when the
+    /// shell that started leak-audit put leak-audit's own path there.
+    func shellVariables(starting path: String, inherited: [String: String]) -> [String: String]
+
     /// Memory of `byteCount` zeroed bytes that the target and every process it starts can map.
     func makeSharedRegion(byteCount: Int) throws(LeakAuditError) -> any SharedRegion
 

@@ -41,6 +41,19 @@ struct LinuxPlatform: AuditPlatform {
         return ["LD_PRELOAD": existing.isEmpty ? library : "\(library):\(existing)"]
     }
 
+    func shellVariables(starting path: String, inherited: [String: String]) -> [String: String] {
+        // bash and zsh set `_` to the path of the command they run. SwiftPM keys its cache of
+        // evaluated manifests on its whole environment, `_` included: a `swift test` that saw
+        // `_=/…/leak-audit` where a plain run saw `_=/…/swift` compiled and ran every manifest of
+        // the package graph again (about 1.5 s for 16 manifests), after each plain run and before
+        // the next. A `_` that names another program (`timeout leak-audit run …`) is what the
+        // plain run under that program sees too, and stays.
+        guard let underscore = inherited["_"], canonicalPath(underscore) == canonicalPath("/proc/self/exe") else {
+            return [:]
+        }
+        return ["_": path]
+    }
+
     func makeSharedRegion(byteCount: Int) throws(LeakAuditError) -> any SharedRegion {
         try MemfdRegion(byteCount: byteCount)
     }
