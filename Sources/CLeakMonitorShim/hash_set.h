@@ -54,12 +54,18 @@ LA_HASH_INLINE la_metadata_entry *la_metadata_find(const la_metadata_entry *entr
 
 /// The type id stored for `metadata`, or `missing` when the table does not hold it. Takes no lock.
 /// The loop returns the value itself rather than its entry: the allocation hook runs it for every
-/// object, and a lookup that hits its first entry stays a handful of instructions.
+/// object, and a lookup that hits its first entry stays a handful of instructions. It walks the
+/// probe sequence in byte offsets (index times the entry's size), which address an entry as they
+/// are, where an index is scaled by a shift at each use (an addressing mode scales by 8 at most).
 LA_HASH_INLINE int32_t la_metadata_value(const la_metadata_entry *entries, size_t mask, uint64_t hash,
                                          const void *metadata, int32_t missing) {
-    for (size_t index = la_probe_first(hash, mask);; index = la_probe_next(index, mask)) {
-        const void *seen = __atomic_load_n(&entries[index].metadata, __ATOMIC_ACQUIRE);
-        if (seen == metadata) return __atomic_load_n(&entries[index].type_id, __ATOMIC_ACQUIRE);
+    const char *base = (const char *)entries;
+    size_t offset_mask = mask * sizeof(la_metadata_entry);
+    for (size_t offset = la_probe_first(hash, mask) * sizeof(la_metadata_entry);;
+         offset = (offset + sizeof(la_metadata_entry)) & offset_mask) {
+        const la_metadata_entry *entry = (const la_metadata_entry *)(base + offset);
+        const void *seen = __atomic_load_n(&entry->metadata, __ATOMIC_ACQUIRE);
+        if (seen == metadata) return __atomic_load_n(&entry->type_id, __ATOMIC_ACQUIRE);
         if (seen == NULL) return missing;
     }
 }
