@@ -122,7 +122,7 @@ void leakaudit_reset_peaks(void) {
 //
 // One bit per 16-byte granule of the address space, in a radix tree: a root of 2^16 entries (bits
 // 40 to 55 of an address), directories of 2^16 leaves (bits 24 to 39), and leaves of 2^20 bits
-// (128 KiB) that each cover 16 MiB. Two live objects never share a granule (a Swift object is at
+// (128 KiB) that each cover 16 MiB, after a word that names their window (la_thread_leaf). Two live objects never share a granule (a Swift object is at
 // least 16 bytes), so an address's bit says whether it is tracked. Every level is mapped on first
 // use, without reserve, so only the pages touched take memory: one 4 KiB page of bits covers 512
 // KiB of heap, however many objects live there. Nodes are published with a compare-and-swap and
@@ -146,13 +146,15 @@ static void *la_address_map_node(size_t size) {
 }
 
 /// The node in `*slot`, mapped and published there first when `create` is set and it is missing;
-/// NULL when missing (or when mapping failed).
-static void *la_address_node(void **slot, size_t size, bool create) {
+/// NULL when missing (or when mapping failed). A leaf (`window` not 0) gets its window in its first
+/// word before it is published.
+static void *la_address_node(void **slot, size_t size, bool create, uint64_t window) {
     void *node = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (node != NULL || !create) return node;
     void *fresh = la_address_map_node(size);
     // Another thread may have published one meanwhile.
     if (fresh == NULL) return __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (window != 0) *(uint64_t *)fresh = window;
     if (__atomic_compare_exchange_n(slot, &node, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return fresh;
     munmap(fresh, size);  // another thread published one first: `node` holds it
     return node;
@@ -165,10 +167,38 @@ static inline uint64_t la_address_bits(uintptr_t object) {
     return (uint64_t)object & (((uint64_t)1 << (LA_ADDRESS_ROOT_SHIFT + LA_ADDRESS_ROOT_BITS)) - 1);
 }
 
-/// `address`'s word in `leaf`.
+/// `address`'s word in `leaf` (its bits follow its window word).
 static inline uint64_t *la_address_word_in(uint64_t *leaf, uint64_t address) {
     uint64_t granule = (address >> LA_ADDRESS_GRANULE_BITS) & ((1u << LA_ADDRESS_LEAF_BITS) - 1);
-    return &leaf[granule >> 6];
+    return &leaf[1 + (granule >> 6)];
+}
+
+/// A leaf's size: its window word and its bits.
+#define LA_ADDRESS_LEAF_SIZE (sizeof(uint64_t) + ((size_t)1 << (LA_ADDRESS_LEAF_BITS - 3)))
+
+/// The window of a leaf, its first word: the bits of an address above the leaf's (the top byte
+/// included, which the tree ignores, so a tagged address finds no leaf of its window and takes
+/// the tree). Never UINT64_MAX, which no address's is.
+static inline uint64_t la_address_window(uintptr_t object) { return (uint64_t)object >> LA_ADDRESS_LEAF_SHIFT; }
+
+/// What la_thread_leaf points at before the thread found a leaf: a window no address has.
+static const uint64_t la_no_leaf = UINT64_MAX;
+
+/// The leaf the thread found last. A thread nearly always tracks and frees objects of its own
+/// heap's few 16 MiB windows: comparing the window word of the leaf it points at finds the leaf with
+/// one comparison, where the tree takes three dependent loads and their checks (about 8
+/// instructions of each validate and tracked death). One word, so that a signal handler that
+/// changes it between two of the thread's steps leaves it pointing at a whole leaf. Leaves are
+/// never freed or moved once published (their window written before), and the thread loaded this
+/// one with acquire, so reading the set through it is as safe as through the tree. Each copy of
+/// the shim has its own, of the process's one tree.
+static __thread __attribute__((tls_model("initial-exec"))) uint64_t *la_thread_leaf = (uint64_t *)&la_no_leaf;
+
+/// True when `object` lies in the window of the thread's last leaf: its word is then
+/// la_address_word_in(la_thread_leaf, object). The hot paths branch on it themselves, so that the
+/// word they take from the leaf needs no check for NULL.
+static inline __attribute__((always_inline)) bool la_address_in_last_leaf(uintptr_t object) {
+    return __builtin_expect(*la_thread_leaf == la_address_window(object), 1);
 }
 
 /// `object`'s bit in its word: computed apart from the word, so that the compiler sees a single
@@ -177,9 +207,10 @@ static inline uint64_t la_address_bit(uintptr_t object) {
     return (uint64_t)1 << ((object >> LA_ADDRESS_GRANULE_BITS) & 63);
 }
 
-/// The word holding `object`'s bit when its leaf exists; NULL otherwise. Inline, and creates
-/// nothing: every validate and tracked deallocation comes here, and the leaf nearly always exists.
-static inline uint64_t *la_address_word_existing(la_process_state *state, uintptr_t object) {
+/// la_address_word_existing's way through the tree, when the object is not in the thread's last
+/// leaf's window; that leaf becomes the thread's last.
+static inline __attribute__((always_inline)) uint64_t *la_address_word_looked_up(la_process_state *state,
+                                                                                  uintptr_t object) {
     uint64_t address = la_address_bits(object);
     void **root = __atomic_load_n((void ***)&state->registry.address_root, __ATOMIC_ACQUIRE);
     if (root == NULL) return NULL;
@@ -188,7 +219,17 @@ static inline uint64_t *la_address_word_existing(la_process_state *state, uintpt
     uint64_t *leaf = __atomic_load_n(
         (uint64_t **)&directory[(address >> LA_ADDRESS_LEAF_SHIFT) & ((1u << LA_ADDRESS_DIRECTORY_BITS) - 1)],
         __ATOMIC_ACQUIRE);
-    return leaf != NULL ? la_address_word_in(leaf, address) : NULL;
+    if (leaf == NULL) return NULL;
+    la_thread_leaf = leaf;
+    return la_address_word_in(leaf, address);
+}
+
+/// The word holding `object`'s bit when its leaf exists; NULL otherwise. Inline, and creates
+/// nothing: every validate and tracked deallocation comes here, and the leaf nearly always exists,
+/// nearly always the thread's last.
+static inline uint64_t *la_address_word_existing(la_process_state *state, uintptr_t object) {
+    if (la_address_in_last_leaf(object)) return la_address_word_in(la_thread_leaf, object);
+    return la_address_word_looked_up(state, object);
 }
 
 /// The word holding `object`'s bit, mapping the nodes on its way that are missing; NULL when one
@@ -196,15 +237,17 @@ static inline uint64_t *la_address_word_existing(la_process_state *state, uintpt
 static __attribute__((noinline)) uint64_t *la_address_word_created(la_process_state *state, uintptr_t object) {
     uint64_t address = la_address_bits(object);
     void **root = la_address_node((void **)&state->registry.address_root,
-                                  sizeof(void *) << LA_ADDRESS_ROOT_BITS, true);
+                                  sizeof(void *) << LA_ADDRESS_ROOT_BITS, true, 0);
     if (root == NULL) return NULL;
     void **directory = la_address_node(&root[address >> LA_ADDRESS_ROOT_SHIFT],
-                                       sizeof(void *) << LA_ADDRESS_DIRECTORY_BITS, true);
+                                       sizeof(void *) << LA_ADDRESS_DIRECTORY_BITS, true, 0);
     if (directory == NULL) return NULL;
     uint64_t *leaf = la_address_node(
         &directory[(address >> LA_ADDRESS_LEAF_SHIFT) & ((1u << LA_ADDRESS_DIRECTORY_BITS) - 1)],
-        (size_t)1 << (LA_ADDRESS_LEAF_BITS - 3), true);
-    return leaf != NULL ? la_address_word_in(leaf, address) : NULL;
+        LA_ADDRESS_LEAF_SIZE, true, la_address_window(object));
+    if (leaf == NULL) return NULL;
+    la_thread_leaf = leaf;
+    return la_address_word_in(leaf, address);
 }
 
 /// What la_set_insert did.
@@ -365,8 +408,13 @@ leakaudit_fast_track_result leakaudit_track_registered(const void *object) {
     if (__atomic_load_n(&type->budget_source, __ATOMIC_ACQUIRE) != LA_BUDGET_CODE) {
         return (leakaudit_fast_track_result){.live_over_budget = -1, .max = 0};
     }
-    uint64_t *word = la_address_word_existing(state, (uintptr_t)object);
-    if (__builtin_expect(word == NULL, 0)) return la_track_registered_slowly(object, entry_frame);
+    uint64_t *word;
+    if (la_address_in_last_leaf((uintptr_t)object)) {
+        word = la_address_word_in(la_thread_leaf, (uintptr_t)object);
+    } else {
+        word = la_address_word_looked_up(state, (uintptr_t)object);
+        if (__builtin_expect(word == NULL, 0)) return la_track_registered_slowly(object, entry_frame);
+    }
     uint64_t bit = la_address_bit((uintptr_t)object);
     // Tracked already (validate called again for it): counted once.
     if (__atomic_fetch_or(word, bit, __ATOMIC_ACQ_REL) & bit) {
@@ -485,7 +533,19 @@ void leakaudit_hook_destroy(void *object) {
         la_hook_destroy_slowly(object);
         return;
     }
-    if (!la_set_remove(state, (uintptr_t)object)) {
+    // la_set_remove, with the thread's last leaf apart (la_address_in_last_leaf).
+    uint64_t *word;
+    if (la_address_in_last_leaf((uintptr_t)object)) {
+        word = la_address_word_in(la_thread_leaf, (uintptr_t)object);
+    } else {
+        word = la_address_word_looked_up(state, (uintptr_t)object);
+        if (word == NULL) {
+            original(object);
+            return;
+        }
+    }
+    uint64_t bit = la_address_bit((uintptr_t)object);
+    if ((__atomic_fetch_and(word, ~bit, __ATOMIC_ACQ_REL) & bit) == 0) {
         original(object);
         return;
     }

@@ -61,6 +61,19 @@ private final class Hammered: MemoryLeakMonitorable {
     init() { MemoryLeakMonitor.validate(self) }
 }
 
+/// A megabyte each, its elements never touched: instances of it lie in many 16 MiB windows of the
+/// address space, each its own leaf of the shim's set of tracked objects.
+private final class Slab: ManagedBuffer<Int, UInt8>, MemoryLeakMonitorable {
+    var max: Int { 1_000 }
+
+    static func make() -> Slab {
+        // swift-format-ignore: NeverForceUnwrap
+        let slab = create(minimumCapacity: 1 << 20) { _ in 0 } as! Slab
+        MemoryLeakMonitor.validate(slab)
+        return slab
+    }
+}
+
 private final class Recorder: @unchecked Sendable {
     private let lock = NSLock()
     private var recorded: [Violation] = []
@@ -161,6 +174,34 @@ final class MemoryLeakMonitorTests: XCTestCase {
         XCTAssertEqual(destroyWord(Screen.self), destroyWord(Renamed.self))
         XCTAssertNotNil(destroyWord(NeverTracked.self))
         XCTAssertNotEqual(destroyWord(NeverTracked.self), destroyWord(Screen.self))
+    }
+
+    /// Instances spread over many 16 MiB windows, each tracked and freed where the thread's last
+    /// window was another (the shim keeps the thread's last leaf of its set apart), and freed by
+    /// other threads than the one that tracked them: every count exact.
+    func testCountsAreExactAcrossTheWindowsOfTheAddressSpace() {
+        var slabs = (0..<64).map { _ in Slab.make() }
+        let windows = Set(slabs.map { UInt(bitPattern: ObjectIdentifier($0)) >> 24 })
+        XCTAssertGreaterThan(windows.count, 2, "the slabs lie in several 16 MiB windows")
+        XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Slab.self), 64)
+        // Validated again, each from another window's leaf: still counted once.
+        MemoryLeakMonitor.validate(slabs[63])
+        MemoryLeakMonitor.validate(slabs[0])
+        XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Slab.self), 64)
+        // Freed from both ends in turn, so that each death's window differs from the last one's.
+        while !slabs.isEmpty {
+            if slabs.count % 2 == 0 { slabs.removeFirst() } else { slabs.removeLast() }
+            XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Slab.self), slabs.count)
+        }
+        // Made on one thread, freed on four.
+        let kept = NSLock()
+        nonisolated(unsafe) var handed = (0..<64).map { _ in Slab.make() }
+        XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Slab.self), 64)
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            while let slab = kept.withLock({ handed.popLast() }) { withExtendedLifetime(slab) {} }
+        }
+        XCTAssertEqual(MemoryLeakMonitor.liveCount(of: Slab.self), 0)
+        XCTAssertTrue(recorder.violations.isEmpty)
     }
 
     func testReportNameCanBeOverridden() {
