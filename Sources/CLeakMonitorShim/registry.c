@@ -279,10 +279,16 @@ static bool la_set_remove(la_process_state *state, uintptr_t object) {
 
 // Tracking ----------------------------------------------------------------------------------------
 
-/// The result leakaudit_track_registered returns for an object just counted: `live` instances of a
+/// The result leakaudit_track_registered returns for `object` just counted: `live` instances of a
 /// type whose budget is `max`.
-static inline __attribute__((always_inline)) leakaudit_fast_track_result la_counted(int64_t live, int64_t max) {
-    return (leakaudit_fast_track_result){.live_over_budget = live > max ? live : 0, .max = max};
+static inline __attribute__((always_inline)) leakaudit_fast_track_result la_counted(const void *object, int64_t live,
+                                                                                    int64_t max) {
+    return (leakaudit_fast_track_result){.live_over_budget = live > max ? live : 0, .object = object};
+}
+
+/// The result leakaudit_track_registered returns when the caller must take the slow way.
+static inline __attribute__((always_inline)) leakaudit_fast_track_result la_declined(const void *object) {
+    return (leakaudit_fast_track_result){.live_over_budget = -1, .object = object};
 }
 
 /// Adds one to `type`'s live count, and its peak with it; returns the live count.
@@ -357,7 +363,7 @@ static __attribute__((noinline)) leakaudit_fast_track_result la_track_registered
     int64_t live = la_count_one(type);
     la_channel_event_in(state, slots, LA_SLOT_ALLOC, 0, (uint32_t)type_id, (uint64_t)(uintptr_t)object, stack,
                         state->tests.requested ? la_test_tag(state) : 0);
-    return la_counted(live, type->max);
+    return la_counted(object, live, type->max);
 }
 
 /// The record of an object already counted and its stack found, written the general way: leak-audit
@@ -375,24 +381,21 @@ static __attribute__((noinline)) leakaudit_fast_track_result la_track_registered
         la_channel_write_event(state, state->channel.slots, header, state->channel.slot_capacity, index,
                                LA_SLOT_ALLOC, 0, (uint32_t)type_id, (uint64_t)(uintptr_t)object, stack, 0);
     }
-    return la_counted(live, state->registry.types[type_id].max);
+    return la_counted(object, live, state->registry.types[type_id].max);
 }
 
 /// leakaudit_track_registered's way where its common way stops: the shim's state not found yet, or
 /// the set's page for the object not mapped yet (la_track maps it).
 static __attribute__((noinline)) leakaudit_fast_track_result la_track_registered_slowly(const void *object,
                                                                                         const void *entry_frame) {
-    leakaudit_fast_track_result result = {.live_over_budget = -1, .max = 0};
     la_process_state *state = la_state();
     int32_t type_id = la_type_lookup_in(state, *(const void *const *)object);
-    if (type_id < 0) return result;
+    if (type_id < 0) return la_declined(object);
     la_type *type = &state->registry.types[type_id];
-    if (__atomic_load_n(&type->budget_source, __ATOMIC_ACQUIRE) != LA_BUDGET_CODE) return result;
+    if (__atomic_load_n(&type->budget_source, __ATOMIC_ACQUIRE) != LA_BUDGET_CODE) return la_declined(object);
     int64_t live = 0;
     bool inserted = la_track(state, object, type_id, entry_frame, false, &live);
-    result.max = type->max;
-    result.live_over_budget = inserted && live > result.max ? live : 0;
-    return result;
+    return la_counted(object, inserted ? live : 0, type->max);
 }
 
 /// la_track's steps for a registered type with its code's budget, with every call on a way of its
@@ -403,11 +406,9 @@ leakaudit_fast_track_result leakaudit_track_registered(const void *object) {
     if (__builtin_expect(state == NULL, 0)) return la_track_registered_slowly(object, entry_frame);
     // An object's first word is its dynamic type's metadata, as type(of:) reads it.
     int32_t type_id = la_type_lookup_in(state, *(const void *const *)object);
-    if (type_id < 0) return (leakaudit_fast_track_result){.live_over_budget = -1, .max = 0};
+    if (type_id < 0) return la_declined(object);
     la_type *type = &state->registry.types[type_id];
-    if (__atomic_load_n(&type->budget_source, __ATOMIC_ACQUIRE) != LA_BUDGET_CODE) {
-        return (leakaudit_fast_track_result){.live_over_budget = -1, .max = 0};
-    }
+    if (__atomic_load_n(&type->budget_source, __ATOMIC_ACQUIRE) != LA_BUDGET_CODE) return la_declined(object);
     uint64_t *word;
     if (la_address_in_last_leaf((uintptr_t)object)) {
         word = la_address_word_in(la_thread_leaf, (uintptr_t)object);
@@ -418,11 +419,11 @@ leakaudit_fast_track_result leakaudit_track_registered(const void *object) {
     uint64_t bit = la_address_bit((uintptr_t)object);
     // Tracked already (validate called again for it): counted once.
     if (__atomic_fetch_or(word, bit, __ATOMIC_ACQ_REL) & bit) {
-        return (leakaudit_fast_track_result){.live_over_budget = 0, .max = type->max};
+        return la_counted(object, 0, type->max);
     }
     // Capture and record only for leak-audit: on its own the library needs counts, not stacks.
     uint8_t *slots = la_channel_mapped_slots(state);
-    if (slots == NULL) return la_counted(la_count_one(type), type->max);
+    if (slots == NULL) return la_counted(object, la_count_one(type), type->max);
     // The thread's recent stack for this type, when the walk from here matches it to its end
     // (la_stack_capture's inline way); anything else is captured the general way.
     const la_recent_stack *recent = &la_thread_recent_stacks[(uint32_t)type_id & (LA_RECENT_STACKS - 1)];
@@ -448,7 +449,7 @@ leakaudit_fast_track_result leakaudit_track_registered(const void *object) {
     }
     la_channel_write_event(state, slots, header, capacity, index, LA_SLOT_ALLOC, 0, (uint32_t)type_id,
                            (uint64_t)(uintptr_t)object, stack, 0);
-    return la_counted(live, type->max);
+    return la_counted(object, live, type->max);
 }
 
 /// Counts the death of `object`, of type `type_id`, when it was tracked, and writes its record.

