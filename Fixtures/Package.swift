@@ -36,6 +36,10 @@ let package = Package(
         // Addresses in fields that cannot hold them (an Int, a Date, a struct of plain values), and
         // a C function pointer beside a true holder, for --retainers: never a false holder.
         scenario("FalseHolders"),
+        // Threads that wait in a system call while a frame of theirs holds a model, with stale
+        // words of the model below it, for --retainers: the frame holds it, not the wait.
+        .target(name: "CStaleStack"),
+        scenario("StaleStackWords", ["CStaleStack", leakMonitor]),
         // A program that links XCTest and never starts its run (a bundle with its own main).
         scenario("OwnTestMain"),
         // A NotificationCenter block and an Observation onChange closure holding view models.

@@ -100,6 +100,18 @@ final class RetainersTests: XCTestCase {
         XCTAssertEqual(uploads.first?.2, "RetainerKinds.uploadLoop(started:release:done:)")
     }
 
+    /// A thread stopped in a system call keeps, below the frame that holds its model, words a
+    /// returned call left there (in a buffer the wait has not filled, and in a register): the
+    /// frame that holds the model is named, not the wait.
+    func testAThreadsStaleWordsBelowItsHolderNeverNameTheHolder() throws {
+        let audit = try Harness.audit("StaleStackWords", ["leaky"], extraOptions: ["--retainers"])
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let transfers = try retainers(audit, ".TransferViewModel")
+        XCTAssertEqual(transfers.map(\.0), [3], "\(transfers)")
+        XCTAssertEqual(transfers.first?.1, "stack", "\(transfers)")
+        XCTAssertEqual(transfers.first?.2, "StaleStackWords.transferLoop(reading:started:done:)", "\(transfers)")
+    }
+
     func testAWordInAFieldThatCannotHoldAReferenceIsNeverAHolder() throws {
         let audit = try Harness.audit("FalseHolders", ["leaky"], extraOptions: ["--retainers"])
         XCTAssertEqual(audit.status, 1, audit.stderr)
@@ -500,6 +512,7 @@ final class RetainersTests: XCTestCase {
     func testCleanTwinsHaveNothingToExplain() throws {
         for fixture in [
             "ViewModelRetention", "DismissalCapture", "WeakObservers", "RetainerKinds", "ObserverRetention", "LargeHeapRetention",
+            "StaleStackWords",
         ] {
             let audit = try Harness.audit(fixture, ["clean"], extraOptions: ["--retainers"])
             XCTAssertEqual(audit.status, 0, "\(fixture): \(audit.stderr)")

@@ -59,28 +59,37 @@ extension RetainerSearch {
         // (swift-nio's DatagramChannelTests), and the test case keeps it after the thread ends.
         reachFromTestCases(&queue)
         if endsWithEveryInstanceReached(tasks: tasks, modules: modules, streamsInImages: streamsInImages) { return }
-        // 3. Thread stacks, frame by frame, and registers.
+        // 3. Thread stacks, frame by frame, then registers. Outermost slot first: an object's live
+        // holder is the outermost frame that names it. Every frame that touched it since was called
+        // from there, so the words those calls left lie below, stale once they returned, and stay
+        // where a later call leaves a slot unwritten (padding, a buffer a blocking call has not
+        // filled, the C library's wrappers around a system call), in frames named by the stopped
+        // instruction; so do its registers, last. The caller owns what it passes down, too (a
+        // callee borrows its arguments).
         for thread in snapshot.threads {
             let frames = self.frames(of: thread).frames
+            if let index = snapshot.regionIndex(containing: thread.stackPointer) {
+                let region = snapshot.regions[index]
+                let lowest = Swift.max(region.copiedStart, thread.stackPointer & ~7)
+                var slot = lowest &+ (region.copiedEnd &- lowest &- 8) / 8 * 8
+                var frame = frames.count - 1
+                while lowest + 8 <= region.copiedEnd {
+                    while frame > 0, slot < frames[frame].start { frame -= 1 }
+                    if let value = memory.word(slot) {
+                        let function = frames[frame].function
+                        seed(
+                            &self, value,
+                            .stack(thread: thread.id, threadName: thread.name, function: function, innermost: frame == 0),
+                            &queue)
+                    }
+                    if slot < lowest + 8 { break }
+                    slot -= 8
+                }
+            }
             for register in thread.registers {
                 seed(
                     &self, register,
                     .register(thread: thread.id, threadName: thread.name, function: thread.instructionPointer), &queue)
-            }
-            guard let index = snapshot.regionIndex(containing: thread.stackPointer) else { continue }
-            let region = snapshot.regions[index]
-            var slot = Swift.max(region.copiedStart, thread.stackPointer & ~7)
-            var frame = 0
-            while slot + 8 <= region.copiedEnd {
-                while frame + 1 < frames.count, slot >= frames[frame + 1].start { frame += 1 }
-                if let value = memory.word(slot) {
-                    let function = frames[frame].function
-                    seed(
-                        &self, value,
-                        .stack(thread: thread.id, threadName: thread.name, function: function, innermost: frame == 0),
-                        &queue)
-                }
-                slot += 8
             }
         }
         breadthFirst(&queue)
