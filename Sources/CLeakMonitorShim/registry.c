@@ -10,8 +10,12 @@
 
 int32_t leakaudit_type_lookup(const void *metadata) { return la_type_lookup_in(la_state(), metadata); }
 
-/// Writes a type's record (again, when its budget's source changed).
+/// Writes a type's record (again, when its budget's source changed). A budget declared in code
+/// says that this process links LeakMonitor: the header says so too, before the record, whether or
+/// not the copy's constructor got to say it (it does not wait for the slow lock another thread
+/// holds).
 static void la_type_write_record(const la_type *type, int32_t id) {
+    if (type->budget_source == LA_BUDGET_CODE) la_channel_set_flag(LA_FLAG_INSTRUMENTED);
     size_t length = sizeof(la_wire_type) + type->name_length;
     uint8_t *payload = malloc(length);
     if (payload == NULL) return;
