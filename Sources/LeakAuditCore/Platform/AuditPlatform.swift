@@ -43,6 +43,11 @@ protocol AuditPlatform {
     /// A symbolizer for the images one process had loaded.
     func makeSymbolizer(modules: [ModuleImage]) -> any AddressSymbolizer
 
+    /// Begins, in the background, what `makeSymbolizer`'s symbolizers will need to symbolize
+    /// addresses in `image` (its symbol tables, its compile units), so that the report, which
+    /// needs it after the run, waits less for it.
+    func prepareSymbolizing(_ image: ModuleImage)
+
     /// Stops every thread of process `pid` (a descendant), copies its memory and registers, and
     /// lets it run on.
     func copyProcess(_ pid: Int32) -> Result<ProcessSnapshot, SnapshotFailure>

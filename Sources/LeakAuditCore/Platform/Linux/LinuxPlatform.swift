@@ -66,7 +66,11 @@ struct LinuxPlatform: AuditPlatform {
     }
 
     func makeSymbolizer(modules: [ModuleImage]) -> any AddressSymbolizer {
-        Symbolizer(modules: modules)
+        Symbolizer(modules: modules, separateDebugInfo: false, libdw: { LibDW.loaded }, shared: .process)
+    }
+
+    func prepareSymbolizing(_ image: ModuleImage) {
+        SharedModuleResolvers.process.prepare(image, separateDebugInfo: false, libdw: { LibDW.loaded })
     }
 
     func copyProcess(_ pid: Int32) -> Result<ProcessSnapshot, SnapshotFailure> {
