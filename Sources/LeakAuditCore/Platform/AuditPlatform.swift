@@ -43,10 +43,11 @@ protocol AuditPlatform {
     /// A symbolizer for the images one process had loaded.
     func makeSymbolizer(modules: [ModuleImage]) -> any AddressSymbolizer
 
-    /// Begins, in the background, what `makeSymbolizer`'s symbolizers will need to symbolize
-    /// addresses in `image` (its symbol tables, its compile units), so that the report, which
-    /// needs it after the run, waits less for it.
-    func prepareSymbolizing(_ image: ModuleImage)
+    /// Begins, in the background, reading what the heap walks and the report will read of
+    /// `image`'s file (the foreign classes and the shim's state it defines; its symbol tables
+    /// and compile units, for `makeSymbolizer`'s symbolizers), so that they wait less for it:
+    /// the walk at a process's exit stops it, and the report comes after the run.
+    func prepareImage(_ image: ModuleImage)
 
     /// Stops every thread of process `pid` (a descendant), copies its memory and registers, and
     /// lets it run on.

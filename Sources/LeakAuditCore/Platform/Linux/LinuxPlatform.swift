@@ -69,8 +69,14 @@ struct LinuxPlatform: AuditPlatform {
         Symbolizer(modules: modules, separateDebugInfo: false, libdw: { LibDW.loaded }, shared: .process)
     }
 
-    func prepareSymbolizing(_ image: ModuleImage) {
-        SharedModuleResolvers.process.prepare(image, separateDebugInfo: false, libdw: { LibDW.loaded })
+    func prepareImage(_ image: ModuleImage) {
+        // On the same thread, first: the walk at the process's exit reads these while it is
+        // stopped, and may come before the report.
+        let forTheWalks: @Sendable () -> Void = {
+            ForeignClassSymbols.prepare(path: image.path)
+            ShimStateLocator.prepare(path: image.path)
+        }
+        SharedModuleResolvers.process.prepare(image, separateDebugInfo: false, libdw: { LibDW.loaded }, first: forTheWalks)
     }
 
     func copyProcess(_ pid: Int32) -> Result<ProcessSnapshot, SnapshotFailure> {

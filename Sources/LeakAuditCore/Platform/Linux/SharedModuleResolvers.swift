@@ -81,11 +81,12 @@ final class SharedModuleResolvers: Sendable {
         }
     }
 
-    /// Opens `image`'s file and builds its indexes on a background thread, unless it is opened or
-    /// being opened already.
+    /// Opens `image`'s file and builds its indexes on a background thread, after `first` there,
+    /// unless it is opened or being opened already.
     func prepare(
         _ image: ModuleImage, separateDebugInfo: Bool,
-        libdw: @escaping @Sendable () -> Result<leakaudit_libdw, SymbolizerError>
+        libdw: @escaping @Sendable () -> Result<leakaudit_libdw, SymbolizerError>,
+        first: @escaping @Sendable () -> Void = {}
     ) {
         guard let key = Key(image, separateDebugInfo: separateDebugInfo) else { return }
         let group = DispatchGroup()
@@ -97,6 +98,7 @@ final class SharedModuleResolvers: Sendable {
         }
         guard claimed else { return }
         queue.async {
+            first()
             let result = Self.open(image, separateDebugInfo: separateDebugInfo, libdw: libdw)
             if case .success(let resolver) = result { resolver.prepare() }
             self.entries.withLock { $0[key] = .opened(result) }
