@@ -51,7 +51,10 @@ func audit(_ request: AuditRequest, toolVersion: String, on platform: some Audit
                     progress?.begin(.walkingHeap(pid: pid))
                     return platform.copyProcess(pid)
                 })
-        }, progress: progress)
+        },
+        // A test process's report names the lines that made what its tests left (a test run
+        // almost always shows some): the images its stacks pass through are indexed while it runs.
+        imageInUse: plan.watch.attributesTests ? { platform.prepareImage($0) } : nil, progress: progress)
     let run = RecordedRun(request: request, plan: plan, outcome: outcome, received: received, heapWalks: heapWalks)
 
     // 4. Report.

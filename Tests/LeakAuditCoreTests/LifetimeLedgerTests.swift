@@ -185,6 +185,36 @@ final class LifetimeLedgerTests: XCTestCase {
         XCTAssertEqual(sink.byIndex[7]?.types[1]?.liveCount, 1)
     }
 
+    /// Each process's program, its first image, is heard as its record is applied, and each other
+    /// image once, when a stack of that process first passes through it (a test run indexes them
+    /// for the report while the process runs); an unannounced process's are not.
+    func testTheSinkHearsEachImageAStackPassesThroughOnce() {
+        let sink = ProcessLedgers(watchesAllocations: false)
+        var heard: [String] = []
+        sink.imageInUse = { heard.append($0.path) }
+        func image(_ path: String, _ start: UInt64) -> ModuleImage {
+            ModuleImage(path: path, buildID: [], loadBias: start, start: start, end: start + 0x1000)
+        }
+        sink.receive(.moduleLoaded(image("/forged", 0x1000)), from: 4)
+        sink.receive(.stackDefined(id: 1, returnAddresses: [0x1010], truncated: false), from: 4)
+        for process: UInt8 in [0, 1] {
+            sink.receive(.processAttached(AttachedProcess(pid: 100 + Int32(process), commandLine: [], flags: 0)), from: process)
+            sink.receive(.moduleLoaded(image("/app/Tests\(process).xctest", 0x9000)), from: process)
+            sink.receive(.moduleLoaded(image("/usr/lib/libc.so.6", 0x5000)), from: process)
+            sink.receive(.moduleLoaded(image("/usr/lib/libm.so.6", 0x7000)), from: process)
+        }
+        XCTAssertEqual(heard, ["/app/Tests0.xctest", "/app/Tests1.xctest"])
+        // Frames in the program, in libm, between images and past them, twice.
+        for _ in 0..<2 {
+            sink.receive(
+                .stackDefined(id: 1, returnAddresses: [0x9010, 0x7010, 0x7020, 0x6800, 0xF000], truncated: false), from: 0)
+        }
+        sink.receive(.stackDefined(id: 2, returnAddresses: [0x5FFF, 0x9000], truncated: false), from: 1)
+        XCTAssertEqual(heard, ["/app/Tests0.xctest", "/app/Tests1.xctest", "/usr/lib/libm.so.6", "/usr/lib/libc.so.6"])
+        XCTAssertEqual(sink.byIndex[0]?.modules.map(\.path), ["/app/Tests0.xctest", "/usr/lib/libc.so.6", "/usr/lib/libm.so.6"])
+        XCTAssertEqual(sink.byIndex[0]?.stacks[1], [0x9010, 0x7010, 0x7020, 0x6800, 0xF000])
+    }
+
     /// The decoder announces records ahead (prefetch) only once a ledger's live table outgrows the
     /// processor's caches: with few instances alive it would be work for nothing.
     func testTheSinkPrefersPrefetchOnceALedgerHoldsManyInstances() {

@@ -68,6 +68,46 @@ final class SymbolizerTests: XCTestCase {
         XCTAssertEqual(symbolizer.diagnostics, [], "every module of this process opens cleanly")
     }
 
+    /// Two processes that loaded the same files at other addresses (`swift test`'s two runs of a
+    /// test bundle) share each file's opened module, indexed once, ahead of time when prepared,
+    /// and each names its own addresses as a symbolizer of its own would.
+    func testProcessesThatLoadedTheSameFilesShareTheirIndexes() throws {
+        let addresses = recordReturnAddresses()
+        let modules = try loadedModuleImages()
+        // The same files as another process would have them: every image 16 GiB further on.
+        let shift: UInt64 = 1 << 34
+        let elsewhere = modules.map {
+            ModuleImage(
+                path: $0.path, buildID: $0.buildID, loadBias: $0.loadBias &+ shift, start: $0.start &+ shift,
+                end: $0.end &+ shift)
+        }
+        let shared = SharedModuleResolvers()
+        let program = try XCTUnwrap(modules.first { $0.contains(addresses[0]) })
+        shared.prepare(program, separateDebugInfo: false, libdw: { LibDW.loaded })
+        let first = Symbolizer(modules: modules, separateDebugInfo: false, libdw: { LibDW.loaded }, shared: shared)
+        let second = Symbolizer(modules: elsewhere, separateDebugInfo: false, libdw: { LibDW.loaded }, shared: shared)
+        let alone = Symbolizer(modules: modules)
+
+        let expected = addresses.map(alone.symbolize)
+        XCTAssertTrue(expected.contains { $0.last?.file == #filePath }, "\(expected)")
+        XCTAssertEqual(addresses.map(first.symbolize), expected)
+        let elsewhereFrames = addresses.map { second.symbolize($0 &+ shift) }
+        XCTAssertEqual(
+            elsewhereFrames.map { $0.map(\.function) }, expected.map { $0.map(\.function) })
+        XCTAssertEqual(elsewhereFrames.map { $0.map(\.line) }, expected.map { $0.map(\.line) })
+        XCTAssertEqual(elsewhereFrames.map { $0.map(\.moduleOffset) }, expected.map { $0.map(\.moduleOffset) })
+        let opened = try XCTUnwrap(
+            try shared.resolver(for: program, separateDebugInfo: false, libdw: { LibDW.loaded }).get())
+        XCTAssertTrue(
+            opened
+                === (try shared.resolver(
+                    for: elsewhere[modules.firstIndex(of: program)!], separateDebugInfo: false,
+                    libdw: { LibDW.loaded }
+                ).get()),
+            "one opened module for both processes' copies of the file")
+        XCTAssertEqual(first.diagnostics, [])
+    }
+
     // MARK: - Libraries without debug information (symbol table)
 
     func testAddressInLibcIsNamedFromTheSymbolTableWithoutFile() throws {

@@ -43,6 +43,12 @@ protocol AuditPlatform {
     /// A symbolizer for the images one process had loaded.
     func makeSymbolizer(modules: [ModuleImage]) -> any AddressSymbolizer
 
+    /// Begins, in the background, reading what the heap walks and the report will read of
+    /// `image`'s file (the foreign classes and the shim's state it defines; its symbol tables
+    /// and compile units, for `makeSymbolizer`'s symbolizers), so that they wait less for it:
+    /// the walk at a process's exit stops it, and the report comes after the run.
+    func prepareImage(_ image: ModuleImage)
+
     /// Stops every thread of process `pid` (a descendant), copies its memory and registers, and
     /// lets it run on.
     func copyProcess(_ pid: Int32) -> Result<ProcessSnapshot, SnapshotFailure>

@@ -76,13 +76,34 @@ final class ProcessLedgers: RecordSink {
         unprepared[index] = false
     }
 
+    /// Hears each process's first image (its program) when its record is applied, and each other
+    /// image the first time a stack the process recorded passes through it: the images a report
+    /// may name frames of.
+    var imageInUse: ((ModuleImage) -> Void)? = nil {
+        didSet { imagesInUse = imageInUse.map { _ in [:] } }
+    }
+    /// Per process index, its images by start address and which of them `imageInUse` heard.
+    private var imagesInUse: [UInt8: ImagesInUse]? = nil
+
     func receive(_ event: WireEvent, from process: UInt8) {
         if case .processAttached = event {
             if unprepared[Int(process)] { prepareAnnounced(Int(process)) }
             ledgers[Int(process)].apply(event)
             return
         }
-        ledgerForRecords(process)?.pointee.apply(event)
+        guard let ledger = ledgerForRecords(process) else { return }
+        if let imageInUse, imagesInUse != nil {
+            switch event {
+            case .moduleLoaded(let image):
+                if ledger.pointee.modules.isEmpty { imageInUse(image) }
+                imagesInUse?[process, default: ImagesInUse()].add(image, heard: ledger.pointee.modules.isEmpty)
+            case .stackDefined(_, let returnAddresses, _):
+                imagesInUse?[process]?.passed(through: returnAddresses, newlyUsed: imageInUse)
+            default:
+                break
+            }
+        }
+        ledger.pointee.apply(event)
     }
 
     @inline(__always)
@@ -144,5 +165,44 @@ final class ProcessLedgers: RecordSink {
         var tally = ProgressTally()
         for index in 0..<Self.count where written[index] { tally.add(ledgers[index].progressTally()) }
         return tally
+    }
+}
+
+/// One process's images, by start address, and which of them a stack it recorded passed through.
+private struct ImagesInUse {
+    private var images: [(image: ModuleImage, heard: Bool)] = []
+    /// The image the last address fell in, heard already (past the end: none): a stack's frames
+    /// mostly follow each other in one image.
+    private var last = Int.max
+
+    /// More images than a process loads (a test bundle: about 40); past them, an image is still
+    /// symbolized, only not prepared: records that name more (a damaged or hostile target) cost
+    /// no more than this many each.
+    static let mostImages = 1_024
+
+    mutating func add(_ image: ModuleImage, heard: Bool) {
+        guard images.count < Self.mostImages else { return }
+        let position = images.firstIndex { $0.image.start > image.start } ?? images.endIndex
+        images.insert((image, heard), at: position)
+        last = Int.max
+    }
+
+    /// Hands `newlyUsed` each image that one of `addresses` falls in for the first time.
+    mutating func passed(through addresses: [UInt64], newlyUsed: (ModuleImage) -> Void) {
+        for address in addresses {
+            if last < images.count, images[last].image.contains(address) { continue }
+            var lower = 0
+            var upper = images.count
+            while lower < upper {
+                let middle = (lower + upper) / 2
+                if images[middle].image.start <= address { lower = middle + 1 } else { upper = middle }
+            }
+            guard lower > 0, images[lower - 1].image.contains(address) else { continue }
+            last = lower - 1
+            if !images[last].heard {
+                images[last].heard = true
+                newlyUsed(images[last].image)
+            }
+        }
     }
 }

@@ -183,15 +183,17 @@ struct Reception {
     /// With `--retainers` (or another walk), `walkHeaps` answers the processes that wait for a heap
     /// walk, given each process's ledger by index, and in a test run those that ask whether their
     /// finished tests still have instances alive. `progress` hears the counts at most every
-    /// `ProgressReporter.interval`.
+    /// `ProgressReporter.interval`. `imageInUse` hears each process's program as soon as its
+    /// record is read, and each other image as soon as a stack it recorded passes through it.
     static func receive(
         from channel: RecordChannel, while target: any RunningTarget, watch: WatchOptions, timeoutSeconds: Int? = nil,
         pollMicroseconds: UInt32 = 1_000, walkHeaps: (RecordChannel, [LifetimeLedger?]) -> Void = { _, _ in },
-        progress: ProgressReporter? = nil
+        imageInUse: ((ModuleImage) -> Void)? = nil, progress: ProgressReporter? = nil
     ) -> (outcome: TargetOutcome, received: Reception) {
         var reader = Reader(
             channel: channel, target: target, watch: watch, timeoutSeconds: timeoutSeconds,
             pollMicroseconds: pollMicroseconds)
+        reader.ledgers.imageInUse = imageInUse
         let outcome: TargetOutcome
         while true {
             if let ended = target.poll() {

@@ -28,6 +28,11 @@ enum ForeignClassSymbols {
         return found
     }
 
+    /// Reads what the library at `path` defines ahead of the walk that needs it, unless it is read.
+    static func prepare(path: String) {
+        if classesByPath.withLock({ $0[path] }) == nil { _ = read(path) }
+    }
+
     /// The classes the library at `path` defines, at link-time addresses, kept for the next walk.
     private static func read(_ path: String) -> ForeignClasses {
         var classes = ForeignClasses()

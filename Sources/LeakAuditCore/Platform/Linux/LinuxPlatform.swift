@@ -66,7 +66,17 @@ struct LinuxPlatform: AuditPlatform {
     }
 
     func makeSymbolizer(modules: [ModuleImage]) -> any AddressSymbolizer {
-        Symbolizer(modules: modules)
+        Symbolizer(modules: modules, separateDebugInfo: false, libdw: { LibDW.loaded }, shared: .process)
+    }
+
+    func prepareImage(_ image: ModuleImage) {
+        // On the same thread, first: the walk at the process's exit reads these while it is
+        // stopped, and may come before the report.
+        let forTheWalks: @Sendable () -> Void = {
+            ForeignClassSymbols.prepare(path: image.path)
+            ShimStateLocator.prepare(path: image.path)
+        }
+        SharedModuleResolvers.process.prepare(image, separateDebugInfo: false, libdw: { LibDW.loaded }, first: forTheWalks)
     }
 
     func copyProcess(_ pid: Int32) -> Result<ProcessSnapshot, SnapshotFailure> {

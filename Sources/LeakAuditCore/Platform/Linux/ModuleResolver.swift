@@ -11,9 +11,12 @@ extension Symbolizer {
     ///
     /// It owns a `Dwfl` session holding just this module, so that a missing, unreadable or
     /// overlapping module cannot disturb the others. Every libdw session, module and DIE stays in this
-    /// type.
-    /// Not thread-safe, like `Symbolizer`.
-    final class ModuleResolver {
+    /// type. It works at the file's link-time addresses (its module reported at bias 0), so that
+    /// every process that loaded the file can share it (`SharedModuleResolvers`): a symbolizer
+    /// subtracts its image's load bias.
+    /// Not thread-safe: one thread at a time, like `Symbolizer` (sendable so that the thread that
+    /// prepared it can hand it over).
+    final class ModuleResolver: @unchecked Sendable {
         /// The physical frame and its inlined callees at one address, before addresses and
         /// module are attached.
         struct Resolution {
@@ -28,7 +31,7 @@ extension Symbolizer {
             var column: Int?
         }
 
-        /// A function or data symbol of the ELF symbol table, at runtime addresses.
+        /// A function or data symbol of the ELF symbol table, at link-time addresses.
         private struct ELFSymbol {
             var address: UInt64
             var size: UInt64
@@ -104,13 +107,13 @@ extension Symbolizer {
         private var symbolAddresses: [String: UInt64]? = nil
         private var compileUnits: [CompileUnit]? = nil
         private var compileUnitIndex = RangeIndex([])
-        /// Runtime address minus DWARF address.
+        /// Link-time address minus DWARF address (0 but for a file whose DWARF is apart).
         private var dwarfBias: UInt64 = 0
 
         /// Failures that degraded this module's answers, reported once each.
         private(set) var diagnostics: [SymbolizerError] = []
 
-        /// Opens `image.path` offline at the image's load bias.
+        /// Opens `image.path` offline, at link-time addresses.
         ///
         /// - Parameters:
         ///   - separateDebugInfo: Whether to look for DWARF outside the file too
@@ -152,10 +155,10 @@ extension Symbolizer {
                 close(descriptor)
                 throw fail(.notARegularFile(path: image.path))
             }
-            // add_p_vaddr = true makes libdwfl use `loadBias` as the bias itself; with false
-            // it would take it as the first segment's address, which differs when that
+            // add_p_vaddr = true makes libdwfl take 0 as the bias itself (link-time addresses);
+            // with false it would take it as the first segment's address, which differs when that
             // segment's p_vaddr is not 0. On success libdwfl owns the descriptor.
-            guard let module = dw.dwfl_report_elf(dwfl, name, image.path, descriptor, image.loadBias, true)
+            guard let module = dw.dwfl_report_elf(dwfl, name, image.path, descriptor, 0, true)
             else {
                 close(descriptor)
                 throw fail(.dwflReportElf(path: image.path, message: dw.lastDwflError()))
@@ -214,9 +217,18 @@ extension Symbolizer {
             callbacks.deallocate()
         }
 
+        /// Builds now the indexes that lookups build on first use: the function and data symbol
+        /// tables and the compile units' ranges (each compile unit's functions stay on demand).
+        func prepare() {
+            _ = loadSymbols()
+            if variables == nil { variables = indexSymbols { $0 == STT_OBJECT || $0 == STT_TLS } }
+            if compileUnits == nil { loadCompileUnits() }
+        }
+
         // MARK: - Lookup
 
-        /// Resolves the instruction at runtime address `pc` (a return address minus one).
+        /// Resolves the instruction at link-time address `pc` (a return address minus one, less the
+        /// load bias).
         ///
         /// Returns nil when neither DWARF nor the symbol table knows the address.
         func resolve(_ pc: UInt64) -> Resolution? {
@@ -250,7 +262,7 @@ extension Symbolizer {
             symbol(containing: pc, in: loadSymbols())
         }
 
-        /// The name of the variable (a data symbol) whose extent holds runtime address `address`,
+        /// The name of the variable (a data symbol) whose extent holds link-time address `address`,
         /// demangled when Swift; nil when no sized data symbol covers it.
         func variableSymbol(containing address: UInt64) -> String? {
             if variables == nil { variables = indexSymbols { $0 == STT_OBJECT || $0 == STT_TLS } }
@@ -280,7 +292,7 @@ extension Symbolizer {
         }
 
         /// The parameters of the closure whose code, partial-apply forwarder or async function
-        /// pointer is at runtime address `address`, in order: for a closure, its explicit
+        /// pointer is at link-time address `address`, in order: for a closure, its explicit
         /// parameters then its captures, named as the source names them. Empty when the module has
         /// no DWARF for it.
         func closureParameters(at address: UInt64) -> [(name: String, type: String?)] {
@@ -331,7 +343,7 @@ extension Symbolizer {
             return nil
         }
 
-        /// The runtime address of the function symbol named `mangled`.
+        /// The link-time address of the function symbol named `mangled`.
         private func functionAddress(named mangled: String) -> UInt64? {
             if symbolAddresses == nil {
                 var addresses: [String: UInt64] = [:]
@@ -408,7 +420,7 @@ extension Symbolizer {
 
         // MARK: - Compile units
 
-        /// The compile unit whose ranges hold runtime address `pc`, and `pc` at DWARF addresses.
+        /// The compile unit whose ranges hold link-time address `pc`, and `pc` at DWARF addresses.
         ///
         /// Swift emits no `.debug_aranges`, so `dwfl_module_addrdie` finds nothing: the
         /// compile units' own ranges are indexed instead.

@@ -69,6 +69,14 @@ enum ShimStateLocator {
         return !first.overflow && first.partialValue < end ? first.partialValue..<end : nil
     }
 
+    /// Reads what the image file at `path` says of the state ahead of the walk that needs it: the
+    /// walk finds the file by the path and inode its mapping names.
+    static func prepare(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return }
+        _ = definition(of: FileKey(path: path, inode: UInt64(info.st_ino)))
+    }
+
     private static func definition(of key: FileKey) -> Definition? {
         if let known = definitions.withLock({ $0[key] }) { return known }
         let found = readDefinition(key)

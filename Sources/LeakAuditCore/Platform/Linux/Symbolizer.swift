@@ -19,6 +19,8 @@ public final class Symbolizer: AddressSymbolizer {
     private let separateDebugInfo: Bool
     /// libdw's functions, loaded by the first module opened.
     private let libdw: () -> Result<leakaudit_libdw, SymbolizerError>
+    /// Where modules are opened when they are shared with other symbolizers; nil: opened here.
+    private let shared: SharedModuleResolvers?
 
     /// Creates a symbolizer for a target whose loaded images were `modules`.
     ///
@@ -36,14 +38,15 @@ public final class Symbolizer: AddressSymbolizer {
     }
 
     /// Creates a symbolizer that opens modules with the libdw that `libdw` gives (tests: one that
-    /// cannot be loaded).
+    /// cannot be loaded), or from `shared` when given.
     init(
         modules: [ModuleImage], separateDebugInfo: Bool,
-        libdw: @escaping () -> Result<leakaudit_libdw, SymbolizerError>
+        libdw: @escaping () -> Result<leakaudit_libdw, SymbolizerError>, shared: SharedModuleResolvers? = nil
     ) {
         self.modules = modules.sorted { ($0.start, $0.end) < ($1.start, $1.end) }
         self.separateDebugInfo = separateDebugInfo
         self.libdw = libdw
+        self.shared = shared
     }
 
     /// Why some frames have less detail than they could: libdw failures met so far, once each.
@@ -73,14 +76,14 @@ public final class Symbolizer: AddressSymbolizer {
     /// it, demangled; nil when no symbol covers it.
     public func variable(at address: UInt64) -> String? {
         guard let moduleIndex = moduleIndex(containing: address) else { return nil }
-        return resolver(for: moduleIndex)?.variableSymbol(containing: address)
+        return resolver(for: moduleIndex)?.variableSymbol(containing: address &- modules[moduleIndex].loadBias)
     }
 
     /// The parameters (a closure's captures among them) of the closure whose code, forwarder or
     /// async function pointer is at `address`, in order, with their types' names.
     public func closureParameters(at address: UInt64) -> [(name: String, type: String?)] {
         guard let moduleIndex = moduleIndex(containing: address) else { return [] }
-        return resolver(for: moduleIndex)?.closureParameters(at: address) ?? []
+        return resolver(for: moduleIndex)?.closureParameters(at: address &- modules[moduleIndex].loadBias) ?? []
     }
 
     private func resolve(_ returnAddress: UInt64) -> [SymbolizedFrame] {
@@ -96,7 +99,7 @@ public final class Symbolizer: AddressSymbolizer {
             module: image.path,
             moduleOffset: returnAddress &- image.loadBias
         )
-        guard let resolver = resolver(for: moduleIndex), let resolution = resolver.resolve(pc),
+        guard let resolver = resolver(for: moduleIndex), let resolution = resolver.resolve(pc &- image.loadBias),
             !resolution.frames.isEmpty
         else {
             return [fallback]
@@ -125,15 +128,17 @@ public final class Symbolizer: AddressSymbolizer {
 
     private func resolver(for moduleIndex: Int) -> ModuleResolver? {
         if let opened = resolvers[moduleIndex] { return opened }
-        do {
-            let resolver = try ModuleResolver.open(
-                modules[moduleIndex],
-                separateDebugInfo: separateDebugInfo,
-                dw: libdw().get()
-            )
+        let image = modules[moduleIndex]
+        let result =
+            shared?.resolver(for: image, separateDebugInfo: separateDebugInfo, libdw: libdw)
+            ?? Result { () throws(SymbolizerError) in
+                try ModuleResolver.open(image, separateDebugInfo: separateDebugInfo, dw: libdw().get())
+            }
+        switch result {
+        case .success(let resolver):
             resolvers[moduleIndex] = .some(resolver)
             return resolver
-        } catch {
+        case .failure(let error):
             // Once each: libdw missing fails every module alike.
             if !openFailures.contains(error) { openFailures.append(error) }
             resolvers[moduleIndex] = .some(nil)
