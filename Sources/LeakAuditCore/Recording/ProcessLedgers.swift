@@ -79,11 +79,9 @@ final class ProcessLedgers: RecordSink {
     /// Hears each process's first image (its program) when its record is applied, and each other
     /// image the first time a stack the process recorded passes through it: the images a report
     /// may name frames of.
-    var imageInUse: ((ModuleImage) -> Void)? = nil {
-        didSet { imagesInUse = imageInUse.map { _ in [:] } }
-    }
+    var imageInUse: ((ModuleImage) -> Void)? = nil
     /// Per process index, its images by start address and which of them `imageInUse` heard.
-    private var imagesInUse: [UInt8: ImagesInUse]? = nil
+    private var imagesInUse: [UInt8: ImagesInUse] = [:]
 
     func receive(_ event: WireEvent, from process: UInt8) {
         if case .processAttached = event {
@@ -92,13 +90,14 @@ final class ProcessLedgers: RecordSink {
             return
         }
         guard let ledger = ledgerForRecords(process) else { return }
-        if let imageInUse, imagesInUse != nil {
+        if let imageInUse {
             switch event {
             case .moduleLoaded(let image):
-                if ledger.pointee.modules.isEmpty { imageInUse(image) }
-                imagesInUse?[process, default: ImagesInUse()].add(image, heard: ledger.pointee.modules.isEmpty)
+                let isProgram = ledger.pointee.modules.isEmpty
+                if isProgram { imageInUse(image) }
+                imagesInUse[process, default: ImagesInUse()].add(image, heard: isProgram)
             case .stackDefined(_, let returnAddresses, _):
-                imagesInUse?[process]?.passed(through: returnAddresses, newlyUsed: imageInUse)
+                imagesInUse[process]?.passed(through: returnAddresses, newlyUsed: imageInUse)
             default:
                 break
             }

@@ -221,7 +221,7 @@ extension Symbolizer {
         /// tables and the compile units' ranges (each compile unit's functions stay on demand).
         func prepare() {
             _ = loadSymbols()
-            if variables == nil { variables = indexSymbols { $0 == STT_OBJECT || $0 == STT_TLS } }
+            _ = loadVariables()
             if compileUnits == nil { loadCompileUnits() }
         }
 
@@ -265,8 +265,7 @@ extension Symbolizer {
         /// The name of the variable (a data symbol) whose extent holds link-time address `address`,
         /// demangled when Swift; nil when no sized data symbol covers it.
         func variableSymbol(containing address: UInt64) -> String? {
-            if variables == nil { variables = indexSymbols { $0 == STT_OBJECT || $0 == STT_TLS } }
-            return symbol(containing: address, in: variables ?? [])
+            return symbol(containing: address, in: loadVariables())
         }
 
         private func symbol(containing pc: UInt64, in symbols: [ELFSymbol]) -> String? {
@@ -296,10 +295,9 @@ extension Symbolizer {
         /// parameters then its captures, named as the source names them. Empty when the module has
         /// no DWARF for it.
         func closureParameters(at address: UInt64) -> [(name: String, type: String?)] {
-            if variables == nil { variables = indexSymbols { $0 == STT_OBJECT || $0 == STT_TLS } }
             guard
                 let mangled = mangledSymbol(containing: address, in: loadSymbols())
-                    ?? mangledSymbol(containing: address, in: variables ?? [])
+                    ?? mangledSymbol(containing: address, in: loadVariables())
             else { return [] }
             // `…TA` is a partial-apply forwarder, `…Tu` an async function pointer: the closure is
             // the symbol without them.
@@ -359,6 +357,14 @@ extension Symbolizer {
             if let symbols { return symbols }
             let unique = indexSymbols { $0 == STT_FUNC || $0 == STT_GNU_IFUNC }
             symbols = unique
+            return unique
+        }
+
+        /// Builds the sorted data-symbol index (variables) once.
+        private func loadVariables() -> [ELFSymbol] {
+            if let variables { return variables }
+            let unique = indexSymbols { $0 == STT_OBJECT || $0 == STT_TLS }
+            variables = unique
             return unique
         }
 
