@@ -108,6 +108,34 @@ final class SymbolizerTests: XCTestCase {
         XCTAssertEqual(first.diagnostics, [])
     }
 
+    func testSymbolTablesReadInPlaceIndexAsLibdwflReadsThem() throws {
+        let dw = try LibDW.loaded.get()
+        let modules = try loadedModuleImages()
+        var inPlace = 0
+        for module in modules {
+            guard let resolver = try? Symbolizer.ModuleResolver.open(module, separateDebugInfo: false, dw: dw) else {
+                continue
+            }
+            let read = resolver.symbolIndexes(readingInPlace: true)
+            let throughLibdwfl = resolver.symbolIndexes(readingInPlace: false)
+            // The first difference, not the whole tables (tens of thousands of symbols).
+            for (inPlaceIndex, libdwflIndex) in [
+                (read.functions, throughLibdwfl.functions), (read.variables, throughLibdwfl.variables),
+            ] {
+                XCTAssertEqual(inPlaceIndex.count, libdwflIndex.count, module.path)
+                if let first = zip(inPlaceIndex, libdwflIndex).first(where: { $0 != $1 }) {
+                    XCTFail("\(module.path): read in place \(first.0), through libdwfl \(first.1)")
+                }
+            }
+            if resolver.readsSymbolTableInPlace { inPlace += 1 }
+            if module.path.contains("/libc.so") || module.path.contains("libswiftCore.so") {
+                XCTAssertTrue(resolver.readsSymbolTableInPlace, "\(module.path) read through libdwfl")
+                XCTAssertGreaterThan(read.functions.count, 1_000, module.path)
+            }
+        }
+        XCTAssertGreaterThan(inPlace, 2, "\(modules.count) modules")
+    }
+
     // MARK: - Libraries without debug information (symbol table)
 
     func testAddressInLibcIsNamedFromTheSymbolTableWithoutFile() throws {

@@ -2,7 +2,9 @@
 // first needed rather than linked: a run whose report shows no frames (the usual clean run) never
 // loads libdw and the libraries it brings (libelf, libz, liblzma, libbz2 here), which cost every
 // start of leak-audit about 0.3 ms when linked. Only the core uses this: the library that user code
-// links must not depend on elfutils. libdw's functions are called only through this table.
+// links must not depend on elfutils. libdw's functions are called only through this table, and so
+// are the few of libelf's (which libdw brings, and whose symbols its handle finds) that read a
+// symbol table in place.
 #ifndef LEAKAUDIT_LIBDW_H
 #define LEAKAUDIT_LIBDW_H
 
@@ -44,7 +46,12 @@
     F(dwfl_offline_section_address)                                                                \
     F(dwfl_report_elf)                                                                             \
     F(dwfl_report_end)                                                                             \
-    F(dwfl_standard_find_debuginfo)
+    F(dwfl_standard_find_debuginfo)                                                                \
+    F(elf_getdata)                                                                                 \
+    F(elf_getscn)                                                                                  \
+    F(elf_nextscn)                                                                                 \
+    F(gelf_getclass)                                                                               \
+    F(gelf_getshdr)
 
 /// libdw's functions, by their own names and types.
 typedef struct leakaudit_libdw {

@@ -351,75 +351,189 @@ extension Symbolizer {
             return symbolAddresses?[mangled]
         }
 
-        /// Builds the sorted function-symbol index once; `dwfl_module_addrinfo` would scan the
-        /// whole table on every lookup.
+        /// The sorted function-symbol index, built on first use; `dwfl_module_addrinfo` would scan
+        /// the whole table on every lookup.
         private func loadSymbols() -> [ELFSymbol] {
-            if let symbols { return symbols }
-            let unique = indexSymbols { $0 == STT_FUNC || $0 == STT_GNU_IFUNC }
-            symbols = unique
-            return unique
+            if symbols == nil { indexSymbolTable() }
+            return symbols ?? []
         }
 
-        /// Builds the sorted data-symbol index (variables) once.
+        /// The sorted data-symbol index (variables), built on first use.
         private func loadVariables() -> [ELFSymbol] {
-            if let variables { return variables }
-            let unique = indexSymbols { $0 == STT_OBJECT || $0 == STT_TLS }
-            variables = unique
-            return unique
+            if variables == nil { indexSymbolTable() }
+            return variables ?? []
         }
 
-        /// The symbols whose type `accepts`, sorted by address, one per address.
-        private func indexSymbols(_ accepts: (Int32) -> Bool) -> [ELFSymbol] {
-            var found: [ELFSymbol] = []
+        /// Builds both symbol indexes in one pass over the symbol table: functions
+        /// (`STT_FUNC`, `STT_GNU_IFUNC`) and variables (`STT_OBJECT`, `STT_TLS`), each sorted by
+        /// address, one per address.
+        private func indexSymbolTable() {
+            let (functions, data) = readSymbolTable(inPlace: true)
+            symbols = Self.onePerAddress(functions)
+            variables = Self.onePerAddress(data)
+        }
+
+        /// The function and data symbols, read in place when `inPlace` and the table allows it
+        /// (`SymbolTableInPlace`), else through libdwfl, symbol by symbol.
+        private func readSymbolTable(inPlace: Bool) -> (functions: [ELFSymbol], data: [ELFSymbol]) {
+            var functions: [ELFSymbol] = []
+            var data: [ELFSymbol] = []
             let count = dw.dwfl_module_getsymtab(module)
             if count < 0 {
                 record(.dwflModuleGetsymtab(path: path, message: dw.lastDwflError()))
             }
-            if count > 1 {
-                found.reserveCapacity(Int(count))
-                for index in 1..<count {
-                    var symbol = GElf_Sym()
-                    var address: GElf_Addr = 0
-                    var sectionIndex: GElf_Word = 0
-                    var elf: OpaquePointer? = nil
-                    var bias: Dwarf_Addr = 0
-                    guard
-                        let name = dw.dwfl_module_getsym_info(
-                            module,
-                            index,
-                            &symbol,
-                            &address,
-                            &sectionIndex,
-                            &elf,
-                            &bias
-                        )
-                    else { continue }
-                    let type = Int32(symbol.st_info & 0xf)
-                    let binding = Int32(symbol.st_info >> 4)
-                    guard accepts(type),
-                        sectionIndex != SHN_UNDEF, address != 0, name.pointee != 0
-                    else { continue }
-                    let rank: UInt8 = binding == STB_GLOBAL ? 2 : binding == STB_WEAK ? 1 : 0
-                    found.append(
-                        ELFSymbol(
-                            address: address,
-                            size: symbol.st_size,
-                            rank: rank,
-                            name: name
-                        )
-                    )
+            guard count > 1 else { return ([], []) }
+            // Defined (in a section of this file), at a nonzero address, and named.
+            func add(address: UInt64, size: UInt64, info: UInt8, name: UnsafePointer<CChar>) {
+                let type = Int32(info & 0xf)
+                let binding = Int32(info >> 4)
+                let rank: UInt8 = binding == STB_GLOBAL ? 2 : binding == STB_WEAK ? 1 : 0
+                let found = ELFSymbol(address: address, size: size, rank: rank, name: name)
+                if type == STT_FUNC || type == STT_GNU_IFUNC {
+                    functions.append(found)
+                } else if type == STT_OBJECT || type == STT_TLS {
+                    data.append(found)
                 }
             }
-            // Keep one name per address: the sized one, then the global one.
-            found.sort {
-                ($0.address, $1.size == 0 ? 0 : 1, $1.rank) < (
-                    $1.address, $0.size == 0 ? 0 : 1, $0.rank
-                )
+            if inPlace, let table = SymbolTableInPlace(dw: dw, module: module, count: count) {
+                readsSymbolTableInPlace = true
+                for index in 1..<Int(count) {
+                    let symbol = table.symbol(index)
+                    guard symbol.st_shndx != SHN_UNDEF, symbol.st_value != 0, let name = table.name(of: symbol)
+                    else { continue }
+                    add(address: symbol.st_value, size: symbol.st_size, info: symbol.st_info, name: name)
+                }
+                return (functions, data)
             }
+            for index in 1..<count {
+                var symbol = GElf_Sym()
+                var address: GElf_Addr = 0
+                var sectionIndex: GElf_Word = 0
+                var elf: OpaquePointer? = nil
+                var bias: Dwarf_Addr = 0
+                guard
+                    let name = dw.dwfl_module_getsym_info(
+                        module,
+                        index,
+                        &symbol,
+                        &address,
+                        &sectionIndex,
+                        &elf,
+                        &bias
+                    ),
+                    sectionIndex != SHN_UNDEF, address != 0, name.pointee != 0
+                else { continue }
+                add(address: address, size: symbol.st_size, info: symbol.st_info, name: name)
+            }
+            return (functions, data)
+        }
+
+        /// Whether the last read of the symbol table read it in place (tests).
+        private(set) var readsSymbolTableInPlace = false
+
+        /// Both symbol indexes as `indexSymbolTable` builds them, read in place or through
+        /// libdwfl (tests: both ways must give the same indexes).
+        func symbolIndexes(readingInPlace inPlace: Bool) -> (functions: [IndexedSymbol], variables: [IndexedSymbol]) {
+            let (functions, data) = readSymbolTable(inPlace: inPlace)
+            func described(_ symbols: [ELFSymbol]) -> [IndexedSymbol] {
+                Self.onePerAddress(symbols).map {
+                    IndexedSymbol(address: $0.address, size: $0.size, name: String(cString: $0.name))
+                }
+            }
+            return (described(functions), described(data))
+        }
+
+        /// A symbol of an index, as tests compare them.
+        struct IndexedSymbol: Equatable {
+            var address: UInt64
+            var size: UInt64
+            var name: String
+        }
+
+        /// A module's symbol table read in place, when it is what `dwfl_module_getsym_info` would
+        /// read entry by entry at ten times the cost (a section lookup and a lock per symbol): the
+        /// one 64-bit symbol table section (`.symtab`, else `.dynsym`) of the file the module
+        /// loaded, with as many entries as libdwfl counts, at link-time addresses. That is every
+        /// image a Swift program loads on this platform; a module whose symbols are in a separate
+        /// debug file, or that adds a MiniDebugInfo table, is read through libdwfl.
+        private struct SymbolTableInPlace {
+            let symbols: UnsafeRawPointer
+            let names: UnsafePointer<CChar>
+            let namesSize: Int
+
+            init?(dw: leakaudit_libdw, module: OpaquePointer, count: Int32) {
+                var bias: GElf_Addr = 0
+                guard let elf = dw.dwfl_module_getelf(module, &bias), bias == 0, dw.gelf_getclass(elf) == ELFCLASS64
+                else { return nil }
+                var found: (section: OpaquePointer, header: GElf_Shdr)? = nil
+                var section: OpaquePointer? = nil
+                while let next = dw.elf_nextscn(elf, section) {
+                    section = next
+                    var header = GElf_Shdr()
+                    guard dw.gelf_getshdr(next, &header) != nil else { return nil }
+                    if header.sh_type == SHT_SYMTAB || (header.sh_type == SHT_DYNSYM && found == nil) {
+                        found = (next, header)
+                    }
+                }
+                let entrySize = MemoryLayout<Elf64_Sym>.size
+                guard let (symbolSection, header) = found, header.sh_entsize == entrySize,
+                    let symbolData = dw.elf_getdata(symbolSection, nil), let symbols = symbolData.pointee.d_buf,
+                    symbolData.pointee.d_size == Int(count) * entrySize,
+                    let namesSection = dw.elf_getscn(elf, Int(header.sh_link)),
+                    let nameData = dw.elf_getdata(namesSection, nil), let names = nameData.pointee.d_buf,
+                    nameData.pointee.d_size > 0,
+                    names.load(fromByteOffset: nameData.pointee.d_size - 1, as: UInt8.self) == 0
+                else { return nil }
+                self.symbols = UnsafeRawPointer(symbols)
+                self.names = UnsafeRawPointer(names).assumingMemoryBound(to: CChar.self)
+                self.namesSize = nameData.pointee.d_size
+                // libdwfl reads this very table: its first named symbol has the same name, at the
+                // same place.
+                var first = GElf_Sym()
+                var address: GElf_Addr = 0
+                var sectionIndex: GElf_Word = 0
+                var symbolElf: OpaquePointer? = nil
+                var symbolBias: Dwarf_Addr = 0
+                let offset = Int(symbol(1).st_name)
+                guard
+                    let name = dw.dwfl_module_getsym_info(
+                        module, 1, &first, &address, &sectionIndex, &symbolElf, &symbolBias),
+                    symbolElf == elf, offset < namesSize, name == self.names + offset
+                else { return nil }
+            }
+
+            func symbol(_ index: Int) -> Elf64_Sym {
+                symbols.loadUnaligned(fromByteOffset: index * MemoryLayout<Elf64_Sym>.size, as: Elf64_Sym.self)
+            }
+
+            /// The symbol's name in the string table; nil when it has none or it lies outside.
+            func name(of symbol: Elf64_Sym) -> UnsafePointer<CChar>? {
+                let offset = Int(symbol.st_name)
+                guard offset < namesSize, names[offset] != 0 else { return nil }
+                return names + offset
+            }
+        }
+
+        /// `found` sorted by address, keeping one symbol per address: the sized one, then the
+        /// global one, then the first in the table.
+        ///
+        /// Sorts one 128-bit key a symbol (its address, what it is preferred by, its index)
+        /// rather than the symbols by a comparing closure: a test bundle's table has tens of
+        /// thousands of symbols, and the closure's sort was most of what indexing it cost.
+        private static func onePerAddress(_ found: [ELFSymbol]) -> [ELFSymbol] {
+            var keys: [UInt128] = []
+            keys.reserveCapacity(found.count)
+            for (index, symbol) in found.enumerated() {
+                let unsized: UInt128 = symbol.size == 0 ? 1 : 0
+                let preference = unsized << 34 | UInt128(2 &- min(symbol.rank, 2)) << 32
+                keys.append(UInt128(symbol.address) << 64 | preference | UInt128(UInt32(truncatingIfNeeded: index)))
+            }
+            keys.sort()
             var unique: [ELFSymbol] = []
             unique.reserveCapacity(found.count)
-            for symbol in found where unique.last?.address != symbol.address {
-                unique.append(symbol)
+            for key in keys {
+                let symbol = found[Int(UInt32(truncatingIfNeeded: key))]
+                if unique.last?.address != symbol.address { unique.append(symbol) }
             }
             return unique
         }
