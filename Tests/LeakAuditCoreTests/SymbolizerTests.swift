@@ -1,5 +1,7 @@
+import CLibDW
 import Foundation
 import LeakAuditModel
+import Synchronization
 import XCTest
 
 @testable import LeakAuditCore
@@ -106,6 +108,32 @@ final class SymbolizerTests: XCTestCase {
                 ).get()),
             "one opened module for both processes' copies of the file")
         XCTAssertEqual(first.diagnostics, [])
+    }
+
+    func testWorkAheadOfTheIndexesRunsBeforeEveryIndexNotStartedYet() throws {
+        let modules = try loadedModuleImages()
+        let libc = try XCTUnwrap(modules.first { $0.path.contains("/libc.so") })
+        let core = try XCTUnwrap(modules.first { $0.path.contains("libswiftCore.so") })
+        let shared = SharedModuleResolvers()
+        let order = Mutex<[String]>([])
+        let gate = DispatchSemaphore(value: 0)
+        func logging(_ step: String) -> @Sendable () -> Result<leakaudit_libdw, SymbolizerError> {
+            {
+                order.withLock { $0.append(step) }
+                return LibDW.loaded
+            }
+        }
+        shared.prepare(libc, separateDebugInfo: false, libdw: logging("libc index")) {
+            gate.wait()
+            order.withLock { $0.append("libc first") }
+        }
+        // Heard while libc's first work runs: its own first work goes ahead of libc's index.
+        shared.prepare(core, separateDebugInfo: false, libdw: logging("core index")) {
+            order.withLock { $0.append("core first") }
+        }
+        gate.signal()
+        _ = shared.resolver(for: core, separateDebugInfo: false, libdw: { LibDW.loaded })
+        XCTAssertEqual(order.withLock { $0 }, ["libc first", "core first", "libc index", "core index"])
     }
 
     func testSymbolTablesReadInPlaceIndexAsLibdwflReadsThem() throws {

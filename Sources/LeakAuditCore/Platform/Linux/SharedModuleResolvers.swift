@@ -50,6 +50,9 @@ final class SharedModuleResolvers: Sendable {
     private let entries = Mutex<[Key: Entry]>([:])
     /// Where `prepare` indexes files, one at a time, below the reader's and the target's priority.
     private let queue = DispatchQueue(label: "leak-audit.module-index", qos: .utility)
+    /// What `prepare` was given to do and `queue` has not started: each `first`, which goes ahead
+    /// of every index, then the indexes, in the order they came. Each block `queue` runs takes one.
+    private let pending = Mutex<(first: [@Sendable () -> Void], indexes: [@Sendable () -> Void])>(([], []))
 
     /// The resolver of `image`'s file: the one opened already, the one `prepare` is indexing (once
     /// it is done), or one opened now.
@@ -81,8 +84,10 @@ final class SharedModuleResolvers: Sendable {
         }
     }
 
-    /// Opens `image`'s file and builds its indexes on a background thread, after `first` there,
-    /// unless it is opened or being opened already.
+    /// Opens `image`'s file and builds its indexes on a background thread, unless it is opened or
+    /// being opened already; runs `first` there too, ahead of every index not started yet (the
+    /// heap walk's reads of the process's files, which a walk at exit waits for while the process
+    /// is stopped, rather than behind the indexes of files heard earlier).
     func prepare(
         _ image: ModuleImage, separateDebugInfo: Bool,
         libdw: @escaping @Sendable () -> Result<leakaudit_libdw, SymbolizerError>,
@@ -97,13 +102,25 @@ final class SharedModuleResolvers: Sendable {
             return true
         }
         guard claimed else { return }
-        queue.async {
-            first()
-            let result = Self.open(image, separateDebugInfo: separateDebugInfo, libdw: libdw)
-            if case .success(let resolver) = result { resolver.prepare() }
-            self.entries.withLock { $0[key] = .opened(result) }
-            group.leave()
+        pending.withLock {
+            $0.first.append(first)
+            $0.indexes.append {
+                let result = Self.open(image, separateDebugInfo: separateDebugInfo, libdw: libdw)
+                if case .success(let resolver) = result { resolver.prepare() }
+                self.entries.withLock { $0[key] = .opened(result) }
+                group.leave()
+            }
         }
+        for _ in 0..<2 { queue.async { self.runNextPending() } }
+    }
+
+    /// Runs the first piece of pending work: a `first`, else an index.
+    private func runNextPending() {
+        let next = pending.withLock { pending -> (@Sendable () -> Void)? in
+            if !pending.first.isEmpty { return pending.first.removeFirst() }
+            return pending.indexes.isEmpty ? nil : pending.indexes.removeFirst()
+        }
+        next?()
     }
 
     private static func open(
