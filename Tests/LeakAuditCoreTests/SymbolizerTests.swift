@@ -144,8 +144,12 @@ final class SymbolizerTests: XCTestCase {
             guard let resolver = try? Symbolizer.ModuleResolver.open(module, separateDebugInfo: false, dw: dw) else {
                 continue
             }
-            let read = resolver.symbolIndexes(readingInPlace: true)
-            let throughLibdwfl = resolver.symbolIndexes(readingInPlace: false)
+            let throughLibdwfl = try XCTUnwrap(resolver.symbolIndexes(readingInPlace: false))
+            guard let read = resolver.symbolIndexes(readingInPlace: true) else {
+                XCTAssertFalse(module.path.contains("/libc.so") || module.path.contains("libswiftCore.so"), module.path)
+                continue
+            }
+            inPlace += 1
             // The first difference, not the whole tables (tens of thousands of symbols).
             for (inPlaceIndex, libdwflIndex) in [
                 (read.functions, throughLibdwfl.functions), (read.variables, throughLibdwfl.variables),
@@ -155,9 +159,7 @@ final class SymbolizerTests: XCTestCase {
                     XCTFail("\(module.path): read in place \(first.0), through libdwfl \(first.1)")
                 }
             }
-            if resolver.readsSymbolTableInPlace { inPlace += 1 }
             if module.path.contains("/libc.so") || module.path.contains("libswiftCore.so") {
-                XCTAssertTrue(resolver.readsSymbolTableInPlace, "\(module.path) read through libdwfl")
                 XCTAssertGreaterThan(read.functions.count, 1_000, module.path)
             }
         }

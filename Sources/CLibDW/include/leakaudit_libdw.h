@@ -51,6 +51,7 @@
     F(elf_getscn)                                                                                  \
     F(elf_nextscn)                                                                                 \
     F(gelf_getclass)                                                                               \
+    F(gelf_getehdr)                                                                                \
     F(gelf_getshdr)
 
 /// libdw's functions, by their own names and types.

@@ -8,8 +8,9 @@ import LeakAuditModel
 /// leak-audit's readers of the target's image files, on a file's bytes alone, for the ELF fuzz
 /// target (Fuzz/ELFFuzzer) and the tests: the section headers and both symbol tables (`ELFFile`:
 /// the shim's state, ICU's and the blocks runtime's classes), the program headers and build-id
-/// (`ProgramHeaders`), the dynamic section (`TargetKind.inspect`), and the pages of the shim's
-/// state as a heap walk leaves them out (`ShimStateLocator.statePages`).
+/// (`ProgramHeaders`), the dynamic section (`TargetKind.inspect`), the pages of the shim's state
+/// as a heap walk leaves them out (`ShimStateLocator.statePages`), and the symbolizer's symbol
+/// indexes, read in place (`Symbolizer.ModuleResolver`).
 package enum ELFReplay {
     /// Reads `bytes` as an image file, through an anonymous file of them; returns a figure of what
     /// was read (sections, symbols, build-id bytes, pages).
@@ -43,7 +44,20 @@ package enum ELFReplay {
             }
         }
         if TargetKind.inspect(path: path) != .other { found += 1 }
+        found += symbolIndexes(path: path)
         return found
+    }
+
+    /// The symbols the symbolizer indexes in the file at `path` (`Symbolizer.ModuleResolver`) when
+    /// it reads the symbol table in place; 0 when libdw cannot open the file or the table is not
+    /// read in place (libdwfl's own reading is libdw's to fuzz).
+    private static func symbolIndexes(path: String) -> Int {
+        guard case .success(let dw) = LibDW.loaded,
+            let resolver = try? Symbolizer.ModuleResolver.open(
+                ModuleImage(path: path, buildID: [], loadBias: 0, start: 0, end: 0), separateDebugInfo: false, dw: dw),
+            let indexes = resolver.symbolIndexes(readingInPlace: true)
+        else { return 0 }
+        return indexes.functions.count + indexes.variables.count
     }
 
     /// Well-formed images to start fuzzing from, by name: the shim's state and a foreign class

@@ -368,22 +368,22 @@ extension Symbolizer {
         /// (`STT_FUNC`, `STT_GNU_IFUNC`) and variables (`STT_OBJECT`, `STT_TLS`), each sorted by
         /// address, one per address.
         private func indexSymbolTable() {
-            let (functions, data) = readSymbolTable(inPlace: true)
+            let (functions, data) = readSymbolTable(inPlace: true) ?? readSymbolTable(inPlace: false) ?? ([], [])
             symbols = Self.onePerAddress(functions)
             variables = Self.onePerAddress(data)
         }
 
-        /// The function and data symbols, read in place when `inPlace` and the table allows it
-        /// (`SymbolTableInPlace`), else through libdwfl, symbol by symbol.
-        private func readSymbolTable(inPlace: Bool) -> (functions: [ELFSymbol], data: [ELFSymbol]) {
+        /// The function and data symbols that are defined (in a section of this file), at a
+        /// nonzero address, and named: read in place (`SymbolTableInPlace`), nil when the table
+        /// does not allow it, or through libdwfl, symbol by symbol.
+        private func readSymbolTable(inPlace: Bool) -> (functions: [ELFSymbol], data: [ELFSymbol])? {
             var functions: [ELFSymbol] = []
             var data: [ELFSymbol] = []
             let count = dw.dwfl_module_getsymtab(module)
-            if count < 0 {
+            if count < 0, !inPlace {
                 record(.dwflModuleGetsymtab(path: path, message: dw.lastDwflError()))
             }
-            guard count > 1 else { return ([], []) }
-            // Defined (in a section of this file), at a nonzero address, and named.
+            guard count > 1 else { return inPlace ? nil : ([], []) }
             func add(address: UInt64, size: UInt64, info: UInt8, name: UnsafePointer<CChar>) {
                 let type = Int32(info & 0xf)
                 let binding = Int32(info >> 4)
@@ -395,46 +395,42 @@ extension Symbolizer {
                     data.append(found)
                 }
             }
-            if inPlace, let table = SymbolTableInPlace(dw: dw, module: module, count: count) {
-                readsSymbolTableInPlace = true
-                for index in 1..<Int(count) {
-                    let symbol = table.symbol(index)
-                    guard symbol.st_shndx != SHN_UNDEF, symbol.st_value != 0, let name = table.name(of: symbol)
-                    else { continue }
-                    add(address: symbol.st_value, size: symbol.st_size, info: symbol.st_info, name: name)
-                }
-                return (functions, data)
-            }
-            for index in 1..<count {
+            func addThroughLibdwfl(_ index: Int32) {
                 var symbol = GElf_Sym()
                 var address: GElf_Addr = 0
                 var sectionIndex: GElf_Word = 0
                 var elf: OpaquePointer? = nil
                 var bias: Dwarf_Addr = 0
                 guard
-                    let name = dw.dwfl_module_getsym_info(
-                        module,
-                        index,
-                        &symbol,
-                        &address,
-                        &sectionIndex,
-                        &elf,
-                        &bias
-                    ),
+                    let name = dw.dwfl_module_getsym_info(module, index, &symbol, &address, &sectionIndex, &elf, &bias),
                     sectionIndex != SHN_UNDEF, address != 0, name.pointee != 0
-                else { continue }
+                else { return }
                 add(address: address, size: symbol.st_size, info: symbol.st_info, name: name)
+            }
+            guard inPlace else {
+                for index in 1..<count { addThroughLibdwfl(index) }
+                return (functions, data)
+            }
+            guard let table = SymbolTableInPlace(dw: dw, module: module, count: count) else { return nil }
+            for index in 1..<Int(count) {
+                let symbol = table.symbol(index)
+                // Its section index is in another table: libdwfl reads that one.
+                if symbol.st_shndx == SHN_XINDEX {
+                    addThroughLibdwfl(Int32(index))
+                    continue
+                }
+                guard symbol.st_shndx != SHN_UNDEF, symbol.st_value != 0, let name = table.name(of: symbol)
+                else { continue }
+                add(address: symbol.st_value, size: symbol.st_size, info: symbol.st_info, name: name)
             }
             return (functions, data)
         }
 
-        /// Whether the last read of the symbol table read it in place (tests).
-        private(set) var readsSymbolTableInPlace = false
-
-        /// Both symbol indexes as `indexSymbolTable` builds them, read in place or through
-        /// libdwfl (tests: both ways must give the same indexes).
-        func symbolIndexes(readingInPlace inPlace: Bool) -> (functions: [IndexedSymbol], variables: [IndexedSymbol]) {
-            let (functions, data) = readSymbolTable(inPlace: inPlace)
+        /// Both symbol indexes as `indexSymbolTable` builds them, read in place (nil when the table
+        /// does not allow it) or through libdwfl: tests compare the two, and the ELF fuzz target
+        /// reads image files in place.
+        func symbolIndexes(readingInPlace inPlace: Bool) -> (functions: [IndexedSymbol], variables: [IndexedSymbol])? {
+            guard let (functions, data) = readSymbolTable(inPlace: inPlace) else { return nil }
             func described(_ symbols: [ELFSymbol]) -> [IndexedSymbol] {
                 Self.onePerAddress(symbols).map {
                     IndexedSymbol(address: $0.address, size: $0.size, name: String(cString: $0.name))
@@ -452,8 +448,8 @@ extension Symbolizer {
 
         /// A module's symbol table read in place, when it is what `dwfl_module_getsym_info` would
         /// read entry by entry at ten times the cost (a section lookup and a lock per symbol): the
-        /// one 64-bit symbol table section (`.symtab`, else `.dynsym`) of the file the module
-        /// loaded, with as many entries as libdwfl counts, at link-time addresses. That is every
+        /// one 64-bit symbol table section (`.symtab`, else `.dynsym`) of the executable or shared
+        /// object the module loaded, with as many entries as libdwfl counts, at link-time addresses. That is every
         /// image a Swift program loads on this platform; a module whose symbols are in a separate
         /// debug file, or that adds a MiniDebugInfo table, is read through libdwfl.
         private struct SymbolTableInPlace {
@@ -463,18 +459,30 @@ extension Symbolizer {
 
             init?(dw: leakaudit_libdw, module: OpaquePointer, count: Int32) {
                 var bias: GElf_Addr = 0
-                guard let elf = dw.dwfl_module_getelf(module, &bias), bias == 0, dw.gelf_getclass(elf) == ELFCLASS64
+                var fileHeader = GElf_Ehdr()
+                // A relocatable file's symbols are relative to their sections, which libdwfl places.
+                guard let elf = dw.dwfl_module_getelf(module, &bias), bias == 0, dw.gelf_getclass(elf) == ELFCLASS64,
+                    dw.gelf_getehdr(elf, &fileHeader) != nil,
+                    fileHeader.e_type == ET_DYN || fileHeader.e_type == ET_EXEC,
+                    // Where a symbol's value is all its address (no function descriptors, no
+                    // Thumb bit).
+                    fileHeader.e_machine == EM_X86_64 || fileHeader.e_machine == EM_AARCH64
                 else { return nil }
-                var found: (section: OpaquePointer, header: GElf_Shdr)? = nil
+                // The one table libdwfl reads whatever the section order: a `.symtab` alone, or a
+                // `.dynsym` alone; no table of extended section indexes.
+                var symbolTables: [(section: OpaquePointer, header: GElf_Shdr)] = []
+                var dynamicTables: [(section: OpaquePointer, header: GElf_Shdr)] = []
                 var section: OpaquePointer? = nil
                 while let next = dw.elf_nextscn(elf, section) {
                     section = next
                     var header = GElf_Shdr()
-                    guard dw.gelf_getshdr(next, &header) != nil else { return nil }
-                    if header.sh_type == SHT_SYMTAB || (header.sh_type == SHT_DYNSYM && found == nil) {
-                        found = (next, header)
-                    }
+                    guard dw.gelf_getshdr(next, &header) != nil, header.sh_type != SHT_SYMTAB_SHNDX else { return nil }
+                    if header.sh_type == SHT_SYMTAB { symbolTables.append((next, header)) }
+                    if header.sh_type == SHT_DYNSYM { dynamicTables.append((next, header)) }
                 }
+                let found =
+                    symbolTables.count == 1
+                    ? symbolTables.first : symbolTables.isEmpty && dynamicTables.count == 1 ? dynamicTables.first : nil
                 let entrySize = MemoryLayout<Elf64_Sym>.size
                 guard let (symbolSection, header) = found, header.sh_entsize == entrySize,
                     let symbolData = dw.elf_getdata(symbolSection, nil), let symbols = symbolData.pointee.d_buf,
