@@ -634,21 +634,21 @@ extension RetainerSearch {
         // A node met since (an object first met through a word read later) was unreached then.
         guard var before = parentBeforeUntypedMemory, Int(target) >= before.count || before[Int(target)] == Int32.min
         else { return nil }
-        before += repeatElement(Int32.min, count: Swift.max(0, parent.count - before.count))
         // The searches of unreached objects read `parent` and their cached graph: both as they
         // were before untyped memory was read, then put back, with the nodes those searches met
-        // (unreached either way).
-        let after = (parent, unreachedGraph, onUnreachedCycle)
-        parent = before
-        unreachedGraph = unreachedGraphBeforeUntypedMemory
-        onUnreachedCycle = onUnreachedCycleBeforeUntypedMemory
+        // (unreached either way). Swapped, not assigned: with two references to one table, the
+        // searches' first change would copy it whole, for every instance asked about.
+        parentBeforeUntypedMemory = nil
+        if before.count < parent.count { before += repeatElement(Int32.min, count: parent.count - before.count) }
+        swap(&parent, &before)
+        swap(&unreachedGraph, &unreachedGraphBeforeUntypedMemory)
+        swap(&onUnreachedCycle, &onUnreachedCycleBeforeUntypedMemory)
         let path = cycle(through: target).map { Path(root: .cycle, steps: $0) } ?? heldFromOutside(target)
-        unreachedGraphBeforeUntypedMemory = unreachedGraph
-        onUnreachedCycleBeforeUntypedMemory = onUnreachedCycle
-        parentBeforeUntypedMemory = parent
-        var restored = after.0
-        restored += repeatElement(Int32.min, count: Swift.max(0, parent.count - restored.count))
-        (parent, unreachedGraph, onUnreachedCycle) = (restored, after.1, after.2)
+        swap(&unreachedGraph, &unreachedGraphBeforeUntypedMemory)
+        swap(&onUnreachedCycle, &onUnreachedCycleBeforeUntypedMemory)
+        if before.count < parent.count { before += repeatElement(Int32.min, count: parent.count - before.count) }
+        swap(&parent, &before)
+        parentBeforeUntypedMemory = before
         switch path.root {
         case .cycle, .heldByCycle: return path
         default: return nil
