@@ -381,17 +381,50 @@ private enum SkippedTestStream {
                 let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
                 if count < 0 && errno == EINTR { continue }
                 guard count > 0 else { break }
-                var start = 0
-                for index in 0..<count where buffer[index] == UInt8(ascii: "\n") {
-                    partial += buffer[start..<index]
-                    if let name = skippedTestName(partial) { api.event(api.id(of: name), UInt32(LA_TEST_SKIPPED)) }
-                    partial.removeAll(keepingCapacity: true)
-                    start = index + 1
+                // Every event passes through here (the runner encodes each test's start and end):
+                // lines are found by memchr and read only when they hold the marker, so that the
+                // others are neither copied nor searched byte by byte in Swift.
+                buffer.withUnsafeBytes { bytes in
+                    guard let base = bytes.baseAddress else { return }
+                    var start = 0
+                    while start < count, let newline = memchr(base + start, Int32(UInt8(ascii: "\n")), count - start) {
+                        let end = base.distance(to: UnsafeRawPointer(newline))
+                        let line = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+                        if partial.isEmpty {
+                            if contains(line), let name = skippedTestName(Array(line)) {
+                                api.event(api.id(of: name), UInt32(LA_TEST_SKIPPED))
+                            }
+                        } else {
+                            partial += line
+                            if partial.withUnsafeBytes(contains), let name = skippedTestName(partial) {
+                                api.event(api.id(of: name), UInt32(LA_TEST_SKIPPED))
+                            }
+                            partial.removeAll(keepingCapacity: true)
+                        }
+                        start = end + 1
+                    }
+                    partial += UnsafeRawBufferPointer(rebasing: bytes[start..<count])
                 }
-                partial += buffer[start..<count]
                 if partial.count > longestLine { partial = [] }
             }
             reader = (descriptor, partial)
+        }
+    }
+
+    /// Whether `line` holds the marker of a `testSkipped` event: each of its quotes found by
+    /// memchr, the marker compared there by memcmp (glibc's memmem is not in Swift's Glibc).
+    private static func contains(_ line: UnsafeRawBufferPointer) -> Bool {
+        guard let base = line.baseAddress else { return false }
+        return skippedMarker.withUnsafeBytes { marker in
+            guard let markerBase = marker.baseAddress else { return false }
+            var offset = 0
+            while line.count - offset >= marker.count,
+                let quote = memchr(base + offset, Int32(marker[0]), line.count - offset - marker.count + 1)
+            {
+                if memcmp(quote, markerBase, marker.count) == 0 { return true }
+                offset = base.distance(to: UnsafeRawPointer(quote)) + 1
+            }
+            return false
         }
     }
 
