@@ -384,6 +384,11 @@ private enum SkippedTestStream {
                 // Every event passes through here (the runner encodes each test's start and end):
                 // lines are found by memchr and read only when they hold the marker, so that the
                 // others are neither copied nor searched byte by byte in Swift.
+                func reportIfSkipped(_ line: UnsafeRawBufferPointer) {
+                    if contains(line), let name = skippedTestName(Array(line)) {
+                        api.event(api.id(of: name), UInt32(LA_TEST_SKIPPED))
+                    }
+                }
                 buffer.withUnsafeBytes { bytes in
                     guard let base = bytes.baseAddress else { return }
                     var start = 0
@@ -391,14 +396,10 @@ private enum SkippedTestStream {
                         let end = base.distance(to: UnsafeRawPointer(newline))
                         let line = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
                         if partial.isEmpty {
-                            if contains(line), let name = skippedTestName(Array(line)) {
-                                api.event(api.id(of: name), UInt32(LA_TEST_SKIPPED))
-                            }
+                            reportIfSkipped(line)
                         } else {
                             partial += line
-                            if partial.withUnsafeBytes(contains), let name = skippedTestName(partial) {
-                                api.event(api.id(of: name), UInt32(LA_TEST_SKIPPED))
-                            }
+                            partial.withUnsafeBytes(reportIfSkipped)
                             partial.removeAll(keepingCapacity: true)
                         }
                         start = end + 1

@@ -396,16 +396,10 @@ extension Symbolizer {
                 }
             }
             func addThroughLibdwfl(_ index: Int32) {
-                var symbol = GElf_Sym()
-                var address: GElf_Addr = 0
-                var sectionIndex: GElf_Word = 0
-                var elf: OpaquePointer? = nil
-                var bias: Dwarf_Addr = 0
-                guard
-                    let name = dw.dwfl_module_getsym_info(module, index, &symbol, &address, &sectionIndex, &elf, &bias),
-                    sectionIndex != SHN_UNDEF, address != 0, name.pointee != 0
+                guard let found = Self.symbolInfo(dw: dw, module: module, index: index),
+                    found.sectionIndex != SHN_UNDEF, found.address != 0, found.name.pointee != 0
                 else { return }
-                add(address: address, size: symbol.st_size, info: symbol.st_info, name: name)
+                add(address: found.address, size: found.symbol.st_size, info: found.symbol.st_info, name: found.name)
             }
             guard inPlace else {
                 for index in 1..<count { addThroughLibdwfl(index) }
@@ -424,6 +418,21 @@ extension Symbolizer {
                 add(address: symbol.st_value, size: symbol.st_size, info: symbol.st_info, name: name)
             }
             return (functions, data)
+        }
+
+        /// Symbol `index` of `module` as libdwfl reads it (`dwfl_module_getsym_info`): its entry,
+        /// its name, its address, its section's index, and the file it is in; nil without a name.
+        private static func symbolInfo(
+            dw: leakaudit_libdw, module: OpaquePointer, index: Int32
+        ) -> (symbol: GElf_Sym, name: UnsafePointer<CChar>, address: UInt64, sectionIndex: GElf_Word, elf: OpaquePointer?)? {
+            var symbol = GElf_Sym()
+            var address: GElf_Addr = 0
+            var sectionIndex: GElf_Word = 0
+            var elf: OpaquePointer? = nil
+            var bias: Dwarf_Addr = 0
+            guard let name = dw.dwfl_module_getsym_info(module, index, &symbol, &address, &sectionIndex, &elf, &bias)
+            else { return nil }
+            return (symbol, name, address, sectionIndex, elf)
         }
 
         /// Both symbol indexes as `indexSymbolTable` builds them, read in place (nil when the table
@@ -497,16 +506,9 @@ extension Symbolizer {
                 self.namesSize = nameData.pointee.d_size
                 // libdwfl reads this very table: its first named symbol has the same name, at the
                 // same place.
-                var first = GElf_Sym()
-                var address: GElf_Addr = 0
-                var sectionIndex: GElf_Word = 0
-                var symbolElf: OpaquePointer? = nil
-                var symbolBias: Dwarf_Addr = 0
                 let offset = Int(symbol(1).st_name)
-                guard
-                    let name = dw.dwfl_module_getsym_info(
-                        module, 1, &first, &address, &sectionIndex, &symbolElf, &symbolBias),
-                    symbolElf == elf, offset < namesSize, name == self.names + offset
+                guard let first = ModuleResolver.symbolInfo(dw: dw, module: module, index: 1), first.elf == elf,
+                    offset < namesSize, first.name == self.names + offset
                 else { return nil }
             }
 
