@@ -54,6 +54,15 @@ final class HeapSnapshotReplayTests: XCTestCase {
         XCTAssertEqual(
             try lines(seeds["cycle"]),
             ["1 cycle a cycle of 2 objects that nothing else holds:  App.Node / next App.Node / next App.Leaked"])
+        // Two models held by a cycle, not on it; the second lying outside any heap changes nothing.
+        for name in ["held-by-cycle", "held-by-cycle-outside"] {
+            XCTAssertEqual(
+                try lines(seeds[name]),
+                [
+                    "1 cycle a cycle of 2 objects that nothing else holds, through: a cycle of 2 objects that nothing else holds, through App.Node / model App.Leaked",
+                    "1 cycle a cycle of 2 objects that nothing else holds, through: a cycle of 2 objects that nothing else holds, through App.Node / model App.Model / next App.Leaked",
+                ], name)
+        }
         XCTAssertEqual(
             try lines(seeds["array"]), ["3 global App.store: App.store App.Screen / items [App.Model] / [i] App.Leaked"])
         // The struct's word that reads as the second instance's address holds nothing.
@@ -219,6 +228,24 @@ final class HeapSnapshotReplayTests: XCTestCase {
     /// its 50,000 objects), the fuzzer's findings and mutated seeds, the paths are those of the
     /// whole search.
     func testASearchThatEndsOnceItReachedTheInstancesFindsTheSamePaths() throws {
+        for (name, input) in try seedsFindingsAndMutations() {
+            XCTAssertTrue(input.withUnsafeBytes(HeapSnapshotReplay.earlyEndKeepsPaths(from:)), name)
+        }
+    }
+
+    /// The searches for a cycle through an unreached instance read the graph of unreached objects
+    /// once it is whole (an instance on none of its cycles needs no search): on every seed, the
+    /// fuzzer's findings and mutated seeds, the paths are those of searches that read each
+    /// object's layout again.
+    func testCyclesReadFromTheGraphOfUnreachedObjectsGiveTheSamePaths() throws {
+        for (name, input) in try seedsFindingsAndMutations() {
+            XCTAssertTrue(input.withUnsafeBytes(HeapSnapshotReplay.cyclesFromGraphKeepPaths(from:)), name)
+        }
+    }
+
+    /// The seeds, the fuzzer's findings, and 300 seeds (the deep chain aside) with a byte changed,
+    /// by name.
+    private func seedsFindingsAndMutations() throws -> [(String, [UInt8])] {
         var inputs = HeapSnapshotReplay.seeds.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         for file in try FileManager.default.contentsOfDirectory(atPath: Self.corpus.path).sorted() {
             inputs.append((file, try [UInt8](Data(contentsOf: Self.corpus.appendingPathComponent(file)))))
@@ -232,9 +259,7 @@ final class HeapSnapshotReplayTests: XCTestCase {
             input[Int((state >> 33) % UInt64(input.count))] = UInt8(truncatingIfNeeded: state >> 13)
             inputs.append(("\(mutable[round % mutable.count].0), mutation \(round)", input))
         }
-        for (name, input) in inputs {
-            XCTAssertTrue(input.withUnsafeBytes(HeapSnapshotReplay.earlyEndKeepsPaths(from:)), name)
-        }
+        return inputs
     }
 
     func testRandomAndMutatedSnapshotsNeverTrap() {

@@ -29,6 +29,19 @@ extension HeapSnapshotReplay {
         }
         return paths(searchingEverything: false) == paths(searchingEverything: true)
     }
+
+    /// True when the paths of the input's instances are the same whether the searches for cycles
+    /// among unreached objects read the graph of those objects or each object's layout again.
+    package static func cyclesFromGraphKeepPaths(from bytes: UnsafeRawBufferPointer) -> Bool {
+        let decoded = decode(bytes)
+        func paths(fromGraph: Bool) -> [UInt64: RetainerSearch.Path] {
+            RetainerSearch.walk(
+                of: decoded.instances, in: decoded.snapshot, modules: decoded.modules, retainedSizes: true,
+                unreachable: nil, foreignClasses: foreignClasses, cyclesFromUnreachedGraph: fromGraph
+            ).paths
+        }
+        return paths(fromGraph: true) == paths(fromGraph: false)
+    }
 }
 
 extension HeapSnapshotReplay {

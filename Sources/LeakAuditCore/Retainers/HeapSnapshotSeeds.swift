@@ -37,6 +37,27 @@ extension HeapSnapshotReplay {
         cycle.instances(Encoder.object(0))
         seeds["cycle"] = cycle.bytes
 
+        // Two nodes holding each other, the first also holding a list of two models: the models
+        // are held by the cycle, not on it. In "held-by-cycle-outside" the list's second model
+        // lies outside any heap, first met as the search reads the unreached objects.
+        for outsideHeaps in [false, true] {
+            var held = Encoder(flags: outsideHeaps ? 2 : 0)
+            held.classType(name: Name.model, words: 1, fields: [(2, Encoder.symbolic(0), Name.next)])
+            held.classType(
+                name: Name.node, words: 2,
+                fields: [(2, Encoder.symbolic(1), Name.next), (3, Encoder.symbolic(0), Name.modelProperty)])
+            held.chunks(
+                .heap,
+                [
+                    (3, [Encoder.meta(1), Code.live] + Encoder.object(1) + Encoder.object(2)),
+                    (3, [Encoder.meta(1), Code.live] + Encoder.object(0) + [Code.zero]),
+                    (2, [Encoder.meta(0), Code.live] + Encoder.object(3)),
+                ])
+            held.chunks(outsideHeaps ? .outside : .heap, [(2, [Encoder.meta(0), Code.live])])
+            held.instances(Encoder.object(2) + Encoder.object(3))
+            seeds[outsideHeaps ? "held-by-cycle-outside" : "held-by-cycle"] = held.bytes
+        }
+
         // App.store → Screen.items → [0], [1], [2].
         var array = Encoder()
         array.classType(name: Name.model)

@@ -63,10 +63,11 @@ struct RetainerSearch {
     /// (`reachFromUntypedMemory`): what only untyped memory reaches was unreached then. A path
     /// from untyped memory to an object a cycle holds names the cycle (`path(to:)`).
     var parentBeforeUntypedMemory: [Int32]? = nil
-    /// `unreachedGraph` and `onUnreachedCycle` of the objects unreached before untyped memory was
-    /// read, built on first need.
+    /// `unreachedGraph`, `unreachedCycleSizes` and `unreachedGraphIsComplete` of the objects
+    /// unreached before untyped memory was read, built on first need.
     var unreachedGraphBeforeUntypedMemory: (forward: [Int32: [Edge]], backward: [Int32: [Edge]])? = nil
-    var onUnreachedCycleBeforeUntypedMemory: Set<Int32> = []
+    var unreachedCycleSizesBeforeUntypedMemory: [Int32: Int] = [:]
+    var unreachedGraphBeforeUntypedMemoryIsComplete = false
     /// The malloc blocks that are slabs of an async task's allocator, each with the part that
     /// holds its frames in use (`slabFrames(of:modules:)`), by address: a task holds what its
     /// frames in them hold (`reachFromRoots`).
@@ -78,8 +79,15 @@ struct RetainerSearch {
     // The objects no root reaches (UnreachedCycles.swift).
     /// Strong references among the objects no root reaches, both ways, built on first need.
     var unreachedGraph: (forward: [Int32: [Edge]], backward: [Int32: [Edge]])? = nil
-    /// The nodes that lie on a cycle of unreached objects.
-    var onUnreachedCycle: Set<Int32> = []
+    /// The nodes that lie on a cycle of unreached objects, each with how many objects its cycle
+    /// has (its strongly connected component).
+    var unreachedCycleSizes: [Int32: Int] = [:]
+    /// Whether `unreachedGraph` holds every reference among the unreached objects: no object was
+    /// first met while it was built, whose own references would be missing.
+    var unreachedGraphIsComplete = false
+    /// Whether the search for a cycle through an unreached instance reads the graph of unreached
+    /// objects once it is complete (false: each object's layout again; a test compares the two).
+    var cyclesFromUnreachedGraph = true
 
     /// A strong reference: the other end, and how it holds.
     struct Edge {
@@ -132,9 +140,11 @@ struct RetainerSearch {
     /// `searchesEverything` (which finds the same paths: the heap walk's fuzz target compares).
     static func walk(
         of instances: [UInt64], in snapshot: ProcessSnapshot, modules: [ModuleImage], retainedSizes: Bool,
-        unreachable tracked: Set<UInt64>?, foreignClasses: ForeignClasses? = nil, searchesEverything: Bool = false
+        unreachable tracked: Set<UInt64>?, foreignClasses: ForeignClasses? = nil, searchesEverything: Bool = false,
+        cyclesFromUnreachedGraph: Bool = true
     ) -> (paths: [UInt64: Path], unreachable: UnreachableStructures?, layoutNotUnderstood: String?) {
         var search = RetainerSearch(snapshot: snapshot)
+        search.cyclesFromUnreachedGraph = cyclesFromUnreachedGraph
         search.foreignClasses = foreignClasses ?? currentPlatform().foreignClasses(in: modules)
         let knownLive = instances + (tracked.map { Array($0.prefix(4 * layoutCheckSample)) } ?? [])
         if let reason = search.enumerateCheckingLayout(knownLive: knownLive) {

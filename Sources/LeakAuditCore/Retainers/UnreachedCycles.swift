@@ -15,7 +15,7 @@ extension RetainerSearch {
         while head < queue.count {
             let node = queue[head]
             head += 1
-            if node != target, onUnreachedCycle.contains(node) {
+            if node != target, unreachedCycleSizes[node] != nil {
                 chosen = node
                 break
             }
@@ -39,7 +39,7 @@ extension RetainerSearch {
             current = edge.node
         }
         guard let cycleStart = chosen else { return Path(root: walkedHeaps.isEmpty ? .unknown : .unreferenced, steps: steps) }
-        return Path(root: .heldByCycle(members: cycleSize(containing: cycleStart)), steps: steps)
+        return Path(root: .heldByCycle(members: unreachedCycleSizes[cycleStart] ?? 1), steps: steps)
     }
 
     /// The strong references among objects no root reached, and which of them lie on a cycle
@@ -48,21 +48,29 @@ extension RetainerSearch {
         if let unreachedGraph { return unreachedGraph }
         var forward: [Int32: [Edge]] = [:]
         var backward: [Int32: [Edge]] = [:]
-        for node in objects.indices where parent[node] == Int32.min {
+        let nodeCount = objects.count
+        for node in 0..<nodeCount where parent[node] == Int32.min {
             forEachReference(of: Int32(node)) { search, target, hold, closure in
                 guard search.parent[Int(target)] == Int32.min else { return }
                 forward[Int32(node), default: []].append(Edge(node: target, hold: hold, closure: closure))
                 backward[target, default: []].append(Edge(node: Int32(node), hold: hold, closure: closure))
             }
         }
-        onUnreachedCycle = Self.nodesOnCycles(forward)
+        unreachedCycleSizes = Self.cycleSizes(forward)
+        // A node first met while reading the others (an object outside the walked heaps) had its
+        // own references left unread: the graph may then miss a cycle.
+        unreachedGraphIsComplete = objects.count == nodeCount
         unreachedGraph = (forward, backward)
         return (forward, backward)
     }
 
     /// The nodes of `graph` on a cycle: a strongly connected component of more than one node, or
     /// one node holding itself.
-    static func nodesOnCycles(_ graph: [Int32: [Edge]]) -> Set<Int32> {
+    static func nodesOnCycles(_ graph: [Int32: [Edge]]) -> Set<Int32> { Set(cycleSizes(graph).keys) }
+
+    /// The nodes of `graph` on a cycle, each with how many nodes its cycle has (its strongly
+    /// connected component).
+    static func cycleSizes(_ graph: [Int32: [Edge]]) -> [Int32: Int] {
         // Dense numbers for the nodes, in a fixed order (the dictionary's is not).
         var nodes = Array(graph.keys).sorted()
         var dense = Dictionary(uniqueKeysWithValues: nodes.enumerated().map { ($1, Int32($0)) })
@@ -80,8 +88,12 @@ extension RetainerSearch {
         }
         let components = stronglyConnectedComponents(offsets: offsets, targets: targets)
         let onCycle = components.onCycle(offsets: offsets, targets: targets)
-        var result: Set<Int32> = []
-        for (index, node) in nodes.enumerated() where onCycle[Int(components.component[index])] { result.insert(node) }
+        var sizes = [Int](repeating: 0, count: components.count)
+        for component in components.component { sizes[Int(component)] += 1 }
+        var result: [Int32: Int] = [:]
+        for (index, node) in nodes.enumerated() where onCycle[Int(components.component[index])] {
+            result[node] = sizes[Int(components.component[index])]
+        }
         return result
     }
 
@@ -159,47 +171,41 @@ extension RetainerSearch {
         return Components(component: component, count: Int(components))
     }
 
-    /// How many unreached objects share a cycle with `node` (its strongly connected component).
-    private func cycleSize(containing node: Int32) -> Int {
-        guard let graph = unreachedGraph else { return 1 }
-        // Objects reachable from the node that reach it back.
-        var forwardSeen: Set<Int32> = [node]
-        var queue = [node]
-        while let current = queue.popLast() {
-            for edge in graph.forward[current] ?? []
-            where onUnreachedCycle.contains(edge.node) && forwardSeen.insert(edge.node).inserted {
-                queue.append(edge.node)
-            }
-        }
-        var backwardSeen: Set<Int32> = [node]
-        queue = [node]
-        while let current = queue.popLast() {
-            for edge in graph.backward[current] ?? []
-            where forwardSeen.contains(edge.node) && backwardSeen.insert(edge.node).inserted {
-                queue.append(edge.node)
-            }
-        }
-        return backwardSeen.count
-    }
-
     /// The shortest cycle of strong references from `start` back to it, among objects no root
     /// reached: the instance first, each step holding the next, the last step back to it.
     mutating func cycle(through start: Int32) -> [Step]? {
+        // Once the graph of unreached objects is known whole, an instance on no cycle of it needs
+        // no search (which would read every object it leads to before finding nothing: most
+        // instances left alive are held by a cycle, not on one, such as a parser's tokens, each
+        // holding the rest of their list), and the search reads the graph's references rather
+        // than each object's layout again.
+        let graph = unreachedEdges()
+        let complete = unreachedGraphIsComplete && cyclesFromUnreachedGraph
+        if complete, unreachedCycleSizes[start] == nil { return nil }
         var previous: [Int32: (Int32, Hold, UInt64?)] = [:]
         var queue: [Int32] = [start]
         var head = 0
         var closing: (Int32, Hold, UInt64?)? = nil
+        func visit(_ node: Int32, _ target: Int32, _ hold: Hold, _ closure: UInt64?) {
+            guard closing == nil else { return }
+            if target == start {
+                closing = (node, hold, closure)
+            } else if previous[target] == nil {
+                previous[target] = (node, hold, closure)
+                queue.append(target)
+            }
+        }
         while head < queue.count, closing == nil, queue.count < 1_000_000 {
             let node = queue[head]
             head += 1
+            // The graph holds the very references the objects' layouts give, in the same order.
+            if complete {
+                for edge in graph.forward[node] ?? [] { visit(node, edge.node, edge.hold, edge.closure) }
+                continue
+            }
             forEachReference(of: node) { search, target, hold, closure in
-                guard closing == nil, search.parent[Int(target)] == Int32.min else { return }
-                if target == start {
-                    closing = (node, hold, closure)
-                } else if previous[target] == nil {
-                    previous[target] = (node, hold, closure)
-                    queue.append(target)
-                }
+                guard search.parent[Int(target)] == Int32.min else { return }
+                visit(node, target, hold, closure)
             }
         }
         guard let closing else { return nil }
