@@ -96,9 +96,15 @@ struct RetainerSearch {
         var closure: UInt64?
     }
 
+    /// For each of the snapshot's regions, whether it maps the Swift runtime's own libraries,
+    /// whose code in a task's memory names no function of the program (`taskFunctions`): told once
+    /// for all, not for each code address a task holds (thousands of tasks, each read whole).
+    let runtimeRegions: [Bool]
+
     init(snapshot: ProcessSnapshot) {
         memory = SnapshotMemory(snapshot)
         layout = SwiftLayout(memory: memory)
+        runtimeRegions = snapshot.regions.map { $0.path.contains("libswift_Concurrency") || $0.path.contains("libswiftCore") }
     }
 
     /// The nodes of `instances`, when each is an enumerated object or lies in a walked heap (where

@@ -425,10 +425,10 @@ extension RetainerSearch {
         let address = objects[Int(node)]
         var found: [UInt64] = []
         func look(at slot: UInt64) {
-            guard let word = memory.word(slot), isCode(word), let index = memory.snapshot.regionIndex(containing: word)
+            guard let word = memory.word(slot), let index = memory.snapshot.regionIndex(containing: word),
+                memory.snapshot.regions[index].isExecutable
             else { return }
-            let path = memory.snapshot.regions[index].path
-            if !path.contains("libswift_Concurrency") && !path.contains("libswiftCore") { found.append(word) }
+            if !runtimeRegions[index] { found.append(word) }
         }
         for offset in stride(from: 16, to: Swift.min(size(of: node), 1 << 16), by: 8) { look(at: address &+ UInt64(offset)) }
         // Then its frames in the slabs its allocator took from malloc: inner ones, once the first
