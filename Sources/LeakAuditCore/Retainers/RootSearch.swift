@@ -179,8 +179,11 @@ extension RetainerSearch {
         // Malloc's blocks in use that are no object, gathered first, then read: a closure that
         // read them would copy the whole search for each block (its tables' references retained
         // and released).
+        let taskAllocatorImages = Self.taskAllocatorImages(in: modules)
         for block in untyped {
-            scanWords(liveRange(of: block, modules: modules), &queue) { .memory(bytes: block.size, isMallocBlock: true) }
+            scanWords(liveRange(of: block, taskAllocatorImages: taskAllocatorImages), &queue) {
+                .memory(bytes: block.size, isMallocBlock: true)
+            }
         }
         breadthFirst(&queue, opaque: true)
         // Writable memory outside the walked heaps, the images and the threads' stacks.
@@ -280,20 +283,27 @@ extension RetainerSearch {
     /// the next slab, its capacity and the offset its allocations reach), whose frames end at
     /// that offset: above it lie the stale words of frames already popped; and for a C block
     /// copied to the heap, which ends at its size (`cBlockSize(at:)`).
-    private func liveRange(of block: MallocHeap.Block, modules: [ModuleImage]) -> Range<UInt64> {
+    private func liveRange(of block: MallocHeap.Block, taskAllocatorImages: [ModuleImage]) -> Range<UInt64> {
         if let size = cBlockSize(at: block.address), size <= block.size { return block.address..<(block.address &+ UInt64(size)) }
-        return slabFrames(of: block, modules: modules) ?? block.address..<(block.address &+ UInt64(block.size))
+        return slabFrames(of: block, taskAllocatorImages: taskAllocatorImages)
+            ?? block.address..<(block.address &+ UInt64(block.size))
     }
 
-    /// For a slab of an async task's allocator (`liveRange(of:modules:)`): its header and the
-    /// frames in use; nil for another block.
-    private func slabFrames(of block: MallocHeap.Block, modules: [ModuleImage]) -> Range<UInt64>? {
+    /// The loaded images whose code allocates async tasks' slabs (`slabFrames`): picked out of
+    /// `modules` once, not by their paths for each block.
+    private static func taskAllocatorImages(in modules: [ModuleImage]) -> [ModuleImage] {
+        modules.filter { $0.path.contains("libswift_Concurrency") }
+    }
+
+    /// For a slab of an async task's allocator (`liveRange(of:taskAllocatorImages:)`): its header
+    /// and the frames in use; nil for another block.
+    private func slabFrames(of block: MallocHeap.Block, taskAllocatorImages: [ModuleImage]) -> Range<UInt64>? {
         let header: UInt64 = 32
         guard block.size >= Int(header), let metadata = memory.word(block.address),
             let capacity = memory.uint32(block.address &+ 16), let used = memory.uint32(block.address &+ 20),
             UInt64(capacity) + header <= UInt64(block.size), UInt64(capacity) + header + 32 > UInt64(block.size),
             used <= capacity, used % 16 == 0,
-            modules.contains(where: { $0.start <= metadata && metadata < $0.end && $0.path.contains("libswift_Concurrency") })
+            taskAllocatorImages.contains(where: { $0.start <= metadata && metadata < $0.end })
         else { return nil }
         return block.address..<(block.address &+ header &+ UInt64(used))
     }
@@ -534,8 +544,11 @@ extension RetainerSearch {
     ) -> [MallocHeap.Block] {
         let found = untypedBlocks(modules: modules, streamsInImages: streamsInImages)
         if !tasks.isEmpty {
+            let taskAllocatorImages = Self.taskAllocatorImages(in: modules)
             for block in found {
-                if let frames = slabFrames(of: block, modules: modules) { taskSlabs[block.address] = frames }
+                if let frames = slabFrames(of: block, taskAllocatorImages: taskAllocatorImages) {
+                    taskSlabs[block.address] = frames
+                }
             }
         }
         return found
