@@ -174,13 +174,15 @@ extension RetainerSearch {
     /// The shortest cycle of strong references from `start` back to it, among objects no root
     /// reached: the instance first, each step holding the next, the last step back to it.
     mutating func cycle(through start: Int32) -> [Step]? {
-        // Once the graph of unreached objects is known whole, an instance on no cycle of it needs
-        // no search (which would read every object it leads to before finding nothing: most
-        // instances left alive are held by a cycle, not on one, such as a parser's tokens, each
-        // holding the rest of their list), and the search reads the graph's references rather
-        // than each object's layout again.
-        let graph = unreachedEdges()
-        let complete = unreachedGraphIsComplete && cyclesFromUnreachedGraph
+        // Once the graph of unreached objects is built (for an instance a cycle holds, by
+        // `heldFromOutside`) and whole, an instance on none of its cycles needs no search (which
+        // would read every object it leads to before finding nothing: most instances left alive
+        // are held by a cycle, not on one, such as a parser's tokens, each holding the rest of
+        // their list), and the search reads the graph's references rather than each object's
+        // layout again. It is not built for this alone: a walk whose instances all lie on cycles
+        // would then read every unreached object, not only what its instances lead to.
+        let graph = unreachedGraph ?? (forward: [:], backward: [:])
+        let complete = unreachedGraph != nil && unreachedGraphIsComplete && cyclesFromUnreachedGraph
         if complete, unreachedCycleSizes[start] == nil { return nil }
         var previous: [Int32: (Int32, Hold, UInt64?)] = [:]
         var queue: [Int32] = [start]
