@@ -96,15 +96,19 @@ struct RetainerSearch {
         var closure: UInt64?
     }
 
-    /// For each of the snapshot's regions, whether it maps the Swift runtime's own libraries,
-    /// whose code in a task's memory names no function of the program (`taskFunctions`): told once
-    /// for all, not for each code address a task holds (thousands of tasks, each read whole).
-    let runtimeRegions: [Bool]
+    /// The executable regions of the snapshot but the Swift runtime's own libraries, in address
+    /// order: a code address a task's memory holds there names a function of the program
+    /// (`taskFunctions`). Picked once, not for each word of each task (thousands of tasks, each
+    /// read whole), where two substring searches of its region's path cost more than the search.
+    let programCode: [Range<UInt64>]
 
     init(snapshot: ProcessSnapshot) {
         memory = SnapshotMemory(snapshot)
         layout = SwiftLayout(memory: memory)
-        runtimeRegions = snapshot.regions.map { $0.path.contains("libswift_Concurrency") || $0.path.contains("libswiftCore") }
+        programCode = snapshot.regions.filter {
+            $0.isExecutable && $0.start < $0.end && !$0.path.contains("libswift_Concurrency")
+                && !$0.path.contains("libswiftCore")
+        }.map { $0.start..<$0.end }
     }
 
     /// The nodes of `instances`, when each is an enumerated object or lies in a walked heap (where

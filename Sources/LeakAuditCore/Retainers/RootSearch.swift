@@ -96,8 +96,12 @@ extension RetainerSearch {
         if endsWithEveryInstanceReached(tasks: tasks, modules: modules, streamsInImages: streamsInImages) { return }
         let untypedBlocks = untypedBlocksAndSlabs(tasks: tasks, modules: modules, streamsInImages: streamsInImages)
         // 4. Async tasks no stack or global reaches: running or suspended, held by the executor.
+        // Each task's functions are read once (every word of the task and its slabs).
+        var taskRoots: [Int32: Root] = [:]
         for node in tasks where parent[Int(node)] == Int32.min {
-            roots.append(.task(functions: taskFunctions(node)))
+            let root = Root.task(functions: taskFunctions(node))
+            taskRoots[node] = root
+            roots.append(root)
             parent[Int(node)] = -Int32(roots.count)
             seeds.append(node)
             queue.append(node)
@@ -109,7 +113,7 @@ extension RetainerSearch {
             for node in tasks {
                 let frames = slabs(of: node)
                 guard !frames.isEmpty else { continue }
-                let root = Root.task(functions: taskFunctions(node))
+                let root = taskRoots[node] ?? Root.task(functions: taskFunctions(node))
                 for frames in frames {
                     var slot = frames.lowerBound &+ 32
                     while slot &+ 8 <= frames.upperBound {
@@ -435,10 +439,7 @@ extension RetainerSearch {
         let address = objects[Int(node)]
         var found: [UInt64] = []
         func look(at slot: UInt64) {
-            guard let word = memory.word(slot), let index = memory.snapshot.regionIndex(containing: word),
-                memory.snapshot.regions[index].isExecutable
-            else { return }
-            if !runtimeRegions[index] { found.append(word) }
+            if let word = memory.word(slot), MallocHeap.contains(programCode, word) { found.append(word) }
         }
         for offset in stride(from: 16, to: Swift.min(size(of: node), 1 << 16), by: 8) { look(at: address &+ UInt64(offset)) }
         // Then its frames in the slabs its allocator took from malloc: inner ones, once the first
