@@ -111,6 +111,35 @@ final class AttributionTests: XCTestCase {
         XCTAssertEqual(clean.report.tests?.filter { !$0.leaked.isEmpty }.map(\.name), [], clean.stderr)
     }
 
+    /// A line whose instances later tests replaced, run once more by a test that leaves its
+    /// instance in a cycle nothing else holds: no global reaches that one, so it is its test's leak,
+    /// whatever its line says; the clean twin leaves nothing but the replaced global state.
+    func testWhatACycleHoldsIsNoGlobalStateWhateverItsLineSays() throws {
+        let options = ["--leaks-per-test", "--census", "--grace-period", "20"]
+        let audit = try Harness.audit(bundle, ["ScreenTests.ReplacedLineCycleTests"], extraOptions: options)
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let reports = try XCTUnwrap(audit.report.tests)
+        let leaky = try XCTUnwrap(reports.first { $0.name == "ScreenTests.ReplacedLineCycleTests/testDLeaksASessionInACycle" })
+        XCTAssertEqual(leaky.leaked.map { "\($0.type) \($0.count)" }, ["ScreenTests.ReplaceableSession 1"], audit.stderr)
+        XCTAssertEqual(leaky.globalState.map(\.type), [], audit.stderr)
+        let replaced = try XCTUnwrap(reports.first { $0.name == "ScreenTests.ReplacedLineCycleTests/testCOpensASession" })
+        XCTAssertEqual(replaced.leaked.map(\.type), [], audit.stderr)
+        XCTAssertEqual(
+            Dictionary(uniqueKeysWithValues: replaced.globalState.map { ($0.type, $0.globalStateReason) }),
+            ["ScreenTests.ReplaceableSession": .replacedByLaterTests], audit.stderr)
+        XCTAssertEqual(reports.filter { !$0.leaked.isEmpty }.map(\.name), [leaky.name], audit.stderr)
+
+        let clean = try Harness.audit(
+            bundle,
+            [
+                "ScreenTests.ReplacedLineCycleCleanTests,ScreenTests.ReplacedLineCycleTests/testAOpensASession,"
+                    + "ScreenTests.ReplacedLineCycleTests/testBOpensASession,ScreenTests.ReplacedLineCycleTests/testCOpensASession"
+            ], extraOptions: options)
+        XCTAssertEqual(clean.report.target.testsRun, 4, clean.stderr)
+        XCTAssertEqual(clean.status, 0, clean.stderr)
+        XCTAssertEqual(clean.report.tests?.filter { !$0.leaked.isEmpty }.map(\.name), [], clean.stderr)
+    }
+
     func testWhatReplacedGlobalStateHeldIsGlobalStateButWhatOutlivesItIsALeak() throws {
         // Each test bootstraps a metrics registry that the next test's bootstrap replaces, 500 ms
         // in, well after the grace period: the first test's counter is alive when it is judged, and
