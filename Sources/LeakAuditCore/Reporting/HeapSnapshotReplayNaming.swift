@@ -20,27 +20,26 @@ extension HeapSnapshotReplay {
     /// Whether the search that ends once it has reached every instance (a walk that reads nothing
     /// else: `RetainerSearch.walk`) finds the paths that searching everything finds.
     package static func earlyEndKeepsPaths(from bytes: UnsafeRawBufferPointer) -> Bool {
-        let decoded = decode(bytes)
-        func paths(searchingEverything: Bool) -> [UInt64: RetainerSearch.Path] {
-            RetainerSearch.walk(
-                of: decoded.instances, in: decoded.snapshot, modules: decoded.modules, retainedSizes: false,
-                unreachable: nil, foreignClasses: foreignClasses, searchesEverything: searchingEverything
-            ).paths
-        }
-        return paths(searchingEverything: false) == paths(searchingEverything: true)
+        paths(bytes, searchingEverything: false) == paths(bytes, searchingEverything: true)
     }
 
     /// True when the paths of the input's instances are the same whether the searches for cycles
     /// among unreached objects read the graph of those objects or each object's layout again.
     package static func cyclesFromGraphKeepPaths(from bytes: UnsafeRawBufferPointer) -> Bool {
+        paths(bytes, searchingEverything: true, cyclesFromGraph: true)
+            == paths(bytes, searchingEverything: true, cyclesFromGraph: false)
+    }
+
+    /// The paths of the input's instances from a walk that reads nothing else.
+    private static func paths(
+        _ bytes: UnsafeRawBufferPointer, searchingEverything: Bool, cyclesFromGraph: Bool = true
+    ) -> [UInt64: RetainerSearch.Path] {
         let decoded = decode(bytes)
-        func paths(fromGraph: Bool) -> [UInt64: RetainerSearch.Path] {
-            RetainerSearch.walk(
-                of: decoded.instances, in: decoded.snapshot, modules: decoded.modules, retainedSizes: true,
-                unreachable: nil, foreignClasses: foreignClasses, cyclesFromUnreachedGraph: fromGraph
-            ).paths
-        }
-        return paths(fromGraph: true) == paths(fromGraph: false)
+        return RetainerSearch.walk(
+            of: decoded.instances, in: decoded.snapshot, modules: decoded.modules, retainedSizes: false,
+            unreachable: nil, foreignClasses: foreignClasses, searchesEverything: searchingEverything,
+            cyclesFromUnreachedGraph: cyclesFromGraph
+        ).paths
     }
 }
 

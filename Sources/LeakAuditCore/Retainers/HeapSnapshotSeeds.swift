@@ -38,8 +38,9 @@ extension HeapSnapshotReplay {
         seeds["cycle"] = cycle.bytes
 
         // Two nodes holding each other, the first also holding a list of two models: the models
-        // are held by the cycle, not on it. In "held-by-cycle-outside" the list's second model
-        // lies outside any heap, first met as the search reads the unreached objects.
+        // are held by the cycle, not on it, and the second node, the last instance, is on it. In
+        // "held-by-cycle-outside" the list's second model lies outside any heap, first met as the
+        // search reads the unreached objects.
         for outsideHeaps in [false, true] {
             var held = Encoder(flags: outsideHeaps ? 2 : 0)
             held.classType(name: Name.model, words: 1, fields: [(2, Encoder.symbolic(0), Name.next)])
@@ -54,7 +55,7 @@ extension HeapSnapshotReplay {
                     (2, [Encoder.meta(0), Code.live] + Encoder.object(3)),
                 ])
             held.chunks(outsideHeaps ? .outside : .heap, [(2, [Encoder.meta(0), Code.live])])
-            held.instances(Encoder.object(2) + Encoder.object(3))
+            held.instances(Encoder.object(2) + Encoder.object(3) + Encoder.object(1))
             seeds[outsideHeaps ? "held-by-cycle-outside" : "held-by-cycle"] = held.bytes
         }
 
