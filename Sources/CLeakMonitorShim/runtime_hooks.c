@@ -141,8 +141,9 @@ __attribute__((visibility("default"))) void leakaudit_hook_swift_task_localValue
 __attribute__((visibility("default"))) void leakaudit_hook_swift_task_localValuePop(void);
 
 /// The probe's answer now: the calling task's running Swift Testing test, or LA_TEST_NONE.
-static inline uint32_t la_test_scope_probe_now(uint32_t (*probe)(void)) {
-    return probe != NULL ? probe() : LA_TEST_NONE;
+/// `after_push`: just after a push, which may have made a test current.
+static inline uint32_t la_test_scope_probe_now(uint32_t (*probe)(bool), bool after_push) {
+    return probe != NULL ? probe(after_push) : LA_TEST_NONE;
 }
 
 /// Swift Testing's runner pushes a task-local runtime state around each test (and each suite, and
@@ -150,18 +151,18 @@ static inline uint32_t la_test_scope_probe_now(uint32_t (*probe)(void)) {
 /// when a test starts and ends, in whatever task runs it.
 void leakaudit_hook_swift_task_localValuePush(const void *key, void *value, const void *value_type) {
     la_process_state *state = la_state();
-    uint32_t (*probe)(void) = __atomic_load_n(&state->tests.scope_probe, __ATOMIC_ACQUIRE);
-    uint32_t before = la_test_scope_probe_now(probe);
+    uint32_t (*probe)(bool) = __atomic_load_n(&state->tests.scope_probe, __ATOMIC_ACQUIRE);
+    uint32_t before = la_test_scope_probe_now(probe, false);
     state->hooks.real_task_local_push(key, value, value_type);
-    la_test_scope_around(before, la_test_scope_probe_now(probe));
+    la_test_scope_around(before, la_test_scope_probe_now(probe, true));
 }
 
 void leakaudit_hook_swift_task_localValuePop(void) {
     la_process_state *state = la_state();
-    uint32_t (*probe)(void) = __atomic_load_n(&state->tests.scope_probe, __ATOMIC_ACQUIRE);
-    uint32_t before = la_test_scope_probe_now(probe);
+    uint32_t (*probe)(bool) = __atomic_load_n(&state->tests.scope_probe, __ATOMIC_ACQUIRE);
+    uint32_t before = la_test_scope_probe_now(probe, false);
     state->hooks.real_task_local_pop();
-    la_test_scope_around(before, la_test_scope_probe_now(probe));
+    la_test_scope_around(before, la_test_scope_probe_now(probe, false));
 }
 
 bool leakaudit_observes_deallocations(void) {

@@ -11,25 +11,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+/// FNV-1a, 32 bits, of a test's name.
+static uint32_t la_test_name_hash(const char *name, size_t length) {
+    uint32_t hash = 2166136261u;
+    for (size_t index = 0; index < length; index++) hash = (hash ^ (uint8_t)name[index]) * 16777619u;
+    return hash;
+}
+
 uint32_t leakaudit_test_intern(const char *name, size_t name_length) {
     la_process_state *state = la_state();
+    uint32_t hash = la_test_name_hash(name, name_length);
     pthread_mutex_lock(&state->slow_lock);
     la_lifecycle_attach_locked(state);
     uint32_t id = LA_TEST_NONE;
     for (uint32_t index = 0; index < state->tests.count; index++) {
-        const char *known = state->tests.names[index];
-        if (strlen(known) == name_length && memcmp(known, name, name_length) == 0) {
+        const la_test_name *known = &state->tests.names[index];
+        if (known->hash == hash && known->length == name_length && memcmp(known->bytes, name, name_length) == 0) {
             id = index;
             break;
         }
     }
     if (id == LA_TEST_NONE && state->tests.count < LA_TEST_NONE - 1) {
-        char **grown = realloc(state->tests.names, (state->tests.count + 1) * sizeof *grown);
-        char *copy = strndup(name, name_length);
+        la_test_name *grown = realloc(state->tests.names, (state->tests.count + 1) * sizeof *grown);
+        // All the name's bytes, even past a NUL in it: they are compared to `name_length` bytes.
+        char *copy = malloc(name_length + 1);
+        if (copy != NULL) {
+            memcpy(copy, name, name_length);
+            copy[name_length] = '\0';
+        }
         if (grown != NULL && copy != NULL) {
             state->tests.names = grown;
             id = state->tests.count++;
-            grown[id] = copy;
+            grown[id] = (la_test_name){.bytes = copy, .length = name_length, .hash = hash};
             la_channel_blob(LA_BLOB_TEST, id, 0, name, name_length);
         } else {
             free(copy);
@@ -126,7 +139,8 @@ void la_tests_install_locked(la_process_state *state) {
     }
 }
 
-void leakaudit_test_observe_scopes(uint32_t (*probe)(void), void (*changed)(uint32_t test_id, uint32_t phase)) {
+void leakaudit_test_observe_scopes(uint32_t (*probe)(bool after_push),
+                                   void (*changed)(uint32_t test_id, uint32_t phase)) {
     la_process_state *state = la_state();
     __atomic_store_n(&state->tests.scope_changed, changed, __ATOMIC_RELEASE);
     __atomic_store_n(&state->tests.scope_probe, probe, __ATOMIC_RELEASE);

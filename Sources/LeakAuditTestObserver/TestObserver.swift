@@ -32,7 +32,7 @@ private struct ShimTestAPI: Sendable {
     typealias SetResolver = @convention(c) ((@convention(c) () -> UInt32)?) -> Void
     typealias ObserveScopes =
         @convention(c) (
-            (@convention(c) () -> UInt32)?, (@convention(c) (UInt32, UInt32) -> Void)?
+            (@convention(c) (Bool) -> UInt32)?, (@convention(c) (UInt32, UInt32) -> Void)?
         ) -> Void
 
     let intern: Intern
@@ -75,9 +75,8 @@ private struct ShimTestAPI: Sendable {
     }
 }
 
-/// The shim's ids of Swift Testing tests, by the test's own ID: the resolver runs on every
-/// allocation of a test run and the scope probe around every task-local push and pop, so a known
-/// test costs a lookup, not a name built from its ID.
+/// The shim's ids of Swift Testing tests, by the test's own ID: a known test costs a lookup, not a
+/// name built from its ID.
 private let swiftTestingIDs = Mutex<[Test.ID: UInt32]>([:])
 
 /// A Swift Testing test's name in reports: its ID (`Module.Suite/function()`) without the source
@@ -89,11 +88,96 @@ private func reportName(of test: Test) -> String {
     return id.hasSuffix(suffix) ? String(id.dropLast(suffix.count)) : id
 }
 
-/// The shim's id for a Swift Testing test (or suite), interned once per name.
-private func swiftTestingID(of test: Test, _ api: ShimTestAPI) -> UInt32 {
+/// The shim's id for a Swift Testing test (or suite), by its ID, interned once per name.
+private func swiftTestingIDByTestID(of test: Test, _ api: ShimTestAPI) -> UInt32 {
     if let known = swiftTestingIDs.withLock({ $0[test.id] }) { return known }
     let id = api.id(of: reportName(of: test))
     swiftTestingIDs.withLock { $0[test.id] = id }
+    return id
+}
+
+/// What tells a test from most others at a glance: its name and source location (file ID, line,
+/// column). Not its identity: the ID also holds the containing type, which only `Test.id`
+/// gives, and that builds an array, and hashing it hashes every name component (about half of
+/// the resolver's samples in GraphQL's 881 tests). Two tests of different types may share a key (a macro that expands to several types,
+/// each with a `@Test func check()`, gives them all the location of its own use), so a key stands
+/// for an ID only while one ID was ever seen under it (`KeyedTests`). The location's fields are
+/// copied out: `SourceLocation` is resilient, and a key holding one is copied, compared and
+/// destroyed through its value witnesses.
+private struct TestKey: Hashable {
+    let name: String
+    let fileID: String
+    let line: Int
+    let column: Int
+
+    init(_ test: Test) {
+        let location = test.sourceLocation
+        name = test.name
+        fileID = location.fileID
+        line = location.line
+        column = location.column
+    }
+
+    /// Line and column alone: the strings are compared only where both match, and tests on one
+    /// line and column of different files are few.
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(line)
+        hasher.combine(column)
+    }
+
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.line == rhs.line && lhs.column == rhs.column && lhs.fileID == rhs.fileID && lhs.name == rhs.name
+    }
+}
+
+/// Every test Swift Testing made current, by key, told after each task-local push of its library
+/// (`probeSwiftTestingTest`). A task's `Test.current` changes only through such a push (or the pop
+/// that undoes one), and a child task inherits its parent's: so a test the resolver sees was made
+/// current by a push, and stored here when that push returned, before the code it scopes ran.
+/// When one ID was ever seen under a key, the test under that key has that ID, and the resolver
+/// maps the key, not the ID, to the shim's id. A key seen with two IDs is ambiguous for the rest
+/// of the run: the test's ID is looked up instead (as when the scopes are not observed: nothing is
+/// stored then, and every key is unknown).
+private struct KeyedTests {
+    /// What the resolver reads: whether one ID was seen under the key, and the shim's id for it
+    /// once asked for. Trivial values, copied out under the lock without a retain.
+    struct Answer {
+        var unique = true
+        var shimID: UInt32?
+    }
+
+    var answers: [TestKey: Answer] = [:]
+    /// The ID first seen under each key.
+    var ids: [TestKey: Test.ID] = [:]
+}
+
+private let keyedTests = Mutex(KeyedTests())
+
+/// Stores a test that a push of Swift Testing's library made current.
+private func noteCurrent(_ test: Test) {
+    let key = TestKey(test)
+    let id = test.id
+    keyedTests.withLock { tests in
+        if let known = tests.ids[key] {
+            if known != id { tests.answers[key]?.unique = false }
+        } else {
+            tests.ids[key] = id
+            tests.answers[key] = KeyedTests.Answer()
+        }
+    }
+}
+
+/// The shim's id for a Swift Testing test (or suite), interned once per name: by its key when only
+/// its ID was seen under that key, else by its ID.
+private func swiftTestingID(of test: Test, _ api: ShimTestAPI) -> UInt32 {
+    let key = TestKey(test)
+    guard let answer = keyedTests.withLock({ $0.answers[key] }), answer.unique else {
+        return swiftTestingIDByTestID(of: test, api)
+    }
+    if let known = answer.shimID { return known }
+    // The test's ID is the one stored under its key: the same answer as by its ID.
+    let id = swiftTestingIDByTestID(of: test, api)
+    keyedTests.withLock { $0.answers[key]?.shimID = id }
     return id
 }
 
@@ -119,12 +203,14 @@ private let resolveSwiftTestingTest: @convention(c) () -> UInt32 = {
 }
 
 /// Names the calling task's running Swift Testing test function (never a suite), for the shim's
-/// test-scope hooks. A test counts as running while one of its cases runs: the runner also sets
-/// `Test.current` while it plans the run (evaluating traits and arguments), with no case.
-private let probeSwiftTestingTest: @convention(c) () -> UInt32 = {
-    guard let test = Test.current, !test.isSuite, Test.Case.current != nil, let api = ShimTestAPI.shared else {
-        return LA_TEST_NONE
-    }
+/// test-scope hooks: asked before and after each task-local push and pop of Swift Testing's
+/// library, `afterPush` true after a push, which may have made a new test current (stored for the
+/// resolver: `keyedTests`). A test counts as running while one of its cases runs: the runner also
+/// sets `Test.current` while it plans the run (evaluating traits and arguments), with no case.
+private let probeSwiftTestingTest: @convention(c) (Bool) -> UInt32 = { afterPush in
+    guard let test = Test.current, let api = ShimTestAPI.shared else { return LA_TEST_NONE }
+    if afterPush { noteCurrent(test) }
+    guard !test.isSuite, Test.Case.current != nil else { return LA_TEST_NONE }
     return swiftTestingID(of: test, api)
 }
 

@@ -269,10 +269,25 @@ final class AttributionTests: XCTestCase {
         let clean = try XCTUnwrap(tests.first { $0.key == "ScreenTests.ProfileSwiftTests/releasesSettings()" })
         XCTAssertEqual(clean.value.count, 0, "never blamed for the other test's objects")
         // Every Swift Testing test that ran is counted, though it has no observer API:
-        // ProfileSwiftTests' two, ParameterizedSwiftTests' two and SkippedTests.swift's two.
-        XCTAssertEqual(audit.report.target.testsRun, 6)
+        // ProfileSwiftTests' two, ParameterizedSwiftTests' two, SkippedTests.swift's two and
+        // SharedLocationTests.swift's four.
+        XCTAssertEqual(audit.report.target.testsRun, 10)
         let processes = audit.report.target.processes
         XCTAssertEqual(processes.map(\.testingLibrary), [.swiftTesting, .swiftTesting])
+    }
+
+    func testSwiftTestingTestsSharingANameAndALocationAreToldApart() throws {
+        // The resolver knows a test by its name and location while only one test ID was seen with
+        // them; these pairs share both, in different types (SharedLocationTests.swift). Taken for
+        // one another, a pair's leak is blamed on its clean twin, in one pair or the other, or
+        // the two tests read as one.
+        let audit = try Harness.audit(bundle, ["--testing-library", "swift-testing"], extraOptions: ["--leaks-per-test"])
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let leaked = tests(audit).mapValues { $0.map { "\($0.type) \($0.count)" } }
+        XCTAssertEqual(leaked["ScreenTests.KeepsLedgers/check()"], ["ScreenTests.Ledger 3"], "\(leaked)")
+        XCTAssertEqual(leaked["ScreenTests.ReleasesLedgers/check()"], [], "\(leaked)")
+        XCTAssertEqual(leaked["ScreenTests.KeepsVouchers/check()"], ["ScreenTests.Voucher 3"], "\(leaked)")
+        XCTAssertEqual(leaked["ScreenTests.ClearsVouchers/check()"], [], "\(leaked)")
     }
 
     func testAParameterizedTestIsNotBlamedForTheArgumentsTheRunnerKeeps() throws {
@@ -292,14 +307,15 @@ final class AttributionTests: XCTestCase {
     }
 
     func testSkippedTestsAndExitTestsAreCountedAsTheRunnersCountThem() throws {
-        // Swift Testing: 9 tests, as its runner says ("Test run with 9 tests"): 6 ran (one of
+        // Swift Testing: 13 tests, as its runner says ("Test run with 13 tests"): 10 ran (one of
         // them an exit test, whose child process is not counted again), 3 skipped without running.
         // They pass as they do plainly: reading the event stream changes nothing in the run (a
         // test sees the warning it records).
         let swiftTesting = try Harness.audit(bundle, ["--testing-library", "swift-testing"], extraOptions: ["--leaks-per-test"])
         XCTAssertTrue(
-            (swiftTesting.stdout + swiftTesting.stderr).contains("Test run with 9 tests in 4 suites passed"), swiftTesting.stderr)
-        XCTAssertEqual(swiftTesting.report.target.testsRun, 6)
+            (swiftTesting.stdout + swiftTesting.stderr).contains("Test run with 13 tests in 8 suites passed"),
+            swiftTesting.stderr)
+        XCTAssertEqual(swiftTesting.report.target.testsRun, 10)
         XCTAssertEqual(swiftTesting.report.target.testsSkipped, 3)
         let processes = swiftTesting.report.target.processes
         XCTAssertEqual(
@@ -313,7 +329,7 @@ final class AttributionTests: XCTestCase {
         // Read unwrapped: the report wraps its lines at 80 columns.
         let swiftTestingText = Harness.run([Harness.leakAudit, "report", swiftTesting.jsonPath]).stdout
             .replacingOccurrences(of: "\n  ", with: " ")
-        XCTAssertTrue(swiftTestingText.contains("(Swift Testing, 6 tests, 3 skipped)"), swiftTestingText)
+        XCTAssertTrue(swiftTestingText.contains("(Swift Testing, 10 tests, 3 skipped)"), swiftTestingText)
 
         // XCTest counts a test that threw XCTSkip as executed and as skipped: so does leak-audit.
         let xctest = try Harness.audit(bundle, ["ScreenTests.SkippedXCTests"], extraOptions: ["--leaks-per-test"])
@@ -331,7 +347,7 @@ final class AttributionTests: XCTestCase {
         let own = try Harness.audit(
             bundle, ["--testing-library", "swift-testing", "--event-stream-output-path", stream, "--event-stream-version", "0"],
             extraOptions: ["--leaks-per-test"])
-        XCTAssertEqual(own.report.target.testsRun, 6)
+        XCTAssertEqual(own.report.target.testsRun, 10)
         XCTAssertNil(own.report.target.testsSkipped, "\(own.report.target)")
         XCTAssertTrue(try String(contentsOfFile: stream, encoding: .utf8).contains("\"testSkipped\""))
     }

@@ -126,10 +126,12 @@ void leakaudit_test_set_resolver(uint32_t (*_Nullable resolver)(void));
 
 /// Observes Swift Testing's tests starting and ending (it has no observer API): around every
 /// task-local push and pop made by Swift Testing's own library, `probe` names the calling task's
-/// running test (a test function, never a suite) or returns LA_TEST_NONE, and when the answer
-/// changes `changed` is told that the old test finished (LA_TEST_FINISHED) and the new one started
-/// (LA_TEST_STARTED). Call it from the test observer's install function.
-void leakaudit_test_observe_scopes(uint32_t (*probe)(void), void (*changed)(uint32_t test_id, uint32_t phase));
+/// running test (a test function, never a suite) or returns LA_TEST_NONE (`after_push` is true
+/// when it is asked just after a push), and when the answer changes `changed` is told that the old
+/// test finished (LA_TEST_FINISHED) and the new one started (LA_TEST_STARTED). Call it from the
+/// test observer's install function.
+void leakaudit_test_observe_scopes(uint32_t (*probe)(bool after_push),
+                                   void (*changed)(uint32_t test_id, uint32_t phase));
 
 // This process under leak-audit (lifecycle.c, channel.c, runtime_hooks.c) -------------------------
 
