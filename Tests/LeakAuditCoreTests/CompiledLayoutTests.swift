@@ -74,6 +74,15 @@ struct OptionalHolders {
     var last: Int
 }
 
+/// Ranges, as a URL's parse info keeps its components (`Range<String.Index>?`): two plain bounds
+/// each, then a reference.
+struct RangeHolders {
+    var range: Range<Int>
+    var text: Range<String.Index>?
+    var closed: ClosedRange<UInt8>?
+    var holder: CompiledReference
+}
+
 /// A struct whose extra inhabitants are its `String`'s (the first field with the most): a `nil`
 /// of its optional writes that word only.
 struct Labelled {
@@ -300,6 +309,38 @@ final class CompiledLayoutTests: XCTestCase {
     private static func descriptor(_ type: Any.Type) -> UInt64 {
         let metadata = UnsafeRawPointer(bitPattern: UInt(metadata(type)))!
         return UInt64(UInt(bitPattern: metadata.load(fromByteOffset: 8, as: UnsafeRawPointer.self)))
+    }
+
+    /// A range is its two bounds: a value of ranges and optional ranges lowers to the compiler's
+    /// size, and of one written over stale words (each a live object's address) only its
+    /// reference is read, none of the padding after an optional range's tag byte.
+    func testRangesAreTheirTwoBoundsAndHoldNothing() throws {
+        let layout = try Self.ownLayout()
+        let found = try lowered(RangeHolders.self, layout)
+        XCTAssertEqual(found.size, MemoryLayout<RangeHolders>.size)
+        let stale = CompiledReference()
+        let holder = CompiledReference()
+        let stride = MemoryLayout<RangeHolders>.stride
+        let slot = UnsafeMutableRawPointer.allocate(byteCount: stride, alignment: 16)
+        defer { slot.deallocate() }
+        for word in 0..<(stride / 8) {
+            slot.storeBytes(
+                of: UInt(bitPattern: Unmanaged.passUnretained(stale).toOpaque()), toByteOffset: word * 8, as: UInt.self)
+        }
+        let text = "a range of text"
+        for value in [
+            RangeHolders(range: 1..<2, text: nil, closed: nil, holder: holder),
+            RangeHolders(range: 3..<4, text: text.startIndex..<text.endIndex, closed: 5...6, holder: holder),
+        ] {
+            let typed = slot.bindMemory(to: RangeHolders.self, capacity: 1)
+            typed.initialize(to: value)
+            var offsets: [Int] = []
+            layout.referenceOffsets(
+                found.shape, at: UInt64(UInt(bitPattern: slot)), span: found.size, base: 0, into: &offsets)
+            XCTAssertEqual(offsets, [MemoryLayout<RangeHolders>.offset(of: \.holder)!], "\(value)")
+            typed.deinitialize(count: 1)
+        }
+        withExtendedLifetime(stale) {}
     }
 
     func testANilOptionalOfAStructReadsNothingOfTheWordsItLeaves() throws {

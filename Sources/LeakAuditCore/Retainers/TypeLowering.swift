@@ -2,7 +2,7 @@
 // process's reflection records (TypeLowering.cpp): a struct's fields one after the other, each at
 // its alignment; a tuple's elements the same; an enum from its cases (a single payload's extra
 // inhabitants, a multi-payload enum's spare bits or extra tag bytes); references, strings,
-// collections, closures and existentials by their known sizes. A generic parameter (`x`, `q_`)
+// collections, closures and existentials by their known sizes; ranges as their two bounds. A generic parameter (`x`, `q_`)
 // takes its argument's layout, from the metadata of the value that holds it or from the mangled
 // name's own arguments (`Foo<Int>`). Anything not known for certain (a type without reflection
 // records, a C type, a function inside a tuple, an extra inhabitant count that decides a size
@@ -226,6 +226,8 @@ extension SwiftLayout {
         case optional
         /// UnsafePointer, UnsafeMutablePointer, Unmanaged.
         case pointer
+        /// Range, ClosedRange: two bounds, the lower one first.
+        case range
     }
 
     /// The standard library's types that the parser knows by their `s<length><name><kind>` name.
@@ -337,6 +339,7 @@ extension SwiftLayout {
                 case UInt8(ascii: "a"), UInt8(ascii: "D"), UInt8(ascii: "h"): term = .standardGeneric(.collection)
                 case UInt8(ascii: "q"): term = .standardGeneric(.optional)
                 case UInt8(ascii: "p"), UInt8(ascii: "P"): term = .standardGeneric(.pointer)
+                case UInt8(ascii: "n"), UInt8(ascii: "N"): term = .standardGeneric(.range)
                 case UInt8(ascii: "v"), UInt8(ascii: "V"): term = .type(.pointer)
                 case UInt8(ascii: "g") where count == 1:
                     guard let wrapped = popType(), let optional = singlePayload(wrapped, emptyCases: 1) else { return nil }
@@ -396,6 +399,9 @@ extension SwiftLayout {
                         let optional = singlePayload(wrapped, emptyCases: 1)
                     else { return nil }
                     bound = optional
+                case .standardGeneric(.range)?:
+                    guard terms.count == 1, let bounds = lowered(terms[0]) else { return nil }
+                    bound = aggregate([bounds, bounds])
                 case .nominal(let descriptor)?:
                     // An argument not known is an error only where a field or payload has its type.
                     let list = terms.map { lowered($0) ?? .unknownArgument }
