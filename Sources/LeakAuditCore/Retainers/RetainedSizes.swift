@@ -33,7 +33,7 @@ extension RetainerSearch {
             (objects, nodeTypeIndexes, otherNodes, walkedHeaps, enumeratedCount) = ([], [], [:], [], 0)
             (heapWalk, freeBlocks, streams) = (MallocHeap.Walk(), MallocHeap.FreeBlocks(), [])
             enumeratedOutsideHeaps = []
-            (unreachedGraph, unreachedCycleSizes, unreachedGraphIsComplete) = (nil, [:], false)
+            unreachedGraph = nil
         }
         let tree = DominatorTree(
             nodeCount: nodeCount, successorStart: consume successorStart, successors: consume successors,

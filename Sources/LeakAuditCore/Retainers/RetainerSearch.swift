@@ -63,13 +63,11 @@ struct RetainerSearch {
     /// (`reachFromUntypedMemory`): what only untyped memory reaches was unreached then. A path
     /// from untyped memory to an object a cycle holds names the cycle (`path(to:)`).
     var parentBeforeUntypedMemory: [Int32]? = nil
-    /// `unreachedGraph`, `unreachedCycleSizes` and `unreachedGraphIsComplete` of the objects
-    /// unreached before untyped memory was read, built on first need.
-    var unreachedGraphBeforeUntypedMemory: (forward: [Int32: [Edge]], backward: [Int32: [Edge]])? = nil
-    var unreachedCycleSizesBeforeUntypedMemory: [Int32: Int] = [:]
-    var unreachedGraphBeforeUntypedMemoryIsComplete = false
+    /// `unreachedGraph` of the objects unreached before untyped memory was read, built on first
+    /// need.
+    var unreachedGraphBeforeUntypedMemory: UnreachedGraph? = nil
     /// The malloc blocks that are slabs of an async task's allocator, each with the part that
-    /// holds its frames in use (`slabFrames(of:modules:)`), by address: a task holds what its
+    /// holds its frames in use (`slabFrames(of:taskAllocatorImages:)`), by address: a task holds what its
     /// frames in them hold (`reachFromRoots`).
     var taskSlabs: [UInt64: Range<UInt64>] = [:]
     /// For each object a word of untyped memory reached first: how many strong references the
@@ -77,17 +75,23 @@ struct RetainerSearch {
     var typedHoldsOfUntypedSeeds: [Int32: Int]? = nil
 
     // The objects no root reaches (UnreachedCycles.swift).
-    /// Strong references among the objects no root reaches, both ways, built on first need.
-    var unreachedGraph: (forward: [Int32: [Edge]], backward: [Int32: [Edge]])? = nil
-    /// The nodes that lie on a cycle of unreached objects, each with how many objects its cycle
-    /// has (its strongly connected component).
-    var unreachedCycleSizes: [Int32: Int] = [:]
-    /// Whether `unreachedGraph` holds every reference among the unreached objects: no object was
-    /// first met while it was built, whose own references would be missing.
-    var unreachedGraphIsComplete = false
+    /// Strong references among the objects no root reaches, built on first need.
+    var unreachedGraph: UnreachedGraph? = nil
     /// Whether the search for a cycle through an unreached instance reads the graph of unreached
     /// objects once it is complete (false: each object's layout again; a test compares the two).
     var cyclesFromUnreachedGraph = true
+
+    /// The strong references among the objects no root reaches, both ways, and their cycles.
+    struct UnreachedGraph {
+        var forward: [Int32: [Edge]] = [:]
+        var backward: [Int32: [Edge]] = [:]
+        /// The nodes that lie on a cycle, each with how many objects its cycle has (its strongly
+        /// connected component).
+        var cycleSizes: [Int32: Int] = [:]
+        /// Whether it holds every reference among the unreached objects: no object was first met
+        /// while it was built, whose own references would be missing.
+        var isComplete = false
+    }
 
     /// A strong reference: the other end, and how it holds.
     struct Edge {

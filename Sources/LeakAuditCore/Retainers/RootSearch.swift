@@ -656,12 +656,8 @@ extension RetainerSearch {
         if before.count < parent.count { before += repeatElement(Int32.min, count: parent.count - before.count) }
         swap(&parent, &before)
         swap(&unreachedGraph, &unreachedGraphBeforeUntypedMemory)
-        swap(&unreachedCycleSizes, &unreachedCycleSizesBeforeUntypedMemory)
-        swap(&unreachedGraphIsComplete, &unreachedGraphBeforeUntypedMemoryIsComplete)
         let path = cycle(through: target).map { Path(root: .cycle, steps: $0) } ?? heldFromOutside(target)
         swap(&unreachedGraph, &unreachedGraphBeforeUntypedMemory)
-        swap(&unreachedCycleSizes, &unreachedCycleSizesBeforeUntypedMemory)
-        swap(&unreachedGraphIsComplete, &unreachedGraphBeforeUntypedMemoryIsComplete)
         if before.count < parent.count { before += repeatElement(Int32.min, count: parent.count - before.count) }
         swap(&parent, &before)
         parentBeforeUntypedMemory = before

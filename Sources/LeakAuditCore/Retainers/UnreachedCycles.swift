@@ -15,7 +15,7 @@ extension RetainerSearch {
         while head < queue.count {
             let node = queue[head]
             head += 1
-            if node != target, unreachedCycleSizes[node] != nil {
+            if node != target, graph.cycleSizes[node] != nil {
                 chosen = node
                 break
             }
@@ -39,29 +39,28 @@ extension RetainerSearch {
             current = edge.node
         }
         guard let cycleStart = chosen else { return Path(root: walkedHeaps.isEmpty ? .unknown : .unreferenced, steps: steps) }
-        return Path(root: .heldByCycle(members: unreachedCycleSizes[cycleStart] ?? 1), steps: steps)
+        return Path(root: .heldByCycle(members: graph.cycleSizes[cycleStart] ?? 1), steps: steps)
     }
 
     /// The strong references among objects no root reached, and which of them lie on a cycle
     /// (a strongly connected component of more than one object, or one holding itself).
-    private mutating func unreachedEdges() -> (forward: [Int32: [Edge]], backward: [Int32: [Edge]]) {
+    private mutating func unreachedEdges() -> UnreachedGraph {
         if let unreachedGraph { return unreachedGraph }
-        var forward: [Int32: [Edge]] = [:]
-        var backward: [Int32: [Edge]] = [:]
+        var graph = UnreachedGraph()
         let nodeCount = objects.count
         for node in 0..<nodeCount where parent[node] == Int32.min {
             forEachReference(of: Int32(node)) { search, target, hold, closure in
                 guard search.parent[Int(target)] == Int32.min else { return }
-                forward[Int32(node), default: []].append(Edge(node: target, hold: hold, closure: closure))
-                backward[target, default: []].append(Edge(node: Int32(node), hold: hold, closure: closure))
+                graph.forward[Int32(node), default: []].append(Edge(node: target, hold: hold, closure: closure))
+                graph.backward[target, default: []].append(Edge(node: Int32(node), hold: hold, closure: closure))
             }
         }
-        unreachedCycleSizes = Self.cycleSizes(forward)
+        graph.cycleSizes = Self.cycleSizes(graph.forward)
         // A node first met while reading the others (an object outside the walked heaps) had its
         // own references left unread: the graph may then miss a cycle.
-        unreachedGraphIsComplete = objects.count == nodeCount
-        unreachedGraph = (forward, backward)
-        return (forward, backward)
+        graph.isComplete = objects.count == nodeCount
+        unreachedGraph = graph
+        return graph
     }
 
     /// The nodes of `graph` on a cycle: a strongly connected component of more than one node, or
@@ -181,9 +180,8 @@ extension RetainerSearch {
         // their list), and the search reads the graph's references rather than each object's
         // layout again. It is not built for this alone: a walk whose instances all lie on cycles
         // would then read every unreached object, not only what its instances lead to.
-        let graph = unreachedGraph ?? (forward: [:], backward: [:])
-        let complete = unreachedGraph != nil && unreachedGraphIsComplete && cyclesFromUnreachedGraph
-        if complete, unreachedCycleSizes[start] == nil { return nil }
+        let graph = unreachedGraph.flatMap { $0.isComplete && cyclesFromUnreachedGraph ? $0 : nil }
+        if let graph, graph.cycleSizes[start] == nil { return nil }
         var previous: [Int32: (Int32, Hold, UInt64?)] = [:]
         var queue: [Int32] = [start]
         var head = 0
@@ -201,7 +199,7 @@ extension RetainerSearch {
             let node = queue[head]
             head += 1
             // The graph holds the very references the objects' layouts give, in the same order.
-            if complete {
+            if let graph {
                 for edge in graph.forward[node] ?? [] { visit(node, edge.node, edge.hold, edge.closure) }
                 continue
             }
