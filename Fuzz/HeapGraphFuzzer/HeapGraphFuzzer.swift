@@ -13,11 +13,15 @@ import LeakAuditModel
 
 /// Searches one input's snapshot and names the paths, then groups what no root reaches into
 /// structures; returns the steps named. A search that ends once it has reached the instances
-/// (the walk at exit without `--retainers`) must find the paths a whole search finds: a finding
-/// when it does not.
+/// (the walk at exit without `--retainers`), and searches for cycles that read the graph of
+/// unreached objects, must find the paths a whole search finds: a finding when they do not.
 func replay(_ bytes: UnsafeRawBufferPointer) -> Int {
-    guard HeapSnapshotReplay.earlyEndKeepsPaths(from: bytes) else {
+    let kept = HeapSnapshotReplay.shortcutsKeepPaths(from: bytes)
+    guard kept.earlyEnd else {
         fatalError("the search that ends once it reached the instances found other paths than the whole search")
+    }
+    guard kept.cyclesFromGraph else {
+        fatalError("the searches for cycles that read the graph of unreached objects found other paths")
     }
     let (retainers, unavailable) = HeapSnapshotReplay.retainers(from: bytes)
     let unreachable = HeapSnapshotReplay.unreachable(from: bytes)

@@ -229,25 +229,11 @@ final class HeapSnapshotReplayTests: XCTestCase {
     /// once it has reached them all: on every seed (the deep chain's instance is found first of
     /// its 50,000 objects), the fuzzer's findings and mutated seeds, the paths are those of the
     /// whole search.
-    func testASearchThatEndsOnceItReachedTheInstancesFindsTheSamePaths() throws {
-        for (name, input) in try seedsFindingsAndMutations() {
-            XCTAssertTrue(input.withUnsafeBytes(HeapSnapshotReplay.earlyEndKeepsPaths(from:)), name)
-        }
-    }
-
-    /// The searches for a cycle through an unreached instance read the graph of unreached objects
-    /// once it is whole (an instance on none of its cycles needs no search): on every seed, the
-    /// fuzzer's findings and mutated seeds, the paths are those of searches that read each
-    /// object's layout again.
-    func testCyclesReadFromTheGraphOfUnreachedObjectsGiveTheSamePaths() throws {
-        for (name, input) in try seedsFindingsAndMutations() {
-            XCTAssertTrue(input.withUnsafeBytes(HeapSnapshotReplay.cyclesFromGraphKeepPaths(from:)), name)
-        }
-    }
-
-    /// The seeds, the fuzzer's findings, and 300 seeds (the deep chain aside) with a byte changed,
-    /// by name.
-    private func seedsFindingsAndMutations() throws -> [(String, [UInt8])] {
+    ///
+    /// Also the searches for a cycle through an unreached instance, which read the graph of
+    /// unreached objects once it is whole (an instance on none of its cycles needs no search):
+    /// the paths are those of searches that read each object's layout again.
+    func testTheSearchesShortcutsFindTheSamePaths() throws {
         var inputs = HeapSnapshotReplay.seeds.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         for file in try FileManager.default.contentsOfDirectory(atPath: Self.corpus.path).sorted() {
             inputs.append((file, try [UInt8](Data(contentsOf: Self.corpus.appendingPathComponent(file)))))
@@ -261,7 +247,11 @@ final class HeapSnapshotReplayTests: XCTestCase {
             input[Int((state >> 33) % UInt64(input.count))] = UInt8(truncatingIfNeeded: state >> 13)
             inputs.append(("\(mutable[round % mutable.count].0), mutation \(round)", input))
         }
-        return inputs
+        for (name, input) in inputs {
+            let kept = input.withUnsafeBytes(HeapSnapshotReplay.shortcutsKeepPaths(from:))
+            XCTAssertTrue(kept.earlyEnd, "\(name): ending once every instance is reached")
+            XCTAssertTrue(kept.cyclesFromGraph, "\(name): cycles from the graph")
+        }
     }
 
     func testRandomAndMutatedSnapshotsNeverTrap() {

@@ -17,17 +17,17 @@ extension HeapSnapshotReplay {
 }
 
 extension HeapSnapshotReplay {
-    /// Whether the search that ends once it has reached every instance (a walk that reads nothing
-    /// else: `RetainerSearch.walk`) finds the paths that searching everything finds.
-    package static func earlyEndKeepsPaths(from bytes: UnsafeRawBufferPointer) -> Bool {
-        paths(bytes, searchingEverything: false) == paths(bytes, searchingEverything: true)
-    }
-
-    /// True when the paths of the input's instances are the same whether the searches for cycles
-    /// among unreached objects read the graph of those objects or each object's layout again.
-    package static func cyclesFromGraphKeepPaths(from bytes: UnsafeRawBufferPointer) -> Bool {
-        paths(bytes, searchingEverything: true, cyclesFromGraph: true)
-            == paths(bytes, searchingEverything: true, cyclesFromGraph: false)
+    /// Whether shortcuts of the search find the paths of the whole search, which reads every
+    /// object and searches for each cycle by the objects' layouts: `earlyEnd`, the search that ends
+    /// once it has reached every instance (a walk that reads nothing else: `RetainerSearch.walk`);
+    /// `cyclesFromGraph`, the searches for cycles among unreached objects that read the graph of
+    /// those objects.
+    package static func shortcutsKeepPaths(from bytes: UnsafeRawBufferPointer) -> (earlyEnd: Bool, cyclesFromGraph: Bool) {
+        let whole = paths(bytes, searchingEverything: true, cyclesFromGraph: false)
+        return (
+            paths(bytes, searchingEverything: false) == whole,
+            paths(bytes, searchingEverything: true, cyclesFromGraph: true) == whole
+        )
     }
 
     /// The paths of the input's instances from a walk that reads nothing else.
