@@ -100,15 +100,10 @@ final class AttributionTests: XCTestCase {
             audit.stderr)
         XCTAssertEqual(reports.filter { !$0.leaked.isEmpty }.map(\.name), [first.name], audit.stderr)
 
-        let clean = try Harness.audit(
-            bundle,
-            [
-                "ScreenTests.GenericTimerCleanTests,ScreenTests.GenericTimerTests/testBStartsATimerOnStrings,"
-                    + "ScreenTests.GenericTimerTests/testCStartsATimerOnStrings,ScreenTests.GenericTimerTests/testDStopsTheTimer"
-            ], extraOptions: options)
-        XCTAssertEqual(clean.report.target.testsRun, 4, clean.stderr)
-        XCTAssertEqual(clean.status, 0, clean.stderr)
-        XCTAssertEqual(clean.report.tests?.filter { !$0.leaked.isEmpty }.map(\.name), [], clean.stderr)
+        try assertCleanTwin(
+            "ScreenTests.GenericTimerCleanTests,ScreenTests.GenericTimerTests/testBStartsATimerOnStrings,"
+                + "ScreenTests.GenericTimerTests/testCStartsATimerOnStrings,ScreenTests.GenericTimerTests/testDStopsTheTimer",
+            testsRun: 4, options: options)
     }
 
     /// A line whose instances later tests replaced, run once more by a test that leaves its
@@ -129,13 +124,17 @@ final class AttributionTests: XCTestCase {
             ["ScreenTests.ReplaceableSession": .replacedByLaterTests], audit.stderr)
         XCTAssertEqual(reports.filter { !$0.leaked.isEmpty }.map(\.name), [leaky.name], audit.stderr)
 
-        let clean = try Harness.audit(
-            bundle,
-            [
-                "ScreenTests.ReplacedLineCycleCleanTests,ScreenTests.ReplacedLineCycleTests/testAOpensASession,"
-                    + "ScreenTests.ReplacedLineCycleTests/testBOpensASession,ScreenTests.ReplacedLineCycleTests/testCOpensASession"
-            ], extraOptions: options)
-        XCTAssertEqual(clean.report.target.testsRun, 4, clean.stderr)
+        try assertCleanTwin(
+            "ScreenTests.ReplacedLineCycleCleanTests,ScreenTests.ReplacedLineCycleTests/testAOpensASession,"
+                + "ScreenTests.ReplacedLineCycleTests/testBOpensASession,ScreenTests.ReplacedLineCycleTests/testCOpensASession",
+            testsRun: 4, options: options)
+    }
+
+    /// Asserts that the tests `filter` names all run (`testsRun` of them) and leave nothing: a clean
+    /// twin's audit exits 0 and blames no test.
+    private func assertCleanTwin(_ filter: String, testsRun: Int, options: [String]) throws {
+        let clean = try Harness.audit(bundle, [filter], extraOptions: options)
+        XCTAssertEqual(clean.report.target.testsRun, testsRun, clean.stderr)
         XCTAssertEqual(clean.status, 0, clean.stderr)
         XCTAssertEqual(clean.report.tests?.filter { !$0.leaked.isEmpty }.map(\.name), [], clean.stderr)
     }

@@ -278,12 +278,8 @@ final class CompiledLayoutTests: XCTestCase {
         XCTAssertEqual(optional.size, MemoryLayout<Payload?>.size, "\(Payload.self)")
         let stride = MemoryLayout<Payload?>.stride
         let stale = CompiledReference()
-        let slots = UnsafeMutableRawPointer.allocate(byteCount: 2 * stride, alignment: 16)
+        let slots = Self.staleSlots(byteCount: 2 * stride, pointingAt: stale)
         defer { slots.deallocate() }
-        for word in 0..<(2 * stride / 8) {
-            slots.storeBytes(
-                of: UInt(bitPattern: Unmanaged.passUnretained(stale).toOpaque()), toByteOffset: word * 8, as: UInt.self)
-        }
         let typed = slots.bindMemory(to: Payload?.self, capacity: 2)
         typed.initialize(to: nil)
         (typed + 1).initialize(to: value)
@@ -306,6 +302,17 @@ final class CompiledLayoutTests: XCTestCase {
         XCTAssertTrue(offsets.contains(holder), "\(Payload.self) by its metadata: \(offsets)")
     }
 
+    /// `byteCount` bytes whose every word is `stale`'s address, as a freed object's would leave
+    /// them, for a value to be written over.
+    private static func staleSlots(byteCount: Int, pointingAt stale: AnyObject) -> UnsafeMutableRawPointer {
+        let slots = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: 16)
+        for word in 0..<(byteCount / 8) {
+            slots.storeBytes(
+                of: UInt(bitPattern: Unmanaged.passUnretained(stale).toOpaque()), toByteOffset: word * 8, as: UInt.self)
+        }
+        return slots
+    }
+
     private static func descriptor(_ type: Any.Type) -> UInt64 {
         let metadata = UnsafeRawPointer(bitPattern: UInt(metadata(type)))!
         return UInt64(UInt(bitPattern: metadata.load(fromByteOffset: 8, as: UnsafeRawPointer.self)))
@@ -321,12 +328,8 @@ final class CompiledLayoutTests: XCTestCase {
         let stale = CompiledReference()
         let holder = CompiledReference()
         let stride = MemoryLayout<RangeHolders>.stride
-        let slot = UnsafeMutableRawPointer.allocate(byteCount: stride, alignment: 16)
+        let slot = Self.staleSlots(byteCount: stride, pointingAt: stale)
         defer { slot.deallocate() }
-        for word in 0..<(stride / 8) {
-            slot.storeBytes(
-                of: UInt(bitPattern: Unmanaged.passUnretained(stale).toOpaque()), toByteOffset: word * 8, as: UInt.self)
-        }
         let text = "a range of text"
         for value in [
             RangeHolders(range: 1..<2, text: nil, closed: nil, holder: holder),
