@@ -97,13 +97,13 @@ private func swiftTestingIDByTestID(of test: Test, _ api: ShimTestAPI) -> UInt32
 }
 
 /// What tells a test from most others at a glance: its name and source location (file ID, line,
-/// column). Not its identity: the ID also holds the containing type, which only `Test.id`
-/// gives, and that builds an array, and hashing it hashes every name component (about half of
-/// the resolver's samples in GraphQL's 881 tests). Two tests of different types may share a key (a macro that expands to several types,
-/// each with a `@Test func check()`, gives them all the location of its own use), so a key stands
-/// for an ID only while one ID was ever seen under it (`KeyedTests`). The location's fields are
-/// copied out: `SourceLocation` is resilient, and a key holding one is copied, compared and
-/// destroyed through its value witnesses.
+/// column). Not its identity: the ID also holds the containing type, which only `Test.id` gives,
+/// and that builds an array, and hashing it hashes every name component (about half of the
+/// resolver's samples in GraphQL's 881 tests). Two tests of different types may share a key (a
+/// macro that expands to several types, each with a `@Test func check()`, gives them all the
+/// location of its own use), so a key stands for an ID only while one ID was ever seen under it
+/// (`KeyedTests`). The location's fields are copied out: `SourceLocation` is resilient, and a key
+/// holding one is copied, compared and destroyed through its value witnesses.
 private struct TestKey: Hashable {
     let name: String
     let fileID: String

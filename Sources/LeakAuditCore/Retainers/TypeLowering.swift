@@ -2,12 +2,12 @@
 // process's reflection records (TypeLowering.cpp): a struct's fields one after the other, each at
 // its alignment; a tuple's elements the same; an enum from its cases (a single payload's extra
 // inhabitants, a multi-payload enum's spare bits or extra tag bytes); references, strings,
-// collections, closures and existentials by their known sizes; ranges as their two bounds. A generic parameter (`x`, `q_`)
-// takes its argument's layout, from the metadata of the value that holds it or from the mangled
-// name's own arguments (`Foo<Int>`). Anything not known for certain (a type without reflection
-// records, a C type, a function inside a tuple, an extra inhabitant count that decides a size
-// and is not known) makes the whole value unknown: its words are read as before, every one
-// (when in doubt, reachable).
+// collections, closures and existentials by their known sizes; ranges as their two bounds. A
+// generic parameter (`x`, `q_`) takes its argument's layout, from the metadata of the value that
+// holds it or from the mangled name's own arguments (`Foo<Int>`). Anything not known for certain
+// (a type without reflection records, a C type, a function inside a tuple, an extra inhabitant
+// count that decides a size and is not known) makes the whole value unknown: its words are read
+// as before, every one (when in doubt, reachable).
 
 extension SwiftLayout {
     /// What is known of a type's extra inhabitants (bit patterns no value uses, which an enum
