@@ -12,7 +12,8 @@ import LeakAuditCore
 import LeakAuditModel
 
 /// Searches one input's snapshot and names the paths, then groups what no root reaches into
-/// structures; returns the steps named. A search that ends once it has reached the instances
+/// structures, and asks whether its test case objects hold its instances; returns the steps
+/// named. A search that ends once it has reached the instances
 /// (the walk at exit without `--retainers`), and searches for cycles that read the graph of
 /// unreached objects, must find the paths a whole search finds: a finding when they do not.
 func replay(_ bytes: UnsafeRawBufferPointer) -> Int {
@@ -25,7 +26,8 @@ func replay(_ bytes: UnsafeRawBufferPointer) -> Int {
     }
     let (retainers, unavailable) = HeapSnapshotReplay.retainers(from: bytes)
     let unreachable = HeapSnapshotReplay.unreachable(from: bytes)
-    return retainers.reduce(unavailable.count) { $0 + $1.path.count } + unreachable.groups.reduce(0) { $0 + $1.path.count }
+    let held = HeapSnapshotReplay.testCasesHold(from: bytes) ? 1 : 0
+    return held + retainers.reduce(unavailable.count) { $0 + $1.path.count } + unreachable.groups.reduce(0) { $0 + $1.path.count }
 }
 
 /// Fuzzes (built with FUZZING), or replays every file named on the command line and every file in

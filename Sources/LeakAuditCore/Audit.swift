@@ -52,6 +52,15 @@ func audit(_ request: AuditRequest, toolVersion: String, on platform: some Audit
                     return platform.copyProcess(pid)
                 })
         },
+        // A process whose last tests left only what XCTest's test case objects hold waits for no
+        // grace period: a copy of it, searched from its test case objects, tells (at the cost of
+        // the walk at exit's copy).
+        testCasesHold: plan.watch.walksHeaps
+            ? { pid, instances, modules in
+                progress?.begin(.walkingHeap(pid: pid))
+                guard case .success(let snapshot) = platform.copyProcess(pid) else { return false }
+                return RetainerSearch.testCasesHold(instances, in: snapshot, modules: modules)
+            } : nil,
         // A test process's report names the lines that made what its tests left (a test run
         // almost always shows some): the images its stacks pass through are indexed while it runs.
         imageInUse: plan.watch.attributesTests ? { platform.prepareImage($0) } : nil, progress: progress)

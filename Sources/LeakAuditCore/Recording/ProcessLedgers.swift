@@ -142,11 +142,26 @@ final class ProcessLedgers: RecordSink {
         return (0..<Self.count).map { written[$0] ? ledgers[$0] : nil }
     }
 
-    /// `LifetimeLedger.finishedTestsLeaveInstances` of process `index`, without copying its
-    /// ledger; true (as if they did) when no record named it.
-    func finishedTestsLeaveInstances(inProcess index: Int, watch: WatchOptions) -> Bool {
-        guard index >= 0, index < Self.count, written[index] else { return true }
-        return ledgers[index].finishedTestsLeaveInstances(watch: watch)
+    /// What process `index` asks before it exits, without copying its ledger: the instances its
+    /// finished tests left alive that work in flight may still release
+    /// (`LifetimeLedger.instancesAwaitingGrace`), and what tells whether XCTest's test case objects
+    /// hold them all (its pid, its images, whether it keeps test case objects). Nil when no record
+    /// named the process: it waits as it would unasked.
+    func graceQuestion(inProcess index: Int, watch: WatchOptions) -> GraceQuestion? {
+        guard index >= 0, index < Self.count, written[index] else { return nil }
+        let instances = ledgers[index].instancesAwaitingGrace(watch: watch)
+        guard !instances.isEmpty else { return GraceQuestion(instances: [], keepsTestCaseObjects: false) }
+        return GraceQuestion(
+            instances: instances, pid: ledgers[index].process?.pid, modules: ledgers[index].modules,
+            keepsTestCaseObjects: ledgers[index].keepsTestCaseObjects)
+    }
+
+    /// What a test process's grace question is answered from (`graceQuestion(inProcess:watch:)`).
+    struct GraceQuestion {
+        var instances: [UInt64]
+        var pid: Int32? = nil
+        var modules: [ModuleImage] = []
+        var keepsTestCaseObjects: Bool
     }
 
     /// The ledgers of the processes that wrote records, by process index.

@@ -177,22 +177,30 @@ struct Reception {
     static let quietSlots: UInt64 = 1024
     static let quietPauseFactor: UInt32 = 8
 
+    /// Whether XCTest's test case objects in process `pid` (with the images it loaded) hold every
+    /// one of the instances: none could be released before the run ends. False when it cannot be
+    /// told.
+    typealias TestCasesHold = (_ pid: Int32, _ instances: [UInt64], _ modules: [ModuleImage]) -> Bool
+
     /// Decodes `channel` into one ledger per process while `target` runs (a pass every
     /// `pollMicroseconds`, longer while the target writes little, or at once after a pass that
     /// found a backlog), and once more after it ended, so that every committed record is read.
     /// With `--retainers` (or another walk), `walkHeaps` answers the processes that wait for a heap
     /// walk, given each process's ledger by index, and in a test run those that ask whether their
-    /// finished tests still have instances alive. `progress` hears the counts at most every
-    /// `ProgressReporter.interval`. `imageInUse` hears each process's program as soon as its
-    /// record is read, and each other image as soon as a stack it recorded passes through it.
+    /// finished tests still have instances alive, which `testCasesHold` may tell are held until the
+    /// run ends. `progress` hears the counts at most every `ProgressReporter.interval`.
+    /// `imageInUse` hears each process's program as soon as its record is read, and each other
+    /// image as soon as a stack it recorded passes through it.
     static func receive(
         from channel: RecordChannel, while target: any RunningTarget, watch: WatchOptions, timeoutSeconds: Int? = nil,
         pollMicroseconds: UInt32 = 1_000, walkHeaps: (RecordChannel, [LifetimeLedger?]) -> Void = { _, _ in },
-        imageInUse: ((ModuleImage) -> Void)? = nil, progress: ProgressReporter? = nil
+        testCasesHold: TestCasesHold? = nil, imageInUse: ((ModuleImage) -> Void)? = nil,
+        progress: ProgressReporter? = nil
     ) -> (outcome: TargetOutcome, received: Reception) {
         var reader = Reader(
             channel: channel, target: target, watch: watch, timeoutSeconds: timeoutSeconds,
             pollMicroseconds: pollMicroseconds)
+        reader.testCasesHold = testCasesHold
         reader.ledgers.imageInUse = imageInUse
         let outcome: TargetOutcome
         while true {
@@ -239,6 +247,10 @@ struct Reception {
         var unfilledReservations: UInt64 = 0
         // The pause after the pass under way (`quietSlots`).
         var pause: UInt32
+        // Whether XCTest's test case objects hold every one of some instances of a process
+        // (`answerGraceQuestions`), and the processes asked so far.
+        var testCasesHold: TestCasesHold? = nil
+        var askedTestCases: Set<Int> = []
 
         init(
             channel: RecordChannel, target: any RunningTarget, watch: WatchOptions, timeoutSeconds: Int?,
@@ -339,12 +351,23 @@ struct Reception {
         }
 
         /// Tells each test process that asks before it exits (`LA_WALK_GRACE_QUESTION`) whether
-        /// its finished tests still have instances alive: it waits for their grace periods only
-        /// then. A process whose ledger is unknown is told yes, and waits as it would unasked.
+        /// its finished tests still have instances alive that work in flight may release: it
+        /// waits for their grace periods only then. Not when XCTest's test case objects hold every
+        /// one of them (`testCasesHold`, asked once a process): XCTest releases those at the run's
+        /// end, and what a test left in flight cannot. A process whose ledger is unknown is told
+        /// yes, and waits as it would unasked.
         mutating func answerGraceQuestions() {
             for index in 0..<Swift.min(channel.attachedProcesses, Int(LA_WIRE_MAX_PROCESSES)) {
                 guard let request = channel.pendingWalk(of: index), request.graceQuestion else { continue }
-                let needed = ledgers.finishedTestsLeaveInstances(inProcess: index, watch: watch)
+                var needed = true
+                if let question = ledgers.graceQuestion(inProcess: index, watch: watch) {
+                    needed = !question.instances.isEmpty
+                    if needed, question.keepsTestCaseObjects, let pid = question.pid, let testCasesHold,
+                        askedTestCases.insert(index).inserted
+                    {
+                        needed = !testCasesHold(pid, question.instances, question.modules)
+                    }
+                }
                 channel.answerWalk(of: index, number: request.number, graceNeeded: needed)
             }
         }

@@ -84,15 +84,23 @@ extension LifetimeLedger {
         }
     }
 
-    /// True when a test that finished and has not settled (its grace period runs) has an
-    /// instance alive of a type it is judged by (`isJudgedPerTest`): what a test process asks
-    /// before it exits (`LA_WALK_GRACE_QUESTION`), so that it waits for those grace periods only
-    /// when work still in flight has something to release.
-    func finishedTestsLeaveInstances(watch: WatchOptions) -> Bool {
+    /// The instances alive of a type judged per test (`isJudgedPerTest`) that finished tests whose
+    /// grace period runs allocated: what work they left in flight may still release. A test
+    /// process asks before it exits whether there are any (`LA_WALK_GRACE_QUESTION`), so that it
+    /// waits for those grace periods only when there is something to release.
+    func instancesAwaitingGrace(watch: WatchOptions) -> [UInt64] {
         var judged = JudgedTypes(typeCounts, watch: watch)
-        return tests.values.contains { test in
-            test.unsettled > 0 && test.live.entries.contains { judged.contains($0.value) }
+        var instances: [UInt64] = []
+        for test in tests.values where test.unsettled > 0 {
+            for (object, typeID) in test.live.entries where judged.contains(typeID) { instances.append(object) }
         }
+        return instances
+    }
+
+    /// True while an instance of a subclass of XCTestCase is alive: XCTest keeps its test case
+    /// objects, and what they hold, until the run ends.
+    var keepsTestCaseObjects: Bool {
+        typeCounts.values.contains { $0.heldByXCTest && $0.liveCount > 0 }
     }
 
     /// What each test leaves alive now: what it left when it settled, or, for a test that has not

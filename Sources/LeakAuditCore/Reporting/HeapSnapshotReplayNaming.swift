@@ -44,6 +44,16 @@ extension HeapSnapshotReplay {
 }
 
 extension HeapSnapshotReplay {
+    /// Whether XCTest's test case objects hold every instance the input names
+    /// (`RetainerSearch.testCasesHold`: what a test process's question before its exit reads).
+    package static func testCasesHold(from bytes: UnsafeRawBufferPointer) -> Bool {
+        let decoded = decode(bytes)
+        return RetainerSearch.testCasesHold(
+            decoded.instances, in: decoded.snapshot, modules: decoded.modules, foreignClasses: foreignClasses)
+    }
+}
+
+extension HeapSnapshotReplay {
     /// The unreachable objects of the process the input describes, as a report would show them;
     /// the instances the input names stand for those whose allocation was watched, each group's
     /// allocations one group of their count with no frames.

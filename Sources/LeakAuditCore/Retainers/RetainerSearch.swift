@@ -203,3 +203,36 @@ struct RetainerSearch {
         return result
     }
 }
+
+extension RetainerSearch {
+    /// Whether XCTest's test case objects hold every one of `instances` in `snapshot`, through
+    /// strong references that pass through no other test case and no async task (a task lets go
+    /// of what its frames hold when it ends): XCTest keeps its test case objects until the run
+    /// ends, so no work a test left in flight can release those instances before then. False
+    /// when one of them is no object the heap walk finds, or the heap's layout is not understood.
+    /// The foreign classes are the platform's, found in `modules`, unless given.
+    static func testCasesHold(
+        _ instances: [UInt64], in snapshot: ProcessSnapshot, modules: [ModuleImage], foreignClasses: ForeignClasses? = nil
+    ) -> Bool {
+        var search = RetainerSearch(snapshot: snapshot)
+        search.foreignClasses = foreignClasses ?? currentPlatform().foreignClasses(in: modules)
+        guard search.enumerateCheckingLayout(knownLive: instances) == nil,
+            let targets = search.enumeratedNodes(of: instances), targets.count == instances.count
+        else { return false }
+        var remaining = Set(targets)
+        var reached = Set<Int32>()
+        var queue = (0..<Int32(search.objects.count)).filter { search.nodeType($0).isTestCase }
+        var head = 0
+        while head < queue.count && !remaining.isEmpty {
+            let node = queue[head]
+            head += 1
+            search.forEachReference(of: node) { search, target, _, _ in
+                let type = search.nodeType(target)
+                guard !type.isTestCase, type.kind != .task, reached.insert(target).inserted else { return }
+                remaining.remove(target)
+                queue.append(target)
+            }
+        }
+        return remaining.isEmpty
+    }
+}
