@@ -208,9 +208,11 @@ extension RetainerSearch {
         let address = objects[Int(node)]
         let type = nodeType(node)
         let end = size(of: node)
+        // `key`: a dictionary value's key, named in its hold (`.value(key:)`) only when the value
+        // holds an object, since most values hold none.
         func visit(
             _ search: inout Self, offset: Int, hold: Hold, closureAllowed: Bool = true, enumDescriptor: UInt64? = nil,
-            isFunction: Bool = false, interior: Bool = false
+            isFunction: Bool = false, interior: Bool = false, key: (address: UInt64, type: SwiftLayout.TypeSummary)? = nil
         ) {
             guard let word = search.memory.word(address &+ UInt64(offset)) else { return }
             let target = word & SwiftLayout.pointerMask
@@ -223,6 +225,7 @@ extension RetainerSearch {
             // context; such a word is a stale one past its captures (malloc rounds a block up).
             if targetNode == node, type.collection != nil || type.kind == .closureContext { return }
             var hold = hold
+            if let key { hold = .value(key: search.describeKey(at: key.address, key.type)) }
             if let enumDescriptor, let (type, name) = search.layout.payloadCase(ofEnum: enumDescriptor, holding: target) {
                 switch hold {
                 case .property(let property, _): hold = .property(property, enumCase: EnumCase(type: type, name: name))
@@ -319,11 +322,10 @@ extension RetainerSearch {
                     if let valueOffset, let value,
                         let (words, interior) = search.valueWords(value, at: address &+ UInt64(valueOffset), opaque: opaque)
                     {
-                        let keyText = search.describeKey(at: address &+ UInt64(keyOffset), key)
                         for word in words {
                             visit(
-                                &search, offset: valueOffset + word, hold: .value(key: keyText), closureAllowed: !interior,
-                                interior: interior)
+                                &search, offset: valueOffset + word, hold: .value(key: nil), closureAllowed: !interior,
+                                interior: interior, key: (address &+ UInt64(keyOffset), key))
                         }
                     }
                     guard let (words, interior) = search.valueWords(key, at: address &+ UInt64(keyOffset), opaque: opaque)

@@ -402,7 +402,7 @@ extension RetainerSearch {
     private mutating func reachFromTestCases(_ queue: inout [Int32]) {
         let testCases = objects.indices.map(Int32.init).filter { nodeType($0).isTestCase }
         guard !testCases.isEmpty else { return }
-        var heldByCycles = unreachedHeldByCycles()
+        var (heldByCycles, references) = unreachedHeldByCycles()
         for node in objects.indices where nodeType(Int32(node)).kind == .task { heldByCycles.insert(Int32(node)) }
         for node in testCases {
             if parent[Int(node)] == Int32.min {
@@ -412,14 +412,17 @@ extension RetainerSearch {
             }
             queue.append(node)
         }
-        breadthFirst(&queue, throughTestCases: true, avoiding: heldByCycles)
+        breadthFirst(&queue, throughTestCases: true, avoiding: heldByCycles, references: references)
     }
 
     /// The objects no root has reached that a cycle of them (test cases aside) holds, the
-    /// cycle's members included.
-    private mutating func unreachedHeldByCycles() -> Set<Int32> {
+    /// cycle's members included; and the references that led there: from each of the first
+    /// `read` objects no root had reached (test cases aside), those to others, in the order
+    /// `forEachReference` gives them. An object first met while they were read is not among them.
+    private mutating func unreachedHeldByCycles() -> (Set<Int32>, UnreachedReferences) {
         var forward: [Int32: [Edge]] = [:]
-        for node in objects.indices where parent[node] == Int32.min && !nodeType(Int32(node)).isTestCase {
+        let read = objects.count
+        for node in 0..<read where parent[node] == Int32.min && !nodeType(Int32(node)).isTestCase {
             forEachReference(of: Int32(node)) { search, target, hold, closure in
                 guard search.parent[Int(target)] == Int32.min, !search.nodeType(target).isTestCase else { return }
                 forward[Int32(node), default: []].append(Edge(node: target, hold: hold, closure: closure))
@@ -430,7 +433,14 @@ extension RetainerSearch {
         while let node = pending.popLast() {
             for edge in forward[node] ?? [] where held.insert(edge.node).inserted { pending.append(edge.node) }
         }
-        return held
+        return (held, UnreachedReferences(forward: forward, read: read))
+    }
+
+    /// The references among the objects no root reached, as `unreachedHeldByCycles` read them:
+    /// the search from test cases reads them there, not from each object's layout again.
+    struct UnreachedReferences {
+        var forward: [Int32: [Edge]]
+        var read: Int
     }
 
     /// The code addresses in a task's first words that are not the runtime's own: the function
@@ -506,7 +516,8 @@ extension RetainerSearch {
     /// searched through only with `throughTestCases` (last, by reachFromTestCases), and an
     /// `Unmanaged` or raw-pointer property only with `opaque` (with untyped memory).
     private mutating func breadthFirst(
-        _ queue: inout [Int32], throughTestCases: Bool = false, avoiding: Set<Int32> = [], opaque: Bool = false
+        _ queue: inout [Int32], throughTestCases: Bool = false, avoiding: Set<Int32> = [], opaque: Bool = false,
+        references: UnreachedReferences? = nil
     ) {
         var head = 0
         while head < queue.count {
@@ -515,6 +526,18 @@ extension RetainerSearch {
             let node = queue[head]
             head += 1
             guard throughTestCases || !nodeType(node).isTestCase else { continue }
+            // An object no root had reached when `references` were read (what is queued here, but
+            // test cases and objects first met since): its references as read then.
+            if let references, Int(node) < references.read, !nodeType(node).isTestCase {
+                for edge in references.forward[node] ?? [] {
+                    guard parent[Int(edge.node)] == Int32.min, !avoiding.contains(edge.node) else { continue }
+                    parent[Int(edge.node)] = node
+                    parentHold[Int(edge.node)] = holdIndex(edge.hold)
+                    if let closure = edge.closure { parentClosure[edge.node] = closure }
+                    queue.append(edge.node)
+                }
+                continue
+            }
             forEachReference(of: node, opaque: opaque) { search, target, hold, closure in
                 guard search.parent[Int(target)] == Int32.min, !avoiding.contains(target) else { return }
                 search.parent[Int(target)] = node
