@@ -304,7 +304,7 @@ private final class GracePeriods: @unchecked Sendable {
     /// Waits until every finished test settled. While their grace periods run, leak-audit is
     /// asked every `askIntervalNanoseconds` whether those tests still have instances alive that
     /// work in flight may release: once none has (nothing is left, it was released, or XCTest's
-    /// test case objects hold all of it), they settle at once; else the grace periods are waited
+    /// test case objects' properties hold all of it), they settle at once; else the grace periods are waited
     /// out.
     func waitForAll(_ api: ShimTestAPI) {
         let grace = Double(milliseconds.load(ordering: .relaxed)) / 1000

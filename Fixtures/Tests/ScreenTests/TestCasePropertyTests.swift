@@ -82,16 +82,42 @@ final class CartTearDownTests: XCTestCase {
     }
 }
 
-/// Its test case keeps its cart, and work the test left in flight keeps a receipt for 200 ms: a
-/// process whose last test left this waits for the grace period (the receipt is released then,
-/// no leak), since not everything left is what the test case object keeps. CartTests'
-/// testAddsItem, alone, is the twin that waits for nothing.
+/// What its test case object keeps in its own properties only (a property set in setUp, a lazy var,
+/// a property the test sets): a process whose last test left this waits for no grace period,
+/// since XCTest keeps its test case objects until the run ends.
+final class CartKeptTests: XCTestCase {
+    var cart: Cart!
+    lazy var formatter = PriceFormatter()
+    var receipt: Receipt?
+
+    override func setUp() {
+        super.setUp()
+        cart = Cart()
+    }
+
+    func testKeepsWhatItsPropertiesHold() {
+        XCTAssertEqual(formatter.currency, "EUR")
+        receipt = Receipt()
+        XCTAssertTrue(cart.isOpen)
+    }
+}
+
+/// Work its tests leave in flight for 200 ms beside what its test case object keeps: the cart's
+/// item, held through the cart until the work empties the cart, and a receipt the work alone
+/// holds. A process whose last test left either waits for the grace period, and the work releases
+/// them within it: no leak. CartKeptTests is the twin that waits for nothing.
 final class CartInFlightTests: XCTestCase {
     var cart: Cart!
 
     override func setUp() {
         super.setUp()
         cart = Cart()
+    }
+
+    func testEmptiesCartLater() {
+        cart.items.append(CartItem(title: "vase"))
+        let cart = self.cart!
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(200)) { cart.items.removeAll() }
     }
 
     func testSendsReceiptLater() {

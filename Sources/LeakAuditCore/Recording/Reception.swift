@@ -178,8 +178,8 @@ struct Reception {
     static let quietPauseFactor: UInt32 = 8
 
     /// Whether XCTest's test case objects in process `pid` (with the images it loaded) hold every
-    /// one of the instances: none could be released before the run ends. False when it cannot be
-    /// told.
+    /// one of the instances in a stored property of their own (`RetainerSearch.testCasesHold`):
+    /// XCTest releases those when the run ends. False when it cannot be told.
     typealias TestCasesHold = (_ pid: Int32, _ instances: [UInt64], _ modules: [ModuleImage]) -> Bool
 
     /// Decodes `channel` into one ledger per process while `target` runs (a pass every
@@ -187,8 +187,8 @@ struct Reception {
     /// found a backlog), and once more after it ended, so that every committed record is read.
     /// With `--retainers` (or another walk), `walkHeaps` answers the processes that wait for a heap
     /// walk, given each process's ledger by index, and in a test run those that ask whether their
-    /// finished tests still have instances alive, which `testCasesHold` may tell are held until the
-    /// run ends. `progress` hears the counts at most every `ProgressReporter.interval`.
+    /// finished tests still have instances alive, which `testCasesHold` may tell are test case
+    /// objects' properties. `progress` hears the counts at most every `ProgressReporter.interval`.
     /// `imageInUse` hears each process's program as soon as its record is read, and each other
     /// image as soon as a stack it recorded passes through it.
     static func receive(
@@ -247,8 +247,8 @@ struct Reception {
         var unfilledReservations: UInt64 = 0
         // The pause after the pass under way (`quietSlots`).
         var pause: UInt32
-        // Whether XCTest's test case objects hold every one of some instances of a process
-        // (`answerGraceQuestions`), and the processes asked so far.
+        // Whether XCTest's test case objects' properties hold every one of some instances of a
+        // process (`answerGraceQuestions`), and the processes asked so far.
         var testCasesHold: TestCasesHold? = nil
         var askedTestCases: Set<Int> = []
 
@@ -353,8 +353,9 @@ struct Reception {
         /// Tells each test process that asks before it exits (`LA_WALK_GRACE_QUESTION`) whether
         /// its finished tests still have instances alive that work in flight may release: it
         /// waits for their grace periods only then. Not when XCTest's test case objects hold every
-        /// one of them (`testCasesHold`, asked once a process): XCTest releases those at the run's
-        /// end, and what a test left in flight cannot. A process whose ledger is unknown is told
+        /// one of them in a stored property of their own (`testCasesHold`, asked once a process):
+        /// XCTest releases those at the run's end, and only work in flight that sets such a
+        /// property again could before. A process whose ledger is unknown is told
         /// yes, and waits as it would unasked.
         mutating func answerGraceQuestions() {
             for index in 0..<Swift.min(channel.attachedProcesses, Int(LA_WIRE_MAX_PROCESSES)) {

@@ -1,8 +1,8 @@
 /// Who holds each instance still alive in a process snapshot: a breadth-first search over strong
 /// references from the process's roots, so that each object reached gets a shortest path from
-/// the first kind of root that reaches it (globals and thread-locals, then thread stacks and
-/// registers, then async tasks, then XCTest's test case objects, which the other roots never
-/// search through); an instance no root reaches is explained by a cycle through it, or by the
+/// the first kind of root that reaches it (globals and thread-locals, then XCTest's test case
+/// objects, which the other roots never search through, then thread stacks and registers, then
+/// async tasks, then untyped memory); an instance no root reaches is explained by a cycle through it, or by the
 /// cycle or unreferenced object that holds it. What each instance alone keeps alive comes from
 /// the dominator tree of the whole heap. See docs/retainers.md.
 struct RetainerSearch {
@@ -205,10 +205,12 @@ struct RetainerSearch {
 }
 
 extension RetainerSearch {
-    /// Whether XCTest's test case objects hold every one of `instances` in `snapshot`, through
-    /// strong references that pass through no other test case and no async task (a task lets go
-    /// of what its frames hold when it ends): XCTest keeps its test case objects until the run
-    /// ends, so no work a test left in flight can release those instances before then. False
+    /// Whether XCTest's test case objects hold every one of `instances` in `snapshot` in a stored
+    /// property of their own (strong, the value stored in the object: an optional, a `lazy var`,
+    /// a struct's field; not an array's element, nor what another object holds): XCTest keeps its
+    /// test case objects until the run ends, so only work a test left in flight that sets such a
+    /// property again could release those instances before then. What another object holds, work
+    /// in flight may still let go of (a view model's asynchronous load replacing its items). False
     /// when one of them is no object the heap walk finds, or the heap's layout is not understood.
     /// The foreign classes are the platform's, found in `modules`, unless given.
     static func testCasesHold(
@@ -220,18 +222,9 @@ extension RetainerSearch {
             let targets = search.enumeratedNodes(of: instances), targets.count == instances.count
         else { return false }
         var remaining = Set(targets)
-        var reached = Set<Int32>()
-        var queue = (0..<Int32(search.objects.count)).filter { search.nodeType($0).isTestCase }
-        var head = 0
-        while head < queue.count && !remaining.isEmpty {
-            let node = queue[head]
-            head += 1
-            search.forEachReference(of: node) { search, target, _, _ in
-                let type = search.nodeType(target)
-                guard !type.isTestCase, type.kind != .task, reached.insert(target).inserted else { return }
-                remaining.remove(target)
-                queue.append(target)
-            }
+        for node in 0..<Int32(search.objects.count) where search.nodeType(node).isTestCase {
+            search.forEachReference(of: node) { _, target, _, _ in remaining.remove(target) }
+            if remaining.isEmpty { return true }
         }
         return remaining.isEmpty
     }

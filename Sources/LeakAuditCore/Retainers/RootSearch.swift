@@ -513,7 +513,7 @@ extension RetainerSearch {
     }
 
     /// Reaches what the queued nodes hold, breadth first, but for `avoiding`; a test case is
-    /// searched through only with `throughTestCases` (last, by reachFromTestCases), and an
+    /// searched through only with `throughTestCases` (by reachFromTestCases), and an
     /// `Unmanaged` or raw-pointer property only with `opaque` (with untyped memory).
     private mutating func breadthFirst(
         _ queue: inout [Int32], throughTestCases: Bool = false, avoiding: Set<Int32> = [], opaque: Bool = false,
