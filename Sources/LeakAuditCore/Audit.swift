@@ -52,9 +52,9 @@ func audit(_ request: AuditRequest, toolVersion: String, on platform: some Audit
                     return platform.copyProcess(pid)
                 })
         },
-        // A process whose last tests left only what XCTest's test case objects' properties hold waits
-        // for no grace period: a copy of it, the test case objects read in it, tells (at the cost of
-        // the walk at exit's copy).
+        // A process whose last tests left only what XCTest's test case objects' properties hold
+        // waits for no grace period: a copy of it, the test case objects read in it, tells (at the
+        // cost of the walk at exit's copy).
         testCasesHold: plan.watch.walksHeaps
             ? { pid, instances, modules in
                 progress?.begin(.walkingHeap(pid: pid))

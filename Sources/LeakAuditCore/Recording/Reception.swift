@@ -355,8 +355,8 @@ struct Reception {
         /// waits for their grace periods only then. Not when XCTest's test case objects hold every
         /// one of them in a stored property of their own (`testCasesHold`, asked once a process):
         /// XCTest releases those at the run's end, and only work in flight that sets such a
-        /// property again could before. A process whose ledger is unknown is told
-        /// yes, and waits as it would unasked.
+        /// property again could before. A process whose ledger is unknown is told yes, and waits
+        /// as it would unasked.
         mutating func answerGraceQuestions() {
             for index in 0..<Swift.min(channel.attachedProcesses, Int(LA_WIRE_MAX_PROCESSES)) {
                 guard let request = channel.pendingWalk(of: index), request.graceQuestion else { continue }
