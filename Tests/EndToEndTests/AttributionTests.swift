@@ -232,6 +232,19 @@ final class AttributionTests: XCTestCase {
         }
     }
 
+    /// Once work in flight has released what the properties do not hold, the process waits no
+    /// longer: its question is answered again from a copy, and what is left is the test case
+    /// object's (with a ten-minute grace period, a process that waited it out would be stopped by
+    /// `--timeout`).
+    func testAProcessStopsWaitingOnceOnlyWhatItsTestCaseObjectsPropertiesKeepIsLeft() throws {
+        let options = ["--leaks-per-test", "--grace-period", "600000", "--timeout", "120"]
+        let audit = try Harness.audit(bundle, ["ScreenTests.CartAfterWorkTests"], extraOptions: options)
+        XCTAssertEqual(audit.status, 0, audit.stderr)
+        let test = try XCTUnwrap(audit.report.tests?.first)
+        XCTAssertEqual(test.leaked.map(\.type), [])
+        XCTAssertEqual(test.keptByTestCase.map(\.type), ["ScreenTests.Cart"])
+    }
+
     /// What work a test left in flight releases after the grace period, while later tests run, is
     /// reported apart as released later, not failing, with how long after the test finished; what
     /// nothing releases before the process ends is the test's leak.

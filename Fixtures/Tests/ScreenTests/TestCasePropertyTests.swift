@@ -126,3 +126,21 @@ final class CartInFlightTests: XCTestCase {
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(200)) { withExtendedLifetime(receipt) {} }
     }
 }
+
+/// Its test case keeps its cart; its test leaves a receipt to work in flight for a second. At the
+/// end of the run the process waits while the receipt is alive, and then for nothing more: what is
+/// left then is what the test case object's property keeps.
+final class CartAfterWorkTests: XCTestCase {
+    var cart: Cart!
+
+    override func setUp() {
+        super.setUp()
+        cart = Cart()
+    }
+
+    func testSendsReceiptInASecond() {
+        let receipt = Receipt()
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(1)) { withExtendedLifetime(receipt) {} }
+        XCTAssertTrue(cart.isOpen)
+    }
+}

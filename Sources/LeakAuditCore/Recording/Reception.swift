@@ -177,6 +177,10 @@ struct Reception {
     static let quietSlots: UInt64 = 1024
     static let quietPauseFactor: UInt32 = 8
 
+    /// How many times a process's grace question may be answered by a copy of it
+    /// (`answerGraceQuestions`): each costs about what the walk at exit's copy costs.
+    static let testCaseChecks = 3
+
     /// Whether XCTest's test case objects in process `pid` (with the images it loaded) hold every
     /// one of the instances in a stored property of their own (`RetainerSearch.testCasesHold`):
     /// XCTest releases those when the run ends. False when it cannot be told.
@@ -250,7 +254,7 @@ struct Reception {
         // Whether XCTest's test case objects' properties hold every one of some instances of a
         // process (`answerGraceQuestions`), and the processes asked so far.
         var testCasesHold: TestCasesHold? = nil
-        var askedTestCases: Set<Int> = []
+        var testCasesAsked: [Int: (checks: Int, instances: Int)] = [:]
 
         init(
             channel: RecordChannel, target: any RunningTarget, watch: WatchOptions, timeoutSeconds: Int?,
@@ -353,7 +357,8 @@ struct Reception {
         /// Tells each test process that asks before it exits (`LA_WALK_GRACE_QUESTION`) whether
         /// its finished tests still have instances alive that work in flight may release: it
         /// waits for their grace periods only then. Not when XCTest's test case objects hold every
-        /// one of them in a stored property of their own (`testCasesHold`, asked once a process):
+        /// one of them in a stored property of their own (`testCasesHold`: asked again only once
+        /// fewer instances are left, `testCaseChecks` times at most a process):
         /// XCTest releases those at the run's end, and only work in flight that sets such a
         /// property again could before. A process whose ledger is unknown is told yes, and waits
         /// as it would unasked.
@@ -363,9 +368,13 @@ struct Reception {
                 var needed = true
                 if let question = ledgers.graceQuestion(inProcess: index, watch: watch) {
                     needed = !question.instances.isEmpty
+                    // Asked again once fewer instances are left (tests settled, work in flight
+                    // released some), at most `testCaseChecks` times a process.
+                    let asked = testCasesAsked[index] ?? (checks: 0, instances: Int.max)
                     if needed, question.keepsTestCaseObjects, let pid = question.pid, let testCasesHold,
-                        askedTestCases.insert(index).inserted
+                        asked.checks < Reception.testCaseChecks, question.instances.count < asked.instances
                     {
+                        testCasesAsked[index] = (asked.checks + 1, question.instances.count)
                         needed = !testCasesHold(pid, question.instances, question.modules)
                     }
                 }
