@@ -13,9 +13,9 @@ import LeakAuditModel
 
 /// Searches one input's snapshot and names the paths, then groups what no root reaches into
 /// structures, and asks whether its test case objects hold its instances; returns the steps
-/// named. A search that ends once it has reached the instances
-/// (the walk at exit without `--retainers`), and searches for cycles that read the graph of
-/// unreached objects, must find the paths a whole search finds: a finding when they do not.
+/// named. A search that ends once it has reached the instances (the walk at exit without
+/// `--retainers`), and searches for cycles that read the graph of unreached objects, must find
+/// the paths a whole search finds: a finding when they do not.
 func replay(_ bytes: UnsafeRawBufferPointer) -> Int {
     let kept = HeapSnapshotReplay.shortcutsKeepPaths(from: bytes)
     guard kept.earlyEnd else {

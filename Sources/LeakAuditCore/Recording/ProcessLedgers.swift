@@ -144,16 +144,20 @@ final class ProcessLedgers: RecordSink {
 
     /// What process `index` asks before it exits, without copying its ledger: the instances its
     /// finished tests left alive that work in flight may still release
-    /// (`LifetimeLedger.instancesAwaitingGrace`), and what tells whether XCTest's test case objects
-    /// hold them all (its pid, its images, whether it keeps test case objects). Nil when no record
-    /// named the process: it waits as it would unasked.
+    /// (`LifetimeLedger.instancesAwaitingGrace`), and where to read whether XCTest's test case
+    /// objects hold them all (its pid and images). Nil when no record named the process: it waits
+    /// as it would unasked.
     func graceQuestion(inProcess index: Int, watch: WatchOptions) -> GraceQuestion? {
         guard index >= 0, index < Self.count, written[index] else { return nil }
         let instances = ledgers[index].instancesAwaitingGrace(watch: watch)
-        guard !instances.isEmpty else { return GraceQuestion(instances: [], keepsTestCaseObjects: false) }
-        return GraceQuestion(
-            instances: instances, pid: ledgers[index].process?.pid, modules: ledgers[index].modules,
-            keepsTestCaseObjects: ledgers[index].keepsTestCaseObjects)
+        guard !instances.isEmpty else { return GraceQuestion(instances: []) }
+        return GraceQuestion(instances: instances, pid: ledgers[index].process?.pid, modules: ledgers[index].modules)
+    }
+
+    /// Whether process `index` keeps XCTest test case objects now
+    /// (`LifetimeLedger.keepsTestCaseObjects`).
+    func keepsTestCaseObjects(inProcess index: Int) -> Bool {
+        index >= 0 && index < Self.count && written[index] && ledgers[index].keepsTestCaseObjects
     }
 
     /// What a test process's grace question is answered from (`graceQuestion(inProcess:watch:)`).
@@ -161,7 +165,6 @@ final class ProcessLedgers: RecordSink {
         var instances: [UInt64]
         var pid: Int32? = nil
         var modules: [ModuleImage] = []
-        var keepsTestCaseObjects: Bool
     }
 
     /// The ledgers of the processes that wrote records, by process index.

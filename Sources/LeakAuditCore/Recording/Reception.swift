@@ -371,8 +371,8 @@ struct Reception {
                     // Asked again once fewer instances are left (tests settled, work in flight
                     // released some), at most `testCaseChecks` times a process.
                     let asked = testCasesAsked[index] ?? (checks: 0, instances: Int.max)
-                    if needed, question.keepsTestCaseObjects, let pid = question.pid, let testCasesHold,
-                        asked.checks < Reception.testCaseChecks, question.instances.count < asked.instances
+                    if needed, let pid = question.pid, let testCasesHold, asked.checks < Reception.testCaseChecks,
+                        question.instances.count < asked.instances, ledgers.keepsTestCaseObjects(inProcess: index)
                     {
                         testCasesAsked[index] = (asked.checks + 1, question.instances.count)
                         needed = !testCasesHold(pid, question.instances, question.modules)

@@ -100,7 +100,7 @@ extension LifetimeLedger {
     /// True while an instance of a subclass of XCTestCase is alive: XCTest keeps its test case
     /// objects, and what they hold, until the run ends.
     var keepsTestCaseObjects: Bool {
-        typeCounts.values.contains { $0.heldByXCTest && $0.liveCount > 0 }
+        typeLedgers.indices.contains { typeLedgers[$0].heldByXCTest && tally.counts[$0].liveCount > 0 }
     }
 
     /// What each test leaves alive now: what it left when it settled, or, for a test that has not

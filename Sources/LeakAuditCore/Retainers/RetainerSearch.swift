@@ -2,9 +2,9 @@
 /// references from the process's roots, so that each object reached gets a shortest path from
 /// the first kind of root that reaches it (globals and thread-locals, then XCTest's test case
 /// objects, which the other roots never search through, then thread stacks and registers, then
-/// async tasks, then untyped memory); an instance no root reaches is explained by a cycle through it, or by the
-/// cycle or unreferenced object that holds it. What each instance alone keeps alive comes from
-/// the dominator tree of the whole heap. See docs/retainers.md.
+/// async tasks, then untyped memory). An instance no root reaches is explained by a cycle through
+/// it, or by the cycle or unreferenced object that holds it. What each instance alone keeps alive
+/// comes from the dominator tree of the whole heap. See docs/retainers.md.
 struct RetainerSearch {
     // The heap graph (HeapGraph.swift): a node per live object, its type and size.
     let layout: SwiftLayout
@@ -67,8 +67,8 @@ struct RetainerSearch {
     /// need.
     var unreachedGraphBeforeUntypedMemory: UnreachedGraph? = nil
     /// The malloc blocks that are slabs of an async task's allocator, each with the part that
-    /// holds its frames in use (`slabFrames(of:taskAllocatorImages:)`), by address: a task holds what its
-    /// frames in them hold (`reachFromRoots`).
+    /// holds its frames in use (`slabFrames(of:taskAllocatorImages:)`), by address: a task holds
+    /// what its frames in them hold (`reachFromRoots`).
     var taskSlabs: [UInt64: Range<UInt64>] = [:]
     /// For each object a word of untyped memory reached first: how many strong references the
     /// objects hold to it, counted in one pass over the heap on first need.
@@ -157,19 +157,28 @@ struct RetainerSearch {
         unreachable tracked: Set<UInt64>?, foreignClasses: ForeignClasses? = nil, searchesEverything: Bool = false,
         cyclesFromUnreachedGraph: Bool = true
     ) -> (paths: [UInt64: Path], unreachable: UnreachableStructures?, layoutNotUnderstood: String?) {
-        var search = RetainerSearch(snapshot: snapshot)
-        search.cyclesFromUnreachedGraph = cyclesFromUnreachedGraph
-        search.foreignClasses = foreignClasses ?? currentPlatform().foreignClasses(in: modules)
         let knownLive = instances + (tracked.map { Array($0.prefix(4 * layoutCheckSample)) } ?? [])
-        if let reason = search.enumerateCheckingLayout(knownLive: knownLive) {
-            return ([:], nil, reason)
-        }
+        var (search, layoutNotUnderstood) = enumerated(
+            snapshot, modules: modules, foreignClasses: foreignClasses, knownLive: knownLive)
+        if let layoutNotUnderstood { return ([:], nil, layoutNotUnderstood) }
+        search.cyclesFromUnreachedGraph = cyclesFromUnreachedGraph
         if !retainedSizes && tracked == nil && !searchesEverything {
             search.stopsOnceReached = search.enumeratedNodes(of: instances) ?? []
         }
         search.reachFromRoots(modules: modules)
         let unreachable = tracked.map { search.unreachableStructures(tracked: $0) }
         return (search.paths(of: instances, retainedSizes: retainedSizes), unreachable, nil)
+    }
+
+    /// A search over `snapshot`'s objects, enumerated, and why their layout was not understood
+    /// (`enumerateCheckingLayout`, nil when it was): where `walk` and `testCasesHold` start.
+    private static func enumerated(
+        _ snapshot: ProcessSnapshot, modules: [ModuleImage], foreignClasses: ForeignClasses?, knownLive: [UInt64]
+    ) -> (search: RetainerSearch, layoutNotUnderstood: String?) {
+        var search = RetainerSearch(snapshot: snapshot)
+        search.foreignClasses = foreignClasses ?? currentPlatform().foreignClasses(in: modules)
+        let layoutNotUnderstood = search.enumerateCheckingLayout(knownLive: knownLive)
+        return (search, layoutNotUnderstood)
     }
 
     /// The paths of `instances` once the search from the roots is done, with their retained sizes
@@ -216,10 +225,9 @@ extension RetainerSearch {
     static func testCasesHold(
         _ instances: [UInt64], in snapshot: ProcessSnapshot, modules: [ModuleImage], foreignClasses: ForeignClasses? = nil
     ) -> Bool {
-        var search = RetainerSearch(snapshot: snapshot)
-        search.foreignClasses = foreignClasses ?? currentPlatform().foreignClasses(in: modules)
-        guard search.enumerateCheckingLayout(knownLive: instances) == nil,
-            let targets = search.enumeratedNodes(of: instances), targets.count == instances.count
+        var (search, layoutNotUnderstood) = enumerated(
+            snapshot, modules: modules, foreignClasses: foreignClasses, knownLive: instances)
+        guard layoutNotUnderstood == nil, let targets = search.enumeratedNodes(of: instances), targets.count == instances.count
         else { return false }
         var remaining = Set(targets)
         for node in 0..<Int32(search.objects.count) where search.nodeType(node).isTestCase {
