@@ -422,12 +422,7 @@ extension RetainerSearch {
     private mutating func unreachedHeldByCycles() -> (Set<Int32>, UnreachedReferences) {
         var forward: [Int32: [Edge]] = [:]
         let read = objects.count
-        for node in 0..<read where parent[node] == Int32.min && !nodeType(Int32(node)).isTestCase {
-            forEachReference(of: Int32(node)) { search, target, hold, closure in
-                guard search.parent[Int(target)] == Int32.min, !search.nodeType(target).isTestCase else { return }
-                forward[Int32(node), default: []].append(Edge(node: target, hold: hold, closure: closure))
-            }
-        }
+        forEachUnreachedReference(among: read, skippingTestCases: true) { forward[$0, default: []].append($1) }
         var held = Self.nodesOnCycles(forward)
         var pending = Array(held)
         while let node = pending.popLast() {

@@ -48,12 +48,9 @@ extension RetainerSearch {
         if let unreachedGraph { return unreachedGraph }
         var graph = UnreachedGraph()
         let nodeCount = objects.count
-        for node in 0..<nodeCount where parent[node] == Int32.min {
-            forEachReference(of: Int32(node)) { search, target, hold, closure in
-                guard search.parent[Int(target)] == Int32.min else { return }
-                graph.forward[Int32(node), default: []].append(Edge(node: target, hold: hold, closure: closure))
-                graph.backward[target, default: []].append(Edge(node: Int32(node), hold: hold, closure: closure))
-            }
+        forEachUnreachedReference(among: nodeCount, skippingTestCases: false) { node, edge in
+            graph.forward[node, default: []].append(edge)
+            graph.backward[edge.node, default: []].append(Edge(node: node, hold: edge.hold, closure: edge.closure))
         }
         graph.cycleSizes = Self.cycleSizes(graph.forward)
         // A node first met while reading the others (an object outside the walked heaps) had its
@@ -61,6 +58,23 @@ extension RetainerSearch {
         graph.isComplete = objects.count == nodeCount
         unreachedGraph = graph
         return graph
+    }
+
+    /// Gives `visit` each reference among the first `count` nodes that no root reached yet, test
+    /// case objects aside when `skippingTestCases`: the node that holds it, and the edge to the
+    /// node it holds.
+    mutating func forEachUnreachedReference(
+        among count: Int, skippingTestCases: Bool, _ visit: (Int32, Edge) -> Void
+    ) {
+        for node in 0..<count where parent[node] == Int32.min {
+            guard !skippingTestCases || !nodeType(Int32(node)).isTestCase else { continue }
+            forEachReference(of: Int32(node)) { search, target, hold, closure in
+                guard search.parent[Int(target)] == Int32.min,
+                    !skippingTestCases || !search.nodeType(target).isTestCase
+                else { return }
+                visit(Int32(node), Edge(node: target, hold: hold, closure: closure))
+            }
+        }
     }
 
     /// The nodes of `graph` on a cycle: a strongly connected component of more than one node, or
