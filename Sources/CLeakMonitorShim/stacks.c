@@ -141,6 +141,18 @@ static la_stack_entry *la_stack_overflow(la_process_state *state) {
 /// first table until it holds LA_STACK_TABLE_LIMIT, then into the overflow table.
 static const la_stack_entry *la_stack_insert(la_process_state *state, const uintptr_t *frames, int count,
                                              bool truncated, uint64_t hash) {
+    // The entry's copy of the frames is made before the lock, which every thread's new stacks and
+    // new types take (a parser's recursion makes tens of thousands of stacks, from each thread):
+    // freed if another thread added the stack first. It lives in malloc's heap, which leak-audit's
+    // search for what holds an object reads word by word: its frames are kept complemented (no
+    // return address reads as a reference) and the block's slack past them is cleared (a 16-byte
+    // copy gets 24 bytes, whose last word held a freed object's stale address: a Debounce.Inner in
+    // OpenCombine's tests read as held by "a malloc block of 24 bytes").
+    uintptr_t *copy = malloc((size_t)(count > 0 ? count : 1) * sizeof(uintptr_t));
+    if (copy != NULL) {
+        memset(copy, 0, malloc_usable_size(copy));
+        for (int frame = 0; frame < count; frame++) copy[frame] = ~frames[frame];
+    }
     pthread_mutex_lock(&state->slow_lock);
     // Probed again under the lock: another thread may have added the stack since the lookup.
     la_stack_entry *empty = NULL;
@@ -156,29 +168,21 @@ static const la_stack_entry *la_stack_insert(la_process_state *state, const uint
             empty = NULL;
         }
     }
-    if (result == NULL && empty != NULL) {
-        uintptr_t *copy = malloc((size_t)(count > 0 ? count : 1) * sizeof(uintptr_t));
-        if (copy != NULL) {
-            // The copy lives in malloc's heap, which leak-audit's search for what holds an object
-            // reads word by word: its frames are kept complemented (no return address reads as
-            // a reference) and the block's slack past them is cleared (a 16-byte copy gets 24
-            // bytes, whose last word held a freed object's stale address: a Debounce.Inner in
-            // OpenCombine's tests read as held by "a malloc block of 24 bytes").
-            memset(copy, 0, malloc_usable_size(copy));
-            for (int frame = 0; frame < count; frame++) copy[frame] = ~frames[frame];
-            for (int frame = 0; frame < count; frame++) {
-                if (!la_modules_contain(frames[frame])) { la_modules_sync(); break; }
-            }
-            uint32_t id = state->stacks.total++;
-            la_channel_blob(LA_BLOB_STACK, id, truncated ? 1 : 0, frames, (size_t)count * sizeof(uintptr_t));
-            empty->id = id;
-            empty->frame_count = (uint32_t)count;
-            empty->frames = copy;
-            __atomic_store_n(&empty->hash, hash, __ATOMIC_RELEASE);
-            result = empty;
+    if (result == NULL && empty != NULL && copy != NULL) {
+        for (int frame = 0; frame < count; frame++) {
+            if (!la_modules_contain(frames[frame])) { la_modules_sync(); break; }
         }
+        uint32_t id = state->stacks.total++;
+        la_channel_blob(LA_BLOB_STACK, id, truncated ? 1 : 0, frames, (size_t)count * sizeof(uintptr_t));
+        empty->id = id;
+        empty->frame_count = (uint32_t)count;
+        empty->frames = copy;
+        __atomic_store_n(&empty->hash, hash, __ATOMIC_RELEASE);
+        result = empty;
+        copy = NULL;
     }
     pthread_mutex_unlock(&state->slow_lock);
+    free(copy);
     return result;
 }
 
