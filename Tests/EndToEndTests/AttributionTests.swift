@@ -245,6 +245,28 @@ final class AttributionTests: XCTestCase {
         XCTAssertEqual(test.keptByTestCase.map(\.type), ["ScreenTests.Cart"])
     }
 
+    /// Nor for what a `let` global or `static let` of a class type holds (read in the running
+    /// process): nothing can store another reference there. What a `static var` holds, work in
+    /// flight may release, and is waited for (without the wait, the session would be a leak).
+    func testAProcessWaitsForNoGracePeriodForWhatAStaticLetHolds() throws {
+        let options = ["--leaks-per-test", "--grace-period", "600000", "--timeout", "120"]
+        let almanac = try Harness.audit(
+            bundle, ["--testing-library", "swift-testing", "--filter", "makesTheAlmanac"], extraOptions: options)
+        XCTAssertEqual(almanac.status, 0, almanac.stderr)
+        let made = try XCTUnwrap(almanac.report.tests?.first)
+        XCTAssertEqual(made.leaked.map(\.type), [])
+        XCTAssertEqual(made.globalState.map(\.type), ["ScreenTests.Almanac"])
+
+        let session = try Harness.audit(
+            path: Harness.fixture("FixturesPackageTests.xctest"),
+            ["--testing-library", "swift-testing", "--filter", "opensASession"],
+            extraOptions: ["--leaks-per-test", "--grace-period", "5000"], environment: ["FIXTURE_SHOP_SESSION": "1"])
+        XCTAssertEqual(session.status, 0, session.stderr)
+        let opened = try XCTUnwrap(session.report.tests?.first)
+        XCTAssertEqual(opened.leaked.map(\.type), [])
+        XCTAssertEqual(opened.globalState.map(\.type), [])
+    }
+
     /// What work a test left in flight releases after the grace period, while later tests run, is
     /// reported apart as released later, not failing, with how long after the test finished; what
     /// nothing releases before the process ends is the test's leak.
@@ -311,9 +333,9 @@ final class AttributionTests: XCTestCase {
         let clean = try XCTUnwrap(tests.first { $0.key == "ScreenTests.ProfileSwiftTests/releasesSettings()" })
         XCTAssertEqual(clean.value.count, 0, "never blamed for the other test's objects")
         // Every Swift Testing test that ran is counted, though it has no observer API:
-        // ProfileSwiftTests' two, ParameterizedSwiftTests' two, SkippedTests.swift's two and
-        // SharedLocationTests.swift's four.
-        XCTAssertEqual(audit.report.target.testsRun, 10)
+        // ProfileSwiftTests' two, ParameterizedSwiftTests' two, SkippedTests.swift's two,
+        // SharedLocationTests.swift's four and SingletonSwiftTests.swift's two.
+        XCTAssertEqual(audit.report.target.testsRun, 12)
         let processes = audit.report.target.processes
         XCTAssertEqual(processes.map(\.testingLibrary), [.swiftTesting, .swiftTesting])
     }
@@ -349,15 +371,15 @@ final class AttributionTests: XCTestCase {
     }
 
     func testSkippedTestsAndExitTestsAreCountedAsTheRunnersCountThem() throws {
-        // Swift Testing: 13 tests, as its runner says ("Test run with 13 tests"): 10 ran (one of
+        // Swift Testing: 15 tests, as its runner says ("Test run with 15 tests"): 12 ran (one of
         // them an exit test, whose child process is not counted again), 3 skipped without running.
         // They pass as they do plainly: reading the event stream changes nothing in the run (a
         // test sees the warning it records).
         let swiftTesting = try Harness.audit(bundle, ["--testing-library", "swift-testing"], extraOptions: ["--leaks-per-test"])
         XCTAssertTrue(
-            (swiftTesting.stdout + swiftTesting.stderr).contains("Test run with 13 tests in 8 suites passed"),
+            (swiftTesting.stdout + swiftTesting.stderr).contains("Test run with 15 tests in 10 suites passed"),
             swiftTesting.stderr)
-        XCTAssertEqual(swiftTesting.report.target.testsRun, 10)
+        XCTAssertEqual(swiftTesting.report.target.testsRun, 12)
         XCTAssertEqual(swiftTesting.report.target.testsSkipped, 3)
         let processes = swiftTesting.report.target.processes
         XCTAssertEqual(
@@ -371,7 +393,7 @@ final class AttributionTests: XCTestCase {
         // Read unwrapped: the report wraps its lines at 80 columns.
         let swiftTestingText = Harness.run([Harness.leakAudit, "report", swiftTesting.jsonPath]).stdout
             .replacingOccurrences(of: "\n  ", with: " ")
-        XCTAssertTrue(swiftTestingText.contains("(Swift Testing, 10 tests, 3 skipped)"), swiftTestingText)
+        XCTAssertTrue(swiftTestingText.contains("(Swift Testing, 12 tests, 3 skipped)"), swiftTestingText)
 
         // XCTest counts a test that threw XCTSkip as executed and as skipped: so does leak-audit.
         let xctest = try Harness.audit(bundle, ["ScreenTests.SkippedXCTests"], extraOptions: ["--leaks-per-test"])
@@ -389,7 +411,7 @@ final class AttributionTests: XCTestCase {
         let own = try Harness.audit(
             bundle, ["--testing-library", "swift-testing", "--event-stream-output-path", stream, "--event-stream-version", "0"],
             extraOptions: ["--leaks-per-test"])
-        XCTAssertEqual(own.report.target.testsRun, 10)
+        XCTAssertEqual(own.report.target.testsRun, 12)
         XCTAssertNil(own.report.target.testsSkipped, "\(own.report.target)")
         XCTAssertTrue(try String(contentsOfFile: stream, encoding: .utf8).contains("\"testSkipped\""))
     }

@@ -53,6 +53,11 @@ protocol AuditPlatform {
     /// lets it run on.
     func copyProcess(_ pid: Int32) -> Result<ProcessSnapshot, SnapshotFailure>
 
+    /// The objects that the `let` globals and `static let`s of a class type of process `pid` (a
+    /// descendant, with the images it loaded) hold now, read while it runs: a reference stored
+    /// there once stays until the process ends. Empty when none is known.
+    func immutableGlobalReferences(of pid: Int32, modules: [ModuleImage]) -> Set<UInt64>
+
     /// The running process `pid` that `leak-audit inspect` was pointed at, read without stopping
     /// it.
     ///

@@ -186,24 +186,30 @@ struct Reception {
     /// XCTest releases those when the run ends. False when it cannot be told.
     typealias TestCasesHold = (_ pid: Int32, _ instances: [UInt64], _ modules: [ModuleImage]) -> Bool
 
+    /// What the `let` globals and `static let`s of a class type of process `pid` (with the images
+    /// it loaded) hold now (`AuditPlatform.immutableGlobalReferences`): kept until it ends.
+    typealias ImmutableGlobalsHold = (_ pid: Int32, _ modules: [ModuleImage]) -> Set<UInt64>
+
     /// Decodes `channel` into one ledger per process while `target` runs (a pass every
     /// `pollMicroseconds`, longer while the target writes little, or at once after a pass that
     /// found a backlog), and once more after it ended, so that every committed record is read.
     /// With `--retainers` (or another walk), `walkHeaps` answers the processes that wait for a heap
     /// walk, given each process's ledger by index, and in a test run those that ask whether their
-    /// finished tests still have instances alive, which `testCasesHold` may tell are test case
-    /// objects' properties. `progress` hears the counts at most every `ProgressReporter.interval`.
+    /// finished tests still have instances alive, which `immutableGlobalsHold` may tell are kept
+    /// by `let` globals and `testCasesHold` by test case objects' properties. `progress` hears the
+    /// counts at most every `ProgressReporter.interval`.
     /// `imageInUse` hears each process's program as soon as its record is read, and each other
     /// image as soon as a stack it recorded passes through it.
     static func receive(
         from channel: RecordChannel, while target: any RunningTarget, watch: WatchOptions, timeoutSeconds: Int? = nil,
         pollMicroseconds: UInt32 = 1_000, walkHeaps: (RecordChannel, [LifetimeLedger?]) -> Void = { _, _ in },
-        testCasesHold: TestCasesHold? = nil, imageInUse: ((ModuleImage) -> Void)? = nil,
-        progress: ProgressReporter? = nil
+        immutableGlobalsHold: ImmutableGlobalsHold? = nil, testCasesHold: TestCasesHold? = nil,
+        imageInUse: ((ModuleImage) -> Void)? = nil, progress: ProgressReporter? = nil
     ) -> (outcome: TargetOutcome, received: Reception) {
         var reader = Reader(
             channel: channel, target: target, watch: watch, timeoutSeconds: timeoutSeconds,
             pollMicroseconds: pollMicroseconds)
+        reader.immutableGlobalsHold = immutableGlobalsHold
         reader.testCasesHold = testCasesHold
         reader.ledgers.imageInUse = imageInUse
         let outcome: TargetOutcome
@@ -251,8 +257,10 @@ struct Reception {
         var unfilledReservations: UInt64 = 0
         // The pause after the pass under way (`quietSlots`).
         var pause: UInt32
-        // Whether XCTest's test case objects' properties hold every one of some instances of a
-        // process (`answerGraceQuestions`), and the processes asked so far.
+        // What a process's `let` globals hold, whether XCTest's test case objects' properties
+        // hold every one of some instances of a process (`answerGraceQuestions`), and the
+        // processes asked so far.
+        var immutableGlobalsHold: ImmutableGlobalsHold? = nil
         var testCasesHold: TestCasesHold? = nil
         var testCasesAsked: [Int: (checks: Int, instances: Int)] = [:]
 
@@ -356,26 +364,32 @@ struct Reception {
 
         /// Tells each test process that asks before it exits (`LA_WALK_GRACE_QUESTION`) whether
         /// its finished tests still have instances alive that work in flight may release: it
-        /// waits for their grace periods only then. Not when XCTest's test case objects hold every
-        /// one of them in a stored property of their own (`testCasesHold`: asked again only once
-        /// fewer instances are left, `testCaseChecks` times at most a process):
-        /// XCTest releases those at the run's end, and only work in flight that sets such a
-        /// property again could before. A process whose ledger is unknown is told yes, and waits
-        /// as it would unasked.
+        /// waits for their grace periods only then. Not for what a `let` global or `static let`
+        /// holds (`immutableGlobalsHold`, read while the process runs): nothing can store another
+        /// reference there. Nor when XCTest's test case objects hold every other one in a stored
+        /// property of their own (`testCasesHold`: asked again only once fewer instances are
+        /// left, `testCaseChecks` times at most a process): XCTest releases those at the run's
+        /// end, and only work in flight that sets such a property again could before. A process
+        /// whose ledger is unknown is told yes, and waits as it would unasked.
         mutating func answerGraceQuestions() {
             for index in 0..<Swift.min(channel.attachedProcesses, Int(LA_WIRE_MAX_PROCESSES)) {
                 guard let request = channel.pendingWalk(of: index), request.graceQuestion else { continue }
                 var needed = true
                 if let question = ledgers.graceQuestion(inProcess: index, watch: watch) {
-                    needed = !question.instances.isEmpty
+                    var instances = question.instances
+                    if !instances.isEmpty, let pid = question.pid, let immutableGlobalsHold {
+                        let kept = immutableGlobalsHold(pid, question.modules)
+                        if !kept.isEmpty { instances.removeAll(where: kept.contains) }
+                    }
+                    needed = !instances.isEmpty
                     // Asked again once fewer instances are left (tests settled, work in flight
                     // released some), at most `testCaseChecks` times a process.
                     let asked = testCasesAsked[index] ?? (checks: 0, instances: Int.max)
                     if needed, let pid = question.pid, let testCasesHold, asked.checks < Reception.testCaseChecks,
-                        question.instances.count < asked.instances, ledgers.keepsTestCaseObjects(inProcess: index)
+                        instances.count < asked.instances, ledgers.keepsTestCaseObjects(inProcess: index)
                     {
-                        testCasesAsked[index] = (asked.checks + 1, question.instances.count)
-                        needed = !testCasesHold(pid, question.instances, question.modules)
+                        testCasesAsked[index] = (asked.checks + 1, instances.count)
+                        needed = !testCasesHold(pid, instances, question.modules)
                     }
                 }
                 channel.answerWalk(of: index, number: request.number, graceNeeded: needed)

@@ -85,6 +85,19 @@ struct LinuxPlatform: AuditPlatform {
         return ProcessCopier.copy(pid)
     }
 
+    func immutableGlobalReferences(of pid: Int32, modules: [ModuleImage]) -> Set<UInt64> {
+        guard ProcessLineage.isStartedByLeakAudit(pid) else { return [] }
+        let symbolizer = Symbolizer(modules: modules, separateDebugInfo: false, libdw: { LibDW.loaded }, shared: .process)
+        var references: Set<UInt64> = []
+        // One word each; the storage is not changed once set, so it is read without stopping the
+        // process (a global not initialized yet reads 0).
+        for storage in symbolizer.immutableClassGlobals() where storage.count == 8 {
+            var word: UInt64 = 0
+            if leakaudit_host_read_memory(pid, storage.lowerBound, &word, 8) == 8, word != 0 { references.insert(word) }
+        }
+        return references
+    }
+
     func describeProcess(_ pid: Int32) throws(LeakAuditError) -> InspectedProcess {
         try ProcessInspection.describe(pid)
     }

@@ -107,6 +107,8 @@ extension Symbolizer {
         private var symbolAddresses: [String: UInt64]? = nil
         private var compileUnits: [CompileUnit]? = nil
         private var compileUnitIndex = RangeIndex([])
+        /// `immutableClassGlobals()`, built on first use.
+        private var immutableGlobals: [Range<UInt64>]? = nil
         /// Link-time address minus DWARF address (0 but for a file whose DWARF is apart).
         private var dwarfBias: UInt64 = 0
 
@@ -320,6 +322,71 @@ extension Symbolizer {
                 parameters.append((String(cString: name), typeName(of: child)))
             }
             return parameters
+        }
+
+        /// The storage of each `let` global and `static let` of a class type that this module's
+        /// DWARF describes, as link-time extents: the one word there holds a strong reference that
+        /// no code can replace once it is set, so nothing the process does can release what it
+        /// holds. A `let` has type `const T` in DWARF (`DW_TAG_const_type`), a `var` plain `T`; a
+        /// class's type is a structure whose linkage name ends with `CD` (an `unowned let` goes
+        /// through a typedef first, a struct's ends with `VD`, an optional's and a generic
+        /// class's with `GD`: none is taken). Found by their linkage names among the data
+        /// symbols; empty without DWARF.
+        func immutableClassGlobals() -> [Range<UInt64>] {
+            if let immutableGlobals { return immutableGlobals }
+            if compileUnits == nil { loadCompileUnits() }
+            var names: Set<String> = []
+            // Swift puts a file's globals and statics in its module's DIE, a child of the unit.
+            func collect(in parent: inout Dwarf_Die, depth: Int) {
+                forEachChild(of: &parent) { child in
+                    let tag = Int(dw.dwarf_tag(&child))
+                    if tag == DW_TAG_module || tag == DW_TAG_namespace {
+                        if depth < 4 { collect(in: &child, depth: depth + 1) }
+                    } else if tag == DW_TAG_variable, isImmutableClassReference(child),
+                        let name = string(DW_AT_linkage_name, of: &child)
+                    {
+                        names.insert(name)
+                    }
+                }
+            }
+            for unit in compileUnits ?? [] {
+                var die = unit.die
+                collect(in: &die, depth: 0)
+            }
+            var extents: [Range<UInt64>] = []
+            if !names.isEmpty {
+                for symbol in loadVariables() where symbol.size > 0 && names.contains(String(cString: symbol.name)) {
+                    extents.append(symbol.address..<(symbol.address &+ symbol.size))
+                }
+            }
+            immutableGlobals = extents
+            return extents
+        }
+
+        /// Whether variable `die`'s type is `const` of a class type itself (`immutableClassGlobals`).
+        private func isImmutableClassReference(_ die: Dwarf_Die) -> Bool {
+            var variable = die
+            var attribute = Dwarf_Attribute()
+            var constType = Dwarf_Die()
+            var type = Dwarf_Die()
+            guard dw.dwarf_attr_integrate(&variable, UInt32(DW_AT_type), &attribute) != nil,
+                dw.dwarf_formref_die(&attribute, &constType) != nil, Int(dw.dwarf_tag(&constType)) == DW_TAG_const_type,
+                dw.dwarf_attr_integrate(&constType, UInt32(DW_AT_type), &attribute) != nil,
+                dw.dwarf_formref_die(&attribute, &type) != nil
+            else { return false }
+            let tag = Int(dw.dwarf_tag(&type))
+            guard tag == DW_TAG_structure_type || tag == DW_TAG_class_type,
+                let linkageName = string(DW_AT_linkage_name, of: &type)
+            else { return false }
+            return linkageName.hasPrefix("$s") && linkageName.hasSuffix("CD")
+        }
+
+        /// The string attribute `name` of `die`, through `DW_AT_specification`; nil without it.
+        private func string(_ name: Int, of die: inout Dwarf_Die) -> String? {
+            var attribute = Dwarf_Attribute()
+            guard dw.dwarf_attr_integrate(&die, UInt32(name), &attribute) != nil, let text = dw.dwarf_formstring(&attribute)
+            else { return nil }
+            return String(cString: text)
         }
 
         /// The name of the type `die` has (`DW_AT_type`), through unnamed qualifiers and typedefs.

@@ -72,6 +72,16 @@ public final class Symbolizer: AddressSymbolizer {
         return frames
     }
 
+    /// The storage of every `let` global and `static let` of a class type in the modules
+    /// (`ModuleResolver.immutableClassGlobals`), at the process's addresses.
+    func immutableClassGlobals() -> [Range<UInt64>] {
+        modules.indices.flatMap { index in
+            (resolver(for: index)?.immutableClassGlobals() ?? []).map {
+                ($0.lowerBound &+ modules[index].loadBias)..<($0.upperBound &+ modules[index].loadBias)
+            }
+        }
+    }
+
     /// The variable whose storage holds `address` (a global or static), as its data symbol names
     /// it, demangled; nil when no symbol covers it.
     public func variable(at address: UInt64) -> String? {
