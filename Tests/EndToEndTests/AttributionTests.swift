@@ -245,6 +245,28 @@ final class AttributionTests: XCTestCase {
         XCTAssertEqual(test.keptByTestCase.map(\.type), ["ScreenTests.Cart"])
     }
 
+    /// Nor for what the objects those properties hold keep in `let` properties, and theirs: a
+    /// `let` is never set again. What they keep in a `var`, work in flight may take back, and is
+    /// waited for (without the wait, the coupon would be kept by the test case).
+    func testAProcessWaitsForNoGracePeriodForWhatItsTestCaseObjectsKeepThroughLets() throws {
+        let fixture = try Harness.fixture("FixturesPackageTests.xctest")
+        let kept = try Harness.audit(
+            path: fixture, ["ScreenTests.CheckoutKeptTests"],
+            extraOptions: ["--leaks-per-test", "--grace-period", "600000", "--timeout", "120"])
+        XCTAssertEqual(kept.status, 0, kept.stderr)
+        let test = try XCTUnwrap(kept.report.tests?.first)
+        XCTAssertEqual(test.leaked.map(\.type), [])
+        XCTAssertEqual(test.keptByTestCase.map(\.type).sorted(), ["ScreenTests.Checkout", "ScreenTests.CheckoutLedger"])
+
+        let coupon = try Harness.audit(
+            path: fixture, ["ScreenTests.CheckoutKeptTests"], extraOptions: ["--leaks-per-test", "--grace-period", "5000"],
+            environment: ["FIXTURE_COUPON": "1"])
+        XCTAssertEqual(coupon.status, 0, coupon.stderr)
+        let waited = try XCTUnwrap(coupon.report.tests?.first)
+        XCTAssertEqual(waited.leaked.map(\.type), [])
+        XCTAssertEqual(waited.keptByTestCase.map(\.type).sorted(), ["ScreenTests.Checkout", "ScreenTests.CheckoutLedger"])
+    }
+
     /// Nor for what a `let` global or `static let` of a class type holds (read in the running
     /// process): nothing can store another reference there. What a `static var` holds, work in
     /// flight may release, and is waited for (without the wait, the session would be a leak).

@@ -144,3 +144,40 @@ final class CartAfterWorkTests: XCTestCase {
         XCTAssertTrue(cart.isOpen)
     }
 }
+
+final class CheckoutLedger {
+    var entries = 0
+}
+
+final class Coupon {
+    let code: String
+    init(code: String) { self.code = code }
+}
+
+final class Checkout {
+    let ledger = CheckoutLedger()
+    var coupon: Coupon?
+}
+
+/// Its test case object keeps a checkout in a property set in setUp, and the checkout its ledger
+/// in a `let`: nothing can release either before the run ends, so a process whose last test it
+/// is waits for no grace period. With FIXTURE_COUPON set, the test also gives the checkout a coupon
+/// (a `var`) that work it leaves in flight takes back 1.5 s later: that is waited for, and
+/// released within the grace period.
+final class CheckoutKeptTests: XCTestCase {
+    var checkout: Checkout!
+
+    override func setUp() {
+        super.setUp()
+        checkout = Checkout()
+    }
+
+    func testKeepsTheCheckoutsLedger() {
+        checkout.ledger.entries += 1
+        XCTAssertEqual(checkout.ledger.entries, 1)
+        guard ProcessInfo.processInfo.environment["FIXTURE_COUPON"] != nil else { return }
+        checkout.coupon = Coupon(code: "SPRING")
+        let checkout = self.checkout!
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(1500)) { checkout.coupon = nil }
+    }
+}

@@ -201,13 +201,16 @@ extension RetainerSearch {
     }
 
     /// Calls `body` with each object the node holds strongly, and how; with `opaque`, also each
-    /// object that an `Unmanaged` or raw-pointer property points at or into.
+    /// object that an `Unmanaged` or raw-pointer property points at or into; with `letsOnly`, only
+    /// what a class instance's `let` properties hold.
     mutating func forEachReference(
-        of node: Int32, opaque: Bool = false, _ body: (inout Self, Int32, Hold, UInt64?) -> Void
+        of node: Int32, opaque: Bool = false, letsOnly: Bool = false, _ body: (inout Self, Int32, Hold, UInt64?) -> Void
     ) {
         let address = objects[Int(node)]
         let type = nodeType(node)
         let end = size(of: node)
+        // A collection's elements, a closure's captures and a box's value can all be stored again.
+        if letsOnly && (type.kind != .classInstance || type.collection != nil) { return }
         // `key`: a dictionary value's key, named in its hold (`.value(key:)`) only when the value
         // holds an object, since most values hold none.
         func visit(
@@ -270,7 +273,7 @@ extension RetainerSearch {
                     let fieldEnd =
                         fieldIndex + 1 < type.fields.count
                         ? Swift.min(type.fields[fieldIndex + 1].offset, fieldsEnd) : fieldsEnd
-                    if offset + 8 > fieldEnd {
+                    if offset + 8 > fieldEnd || (letsOnly && field.isVar) {
                         offset += 8
                         continue
                     }

@@ -216,12 +216,14 @@ struct RetainerSearch {
 extension RetainerSearch {
     /// Whether XCTest's test case objects hold every one of `instances` in `snapshot` in a stored
     /// property of their own (strong, the value stored in the object: an optional, a `lazy var`,
-    /// a struct's field; not an array's element, nor what another object holds): XCTest keeps its
-    /// test case objects until the run ends, so only work a test left in flight that sets such a
-    /// property again could release those instances before then. What another object holds, work
-    /// in flight may still let go of (a view model's asynchronous load replacing its items). False
-    /// when one of them is no object the heap walk finds, or the heap's layout is not understood.
-    /// The foreign classes are the platform's, found in `modules`, unless given.
+    /// a struct's field; not an array's element), or through `let` properties of the objects
+    /// those hold, and of theirs: XCTest keeps its test case objects until the run ends, so only
+    /// work a test left in flight that sets such a property again could release those instances
+    /// before then, and a `let` is never set again. What another object holds otherwise (in a
+    /// `var`, an array, a closure), work in flight may still let go of (a view model's
+    /// asynchronous load replacing its items). False when one of them is no object the heap walk
+    /// finds, or the heap's layout is not understood. The foreign classes are the platform's,
+    /// found in `modules`, unless given.
     static func testCasesHold(
         _ instances: [UInt64], in snapshot: ProcessSnapshot, modules: [ModuleImage], foreignClasses: ForeignClasses? = nil
     ) -> Bool {
@@ -230,9 +232,18 @@ extension RetainerSearch {
         guard layoutNotUnderstood == nil, let targets = search.enumeratedNodes(of: instances), targets.count == instances.count
         else { return false }
         var remaining = Set(targets)
+        var held: Set<Int32> = []
+        var pending: [Int32] = []
         for node in 0..<Int32(search.objects.count) where search.nodeType(node).isTestCase {
-            search.forEachReference(of: node) { _, target, _, _ in remaining.remove(target) }
-            if remaining.isEmpty { return true }
+            search.forEachReference(of: node) { search, target, _, _ in
+                if !search.nodeType(target).isTestCase, held.insert(target).inserted { pending.append(target) }
+            }
+        }
+        while let node = pending.popLast(), !remaining.isEmpty {
+            remaining.remove(node)
+            search.forEachReference(of: node, letsOnly: true) { _, target, _, _ in
+                if held.insert(target).inserted { pending.append(target) }
+            }
         }
         return remaining.isEmpty
     }

@@ -92,6 +92,8 @@ final class SwiftLayout {
         var shape: ValueShape? = nil
         /// The size the value was lowered to (0: not lowered), which must fit in its place.
         var shapeSize = 0
+        /// Declared `var` (or unreadable): a `let` is never stored again once its object is made.
+        var isVar = true
     }
 
     /// How a stored property holds what it points to.
@@ -374,7 +376,8 @@ final class SwiftLayout {
             let enumDescriptor = enumDescriptor(ofMangledType: record.type)
             var field = Field(
                 offset: Int(offset), name: record.name, ownership: owning, enumDescriptor: enumDescriptor,
-                isFunction: text.hasSuffix("c"), shape: enumDescriptor.flatMap { shape(ofEnum: $0, depth: 0) })
+                isFunction: text.hasSuffix("c"), shape: enumDescriptor.flatMap { shape(ofEnum: $0, depth: 0) },
+                isVar: record.isVar)
             // A struct, tuple, enum or existential value, by its layout.
             if field.shape == nil, owning == .strong, let lowered = layout(ofMangledType: record.type, arguments: arguments) {
                 switch lowered.shape {
@@ -390,8 +393,9 @@ final class SwiftLayout {
         return fields
     }
 
-    /// A field descriptor's records: (name, mangled type name address).
-    func fieldRecords(_ descriptor: UInt64) -> [(name: String, type: UInt64?)] {
+    /// A field descriptor's records: (name, mangled type name address, whether it is a `var`:
+    /// its flags' `IsVar`, which a `let` lacks).
+    func fieldRecords(_ descriptor: UInt64) -> [(name: String, type: UInt64?, isVar: Bool)] {
         guard let sizes = memory.uint32(descriptor &+ 8), let count = memory.uint32(descriptor &+ 12), count < 4096
         else { return [] }
         let recordSize = UInt64(sizes >> 16)
@@ -399,7 +403,9 @@ final class SwiftLayout {
         return (0..<UInt64(count)).map { index in
             let record = descriptor &+ 16 &+ index &* recordSize
             let name = memory.relative(record &+ 8).flatMap { memory.cString($0) } ?? "field \(index)"
-            return (name, memory.relative(record &+ 4))
+            // Unreadable flags read as a `var`: nothing is taken to be constant that is not.
+            let isVar = memory.uint32(record).map { $0 & 0x2 != 0 } ?? true
+            return (name, memory.relative(record &+ 4), isVar)
         }
     }
 
