@@ -355,12 +355,23 @@ extension Symbolizer {
             }
             var extents: [Range<UInt64>] = []
             if !names.isEmpty {
-                for symbol in loadVariables() where symbol.size > 0 && names.contains(String(cString: symbol.name)) {
+                for symbol in loadVariables()
+                where symbol.size > 0 && Self.namesVariableStorage(symbol.name) && names.contains(String(cString: symbol.name)) {
                     extents.append(symbol.address..<(symbol.address &+ symbol.size))
                 }
             }
             immutableGlobals = extents
             return extents
+        }
+
+        /// Whether the mangled data symbol `name` can be a variable's storage (`…vp`, a static's
+        /// `…vpZ`): read before the name is made a string, since a test bundle has tens of
+        /// thousands of data symbols, most of them metadata.
+        private static func namesVariableStorage(_ name: UnsafePointer<CChar>) -> Bool {
+            let length = strlen(name)
+            guard length > 4 else { return false }
+            let end = name[length - 1] == CChar(UInt8(ascii: "Z")) ? length - 1 : length
+            return name[end - 1] == CChar(UInt8(ascii: "p")) && name[end - 2] == CChar(UInt8(ascii: "v"))
         }
 
         /// Whether variable `die`'s type is `const` of a class type itself (`immutableClassGlobals`).
