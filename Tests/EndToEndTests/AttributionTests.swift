@@ -5,6 +5,9 @@ import XCTest
 /// Which test allocated each instance, and which tests left instances alive.
 final class AttributionTests: XCTestCase {
     private let bundle = "FixturesPackageTests.xctest"
+    /// Per-test audit with a ten-minute grace period under a two-minute `--timeout`: a process
+    /// that waited for its last tests' grace periods would be stopped, and its run fail.
+    private let graceNotWaitedFor = ["--leaks-per-test", "--grace-period", "600000", "--timeout", "120"]
 
     private func tests(_ audit: Harness.Audit) -> [String: [AuditReport.TestReport.LeakedType]] {
         var result: [String: [AuditReport.TestReport.LeakedType]] = [:]
@@ -191,13 +194,12 @@ final class AttributionTests: XCTestCase {
     /// clean tests under a ten-minute grace period end at once, in XCTest and in Swift Testing,
     /// where they waited the grace period out (until `--timeout` stopped them).
     func testAProcessWaitsForItsLastGracePeriodsOnlyWhenItsTestsLeftSomethingAlive() throws {
-        let options = ["--leaks-per-test", "--grace-period", "600000", "--timeout", "120"]
-        let xctest = try Harness.audit(bundle, ["ScreenTests.ScreenTests/testReleasesScreens"], extraOptions: options)
+        let xctest = try Harness.audit(bundle, ["ScreenTests.ScreenTests/testReleasesScreens"], extraOptions: graceNotWaitedFor)
         XCTAssertEqual(xctest.status, 0, xctest.stderr)
         XCTAssertEqual(tests(xctest).mapValues(\.count), ["ScreenTests.ScreenTests/testReleasesScreens": 0])
 
         let swiftTesting = try Harness.audit(
-            bundle, ["--testing-library", "swift-testing", "--filter", "releasesSettings"], extraOptions: options)
+            bundle, ["--testing-library", "swift-testing", "--filter", "releasesSettings"], extraOptions: graceNotWaitedFor)
         XCTAssertEqual(swiftTesting.status, 0, swiftTesting.stderr)
         XCTAssertEqual(tests(swiftTesting).mapValues(\.count), ["ScreenTests.ProfileSwiftTests/releasesSettings()": 0])
     }
@@ -209,8 +211,7 @@ final class AttributionTests: XCTestCase {
     /// cart's item, through the cart), is waited for, and released within the grace period: no leak
     /// (without the wait, each would be one).
     func testAProcessWaitsForNoGracePeriodForWhatOnlyItsTestCaseObjectsPropertiesKeep() throws {
-        let options = ["--leaks-per-test", "--grace-period", "600000", "--timeout", "120"]
-        let kept = try Harness.audit(bundle, ["ScreenTests.CartKeptTests"], extraOptions: options)
+        let kept = try Harness.audit(bundle, ["ScreenTests.CartKeptTests"], extraOptions: graceNotWaitedFor)
         XCTAssertEqual(kept.status, 0, kept.stderr)
         let test = try XCTUnwrap(kept.report.tests?.first)
         XCTAssertEqual(test.leaked.map(\.type), [])
@@ -237,8 +238,7 @@ final class AttributionTests: XCTestCase {
     /// object's (with a ten-minute grace period, a process that waited it out would be stopped by
     /// `--timeout`).
     func testAProcessStopsWaitingOnceOnlyWhatItsTestCaseObjectsPropertiesKeepIsLeft() throws {
-        let options = ["--leaks-per-test", "--grace-period", "600000", "--timeout", "120"]
-        let audit = try Harness.audit(bundle, ["ScreenTests.CartAfterWorkTests"], extraOptions: options)
+        let audit = try Harness.audit(bundle, ["ScreenTests.CartAfterWorkTests"], extraOptions: graceNotWaitedFor)
         XCTAssertEqual(audit.status, 0, audit.stderr)
         let test = try XCTUnwrap(audit.report.tests?.first)
         XCTAssertEqual(test.leaked.map(\.type), [])
@@ -249,17 +249,15 @@ final class AttributionTests: XCTestCase {
     /// `let` is never set again. What they keep in a `var`, work in flight may take back, and is
     /// waited for (without the wait, the coupon would be kept by the test case).
     func testAProcessWaitsForNoGracePeriodForWhatItsTestCaseObjectsKeepThroughLets() throws {
-        let fixture = try Harness.fixture("FixturesPackageTests.xctest")
-        let kept = try Harness.audit(
-            path: fixture, ["ScreenTests.CheckoutKeptTests"],
-            extraOptions: ["--leaks-per-test", "--grace-period", "600000", "--timeout", "120"])
+        let kept = try Harness.audit(bundle, ["ScreenTests.CheckoutKeptTests"], extraOptions: graceNotWaitedFor)
         XCTAssertEqual(kept.status, 0, kept.stderr)
         let test = try XCTUnwrap(kept.report.tests?.first)
         XCTAssertEqual(test.leaked.map(\.type), [])
         XCTAssertEqual(test.keptByTestCase.map(\.type).sorted(), ["ScreenTests.Checkout", "ScreenTests.CheckoutLedger"])
 
         let coupon = try Harness.audit(
-            path: fixture, ["ScreenTests.CheckoutKeptTests"], extraOptions: ["--leaks-per-test", "--grace-period", "5000"],
+            path: Harness.fixture(bundle), ["ScreenTests.CheckoutKeptTests"],
+            extraOptions: ["--leaks-per-test", "--grace-period", "5000"],
             environment: ["FIXTURE_COUPON": "1"])
         XCTAssertEqual(coupon.status, 0, coupon.stderr)
         let waited = try XCTUnwrap(coupon.report.tests?.first)
@@ -271,17 +269,15 @@ final class AttributionTests: XCTestCase {
     /// process): nothing can store another reference there. What a `static var` holds, work in
     /// flight may release, and is waited for (without the wait, the session would be a leak).
     func testAProcessWaitsForNoGracePeriodForWhatAStaticLetHolds() throws {
-        let options = ["--leaks-per-test", "--grace-period", "600000", "--timeout", "120"]
         let almanac = try Harness.audit(
-            bundle, ["--testing-library", "swift-testing", "--filter", "makesTheAlmanac"], extraOptions: options)
+            bundle, ["--testing-library", "swift-testing", "--filter", "makesTheAlmanac"], extraOptions: graceNotWaitedFor)
         XCTAssertEqual(almanac.status, 0, almanac.stderr)
         let made = try XCTUnwrap(almanac.report.tests?.first)
         XCTAssertEqual(made.leaked.map(\.type), [])
         XCTAssertEqual(made.globalState.map(\.type), ["ScreenTests.Almanac"])
 
         let session = try Harness.audit(
-            path: Harness.fixture("FixturesPackageTests.xctest"),
-            ["--testing-library", "swift-testing", "--filter", "opensASession"],
+            path: Harness.fixture(bundle), ["--testing-library", "swift-testing", "--filter", "opensASession"],
             extraOptions: ["--leaks-per-test", "--grace-period", "5000"], environment: ["FIXTURE_SHOP_SESSION": "1"])
         XCTAssertEqual(session.status, 0, session.stderr)
         let opened = try XCTUnwrap(session.report.tests?.first)
