@@ -53,9 +53,9 @@ func audit(_ request: AuditRequest, toolVersion: String, on platform: some Audit
                 })
         },
         // A test process whose last tests left only what its `let` globals hold (read while it
-        // runs) or what XCTest's test case objects' properties hold waits for no grace period:
-        // for the test case objects, a copy of it, the test case objects read in it, tells (at the
-        // cost of the walk at exit's copy).
+        // runs) or what XCTest's test case objects hold in their properties, or through `let`s,
+        // waits for no grace period: for the test case objects, a copy of it, the test case
+        // objects read in it, tells (at the cost of the walk at exit's copy).
         immutableGlobalsHold: plan.watch.attributesTests
             ? { pid, modules in platform.immutableGlobalReferences(of: pid, modules: modules) } : nil,
         testCasesHold: plan.watch.walksHeaps

@@ -303,9 +303,9 @@ private final class GracePeriods: @unchecked Sendable {
 
     /// Waits until every finished test settled. While their grace periods run, leak-audit is
     /// asked every `askIntervalNanoseconds` whether those tests still have instances alive that
-    /// work in flight may release. Once none has (nothing is left, it was released, or XCTest's
-    /// test case objects' properties hold all of it), they settle at once; else the grace
-    /// periods are waited out.
+    /// work in flight may release. Once none has (nothing is left, it was released, or what is
+    /// left is held by `let` globals or XCTest's test case objects' properties), they settle at
+    /// once; else the grace periods are waited out.
     func waitForAll(_ api: ShimTestAPI) {
         let grace = Double(milliseconds.load(ordering: .relaxed)) / 1000
         let limit = Date(timeIntervalSinceNow: grace + 1 + Self.dispatchWaitSeconds)

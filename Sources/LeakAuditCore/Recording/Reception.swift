@@ -182,8 +182,9 @@ struct Reception {
     static let testCaseChecks = 3
 
     /// Whether XCTest's test case objects in process `pid` (with the images it loaded) hold every
-    /// one of the instances in a stored property of their own (`RetainerSearch.testCasesHold`):
-    /// XCTest releases those when the run ends. False when it cannot be told.
+    /// one of the instances in a stored property of their own, or through `let` properties of
+    /// what those hold (`RetainerSearch.testCasesHold`): XCTest releases those when the run ends.
+    /// False when it cannot be told.
     typealias TestCasesHold = (_ pid: Int32, _ instances: [UInt64], _ modules: [ModuleImage]) -> Bool
 
     /// What the `let` globals and `static let`s of a class type of process `pid` (with the images
@@ -367,10 +368,10 @@ struct Reception {
         /// waits for their grace periods only then. Not for what a `let` global or `static let`
         /// holds (`immutableGlobalsHold`, read while the process runs): nothing can store another
         /// reference there. Nor when XCTest's test case objects hold every other one in a stored
-        /// property of their own (`testCasesHold`: asked again only once fewer instances are
-        /// left, `testCaseChecks` times at most a process): XCTest releases those at the run's
-        /// end, and only work in flight that sets such a property again could before. A process
-        /// whose ledger is unknown is told yes, and waits as it would unasked.
+        /// property of their own or through `let`s (`testCasesHold`: asked again only once fewer
+        /// instances are left, `testCaseChecks` times at most a process): XCTest releases those at
+        /// the run's end, and only work in flight that sets such a property again could before. A
+        /// process whose ledger is unknown is told yes, and waits as it would unasked.
         mutating func answerGraceQuestions() {
             for index in 0..<Swift.min(channel.attachedProcesses, Int(LA_WIRE_MAX_PROCESSES)) {
                 guard let request = channel.pendingWalk(of: index), request.graceQuestion else { continue }
