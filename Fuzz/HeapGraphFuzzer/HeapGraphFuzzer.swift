@@ -14,8 +14,9 @@ import LeakAuditModel
 /// Searches one input's snapshot and names the paths, then groups what no root reaches into
 /// structures, and asks whether its test case objects hold its instances; returns the steps
 /// named. A search that ends once it has reached the instances (the walk at exit without
-/// `--retainers`), and searches for cycles that read the graph of unreached objects, must find
-/// the paths a whole search finds: a finding when they do not.
+/// `--retainers`), searches for cycles that read the graph of unreached objects, and paths taken
+/// from an instance's sole holder, must find the paths a whole search finds: a finding when they
+/// do not.
 func replay(_ bytes: UnsafeRawBufferPointer) -> Int {
     let kept = HeapSnapshotReplay.shortcutsKeepPaths(from: bytes)
     guard kept.earlyEnd else {
@@ -23,6 +24,9 @@ func replay(_ bytes: UnsafeRawBufferPointer) -> Int {
     }
     guard kept.cyclesFromGraph else {
         fatalError("the searches for cycles that read the graph of unreached objects found other paths")
+    }
+    guard kept.sharedHolderPaths else {
+        fatalError("the paths shared with an instance's sole holder differ from the searches of their own")
     }
     let (retainers, unavailable) = HeapSnapshotReplay.retainers(from: bytes)
     let unreachable = HeapSnapshotReplay.unreachable(from: bytes)

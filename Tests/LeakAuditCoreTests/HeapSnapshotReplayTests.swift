@@ -122,6 +122,27 @@ final class HeapSnapshotReplayTests: XCTestCase {
                 + "Node.next → Node.next → Node.next → Node.next → Node.next → Node.next → Node.next → Leaked")
     }
 
+    /// Models of a list, each the next one's only holder, take their holder's path and one step
+    /// more: from the cycle that holds the list, from the first model that nothing holds, or from
+    /// the node holding itself that also holds the 1,101st model (which the model before it
+    /// holds too). The paths are those of searches of their own (`testTheSearchesShortcuts…`);
+    /// here, what they are.
+    func testAListsModelsHaveTheirHoldersPathsAndOneStepMore() throws {
+        let seeds = HeapSnapshotReplay.seeds
+        // The 1,101st, the last, the first, the 601st and the 1,102nd model, each a retainer.
+        func shapes(_ seed: String) throws -> [String] {
+            retainers(try XCTUnwrap(seeds[seed])).retainers.map {
+                "\($0.root.kind.rawValue) \($0.path.count + $0.omittedSteps) \($0.omittedSteps)"
+            }.sorted()
+        }
+        // The cycle's node, then the models up to the instance.
+        XCTAssertEqual(
+            try shapes("held-list"), ["cycle 1102 102", "cycle 1103 103", "cycle 1201 201", "cycle 2 0", "cycle 602 0"])
+        // Nothing holds the first model; the node holds the 1,101st and, through it, those after.
+        XCTAssertEqual(
+            try shapes("unreferenced-list"), ["cycle 101 0", "cycle 2 0", "cycle 3 0", "unknown 1 0", "unknown 601 0"])
+    }
+
     /// Untyped memory (and an `Unmanaged` or raw-pointer property) holds what it points at or
     /// into, but for the blocks malloc keeps free and a side table's pointer back at its object.
     func testUntypedMemoryHoldsAndFreeBlocksAndSideTablesDoNot() throws {
@@ -232,7 +253,9 @@ final class HeapSnapshotReplayTests: XCTestCase {
     ///
     /// Also the searches for a cycle through an unreached instance, which read the graph of
     /// unreached objects once it is whole (an instance on none of its cycles needs no search):
-    /// the paths are those of searches that read each object's layout again.
+    /// the paths are those of searches that read each object's layout again. And the paths of
+    /// instances held from outside a cycle by one holder alone, taken from their holder's: they
+    /// are those of a search backwards from each (seeds "held-list" and "unreferenced-list").
     func testTheSearchesShortcutsFindTheSamePaths() throws {
         var inputs = HeapSnapshotReplay.seeds.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         for file in try FileManager.default.contentsOfDirectory(atPath: Self.corpus.path).sorted() {
@@ -251,6 +274,7 @@ final class HeapSnapshotReplayTests: XCTestCase {
             let kept = input.withUnsafeBytes(HeapSnapshotReplay.shortcutsKeepPaths(from:))
             XCTAssertTrue(kept.earlyEnd, "\(name): ending once every instance is reached")
             XCTAssertTrue(kept.cyclesFromGraph, "\(name): cycles from the graph")
+            XCTAssertTrue(kept.sharedHolderPaths, "\(name): paths shared with a sole holder")
         }
     }
 

@@ -18,27 +18,32 @@ extension HeapSnapshotReplay {
 
 extension HeapSnapshotReplay {
     /// Whether shortcuts of the search find the paths of the whole search, which reads every
-    /// object and searches for each cycle by the objects' layouts: `earlyEnd`, the search that ends
-    /// once it has reached every instance (a walk that reads nothing else: `RetainerSearch.walk`);
-    /// `cyclesFromGraph`, the searches for cycles among unreached objects that read the graph of
-    /// those objects.
-    package static func shortcutsKeepPaths(from bytes: UnsafeRawBufferPointer) -> (earlyEnd: Bool, cyclesFromGraph: Bool) {
-        let whole = paths(bytes, searchingEverything: true, cyclesFromGraph: false)
+    /// object, searches for each cycle by the objects' layouts and searches backwards from each
+    /// instance held from outside a cycle: `earlyEnd`, the search that ends once it has reached
+    /// every instance (a walk that reads nothing else: `RetainerSearch.walk`); `cyclesFromGraph`,
+    /// the searches for cycles among unreached objects that read the graph of those objects;
+    /// `sharedHolderPaths`, an instance held by one holder alone taking its holder's path.
+    package static func shortcutsKeepPaths(
+        from bytes: UnsafeRawBufferPointer
+    ) -> (earlyEnd: Bool, cyclesFromGraph: Bool, sharedHolderPaths: Bool) {
+        let whole = paths(bytes, searchingEverything: true, cyclesFromGraph: false, sharingHolderPaths: false)
         return (
-            paths(bytes, searchingEverything: false) == whole,
-            paths(bytes, searchingEverything: true, cyclesFromGraph: true) == whole
+            paths(bytes, searchingEverything: false, sharingHolderPaths: false) == whole,
+            paths(bytes, searchingEverything: true, cyclesFromGraph: true, sharingHolderPaths: false) == whole,
+            paths(bytes, searchingEverything: true, cyclesFromGraph: false, sharingHolderPaths: true) == whole
         )
     }
 
     /// The paths of the input's instances from a walk that reads nothing else.
     private static func paths(
-        _ bytes: UnsafeRawBufferPointer, searchingEverything: Bool, cyclesFromGraph: Bool = true
+        _ bytes: UnsafeRawBufferPointer, searchingEverything: Bool, cyclesFromGraph: Bool = true,
+        sharingHolderPaths: Bool
     ) -> [UInt64: RetainerSearch.Path] {
         let decoded = decode(bytes)
         return RetainerSearch.walk(
             of: decoded.instances, in: decoded.snapshot, modules: decoded.modules, retainedSizes: false,
             unreachable: nil, foreignClasses: foreignClasses, searchesEverything: searchingEverything,
-            cyclesFromUnreachedGraph: cyclesFromGraph
+            cyclesFromUnreachedGraph: cyclesFromGraph, sharesHeldFromOutsidePaths: sharingHolderPaths
         ).paths
     }
 }

@@ -5,10 +5,10 @@ extension HeapSnapshotReplay {
     /// Well-formed inputs, by name: an instance held by a global (with a freed chunk that still
     /// reads as its holder), a cycle of two objects, array storage holding objects (and `any P`
     /// elements, read by the type each holds), a struct property read by its lowered layout (its
-    /// `Any` by the type it holds), dictionary storage with a String key, a closure
-    /// context, a chain of 50,000 objects, objects in a thread arena, in mmapped chunks and
-    /// outside any heap, stack, register, thread-local, task, box and enum-payload holders, and
-    /// objects behind a malloc interposer's header.
+    /// `Any` by the type it holds), dictionary storage with a String key, a closure context, a
+    /// chain of 50,000 objects, lists of 1,200 objects no root reaches, objects in a thread arena,
+    /// in mmapped chunks and outside any heap, stack, register, thread-local, task, box and
+    /// enum-payload holders, and objects behind a malloc interposer's header.
     package static var seeds: [String: [UInt8]] {
         var seeds: [String: [UInt8]] = [:]
 
@@ -162,6 +162,35 @@ extension HeapSnapshotReplay {
         closure.globals(Encoder.object(0))
         closure.instances(Encoder.object(2))
         seeds["closure"] = closure.bytes
+
+        // Lists of 1,200 models, each model the next one's only holder: one held by a cycle of two
+        // nodes, one that nothing holds, whose 1,101st model a node that holds itself holds too
+        // (the models from there on are held by that cycle, those before it by nothing). Their
+        // instances' paths are longer than a path keeps; each is its holder's and one step more
+        // (`heldFromOutside`).
+        for heldByCycle in [true, false] {
+            var list = Encoder()
+            list.classType(name: Name.model, words: 1, fields: [(2, Encoder.symbolic(0), Name.next)])
+            list.classType(
+                name: Name.node, words: 2,
+                fields: [(2, Encoder.symbolic(1), Name.next), (3, Encoder.symbolic(0), Name.modelProperty)])
+            let first = heldByCycle ? 2 : 0
+            if heldByCycle {
+                list.chunks(
+                    .heap,
+                    [
+                        (3, [Encoder.meta(1), Code.live] + Encoder.object(1) + Encoder.object(first)),
+                        (3, [Encoder.meta(1), Code.live] + Encoder.object(0) + [Code.zero]),
+                    ])
+            }
+            list.chunks(.heap, [(2, [Encoder.meta(0), Code.live, Code.relative + 4])], repeats: 1_199)
+            list.chunks(.heap, [(2, [Encoder.meta(0), Code.live])])
+            if !heldByCycle {
+                list.chunks(.heap, [(3, [Encoder.meta(1), Code.live, Code.relative + 3] + Encoder.object(first + 1_100))])
+            }
+            list.instances([1_100, 1_199, 0, 600, 1_101].flatMap { Encoder.object(first + $0) })
+            seeds[heldByCycle ? "held-list" : "unreferenced-list"] = list.bytes
+        }
 
         // App.store → 50,000 nodes, each the next one's holder.
         var chain = Encoder()

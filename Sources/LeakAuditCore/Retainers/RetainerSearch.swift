@@ -80,6 +80,9 @@ struct RetainerSearch {
     /// Whether the search for a cycle through an unreached instance reads the graph of unreached
     /// objects once it is complete (false: each object's layout again; a test compares the two).
     var cyclesFromUnreachedGraph = true
+    /// Whether an instance held from outside a cycle by one holder alone takes its holder's path
+    /// and one step more (false: a search of its own; a test compares the two).
+    var sharesHeldFromOutsidePaths = true
 
     /// The strong references among the objects no root reaches, both ways, and their cycles.
     struct UnreachedGraph {
@@ -91,6 +94,8 @@ struct RetainerSearch {
         /// Whether it holds every reference among the unreached objects: no object was first met
         /// while it was built, whose own references would be missing.
         var isComplete = false
+        /// The paths `heldFromOutside` found over this graph, by node.
+        var heldFromOutsidePaths: [Int32: Path] = [:]
     }
 
     /// A strong reference: the other end, and how it holds.
@@ -151,17 +156,19 @@ struct RetainerSearch {
     /// into malloc's blocks, they are read there; when they are elsewhere, nothing is searched and
     /// `layoutNotUnderstood` says why (HeapLayoutCheck.swift). Without retained sizes and
     /// unreachable objects, the search ends once it has reached every instance, unless
-    /// `searchesEverything` (which finds the same paths: the heap walk's fuzz target compares).
+    /// `searchesEverything` (which finds the same paths: the heap walk's fuzz target compares, as
+    /// it does for `cyclesFromUnreachedGraph` and `sharesHeldFromOutsidePaths`).
     static func walk(
         of instances: [UInt64], in snapshot: ProcessSnapshot, modules: [ModuleImage], retainedSizes: Bool,
         unreachable tracked: Set<UInt64>?, foreignClasses: ForeignClasses? = nil, searchesEverything: Bool = false,
-        cyclesFromUnreachedGraph: Bool = true
+        cyclesFromUnreachedGraph: Bool = true, sharesHeldFromOutsidePaths: Bool = true
     ) -> (paths: [UInt64: Path], unreachable: UnreachableStructures?, layoutNotUnderstood: String?) {
         let knownLive = instances + (tracked.map { Array($0.prefix(4 * layoutCheckSample)) } ?? [])
         var (search, layoutNotUnderstood) = enumerated(
             snapshot, modules: modules, foreignClasses: foreignClasses, knownLive: knownLive)
         if let layoutNotUnderstood { return ([:], nil, layoutNotUnderstood) }
         search.cyclesFromUnreachedGraph = cyclesFromUnreachedGraph
+        search.sharesHeldFromOutsidePaths = sharesHeldFromOutsidePaths
         if !retainedSizes && tracked == nil && !searchesEverything {
             search.stopsOnceReached = search.enumeratedNodes(of: instances) ?? []
         }

@@ -5,7 +5,46 @@ extension RetainerSearch {
     /// For an unreached instance on no cycle: the nearest unreached object that holds it and lies
     /// on a cycle, or else the farthest one that nothing holds (over-retained, or held from memory
     /// that is not a Swift object), and the path from there.
+    ///
+    /// An object on no cycle that one holder alone holds, itself on no cycle, has that holder's
+    /// path and one step more: the search backwards from it meets the holder first, then goes on
+    /// as the holder's own search does. So the search runs once for the first object up such a
+    /// chain whose path is not known (a parser's tokens, each holding the next: once per list, not
+    /// once per token), and each path found is kept with the graph, unless
+    /// `sharesHeldFromOutsidePaths` is off (the heap walk's fuzz target compares the two).
     mutating func heldFromOutside(_ target: Int32) -> Path {
+        let (chain, top) = soleHolderChain(from: target)
+        var path = unreachedGraph?.heldFromOutsidePaths[top] ?? searchHeldFromOutside(top)
+        if sharesHeldFromOutsidePaths { unreachedGraph?.heldFromOutsidePaths[top] = path }
+        for (node, holder) in chain.reversed() {
+            let step = Step(
+                hold: holder.hold, type: nodeType(node).name, closure: holder.closure,
+                isCollectionStorage: nodeType(node).collection != nil)
+            path = Path(root: path.root, steps: path.steps + [step], omittedSteps: path.omittedSteps)
+            unreachedGraph?.heldFromOutsidePaths[node] = path
+        }
+        return path
+    }
+
+    /// The objects from `target` up, each held by one holder alone (one or more references from
+    /// it), neither on a cycle, with that holder's reference, up to the first whose path is known
+    /// or must be searched for (`top`).
+    private mutating func soleHolderChain(from target: Int32) -> (chain: [(node: Int32, holder: Edge)], top: Int32) {
+        let graph = unreachedEdges()
+        var chain: [(node: Int32, holder: Edge)] = []
+        var node = target
+        while sharesHeldFromOutsidePaths, graph.heldFromOutsidePaths[node] == nil, graph.cycleSizes[node] == nil,
+            let holders = graph.backward[node], let holder = holders.first, holder.node != node,
+            graph.cycleSizes[holder.node] == nil, holders.allSatisfy({ $0.node == holder.node })
+        {
+            chain.append((node, holder))
+            node = holder.node
+        }
+        return (chain, node)
+    }
+
+    /// `heldFromOutside`'s search backwards from `target`, breadth first.
+    private mutating func searchHeldFromOutside(_ target: Int32) -> Path {
         let graph = unreachedEdges()
         var next: [Int32: Edge] = [:]  // toward the target
         var queue: [Int32] = [target]
