@@ -373,7 +373,7 @@ static uint32_t la_channel_request(la_process_state *state, uint32_t flags, uint
     la_wire_walk *walk = la_wire_walk_slot(header, (uint32_t)(state->channel.process_tag >> 16));
     const uint32_t answer_flags = LA_WALK_GRACE_NEEDED;
     pthread_mutex_lock(&state->channel.walk_lock);
-    uint32_t number = ++state->channel.walk_requests & (LA_WALK_GRACE_QUESTION - 1);
+    uint32_t number = ++state->channel.walk_requests & (LA_WALK_ENDING - 1);
     __atomic_store_n(&walk->requested, number | flags, __ATOMIC_RELEASE);
     uint32_t result = unanswered;
     // Wake up every LA_WIRE_READER_CHECK_MS to see whether leak-audit is still there: a shared
@@ -400,6 +400,14 @@ void la_channel_await_heap_walk(bool at_exit, bool unreachable) {
     if (!la_channel_active(state)) return;
     uint32_t flags = at_exit ? LA_WALK_AT_EXIT | (unreachable ? LA_WALK_UNREACHABLE : 0) : 0;
     (void)la_channel_request(state, flags, 0);
+}
+
+void la_channel_mark_ending(la_process_state *state) {
+    if (!la_channel_active(state)) return;
+    la_wire_walk *walk = la_wire_walk_slot(state->channel.header, (uint32_t)(state->channel.process_tag >> 16));
+    // Over a request in flight (a settling thread's, held by leak-audit), or over the last one
+    // answered, where it changes nothing: later requests store their own flags.
+    __atomic_fetch_or(&walk->requested, LA_WALK_ENDING, __ATOMIC_ACQ_REL);
 }
 
 bool la_channel_finished_tests_left_alive(void) {

@@ -175,6 +175,9 @@ LA_HIDDEN __attribute__((noreturn)) void la_channel_reader_died(la_process_state
 /// `unreachable`, to report the objects nothing reaches too) and waits until it answers, at most
 /// LA_WIRE_WALK_TIMEOUT_MS, and not once leak-audit is gone. Does nothing unattached.
 LA_HIDDEN void la_channel_await_heap_walk(bool at_exit, bool unreachable);
+/// Marks this process's walk request (LA_WALK_ENDING): it has begun to end, and a request its
+/// tests' settling made is answered without a copy; the walk at exit follows.
+LA_HIDDEN void la_channel_mark_ending(la_process_state *state);
 /// Asks leak-audit whether the tests that finished and have not settled still have instances
 /// alive that its report judges, and waits for the answer (as la_channel_await_heap_walk waits);
 /// true when they do, or when it cannot tell (unattached, no answer).
@@ -457,6 +460,8 @@ typedef struct la_tests_state {
     bool xctest_started;   // XCTest's run started (its observer heard the test bundle start)
     bool swift_testing_skips_observed;  // the observer reads Swift Testing's event stream
     uint32_t grace_ms;     // `tests` line: grace after each test
+    bool exiting;          // atomic: the process ends (leakaudit_test_exiting): settling walks no more
+    void (*exit_hook)(void);  // atomic: the observer's end of the run, called once before the exit walk
     uint32_t current;      // atomic; LA_TEST_NONE when no test runs
     uint32_t (*resolver)(void);  // atomic
     // Swift Testing's test scopes: the probe names the calling task's running test (not a suite),

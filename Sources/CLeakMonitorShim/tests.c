@@ -73,8 +73,23 @@ void leakaudit_test_settled(const uint32_t *test_ids, size_t count) {
     }
     // Who holds what the tests left is looked for now, while it is still there: the thread that
     // settles them waits while leak-audit copies the process (when something is left), once for
-    // them all.
-    if (recorded && state->lifecycle.retainers) la_channel_await_heap_walk(false, false);
+    // them all. Not once the process ends: no later test can replace what they left, and the
+    // walk at exit, which follows, explains it.
+    if (recorded && state->lifecycle.retainers && !__atomic_load_n(&state->tests.exiting, __ATOMIC_ACQUIRE)) {
+        la_channel_await_heap_walk(false, false);
+    }
+}
+
+void leakaudit_test_exiting(void) {
+    la_process_state *state = la_state();
+    __atomic_store_n(&state->tests.exiting, true, __ATOMIC_RELEASE);
+    // A settling thread may already wait for a walk, which leak-audit holds while the last walk's
+    // length has not passed: it goes on at once, without a copy.
+    la_channel_mark_ending(state);
+}
+
+void leakaudit_test_set_exit_hook(void (*hook)(void)) {
+    __atomic_store_n(&la_state()->tests.exit_hook, hook, __ATOMIC_RELEASE);
 }
 
 bool leakaudit_test_finished_left_alive(void) { return la_channel_finished_tests_left_alive(); }

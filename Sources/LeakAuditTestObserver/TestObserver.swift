@@ -29,6 +29,7 @@ private struct ShimTestAPI: Sendable {
     typealias SetCurrent = @convention(c) (UInt32) -> Void
     typealias Announce = @convention(c) () -> Void
     typealias Question = @convention(c) () -> Bool
+    typealias SetExitHook = @convention(c) ((@convention(c) () -> Void)?) -> Void
     typealias SetResolver = @convention(c) ((@convention(c) () -> UInt32)?) -> Void
     typealias ObserveScopes =
         @convention(c) (
@@ -46,6 +47,10 @@ private struct ShimTestAPI: Sendable {
     /// Whether the finished tests not settled still have instances alive (leak-audit answers);
     /// nil from a preloaded library that cannot ask.
     let finishedLeftAlive: Question?
+    /// Says that the process ends (`leakaudit_test_exiting`).
+    let exiting: Announce?
+    /// Sets the end of the run that the walk at exit calls first (`leakaudit_test_set_exit_hook`).
+    let setExitHook: SetExitHook?
 
     static let shared: ShimTestAPI? = {
         guard let intern = dlsym(nil, "leakaudit_test_intern"), let event = dlsym(nil, "leakaudit_test_event"),
@@ -64,7 +69,9 @@ private struct ShimTestAPI: Sendable {
             observeScopes: unsafeBitCast(observeScopes, to: ObserveScopes.self),
             xctestStarted: unsafeBitCast(xctestStarted, to: Announce.self),
             swiftTestingSkipsObserved: unsafeBitCast(swiftTestingSkipsObserved, to: Announce.self),
-            finishedLeftAlive: dlsym(nil, "leakaudit_test_finished_left_alive").map { unsafeBitCast($0, to: Question.self) })
+            finishedLeftAlive: dlsym(nil, "leakaudit_test_finished_left_alive").map { unsafeBitCast($0, to: Question.self) },
+            exiting: dlsym(nil, "leakaudit_test_exiting").map { unsafeBitCast($0, to: Announce.self) },
+            setExitHook: dlsym(nil, "leakaudit_test_set_exit_hook").map { unsafeBitCast($0, to: SetExitHook.self) })
     }()
 
     func id(of name: String) -> UInt32 {
@@ -400,12 +407,25 @@ public func leakauditObserverInstall(_ graceMilliseconds: UInt32) {
     api.observeScopes(probeSwiftTestingTest, swiftTestingScopeChanged)
     XCTestObservationCenter.shared.addTestObserver(XCTestPhases(api: api))
     if SkippedTestStream.start(api) { api.swiftTestingSkipsObserved() }
-    // Swift Testing's run ends with exit(): its last tests' grace periods are waited for here, and
-    // the rest of its event stream read.
-    atexit {
-        SkippedTestStream.drain()
-        if let api = ShimTestAPI.shared { gracePeriods.waitForAll(api) }
-    }
+    // Swift Testing's run ends with exit(): its end is at exit. The shim's walk at exit calls it
+    // first (the shim's destructor runs before this handler), so that the process is copied after
+    // its last tests' grace periods, not before.
+    api.setExitHook?(endOfRun)
+    atexit { endOfRun() }
+}
+
+/// Whether the run's end began (`endOfRun`).
+private let runEnded = Atomic<Bool>(false)
+
+/// The run's end, once: the rest of Swift Testing's event stream read, and the last tests' grace
+/// periods waited for (XCTest's were, when its bundle finished). The tests that settle now are
+/// not walked one by one: the walk at exit follows.
+private let endOfRun: @convention(c) () -> Void = {
+    guard !runEnded.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    SkippedTestStream.drain()
+    guard let api = ShimTestAPI.shared else { return }
+    api.exiting?()
+    gracePeriods.waitForAll(api)
 }
 
 /// Swift Testing's skipped tests, read from the event stream it writes for tools (JSON lines, in

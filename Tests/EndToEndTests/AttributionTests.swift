@@ -285,6 +285,26 @@ final class AttributionTests: XCTestCase {
         XCTAssertEqual(opened.globalState.map(\.type), [])
     }
 
+    /// A Swift Testing process is copied for its walk at exit after its last tests' grace periods,
+    /// not before: work its last test left in flight has let go of what it held by then. The pair
+    /// that test leaves holding each other, which that work held for 300 ms, is found unreachable;
+    /// copied before the wait, the work still held it, and the unreachable check found nothing.
+    func testTheWalkAtExitComesAfterTheLastTestsGracePeriods() throws {
+        let audit = try Harness.audit(
+            bundle, ["--testing-library", "swift-testing", "--filter", "handsAParcelToWorkInFlight"],
+            extraOptions: ["--leaks-per-test", "--grace-period", "1000", "--unreachable"])
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let test = try XCTUnwrap(audit.report.tests?.first, audit.stderr)
+        XCTAssertEqual(test.leaked.map(\.type).sorted(), ["ScreenTests.Courier", "ScreenTests.Parcel"], audit.stderr)
+        let unreachable = try XCTUnwrap(audit.report.unreachable, audit.stderr)
+        XCTAssertEqual(unreachable.groups.map(\.shape), [.cycle], audit.stderr)
+        XCTAssertEqual(
+            unreachable.groups.first?.path.map(\.type), ["ScreenTests.Courier", "ScreenTests.Parcel", "ScreenTests.Courier"])
+        // One process, listed once.
+        XCTAssertEqual(unreachable.processesChecked, 1)
+        XCTAssertEqual(audit.report.target.processes.count, 1, audit.stderr)
+    }
+
     /// What work a test left in flight releases after the grace period, while later tests run, is
     /// reported apart as released later, not failing, with how long after the test finished; what
     /// nothing releases before the process ends is the test's leak.
@@ -352,8 +372,9 @@ final class AttributionTests: XCTestCase {
         XCTAssertEqual(clean.value.count, 0, "never blamed for the other test's objects")
         // Every Swift Testing test that ran is counted, though it has no observer API:
         // ProfileSwiftTests' two, ParameterizedSwiftTests' two, SkippedTests.swift's two,
-        // SharedLocationTests.swift's four and SingletonSwiftTests.swift's two.
-        XCTAssertEqual(audit.report.target.testsRun, 12)
+        // SharedLocationTests.swift's four, SingletonSwiftTests.swift's two and
+        // ParcelInFlightSwiftTests.swift's one.
+        XCTAssertEqual(audit.report.target.testsRun, 13)
         let processes = audit.report.target.processes
         XCTAssertEqual(processes.map(\.testingLibrary), [.swiftTesting, .swiftTesting])
     }
@@ -389,15 +410,15 @@ final class AttributionTests: XCTestCase {
     }
 
     func testSkippedTestsAndExitTestsAreCountedAsTheRunnersCountThem() throws {
-        // Swift Testing: 15 tests, as its runner says ("Test run with 15 tests"): 12 ran (one of
+        // Swift Testing: 16 tests, as its runner says ("Test run with 16 tests"): 13 ran (one of
         // them an exit test, whose child process is not counted again), 3 skipped without running.
         // They pass as they do plainly: reading the event stream changes nothing in the run (a
         // test sees the warning it records).
         let swiftTesting = try Harness.audit(bundle, ["--testing-library", "swift-testing"], extraOptions: ["--leaks-per-test"])
         XCTAssertTrue(
-            (swiftTesting.stdout + swiftTesting.stderr).contains("Test run with 15 tests in 10 suites passed"),
+            (swiftTesting.stdout + swiftTesting.stderr).contains("Test run with 16 tests in 11 suites passed"),
             swiftTesting.stderr)
-        XCTAssertEqual(swiftTesting.report.target.testsRun, 12)
+        XCTAssertEqual(swiftTesting.report.target.testsRun, 13)
         XCTAssertEqual(swiftTesting.report.target.testsSkipped, 3)
         let processes = swiftTesting.report.target.processes
         XCTAssertEqual(
@@ -411,7 +432,7 @@ final class AttributionTests: XCTestCase {
         // Read unwrapped: the report wraps its lines at 80 columns.
         let swiftTestingText = Harness.run([Harness.leakAudit, "report", swiftTesting.jsonPath]).stdout
             .replacingOccurrences(of: "\n  ", with: " ")
-        XCTAssertTrue(swiftTestingText.contains("(Swift Testing, 12 tests, 3 skipped)"), swiftTestingText)
+        XCTAssertTrue(swiftTestingText.contains("(Swift Testing, 13 tests, 3 skipped)"), swiftTestingText)
 
         // XCTest counts a test that threw XCTSkip as executed and as skipped: so does leak-audit.
         let xctest = try Harness.audit(bundle, ["ScreenTests.SkippedXCTests"], extraOptions: ["--leaks-per-test"])
@@ -429,7 +450,7 @@ final class AttributionTests: XCTestCase {
         let own = try Harness.audit(
             bundle, ["--testing-library", "swift-testing", "--event-stream-output-path", stream, "--event-stream-version", "0"],
             extraOptions: ["--leaks-per-test"])
-        XCTAssertEqual(own.report.target.testsRun, 12)
+        XCTAssertEqual(own.report.target.testsRun, 13)
         XCTAssertNil(own.report.target.testsSkipped, "\(own.report.target)")
         XCTAssertTrue(try String(contentsOfFile: stream, encoding: .utf8).contains("\"testSkipped\""))
     }

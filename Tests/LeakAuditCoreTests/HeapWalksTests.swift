@@ -232,6 +232,45 @@ final class HeapWalksTests: XCTestCase {
         XCTAssertNil(channel.pendingWalk(of: 0))
     }
 
+    /// A request held until the last walk's length has passed goes on at once, without a copy,
+    /// once its process begins to end: the walk at exit, which follows, explains what its tests
+    /// left. The walk at exit itself is not held.
+    func testARequestOfAProcessThatBeganToEndIsAnsweredWithoutACopy() throws {
+        var tests = try SettlingTests()
+        let (channel, writer, watch) = (tests.channel, tests.writer, tests.watch)
+        var walks = HeapWalks()
+        var clock: UInt64 = 1_000
+        var searched: [[UInt64]] = []
+        func answer() {
+            walks.answerRequests(
+                on: channel, ledgers: [tests.ledger], watch: watch,
+                copyProcess: { pid in .success(ProcessSnapshot(pid: pid, regions: [], threads: [])) },
+                search: { _, instances, _, _, _ in
+                    clock += 50
+                    searched.append(instances.sorted())
+                    return ([:], nil, nil)
+                },
+                now: { clock })
+        }
+        tests.run(1, leaving: [0x5555_1000_0010])
+        writer.requestWalk(of: 0, number: 1, atExit: false)
+        answer()
+        tests.run(2, leaving: [0x5555_1000_0020])
+        writer.requestWalk(of: 0, number: 2, atExit: false)
+        clock += 1
+        answer()
+        XCTAssertNotNil(channel.pendingWalk(of: 0), "held until the last walk's length has passed")
+        writer.markEnding(of: 0)
+        answer()
+        XCTAssertNil(channel.pendingWalk(of: 0), "answered once the process began to end")
+        XCTAssertEqual(searched, [[0x5555_1000_0010]], "without a copy")
+        writer.requestWalk(of: 0, number: 3, atExit: true)
+        answer()
+        XCTAssertNil(channel.pendingWalk(of: 0))
+        // The walk at exit explains what the second test left, and so every instance left alive.
+        XCTAssertEqual(searched, [[0x5555_1000_0010], [0x5555_1000_0010, 0x5555_1000_0020]])
+    }
+
     /// Issue 32: the walk at exit costs no copy when the walks after tests found the path of
     /// every instance the report reads, which it reads from them first; one instance without
     /// (a test not walked since it settled, a walk that failed) and the walk at exit searches

@@ -49,6 +49,12 @@ final class ChannelWriter {
             number | (atExit ? LA_WALK_AT_EXIT : 0) | (unreachable ? LA_WALK_UNREACHABLE : 0)
     }
 
+    /// Marks process `index`'s request as its LeakMonitor does once the process begins to end
+    /// (`LA_WALK_ENDING`).
+    func markEnding(of index: Int) {
+        la_wire_walk_slot(mapping, UInt32(index)).pointee.requested |= LA_WALK_ENDING
+    }
+
     /// Attaches as a process linking LeakMonitor does: takes the next process index (the header's
     /// `attached_processes`), sets `attached_pid` if no process did, flags the channel attached and
     /// instrumented, and writes that process's process record for `pid`; returns the index.

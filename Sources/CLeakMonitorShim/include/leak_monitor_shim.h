@@ -99,6 +99,17 @@ void leakaudit_test_event(uint32_t test_id, uint32_t phase);
 /// process: one heap walk for them all.
 void leakaudit_test_settled(const uint32_t *test_ids, size_t count);
 
+/// Says that the process is ending: the tests that settle from now on (the last ones, whose grace
+/// periods it waits for at its end) are not walked as they settle. The walk at exit, which comes
+/// after them, explains what they left, in one copy.
+void leakaudit_test_exiting(void);
+
+/// Sets the observer's end of the run (the rest of Swift Testing's event stream read, the last
+/// tests' grace periods waited for), which the walk at exit calls first, once, so that the process
+/// is copied after those, not before: a Swift Testing run ends with exit(), and this library's
+/// destructor runs before the observer's atexit handler. NULL removes it.
+void leakaudit_test_set_exit_hook(void (*_Nullable hook)(void));
+
 /// True when the tests that finished and have not settled (their grace periods still run) have
 /// instances alive that leak-audit's report judges, or when that cannot be told: the process then
 /// waits for their grace periods before it exits; false when nothing of theirs is left to release,

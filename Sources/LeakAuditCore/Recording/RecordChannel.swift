@@ -143,15 +143,19 @@ public final class RecordChannel {
     /// The request process `index` waits on, if any: its number, whether the process is exiting
     /// (else a test of it settled), whether, exiting, it asks for its unreachable objects, and
     /// whether it asks no walk but whether its finished tests still have instances alive
-    /// (`LA_WALK_GRACE_QUESTION`).
-    func pendingWalk(of index: Int) -> (number: UInt32, atExit: Bool, unreachable: Bool, graceQuestion: Bool)? {
+    /// (`LA_WALK_GRACE_QUESTION`), and whether a test's settling asked before the process began to
+    /// end (`LA_WALK_ENDING`).
+    func pendingWalk(
+        of index: Int
+    ) -> (number: UInt32, atExit: Bool, unreachable: Bool, graceQuestion: Bool, ending: Bool)? {
         let requested = la_wire_load_acquire_u32(walk(index))
-        let number = requested & (UInt32(LA_WALK_GRACE_QUESTION) - 1)
+        let number = requested & (UInt32(LA_WALK_ENDING) - 1)
         let answered = la_wire_load_acquire_u32(walk(index) + MemoryLayout<UInt32>.stride)
         guard number != 0, number != answered & ~UInt32(LA_WALK_GRACE_NEEDED) else { return nil }
         let atExit = requested & UInt32(LA_WALK_AT_EXIT) != 0
         let question = !atExit && requested & UInt32(LA_WALK_GRACE_QUESTION) != 0
-        return (number, atExit, atExit && requested & UInt32(LA_WALK_UNREACHABLE) != 0, question)
+        let ending = !atExit && !question && requested & UInt32(LA_WALK_ENDING) != 0
+        return (number, atExit, atExit && requested & UInt32(LA_WALK_UNREACHABLE) != 0, question, ending)
     }
 
     /// Answers request `number` of process `index`, which then goes on, and wakes it; `graceNeeded`

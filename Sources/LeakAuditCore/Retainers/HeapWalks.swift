@@ -141,6 +141,12 @@ struct HeapWalks {
                 }
                 continue
             }
+            // Tests that settle as their process ends: no later test can replace what they left,
+            // and the walk at exit, which follows, explains it. The request goes on at once.
+            if request.ending {
+                heldRequests[UInt8(index)] = nil
+                continue
+            }
             var idle = false
             if let waiting = heldRequests[UInt8(index)], waiting.number == request.number,
                 let next = nextWalkAfterTests[UInt8(index)]

@@ -125,7 +125,7 @@ enum {
 /// its pid another process's: the writer tests the channel's descriptor in leak-audit's /proc).
 typedef struct la_wire_walk {
     uint32_t requested;  ///< atomic: the request's number, | LA_WALK_AT_EXIT (| LA_WALK_UNREACHABLE), or
-                         ///< | LA_WALK_GRACE_QUESTION; written by the target.
+                         ///< | LA_WALK_GRACE_QUESTION (| LA_WALK_ENDING); written by the target.
     uint32_t answered;   ///< atomic futex word: the number of the last request answered (with
                          ///< LA_WALK_GRACE_NEEDED for a question whose answer is yes).
 } la_wire_walk;
@@ -147,7 +147,7 @@ typedef struct la_wire_walk {
 #define LA_WIRE_MOST_RINGS_AHEAD ((uint64_t)1 << 32)
 
 /// Set in la_wire_walk.requested when the process asks at exit; the request's number is in the
-/// bits below LA_WALK_GRACE_QUESTION.
+/// bits below LA_WALK_ENDING.
 #define LA_WALK_AT_EXIT 0x80000000u
 /// Set with LA_WALK_AT_EXIT when the process asks for the objects nothing reaches to be reported
 /// (LEAK_AUDIT_WATCH's `unreachable`, or `unreachable-default` in a process that links no
@@ -158,8 +158,14 @@ typedef struct la_wire_walk {
 /// settled (their grace periods run) still have instances alive that the report judges? leak-audit
 /// answers with the request's number in `answered`, with LA_WALK_GRACE_NEEDED set when they do
 /// (the process then waits for their grace periods) and clear when they do not (it settles them
-/// at once). The request's number is in the bits below this one.
+/// at once). The request's number is in the bits below LA_WALK_ENDING.
 #define LA_WALK_GRACE_QUESTION 0x20000000u
+/// Set in la_wire_walk.requested over a request that tests settling made (no LA_WALK_AT_EXIT, no
+/// LA_WALK_GRACE_QUESTION), once the process has begun to end: the walk at exit follows and
+/// explains what those tests left, so leak-audit answers the request without copying the process
+/// (one held until the last walk's length has passed goes on at once). The request's number is in
+/// the bits below this one.
+#define LA_WALK_ENDING 0x10000000u
 /// Set in la_wire_walk.answered, with the number of an LA_WALK_GRACE_QUESTION request: the tests
 /// still have instances alive, and their grace periods are waited for.
 #define LA_WALK_GRACE_NEEDED 0x80000000u
