@@ -291,8 +291,9 @@ final class AttributionTests: XCTestCase {
     /// copied before the wait, the work still held it, and the unreachable check found nothing.
     func testTheWalkAtExitComesAfterTheLastTestsGracePeriods() throws {
         let audit = try Harness.audit(
-            bundle, ["--testing-library", "swift-testing", "--filter", "handsAParcelToWorkInFlight"],
-            extraOptions: ["--leaks-per-test", "--grace-period", "1000", "--unreachable"])
+            path: Harness.fixture(bundle), ["--testing-library", "swift-testing", "--filter", "handsAParcelToWorkInFlight"],
+            extraOptions: ["--leaks-per-test", "--grace-period", "1000", "--unreachable"],
+            environment: ["FIXTURE_PARCEL_IN_FLIGHT": "1"])
         XCTAssertEqual(audit.status, 1, audit.stderr)
         let test = try XCTUnwrap(audit.report.tests?.first, audit.stderr)
         XCTAssertEqual(test.leaked.map(\.type).sorted(), ["ScreenTests.Courier", "ScreenTests.Parcel"], audit.stderr)
