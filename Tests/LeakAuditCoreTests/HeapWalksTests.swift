@@ -32,6 +32,26 @@ private struct SettlingTests {
         ledger.apply(.typeDefined(id: 1, name: "App.Model", max: 10))
     }
 
+    /// Answers the channel's requests with `walks` on a fake clock, where a copy takes `copying`
+    /// and a search `searching`; each search's instances, sorted, go to `searched`.
+    func answer(
+        _ walks: inout HeapWalks, clock: inout UInt64, copying: UInt64 = 0, searching: UInt64,
+        searched: inout [[UInt64]]
+    ) {
+        walks.answerRequests(
+            on: channel, ledgers: [ledger], watch: watch,
+            copyProcess: { pid in
+                clock += copying
+                return .success(ProcessSnapshot(pid: pid, regions: [], threads: []))
+            },
+            search: { _, instances, _, _, _ in
+                clock += searching
+                searched.append(instances.sorted())
+                return ([:], nil, nil)
+            },
+            now: { clock })
+    }
+
     /// Runs `test` to its settling, leaving instances of `App.Model` at `objects` alive.
     mutating func run(_ test: UInt32, leaving objects: [UInt64]) {
         ledger.apply(.testDefined(id: test, name: "AppTests/test\(test)"))
@@ -150,24 +170,12 @@ final class HeapWalksTests: XCTestCase {
     /// meanwhile.
     func testAWalkAfterTestsWaitsAsLongAsTheLastOneTookAndThenTakesEveryTestSettledMeanwhile() throws {
         var tests = try SettlingTests()
-        let (channel, writer, watch) = (tests.channel, tests.writer, tests.watch)
+        let (channel, writer) = (tests.channel, tests.writer)
         var walks = HeapWalks()
         var clock: UInt64 = 1_000
         var searched: [[UInt64]] = []
-        func answer() {
-            walks.answerRequests(
-                on: channel, ledgers: [tests.ledger], watch: watch,
-                copyProcess: { pid in
-                    clock += 30  // the copy and the search take 50 ns of the fake clock
-                    return .success(ProcessSnapshot(pid: pid, regions: [], threads: []))
-                },
-                search: { _, instances, _, _, _ in
-                    clock += 20
-                    searched.append(instances.sorted())
-                    return ([:], nil, nil)
-                },
-                now: { clock })
-        }
+        // The copy and the search take 50 ns of the fake clock.
+        func answer() { tests.answer(&walks, clock: &clock, copying: 30, searching: 20, searched: &searched) }
         tests.run(1, leaving: [0x5555_1000_0010])
         writer.requestWalk(of: 0, number: 1, atExit: false)
         answer()
@@ -237,21 +245,11 @@ final class HeapWalksTests: XCTestCase {
     /// left. The walk at exit itself is not held.
     func testARequestOfAProcessThatBeganToEndIsAnsweredWithoutACopy() throws {
         var tests = try SettlingTests()
-        let (channel, writer, watch) = (tests.channel, tests.writer, tests.watch)
+        let (channel, writer) = (tests.channel, tests.writer)
         var walks = HeapWalks()
         var clock: UInt64 = 1_000
         var searched: [[UInt64]] = []
-        func answer() {
-            walks.answerRequests(
-                on: channel, ledgers: [tests.ledger], watch: watch,
-                copyProcess: { pid in .success(ProcessSnapshot(pid: pid, regions: [], threads: [])) },
-                search: { _, instances, _, _, _ in
-                    clock += 50
-                    searched.append(instances.sorted())
-                    return ([:], nil, nil)
-                },
-                now: { clock })
-        }
+        func answer() { tests.answer(&walks, clock: &clock, searching: 50, searched: &searched) }
         tests.run(1, leaving: [0x5555_1000_0010])
         writer.requestWalk(of: 0, number: 1, atExit: false)
         answer()
