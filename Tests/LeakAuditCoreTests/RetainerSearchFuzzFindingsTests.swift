@@ -28,6 +28,27 @@ final class RetainerSearchFuzzFindingsTests: XCTestCase {
         } + found.unavailable
     }
 
+    /// The deep chain's 50,000 nodes with no global holding the first: every node's path is its
+    /// holder's and one step more, and keeping the paths of all of them (a thousand steps each)
+    /// took 4 GB. Only the instances' and the chain's top are kept.
+    func testAListNoRootReachesKeepsThePathsOfItsInstancesAloneNotOfEveryObject() throws {
+        var chain = Encoder()
+        typealias Name = HeapSnapshotReplay.Name
+        chain.classType(name: Name.node, words: 1, fields: [(2, Encoder.symbolic(0), Name.next)])
+        chain.chunks(.heap, [(2, [Encoder.meta(0), Code.live, Code.relative + 4])], repeats: 4_999)
+        chain.chunks(.heap, [(2, [Encoder.meta(0), Code.live])])
+        chain.instances(Encoder.object(4_999) + Encoder.object(2_500) + Encoder.object(10))
+        let decoded = chain.bytes.withUnsafeBytes(HeapSnapshotReplay.decode)
+        var search = RetainerSearch(snapshot: decoded.snapshot)
+        search.foreignClasses = HeapSnapshotReplay.foreignClasses
+        XCTAssertNil(search.enumerateCheckingLayout(knownLive: decoded.instances))
+        search.reachFromRoots(modules: decoded.modules)
+        let paths = decoded.instances.compactMap { search.path(to: $0) }
+        XCTAssertEqual(paths.map { $0.steps.count + $0.omittedSteps }, [5_000, 2_501, 11])
+        XCTAssertEqual(paths.map(\.omittedSteps), [4_000, 1_501, 0])
+        XCTAssertLessThanOrEqual(search.unreachedGraph?.heldFromOutsidePaths.count ?? 0, 4)
+    }
+
     func testAStackPointerAtTheEndOfTheAddressSpaceHasNoFrames() {
         // Looking for a frame record above it added 7 to the stack pointer: an overflow.
         for stackPointer in [UInt64.max, UInt64.max - 3, UInt64.max - 16_383] {

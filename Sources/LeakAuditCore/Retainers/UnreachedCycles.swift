@@ -10,19 +10,30 @@ extension RetainerSearch {
     /// path and one step more: the search backwards from it meets the holder first, then goes on
     /// as the holder's own search does. So the search runs once for the first object up such a
     /// chain whose path is not known (a parser's tokens, each holding the next: once per list, not
-    /// once per token), and each path found is kept with the graph, unless
-    /// `sharesHeldFromOutsidePaths` is off (the heap walk's fuzz target compares the two).
+    /// once per token), unless `sharesHeldFromOutsidePaths` is off (the heap walk's fuzz target
+    /// compares the two). The paths found are kept with the graph for the instances asked about
+    /// and the chains' tops, not for every object between (a list of 50,000 objects would keep
+    /// 50,000 paths of a thousand steps).
     mutating func heldFromOutside(_ target: Int32) -> Path {
         let (chain, top) = soleHolderChain(from: target)
-        var path = unreachedGraph?.heldFromOutsidePaths[top] ?? searchHeldFromOutside(top)
-        if sharesHeldFromOutsidePaths { unreachedGraph?.heldFromOutsidePaths[top] = path }
-        for (node, holder) in chain.reversed() {
-            let step = Step(
+        let base = unreachedGraph?.heldFromOutsidePaths[top] ?? searchHeldFromOutside(top)
+        guard sharesHeldFromOutsidePaths else { return base }
+        unreachedGraph?.heldFromOutsidePaths[top] = base
+        guard !chain.isEmpty else { return base }
+        // The base's steps, then one for each object down the chain; only those a path keeps are
+        // made. The base keeps its first steps, then (after those it left out) its last ones.
+        let baseCount = base.steps.count + base.omittedSteps
+        var path = Path.kept(count: baseCount + chain.count) { index in
+            if index < baseCount {
+                return base.steps[index < Path.keptAtEachEnd ? index : index - base.omittedSteps]
+            }
+            let (node, holder) = chain[chain.count - 1 - (index - baseCount)]
+            return Step(
                 hold: holder.hold, type: nodeType(node).name, closure: holder.closure,
                 isCollectionStorage: nodeType(node).collection != nil)
-            path = Path(root: path.root, steps: path.steps + [step], omittedSteps: path.omittedSteps)
-            unreachedGraph?.heldFromOutsidePaths[node] = path
         }
+        path.root = base.root
+        unreachedGraph?.heldFromOutsidePaths[target] = path
         return path
     }
 
