@@ -411,7 +411,7 @@ public func leakauditObserverInstall(_ graceMilliseconds: UInt32) {
     // first (the shim's destructor runs before this handler), so that the process is copied after
     // its last tests' grace periods, not before.
     api.setExitHook?(endOfRun)
-    atexit { endOfRun() }
+    atexit(endOfRun)
 }
 
 /// Whether the run's end began (`endOfRun`).
