@@ -364,13 +364,17 @@ bool la_channel_map_locked(la_process_state *state, const char *spec) {
     return true;
 }
 
+/// This process's walk handshake in the channel's header page.
+static la_wire_walk *la_channel_walk(la_process_state *state) {
+    return la_wire_walk_slot(state->channel.header, (uint32_t)(state->channel.process_tag >> 16));
+}
+
 /// Stores a request (its number, numbered here, with `flags`) in this process's walk handshake
 /// and waits until leak-audit answers it; returns the answer's flags (the bits of `answered`
 /// above the number), or `unanswered` when no answer came: leak-audit ended, or did not answer
 /// within LA_WIRE_WALK_TIMEOUT_MS.
 static uint32_t la_channel_request(la_process_state *state, uint32_t flags, uint32_t unanswered) {
-    la_wire_header *header = state->channel.header;
-    la_wire_walk *walk = la_wire_walk_slot(header, (uint32_t)(state->channel.process_tag >> 16));
+    la_wire_walk *walk = la_channel_walk(state);
     const uint32_t answer_flags = LA_WALK_GRACE_NEEDED;
     pthread_mutex_lock(&state->channel.walk_lock);
     uint32_t number = ++state->channel.walk_requests & (LA_WALK_ENDING - 1);
@@ -404,7 +408,7 @@ void la_channel_await_heap_walk(bool at_exit, bool unreachable) {
 
 void la_channel_mark_ending(la_process_state *state) {
     if (!la_channel_active(state)) return;
-    la_wire_walk *walk = la_wire_walk_slot(state->channel.header, (uint32_t)(state->channel.process_tag >> 16));
+    la_wire_walk *walk = la_channel_walk(state);
     // Over a request in flight (a settling thread's, held by leak-audit), or over the last one
     // answered, where it changes nothing: later requests store their own flags.
     __atomic_fetch_or(&walk->requested, LA_WALK_ENDING, __ATOMIC_ACQ_REL);

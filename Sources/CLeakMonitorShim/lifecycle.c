@@ -131,14 +131,11 @@ __attribute__((destructor)) static void la_lifecycle_exit(void) {
                                   && !__atomic_load_n(&state->lifecycle.links_monitor, __ATOMIC_ACQUIRE));
     if (!state->lifecycle.retainers && !state->lifecycle.exit_walk && !checks_unreachable) return;
     if (__atomic_exchange_n(&state->lifecycle.exit_walk_started, true, __ATOMIC_ACQ_REL)) return;
-    // The test observer's end of the run first: the copy is of the process after its last tests'
-    // grace periods, with what work they left in flight let go, and those tests are walked in it
-    // rather than each as it settles.
+    // The test observer's end of the run first (it says the process ends, leakaudit_test_exiting):
+    // the copy is of the process after its last tests' grace periods, with what work they left in
+    // flight let go, and those tests are walked in it rather than each as it settles.
     void (*end_of_run)(void) = __atomic_exchange_n(&state->tests.exit_hook, NULL, __ATOMIC_ACQ_REL);
-    if (end_of_run != NULL) {
-        leakaudit_test_exiting();
-        end_of_run();
-    }
+    if (end_of_run != NULL) end_of_run();
     if (checks_unreachable && !la_channel_active(state)) {
         pthread_mutex_lock(&state->slow_lock);
         if (la_main_program_is_swift()) la_lifecycle_attach_locked(state);

@@ -422,9 +422,10 @@ private let runEnded = Atomic<Bool>(false)
 /// not walked one by one: the walk at exit follows.
 private let endOfRun: @convention(c) () -> Void = {
     guard !runEnded.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    let api = ShimTestAPI.shared
+    api?.exiting?()
     SkippedTestStream.drain()
-    guard let api = ShimTestAPI.shared else { return }
-    api.exiting?()
+    guard let api else { return }
     gracePeriods.waitForAll(api)
 }
 

@@ -201,26 +201,17 @@ final class HeapWalksTests: XCTestCase {
     /// walked, before the last walk's length has passed.
     func testAHeldRequestIsWalkedOnceNoProcessHasWrittenForTenMilliseconds() throws {
         var tests = try SettlingTests()
-        let (channel, writer, watch) = (tests.channel, tests.writer, tests.watch)
+        let (channel, writer) = (tests.channel, tests.writer)
         var walks = HeapWalks()
         let millisecond: UInt64 = 1_000_000
         var clock: UInt64 = 1_000 * millisecond
-        var searched = 0
-        func answer() {
-            walks.answerRequests(
-                on: channel, ledgers: [tests.ledger], watch: watch,
-                copyProcess: { pid in .success(ProcessSnapshot(pid: pid, regions: [], threads: [])) },
-                search: { _, _, _, _, _ in
-                    clock += 1_000 * millisecond  // a walk of a second
-                    searched += 1
-                    return ([:], nil, nil)
-                },
-                now: { clock })
-        }
+        var searched: [[UInt64]] = []
+        // A walk of a second.
+        func answer() { tests.answer(&walks, clock: &clock, searching: 1_000 * millisecond, searched: &searched) }
         tests.run(1, leaving: [0x5555_1000_0010])
         writer.requestWalk(of: 0, number: 1, atExit: false)
         answer()
-        XCTAssertEqual(searched, 1)
+        XCTAssertEqual(searched.count, 1)
         tests.run(2, leaving: [0x5555_1000_0020])
         writer.requestWalk(of: 0, number: 2, atExit: false)
         clock += millisecond
@@ -232,11 +223,11 @@ final class HeapWalksTests: XCTestCase {
         answer()
         clock += 9 * millisecond
         answer()
-        XCTAssertEqual(searched, 1)
+        XCTAssertEqual(searched.count, 1)
         XCTAssertNotNil(channel.pendingWalk(of: 0), "9 ms without a record: still held")
         clock += 1 * millisecond
         answer()
-        XCTAssertEqual(searched, 2, "10 ms without a record: walked, 15 ms after the last walk of a second ended")
+        XCTAssertEqual(searched.count, 2, "10 ms without a record: walked, 15 ms after the last walk of a second ended")
         XCTAssertNil(channel.pendingWalk(of: 0))
     }
 
