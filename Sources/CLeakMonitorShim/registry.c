@@ -321,7 +321,8 @@ static inline __attribute__((always_inline)) bool la_track(la_process_state *sta
     // Capture and record only for leak-audit: on its own the library needs counts, not stacks. The
     // channel is mapped before the first type registers, so before any instance is tracked.
     uint8_t *slots = la_channel_mapped_slots(state);
-    uint32_t stack = slots != NULL ? la_stack_capture(entry_frame, (uint32_t)type_id) : LA_STACK_NONE;
+    bool stackless = (type->flags & LA_TYPE_NO_STACKS) != 0;
+    uint32_t stack = slots != NULL && !stackless ? la_stack_capture(entry_frame, (uint32_t)type_id) : LA_STACK_NONE;
     int64_t live = la_count_one(type);
     if (slots != NULL) {
         la_channel_event_in(state, slots, LA_SLOT_ALLOC, 0, (uint32_t)type_id, (uint64_t)(uintptr_t)object, stack,

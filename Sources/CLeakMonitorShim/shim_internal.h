@@ -273,6 +273,8 @@ typedef struct la_watch_state {
     bool census;       // census every class of this process
     int budget_pattern_count;
     la_budget_pattern *budget_patterns;
+    int stackless_pattern_count;
+    char **stackless_patterns;  // `no-stacks` items: classes the census takes without their stacks
     uint32_t decision_count;
     la_metadata_entry decisions[LA_ALLOC_DECISIONS];
 } la_watch_state;

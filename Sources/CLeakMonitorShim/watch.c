@@ -34,6 +34,7 @@ void la_watch_parse_locked(la_process_state *state) {
 /// Parses LEAK_AUDIT_WATCH's lines (`spec`); an allocation failure ends the parse where it is.
 static void la_watch_parse_lines_locked(la_process_state *state, const char *spec) {
     int capacity = 0;
+    int stackless_capacity = 0;
     for (const char *line = spec; *line != '\0';) {
         const char *end = strchr(line, '\n');
         size_t length = end != NULL ? (size_t)(end - line) : strlen(line);
@@ -54,6 +55,16 @@ static void la_watch_parse_lines_locked(la_process_state *state, const char *spe
                 state->watch.budget_patterns[state->watch.budget_pattern_count++] =
                     (la_budget_pattern){.pattern = pattern, .max = max < 0 ? 0 : max};
             }
+        } else if (length > 10 && strncmp(line, "no-stacks ", 10) == 0) {
+            if (state->watch.stackless_pattern_count == stackless_capacity) {
+                stackless_capacity = stackless_capacity == 0 ? 32 : stackless_capacity * 2;
+                char **grown = realloc(state->watch.stackless_patterns, (size_t)stackless_capacity * sizeof *grown);
+                if (grown == NULL) return;
+                state->watch.stackless_patterns = grown;
+            }
+            char *pattern = strndup(line + 10, length - 10);
+            if (pattern == NULL) return;
+            state->watch.stackless_patterns[state->watch.stackless_pattern_count++] = pattern;
         } else if (length > 6 && strncmp(line, "tests ", 6) == 0) {
             long grace = strtol(line + 6, NULL, 10);
             state->tests.requested = true;
@@ -121,6 +132,14 @@ static int32_t la_watch_decide_locked(la_process_state *state, const void *metad
         }
     }
     if (state->watch.census) {
+        // The toolchain's classes, unless the census shows them: the report folds them into a
+        // count, and shows no stack of theirs.
+        for (int index = 0; index < state->watch.stackless_pattern_count; index++) {
+            if (la_wire_glob_matches(state->watch.stackless_patterns[index], name.data, name.length)) {
+                flags |= LA_TYPE_NO_STACKS;
+                break;
+            }
+        }
         return la_type_register_locked(state, metadata, name.data, name.length, INT64_MAX, LA_BUDGET_NONE, 0, flags);
     }
     return -1;

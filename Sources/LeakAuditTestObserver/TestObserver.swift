@@ -7,7 +7,7 @@
 //   (`Test.current`), so allocations are attributed exactly whatever runs beside them. Swift
 //   Testing has no observer API; the shim asks the same question around each task-local scope
 //   Swift Testing's runner opens and closes, which tells when each test starts and ends. The tests
-//   it skips never run: they are read from the event stream it writes for tools.
+//   it skips never run: they are read from the JUnit report it writes as its run ends.
 // The shim's functions are looked up in the global scope, where the preloaded copy exports them:
 // this library links no copy of its own.
 import Dispatch
@@ -215,10 +215,33 @@ private let resolveSwiftTestingTest: @convention(c) () -> UInt32 = {
 /// resolver: `keyedTests`). A test counts as running while one of its cases runs: the runner also
 /// sets `Test.current` while it plans the run (evaluating traits and arguments), with no case.
 private let probeSwiftTestingTest: @convention(c) (Bool) -> UInt32 = { afterPush in
-    guard let test = Test.current, let api = ShimTestAPI.shared else { return LA_TEST_NONE }
+    guard let api = ShimTestAPI.shared else { return LA_TEST_NONE }
+    swiftTestingRuns(api)
+    guard let test = Test.current else { return LA_TEST_NONE }
     if afterPush { noteCurrent(test) }
     guard !test.isSuite, Test.Case.current != nil else { return LA_TEST_NONE }
     return swiftTestingID(of: test, api)
+}
+
+/// Whether Swift Testing's runner runs in this process (`swiftTestingRuns`).
+private let swiftTestingRunning = Atomic<Bool>(false)
+
+/// Sets the resolver once Swift Testing runs in this process: its command line asks for it, or its
+/// runner opened a task-local scope. Until then no allocation asks it: an XCTest process names
+/// its tests by the current one alone, and asking `Test.current` there too cost each of its
+/// tracked allocations about 120 ns (Yams' 192 tests: 38 ms of 313,000 allocations).
+private func swiftTestingRuns(_ api: ShimTestAPI) {
+    guard !swiftTestingRunning.load(ordering: .acquiring),
+        !swiftTestingRunning.exchange(true, ordering: .acquiringAndReleasing)
+    else { return }
+    api.setResolver(resolveSwiftTestingTest)
+}
+
+/// Whether the process's command line runs Swift Testing (`--testing-library swift-testing`): a
+/// test bundle runs XCTest's tests or Swift Testing's, as its arguments say.
+private func commandLineRunsSwiftTesting() -> Bool {
+    let arguments = CommandLine.arguments
+    return zip(arguments, arguments.dropFirst()).contains { $0 == "--testing-library" && $1 == "swift-testing" }
 }
 
 /// Grace periods after finished tests, waited for before the process exits when something is left.
@@ -403,10 +426,10 @@ private final class XCTestPhases: NSObject, XCTestObservation, @unchecked Sendab
 public func leakauditObserverInstall(_ graceMilliseconds: UInt32) {
     guard let api = ShimTestAPI.shared else { return }
     gracePeriods.milliseconds.store(graceMilliseconds, ordering: .relaxed)
-    api.setResolver(resolveSwiftTestingTest)
+    if commandLineRunsSwiftTesting() { swiftTestingRuns(api) }
     api.observeScopes(probeSwiftTestingTest, swiftTestingScopeChanged)
     XCTestObservationCenter.shared.addTestObserver(XCTestPhases(api: api))
-    if SkippedTestStream.start(api) { api.swiftTestingSkipsObserved() }
+    if SkippedSwiftTests.start() { api.swiftTestingSkipsObserved() }
     // Swift Testing's run ends with exit(): its end is at exit. The shim's walk at exit calls it
     // first (the shim's destructor runs before this handler), so that the process is copied after
     // its last tests' grace periods, not before.
@@ -417,153 +440,158 @@ public func leakauditObserverInstall(_ graceMilliseconds: UInt32) {
 /// Whether the run's end began (`endOfRun`).
 private let runEnded = Atomic<Bool>(false)
 
-/// The run's end, once: the rest of Swift Testing's event stream read, and the last tests' grace
+/// The run's end, once: Swift Testing's skipped tests read, and the last tests' grace
 /// periods waited for (XCTest's were, when its bundle finished). The tests that settle now are
 /// not walked one by one: the walk at exit follows.
 private let endOfRun: @convention(c) () -> Void = {
     guard !runEnded.exchange(true, ordering: .acquiringAndReleasing) else { return }
     let api = ShimTestAPI.shared
     api?.exiting?()
-    SkippedTestStream.drain()
     guard let api else { return }
+    SkippedSwiftTests.readAtEnd(api)
     gracePeriods.waitForAll(api)
 }
 
-/// Swift Testing's skipped tests, read from the event stream it writes for tools (JSON lines, in
-/// the runner's own ABI version) to the path its `--event-stream-output-path` argument names: in a Swift Testing run
-/// whose command line names none, the observer adds one, the write end of a pipe that a thread of
-/// its own reads (record-format.md, "Skipped Swift Testing tests").
-private enum SkippedTestStream {
-    /// The pipe's read end, the part of a line read so far, and where each pass reads to
-    /// (allocated once); nil until started.
-    private static let reader = Mutex<(descriptor: Int32, partial: [UInt8], buffer: [UInt8])?>(nil)
-    /// What marks a line worth decoding.
-    private static let skippedMarker = Array(#""testSkipped""#.utf8)
-    /// A longer line is no event of interest: it is dropped rather than kept growing.
-    private static let longestLine = 1 << 24
-    /// The pipe's size asked for (Linux's largest for a process without privileges, by default),
-    /// and how long the reader waits after each pass before it reads again: a runner that fills
-    /// the default 64 KiB in less waits for the reader.
-    private static let pipeBytes: Int32 = 1 << 20
-    private static let batchMicroseconds: UInt32 = 10_000
-    /// F_SETPIPE_SZ (linux/fcntl.h), which Glibc's module does not export.
-    private static let setPipeSize: Int32 = 1031
+/// Swift Testing's skipped tests, read from the JUnit XML report its runner writes once, as its
+/// run ends, to the path its `--xunit-output` argument names (record-format.md, "Skipped Swift
+/// Testing tests"). In a Swift Testing run whose command line names none, the observer adds one: a
+/// file in memory of its own. The report costs the runner a few dictionary updates a test, where
+/// its event stream for tools encoded every event as JSON (about a tenth of GraphQL's 881 tests'
+/// plain CPU time, and the encoders' objects, which leak-audit watches).
+private enum SkippedSwiftTests {
+    /// Where the report is read from at the end of the run; nil until started, and once read.
+    private enum Source {
+        /// The file in memory the observer made, read from its start.
+        case descriptor(Int32)
+        /// The command line's own path, read if it is then a regular file.
+        case path(String)
+    }
 
-    /// Adds the event stream's arguments to the command line Swift Testing is about to read, and
-    /// starts reading it; false when this is no Swift Testing run, the command line names a stream
-    /// already, or the arguments cannot be changed.
-    static func start(_ api: ShimTestAPI) -> Bool {
+    private static let source = Mutex<Source?>(nil)
+    /// The argument that names the report, and the form Swift Testing also reads (`--xunit-output=P`).
+    private static let label = "--xunit-output"
+    /// glibc's `memfd_create` and its MFD_CLOEXEC flag (sys/mman.h), which Glibc's module does not
+    /// export.
+    private typealias MemoryFileCreate = @convention(c) (UnsafePointer<CChar>, UInt32) -> Int32
+    private static let closeOnExec: UInt32 = 1
+
+    /// Adds the report's argument to the command line Swift Testing is about to read, unless it
+    /// names a report of its own (then read that one); false when this is no Swift Testing run,
+    /// its own report's path is no file that the runner would write and leak-audit could read
+    /// back, or the arguments cannot be changed.
+    static func start() -> Bool {
+        guard commandLineRunsSwiftTesting() else { return false }
         let arguments = CommandLine.arguments
-        let runsSwiftTesting = zip(arguments, arguments.dropFirst()).contains {
-            $0 == "--testing-library" && $1 == "swift-testing"
-        }
-        let namesStream = arguments.contains { $0 == "--event-stream-output-path" || $0 == "--experimental-event-stream-output" }
-        // Swift 6 code cannot call CommandLine.arguments' setter by name; without it, nothing is added.
-        guard runsSwiftTesting, !namesStream, let setter = dlsym(nil, "$ss11CommandLineO9argumentsSaySSGvsZ") else {
-            return false
-        }
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { return false }
-        let (readEnd, writeEnd) = (ends[0], ends[1])
-        // Neither end reaches a child process. Only the read end is non-blocking: the runner's
-        // writes wait for the reader.
-        _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
-        _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
-        _ = fcntl(readEnd, F_SETFL, fcntl(readEnd, F_GETFL) | O_NONBLOCK)
-        // Room for a few seconds of events (Linux's F_SETPIPE_SZ; the default 64 KiB when refused),
-        // so that the reader can read them in batches: woken by each write, it cost a context
-        // switch on each side of every event (about 1.5 µs of the runner's and 4,000 switches in
-        // GraphQL's 881 tests).
-        _ = fcntl(writeEnd, Self.setPipeSize, Self.pipeBytes)
-        // No `--event-stream-version`: the runner's own, which changes nothing else. An explicit
-        // version before 6.3 also turns off the issues a test records as warnings.
-        typealias Setter = @convention(thin) (__owned [String]) -> Void
-        unsafeBitCast(setter, to: Setter.self)(arguments + ["--event-stream-output-path", "/dev/fd/\(writeEnd)"])
-        reader.withLock { $0 = (readEnd, [], [UInt8](repeating: 0, count: 1 << 16)) }
-        let thread = Thread {
-            var ready = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
-            while poll(&ready, 1, -1) >= 0 || errno == EINTR {
-                if ready.revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 && ready.revents & Int16(POLLIN) == 0 { return }
-                drain()
-                // What the runner writes meanwhile waits in the pipe, read in one pass.
-                usleep(Self.batchMicroseconds)
+        // The first one, as Swift Testing reads it.
+        for (index, argument) in arguments.enumerated() {
+            let path: String
+            if argument == label, index + 1 < arguments.count {
+                path = arguments[index + 1]
+            } else if argument.hasPrefix(label + "=") {
+                path = String(argument.dropFirst(label.count + 1))
+            } else {
+                continue
             }
+            guard isOrWillBeRegularFile(path) else { return false }
+            source.withLock { $0 = .path(path) }
+            return true
         }
-        thread.name = "leak-audit: Swift Testing events"
-        thread.start()
+        // Swift 6 code cannot call CommandLine.arguments' setter by name; without it, nothing is added.
+        guard let setter = dlsym(nil, "$ss11CommandLineO9argumentsSaySSGvsZ"),
+            let create = dlsym(nil, "memfd_create").map({ unsafeBitCast($0, to: MemoryFileCreate.self) })
+        else { return false }
+        // Not inherited by a child process (an exit test's, which has an observer of its own);
+        // the runner opens it again through /dev/fd, with an offset of its own.
+        let descriptor = create("leak-audit: Swift Testing's JUnit report", closeOnExec)
+        guard descriptor >= 0 else { return false }
+        typealias Setter = @convention(thin) (__owned [String]) -> Void
+        unsafeBitCast(setter, to: Setter.self)(arguments + [label, "/dev/fd/\(descriptor)"])
+        source.withLock { $0 = .descriptor(descriptor) }
         return true
     }
 
-    /// Reads what the pipe holds now and reports the skipped tests among its complete lines.
-    static func drain() {
-        guard let api = ShimTestAPI.shared else { return }
-        reader.withLock { reader in
-            guard let descriptor = reader?.descriptor, var partial = reader?.partial, var buffer = reader?.buffer
-            else { return }
-            reader?.buffer = []
-            while true {
-                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { break }
-                // Every event passes through here (the runner encodes each test's start and end):
-                // lines are found by memchr and read only when they hold the marker, so that the
-                // others are neither copied nor searched byte by byte in Swift.
-                func reportIfSkipped(_ line: UnsafeRawBufferPointer) {
-                    if contains(line), let name = skippedTestName(Array(line)) {
-                        api.event(api.id(of: name), UInt32(LA_TEST_SKIPPED))
-                    }
-                }
-                buffer.withUnsafeBytes { bytes in
-                    guard let base = bytes.baseAddress else { return }
-                    var start = 0
-                    while start < count, let newline = memchr(base + start, Int32(UInt8(ascii: "\n")), count - start) {
-                        let end = base.distance(to: UnsafeRawPointer(newline))
-                        let line = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
-                        if partial.isEmpty {
-                            reportIfSkipped(line)
-                        } else {
-                            partial += line
-                            partial.withUnsafeBytes(reportIfSkipped)
-                            partial.removeAll(keepingCapacity: true)
-                        }
-                        start = end + 1
-                    }
-                    partial += UnsafeRawBufferPointer(rebasing: bytes[start..<count])
-                }
-                if partial.count > longestLine { partial = [] }
-            }
-            reader = (descriptor, partial, buffer)
+    /// True for a path that names a regular file, or nothing yet (the runner creates a file
+    /// there): not a terminal, a pipe or a device, which cannot be read back.
+    private static func isOrWillBeRegularFile(_ path: String) -> Bool {
+        var status = stat()
+        if stat(path, &status) == 0 { return status.st_mode & S_IFMT == S_IFREG }
+        return errno == ENOENT
+    }
+
+    /// Reads the report, which the runner wrote as its run ended, once, and reports its skipped
+    /// tests. A report that is not there (the run did not end) reports none.
+    static func readAtEnd(_ api: ShimTestAPI) {
+        guard let source = source.withLock({ $0.take() }) else { return }
+        let report: [UInt8]
+        switch source {
+        case .descriptor(let descriptor):
+            report = readAll(descriptor, from: 0)
+            close(descriptor)
+        case .path(let path):
+            let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+            guard descriptor >= 0 else { return }
+            defer { close(descriptor) }
+            var status = stat()
+            guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return }
+            report = readAll(descriptor, from: 0)
+        }
+        for name in skippedTestNames(inReport: report) {
+            api.event(api.id(of: name), UInt32(LA_TEST_SKIPPED))
         }
     }
 
-    /// Whether `line` holds the marker of a `testSkipped` event: each of its quotes found by
-    /// memchr, the marker compared there by memcmp (glibc's memmem is not in Swift's Glibc).
-    private static func contains(_ line: UnsafeRawBufferPointer) -> Bool {
-        guard let base = line.baseAddress else { return false }
-        return skippedMarker.withUnsafeBytes { marker in
-            guard let markerBase = marker.baseAddress else { return false }
-            var offset = 0
-            while line.count - offset >= marker.count,
-                let quote = memchr(base + offset, Int32(marker[0]), line.count - offset - marker.count + 1)
-            {
-                if memcmp(quote, markerBase, marker.count) == 0 { return true }
-                offset = base.distance(to: UnsafeRawPointer(quote)) + 1
-            }
-            return false
+    /// The bytes of file `descriptor` from `offset` to its end.
+    private static func readAll(_ descriptor: Int32, from offset: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(offset + bytes.count)) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return bytes }
+            bytes += chunk[..<count]
         }
     }
 
-    /// The name of the test function a `testSkipped` event line is about, as the scopes name it;
-    /// nil for any other line, and for a skipped suite (its ID has no source location).
-    static func skippedTestName(_ line: [UInt8]) -> String? {
-        guard line.firstRange(of: skippedMarker) != nil,
-            let record = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
-            record["kind"] as? String == "event", let payload = record["payload"] as? [String: Any],
-            payload["kind"] as? String == "testSkipped", let id = payload["testID"] as? String,
-            let slash = id.lastIndex(of: "/")
+    /// The names of the test functions a JUnit report of Swift Testing's marks skipped, as the
+    /// scopes name them (`Module.Suite/Nested/function()`): each `<testcase classname="C"
+    /// name="N" …>` with a `<skipped` element in it, C being the module and the suites' names
+    /// joined by periods. Swift Testing writes one element a line and does not escape either
+    /// attribute.
+    static func skippedTestNames(inReport report: [UInt8]) -> [String] {
+        var names: [String] = []
+        var current: String? = nil
+        for rawLine in report.split(separator: UInt8(ascii: "\n")) {
+            let line = rawLine.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+            if line.starts(with: Array("<testcase ".utf8)) {
+                current = testName(ofTestCase: String(decoding: line, as: UTF8.self))
+            } else if line.starts(with: Array("<skipped".utf8)), let name = current {
+                names.append(name)
+                current = nil
+            } else if line.starts(with: Array("</testcase>".utf8)) {
+                current = nil
+            }
+        }
+        return names
+    }
+
+    /// `Module.Suite/function()` of a `<testcase classname="Module.Suite" name="function()" …>`
+    /// line that has elements inside (a self-closing one has no `<skipped`); nil for another.
+    private static func testName(ofTestCase line: String) -> String? {
+        guard !line.hasSuffix("/>"), let classStart = line.firstRange(of: #"classname=""#),
+            let nameStart = line[classStart.upperBound...].firstRange(of: #"" name=""#)
         else { return nil }
-        let location = id[id.index(after: slash)...].split(separator: ":")
-        guard location.count == 3, Int(location[1]) != nil, Int(location[2]) != nil else { return nil }
-        return String(id[..<slash])
+        let className = line[classStart.upperBound..<nameStart.lowerBound]
+        var name = line[nameStart.upperBound...]
+        // `" time="…" >` when the test ran, `" >` when it did not.
+        if let time = name.ranges(of: #"" time=""#).last {
+            name = name[..<time.lowerBound]
+        } else if let end = name.ranges(of: "\"").last {
+            name = name[..<end.lowerBound]
+        } else {
+            return nil
+        }
+        let components = className.split(separator: ".", omittingEmptySubsequences: false)
+        guard let module = components.first, !module.isEmpty, !name.isEmpty else { return nil }
+        return module + "." + (components.dropFirst() + [name]).joined(separator: "/")
     }
 }

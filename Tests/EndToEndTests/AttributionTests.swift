@@ -413,8 +413,8 @@ final class AttributionTests: XCTestCase {
     func testSkippedTestsAndExitTestsAreCountedAsTheRunnersCountThem() throws {
         // Swift Testing: 16 tests, as its runner says ("Test run with 16 tests"): 13 ran (one of
         // them an exit test, whose child process is not counted again), 3 skipped without running.
-        // They pass as they do plainly: reading the event stream changes nothing in the run (a
-        // test sees the warning it records).
+        // They pass as they do plainly: the JUnit report the observer asks for changes nothing in
+        // the run (a test sees the warning it records).
         let swiftTesting = try Harness.audit(bundle, ["--testing-library", "swift-testing"], extraOptions: ["--leaks-per-test"])
         XCTAssertTrue(
             (swiftTesting.stdout + swiftTesting.stderr).contains("Test run with 16 tests in 11 suites passed"),
@@ -445,15 +445,28 @@ final class AttributionTests: XCTestCase {
             .replacingOccurrences(of: "\n  ", with: " ")
         XCTAssertTrue(xctestText.contains("2 tests ran, 1 skipped"), xctestText)
 
-        // A run whose command line names an event stream of its own keeps it; its skipped tests
-        // are then unknown, not 0.
+        // A run whose command line names an event stream of its own keeps it, and its skipped
+        // tests are counted from the JUnit report the observer asks for.
         let stream = Harness.scratchPath("events.jsonl")
-        let own = try Harness.audit(
+        let withStream = try Harness.audit(
             bundle, ["--testing-library", "swift-testing", "--event-stream-output-path", stream, "--event-stream-version", "0"],
             extraOptions: ["--leaks-per-test"])
-        XCTAssertEqual(own.report.target.testsRun, 13)
-        XCTAssertNil(own.report.target.testsSkipped, "\(own.report.target)")
+        XCTAssertEqual(withStream.report.target.testsRun, 13)
+        XCTAssertEqual(withStream.report.target.testsSkipped, 3, "\(withStream.report.target)")
         XCTAssertTrue(try String(contentsOfFile: stream, encoding: .utf8).contains("\"testSkipped\""))
+
+        // One that names a JUnit report of its own gets it whole, and its skipped tests are read
+        // from it; one whose report goes where it cannot be read back has them unknown, not 0.
+        let junit = Harness.scratchPath("junit.xml")
+        let withReport = try Harness.audit(
+            bundle, ["--testing-library", "swift-testing", "--xunit-output=" + junit], extraOptions: ["--leaks-per-test"])
+        XCTAssertEqual(withReport.report.target.testsSkipped, 3, "\(withReport.report.target)")
+        let written = try String(contentsOfFile: junit, encoding: .utf8)
+        XCTAssertTrue(written.contains(#"skipped="3""#) && written.contains("</testsuites>"), written)
+        let unread = try Harness.audit(
+            bundle, ["--testing-library", "swift-testing", "--xunit-output", "/dev/null"], extraOptions: ["--leaks-per-test"])
+        XCTAssertEqual(unread.report.target.testsRun, 13)
+        XCTAssertNil(unread.report.target.testsSkipped, "\(unread.report.target)")
     }
 
     func testATestProcessThatCrashesIsReportedAndItsUnfinishedTestIsNotBlamed() throws {

@@ -470,4 +470,33 @@ final class TestAttributionTests: XCTestCase {
         watch.retainers = true
         XCTAssertEqual(HeapWalks.instancesToExplain(replay.ledger, watch: watch).sorted(), [0x100, 0x300, 0x400, 0x500])
     }
+
+    /// The census takes the toolchain's classes without their stacks unless it shows them: no
+    /// report shows where they were made (they are folded into a count). The shim matches the
+    /// patterns LEAK_AUDIT_WATCH gives it with the wire's glob, so they must say what
+    /// `TypeOrigin.isInternalType` says of every class the writer watches (never `Swift.`'s).
+    func testTheCensusTakesTheToolchainsClassesWithoutStacksUnlessItShowsThem() {
+        let names = [
+            "Foundation.JSONEncoder", "FoundationEssentials.__JSONEncoder", "XCTest.XCTestRun", "Testing.Runner",
+            "__C.NSObject", "_Concurrency.Task", "Dispatch.DispatchQueue", "Foundation.Box<App.Model>", "App.Model",
+            "App.Box<Foundation.Data>", "_NIOFileSystem.FileHandle", "Foundationx.Model", "Testing2.Suite", "CxxModule.Box",
+            "Glibc.Thing", "_TestingInterop.Bridge",
+        ]
+        for name in names {
+            XCTAssertEqual(
+                TypeOrigin.internalTypePatterns.contains { globMatches($0, name) }, TypeOrigin.isInternalType(name), name)
+        }
+        var watch = WatchOptions(census: true)
+        let lines = watch.environmentValue(targetPath: "/app").split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.first, "census /app")
+        XCTAssertEqual(Array(lines.dropFirst()), TypeOrigin.internalTypePatterns.map { "no-stacks \($0)" })
+        XCTAssertTrue(lines.contains("no-stacks Foundation.*") && lines.contains("no-stacks __*"), "\(lines)")
+        XCTAssertFalse(lines.contains { $0.hasPrefix("no-stacks Swift.") }, "\(lines)")
+        watch.censusShowsInternals = true
+        XCTAssertEqual(watch.environmentValue(targetPath: "/app"), "census /app")
+        // A test run watches every class too.
+        var tests = WatchOptions()
+        tests.watchesEveryClass = true
+        XCTAssertTrue(tests.environmentValue(targetPath: "/app").contains("\nno-stacks Foundation.*"))
+    }
 }

@@ -32,7 +32,10 @@ final class UnreachableRunTests: XCTestCase {
             }
         ).watch
         XCTAssertTrue(asked.unreachable)
-        XCTAssertEqual(asked.environmentValue(targetPath: "/app"), "census /app\nunreachable")
+        XCTAssertEqual(
+            asked.environmentValue(targetPath: "/app"),
+            (["census /app"] + TypeOrigin.internalTypePatterns.map { "no-stacks \($0)" } + ["unreachable"])
+                .joined(separator: "\n"))
         asked.retainers = true
         XCTAssertTrue(asked.walksHeaps)
     }

@@ -21,8 +21,8 @@ import XCTest
         await #expect(processExitsWith: .failure) { exit(EXIT_FAILURE) }
     }
 
-    /// Reading the runner's event stream must change nothing else: an issue recorded as a warning
-    /// still reaches an issue-handling trait.
+    /// The JUnit report the observer asks the runner for must change nothing else: an issue
+    /// recorded as a warning still reaches an issue-handling trait.
     @Test func seesItsOwnWarning() async throws {
         let seen = Mutex(0)
         let counting = IssueHandlingTrait.compactMapIssues { issue in

@@ -73,7 +73,12 @@ public struct WatchOptions: Sendable, Hashable {
     /// LEAK_AUDIT_WATCH's value (see leak_audit_wire.h): one item per line.
     func environmentValue(targetPath: String) -> String {
         var lines = budgets.map { "budget \($0.max) \($0.pattern)" }
-        if census || watchesEveryClass { lines.append("census \(targetPath)") }
+        if census || watchesEveryClass {
+            lines.append("census \(targetPath)")
+            // The toolchain's classes are folded into a count unless the census shows them: no
+            // report shows their stacks (TypeOrigin.isInternalType).
+            if !censusShowsInternals { lines += TypeOrigin.internalTypePatterns.map { "no-stacks \($0)" } }
+        }
         if observesTests { lines.append("tests \(testGraceMilliseconds)") }
         if retainers {
             lines.append("retainers")

@@ -16,6 +16,11 @@ enum TypeOrigin {
     /// the harness needs them.
     static let harnessModules: Set<String> = ["XCTest", "Testing", "_Testing_Foundation", "_TestingInterop", "_TestDiscovery"]
 
+    /// The names `isInternalType` is true for, as LEAK_AUDIT_WATCH's glob patterns (`Module.*`,
+    /// and `__*` for the runtime's own modules), in a stable order. `Swift.` is left out: the
+    /// writer never watches the standard library's classes.
+    static let internalTypePatterns: [String] = internalModules.subtracting(["Swift"]).sorted().map { $0 + ".*" } + ["__*"]
+
     /// True for a type of the Swift runtime, Foundation, XCTest or another toolchain library.
     static func isInternalType(_ name: String) -> Bool {
         isToolchainModule(name.prefix { $0 != "." && $0 != "<" })

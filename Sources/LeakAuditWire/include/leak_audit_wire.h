@@ -290,6 +290,9 @@ enum {
 enum {
     /// A subclass of XCTest's XCTestCase: XCTest keeps one instance per test until the run ends.
     LA_TYPE_XCTEST_CASE = 1u << 0,
+    /// Taken by the census without stacks (a `no-stacks` pattern of LEAK_AUDIT_WATCH): its
+    /// allocations carry LA_STACK_NONE.
+    LA_TYPE_NO_STACKS = 1u << 1,
 };
 
 /// Fixed part of a type blob's payload.
