@@ -484,7 +484,7 @@ private enum SkippedSwiftTests {
         let arguments = CommandLine.arguments
         // The first one, as Swift Testing reads it.
         for (index, argument) in arguments.enumerated() {
-            let path: String
+            var path: String
             if argument == label, index + 1 < arguments.count {
                 path = arguments[index + 1]
             } else if argument.hasPrefix(label + "=") {
@@ -493,6 +493,9 @@ private enum SkippedSwiftTests {
                 continue
             }
             guard isOrWillBeRegularFile(path) else { return false }
+            // The runner opens it before any test runs, from the directory the process started
+            // in: a test may change directory before the end of the run.
+            if !path.hasPrefix("/") { path = FileManager.default.currentDirectoryPath + "/" + path }
             source.withLock { $0 = .path(path) }
             return true
         }

@@ -1,7 +1,7 @@
-/// Where a recorded type comes from, told by the module its name starts with: the toolchain's and
-/// the test harnesses' types, which users cannot act on, apart from the package's own. Both the
-/// heap walk after each test and the report ask which types a test is judged by, so the answer
-/// sits here, with the ledger both read.
+/// Where a type comes from, told by the module its name starts with: the toolchain's and the test
+/// harnesses' types, which users cannot act on, apart from the package's own. The watch asks it
+/// first (which classes the census takes without stacks), then the heap walk after each test and
+/// the report (which types a test is judged by: Recording/JudgedTypes.swift).
 enum TypeOrigin {
     /// Modules of the toolchain whose types users cannot act on.
     static let internalModules: Set<String> = [
@@ -58,37 +58,5 @@ enum TypeOrigin {
     /// True for a type of XCTest or Swift Testing.
     static func isHarnessType(_ name: String) -> Bool {
         harnessModules.contains(String(name.prefix { $0 != "." && $0 != "<" }))
-    }
-}
-
-extension LifetimeLedger.TypeLedger {
-    /// True for a type whose instances a test can leak: one with a budget, or with every class
-    /// watched, one of the package's own classes; never the harness's, the toolchain's, or a test
-    /// case class (XCTest keeps those).
-    func isJudgedPerTest(watch: WatchOptions) -> Bool {
-        if TypeOrigin.isHarnessType(name) { return false }
-        if budget != .none { return true }
-        return (watch.census || watch.watchesEveryClass) && !TypeOrigin.isInternalType(name) && !heldByXCTest
-    }
-}
-
-/// Which types of a ledger a test is judged by (`isJudgedPerTest`), each told once: the answer
-/// reads the type's name, and a test may leave thousands of instances of one type.
-struct JudgedTypes {
-    private let types: [UInt32: LifetimeLedger.TypeLedger]
-    private let watch: WatchOptions
-    private var known: [UInt32: Bool] = [:]
-
-    init(_ types: [UInt32: LifetimeLedger.TypeLedger], watch: WatchOptions) {
-        self.types = types
-        self.watch = watch
-    }
-
-    /// True when the type of id `typeID` is defined and judged per test.
-    mutating func contains(_ typeID: UInt32) -> Bool {
-        if let answer = known[typeID] { return answer }
-        let answer = types[typeID]?.isJudgedPerTest(watch: watch) == true
-        known[typeID] = answer
-        return answer
     }
 }
