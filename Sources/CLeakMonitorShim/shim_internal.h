@@ -460,7 +460,7 @@ typedef struct la_tests_state {
     bool observer_loaded;  // the observer's install function ran in this test bundle
     bool scopes_observed;  // Swift Testing's task-local entries were routed through the hooks
     bool xctest_started;   // XCTest's run started (its observer heard the test bundle start)
-    bool swift_testing_skips_observed;  // the observer reads Swift Testing's event stream
+    bool swift_testing_skips_observed;  // the observer sent the skipped tests of Swift Testing's report
     uint32_t grace_ms;     // `tests` line: grace after each test
     bool exiting;          // atomic: the process ends (leakaudit_test_exiting): settling walks no more
     void (*exit_hook)(void);  // atomic: the observer's end of the run, called once before the exit walk

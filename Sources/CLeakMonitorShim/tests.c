@@ -105,9 +105,15 @@ void leakaudit_test_xctest_started(void) {
 }
 
 void leakaudit_test_swift_testing_skips_observed(void) {
-    // Called by the observer's install function, which runs under the slow lock
-    // (la_tests_install_locked), before the process attaches and describes itself.
-    la_state()->tests.swift_testing_skips_observed = true;
+    // Called at the end of the run, once the observer has sent the tests Swift Testing skipped:
+    // the process describes itself again, skips counted.
+    la_process_state *state = la_state();
+    pthread_mutex_lock(&state->slow_lock);
+    if (!state->tests.swift_testing_skips_observed) {
+        state->tests.swift_testing_skips_observed = true;
+        la_process_announce_locked(state, 0);
+    }
+    pthread_mutex_unlock(&state->slow_lock);
 }
 
 void leakaudit_test_set_current(uint32_t test_id) {

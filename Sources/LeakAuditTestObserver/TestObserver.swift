@@ -429,7 +429,7 @@ public func leakauditObserverInstall(_ graceMilliseconds: UInt32) {
     if commandLineRunsSwiftTesting() { swiftTestingRuns(api) }
     api.observeScopes(probeSwiftTestingTest, swiftTestingScopeChanged)
     XCTestObservationCenter.shared.addTestObserver(XCTestPhases(api: api))
-    if SkippedSwiftTests.start() { api.swiftTestingSkipsObserved() }
+    SkippedSwiftTests.start()
     // Swift Testing's run ends with exit(): its end is at exit. The shim's walk at exit calls it
     // first (the shim's destructor runs before this handler), so that the process is copied after
     // its last tests' grace periods, not before.
@@ -476,11 +476,11 @@ private enum SkippedSwiftTests {
     private static let closeOnExec: UInt32 = 1
 
     /// Adds the report's argument to the command line Swift Testing is about to read, unless it
-    /// names a report of its own (then read that one); false when this is no Swift Testing run,
+    /// names a report of its own (then read that one). Nothing when this is no Swift Testing run,
     /// its own report's path is no file that the runner would write and leak-audit could read
-    /// back, or the arguments cannot be changed.
-    static func start() -> Bool {
-        guard commandLineRunsSwiftTesting() else { return false }
+    /// back, or the arguments cannot be changed: its skipped tests are then unknown.
+    static func start() {
+        guard commandLineRunsSwiftTesting() else { return }
         let arguments = CommandLine.arguments
         // The first one, as Swift Testing reads it.
         for (index, argument) in arguments.enumerated() {
@@ -492,25 +492,24 @@ private enum SkippedSwiftTests {
             } else {
                 continue
             }
-            guard isOrWillBeRegularFile(path) else { return false }
+            guard isOrWillBeRegularFile(path) else { return }
             // The runner opens it before any test runs, from the directory the process started
             // in: a test may change directory before the end of the run.
             if !path.hasPrefix("/") { path = FileManager.default.currentDirectoryPath + "/" + path }
             source.withLock { $0 = .path(path) }
-            return true
+            return
         }
         // Swift 6 code cannot call CommandLine.arguments' setter by name; without it, nothing is added.
         guard let setter = dlsym(nil, "$ss11CommandLineO9argumentsSaySSGvsZ"),
             let create = dlsym(nil, "memfd_create").map({ unsafeBitCast($0, to: MemoryFileCreate.self) })
-        else { return false }
+        else { return }
         // Not inherited by a child process (an exit test's, which has an observer of its own);
         // the runner opens it again through /dev/fd, with an offset of its own.
         let descriptor = create("leak-audit: Swift Testing's JUnit report", closeOnExec)
-        guard descriptor >= 0 else { return false }
+        guard descriptor >= 0 else { return }
         typealias Setter = @convention(thin) (__owned [String]) -> Void
         unsafeBitCast(setter, to: Setter.self)(arguments + [label, "/dev/fd/\(descriptor)"])
         source.withLock { $0 = .descriptor(descriptor) }
-        return true
     }
 
     /// True for a path that names a regular file, or nothing yet (the runner creates a file
@@ -522,7 +521,8 @@ private enum SkippedSwiftTests {
     }
 
     /// Reads the report, which the runner wrote as its run ended, once, and reports its skipped
-    /// tests. A report that is not there (the run did not end) reports none.
+    /// tests, then that they were all reported. A report that is not whole (the run did not end)
+    /// reports none: the process's skipped tests stay unknown.
     static func readAtEnd(_ api: ShimTestAPI) {
         guard let source = source.withLock({ $0.take() }) else { return }
         let report: [UInt8]
@@ -538,9 +538,11 @@ private enum SkippedSwiftTests {
             guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return }
             report = readAll(descriptor, from: 0)
         }
+        guard report.firstRange(of: Array("</testsuites>".utf8)) != nil else { return }
         for name in skippedTestNames(inReport: report) {
             api.event(api.id(of: name), UInt32(LA_TEST_SKIPPED))
         }
+        api.swiftTestingSkipsObserved()
     }
 
     /// The bytes of file `descriptor` from `offset` to its end.

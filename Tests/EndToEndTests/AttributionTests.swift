@@ -467,6 +467,13 @@ final class AttributionTests: XCTestCase {
             bundle, ["--testing-library", "swift-testing", "--xunit-output", "/dev/null"], extraOptions: ["--leaks-per-test"])
         XCTAssertEqual(unread.report.target.testsRun, 13)
         XCTAssertNil(unread.report.target.testsSkipped, "\(unread.report.target)")
+
+        // A run that crashes never writes its report: its skipped tests are unknown, not 0.
+        let crashed = try Harness.audit(
+            path: try Harness.fixture(bundle), ["--testing-library", "swift-testing"], extraOptions: ["--leaks-per-test"],
+            environment: ["FIXTURE_CRASH": "1"])
+        XCTAssertEqual(crashed.report.target.outcome, .signaled(signal: 4), crashed.stderr)
+        XCTAssertNil(crashed.report.target.testsSkipped, "\(crashed.report.target)")
     }
 
     func testATestProcessThatCrashesIsReportedAndItsUnfinishedTestIsNotBlamed() throws {

@@ -22,8 +22,10 @@ import XCTest
     }
 
     /// The JUnit report the observer asks the runner for must change nothing else: an issue
-    /// recorded as a warning still reaches an issue-handling trait.
+    /// recorded as a warning still reaches an issue-handling trait. With FIXTURE_CRASH set it
+    /// traps instead: the run never ends, and never writes its report.
     @Test func seesItsOwnWarning() async throws {
+        if ProcessInfo.processInfo.environment["FIXTURE_CRASH"] == "1" { fatalError("the run crashes, as asked") }
         let seen = Mutex(0)
         let counting = IssueHandlingTrait.compactMapIssues { issue in
             if issue.severity == .warning { seen.withLock { $0 += 1 } }

@@ -122,9 +122,10 @@ bool leakaudit_test_finished_left_alive(void);
 /// run in which no test ran.
 void leakaudit_test_xctest_started(void);
 
-/// Says that the observer reads Swift Testing's event stream, so the tests it skips are reported
-/// (LA_TEST_SKIPPED). Only from `leakaudit_observer_install`, before the process attaches: its
-/// process record says so.
+/// Says that every test Swift Testing skipped in this process was reported (LA_TEST_SKIPPED): the
+/// observer read its JUnit report whole at the end of the run. The process says so again (its
+/// process record, LA_PROCESS_SKIPS_OBSERVED); a run that never ends (a crash) never says it, and
+/// its skipped tests are unknown.
 void leakaudit_test_swift_testing_skips_observed(void);
 
 /// Sets the test that allocations are attributed to when no resolver names one (XCTest runs one
