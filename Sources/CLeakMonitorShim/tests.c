@@ -94,26 +94,26 @@ void leakaudit_test_set_exit_hook(void (*hook)(void)) {
 
 bool leakaudit_test_finished_left_alive(void) { return la_channel_finished_tests_left_alive(); }
 
-void leakaudit_test_xctest_started(void) {
-    la_process_state *state = la_state();
+/// Sets one of the tests' part's flags that the process record reports, once, and writes the
+/// record again with it.
+static void la_tests_announce_flag(la_process_state *state, bool *flag) {
     pthread_mutex_lock(&state->slow_lock);
-    if (!state->tests.xctest_started) {
-        state->tests.xctest_started = true;
+    if (!*flag) {
+        *flag = true;
         la_process_announce_locked(state, 0);
     }
     pthread_mutex_unlock(&state->slow_lock);
 }
 
-void leakaudit_test_swift_testing_skips_observed(void) {
-    // Called at the end of the run, once the observer has sent the tests Swift Testing skipped:
-    // the process describes itself again, skips counted.
+void leakaudit_test_xctest_started(void) {
     la_process_state *state = la_state();
-    pthread_mutex_lock(&state->slow_lock);
-    if (!state->tests.swift_testing_skips_observed) {
-        state->tests.swift_testing_skips_observed = true;
-        la_process_announce_locked(state, 0);
-    }
-    pthread_mutex_unlock(&state->slow_lock);
+    la_tests_announce_flag(state, &state->tests.xctest_started);
+}
+
+void leakaudit_test_swift_testing_skips_observed(void) {
+    // Called at the end of the run, once the observer has sent the tests Swift Testing skipped.
+    la_process_state *state = la_state();
+    la_tests_announce_flag(state, &state->tests.swift_testing_skips_observed);
 }
 
 void leakaudit_test_set_current(uint32_t test_id) {

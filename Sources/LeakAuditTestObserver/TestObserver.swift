@@ -445,9 +445,8 @@ private let runEnded = Atomic<Bool>(false)
 /// not walked one by one: the walk at exit follows.
 private let endOfRun: @convention(c) () -> Void = {
     guard !runEnded.exchange(true, ordering: .acquiringAndReleasing) else { return }
-    let api = ShimTestAPI.shared
-    api?.exiting?()
-    guard let api else { return }
+    guard let api = ShimTestAPI.shared else { return }
+    api.exiting?()
     SkippedSwiftTests.readAtEnd(api)
     gracePeriods.waitForAll(api)
 }
@@ -528,7 +527,7 @@ private enum SkippedSwiftTests {
         let report: [UInt8]
         switch source {
         case .descriptor(let descriptor):
-            report = readAll(descriptor, from: 0)
+            report = readAll(descriptor)
             close(descriptor)
         case .path(let path):
             let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
@@ -536,7 +535,7 @@ private enum SkippedSwiftTests {
             defer { close(descriptor) }
             var status = stat()
             guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return }
-            report = readAll(descriptor, from: 0)
+            report = readAll(descriptor)
         }
         guard report.firstRange(of: Array("</testsuites>".utf8)) != nil else { return }
         for name in skippedTestNames(inReport: report) {
@@ -545,12 +544,12 @@ private enum SkippedSwiftTests {
         api.swiftTestingSkipsObserved()
     }
 
-    /// The bytes of file `descriptor` from `offset` to its end.
-    private static func readAll(_ descriptor: Int32, from offset: Int) -> [UInt8] {
+    /// The bytes of file `descriptor` from its start to its end.
+    private static func readAll(_ descriptor: Int32) -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let count = chunk.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(offset + bytes.count)) }
+            let count = chunk.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(bytes.count)) }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { return bytes }
             bytes += chunk[..<count]
