@@ -104,6 +104,6 @@ final class HeapLayoutCheckTests: XCTestCase {
             foreignClasses: ForeignClasses())
         XCTAssertTrue(walk.paths.isEmpty, "\(walk.paths)")
         XCTAssertNil(walk.unreachable)
-        XCTAssertNotNil(walk.layoutNotUnderstood)
+        XCTAssertNotNil(walk.unavailable)
     }
 }

@@ -21,6 +21,14 @@ final class HeapSnapshotReplayTests: XCTestCase {
     private func assertEveryInstanceIsAccountedFor(_ input: [UInt8], _ message: String) {
         let instances = input.withUnsafeBytes { HeapSnapshotReplay.decode($0).instances }
         let found = retainers(input)
+        // A walk that found nothing it could keep (the heap's layout not understood, its read
+        // limit reached) says why once, for every instance.
+        if found.retainers.isEmpty, found.unavailable.count == 1, let reason = found.unavailable.first,
+            reason.split(separator: " ").first.flatMap({ Int($0) }) == nil
+        {
+            XCTAssertTrue(reason.contains("not available for this process"), message)
+            return
+        }
         let missing = found.unavailable.compactMap { $0.split(separator: " ").first.flatMap { Int($0) } }.reduce(0, +)
         XCTAssertEqual(found.retainers.map(\.count).reduce(0, +) + missing, instances.count, message)
         XCTAssertTrue(found.retainers.allSatisfy { $0.count >= 1 }, message)

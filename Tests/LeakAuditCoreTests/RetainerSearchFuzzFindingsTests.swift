@@ -49,6 +49,48 @@ final class RetainerSearchFuzzFindingsTests: XCTestCase {
         XCTAssertLessThanOrEqual(search.unreachedGraph?.heldFromOutsidePaths.count ?? 0, 4)
     }
 
+    /// Objects outside the walked heaps that overlap: each says it is far larger than the
+    /// distance to the next, so that every word of memory is read once for each of the hundred
+    /// objects that span it, at each pass over the objects. A fuzz input of 75 bytes made such a
+    /// snapshot of 3 MB take 37 seconds; the walk now stops once it has read `readLimit` times the
+    /// writable memory and says why, rather than give paths that words left unread could change.
+    func testObjectsThatOverlapStopTheWalkOnceItHasReadItsLimit() {
+        typealias Name = HeapSnapshotReplay.Name
+        func input(objects: Int) -> Encoder {
+            var input = Encoder()
+            // Instances of 2 KiB, their chunks 32 bytes apart: each spans the next 63.
+            input.classType(name: Name.node, words: 254, fields: [(2, Encoder.symbolic(0), Name.next)])
+            input.chunks(.outside, [(2, [Encoder.meta(0), Code.live, Code.relative + 4])], repeats: objects - 1)
+            input.chunks(.outside, [(2, [Encoder.meta(0), Code.live])])
+            input.globals(Encoder.object(0))
+            input.instances(Encoder.object(objects - 1))
+            return input
+        }
+        let few = lines(input(objects: 10))
+        XCTAssertEqual(few.count, 1)
+        XCTAssertTrue(few[0].hasPrefix("1 global App.store: App.store App.Node / next App.Leaked"), few[0])
+        let overlapping = input(objects: 10_000)
+        let reason =
+            "the heap walk stopped once it had read \(RetainerSearch.readLimit) times as many words as the process's writable memory holds"
+        let found = lines(overlapping)
+        XCTAssertEqual(found.count, 1)
+        XCTAssertTrue(found[0].hasPrefix(reason), found[0])
+        let unreachable = overlapping.bytes.withUnsafeBytes(HeapSnapshotReplay.unreachable(from:))
+        XCTAssertEqual(unreachable.groups.count, 0)
+        XCTAssertEqual(unreachable.unavailable.count, 1)
+        XCTAssertTrue(unreachable.unavailable[0].hasPrefix(reason), "\(unreachable.unavailable)")
+        XCTAssertFalse(overlapping.bytes.withUnsafeBytes(HeapSnapshotReplay.testCasesHold(from:)))
+        // `leak-audit inspect`: the census of what was found, no largest objects, no unreachable ones.
+        let decoded = overlapping.bytes.withUnsafeBytes(HeapSnapshotReplay.decode)
+        let inspection = HeapInspection.inspect(decoded.snapshot, modules: decoded.modules)
+        XCTAssertTrue(inspection.unavailable?.hasPrefix(reason) == true, "\(inspection.unavailable ?? "none")")
+        XCTAssertEqual(inspection.largest.count, 0)
+        XCTAssertEqual(inspection.unreachable.groups.count, 0)
+        XCTAssertGreaterThan(inspection.objects, 0)
+        let small = input(objects: 10).bytes.withUnsafeBytes(HeapSnapshotReplay.decode)
+        XCTAssertNil(HeapInspection.inspect(small.snapshot, modules: small.modules).unavailable)
+    }
+
     func testAStackPointerAtTheEndOfTheAddressSpaceHasNoFrames() {
         // Looking for a frame record above it added 7 to the stack pointer: an overflow.
         for stackPointer in [UInt64.max, UInt64.max - 3, UInt64.max - 16_383] {

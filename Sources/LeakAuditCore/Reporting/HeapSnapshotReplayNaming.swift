@@ -8,10 +8,12 @@ extension HeapSnapshotReplay {
     /// them, and why some have none.
     package static func retainers(from bytes: UnsafeRawBufferPointer) -> (retainers: [Retainer], unavailable: [String]) {
         let decoded = decode(bytes)
-        let paths = RetainerSearch.paths(
-            of: decoded.instances, in: decoded.snapshot, modules: decoded.modules,
-            foreignClasses: foreignClasses)
-        let naming = RetainerNaming(symbolizer: FixedSymbolizer(), modules: decoded.modules, walk: .searched(paths))
+        let walk = RetainerSearch.walk(
+            of: decoded.instances, in: decoded.snapshot, modules: decoded.modules, retainedSizes: true,
+            unreachable: nil, foreignClasses: foreignClasses)
+        let naming = RetainerNaming(
+            symbolizer: FixedSymbolizer(), modules: decoded.modules,
+            walk: walk.unavailable.map { .failed($0) } ?? .searched(walk.paths))
         return naming.retainers(of: decoded.instances, typeName: instanceTypeName)
     }
 }
@@ -22,29 +24,34 @@ extension HeapSnapshotReplay {
     /// instance held from outside a cycle: `earlyEnd`, the search that ends once it has reached
     /// every instance (a walk that reads nothing else: `RetainerSearch.walk`); `cyclesFromGraph`,
     /// the searches for cycles among unreached objects that read the graph of those objects;
-    /// `sharedHolderPaths`, an instance held by one holder alone taking its holder's path.
+    /// `sharedHolderPaths`, an instance held by one holder alone taking its holder's path. A
+    /// shortcut keeps the paths, too, when either search ran out of words to read
+    /// (`RetainerSearch.readLimitReached`): nothing is then known to compare.
     package static func shortcutsKeepPaths(
         from bytes: UnsafeRawBufferPointer
     ) -> (earlyEnd: Bool, cyclesFromGraph: Bool, sharedHolderPaths: Bool) {
-        let whole = paths(bytes, searchingEverything: true, cyclesFromGraph: false, sharingHolderPaths: false)
+        guard let whole = paths(bytes, searchingEverything: true, cyclesFromGraph: false, sharingHolderPaths: false)
+        else { return (true, true, true) }
+        func keeps(_ paths: [UInt64: RetainerSearch.Path]?) -> Bool { paths.map { $0 == whole } ?? true }
         return (
-            paths(bytes, searchingEverything: false, sharingHolderPaths: false) == whole,
-            paths(bytes, searchingEverything: true, cyclesFromGraph: true, sharingHolderPaths: false) == whole,
-            paths(bytes, searchingEverything: true, cyclesFromGraph: false, sharingHolderPaths: true) == whole
+            keeps(paths(bytes, searchingEverything: false, sharingHolderPaths: false)),
+            keeps(paths(bytes, searchingEverything: true, cyclesFromGraph: true, sharingHolderPaths: false)),
+            keeps(paths(bytes, searchingEverything: true, cyclesFromGraph: false, sharingHolderPaths: true))
         )
     }
 
-    /// The paths of the input's instances from a walk that reads nothing else.
+    /// The paths of the input's instances from a walk that reads nothing else; nil when it ran
+    /// out of words to read.
     private static func paths(
         _ bytes: UnsafeRawBufferPointer, searchingEverything: Bool, cyclesFromGraph: Bool = true,
         sharingHolderPaths: Bool
-    ) -> [UInt64: RetainerSearch.Path] {
+    ) -> [UInt64: RetainerSearch.Path]? {
         let decoded = decode(bytes)
-        return RetainerSearch.walk(
+        let walk = RetainerSearch.walk(
             of: decoded.instances, in: decoded.snapshot, modules: decoded.modules, retainedSizes: false,
             unreachable: nil, foreignClasses: foreignClasses, searchesEverything: searchingEverything,
-            cyclesFromUnreachedGraph: cyclesFromGraph, sharesHeldFromOutsidePaths: sharingHolderPaths
-        ).paths
+            cyclesFromUnreachedGraph: cyclesFromGraph, sharesHeldFromOutsidePaths: sharingHolderPaths)
+        return walk.unavailable == nil ? walk.paths : nil
     }
 }
 
@@ -68,7 +75,9 @@ extension HeapSnapshotReplay {
             of: [], in: decoded.snapshot, modules: decoded.modules, retainedSizes: false,
             unreachable: Set(decoded.instances), foreignClasses: foreignClasses)
         guard let found = walk.unreachable else {
-            return UnreachableObjects(objects: 0, bytes: 0, types: [], groups: [], processesChecked: 0)
+            return UnreachableObjects(
+                objects: 0, bytes: 0, types: [], groups: [], processesChecked: 0, unavailable: walk.unavailable.map { [$0] } ?? []
+            )
         }
         let naming = RetainerNaming(symbolizer: FixedSymbolizer(), modules: decoded.modules, walk: nil)
         return UnreachableObjects(found, naming: naming) { tracked in

@@ -207,8 +207,13 @@ extension RetainerSearch {
         of node: Int32, opaque: Bool = false, letsOnly: Bool = false, _ body: (inout Self, Int32, Hold, UInt64?) -> Void
     ) {
         let address = objects[Int(node)]
-        let type = nodeType(node)
         let end = size(of: node)
+        guard wordsLeftToRead >= end / 8 else {
+            ranOutOfWords = true
+            return
+        }
+        wordsLeftToRead -= end / 8
+        let type = nodeType(node)
         // A collection's elements, a closure's captures and a box's value can all be stored again.
         if letsOnly && (type.kind != .classInstance || type.collection != nil) { return }
         // `key`: a dictionary value's key, named in its hold (`.value(key:)`) only when the value
@@ -257,48 +262,45 @@ extension RetainerSearch {
         switch type.kind {
         case .classInstance:
             let fieldsEnd = Swift.min(type.instanceSize, end)
-            var fieldIndex = -1
-            var offset = 16
-            // The words a field of known layout (a multi-payload enum) holds references in.
-            var shapedField = -1
-            var shapedOffsets: [Int] = []
-            while offset < fieldsEnd {
-                while fieldIndex + 1 < type.fields.count, type.fields[fieldIndex + 1].offset <= offset { fieldIndex += 1 }
-                if fieldIndex >= 0 {
-                    let field = type.fields[fieldIndex]
-                    // Where the field ends (the next field's offset, or the instance's end): a
-                    // reference is a whole word of one field, so a word that runs past its field
-                    // (a Bool's word, a 17-byte instance's last) is bytes of another field, padding
-                    // or malloc's slack, never a reference.
-                    let fieldEnd =
-                        fieldIndex + 1 < type.fields.count
-                        ? Swift.min(type.fields[fieldIndex + 1].offset, fieldsEnd) : fieldsEnd
-                    if offset + 8 > fieldEnd || (letsOnly && field.isVar) {
-                        offset += 8
-                        continue
-                    }
-                    if field.ownership == .strong, let shape = field.shape {
-                        if shapedField != fieldIndex {
-                            shapedField = fieldIndex
-                            shapedOffsets = []
-                            layout.referenceOffsets(
-                                shape, at: address &+ UInt64(field.offset), span: fieldEnd - field.offset, base: field.offset,
-                                into: &shapedOffsets)
-                        }
-                        if !shapedOffsets.contains(offset) {
-                            offset += 8
-                            continue
-                        }
-                    }
+            // Field by field (sorted by offset), each word from 16 on read as part of the last
+            // field that starts at or before it; one copy of each field's description, not one a
+            // word.
+            let fields = type.fields
+            for fieldIndex in fields.indices {
+                // Where the field ends (the next field's offset, or the instance's end): a
+                // reference is a whole word of one field, so a word that runs past its field (a
+                // Bool's word, a 17-byte instance's last) is bytes of another field, padding or
+                // malloc's slack, never a reference.
+                let fieldStart = fields[fieldIndex].offset
+                let fieldEnd = fieldIndex + 1 < fields.count ? Swift.min(fields[fieldIndex + 1].offset, fieldsEnd) : fieldsEnd
+                guard fieldStart < fieldEnd else { continue }
+                // Its first word: the first of 16, 24, 32… at or past its start.
+                var offset = fieldStart <= 16 ? 16 : 16 + (fieldStart - 16 + 7) / 8 * 8
+                guard fieldEnd - offset >= 8 else { continue }
+                let field = fields[fieldIndex]
+                guard !(letsOnly && field.isVar) else { continue }
+                guard field.ownership == .strong || (opaque && field.ownership == .opaque) else { continue }
+                let hold = Hold.property(field.name)
+                // The words a field of known layout (a multi-payload enum) holds references in.
+                var shapedOffsets: [Int]? = nil
+                if field.ownership == .strong, let shape = field.shape {
+                    var offsets: [Int] = []
+                    layout.referenceOffsets(
+                        shape, at: address &+ UInt64(field.offset), span: fieldEnd - field.offset, base: field.offset,
+                        into: &offsets)
+                    shapedOffsets = offsets
+                }
+                while fieldEnd - offset >= 8 {
+                    defer { offset += 8 }
+                    if let shapedOffsets, !shapedOffsets.contains(offset) { continue }
                     if field.ownership == .strong {
                         visit(
-                            &self, offset: offset, hold: .property(field.name), enumDescriptor: field.enumDescriptor,
+                            &self, offset: offset, hold: hold, enumDescriptor: field.enumDescriptor,
                             isFunction: field.isFunction)
-                    } else if opaque, field.ownership == .opaque {
-                        visit(&self, offset: offset, hold: .property(field.name), closureAllowed: false, interior: true)
+                    } else {
+                        visit(&self, offset: offset, hold: hold, closureAllowed: false, interior: true)
                     }
                 }
-                offset += 8
             }
             switch type.collection {
             case .array(let element)?:

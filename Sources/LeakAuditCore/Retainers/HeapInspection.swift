@@ -35,6 +35,9 @@ struct HeapInspection {
     var unreachable: UnreachableStructures
     /// Live Swift objects in all.
     var objects: Int
+    /// Why the largest objects and the unreachable ones are not known: the walk ran out of words
+    /// to read (`RetainerSearch.readLimitReached`). The census then counts the objects found.
+    var unavailable: String? = nil
 
     /// Walks the heap of `snapshot` (whose loaded images are `modules`): every Swift object among
     /// malloc's blocks and those the roots reach, the search from the roots, the structures of
@@ -77,6 +80,12 @@ struct HeapInspection {
             } else {
                 census[tally.name] = tally
             }
+        }
+        if let reason = search.readLimitReached {
+            return HeapInspection(
+                census: census.values.sorted { ($1.bytes, $0.name) < ($0.bytes, $1.name) }, largest: [],
+                unreachable: UnreachableStructures(groups: [], types: [], objects: 0, bytes: 0), objects: search.objects.count,
+                unavailable: reason)
         }
         var largest: [Heavy] = []
         for node in largestNodes(retained: retained, dominators: dominators, count: largestCount) {

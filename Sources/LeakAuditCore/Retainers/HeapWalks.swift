@@ -66,9 +66,9 @@ struct HeapWalks {
 
     /// How a copy is searched: `RetainerSearch.walk` (the instances, the process's modules,
     /// whether to find retained sizes, and for the unreachable objects the addresses the ledger
-    /// watched); `layoutNotUnderstood` says why nothing was searched.
+    /// watched); `unavailable` says why nothing it found is known.
     typealias Search = (ProcessSnapshot, [UInt64], [ModuleImage], Bool, Set<UInt64>?) -> (
-        paths: [UInt64: RetainerSearch.Path], unreachable: UnreachableStructures?, layoutNotUnderstood: String?
+        paths: [UInt64: RetainerSearch.Path], unreachable: UnreachableStructures?, unavailable: String?
     )
 
     /// Answers every process that waits for a walk: one exiting is copied and searched for every instance
@@ -128,7 +128,7 @@ struct HeapWalks {
                 case .success(let snapshot):
                     let tracked = request.unreachable ? Set(ledger.liveObjects { _ in true }) : nil
                     let found = search(snapshot, instances, ledger.modules, watch.retainers, tracked)
-                    if let reason = found.layoutNotUnderstood {
+                    if let reason = found.unavailable {
                         atExit[UInt8(index)] = .failed(reason)
                         if request.unreachable { unreachableUnavailable[UInt8(index)] = reason }
                         continue
@@ -202,7 +202,7 @@ struct HeapWalks {
             case .success(let snapshot):
                 let found = search(snapshot, instances.map(\.object), ledger.modules, true, nil)
                 for instance in instances {
-                    if let reason = found.layoutNotUnderstood {
+                    if let reason = found.unavailable {
                         afterTestsUnavailable[UInt8(index), default: [:]][instance] = reason
                     } else if let path = found.paths[instance.object] {
                         afterTests[UInt8(index), default: [:]][instance] = path

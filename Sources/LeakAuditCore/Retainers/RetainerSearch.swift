@@ -30,6 +30,25 @@ struct RetainerSearch {
     /// The first words of the C and C++ objects whose unused words untyped memory's search skips
     /// (an ICU `UnicodeString`'s text, a C block's tail past its size).
     var foreignClasses = ForeignClasses()
+    /// How many more words the reads of objects' references (`forEachReference`) may cover, in
+    /// all: `readLimit`'s multiple of the copy's writable memory. Each pass over the objects
+    /// reads each word of writable memory about once, and a walk makes a handful of passes; only
+    /// objects that overlap (extents read from damaged memory: a class instance of a size no
+    /// class has, at every few hundred bytes of a mapping) read a word many times over. Once it
+    /// is spent, no object's references are read any more and the walk says why
+    /// (`readLimitReached`) rather than searching on for minutes.
+    var wordsLeftToRead: Int
+    /// Whether `wordsLeftToRead` ran out: the walk's paths and structures are then unknown.
+    var ranOutOfWords = false
+    /// Why the walk's paths and structures are unknown, once `wordsLeftToRead` ran out: a
+    /// reference left unread would leave what it holds unreached (called unreachable, or given a
+    /// longer path).
+    var readLimitReached: String? {
+        guard ranOutOfWords else { return nil }
+        let megabytes = (memory.writableBytes + (1 << 20) - 1) >> 20
+        return
+            "the heap walk stopped once it had read \(Self.readLimit) times as many words as the process's writable memory holds (\(megabytes) MB), as objects that overlap make it (damaged memory?), so retaining paths and the unreachable check are not available for this process"
+    }
     /// The enumerated nodes outside `walkedHeaps` (chunks mapped on their own), in address order.
     var enumeratedOutsideHeaps: [Int32] = []
     var otherNodes: [UInt64: Int32] = [:]
@@ -111,9 +130,15 @@ struct RetainerSearch {
     /// read whole), where two substring searches of its region's path cost more than the search.
     let programCode: [Range<UInt64>]
 
+    /// How many times over the reads of objects' references may cover the copy's writable memory
+    /// (`wordsLeftToRead`), and how many words more (a small copy's walk is never cut short).
+    static let readLimit = 16
+    static let readAllowance = 1 << 20
+
     init(snapshot: ProcessSnapshot) {
         memory = SnapshotMemory(snapshot)
         layout = SwiftLayout(memory: memory)
+        wordsLeftToRead = Self.readLimit * (memory.writableBytes / 8) + Self.readAllowance
         programCode = snapshot.regions.filter {
             $0.isExecutable && $0.start < $0.end && !$0.path.contains("libswift_Concurrency")
                 && !$0.path.contains("libswiftCore")
@@ -154,7 +179,8 @@ struct RetainerSearch {
     /// same search. The foreign classes are the platform's, found in `modules`, unless given.
     /// When the objects known alive (the instances and the watched addresses) lie at one offset
     /// into malloc's blocks, they are read there; when they are elsewhere, nothing is searched and
-    /// `layoutNotUnderstood` says why (HeapLayoutCheck.swift). Without retained sizes and
+    /// `unavailable` says why (HeapLayoutCheck.swift), as it does when the walk ran out of words to
+    /// read (`readLimitReached`): nothing it found is then kept. Without retained sizes and
     /// unreachable objects, the search ends once it has reached every instance, unless
     /// `searchesEverything` (which finds the same paths: the heap walk's fuzz target compares, as
     /// it does for `cyclesFromUnreachedGraph` and `sharesHeldFromOutsidePaths`).
@@ -162,7 +188,7 @@ struct RetainerSearch {
         of instances: [UInt64], in snapshot: ProcessSnapshot, modules: [ModuleImage], retainedSizes: Bool,
         unreachable tracked: Set<UInt64>?, foreignClasses: ForeignClasses? = nil, searchesEverything: Bool = false,
         cyclesFromUnreachedGraph: Bool = true, sharesHeldFromOutsidePaths: Bool = true
-    ) -> (paths: [UInt64: Path], unreachable: UnreachableStructures?, layoutNotUnderstood: String?) {
+    ) -> (paths: [UInt64: Path], unreachable: UnreachableStructures?, unavailable: String?) {
         let knownLive = instances + (tracked.map { Array($0.prefix(4 * layoutCheckSample)) } ?? [])
         var (search, layoutNotUnderstood) = enumerated(
             snapshot, modules: modules, foreignClasses: foreignClasses, knownLive: knownLive)
@@ -174,7 +200,9 @@ struct RetainerSearch {
         }
         search.reachFromRoots(modules: modules)
         let unreachable = tracked.map { search.unreachableStructures(tracked: $0) }
-        return (search.paths(of: instances, retainedSizes: retainedSizes), unreachable, nil)
+        let paths = search.paths(of: instances, retainedSizes: retainedSizes)
+        if let reason = search.readLimitReached { return ([:], nil, reason) }
+        return (paths, unreachable, nil)
     }
 
     /// A search over `snapshot`'s objects, enumerated, and why their layout was not understood
@@ -252,6 +280,6 @@ extension RetainerSearch {
                 if held.insert(target).inserted { pending.append(target) }
             }
         }
-        return remaining.isEmpty
+        return remaining.isEmpty && !search.ranOutOfWords
     }
 }

@@ -30,8 +30,12 @@ final class SnapshotMemory {
     private var askedEnd: UInt64 = 0
     private var askedWritable = false
 
+    /// How many bytes of writable memory the copy holds: where every object lies.
+    let writableBytes: Int
+
     init(_ snapshot: ProcessSnapshot) {
         self.snapshot = snapshot
+        writableBytes = snapshot.regions.reduce(0) { $0 + ($1.isWritable ? $1.bytes.count : 0) }
         starts = snapshot.regions.map(\.copiedStart)
         ends = snapshot.regions.map(\.copiedEnd)
         bases = snapshot.regions.map { $0.bytes.buffer.baseAddress }
