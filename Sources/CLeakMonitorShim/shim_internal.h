@@ -348,6 +348,13 @@ __attribute__((visibility("default"))) void leakaudit_hook_destroy(void *object)
 /// Deepest backtrace captured per allocation.
 #define LA_MAX_FRAMES LA_WIRE_MAX_FRAMES
 #define LA_STACK_TABLE_CAPACITY (1u << 18)
+/// How many stacks a process records before its table's pages are all made at once
+/// (MADV_POPULATE_WRITE, 6 MiB). A probe reads an entry before the insert writes it, and a page
+/// first read maps the kernel's zero page: each page then took two faults, the second copying it
+/// and flushing the TLB of every CPU that ran one of the process's threads (GraphQL's suite, some
+/// 1,500 pages: about 60 ms of its 1.08 s). A process with fewer stacks pays neither the pages
+/// nor the call.
+#define LA_STACK_TABLE_PREFAULT 256u
 /// The table taken on when the first one is full (a large suite's: GRDB's 2,777 tests made more
 /// than its 196,608 stacks), mapped only then: a process with fewer stacks pays nothing for it.
 #define LA_STACK_OVERFLOW_CAPACITY (1u << 20)

@@ -11,6 +11,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14's value, for C libraries whose headers predate it
+#endif
+
 // Each table is filled to three quarters at most, so that a probe always ends at an empty entry.
 #define LA_STACK_TABLE_LIMIT (LA_STACK_TABLE_CAPACITY / 4 * 3)
 #define LA_STACK_OVERFLOW_LIMIT (LA_STACK_OVERFLOW_CAPACITY / 4 * 3)
@@ -168,11 +172,13 @@ static const la_stack_entry *la_stack_insert(la_process_state *state, const uint
             empty = NULL;
         }
     }
+    bool prefault = false;
     if (result == NULL && empty != NULL && copy != NULL) {
         for (int frame = 0; frame < count; frame++) {
             if (!la_modules_contain(frames[frame])) { la_modules_sync(); break; }
         }
         uint32_t id = state->stacks.total++;
+        prefault = id == LA_STACK_TABLE_PREFAULT;
         la_channel_blob(LA_BLOB_STACK, id, truncated ? 1 : 0, frames, (size_t)count * sizeof(uintptr_t));
         empty->id = id;
         empty->frame_count = (uint32_t)count;
@@ -183,6 +189,9 @@ static const la_stack_entry *la_stack_insert(la_process_state *state, const uint
     }
     pthread_mutex_unlock(&state->slow_lock);
     free(copy);
+    // After the lock: lookups and inserts go on meanwhile, the pages' contents unchanged. A kernel
+    // older than 5.14 refuses the advice, and the pages are made as they are touched.
+    if (prefault) (void)madvise(state->stacks.table, sizeof state->stacks.table, MADV_POPULATE_WRITE);
     return result;
 }
 
