@@ -42,6 +42,9 @@ func audit(_ request: AuditRequest, toolVersion: String, on platform: some Audit
         executablePath: plan.executablePath, displayName: request.target,
         arguments: request.argumentBytes ?? request.arguments.map { Array($0.utf8) }, environment: plan.environment)
     var heapWalks = HeapWalks()
+    // The stacks a process's report will show are symbolized while it waits at its end, on
+    // another thread, rather than after the run (Reporting/PreparedSymbolizers.swift).
+    let symbolizers = PreparedSymbolizers(watch: plan.watch, make: platform.makeSymbolizer)
     let (outcome, received) = Reception.receive(
         from: channel, while: target, watch: plan.watch, timeoutSeconds: request.timeoutSeconds,
         walkHeaps: { [watch = plan.watch] channel, ledgers in
@@ -66,13 +69,15 @@ func audit(_ request: AuditRequest, toolVersion: String, on platform: some Audit
             } : nil,
         // A test process's report names the lines that made what its tests left (a test run
         // almost always shows some): the images its stacks pass through are indexed while it runs.
-        imageInUse: plan.watch.attributesTests ? { platform.prepareImage($0) } : nil, progress: progress)
+        imageInUse: plan.watch.attributesTests ? { platform.prepareImage($0) } : nil,
+        processEnding: { symbolizers.prepare($0) }, progress: progress)
     let run = RecordedRun(request: request, plan: plan, outcome: outcome, received: received, heapWalks: heapWalks)
 
     // 4. Report.
     progress?.begin(.symbolizing(stacks: 0))
     var report = ReportBuilder(
-        toolVersion: toolVersion, makeSymbolizer: platform.makeSymbolizer, inspectExecutable: platform.inspectExecutable(at:),
+        toolVersion: toolVersion, makeSymbolizer: symbolizers.symbolizer(for:),
+        inspectExecutable: platform.inspectExecutable(at:),
         progress: progress
     ).build(from: run)
 

@@ -134,6 +134,25 @@ extension LifetimeLedger {
         }
     }
 
+    /// The return addresses of the stacks that allocated the instances alive now whose type
+    /// `wanted` says yes to, each once, in the order first met.
+    func returnAddressesOfLiveInstances(wanted: (UInt32) -> Bool) -> [UInt64] {
+        var stackIDs: Set<UInt32> = []
+        tally.full.forEach { _, instance in
+            if wanted(instance.typeID) { stackIDs.insert(instance.site.stackID) }
+        }
+        tally.compact.forEach { _, word in
+            let instance = CompactInstance(word: word).instance
+            if wanted(instance.typeID) { stackIDs.insert(instance.site.stackID) }
+        }
+        var seen: Set<UInt64> = []
+        var addresses: [UInt64] = []
+        for stackID in stackIDs.sorted() {
+            for address in stacks[stackID] ?? [] where seen.insert(address).inserted { addresses.append(address) }
+        }
+        return addresses
+    }
+
     /// The addresses of the instances alive now whose type `wanted` says yes to.
     func liveObjects(wanted: (UInt32) -> Bool) -> [UInt64] {
         var objects: [UInt64] = []

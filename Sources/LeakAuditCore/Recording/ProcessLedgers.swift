@@ -142,6 +142,13 @@ final class ProcessLedgers: RecordSink {
         return (0..<Self.count).map { written[$0] ? ledgers[$0] : nil }
     }
 
+    /// The ledger of process `index` (`byIndex`'s, alone), nil when no record named it.
+    func ledger(ofProcess index: Int) -> LifetimeLedger? {
+        guard index >= 0, index < Self.count, written[index] else { return nil }
+        unprepared[index] = true
+        return ledgers[index]
+    }
+
     /// What process `index` asks before it exits, without copying its ledger: the instances its
     /// finished tests left alive that work in flight may still release
     /// (`LifetimeLedger.instancesAwaitingGrace`), and where to read whether XCTest's test case

@@ -200,18 +200,22 @@ struct Reception {
     /// by `let` globals and `testCasesHold` by test case objects' properties. `progress` hears the
     /// counts at most every `ProgressReporter.interval`.
     /// `imageInUse` hears each process's program as soon as its record is read, and each other
-    /// image as soon as a stack it recorded passes through it.
+    /// image as soon as a stack it recorded passes through it. `processEnding` hears each
+    /// process's ledger once, when the process first waits at its end (for its last tests' grace
+    /// periods, or for its walk at exit).
     static func receive(
         from channel: RecordChannel, while target: any RunningTarget, watch: WatchOptions, timeoutSeconds: Int? = nil,
         pollMicroseconds: UInt32 = 1_000, walkHeaps: (RecordChannel, [LifetimeLedger?]) -> Void = { _, _ in },
         immutableGlobalsHold: ImmutableGlobalsHold? = nil, testCasesHold: TestCasesHold? = nil,
-        imageInUse: ((ModuleImage) -> Void)? = nil, progress: ProgressReporter? = nil
+        imageInUse: ((ModuleImage) -> Void)? = nil, processEnding: ((LifetimeLedger) -> Void)? = nil,
+        progress: ProgressReporter? = nil
     ) -> (outcome: TargetOutcome, received: Reception) {
         var reader = Reader(
             channel: channel, target: target, watch: watch, timeoutSeconds: timeoutSeconds,
             pollMicroseconds: pollMicroseconds)
         reader.immutableGlobalsHold = immutableGlobalsHold
         reader.testCasesHold = testCasesHold
+        reader.processEnding = processEnding
         reader.ledgers.imageInUse = imageInUse
         let outcome: TargetOutcome
         while true {
@@ -264,6 +268,10 @@ struct Reception {
         var immutableGlobalsHold: ImmutableGlobalsHold? = nil
         var testCasesHold: TestCasesHold? = nil
         var testCasesAsked: [Int: (checks: Int, instances: Int)] = [:]
+        // Hears each process once, when it first waits at its end (`receive`), and the processes
+        // it heard.
+        var processEnding: ((LifetimeLedger) -> Void)? = nil
+        var processesEnding: Set<Int> = []
 
         init(
             channel: RecordChannel, target: any RunningTarget, watch: WatchOptions, timeoutSeconds: Int?,
@@ -356,11 +364,26 @@ struct Reception {
             // A process asks only once its records are written: decoding again now puts all of
             // them in its ledger before its heap is searched.
             decoder.decode(channel, targetFinished: false, into: &ledgers)
+            noteProcessesEnding()
             answerGraceQuestions()
             if watch.walksHeaps { walkHeaps(channel, ledgers.byIndex) }
             // The target was stopped while its memory was copied: a writer it stopped between
             // reserving and writing a record has not stalled. Its wait starts again.
             waitingSlot = nil
+        }
+
+        /// Gives `processEnding` the ledger of each process that waits at its end for the first
+        /// time: its grace question (asked only then) or its walk at exit.
+        mutating func noteProcessesEnding() {
+            guard let processEnding else { return }
+            for index in 0..<Swift.min(channel.attachedProcesses, Int(LA_WIRE_MAX_PROCESSES))
+            where !processesEnding.contains(index) {
+                guard let request = channel.pendingWalk(of: index), request.graceQuestion || request.atExit,
+                    let ledger = ledgers.ledger(ofProcess: index)
+                else { continue }
+                processesEnding.insert(index)
+                processEnding(ledger)
+            }
         }
 
         /// Tells each test process that asks before it exits (`LA_WALK_GRACE_QUESTION`) whether

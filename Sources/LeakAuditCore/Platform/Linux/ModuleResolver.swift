@@ -1,6 +1,7 @@
 import CLibDW
 import LeakAuditFiles
 import LeakAuditModel
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -14,8 +15,9 @@ extension Symbolizer {
     /// type. It works at the file's link-time addresses (its module reported at bias 0), so that
     /// every process that loaded the file can share it (`SharedModuleResolvers`): a symbolizer
     /// subtracts its image's load bias.
-    /// Not thread-safe: one thread at a time, like `Symbolizer` (sendable so that the thread that
-    /// prepared it can hand it over).
+    /// Its lookups take its lock, one at a time: every symbolizer of the file's processes shares
+    /// it, and a report's stacks are symbolized on another thread while the reader's answers
+    /// questions with another symbolizer (`PreparedSymbolizers`).
     final class ModuleResolver: @unchecked Sendable {
         /// The physical frame and its inlined callees at one address, before addresses and
         /// module are attached.
@@ -113,7 +115,15 @@ extension Symbolizer {
         private var dwarfBias: UInt64 = 0
 
         /// Failures that degraded this module's answers, reported once each.
-        private(set) var diagnostics: [SymbolizerError] = []
+        var diagnostics: [SymbolizerError] { serial.withLock { _ in recordedDiagnostics } }
+        private var recordedDiagnostics: [SymbolizerError] = []
+        /// Held by each lookup (`alone`), whose indexes are built on first use.
+        private let serial = Mutex(())
+
+        /// `body`'s result, with no other lookup of this module under way.
+        private func alone<Result>(_ body: () -> Result) -> Result {
+            serial.withLock { _ in body() }
+        }
 
         /// Opens `image.path` offline, at link-time addresses.
         ///
@@ -221,7 +231,9 @@ extension Symbolizer {
 
         /// Builds now the indexes that lookups build on first use: the function and data symbol
         /// tables and the compile units' ranges (each compile unit's functions stay on demand).
-        func prepare() {
+        func prepare() { alone { prepareAlone() } }
+
+        private func prepareAlone() {
             _ = loadSymbols()
             _ = loadVariables()
             if compileUnits == nil { loadCompileUnits() }
@@ -233,7 +245,9 @@ extension Symbolizer {
         /// load bias).
         ///
         /// Returns nil when neither DWARF nor the symbol table knows the address.
-        func resolve(_ pc: UInt64) -> Resolution? {
+        func resolve(_ pc: UInt64) -> Resolution? { alone { resolveAlone(pc) } }
+
+        private func resolveAlone(_ pc: UInt64) -> Resolution? {
             guard let (unitIndex, dwarfPC) = compileUnit(containing: pc) else {
                 return functionSymbol(containing: pc).map { Resolution(frames: [($0, nil, false)]) }
             }
@@ -266,7 +280,9 @@ extension Symbolizer {
 
         /// The name of the variable (a data symbol) whose extent holds link-time address `address`,
         /// demangled when Swift; nil when no sized data symbol covers it.
-        func variableSymbol(containing address: UInt64) -> String? {
+        func variableSymbol(containing address: UInt64) -> String? { alone { variableSymbolAlone(containing: address) } }
+
+        private func variableSymbolAlone(containing address: UInt64) -> String? {
             return symbol(containing: address, in: loadVariables())
         }
 
@@ -297,6 +313,10 @@ extension Symbolizer {
         /// parameters then its captures, named as the source names them. Empty when the module has
         /// no DWARF for it.
         func closureParameters(at address: UInt64) -> [(name: String, type: String?)] {
+            alone { closureParametersAlone(at: address) }
+        }
+
+        private func closureParametersAlone(at address: UInt64) -> [(name: String, type: String?)] {
             guard
                 let mangled = mangledSymbol(containing: address, in: loadSymbols())
                     ?? mangledSymbol(containing: address, in: loadVariables())
@@ -332,7 +352,9 @@ extension Symbolizer {
         /// through a typedef first, a struct's ends with `VD`, an optional's and a generic
         /// class's with `GD`: none is taken). Found by their linkage names among the data
         /// symbols; empty without DWARF.
-        func immutableClassGlobals() -> [Range<UInt64>] {
+        func immutableClassGlobals() -> [Range<UInt64>] { alone { immutableClassGlobalsAlone() } }
+
+        private func immutableClassGlobalsAlone() -> [Range<UInt64>] {
             if let immutableGlobals { return immutableGlobals }
             if compileUnits == nil { loadCompileUnits() }
             var names: Set<String> = []
@@ -848,7 +870,7 @@ extension Symbolizer {
         // MARK: - Errors
 
         private func record(_ error: SymbolizerError) {
-            if !diagnostics.contains(error) { diagnostics.append(error) }
+            if !recordedDiagnostics.contains(error) { recordedDiagnostics.append(error) }
         }
     }
 }
