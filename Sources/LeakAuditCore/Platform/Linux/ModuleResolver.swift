@@ -114,8 +114,11 @@ extension Symbolizer {
         /// Link-time address minus DWARF address (0 but for a file whose DWARF is apart).
         private var dwarfBias: UInt64 = 0
 
-        /// Failures that degraded this module's answers, reported once each.
-        var diagnostics: [SymbolizerError] { serial.withLock { _ in recordedDiagnostics } }
+        /// Failures that degraded this module's answers, reported once each, in the order of their
+        /// descriptions (not of the lookups that met them, which threads may make in any order).
+        var diagnostics: [SymbolizerError] {
+            serial.withLock { _ in recordedDiagnostics }.sorted { $0.description < $1.description }
+        }
         private var recordedDiagnostics: [SymbolizerError] = []
         /// Held by each lookup (`alone`), whose indexes are built on first use.
         private let serial = Mutex(())
