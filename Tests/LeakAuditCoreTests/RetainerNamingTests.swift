@@ -9,7 +9,19 @@ final class RetainerNamingTests: XCTestCase {
     /// and a variable that is no closure's at 0x3000.
     private struct FixedSymbolizer: AddressSymbolizer {
         func symbolize(_ returnAddress: UInt64) -> [SymbolizedFrame] {
-            let function = returnAddress == 0x1001 ? "closure #1 in App.Screen.init() -> App.Screen" : nil
+            let function: String? =
+                switch returnAddress {
+                case 0x1001: "closure #1 in App.Screen.init() -> App.Screen"
+                // A task's words: a closure of Swift Testing's runner (a task-local value it
+                // copied), where it resumes in a thunk, then in its own closure.
+                case 0x7001:
+                    "partial apply forwarder for closure #1 @Sendable (Testing.Event, Testing.Event.Context) -> () in static Testing.Runner._run(Testing.Runner) async -> ()"
+                case 0x7101:
+                    "(1) await resume partial function for reabstraction thunk helper from @escaping @callee_guaranteed @async () -> (@out A) to @escaping @callee_guaranteed @async () -> (@out A)"
+                case 0x7201:
+                    "(1) await resume partial function for closure #1 () async -> () in App.Buffer.append(_: Swift.Int) -> ()"
+                default: nil
+                }
             return [SymbolizedFrame(address: returnAddress, function: function)]
         }
         func variable(at address: UInt64) -> String? {
@@ -33,6 +45,23 @@ final class RetainerNamingTests: XCTestCase {
             ])
         let naming = RetainerNaming(symbolizer: FixedSymbolizer(), modules: [], walk: .searched([0x9000: path]))
         return naming.retainers(of: [0x9000], typeName: "App.Screen").retainers.first?.path.first?.type
+    }
+
+    /// The name of the root of a path from a task whose words hold the code addresses `functions`.
+    private func taskName(_ functions: [UInt64]) -> String? {
+        let path = RetainerSearch.Path(
+            root: .task(functions: functions), steps: [RetainerSearch.Step(hold: .word, type: "App.Buffer")])
+        let naming = RetainerNaming(symbolizer: FixedSymbolizer(), modules: [], walk: .searched([0x9000: path]))
+        return naming.retainers(of: [0x9000], typeName: "App.Buffer").retainers.first?.root.name
+    }
+
+    func testATaskIsNamedByWhereItResumesBeforeAClosureItHolds() {
+        // FlyingFox's `canBeCancelled()`: a task a test made, waiting for ever, was named by the
+        // runner's closure among the task-local values it copied.
+        XCTAssertEqual(taskName([0x7000, 0x7100, 0x7200]), "closure #1 in App.Buffer.append(_:)")
+        // With nowhere to resume named, the first closure.
+        XCTAssertEqual(taskName([0x7100, 0x7000]), "closure #1 in static Testing.Runner._run(_:)")
+        XCTAssertEqual(taskName([0x1000, 0x7000]), "closure #1 in App.Screen.init()")
     }
 
     func testAClosureContextIsNamedByItsCodeOrAsyncFunctionPointerAndNothingElse() {

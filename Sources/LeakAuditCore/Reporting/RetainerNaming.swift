@@ -236,13 +236,21 @@ struct RetainerNaming {
     /// A task by the closure it runs: the first of its code addresses that names a function of
     /// the program rather than a thunk, without the resume-point prefix.
     private func taskName(_ functions: [UInt64]) -> String {
+        // Where the task resumes (an async function's partial function) names what it runs. A
+        // closure's code found before that may be a value it holds and did not start with: the
+        // task-local values a task copies from the task that made it lie before its own frames
+        // (Swift Testing's runner's closures, in every task a test makes).
+        var first: String? = nil
         for address in functions {
-            guard var name = symbolizer.symbolize(address + 1).last?.function, !name.includes("thunk") else { continue }
+            guard let name = symbolizer.symbolize(address + 1).last?.function, !name.includes("thunk") else { continue }
             let parts = name.components(separatedBy: "partial function for ")
-            if parts.count > 1 { name = parts.dropFirst().joined(separator: "partial function for ") }
-            return ReadableStack.readableFunction(Self.withoutPartialApply(name))
+            if parts.count > 1 {
+                return ReadableStack.readableFunction(
+                    Self.withoutPartialApply(parts.dropFirst().joined(separator: "partial function for ")))
+            }
+            if first == nil { first = name }
         }
-        return ""
+        return first.map { ReadableStack.readableFunction(Self.withoutPartialApply($0)) } ?? ""
     }
 
     private func via(_ hold: RetainerSearch.Hold) -> String {
