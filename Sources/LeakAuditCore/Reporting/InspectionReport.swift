@@ -49,10 +49,6 @@ struct InspectionReport {
         ).enumerated().sorted { ($1.element.retainedBytes, $0.offset) < ($0.element.retainedBytes, $1.offset) }
             .map(\.element).prefix(largestEntries)
         var unreachable = UnreachableObjects(heap.unreachable, naming: naming, allocations: { _ in [] })
-        if let reason = heap.unavailable {
-            unreachable.processesChecked = 0
-            unreachable.unavailable = [reason]
-        }
         // That no stack was recorded is said once: by the unreachable objects' notes when groups of
         // the program's types are shown (they say where those were allocated is unknown), else here.
         var warnings =
@@ -62,8 +58,12 @@ struct InspectionReport {
                 "no allocation stacks: the process was inspected, not started by leak-audit, so nothing recorded where its objects were allocated"
             ]
         warnings += ReportBuilder.symbolizationWarnings(symbolizer.problems)
-        // The largest objects are not known either.
-        if let reason = heap.unavailable { warnings.append(reason) }
+        // Neither the unreachable objects nor the largest are known.
+        if let reason = heap.unavailable {
+            unreachable.processesChecked = 0
+            unreachable.unavailable = [reason]
+            warnings.append(reason)
+        }
         var report = AuditReport(
             tool: .init(name: "leak-audit", version: toolVersion), target: target, types: [], census: census,
             droppedRecords: 0, tornRecords: 0, warnings: warnings)

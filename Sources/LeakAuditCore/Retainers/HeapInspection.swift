@@ -81,14 +81,11 @@ struct HeapInspection {
                 census[tally.name] = tally
             }
         }
-        if let reason = search.readLimitReached {
-            return HeapInspection(
-                census: census.values.sorted { ($1.bytes, $0.name) < ($0.bytes, $1.name) }, largest: [],
-                unreachable: UnreachableStructures(groups: [], types: [], objects: 0, bytes: 0), objects: search.objects.count,
-                unavailable: reason)
-        }
+        // A walk that ran out of words to read knows neither the largest nor the unreachable.
+        let unavailable = search.readLimitReached
         var largest: [Heavy] = []
-        for node in largestNodes(retained: retained, dominators: dominators, count: largestCount) {
+        let picked = unavailable == nil ? largestNodes(retained: retained, dominators: dominators, count: largestCount) : []
+        for node in picked {
             let address = search.objects[Int(node)]
             guard var path = search.path(to: address) else { continue }
             path.retainedBytes = retained[Int(node)]
@@ -96,7 +93,8 @@ struct HeapInspection {
         }
         return HeapInspection(
             census: census.values.sorted { ($1.bytes, $0.name) < ($0.bytes, $1.name) }, largest: largest,
-            unreachable: unreachable, objects: search.objects.count)
+            unreachable: unavailable == nil ? unreachable : UnreachableStructures(groups: [], types: [], objects: 0, bytes: 0),
+            objects: search.objects.count, unavailable: unavailable)
     }
 
     /// The `count` nodes that retain the most, largest first, each outside the dominator subtrees
