@@ -27,7 +27,8 @@ final class PreparedSymbolizersTests: XCTestCase {
         var ledger = LifetimeLedger()
         ledger.apply(.moduleLoaded(program))
         ledger.apply(.typeDefined(id: 1, name: "App.Model", max: 0))
-        ledger.apply(.typeDefined(id: 2, name: "Foundation.NSLock", max: Int.max))
+        // Watched by the census alone, as the toolchain's classes are: no budget.
+        ledger.apply(.typeDefined(id: 2, name: "Foundation.NSLock", max: Int.max, budget: .none))
         ledger.apply(.stackDefined(id: 1, returnAddresses: [0x1010, 0x1020], truncated: false))
         ledger.apply(.stackDefined(id: 2, returnAddresses: [0x1030, 0x1020], truncated: false))
         ledger.apply(.stackDefined(id: 3, returnAddresses: [0x1040], truncated: false))
@@ -69,15 +70,15 @@ final class PreparedSymbolizersTests: XCTestCase {
         XCTAssertEqual(made.count, 2)
     }
 
-    func testWithoutTheCensusOnlyTheTypesJudgedOrBudgetedAreSymbolizedAndWithItsInternalsAllAre() throws {
+    func testWithoutTheCensusOnlyTheTypesOverBudgetOrJudgedAreSymbolizedAndWithItsInternalsAllAre() throws {
         var made: [RecordingSymbolizer] = []
         let make: ([ModuleImage]) -> any AddressSymbolizer = { _ in
             let symbolizer = RecordingSymbolizer()
             made.append(symbolizer)
             return symbolizer
         }
-        // The model has a budget (max 0): its stack. The Foundation class has none and is judged by
-        // no test.
+        // The model is over its budget (max 0): its stack. The Foundation class is not, and is
+        // judged by no test.
         PreparedSymbolizers(watch: WatchOptions(), make: make).prepare(ledger())
         waitUntil(try XCTUnwrap(made.last), asked: 2)
         XCTAssertEqual(made.last?.asked.withLock { $0 }, [0x1010, 0x1020])

@@ -5,8 +5,8 @@ import Synchronization
 /// (for its last tests' grace periods, or its walk at exit: `Reception.receive`'s
 /// `processEnding`) and given, on a thread of their own while leak-audit waits for the process and
 /// searches its heap, the return addresses of the stacks that allocated its instances alive then
-/// of the types a report shows stacks of (every type with `--census`, but the toolchain's it
-/// folds; else those with a budget or judged per test). The report's symbolizing, once the
+/// of the types its report shows allocations of (`ProcessReport.showsAllocations`) or judges per
+/// test (their tests' leaks). The report's symbolizing, once the
 /// run is over, then finds most of its frames known. The report takes each symbolizer
 /// (`symbolizer(for:)`), which stops the work left: the frames not reached by then are symbolized
 /// as before, when the report asks for them.
@@ -36,8 +36,8 @@ final class PreparedSymbolizers: @unchecked Sendable {
         let types = ledger.typeCounts
         var judged = JudgedTypes(types, watch: watch)
         var wanted: Set<UInt32> = []
-        for (id, type) in types where watch.censusShowsInternals || !TypeOrigin.isInternalType(type.name) {
-            if watch.census || type.budget != .none || judged.contains(id) { wanted.insert(id) }
+        for (id, type) in types where ProcessReport.showsAllocations(of: type, watch: watch) || judged.contains(id) {
+            wanted.insert(id)
         }
         let addresses = ledger.returnAddressesOfLiveInstances { wanted.contains($0) }
         guard !addresses.isEmpty else { return }

@@ -30,8 +30,7 @@ struct ProcessReport {
         // Counts, not instances: where the instances of the types the report shows were allocated
         // is counted in one pass over the live table (siteTallies).
         let tallies = ledger.siteTallies { typeID in
-            guard let type = types[typeID], type.defined else { return false }
-            return isExceeded(type) || (watch.census && type.liveCount > 0 && !isFolded(type))
+            types[typeID].map { Self.showsAllocations(of: $0, watch: watch) } ?? false
         }
         // A placeholder names no type the target defined: its records count as damaged instead.
         for (typeID, type) in types where type.defined {
@@ -46,9 +45,15 @@ struct ProcessReport {
         return (tracked, census, unknownBudgets)
     }
 
-    private func isExceeded(_ type: LifetimeLedger.TypeLedger) -> Bool { type.budget != .none && type.peak > type.max }
+    private static func isExceeded(_ type: LifetimeLedger.TypeLedger) -> Bool { type.budget != .none && type.peak > type.max }
 
-    private func isFolded(_ type: LifetimeLedger.TypeLedger) -> Bool {
+    /// Whether the report shows where `type`'s instances were allocated (beside its tests' leaks):
+    /// it is over its budget, or a census entry that is not folded.
+    static func showsAllocations(of type: LifetimeLedger.TypeLedger, watch: WatchOptions) -> Bool {
+        type.defined && (isExceeded(type) || (watch.census && type.liveCount > 0 && !isFolded(type, watch: watch)))
+    }
+
+    private static func isFolded(_ type: LifetimeLedger.TypeLedger, watch: WatchOptions) -> Bool {
         (TypeOrigin.isInternalType(type.name) || type.heldByXCTest) && !watch.censusShowsInternals
     }
 
@@ -86,7 +91,7 @@ struct ProcessReport {
 
     /// A census entry of a type with instances alive at exit.
     private func censusEntry(_ type: LifetimeLedger.TypeLedger, tally: LifetimeLedger.SiteTallies) -> AuditReport.CensusEntry {
-        let folded = isFolded(type)
+        let folded = Self.isFolded(type, watch: watch)
         var entry = AuditReport.CensusEntry(
             name: type.name, liveAtExit: type.liveCount, isInternal: TypeOrigin.isInternalType(type.name),
             isTestCase: type.heldByXCTest,
