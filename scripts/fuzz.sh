@@ -56,8 +56,10 @@ fuzz() {
     started=$(date +%s)
     local pids=()
     for ((job = 0; job < jobs; job++)); do
-        # Allocation stacks cost more than the rest of an input; leaks are Swift's to manage.
-        ASAN_OPTIONS=malloc_context_size=0:detect_leaks=0 \
+        # Allocation stacks cost more than the rest of an input; leaks are Swift's to manage. Swift's
+        # own backtracer is off: it would catch a trap first and trip the sanitizer reading the stack,
+        # where libFuzzer reports the trap's stack and saves its input.
+        SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=malloc_context_size=0:detect_leaks=0 \
             "$fuzzer" "$dir/corpus" "$dir/seeds" -runs="$per_job" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
             -artifact_prefix="$dir/crashes/" -print_final_stats=1 ${MAX_SECONDS:+-max_total_time="$MAX_SECONDS"} \
             >"$dir/run-$job.log" 2>&1 &
@@ -81,7 +83,8 @@ fuzz() {
     echo "fuzz: $target: $executed inputs executed in $((ended - started)) s, corpus $(find "$dir/corpus" -type f | wc -l) inputs"
     if ((${#failed[@]} > 0)); then
         for job in "${failed[@]}"; do
-            grep -E 'ERROR|SUMMARY|Test unit written|crash-|timeout-|oom-' "$dir/run-$job.log" | head -20
+            grep -E 'ERROR|SUMMARY|Test unit written|crash-|timeout-|oom-|deadly signal|Fatal error|^ +#[0-9]+ ' \
+                "$dir/run-$job.log" | head -60
             echo "fuzz: $target FAILED (job $job); the whole log is $dir/run-$job.log" >&2
         done
         return 1
