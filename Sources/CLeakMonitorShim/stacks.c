@@ -139,6 +139,16 @@ static la_stack_entry *la_stack_overflow(la_process_state *state) {
     return mapping;
 }
 
+/// Makes the pages of the first table's whole pages at once (LA_STACK_TABLE_PREFAULT). The table
+/// lies in .bss at no page boundary, and madvise takes whole pages only (EINVAL otherwise): the
+/// pages it starts and ends in are left to be made as they are touched.
+static void la_stack_table_populate(la_process_state *state) {
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = ((uintptr_t)state->stacks.table + page - 1) & ~(page - 1);
+    uintptr_t end = ((uintptr_t)state->stacks.table + sizeof state->stacks.table) & ~(page - 1);
+    if (end > start) (void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
+}
+
 /// Adds a stack under the slow lock: writes its record (and any module it reaches that the map does
 /// not have yet) before publishing it, so that no allocation record can refer to an unwritten stack.
 /// Returns its entry, or NULL when both tables are full or memory ran out. A stack goes into the
@@ -191,7 +201,7 @@ static const la_stack_entry *la_stack_insert(la_process_state *state, const uint
     free(copy);
     // After the lock: lookups and inserts go on meanwhile, the pages' contents unchanged. A kernel
     // older than 5.14 refuses the advice, and the pages are made as they are touched.
-    if (prefault) (void)madvise(state->stacks.table, sizeof state->stacks.table, MADV_POPULATE_WRITE);
+    if (prefault) la_stack_table_populate(state);
     return result;
 }
 
@@ -244,6 +254,12 @@ uint32_t la_stack_capture_and_intern(const void *entry_frame, uint32_t hint) {
 }
 
 uint32_t leakaudit_stack_capture(void) { return la_stack_capture(__builtin_frame_address(0), 0); }
+
+void leakaudit_stack_table_bounds(const void **start, size_t *length) {
+    la_process_state *state = la_state();
+    *start = state->stacks.table;
+    *length = sizeof state->stacks.table;
+}
 
 uint32_t leakaudit_stack_capture_synthetic(const uintptr_t *return_addresses, uint32_t count) {
     // Frame records on this function's stack, each pointing at the next and the last at none: the

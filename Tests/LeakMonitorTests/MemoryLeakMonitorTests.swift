@@ -283,6 +283,29 @@ final class StackCaptureTests: XCTestCase {
         XCTAssertEqual(idOf.count, 5)
     }
 
+    /// Once a process holds more than 256 stacks, every page of its stack table is made at once
+    /// (MADV_POPULATE_WRITE), not page by page as probes read them and inserts write them. The
+    /// table lies at no page boundary: advice over its bounds is refused, so only its whole pages
+    /// are asked for.
+    func testTheStackTableIsMadeWholeOnceTheProcessHoldsManyStacks() {
+        for index in 0..<300 {
+            let addresses: [UInt] = [0x7_0000_1000 + UInt(index) * 16, 0x7_0000_2000, 0x7_0000_3000]
+            let id = addresses.withUnsafeBufferPointer { leakaudit_stack_capture_synthetic($0.baseAddress!, 3) }
+            XCTAssertNotEqual(id, 0xFFFF_FFFF)
+        }
+        var start: UnsafeRawPointer? = nil
+        var length = 0
+        leakaudit_stack_table_bounds(&start, &length)
+        let page = UInt(sysconf(Int32(_SC_PAGESIZE)))
+        let first = (UInt(bitPattern: start) + page - 1) & ~(page - 1)
+        let last = (UInt(bitPattern: start) + UInt(length)) & ~(page - 1)
+        XCTAssertGreaterThan(last, first + 1000 * page, "a table of 6 MiB")
+        var resident = [UInt8](repeating: 0, count: Int((last - first) / page))
+        XCTAssertEqual(mincore(UnsafeMutableRawPointer(bitPattern: first), Int(last - first), &resident), 0)
+        let made = resident.filter { $0 & 1 != 0 }.count
+        XCTAssertEqual(made, resident.count, "\(made) of the table's \(resident.count) whole pages made")
+    }
+
     /// From the same frames as the stack before (a loop's next allocation), a stack that goes on a
     /// frame further is another stack; one whose next frame returns to address 0 ends there, and
     /// so does one cut at the deepest capture.
