@@ -58,14 +58,23 @@ extension AuditReport.AllocationGroup {
     /// The index of `constructingFrame(in:typeName:)`.
     package static func constructingIndex(in frames: [SymbolizedFrame], typeName: String) -> Int? {
         // `App.Box<Swift.Int>` is initialised by `App.Box.init(…)`.
+        // Index loops, which read each frame in place: a closure over the frames took a copy of
+        // each (its strings retained and released), most of this search's time in a large report.
         let owner = Array(typeName.utf8.prefix { $0 != UInt8(ascii: "<") }) + [UInt8(ascii: ".")]
-        let past: Int
-        if let outermost = frames.lastIndex(where: { isInitializer($0.function ?? "", of: owner) }) {
+        var past = frames.count
+        var outermost = frames.count - 1
+        while outermost >= 0 && !isInitializer(frames[outermost].function ?? "", of: owner) { outermost -= 1 }
+        if outermost >= 0 {
             past = outermost + 1
         } else {
-            past = frames.firstIndex { !isInitializer($0.function ?? "") && $0.hasSourceLine } ?? frames.count
+            for index in frames.indices where frames[index].hasSourceLine && !isInitializer(frames[index].function ?? "") {
+                past = index
+                break
+            }
         }
-        return frames[past...].firstIndex(where: \.hasSourceLine) ?? frames.firstIndex(where: \.hasSourceLine)
+        for index in past..<frames.count where frames[index].hasSourceLine { return index }
+        for index in frames.indices where frames[index].hasSourceLine { return index }
+        return nil
     }
 
     /// True for an initializer of the type whose qualified name (with a trailing dot) is `owner`.

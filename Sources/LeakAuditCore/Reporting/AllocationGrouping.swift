@@ -96,8 +96,9 @@ final class AllocationGrouping {
         }
     }
 
-    /// The line of stack `stackID` that constructed an instance of `typeName`, nil when none is found.
-    private func constructingLine(ofStack stackID: UInt32, typeName: String) -> String? {
+    /// The line of stack `stackID` that constructed an instance of `typeName`, nil when none is
+    /// found; found once for the groups and for the report's global state.
+    func constructingLine(ofStack stackID: UInt32, typeName: String) -> String? {
         let key = ConstructingKey(stackID: stackID, typeName: typeName)
         if let known = constructingSites[key] { return known }
         let line = AuditReport.AllocationGroup.constructingSite(in: frames(ofStack: stackID), typeName: typeName)

@@ -16,9 +16,12 @@ extension ReportBuilder {
     /// - or released later in the run right after global state the same test left alive, in the
     ///   order of deaths: presumably held by it, it went in the same deinit's cascade (a replaced
     ///   metrics system's counters). See `heldDeathsBetween` and `heldMillisecondsApart`.
+    /// A stack's constructing line comes from `constructingLine` when given (the report's
+    /// grouping, which finds it once), else from its `frames`.
     static func globalState(
         among leaks: [(test: String, leak: LifetimeLedger.Leak)], outlived: [(test: String, leak: LifetimeLedger.Leak)],
-        in ledger: LifetimeLedger, frames: (UInt32) -> [SymbolizedFrame]
+        in ledger: LifetimeLedger, constructingLine: ((_ stackID: UInt32, _ typeName: String) -> String?)? = nil,
+        frames: (UInt32) -> [SymbolizedFrame]
     ) -> [LifetimeLedger.Leak: AuditReport.GlobalStateReason] {
         struct StackKey: Hashable {
             var stackID: UInt32
@@ -31,7 +34,10 @@ extension ReportBuilder {
             if let known = stacks[key] { return known }
             let symbolized = frames(leak.site.stackID)
             let typeName = typeNames[leak.typeID] ?? ""
-            let line = AuditReport.AllocationGroup.constructingSite(in: symbolized, typeName: typeName)
+            // The report's grouping knows the line of every stack it groups (`constructingLine`).
+            let line =
+                constructingLine.map { $0(leak.site.stackID, typeName) }
+                ?? AuditReport.AllocationGroup.constructingSite(in: symbolized, typeName: typeName)
             let answer = (symbolized.contains(where: isOneTimeInitialization), line)
             stacks[key] = answer
             return answer

@@ -189,7 +189,7 @@ struct ProcessReport {
         var globalState = ReportBuilder.globalState(
             among: byTest.flatMap { name, _, leaks in leaks.map { (name, $0) } },
             outlived: ledger.outlivedByTest().flatMap { name, leaks in leaks.map { (name, $0) } }, in: ledger,
-            frames: grouping.frames(ofStack:))
+            constructingLine: grouping.constructingLine(ofStack:typeName:), frames: grouping.frames(ofStack:))
         // What a global's object made and keeps (a registry's metric): told by the heap walk.
         guard watch.walksHeaps else { return globalState }
         for (name, _, leaks) in byTest {
