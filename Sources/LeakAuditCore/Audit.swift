@@ -70,7 +70,16 @@ func audit(_ request: AuditRequest, toolVersion: String, on platform: some Audit
         // A test process's report names the lines that made what its tests left (a test run
         // almost always shows some): the images its stacks pass through are indexed while it runs.
         imageInUse: plan.watch.attributesTests ? { platform.prepareImage($0) } : nil,
-        processEnding: { symbolizers.prepare($0) }, progress: progress)
+        processEnding: { [watch = plan.watch] ledger in
+            symbolizers.prepare(ledger)
+            // So is the memory its walk at exit will copy it into, when it will have one.
+            if watch.walksHeaps, let pid = ledger.process?.pid,
+                watch.checksUnreachable || !HeapWalks.instancesToExplain(ledger, watch: watch).isEmpty
+            {
+                platform.prepareCopy(of: pid)
+            }
+        }, progress: progress)
+    platform.discardPreparedCopies()
     let run = RecordedRun(request: request, plan: plan, outcome: outcome, received: received, heapWalks: heapWalks)
 
     // 4. Report.

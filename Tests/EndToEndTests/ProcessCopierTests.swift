@@ -66,6 +66,38 @@ final class ProcessCopierTests: XCTestCase {
         XCTAssertTrue(text.contains("SpawnBlocked: the spawn returned 0, its child ended with status 0"), text)
     }
 
+    /// Memory made ahead for a copy (`ProcessCopier.prepare`, what `PreparedCopies` makes while a
+    /// process waits at its end) is what the copy of each mapping still there is made in, and the
+    /// copy reads as one made without it: the same regions, the same bytes.
+    func testACopyIsMadeInTheMemoryPreparedForItAndReadsAsOneMadeWithout() throws {
+        let output = try Harness.scratchFolder("prepared") + "/output"
+        let pid = try spawn(["/bin/sleep", "60"], output: output)
+        defer {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
+        // Once it sleeps: its mappings are then those it keeps.
+        _ = poll {
+            (try? String(contentsOfFile: "/proc/\(pid)/wchan", encoding: .utf8)).flatMap { $0.contains("sleep") ? true : nil }
+        }
+        let prepared = ProcessCopier.prepare(pid)
+        XCTAssertFalse(prepared.isEmpty)
+        guard case .success(let copy) = ProcessCopier.copy(pid, prepared: prepared),
+            case .success(let plain) = ProcessCopier.copy(pid)
+        else { return XCTFail("a copy of the sleeping process failed") }
+        let used = copy.regions.filter { region in
+            prepared[region.start..<region.end].map { $0.bytes === region.bytes } ?? false
+        }
+        XCTAssertFalse(used.isEmpty, "no region was copied into the memory prepared for it")
+        XCTAssertTrue(used.contains { $0.isWritable && !$0.path.hasPrefix("/") }, "no anonymous region used its")
+        XCTAssertEqual(copy.regions.map { $0.start..<$0.end }, plain.regions.map { $0.start..<$0.end })
+        for (mine, theirs) in zip(copy.regions, plain.regions) where !mine.path.hasPrefix("[stack") {
+            XCTAssertEqual(mine.copiedStart, theirs.copiedStart, mine.path)
+            XCTAssertTrue(mine.bytes.buffer.elementsEqual(theirs.bytes.buffer), "\(mine.path) at \(mine.start)")
+        }
+    }
+
     /// Runs `arguments` with its output into the file `output`; returns its pid.
     private func spawn(_ arguments: [String], output: String) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()

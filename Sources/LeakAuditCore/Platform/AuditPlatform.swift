@@ -50,8 +50,15 @@ protocol AuditPlatform {
     func prepareImage(_ image: ModuleImage)
 
     /// Stops every thread of process `pid` (a descendant), copies its memory and registers, and
-    /// lets it run on.
+    /// lets it run on; into memory made ahead by `prepareCopy` where that still fits.
     func copyProcess(_ pid: Int32) -> Result<ProcessSnapshot, SnapshotFailure>
+
+    /// Begins, in the background, making the memory a copy of process `pid` (a descendant that
+    /// waits at its end) will be made in, so that its walk at exit waits less for it.
+    func prepareCopy(of pid: Int32)
+
+    /// Gives back the memory `prepareCopy` made for copies that never came.
+    func discardPreparedCopies()
 
     /// The objects that the `let` globals and `static let`s of a class type of process `pid` (a
     /// descendant, with the images it loaded) hold now, read while it runs: a reference stored

@@ -82,8 +82,15 @@ struct LinuxPlatform: AuditPlatform {
     func copyProcess(_ pid: Int32) -> Result<ProcessSnapshot, SnapshotFailure> {
         // The pid comes from the channel: only a process leak-audit started is stopped and read.
         guard ProcessLineage.isStartedByLeakAudit(pid) else { return .failure(.notStartedByLeakAudit) }
-        return ProcessCopier.copy(pid)
+        return ProcessCopier.copy(pid, prepared: PreparedCopies.process.take(pid))
     }
+
+    func prepareCopy(of pid: Int32) {
+        guard ProcessLineage.isStartedByLeakAudit(pid) else { return }
+        PreparedCopies.process.prepare(pid)
+    }
+
+    func discardPreparedCopies() { PreparedCopies.process.discard() }
 
     func immutableGlobalReferences(of pid: Int32, modules: [ModuleImage]) -> Set<UInt64> {
         guard ProcessLineage.isStartedByLeakAudit(pid) else { return [] }

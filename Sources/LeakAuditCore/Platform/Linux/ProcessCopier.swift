@@ -31,10 +31,12 @@ enum ProcessCopier {
     /// runs on whenever it returns, and nothing waits for it. Left seized, it would stop later and
     /// wait in that stop for as long as its tracer's thread lived, its process hung (seen in
     /// hummingbird's suite at load 23, a thread stopping 15 s after its interrupt).
-    static func copy(_ pid: Int32, stopTimeoutMilliseconds: Int32 = stopTimeoutMilliseconds) -> Result<
-        ProcessSnapshot, SnapshotFailure
-    > {
-        let copying = CopyOnOwnThread(pid: pid, stopTimeoutMilliseconds: stopTimeoutMilliseconds)
+    /// `prepared`: the memory made for the copy earlier (`prepare`, `PreparedCopies`), used for
+    /// each mapping that is still the one it was made for.
+    static func copy(
+        _ pid: Int32, prepared: [Range<UInt64>: Destination] = [:], stopTimeoutMilliseconds: Int32 = stopTimeoutMilliseconds
+    ) -> Result<ProcessSnapshot, SnapshotFailure> {
+        let copying = CopyOnOwnThread(pid: pid, prepared: prepared, stopTimeoutMilliseconds: stopTimeoutMilliseconds)
         let context = Unmanaged.passRetained(copying)
         defer { context.release() }
         let error = leakaudit_host_run_on_own_thread(
@@ -49,30 +51,44 @@ enum ProcessCopier {
     /// One copy's arguments and result, for the thread that makes it.
     private final class CopyOnOwnThread {
         let pid: Int32
+        let prepared: [Range<UInt64>: Destination]
         let stopTimeoutMilliseconds: Int32
         /// Written by that thread before it ends; read after it has.
         var result: Result<ProcessSnapshot, SnapshotFailure>? = nil
 
-        init(pid: Int32, stopTimeoutMilliseconds: Int32) {
+        init(pid: Int32, prepared: [Range<UInt64>: Destination], stopTimeoutMilliseconds: Int32) {
             self.pid = pid
+            self.prepared = prepared
             self.stopTimeoutMilliseconds = stopTimeoutMilliseconds
         }
 
-        func run() { result = ProcessCopier.copyOnThisThread(pid, stopTimeoutMilliseconds: stopTimeoutMilliseconds) }
+        func run() {
+            result = ProcessCopier.copyOnThisThread(pid, prepared: prepared, stopTimeoutMilliseconds: stopTimeoutMilliseconds)
+        }
+    }
+
+    /// The memory a copy of `pid` is made in (`prepareDestinations`), for its mappings now:
+    /// made ahead of the copy, while the process still runs (`PreparedCopies`).
+    static func prepare(_ pid: Int32) -> [Range<UInt64>: Destination] {
+        guard let mappings = readMappings(pid) else { return [:] }
+        return prepareDestinations(pid, mappings: mappings, skipping: ShimStateLocator.pages(in: mappings))
     }
 
     /// The copy, made with this thread as the tracer: every thread it stopped is let go before it
     /// returns; one that did not stop in time stays seized until this thread ends.
-    private static func copyOnThisThread(_ pid: Int32, stopTimeoutMilliseconds: Int32) -> Result<
-        ProcessSnapshot, SnapshotFailure
-    > {
+    private static func copyOnThisThread(
+        _ pid: Int32, prepared: [Range<UInt64>: Destination], stopTimeoutMilliseconds: Int32
+    ) -> Result<ProcessSnapshot, SnapshotFailure> {
         var stopped: [Int32] = []
         // Where the shim's state is, found before anything stops: each image file is read for it
         // once a run (the first walk), not while the process waits. So are the memory the copies
-        // of its anonymous regions go to, its pages faulted in already.
-        var destinations: [Range<UInt64>: Destination] = [:]
+        // of its anonymous regions go to, its pages faulted in already: what was prepared for a
+        // mapping still there is kept, and only the others are made now.
+        var destinations = prepared
         if let mappings = readMappings(pid) {
-            destinations = prepareDestinations(pid, mappings: mappings, skipping: ShimStateLocator.pages(in: mappings))
+            let unprepared = mappings.filter { destinations[$0.start..<$0.end]?.isMade(for: $0) != true }
+            let made = prepareDestinations(pid, mappings: unprepared, skipping: ShimStateLocator.pages(in: mappings))
+            destinations.merge(made) { _, new in new }
         }
         let started = monotonicNanoseconds()
         var result = copyStopping(
