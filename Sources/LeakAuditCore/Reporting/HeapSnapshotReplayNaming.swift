@@ -26,29 +26,50 @@ extension HeapSnapshotReplay {
     /// the searches for cycles among unreached objects that read the graph of those objects;
     /// `sharedHolderPaths`, an instance held by one holder alone taking its holder's path. A
     /// shortcut keeps the paths, too, when either search ran out of words to read
-    /// (`RetainerSearch.readLimitReached`): nothing is then known to compare.
+    /// (`RetainerSearch.readLimitReached`): nothing is then known to compare. All four search for
+    /// the same instances, the input's first ones (`comparedBytes`).
     package static func shortcutsKeepPaths(
         from bytes: UnsafeRawBufferPointer
     ) -> (earlyEnd: Bool, cyclesFromGraph: Bool, sharedHolderPaths: Bool) {
-        guard let whole = paths(bytes, searchingEverything: true, cyclesFromGraph: false, sharingHolderPaths: false)
+        let decoded = decode(bytes)
+        let writable = decoded.snapshot.regions.reduce(0) { $0 + ($1.isWritable ? $1.bytes.count : 0) }
+        let compared = Swift.max(1, Swift.min(comparedInstances, comparedBytes / Swift.max(1, writable)))
+        let instances = Array(decoded.instances.prefix(compared))
+        func paths(searchingEverything: Bool, cyclesFromGraph: Bool = true, sharingHolderPaths: Bool)
+            -> [UInt64: RetainerSearch.Path]?
+        {
+            Self.paths(
+                of: instances, in: decoded, searchingEverything: searchingEverything, cyclesFromGraph: cyclesFromGraph,
+                sharingHolderPaths: sharingHolderPaths)
+        }
+        guard let whole = paths(searchingEverything: true, cyclesFromGraph: false, sharingHolderPaths: false)
         else { return (true, true, true) }
         func keeps(_ paths: [UInt64: RetainerSearch.Path]?) -> Bool { paths.map { $0 == whole } ?? true }
         return (
-            keeps(paths(bytes, searchingEverything: false, sharingHolderPaths: false)),
-            keeps(paths(bytes, searchingEverything: true, cyclesFromGraph: true, sharingHolderPaths: false)),
-            keeps(paths(bytes, searchingEverything: true, cyclesFromGraph: false, sharingHolderPaths: true))
+            keeps(paths(searchingEverything: false, sharingHolderPaths: false)),
+            keeps(paths(searchingEverything: true, cyclesFromGraph: true, sharingHolderPaths: false)),
+            keeps(paths(searchingEverything: true, cyclesFromGraph: false, sharingHolderPaths: true))
         )
     }
 
-    /// The paths of the input's instances from a walk that reads nothing else; nil when it ran
-    /// out of words to read.
+    /// How many instances `shortcutsKeepPaths` compares the paths of: as many as keep that number
+    /// times the snapshot's writable bytes under `comparedBytes`, at most `comparedInstances`.
+    /// The whole search (and the one that shares holders' paths) looks for a cycle through each
+    /// unreached instance by itself, reading all of its part of the graph again: 57 bytes of input
+    /// that made 9 instances at the bottom of a chain of 64,008 objects (1.5 MB) took 15 s in the
+    /// sanitized fuzzer, past its time limit, most of it in those searches. Most inputs hold a
+    /// few kilobytes, and all their instances are compared.
+    static let comparedBytes = 4 << 20
+    static let comparedInstances = 128
+
+    /// The paths of `instances` from a walk of `decoded`'s snapshot that reads nothing else; nil
+    /// when it ran out of words to read.
     private static func paths(
-        _ bytes: UnsafeRawBufferPointer, searchingEverything: Bool, cyclesFromGraph: Bool = true,
-        sharingHolderPaths: Bool
+        of instances: [UInt64], in decoded: (snapshot: ProcessSnapshot, modules: [ModuleImage], instances: [UInt64]),
+        searchingEverything: Bool, cyclesFromGraph: Bool, sharingHolderPaths: Bool
     ) -> [UInt64: RetainerSearch.Path]? {
-        let decoded = decode(bytes)
         let walk = RetainerSearch.walk(
-            of: decoded.instances, in: decoded.snapshot, modules: decoded.modules, retainedSizes: false,
+            of: instances, in: decoded.snapshot, modules: decoded.modules, retainedSizes: false,
             unreachable: nil, foreignClasses: foreignClasses, searchesEverything: searchingEverything,
             cyclesFromUnreachedGraph: cyclesFromGraph, sharesHeldFromOutsidePaths: sharingHolderPaths)
         return walk.unavailable == nil ? walk.paths : nil

@@ -91,15 +91,19 @@ extension RetainerSearch {
 
     /// The enumerated node at `address`, by binary search; nil when none starts there.
     @inline(__always) func enumeratedNode(at address: UInt64) -> Int32? {
-        let low = firstEnumerated(above: address, including: true)
+        let low = Self.firstEnumerated(in: objects, count: enumeratedCount, above: address, including: true)
         return low < enumeratedCount && objects[low] == address ? Int32(low) : nil
     }
 
-    /// The index of the first enumerated node (in address order) that starts above `address`, or
-    /// at it when `including`: `enumeratedCount` when none does.
-    @inline(__always) private func firstEnumerated(above address: UInt64, including: Bool) -> Int {
+    /// The index of the first enumerated node (the first `count` of `objects`, in address order)
+    /// that starts above `address`, or at it when `including`: `count` when none does. Static, on
+    /// the table alone: a debug build copied the whole search (every table retained and released)
+    /// for each lookup of a method of it, most of a debug replay's time.
+    @inline(__always) private static func firstEnumerated(
+        in objects: [UInt64], count: Int, above address: UInt64, including: Bool
+    ) -> Int {
         var low = 0
-        var high = enumeratedCount
+        var high = count
         while low < high {
             let middle = (low + high) / 2
             if objects[middle] < address || (!including && objects[middle] == address) {
@@ -146,7 +150,7 @@ extension RetainerSearch {
     mutating func node(atOrInside address: UInt64) -> Int32? {
         guard address > 0xFFFF else { return nil }
         guard inWalkedHeap(address) else { return address & 7 == 0 ? node(at: address) : nil }
-        let low = firstEnumerated(above: address, including: false)
+        let low = Self.firstEnumerated(in: objects, count: enumeratedCount, above: address, including: false)
         guard low > 0 else { return nil }
         let node = Int32(low - 1)
         return address - objects[low - 1] < UInt64(size(of: node)) ? node : nil

@@ -99,6 +99,12 @@ struct RetainerSearch {
     /// Whether the search for a cycle through an unreached instance reads the graph of unreached
     /// objects once it is complete (false: each object's layout again; a test compares the two).
     var cyclesFromUnreachedGraph = true
+    /// The objects a search for a cycle (`cycle(through:)`) met, each marked with that search's
+    /// number (`cycleSearches`), and the index of the reference it was met by in the search's
+    /// own list: kept from search to search, so that none clears or hashes a table of its own.
+    var cycleMarks: [UInt32] = []
+    var cycleMetBy: [Int32] = []
+    var cycleSearches: UInt32 = 0
     /// Whether an instance held from outside a cycle by one holder alone takes its holder's path
     /// and one step more (false: a search of its own; a test compares the two).
     var sharesHeldFromOutsidePaths = true

@@ -246,16 +246,27 @@ extension RetainerSearch {
         // would then read every unreached object, not only what its instances lead to.
         let graph = unreachedGraph.flatMap { $0.isComplete && cyclesFromUnreachedGraph ? $0 : nil }
         if let graph, graph.cycleSizes[start] == nil { return nil }
-        var previous: [Int32: (Int32, Hold, UInt64?)] = [:]
+        // The reference each object met was first met by, in the order met; the object's index
+        // into it is in `cycleMetBy`, valid where `cycleMarks` holds this search's number (a
+        // long chain no cycle closes is met whole by each instance on it: a dictionary of its
+        // objects per search was most of such a walk's time).
+        var met: [(from: Int32, hold: Hold, closure: UInt64?)] = []
+        cycleSearches &+= 1
+        if cycleSearches == 0 {
+            (cycleMarks, cycleMetBy) = ([], [])
+            cycleSearches = 1
+        }
+        let number = cycleSearches
         var queue: [Int32] = [start]
         var head = 0
         var closing: (Int32, Hold, UInt64?)? = nil
-        func visit(_ node: Int32, _ target: Int32, _ hold: Hold, _ closure: UInt64?) {
+        func visit(_ search: inout Self, _ node: Int32, _ target: Int32, _ hold: Hold, _ closure: UInt64?) {
             guard closing == nil else { return }
             if target == start {
                 closing = (node, hold, closure)
-            } else if previous[target] == nil {
-                previous[target] = (node, hold, closure)
+            } else if !search.cycleMet(target, number: number) {
+                search.cycleMark(target, number: number, metBy: Int32(met.count))
+                met.append((node, hold, closure))
                 queue.append(target)
             }
         }
@@ -264,18 +275,19 @@ extension RetainerSearch {
             head += 1
             // The graph holds the very references the objects' layouts give, in the same order.
             if let graph {
-                for edge in graph.forward[node] ?? [] { visit(node, edge.node, edge.hold, edge.closure) }
+                for edge in graph.forward[node] ?? [] { visit(&self, node, edge.node, edge.hold, edge.closure) }
                 continue
             }
             forEachReference(of: node) { search, target, hold, closure in
                 guard search.parent[Int(target)] == Int32.min else { return }
-                visit(node, target, hold, closure)
+                visit(&search, node, target, hold, closure)
             }
         }
         guard let closing else { return nil }
         var steps = [Step(hold: closing.1, type: nodeType(start).name, closure: closing.2)]
         var current = closing.0
-        while current != start, let (from, hold, closure) = previous[current] {
+        while current != start, cycleMet(current, number: number) {
+            let (from, hold, closure) = met[Int(cycleMetBy[Int(current)])]
             steps.append(
                 Step(
                     hold: hold, type: nodeType(current).name, closure: closure,
@@ -284,5 +296,22 @@ extension RetainerSearch {
         }
         steps.append(Step(hold: .property(""), type: nodeType(start).name))
         return steps.reversed()
+    }
+
+    /// Whether the search for a cycle numbered `number` met `node`.
+    private func cycleMet(_ node: Int32, number: UInt32) -> Bool {
+        Int(node) < cycleMarks.count && cycleMarks[Int(node)] == number
+    }
+
+    /// Marks `node` met by the search numbered `number`, through its reference `metBy`. The tables
+    /// grow with the objects (the search meets objects outside the walked heaps as it reads).
+    private mutating func cycleMark(_ node: Int32, number: UInt32, metBy: Int32) {
+        if Int(node) >= cycleMarks.count {
+            let count = Swift.max(objects.count, Int(node) + 1)
+            cycleMarks += repeatElement(0, count: count - cycleMarks.count)
+            cycleMetBy += repeatElement(-1, count: count - cycleMetBy.count)
+        }
+        cycleMarks[Int(node)] = number
+        cycleMetBy[Int(node)] = metBy
     }
 }
