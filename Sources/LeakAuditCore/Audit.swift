@@ -52,7 +52,7 @@ func audit(_ request: AuditRequest, toolVersion: String, on platform: some Audit
                 on: channel, ledgers: ledgers, watch: watch,
                 copyProcess: { pid in
                     progress?.begin(.walkingHeap(pid: pid))
-                    return platform.copyProcess(pid)
+                    return platform.copyProcess(pid, takingPreparedMemory: true)
                 })
         },
         // A test process whose last tests left only what its `let` globals hold (read while it
@@ -64,18 +64,16 @@ func audit(_ request: AuditRequest, toolVersion: String, on platform: some Audit
         testCasesHold: plan.watch.walksHeaps
             ? { pid, instances, modules in
                 progress?.begin(.walkingHeap(pid: pid))
-                guard case .success(let snapshot) = platform.copyProcess(pid) else { return false }
+                guard case .success(let snapshot) = platform.copyProcess(pid, takingPreparedMemory: false) else { return false }
                 return RetainerSearch.testCasesHold(instances, in: snapshot, modules: modules)
             } : nil,
         // A test process's report names the lines that made what its tests left (a test run
         // almost always shows some): the images its stacks pass through are indexed while it runs.
         imageInUse: plan.watch.attributesTests ? { platform.prepareImage($0) } : nil,
-        processEnding: { [watch = plan.watch] ledger in
+        processEnding: { [watch = plan.watch] index, ledger in
             symbolizers.prepare(ledger)
             // So is the memory its walk at exit will copy it into, when it will have one.
-            if watch.walksHeaps, let pid = ledger.process?.pid,
-                watch.checksUnreachable || !HeapWalks.instancesToExplain(ledger, watch: watch).isEmpty
-            {
+            if let pid = ledger.process?.pid, heapWalks.copiesAtExit(ofProcess: index, ledger: ledger, watch: watch) {
                 platform.prepareCopy(of: pid)
             }
         }, progress: progress)

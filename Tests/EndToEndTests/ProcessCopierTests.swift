@@ -81,7 +81,7 @@ final class ProcessCopierTests: XCTestCase {
         _ = poll {
             (try? String(contentsOfFile: "/proc/\(pid)/wchan", encoding: .utf8)).flatMap { $0.contains("sleep") ? true : nil }
         }
-        let prepared = ProcessCopier.prepare(pid)
+        let prepared = ProcessCopier.prepare(pid) { false }
         XCTAssertFalse(prepared.isEmpty)
         guard case .success(let copy) = ProcessCopier.copy(pid, prepared: prepared),
             case .success(let plain) = ProcessCopier.copy(pid)
@@ -92,6 +92,15 @@ final class ProcessCopierTests: XCTestCase {
         XCTAssertFalse(used.isEmpty, "no region was copied into the memory prepared for it")
         XCTAssertTrue(used.contains { $0.isWritable && !$0.path.hasPrefix("/") }, "no anonymous region used its")
         XCTAssertEqual(copy.regions.map { $0.start..<$0.end }, plain.regions.map { $0.start..<$0.end })
+        XCTAssertTrue(ProcessCopier.prepare(pid) { true }.isEmpty, "a preparation told to stop made memory")
+        // The store gives a process's preparation once, and none once discarded.
+        let store = PreparedCopies()
+        store.prepare(pid)
+        XCTAssertFalse(store.take(pid).isEmpty)
+        XCTAssertTrue(store.take(pid).isEmpty, "a preparation was given twice")
+        store.prepare(pid)
+        store.discard()
+        XCTAssertTrue(store.take(pid).isEmpty, "a discarded preparation was given")
         for (mine, theirs) in zip(copy.regions, plain.regions) where !mine.path.hasPrefix("[stack") {
             XCTAssertEqual(mine.copiedStart, theirs.copiedStart, mine.path)
             XCTAssertTrue(mine.bytes.buffer.elementsEqual(theirs.bytes.buffer), "\(mine.path) at \(mine.start)")

@@ -50,8 +50,9 @@ protocol AuditPlatform {
     func prepareImage(_ image: ModuleImage)
 
     /// Stops every thread of process `pid` (a descendant), copies its memory and registers, and
-    /// lets it run on; into memory made ahead by `prepareCopy` where that still fits.
-    func copyProcess(_ pid: Int32) -> Result<ProcessSnapshot, SnapshotFailure>
+    /// lets it run on; with `takingPreparedMemory`, into the memory `prepareCopy` made for it, where
+    /// that still fits (a walk at exit's copy, not the one that asks what test case objects hold).
+    func copyProcess(_ pid: Int32, takingPreparedMemory: Bool) -> Result<ProcessSnapshot, SnapshotFailure>
 
     /// Begins, in the background, making the memory a copy of process `pid` (a descendant that
     /// waits at its end) will be made in, so that its walk at exit waits less for it.

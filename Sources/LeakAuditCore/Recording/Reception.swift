@@ -207,7 +207,7 @@ struct Reception {
         from channel: RecordChannel, while target: any RunningTarget, watch: WatchOptions, timeoutSeconds: Int? = nil,
         pollMicroseconds: UInt32 = 1_000, walkHeaps: (RecordChannel, [LifetimeLedger?]) -> Void = { _, _ in },
         immutableGlobalsHold: ImmutableGlobalsHold? = nil, testCasesHold: TestCasesHold? = nil,
-        imageInUse: ((ModuleImage) -> Void)? = nil, processEnding: ((LifetimeLedger) -> Void)? = nil,
+        imageInUse: ((ModuleImage) -> Void)? = nil, processEnding: ((Int, LifetimeLedger) -> Void)? = nil,
         progress: ProgressReporter? = nil
     ) -> (outcome: TargetOutcome, received: Reception) {
         var reader = Reader(
@@ -270,7 +270,7 @@ struct Reception {
         var testCasesAsked: [Int: (checks: Int, instances: Int)] = [:]
         // Hears each process once, when it first waits at its end (`receive`), and the processes
         // it heard.
-        var processEnding: ((LifetimeLedger) -> Void)? = nil
+        var processEnding: ((Int, LifetimeLedger) -> Void)? = nil
         var processesEnding: Set<Int> = []
 
         init(
@@ -372,7 +372,7 @@ struct Reception {
             waitingSlot = nil
         }
 
-        /// Gives `processEnding` the ledger of each process that waits at its end for the first
+        /// Gives `processEnding` the index and ledger of each process that waits at its end for the first
         /// time: its grace question (asked only then) or its walk at exit.
         mutating func noteProcessesEnding() {
             guard let processEnding else { return }
@@ -382,7 +382,7 @@ struct Reception {
                     let ledger = ledgers.ledger(ofProcess: index)
                 else { continue }
                 processesEnding.insert(index)
-                processEnding(ledger)
+                processEnding(index, ledger)
             }
         }
 

@@ -225,6 +225,18 @@ struct HeapWalks {
         return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 
+    /// Whether the walk at the exit of process `index` (whose ledger is `ledger`) will copy it, as
+    /// far as is known before it asks: the shim asks for its unreachable objects (`--unreachable`,
+    /// or by default a process that does not link LeakMonitor), or the report will read paths of
+    /// instances its tests left that no walk when they settled explained. Instances released within
+    /// the last grace periods may still leave nothing to copy.
+    func copiesAtExit(ofProcess index: Int, ledger: LifetimeLedger, watch: WatchOptions) -> Bool {
+        guard watch.walksHeaps else { return false }
+        if watch.unreachable || (watch.unreachableByDefault && ledger.process?.linksMonitor == false) { return true }
+        return !Self.instancesToExplain(ledger, watch: watch).isEmpty
+            && !Self.explainedWhenTestsSettled(ledger, watch: watch, paths: afterTests[UInt8(index)] ?? [:])
+    }
+
     /// The live instances whose paths the report reads: with `--retainers`, of types over budget
     /// and those tests left alive, settled or not (a test whose grace period had not ended when
     /// its process exited is judged by what it leaves alive at the end); without, only what tests

@@ -79,10 +79,10 @@ struct LinuxPlatform: AuditPlatform {
         SharedModuleResolvers.process.prepare(image, separateDebugInfo: false, libdw: { LibDW.loaded }, first: forTheWalks)
     }
 
-    func copyProcess(_ pid: Int32) -> Result<ProcessSnapshot, SnapshotFailure> {
+    func copyProcess(_ pid: Int32, takingPreparedMemory: Bool) -> Result<ProcessSnapshot, SnapshotFailure> {
         // The pid comes from the channel: only a process leak-audit started is stopped and read.
         guard ProcessLineage.isStartedByLeakAudit(pid) else { return .failure(.notStartedByLeakAudit) }
-        return ProcessCopier.copy(pid, prepared: PreparedCopies.process.take(pid))
+        return ProcessCopier.copy(pid, prepared: takingPreparedMemory ? PreparedCopies.process.take(pid) : [:])
     }
 
     func prepareCopy(of pid: Int32) {

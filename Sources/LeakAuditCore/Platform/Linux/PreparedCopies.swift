@@ -4,9 +4,10 @@ import Synchronization
 /// The memory the copies of processes about to end will be made in, made ahead: when a process
 /// first waits at its end (its last tests' grace periods: `Reception.receive`'s `processEnding`),
 /// on another thread, while the process waits. Its walk at exit then copies into memory made
-/// already (`ProcessCopier.prepare`): making it (zeroed pages, mapped one by one) was half the
-/// copy's time on GraphQL's suite, after the grace period. A copy takes its process's preparation
-/// (waiting for it if it is under way); a mapping changed since is made anew then.
+/// already (`ProcessCopier.prepare`: its anonymous mappings'): making it (zeroed pages, mapped
+/// one by one) was most of the copy's time on GraphQL's suite, after the grace period. The walk
+/// at exit's copy takes its process's preparation (waiting for it if it is under way); a mapping
+/// changed since is made anew then.
 ///
 /// One process's at a time: memory held for a process whose walk never came (its last tests'
 /// instances were released within their grace periods) is given back when the next process
@@ -17,9 +18,11 @@ final class PreparedCopies: Sendable {
     static let process = PreparedCopies()
 
     /// One process's memory, made on another thread: `destinations` is written before `done`
-    /// is signalled, and read after it was waited for.
+    /// is signalled, and read after it was waited for. One dropped (`cancelled`) stops being made
+    /// at its next mapping.
     private final class Preparation: @unchecked Sendable {
         let done = DispatchSemaphore(value: 0)
+        let cancelled = Atomic<Bool>(false)
         var destinations: [Range<UInt64>: ProcessCopier.Destination] = [:]
     }
 
@@ -34,10 +37,10 @@ final class PreparedCopies: Sendable {
             defer { waiting = (pid, preparation) }
             return waiting?.preparation
         }
-        // Released outside the lock: one dropped while it is made is freed once it is done.
-        withExtendedLifetime(dropped) {}
+        // Released outside the lock: one dropped while it is made stops, and is freed once done.
+        dropped?.cancelled.store(true, ordering: .releasing)
         DispatchQueue.global(qos: .userInitiated).async {
-            preparation.destinations = ProcessCopier.prepare(pid)
+            preparation.destinations = ProcessCopier.prepare(pid) { preparation.cancelled.load(ordering: .acquiring) }
             preparation.done.signal()
         }
     }
@@ -60,6 +63,6 @@ final class PreparedCopies: Sendable {
             defer { waiting = nil }
             return waiting?.preparation
         }
-        withExtendedLifetime(dropped) {}
+        dropped?.cancelled.store(true, ordering: .releasing)
     }
 }

@@ -67,11 +67,15 @@ enum ProcessCopier {
         }
     }
 
-    /// The memory a copy of `pid` is made in (`prepareDestinations`), for its mappings now:
-    /// made ahead of the copy, while the process still runs (`PreparedCopies`).
-    static func prepare(_ pid: Int32) -> [Range<UInt64>: Destination] {
+    /// The memory a copy of `pid`'s anonymous mappings is made in (`prepareDestinations`), for
+    /// those it has now: made ahead of the copy, while the process still runs (`PreparedCopies`),
+    /// until `stop` says to stop. Files are mapped just before the copy, as before: a file cut
+    /// short meanwhile would fault the reads of it.
+    static func prepare(_ pid: Int32, until stop: () -> Bool) -> [Range<UInt64>: Destination] {
         guard let mappings = readMappings(pid) else { return [:] }
-        return prepareDestinations(pid, mappings: mappings, skipping: ShimStateLocator.pages(in: mappings))
+        return prepareDestinations(
+            pid, mappings: mappings.filter { !isCode($0) && !isRegularFile($0) },
+            skipping: ShimStateLocator.pages(in: mappings), until: stop)
     }
 
     /// The copy, made with this thread as the tracer: every thread it stopped is let go before it
@@ -84,9 +88,16 @@ enum ProcessCopier {
         // once a run (the first walk), not while the process waits. So are the memory the copies
         // of its anonymous regions go to, its pages faulted in already: what was prepared for a
         // mapping still there is kept, and only the others are made now.
-        var destinations = prepared
+        var destinations: [Range<UInt64>: Destination] = [:]
         if let mappings = readMappings(pid) {
-            let unprepared = mappings.filter { destinations[$0.start..<$0.end]?.isMade(for: $0) != true }
+            var unprepared: [ProcessSnapshot.Region] = []
+            for region in mappings {
+                if let made = prepared[region.start..<region.end], made.isMade(for: region) {
+                    destinations[region.start..<region.end] = made
+                } else {
+                    unprepared.append(region)
+                }
+            }
             let made = prepareDestinations(pid, mappings: unprepared, skipping: ShimStateLocator.pages(in: mappings))
             destinations.merge(made) { _, new in new }
         }
@@ -267,13 +278,14 @@ enum ProcessCopier {
     /// faulted in that the process no longer holds when copied stays as it was made (zeros, or
     /// the file's), as the process reads it; a mapping that changed meanwhile gets new memory.
     static func prepareDestinations(
-        _ pid: Int32, mappings: [ProcessSnapshot.Region], skipping: [Range<UInt64>]
+        _ pid: Int32, mappings: [ProcessSnapshot.Region], skipping: [Range<UInt64>], until stop: () -> Bool = { false }
     ) -> [Range<UInt64>: Destination] {
         let pageMap = open("/proc/\(pid)/pagemap", O_RDONLY | O_CLOEXEC)
         guard pageMap >= 0 else { return [:] }
         defer { close(pageMap) }
         var destinations: [Range<UInt64>: Destination] = [:]
         for region in mappings where copies(region) {
+            if stop() { break }
             let code = isCode(region)
             let file = !code && isRegularFile(region)
             let made = code ? mapFile(region, writable: false) : file ? mapFile(region, writable: true) : nil
