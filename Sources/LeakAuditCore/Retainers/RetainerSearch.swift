@@ -119,6 +119,10 @@ struct RetainerSearch {
         /// Whether it holds every reference among the unreached objects: no object was first met
         /// while it was built, whose own references would be missing.
         var isComplete = false
+        /// How many nodes the search had when it was built: a node met since (an object outside
+        /// the walked heaps, first read by a later search) is in none of its tables, and the graph
+        /// is built again before it is read (`unreachedEdges`).
+        var nodeCount = 0
         /// The paths `heldFromOutside` found over this graph, by node.
         var heldFromOutsidePaths: [Int32: Path] = [:]
     }

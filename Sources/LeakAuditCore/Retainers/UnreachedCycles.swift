@@ -95,7 +95,7 @@ extension RetainerSearch {
     /// The strong references among objects no root reached, and which of them lie on a cycle
     /// (a strongly connected component of more than one object, or one holding itself).
     private mutating func unreachedEdges() -> UnreachedGraph {
-        if let unreachedGraph { return unreachedGraph }
+        if let unreachedGraph, unreachedGraph.nodeCount == objects.count { return unreachedGraph }
         var graph = UnreachedGraph()
         let nodeCount = objects.count
         forEachUnreachedReference(among: nodeCount, skippingTestCases: false) { node, edge in
@@ -106,6 +106,7 @@ extension RetainerSearch {
         // A node first met while reading the others (an object outside the walked heaps) had its
         // own references left unread: the graph may then miss a cycle.
         graph.isComplete = objects.count == nodeCount
+        graph.nodeCount = objects.count
         unreachedGraph = graph
         return graph
     }
@@ -244,7 +245,9 @@ extension RetainerSearch {
         // their list), and the search reads the graph's references rather than each object's
         // layout again. It is not built for this alone: a walk whose instances all lie on cycles
         // would then read every unreached object, not only what its instances lead to.
-        let graph = unreachedGraph.flatMap { $0.isComplete && cyclesFromUnreachedGraph ? $0 : nil }
+        let graph = unreachedGraph.flatMap {
+            $0.isComplete && $0.nodeCount == objects.count && cyclesFromUnreachedGraph ? $0 : nil
+        }
         if let graph, graph.cycleSizes[start] == nil { return nil }
         // The reference each object met was first met by, in the order met; the object's index
         // into it is in `cycleMetBy`, valid where `cycleMarks` holds this search's number (a
