@@ -71,7 +71,10 @@ final class ProcessCopierTests: XCTestCase {
     /// copy reads as one made without it: the same regions, the same bytes.
     func testACopyIsMadeInTheMemoryPreparedForItAndReadsAsOneMadeWithout() throws {
         let output = try Harness.scratchFolder("prepared") + "/output"
-        let pid = try spawn(["/bin/sleep", "60"], output: output)
+        // Without restartable sequences: the kernel writes the CPU a thread returns to user space
+        // on into its rseq area, so a process that sleeps changes there when it is let go after
+        // the first copy on another CPU than it slept on.
+        let pid = try spawn(["/bin/sleep", "60"], output: output, environment: ["GLIBC_TUNABLES": "glibc.pthread.rseq=0"])
         defer {
             kill(pid, SIGKILL)
             var status: Int32 = 0
@@ -107,8 +110,9 @@ final class ProcessCopierTests: XCTestCase {
         }
     }
 
-    /// Runs `arguments` with its output into the file `output`; returns its pid.
-    private func spawn(_ arguments: [String], output: String) throws -> pid_t {
+    /// Runs `arguments` with its output into the file `output`, in this process's environment with
+    /// `environment`'s variables set; returns its pid.
+    private func spawn(_ arguments: [String], output: String, environment: [String: String] = [:]) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -117,8 +121,11 @@ final class ProcessCopierTests: XCTestCase {
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         let argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        let variables = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
+        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { envp.forEach { free($0) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
+        let result = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
         guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EIO) }
         return pid
     }
