@@ -153,16 +153,20 @@ void leakaudit_hook_swift_task_localValuePush(const void *key, void *value, cons
     la_process_state *state = la_state();
     uint32_t (*probe)(bool) = __atomic_load_n(&state->tests.scope_probe, __ATOMIC_ACQUIRE);
     uint32_t before = la_test_scope_probe_now(probe, false);
+    la_test_scopes_changed(state);
     state->hooks.real_task_local_push(key, value, value_type);
     la_test_scope_around(before, la_test_scope_probe_now(probe, true));
+    la_test_scopes_changed(state);
 }
 
 void leakaudit_hook_swift_task_localValuePop(void) {
     la_process_state *state = la_state();
     uint32_t (*probe)(bool) = __atomic_load_n(&state->tests.scope_probe, __ATOMIC_ACQUIRE);
     uint32_t before = la_test_scope_probe_now(probe, false);
+    la_test_scopes_changed(state);
     state->hooks.real_task_local_pop();
     la_test_scope_around(before, la_test_scope_probe_now(probe, false));
+    la_test_scopes_changed(state);
 }
 
 bool leakaudit_observes_deallocations(void) {

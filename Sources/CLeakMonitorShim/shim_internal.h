@@ -459,6 +459,11 @@ typedef struct la_test_name {
     uint32_t hash;  // FNV-1a of the bytes
 } la_test_name;
 
+/// Swift concurrency's entry points (Swift's calling convention): the calling thread's running
+/// task, if any, and a task's 64-bit id, never reused within a process.
+typedef __attribute__((swiftcall)) void *(*la_current_task_fn)(void);
+typedef __attribute__((swiftcall)) uint64_t (*la_task_id_fn)(void *task);
+
 /// tests.c's part of the state: what LEAK_AUDIT_WATCH's `tests` line asked for (watch.c parses
 /// it), the test observer, and the running test.
 typedef struct la_tests_state {
@@ -478,6 +483,12 @@ typedef struct la_tests_state {
     // is just after a push).
     uint32_t (*scope_probe)(bool after_push);        // atomic
     void (*scope_changed)(uint32_t test, uint32_t phase);  // atomic
+    // The resolver's answer is kept by each thread for the task it last asked about (la_test_tag),
+    // while no push or pop the hooks route happened since: the only way a task's test changes
+    // (a child task, which inherits its parent's, has an id of its own). Bumped around each.
+    uint64_t scope_generation;          // atomic
+    la_current_task_fn current_task;    // atomic; set once the scopes are observed
+    la_task_id_fn task_id;              // set before current_task
     la_test_name *names;   // guarded by the slow lock; by id
     uint32_t count;
 } la_tests_state;
@@ -490,6 +501,9 @@ LA_HIDDEN void la_tests_install_locked(la_process_state *state);
 /// Called by the task-local hooks with the probe's answers before and after a push or pop: tells
 /// the observer which test finished and which started, if any changed.
 LA_HIDDEN void la_test_scope_around(uint32_t before, uint32_t after);
+/// Called by the task-local hooks before and after each push or pop: the answers each thread
+/// keeps for a task are asked again.
+LA_HIDDEN void la_test_scopes_changed(la_process_state *state);
 
 // process_state.c — the one state of the process, shared by every copy of the shim ----------------
 

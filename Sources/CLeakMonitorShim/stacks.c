@@ -255,7 +255,7 @@ uint32_t la_stack_capture_and_intern(const void *entry_frame, uint32_t hint) {
 
 uint32_t leakaudit_stack_capture(void) { return la_stack_capture(__builtin_frame_address(0), 0); }
 
-void leakaudit_stack_table_bounds(const void **start, size_t *length) {
+void leakaudit_stack_table_bounds(const void *_Nullable *_Nonnull start, size_t *length) {
     la_process_state *state = la_state();
     *start = state->stacks.table;
     *length = sizeof state->stacks.table;

@@ -124,9 +124,42 @@ void leakaudit_test_set_resolver(uint32_t (*resolver)(void)) {
     __atomic_store_n(&la_state()->tests.resolver, resolver, __ATOMIC_RELEASE);
 }
 
+/// The resolver's last answer on this thread: for which task (its id), while which generation of
+/// the test scopes lasted (la_tests_state.scope_generation).
+typedef struct la_resolved_test {
+    uint64_t task_id;
+    uint64_t generation;
+    uint32_t test;
+    bool valid;
+} la_resolved_test;
+
+static __thread __attribute__((tls_model("initial-exec"))) la_resolved_test la_thread_resolved;
+
+void la_test_scopes_changed(la_process_state *state) {
+    __atomic_fetch_add(&state->tests.scope_generation, 1, __ATOMIC_ACQ_REL);
+}
+
+/// The resolver's answer for the calling task: asked once per task while the test scopes do not
+/// change (about 1 µs each: `Test.current`, copied, and its key looked up), the same answer kept
+/// by the thread until then. A thread running no task asks every time.
+static uint32_t la_test_resolve(la_process_state *state, uint32_t (*resolver)(void)) {
+    la_current_task_fn current_task = __atomic_load_n(&state->tests.current_task, __ATOMIC_ACQUIRE);
+    void *task = current_task != NULL ? current_task() : NULL;
+    if (task == NULL) return resolver();
+    uint64_t id = state->tests.task_id(task);
+    // Read before the resolver runs: a push or pop meanwhile leaves the answer kept under an
+    // older generation, asked again next time.
+    uint64_t generation = __atomic_load_n(&state->tests.scope_generation, __ATOMIC_ACQUIRE);
+    la_resolved_test *resolved = &la_thread_resolved;
+    if (resolved->valid && resolved->task_id == id && resolved->generation == generation) return resolved->test;
+    uint32_t test = resolver();
+    *resolved = (la_resolved_test){.task_id = id, .generation = generation, .test = test, .valid = true};
+    return test;
+}
+
 uint64_t la_test_tag(la_process_state *state) {
     uint32_t (*resolver)(void) = __atomic_load_n(&state->tests.resolver, __ATOMIC_ACQUIRE);
-    uint32_t test = resolver != NULL ? resolver() : LA_TEST_NONE;
+    uint32_t test = resolver != NULL ? la_test_resolve(state, resolver) : LA_TEST_NONE;
     if (test == LA_TEST_NONE) test = __atomic_load_n(&state->tests.current, __ATOMIC_ACQUIRE);
     return test == LA_TEST_NONE ? 0 : (uint64_t)test + 1;
 }
@@ -157,6 +190,15 @@ void la_tests_install_locked(la_process_state *state) {
     // task-local scopes its runner sets up for each test (tests.c, runtime_hooks.c).
     if (__atomic_load_n(&state->tests.scope_probe, __ATOMIC_ACQUIRE) != NULL && la_hooks_check()) {
         state->tests.scopes_observed = la_hooks_install_test_scopes();
+    }
+    // Only while every push and pop of Swift Testing's library is seen can an answer be kept.
+    if (state->tests.scopes_observed) {
+        la_task_id_fn task_id = (la_task_id_fn)dlsym(RTLD_DEFAULT, "swift_task_getJobTaskId");
+        la_current_task_fn current_task = (la_current_task_fn)dlsym(RTLD_DEFAULT, "swift_task_getCurrent");
+        if (task_id != NULL && current_task != NULL) {
+            state->tests.task_id = task_id;
+            __atomic_store_n(&state->tests.current_task, current_task, __ATOMIC_RELEASE);
+        }
     }
 }
 

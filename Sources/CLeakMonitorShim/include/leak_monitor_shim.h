@@ -172,7 +172,7 @@ uint32_t leakaudit_stack_capture_synthetic(const uintptr_t *return_addresses, ui
 
 /// Where the process's first stack table lies (`*start`, `*length` bytes): the memory whose pages
 /// are all made at once when the process holds its 257th stack. For tests.
-void leakaudit_stack_table_bounds(const void **start, size_t *length);
+void leakaudit_stack_table_bounds(const void *_Nullable *_Nonnull start, size_t *length);
 
 #if __has_feature(nullability)
 #pragma clang assume_nonnull end
