@@ -83,7 +83,7 @@ func audit(_ request: AuditRequest, toolVersion: String, on platform: some Audit
     // 4. Report.
     progress?.begin(.symbolizing(stacks: 0))
     var report = ReportBuilder(
-        toolVersion: toolVersion, makeSymbolizer: symbolizers.symbolizer(for:),
+        toolVersion: toolVersion, takePrepared: symbolizers.symbolizer(for:),
         inspectExecutable: platform.inspectExecutable(at:),
         progress: progress
     ).build(from: run)

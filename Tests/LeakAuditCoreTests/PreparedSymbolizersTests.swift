@@ -1,3 +1,4 @@
+import LeakAuditWire
 import Synchronization
 import XCTest
 
@@ -61,9 +62,12 @@ final class PreparedSymbolizersTests: XCTestCase {
         waitUntil(prepared, asked: 2)
         XCTAssertEqual(prepared.asked.withLock { $0 }, [0x1010, 0x1020])
         let taken = symbolizers.symbolizer(for: [program])
-        XCTAssertTrue((taken as? RecordingSymbolizer) === prepared)
-        // Taken once; other images get a symbolizer of their own.
-        XCTAssertFalse((symbolizers.symbolizer(for: [program]) as? RecordingSymbolizer) === prepared)
+        XCTAssertTrue((taken.symbolizer as? RecordingSymbolizer) === prepared)
+        XCTAssertNotNil(taken.grouping)
+        // Taken once; other images get a symbolizer of their own, and no grouping.
+        let again = symbolizers.symbolizer(for: [program])
+        XCTAssertFalse((again.symbolizer as? RecordingSymbolizer) === prepared)
+        XCTAssertNil(again.grouping)
         XCTAssertEqual(made.count, 2)
         // Once the report took its symbolizers, nothing more is prepared.
         symbolizers.prepare(ledger())
@@ -86,5 +90,63 @@ final class PreparedSymbolizersTests: XCTestCase {
         PreparedSymbolizers(watch: WatchOptions(census: true, censusShowsInternals: true), make: make).prepare(ledger())
         waitUntil(try XCTUnwrap(made.last), asked: 3)
         XCTAssertEqual(made.last?.asked.withLock { $0 }, [0x1010, 0x1020, 0x1030])
+    }
+
+    /// The report's grouping takes from the prepared one the frames of each stack still made of the
+    /// same return addresses, without asking the symbolizer again, and symbolizes anew a stack
+    /// defined again since with other addresses (a damaged stream may), and any other.
+    func testTheReportsGroupingTakesThePreparedStacksThatAreStillTheSame() throws {
+        let symbolizer = RecordingSymbolizer()
+        let symbolizers = PreparedSymbolizers(watch: WatchOptions(census: true)) { _ in symbolizer }
+        var ledger = ledger()
+        symbolizers.prepare(ledger)
+        waitUntil(symbolizer, asked: 2)
+        let taken = symbolizers.symbolizer(for: [program])
+        XCTAssertEqual(symbolizer.asked.withLock { $0 }, [0x1010, 0x1020])
+        // A second instance from stack 2, and stack 1 defined again with another address.
+        ledger.apply(.allocated(typeID: 1, object: 0xD0, stackID: 2, sequence: 4))
+        ledger.apply(.stackDefined(id: 1, returnAddresses: [0x1050], truncated: false))
+        let grouping = AllocationGrouping(ledger: ledger, symbolizer: taken.symbolizer, progress: nil, taking: taken.grouping)
+        XCTAssertEqual(grouping.frames(ofStack: 1).map(\.address), [0x1050])
+        XCTAssertEqual(grouping.frames(ofStack: 2).map(\.address), [0x1030, 0x1020])
+        // 0x1020 was symbolized while preparing; 0x1050 and 0x1030 now.
+        XCTAssertEqual(symbolizer.asked.withLock { $0 }, [0x1010, 0x1020, 0x1050, 0x1030])
+    }
+
+    /// The stacks prepared are those of the instances alive, with their types, each pair once.
+    func testTheStacksOfTheLiveInstancesAreEachPairOnce() {
+        var ledger = ledger()
+        ledger.apply(.allocated(typeID: 1, object: 0xD0, stackID: 1, sequence: 4))
+        ledger.apply(.allocated(typeID: 2, object: 0xE0, stackID: 1, sequence: 5))
+        let pairs = ledger.stacksOfLiveInstances { _ in true }.map { [$0.stackID, $0.typeID] }
+        XCTAssertEqual(pairs, [[1, 1], [1, 2], [2, 2]])
+        XCTAssertEqual(ledger.stacksOfLiveInstances { $0 == 2 }.map(\.stackID), [1, 2])
+    }
+
+    /// With `--leaks-per-test`, the stacks of what tests left and released later are prepared too,
+    /// after those of the instances alive: the report's global-state step reads their lines.
+    func testWithLeaksPerTestTheStacksOfWhatTestsLeftAndReleasedLaterArePreparedToo() throws {
+        var ledger = ledger()
+        ledger.apply(.testDefined(id: 0, name: "AppTests/keeps()"))
+        ledger.apply(.testPhase(id: 0, phase: UInt32(LA_TEST_STARTED), sequence: 4))
+        ledger.apply(.allocated(typeID: 1, object: 0xD0, stackID: 3, sequence: 5, test: 0))
+        ledger.apply(.testPhase(id: 0, phase: UInt32(LA_TEST_FINISHED), sequence: 6))
+        ledger.apply(.deallocated(typeID: 1, object: 0xD0, sequence: 7))
+        var made: [RecordingSymbolizer] = []
+        let make: ([ModuleImage]) -> any AddressSymbolizer = { _ in
+            let symbolizer = RecordingSymbolizer()
+            made.append(symbolizer)
+            return symbolizer
+        }
+        var watch = WatchOptions()
+        watch.leaksPerTest = true
+        PreparedSymbolizers(watch: watch, make: make).prepare(ledger)
+        waitUntil(try XCTUnwrap(made.last), asked: 3)
+        XCTAssertEqual(made.last?.asked.withLock { $0 }, [0x1010, 0x1020, 0x1040])
+        // Without it, only the model alive over its budget.
+        PreparedSymbolizers(watch: WatchOptions(), make: make).prepare(ledger)
+        waitUntil(try XCTUnwrap(made.last), asked: 2)
+        usleep(50_000)
+        XCTAssertEqual(made.last?.asked.withLock { $0 }, [0x1010, 0x1020])
     }
 }

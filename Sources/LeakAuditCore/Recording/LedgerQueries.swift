@@ -134,23 +134,18 @@ extension LifetimeLedger {
         }
     }
 
-    /// The return addresses of the stacks that allocated the instances alive now whose type
-    /// `wanted` says yes to, each once, in the order first met.
-    func returnAddressesOfLiveInstances(wanted: (UInt32) -> Bool) -> [UInt64] {
-        var stackIDs: Set<UInt32> = []
+    /// The stacks that allocated the instances alive now whose type `wanted` says yes to, each with
+    /// the instance's type, once per pair, by stack.
+    func stacksOfLiveInstances(wanted: (UInt32) -> Bool) -> [(stackID: UInt32, typeID: UInt32)] {
+        var pairs: Set<UInt64> = []
         tally.full.forEach { _, instance in
-            if wanted(instance.typeID) { stackIDs.insert(instance.site.stackID) }
+            if wanted(instance.typeID) { pairs.insert(UInt64(instance.site.stackID) << 32 | UInt64(instance.typeID)) }
         }
         tally.compact.forEach { _, word in
             let instance = CompactInstance(word: word).instance
-            if wanted(instance.typeID) { stackIDs.insert(instance.site.stackID) }
+            if wanted(instance.typeID) { pairs.insert(UInt64(instance.site.stackID) << 32 | UInt64(instance.typeID)) }
         }
-        var seen: Set<UInt64> = []
-        var addresses: [UInt64] = []
-        for stackID in stackIDs.sorted() {
-            for address in stacks[stackID] ?? [] where seen.insert(address).inserted { addresses.append(address) }
-        }
-        return addresses
+        return pairs.sorted().map { (UInt32(truncatingIfNeeded: $0 >> 32), UInt32(truncatingIfNeeded: $0)) }
     }
 
     /// The addresses of the instances alive now whose type `wanted` says yes to.

@@ -4,11 +4,13 @@ import LeakAuditModel
 /// groups (at the peak, at exit, per test) share it, without LeakMonitor's own frames on top, and
 /// grouped by the line that constructed their instances.
 final class AllocationGrouping {
-    private let ledger: LifetimeLedger
+    /// The ledger's stacks (return addresses by id), those cut short, and its tests' names.
+    private let stacks: [UInt32: [UInt64]]
+    private let truncatedStacks: Set<UInt32>
+    private let testNames: [UInt32: String]
     private let symbolizer: any AddressSymbolizer
     /// Hears each stack symbolized.
     private let progress: ProgressReporter?
-    private let testNames: [UInt32: String]
     /// Frames by return address, and by stack.
     private var resolved: [UInt64: [SymbolizedFrame]] = [:]
     private var stackFrames: [UInt32: [SymbolizedFrame]] = [:]
@@ -32,17 +34,42 @@ final class AllocationGrouping {
     /// stack of the group was cut short.
     private typealias Group = (count: Int, representative: LifetimeLedger.Site, representativeCount: Int, truncated: Bool)
 
-    init(ledger: LifetimeLedger, symbolizer: any AddressSymbolizer, progress: ProgressReporter?) {
-        self.ledger = ledger
+    /// The grouping of `ledger`'s stacks. `prepared`, made by `symbolizer` too, from stacks of the
+    /// same process read while it waited at its end (`PreparedSymbolizers`), gives the frames and
+    /// constructing lines it found of each stack still made of the same return addresses.
+    init(
+        ledger: LifetimeLedger, symbolizer: any AddressSymbolizer, progress: ProgressReporter?,
+        taking prepared: AllocationGrouping? = nil
+    ) {
+        stacks = ledger.stacks
+        truncatedStacks = ledger.truncatedStacks
+        testNames = ledger.tests.mapValues(\.name)
         self.symbolizer = symbolizer
         self.progress = progress
-        testNames = ledger.tests.mapValues(\.name)
+        guard let prepared else { return }
+        resolved = prepared.resolved
+        for (stackID, frames) in prepared.stackFrames where prepared.stacks[stackID] == stacks[stackID] {
+            stackFrames[stackID] = frames
+        }
+        for (key, line) in prepared.constructingSites where stackFrames[key.stackID] != nil {
+            constructingSites[key] = line
+        }
+    }
+
+    /// A grouping that only finds the frames and constructing lines of `stacks`, ahead of the
+    /// report (`PreparedSymbolizers`): it names no test and knows no stack cut short.
+    init(preparing stacks: [UInt32: [UInt64]], symbolizer: any AddressSymbolizer) {
+        self.stacks = stacks
+        truncatedStacks = []
+        testNames = [:]
+        self.symbolizer = symbolizer
+        progress = nil
     }
 
     /// The frames of stack `stackID`, LeakMonitor's own on top left out.
     func frames(ofStack stackID: UInt32) -> [SymbolizedFrame] {
         if let known = stackFrames[stackID] { return known }
-        let symbolized = (ledger.stacks[stackID] ?? []).flatMap { address in
+        let symbolized = (stacks[stackID] ?? []).flatMap { address in
             if let known = resolved[address] { return known }
             let frames = symbolizer.symbolize(address)
             resolved[address] = frames
@@ -71,7 +98,7 @@ final class AllocationGrouping {
             let key =
                 constructingLine(ofStack: site.stackID, typeName: typeName).map { GroupKey(line: $0, test: site.test) }
                 ?? GroupKey(stackID: site.stackID, test: site.test)
-            let truncated = ledger.truncatedStacks.contains(site.stackID)
+            let truncated = truncatedStacks.contains(site.stackID)
             if var group = merged[key] {
                 group.count += count
                 group.truncated = group.truncated || truncated

@@ -8,6 +8,9 @@ struct ReportBuilder {
     var toolVersion: String
     /// Makes the symbolizer of one process's loaded images.
     var makeSymbolizer: ([ModuleImage]) -> any AddressSymbolizer = currentPlatform().makeSymbolizer
+    /// The symbolizer of one process's loaded images and the grouping of its stacks made with it
+    /// ahead of the report (`PreparedSymbolizers`); when set, used instead of `makeSymbolizer`.
+    var takePrepared: (([ModuleImage]) -> (symbolizer: any AddressSymbolizer, grouping: AllocationGrouping?))? = nil
     /// What the executable at a path is: tells the processes whose Swift runtime is static.
     var inspectExecutable: (String) -> TargetKind = currentPlatform().inspectExecutable(at:)
     /// Hears how many stacks were symbolized, for a live display.
@@ -168,11 +171,11 @@ struct ReportBuilder {
         afterTestsUnavailable: [HeapWalks.Instance: String], deadWhenTestsSettled: Set<HeapWalks.Instance>,
         unreachable: UnreachableStructures?, watch: WatchOptions
     ) -> ProcessFindings {
-        let symbolizer = makeSymbolizer(ledger.modules)
+        let (symbolizer, prepared) = takePrepared?(ledger.modules) ?? (makeSymbolizer(ledger.modules), nil)
         let naming = RetainerNaming(
             symbolizer: symbolizer, modules: ledger.modules, walk: walk, afterTests: afterTests,
             afterTestsUnavailable: afterTestsUnavailable, deadWhenTestsSettled: deadWhenTestsSettled)
-        let grouping = AllocationGrouping(ledger: ledger, symbolizer: symbolizer, progress: progress)
+        let grouping = AllocationGrouping(ledger: ledger, symbolizer: symbolizer, progress: progress, taking: prepared)
         let process = ProcessReport(ledger: ledger, watch: watch, grouping: grouping, naming: naming)
         let (types, census, unknownBudgets) = process.typesAndCensus()
         var findings = ProcessFindings(
