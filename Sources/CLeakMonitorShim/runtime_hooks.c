@@ -359,8 +359,25 @@ static bool la_hook_for(la_process_state *state, la_patch_set set, const char *n
     return *real != NULL;
 }
 
-/// Routes the entries of `set` in one image; returns how many were routed.
-static uint32_t la_patch_image(la_process_state *state, const struct dl_phdr_info *info, la_patch_set set) {
+/// What routing the test scopes' entries found: how many push and pop entries reach the hooks
+/// (routed now or before), and how many were left to another interposer or could not be written.
+typedef struct la_scope_entries {
+    uint32_t pushes;
+    uint32_t pops;
+    uint32_t missed;
+} la_scope_entries;
+
+/// Counts an entry of the test scopes' set that reaches `hook`.
+static void la_count_scope_entry(la_scope_entries *entries, void *hook) {
+    if (entries == NULL) return;
+    if (hook == (void *)&leakaudit_hook_swift_task_localValuePush) entries->pushes++;
+    if (hook == (void *)&leakaudit_hook_swift_task_localValuePop) entries->pops++;
+}
+
+/// Routes the entries of `set` in one image; returns how many were routed. `entries`, when
+/// given, counts what became of each entry of the set.
+static uint32_t la_patch_image(la_process_state *state, const struct dl_phdr_info *info, la_patch_set set,
+                               la_scope_entries *entries) {
     uint32_t routed = 0;
     la_image_tables tables;
     if (!la_read_tables(info, &tables)) return 0;
@@ -396,14 +413,24 @@ static uint32_t la_patch_image(la_process_state *state, const struct dl_phdr_inf
             // the image). Anything else is another interposer's, such as a copy of this shim in
             // a library loaded with RTLD_LOCAL: replacing it would blind that copy's registry.
             uintptr_t current = (uintptr_t)__atomic_load_n(slot, __ATOMIC_ACQUIRE);
-            if (current == (uintptr_t)hook) continue;
+            if (current == (uintptr_t)hook) {
+                la_count_scope_entry(entries, hook);
+                continue;
+            }
             if (current != (uintptr_t)real) {
                 bool lazy_stub = current >= image_start && current < image_end && !la_is_some_copys_hook(current);
-                if (!lazy_stub) continue;
+                if (!lazy_stub) {
+                    if (entries != NULL) entries->missed++;
+                    continue;
+                }
             }
             // RELRO made some table pages read-only; a lazily bound .got.plt stays writable.
-            if (!la_store_word(slot, hook, la_page_protection(info, (uintptr_t)slot, page_size), page_size)) continue;
+            if (!la_store_word(slot, hook, la_page_protection(info, (uintptr_t)slot, page_size), page_size)) {
+                if (entries != NULL) entries->missed++;
+                continue;
+            }
             routed++;
+            la_count_scope_entry(entries, hook);
         }
     }
     return routed;
@@ -421,29 +448,38 @@ static int la_patch_visit(struct dl_phdr_info *info, size_t size, void *context)
     // The runtime calls its own entry points directly; its table has nothing of ours to route.
     if (name != NULL && strstr(name, "libswiftCore.so") != NULL) return 0;
     if (name != NULL && strncmp(name, "linux-vdso", 10) == 0) return 0;
-    state->hooks.patched_slot_count += la_patch_image(state, info, LA_PATCH_RUNTIME);
+    state->hooks.patched_slot_count += la_patch_image(state, info, LA_PATCH_RUNTIME, NULL);
     return 0;
 }
+
+/// dl_iterate_phdr's context for the test scopes: the entries routed, and what became of each.
+typedef struct la_scope_patching {
+    uint32_t routed;
+    la_scope_entries entries;
+} la_scope_patching;
 
 static int la_patch_test_scopes_visit(struct dl_phdr_info *info, size_t size, void *context) {
     (void)size;
-    uint32_t *routed = context;
+    la_scope_patching *patching = context;
     if (info->dlpi_name == NULL || strncmp(la_base_name(info->dlpi_name), "libTesting.so", 13) != 0) return 0;
-    *routed += la_patch_image(la_state(), info, LA_PATCH_TEST_SCOPES);
+    patching->routed += la_patch_image(la_state(), info, LA_PATCH_TEST_SCOPES, &patching->entries);
     return 0;
 }
 
-bool la_hooks_install_test_scopes(void) {
+bool la_hooks_install_test_scopes(bool *every_entry) {
+    *every_entry = false;
     la_hooks_state *hooks = &la_state()->hooks;
     if (hooks->real_task_local_push == NULL) {
         hooks->real_task_local_push = (la_task_local_push_fn)dlsym(RTLD_DEFAULT, "swift_task_localValuePush");
         hooks->real_task_local_pop = (la_task_local_pop_fn)dlsym(RTLD_DEFAULT, "swift_task_localValuePop");
     }
     if (hooks->real_task_local_push == NULL || hooks->real_task_local_pop == NULL) return false;
-    uint32_t routed = 0;
-    dl_iterate_phdr(la_patch_test_scopes_visit, &routed);
+    la_scope_patching patching = {0};
+    dl_iterate_phdr(la_patch_test_scopes_visit, &patching);
+    *every_entry =
+        patching.entries.pushes > 0 && patching.entries.pops > 0 && patching.entries.missed == 0;
     // Both a push and a pop entry, or the scopes cannot be followed.
-    return routed >= 2;
+    return patching.routed >= 2;
 }
 
 bool la_hooks_check(void) {

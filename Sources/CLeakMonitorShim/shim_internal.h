@@ -236,8 +236,10 @@ LA_HIDDEN uintptr_t la_dynamic_pointer(const struct dl_phdr_info *info, uintptr_
 /// The dynamic section of a loaded image, or NULL when it has none.
 LA_HIDDEN const ElfW(Dyn) *la_dynamic_section(const struct dl_phdr_info *info);
 /// Routes Swift Testing's (libTesting's) task-local pushes and pops through the test-scope hooks.
-/// Caller holds the slow lock. Returns false when libTesting is not loaded or has no such entries.
-LA_HIDDEN bool la_hooks_install_test_scopes(void);
+/// Caller holds the slow lock. Returns false when libTesting is not loaded or has no such entries;
+/// `*every_entry` says whether every push and pop entry of libTesting reaches the hooks (none left
+/// to another interposer or unwritable), both kinds found.
+LA_HIDDEN bool la_hooks_install_test_scopes(bool *every_entry);
 /// Looks up the runtime's entry points once; false when they cannot be routed (a static
 /// runtime). Caller holds the slow lock.
 LA_HIDDEN bool la_hooks_check(void);

@@ -188,11 +188,13 @@ void la_tests_install_locked(la_process_state *state) {
     state->tests.observer_loaded = true;
     // Swift Testing tells observers nothing: its tests are seen starting and ending through the
     // task-local scopes its runner sets up for each test (tests.c, runtime_hooks.c).
+    bool every_entry = false;
     if (__atomic_load_n(&state->tests.scope_probe, __ATOMIC_ACQUIRE) != NULL && la_hooks_check()) {
-        state->tests.scopes_observed = la_hooks_install_test_scopes();
+        state->tests.scopes_observed = la_hooks_install_test_scopes(&every_entry);
     }
-    // Only while every push and pop of Swift Testing's library is seen can an answer be kept.
-    if (state->tests.scopes_observed) {
+    // Only while every push and pop of Swift Testing's library is seen can an answer be kept: a
+    // push through an entry another interposer holds would change a task's test unseen.
+    if (state->tests.scopes_observed && every_entry) {
         la_task_id_fn task_id = (la_task_id_fn)dlsym(RTLD_DEFAULT, "swift_task_getJobTaskId");
         la_current_task_fn current_task = (la_current_task_fn)dlsym(RTLD_DEFAULT, "swift_task_getCurrent");
         if (task_id != NULL && current_task != NULL) {

@@ -373,11 +373,24 @@ final class AttributionTests: XCTestCase {
         XCTAssertEqual(clean.value.count, 0, "never blamed for the other test's objects")
         // Every Swift Testing test that ran is counted, though it has no observer API:
         // ProfileSwiftTests' two, ParameterizedSwiftTests' two, SkippedTests.swift's two,
-        // SharedLocationTests.swift's four, SingletonSwiftTests.swift's two and
-        // ParcelInFlightSwiftTests.swift's one.
-        XCTAssertEqual(audit.report.target.testsRun, 13)
+        // SharedLocationTests.swift's four, SingletonSwiftTests.swift's two,
+        // ParcelInFlightSwiftTests.swift's one and SerializedSwiftTests' three.
+        XCTAssertEqual(audit.report.target.testsRun, 16)
         let processes = audit.report.target.processes
         XCTAssertEqual(processes.map(\.testingLibrary), [.swiftTesting, .swiftTesting])
+    }
+
+    func testSwiftTestingTestsRunOneAfterAnotherAreEachBlamedForTheirOwn() throws {
+        // A `.serialized` suite's tests run in turn, each made current by a push of the runner:
+        // the test an allocation names is asked again after each (SerializedSwiftTests.swift).
+        let audit = try Harness.audit(
+            bundle, ["--testing-library", "swift-testing", "--filter", "SerializedSwiftTests"],
+            extraOptions: ["--leaks-per-test"])
+        XCTAssertEqual(audit.status, 1, audit.stderr)
+        let leaked = tests(audit).mapValues { $0.map { "\($0.type) \($0.count)" } }
+        XCTAssertEqual(leaked["ScreenTests.SerializedSwiftTests/keepsTickets()"], ["ScreenTests.Ticket 2"], "\(leaked)")
+        XCTAssertEqual(leaked["ScreenTests.SerializedSwiftTests/keepsStamps()"], ["ScreenTests.Stamp 3"], "\(leaked)")
+        XCTAssertEqual(leaked["ScreenTests.SerializedSwiftTests/releasesStamps()"], [], "\(leaked)")
     }
 
     func testSwiftTestingTestsSharingANameAndALocationAreToldApart() throws {
@@ -411,15 +424,15 @@ final class AttributionTests: XCTestCase {
     }
 
     func testSkippedTestsAndExitTestsAreCountedAsTheRunnersCountThem() throws {
-        // Swift Testing: 16 tests, as its runner says ("Test run with 16 tests"): 13 ran (one of
+        // Swift Testing: 19 tests, as its runner says ("Test run with 19 tests"): 16 ran (one of
         // them an exit test, whose child process is not counted again), 3 skipped without running.
         // They pass as they do plainly: the JUnit report the observer asks for changes nothing in
         // the run (a test sees the warning it records).
         let swiftTesting = try Harness.audit(bundle, ["--testing-library", "swift-testing"], extraOptions: ["--leaks-per-test"])
         XCTAssertTrue(
-            (swiftTesting.stdout + swiftTesting.stderr).contains("Test run with 16 tests in 11 suites passed"),
+            (swiftTesting.stdout + swiftTesting.stderr).contains("Test run with 19 tests in 12 suites passed"),
             swiftTesting.stderr)
-        XCTAssertEqual(swiftTesting.report.target.testsRun, 13)
+        XCTAssertEqual(swiftTesting.report.target.testsRun, 16)
         XCTAssertEqual(swiftTesting.report.target.testsSkipped, 3)
         let processes = swiftTesting.report.target.processes
         XCTAssertEqual(
@@ -433,7 +446,7 @@ final class AttributionTests: XCTestCase {
         // Read unwrapped: the report wraps its lines at 80 columns.
         let swiftTestingText = Harness.run([Harness.leakAudit, "report", swiftTesting.jsonPath]).stdout
             .replacingOccurrences(of: "\n  ", with: " ")
-        XCTAssertTrue(swiftTestingText.contains("(Swift Testing, 13 tests, 3 skipped)"), swiftTestingText)
+        XCTAssertTrue(swiftTestingText.contains("(Swift Testing, 16 tests, 3 skipped)"), swiftTestingText)
 
         // XCTest counts a test that threw XCTSkip as executed and as skipped: so does leak-audit.
         let xctest = try Harness.audit(bundle, ["ScreenTests.SkippedXCTests"], extraOptions: ["--leaks-per-test"])
@@ -451,7 +464,7 @@ final class AttributionTests: XCTestCase {
         let withStream = try Harness.audit(
             bundle, ["--testing-library", "swift-testing", "--event-stream-output-path", stream, "--event-stream-version", "0"],
             extraOptions: ["--leaks-per-test"])
-        XCTAssertEqual(withStream.report.target.testsRun, 13)
+        XCTAssertEqual(withStream.report.target.testsRun, 16)
         XCTAssertEqual(withStream.report.target.testsSkipped, 3, "\(withStream.report.target)")
         XCTAssertTrue(try String(contentsOfFile: stream, encoding: .utf8).contains("\"testSkipped\""))
 
@@ -465,7 +478,7 @@ final class AttributionTests: XCTestCase {
         XCTAssertTrue(written.contains(#"skipped="3""#) && written.contains("</testsuites>"), written)
         let unread = try Harness.audit(
             bundle, ["--testing-library", "swift-testing", "--xunit-output", "/dev/null"], extraOptions: ["--leaks-per-test"])
-        XCTAssertEqual(unread.report.target.testsRun, 13)
+        XCTAssertEqual(unread.report.target.testsRun, 16)
         XCTAssertNil(unread.report.target.testsSkipped, "\(unread.report.target)")
 
         // A run that crashes never writes its report: its skipped tests are unknown, not 0.

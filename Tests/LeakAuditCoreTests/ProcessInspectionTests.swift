@@ -67,7 +67,7 @@ final class ProcessInspectionTests: XCTestCase {
     }
 
     /// The shim's state in a process that preloads leak-audit's library is found where the loader
-    /// put the library's exported `leakaudit_process_state_v8` (nm's link-time value plus the
+    /// put the library's exported `leakaudit_process_state_v9` (nm's link-time value plus the
     /// library's load bias), rounded inwards to whole pages: the pages a heap walk leaves out.
     func testTheShimStateIsFoundInAProcessThatPreloadsTheShim() throws {
         let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
@@ -92,7 +92,7 @@ final class ProcessInspectionTests: XCTestCase {
         let module = try XCTUnwrap(modules.first { $0.path == library }, "\(regions.map(\.path))")
         let state = module.loadBias + (try Self.linkTimeAddress(of: ShimStateLocator.symbolName, in: library))
         let page = UInt64(sysconf(Int32(_SC_PAGESIZE)))
-        // sizeof(la_process_state): the library's `leakaudit_process_state_v8_size`, several MB.
+        // sizeof(la_process_state): the library's `leakaudit_process_state_v9_size`, several MB.
         let pages = ShimStateLocator.pages(in: regions)
         XCTAssertEqual(pages.count, 1, "\(pages)")
         let found = try XCTUnwrap(pages.first)

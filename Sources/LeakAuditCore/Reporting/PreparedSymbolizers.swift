@@ -6,7 +6,8 @@ import Synchronization
 /// `processEnding`) and given, on a thread of their own while leak-audit waits for the process and
 /// searches its heap, the stacks that allocated its instances alive then of the types its report
 /// shows allocations of (`ProcessReport.showsAllocations`) or judges per test (their tests'
-/// leaks): each stack's frames and the line that constructed each type's instances are found
+/// leaks), and with `--leaks-per-test` those of what its tests left and released later (the
+/// report's global-state step reads them): each stack's frames and the line that constructed each type's instances are found
 /// there (an `AllocationGrouping` of those stacks). The report, once the run is over, then finds
 /// most of its stacks grouped. The report takes each symbolizer and its grouping
 /// (`symbolizer(for:)`), which stops the work left: the stacks not reached by then are symbolized

@@ -4,13 +4,13 @@ import Synchronization
     import Glibc
 #endif
 
-/// Where leak-audit's own shim keeps its state in a process: `leakaudit_process_state_v8`, the
+/// Where leak-audit's own shim keeps its state in a process: `leakaudit_process_state_v9`, the
 /// one global every copy of the shim exports (CLeakMonitorShim's process_state.c), about 10 MB of
 /// tables (stacks, types) that hold no reference to an object: stack frames are stored
 /// complemented, types by their metadata. A heap walk neither copies nor searches it.
 enum ShimStateLocator {
     /// The exported name of the shim's state, and of what each image's copy of it is found by.
-    static let symbolName = "leakaudit_process_state_v8"
+    static let symbolName = "leakaudit_process_state_v9"
 
     /// An image file, as a mapping names it.
     private struct FileKey: Hashable {
