@@ -51,6 +51,9 @@ struct ProcessSnapshot {
     /// How long the process was stopped while it was copied, in nanoseconds (0: not measured).
     var stoppedNanoseconds: UInt64 = 0
 
+    /// How many bytes of writable memory the copy holds: where every object lies.
+    var writableBytes: Int { regions.reduce(0) { $0 + ($1.isWritable ? $1.bytes.count : 0) } }
+
     /// The copied region holding `address`, by binary search.
     func regionIndex(containing address: UInt64) -> Int? {
         var low = 0

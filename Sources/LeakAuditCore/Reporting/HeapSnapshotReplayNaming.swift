@@ -32,8 +32,8 @@ extension HeapSnapshotReplay {
         from bytes: UnsafeRawBufferPointer
     ) -> (earlyEnd: Bool, cyclesFromGraph: Bool, sharedHolderPaths: Bool) {
         let decoded = decode(bytes)
-        let writable = decoded.snapshot.regions.reduce(0) { $0 + ($1.isWritable ? $1.bytes.count : 0) }
-        let compared = Swift.max(1, Swift.min(comparedInstances, comparedBytes / Swift.max(1, writable)))
+        let writable = Swift.max(1, decoded.snapshot.writableBytes)
+        let compared = Swift.max(1, Swift.min(comparedInstances, comparedBytes / writable))
         let instances = Array(decoded.instances.prefix(compared))
         func paths(searchingEverything: Bool, cyclesFromGraph: Bool = true, sharingHolderPaths: Bool)
             -> [UInt64: RetainerSearch.Path]?

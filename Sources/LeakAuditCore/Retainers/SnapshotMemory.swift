@@ -35,7 +35,7 @@ final class SnapshotMemory {
 
     init(_ snapshot: ProcessSnapshot) {
         self.snapshot = snapshot
-        writableBytes = snapshot.regions.reduce(0) { $0 + ($1.isWritable ? $1.bytes.count : 0) }
+        writableBytes = snapshot.writableBytes
         starts = snapshot.regions.map(\.copiedStart)
         ends = snapshot.regions.map(\.copiedEnd)
         bases = snapshot.regions.map { $0.bytes.buffer.baseAddress }
