@@ -134,18 +134,28 @@ extension LifetimeLedger {
         }
     }
 
+    /// A stack, and the type of an instance it allocated.
+    struct StackAndType: Hashable, Comparable {
+        var stackID: UInt32
+        var typeID: UInt32
+
+        static func < (left: Self, right: Self) -> Bool {
+            (left.stackID, left.typeID) < (right.stackID, right.typeID)
+        }
+    }
+
     /// The stacks that allocated the instances alive now whose type `wanted` says yes to, each with
     /// the instance's type, once per pair, by stack.
-    func stacksOfLiveInstances(wanted: (UInt32) -> Bool) -> [(stackID: UInt32, typeID: UInt32)] {
-        var pairs: Set<UInt64> = []
+    func stacksOfLiveInstances(wanted: (UInt32) -> Bool) -> [StackAndType] {
+        var pairs: Set<StackAndType> = []
         tally.full.forEach { _, instance in
-            if wanted(instance.typeID) { pairs.insert(UInt64(instance.site.stackID) << 32 | UInt64(instance.typeID)) }
+            if wanted(instance.typeID) { pairs.insert(StackAndType(stackID: instance.site.stackID, typeID: instance.typeID)) }
         }
         tally.compact.forEach { _, word in
             let instance = CompactInstance(word: word).instance
-            if wanted(instance.typeID) { pairs.insert(UInt64(instance.site.stackID) << 32 | UInt64(instance.typeID)) }
+            if wanted(instance.typeID) { pairs.insert(StackAndType(stackID: instance.site.stackID, typeID: instance.typeID)) }
         }
-        return pairs.sorted().map { (UInt32(truncatingIfNeeded: $0 >> 32), UInt32(truncatingIfNeeded: $0)) }
+        return pairs.sorted()
     }
 
     /// The addresses of the instances alive now whose type `wanted` says yes to.

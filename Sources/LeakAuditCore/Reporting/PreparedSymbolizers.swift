@@ -45,12 +45,11 @@ final class PreparedSymbolizers: @unchecked Sendable {
         // Then what tests left and released later (global state later tests replaced): the
         // report's global-state step reads their constructing lines too.
         if watch.leaksPerTest {
-            var seen = Set(pairs.map { UInt64($0.stackID) << 32 | UInt64($0.typeID) })
+            var seen = Set(pairs)
             for id in ledger.tests.keys.sorted() {
                 for leak in ledger.tests[id]?.outlived ?? [] where judged.contains(leak.typeID) {
-                    if seen.insert(UInt64(leak.site.stackID) << 32 | UInt64(leak.typeID)).inserted {
-                        pairs.append((leak.site.stackID, leak.typeID))
-                    }
+                    let pair = LifetimeLedger.StackAndType(stackID: leak.site.stackID, typeID: leak.typeID)
+                    if seen.insert(pair).inserted { pairs.append(pair) }
                 }
             }
         }
